@@ -1,0 +1,291 @@
+/* colfile.h - the public C API of libcolfile.
+ *
+ * colfile stores tables of N rows x M columns as a directory tree in the
+ * bigfile format (docs/format.md): a File is a directory, a Column is a
+ * directory holding a text `header`, a text `attr-v2` and raw data blobs
+ * `000000`, `000001`, ...  This header is the manual: each function states
+ * its contract above its declaration.
+ *
+ * Conventions
+ * -----------
+ * - Handles (cf_file, cf_column) are opaque; use the accessors.
+ * - Every function that can fail returns 0 on success or a negative CF_E*
+ *   code (colfile_errors.h) and, when `err` is not NULL, fills *err with the
+ *   code and a message naming the path and the problem.  On failure no
+ *   output argument is changed unless documented.
+ * - Sizes, row counts and offsets are int64_t everywhere.
+ * - No global mutable state: distinct handles may be used from distinct
+ *   threads at once.  One handle must not be used by two threads at once.
+ * - dtype strings are numpy-style: byte order `<` `>` `|` `=` (optional),
+ *   kind i u f c b S, and the byte width: "<f8", ">i4", "b1", "S7".
+ */
+#ifndef COLFILE_H
+#define COLFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "colfile_errors.h"
+
+/* Symbols exported from the shared library (everything else is hidden). */
+#if defined(__GNUC__)
+#define CF_API __attribute__((visibility("default")))
+#else
+#define CF_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CF_VERSION_MAJOR 0
+#define CF_VERSION_MINOR 1
+#define CF_VERSION_PATCH 0
+
+/* "0.1.0": the version of the library actually linked. */
+CF_API const char *cf_version(void);
+
+/* ------------------------------------------------------------------ */
+/* Errors                                                               */
+/* ------------------------------------------------------------------ */
+
+#define CF_ERROR_MESSAGE_MAX 1024
+
+/* The caller-owned error record.  Zero-initialise it, or not: every failing
+ * call overwrites all fields.  Successful calls leave it untouched. */
+typedef struct cf_error {
+    int code;                 /* a CF_E* value (negative) */
+    int source_line;          /* line in the libcolfile source that failed */
+    const char *source_file;  /* static string, never freed */
+    char message[CF_ERROR_MESSAGE_MAX]; /* "path: what went wrong" */
+} cf_error;
+
+/* ------------------------------------------------------------------ */
+/* dtypes                                                               */
+/* ------------------------------------------------------------------ */
+
+/* The longest dtype token including its NUL: "<c16" fits, "<S9999999" fits. */
+#define CF_DTYPE_MAX 16
+
+/* Normalise a dtype string for storage in a header: a missing, `|` or `=`
+ * byte order becomes this machine's order.  Fails with CF_EDTYPE for kinds
+ * or widths that colfile (and bigfile 0.1.52) cannot reopen: allowed are
+ * i1 i2 i4 i8 u1 u2 u4 u8 f2 f4 f8 c8 c16 b1 and S1..S<2^31>. */
+CF_API int cf_dtype_normalize(const char *dtype, char out[CF_DTYPE_MAX], cf_error *err);
+
+/* The byte width of one element of a valid dtype, or a negative CF_EDTYPE. */
+CF_API int64_t cf_dtype_itemsize(const char *dtype);
+
+/* 1 if values of dtype `from` can be converted to dtype `to` (numpy
+ * `astype(casting='unsafe')` semantics between numeric kinds i u f c b, and
+ * S to S of any width); 0 if not or if either dtype is invalid. */
+CF_API int cf_dtype_can_cast(const char *from, const char *to);
+
+/* Convert `count` elements from `src` (dtype `from`, `src_stride` bytes
+ * apart) to `dst` (dtype `to`, `dst_stride` bytes apart).  Strides may be
+ * negative.  Byte orders are honoured on both sides; complex values keep
+ * numpy's layout (real then imaginary, each in the stated byte order).
+ * Returns 0, CF_EDTYPE or CF_ECAST. */
+CF_API int cf_dtype_convert(void *dst, int64_t dst_stride, const char *to,
+                     const void *src, int64_t src_stride, const char *from,
+                     int64_t count, cf_error *err);
+
+/* ------------------------------------------------------------------ */
+/* Files                                                                */
+/* ------------------------------------------------------------------ */
+
+typedef struct cf_file cf_file;
+
+/* Flags for cf_file_open.  Exactly one of READ or WRITE. */
+enum cf_open_flags {
+    CF_OPEN_READ     = 0x0,  /* read only; the directory must exist */
+    CF_OPEN_WRITE    = 0x1,  /* read and write */
+    CF_OPEN_CREATE   = 0x2,  /* with WRITE: make the directory (mkdir -p) */
+    CF_OPEN_EXCL     = 0x4,  /* with CREATE: fail with CF_EEXIST if it exists */
+    CF_OPEN_TRUNCATE = 0x8   /* with WRITE: empty an existing File first; refuses
+                                (CF_ENOTFILE) if the directory holds anything that
+                                is not a column, group or attribute file */
+};
+
+/* Open the File at `path` (a directory).  On success *out owns a new handle
+ * to be released with cf_file_close.  Fails with CF_ENOENT if it does not
+ * exist (without CREATE), CF_ENOTFILE if the path is not a directory,
+ * CF_EEXIST with EXCL, CF_EIO on other system errors. */
+CF_API int cf_file_open(cf_file **out, const char *path, int flags, cf_error *err);
+
+/* Release the handle.  Open columns stay valid (they hold their own paths).
+ * Accepts NULL.  Never fails. */
+CF_API void cf_file_close(cf_file *f);
+
+/* The path the File was opened with (owned by the handle). */
+CF_API const char *cf_file_path(const cf_file *f);
+
+/* 1 if opened with CF_OPEN_WRITE. */
+CF_API int cf_file_writable(const cf_file *f);
+
+/* List the columns below the File, depth first, bigfile's rules: names
+ * starting with `.` are skipped; a directory holding an entry named `header`
+ * is a column and is not descended into; other directories are descended.
+ * The result is sorted (strcmp).  On success *names is a malloc'd array of
+ * *count malloc'd strings; free it with cf_names_free. */
+CF_API int cf_file_list(cf_file *f, char ***names, int64_t *count, cf_error *err);
+
+/* Free a list returned by cf_file_list or cf_column_attr_names. NULL ok. */
+CF_API void cf_names_free(char **names, int64_t count);
+
+/* Remove the column `name` (its header, attribute files, extension files and
+ * blobs 000000..NFILE-1, then the directory if it is empty).  Sub-columns
+ * and foreign files inside it are kept.  CF_ENOENT if it is not a column. */
+CF_API int cf_file_remove(cf_file *f, const char *name, cf_error *err);
+
+/* Check a column or group name.  Returns 0 if `name` is a relative path of
+ * components that are not empty, `.` or `..` (a final `/.` naming a group's
+ * attributes, and the name "." for the File's own, are allowed), and holds
+ * no NUL, newline, carriage return, tab or space; otherwise CF_ENAME with a
+ * message saying which rule it breaks. */
+CF_API int cf_name_check(const char *name, cf_error *err);
+
+/* ------------------------------------------------------------------ */
+/* Columns                                                              */
+/* ------------------------------------------------------------------ */
+
+typedef struct cf_column cf_column;
+
+/* What a column handle refers to. */
+enum cf_column_kind {
+    CF_KIND_DATA        = 0, /* header + blobs */
+    CF_KIND_HEADER_ONLY = 1, /* header with NMEMB 0, NFILE 0 (a metadata block) */
+    CF_KIND_ATTRS_ONLY  = 2  /* "." or "group/.": only attribute files */
+};
+
+/* Create (or replace) a column and open it for writing.
+ * `dtype` NULL makes a header-only block (DTYPE <i8, NMEMB 0, NFILE 0) or,
+ * for "." and names ending in "/.", an attribute-only block.
+ * Rows are spread over `nfile` blobs as bigfile does:
+ * rows_i = (i+1)*size/nfile - i*size/nfile.  nfile 0 requires size 0.
+ * Existing blobs 0..nfile-1 are truncated to 0 bytes, `attr-v2` is emptied,
+ * and the header is written before this returns.  Nothing is created when
+ * the name, dtype or sizes are rejected (CF_ENAME, CF_EDTYPE, CF_EARG). */
+CF_API int cf_column_create(cf_column **out, cf_file *f, const char *name,
+                     const char *dtype, int64_t nmemb, int64_t size,
+                     int64_t nfile, cf_error *err);
+
+/* As cf_column_create, with the rows of each of the `nfile` blobs given. */
+CF_API int cf_column_create_blobs(cf_column **out, cf_file *f, const char *name,
+                           const char *dtype, int64_t nmemb, int64_t nfile,
+                           const int64_t *blob_rows, cf_error *err);
+
+/* Open an existing column (or "." / "group/." for attributes).  Writable if
+ * the File is.  Reads the header, the attribute files (legacy `attr`, then
+ * `attr-v2`, then colfile's own) and the extension file.  CF_ENOENT if the
+ * column has no header (attribute-only names need only the directory),
+ * CF_EFORMAT naming file and line for damaged metadata. */
+CF_API int cf_column_open(cf_column **out, cf_file *f, const char *name, cf_error *err);
+
+/* Commit pending metadata (header checksums, extension file) to disk.
+ * A no-op for read-only handles and clean handles. */
+CF_API int cf_column_flush(cf_column *c, cf_error *err);
+
+/* Flush and release.  The handle is freed even when the flush fails (the
+ * error is returned).  Accepts NULL. */
+CF_API int cf_column_close(cf_column *c, cf_error *err);
+
+/* Accessors.  Strings are owned by the handle. */
+CF_API const char *cf_column_name(const cf_column *c);
+CF_API const char *cf_column_path(const cf_column *c);   /* directory on disk */
+CF_API const char *cf_column_dtype(const cf_column *c);  /* normalised, e.g. "<f8" */
+CF_API int cf_column_kind(const cf_column *c);
+CF_API int cf_column_writable(const cf_column *c);
+CF_API int64_t cf_column_itemsize(const cf_column *c);   /* bytes of one element */
+CF_API int64_t cf_column_nmemb(const cf_column *c);      /* elements per row */
+CF_API int64_t cf_column_size(const cf_column *c);       /* rows */
+CF_API int64_t cf_column_nfile(const cf_column *c);      /* blobs */
+/* Rows held by blob i (0 <= i < nfile), or -1 if i is out of range. */
+CF_API int64_t cf_column_blob_rows(const cf_column *c, int64_t i);
+/* The bigfile running byte sum of blob i as it stands in the header. */
+CF_API uint32_t cf_column_blob_sum(const cf_column *c, int64_t i);
+/* The CRC32C of blob i's data bytes: returns 1 and sets *crc if known and
+ * current, 0 if unknown (file written by another tool, or stale). */
+CF_API int cf_column_blob_crc32c(const cf_column *c, int64_t i, uint32_t *crc);
+
+/* Read rows [start, start+count) into `buf`.
+ * `buf` points at row 0, element 0 of the destination; element j of row r
+ * is at buf + r*row_stride + j*elem_stride (bytes, may be negative).  The
+ * buffer holds cf_column_nmemb() elements per row of dtype `buf_dtype`
+ * (NULL: the column's dtype); values are converted as cf_dtype_convert
+ * does.  CF_ERANGE if the rows are outside [0, size); CF_ESHORT or CF_ENOENT
+ * naming the blob if data is missing on disk.  Nothing is allocated in
+ * proportion to count. */
+CF_API int cf_column_read(cf_column *c, int64_t start, int64_t count,
+                   void *buf, const char *buf_dtype,
+                   int64_t row_stride, int64_t elem_stride, cf_error *err);
+
+/* Read the `count` rows listed in `rows` (each in [0, size), sorted in
+ * non-decreasing order, repeats allowed) into consecutive destination rows,
+ * laid out as in cf_column_read.  CF_EARG if unsorted, CF_ERANGE if out of
+ * range. */
+CF_API int cf_column_read_rows(cf_column *c, const int64_t *rows, int64_t count,
+                        void *buf, const char *buf_dtype,
+                        int64_t row_stride, int64_t elem_stride, cf_error *err);
+
+/* Write rows [start, start+count) from `buf`, laid out as in
+ * cf_column_read, converting from `buf_dtype` (NULL: the column's dtype) to
+ * the column's dtype.  The caller's buffer is never modified.  The bigfile
+ * checksums and the CRC32C are updated from the bytes as stored; the header
+ * is committed by cf_column_flush/close.  CF_EREADONLY, CF_ERANGE, CF_ECAST. */
+CF_API int cf_column_write(cf_column *c, int64_t start, int64_t count,
+                    const void *buf, const char *buf_dtype,
+                    int64_t row_stride, int64_t elem_stride, cf_error *err);
+
+/* Add `nfile` new blobs after the existing ones holding `rows` rows split
+ * as in cf_column_create (nfile >= 1, or nfile 0 with rows 0).  Existing
+ * blobs and their header lines are untouched; the header is rewritten
+ * before this returns.  The new rows start at the old size. */
+CF_API int cf_column_grow(cf_column *c, int64_t rows, int64_t nfile, cf_error *err);
+
+/* Verification of one blob against the metadata (for `colfile check`). */
+enum cf_blob_status {
+    CF_BLOB_OK            = 0,
+    CF_BLOB_MISSING       = 0x01, /* file absent while rows > 0 */
+    CF_BLOB_SHORT         = 0x02, /* fewer bytes than rows say */
+    CF_BLOB_LONG          = 0x04, /* more bytes than rows say (ignored data) */
+    CF_BLOB_SUM_MISMATCH  = 0x08, /* bigfile byte sum differs */
+    CF_BLOB_CRC_MISMATCH  = 0x10, /* CRC32C differs */
+    CF_BLOB_CRC_UNKNOWN   = 0x20  /* no current CRC32C recorded */
+};
+
+/* Read blob i whole and compare it with the header and extension file.
+ * *status receives CF_BLOB_* bits.  Returns an error only for failures of
+ * the check itself (CF_EIO, CF_EARG), not for a damaged blob. */
+CF_API int cf_column_verify_blob(cf_column *c, int64_t i, unsigned *status,
+                          cf_error *err);
+
+/* ------------------------------------------------------------------ */
+/* Attributes                                                           */
+/* ------------------------------------------------------------------ */
+
+/* Set attribute `name` to `nmemb` elements of `dtype` (kinds i u f c b S,
+ * plus `a`: a byte string stored as <a1) from `data`, and write the
+ * attribute files atomically before returning.  nmemb 0 is allowed.
+ * CF_ENAME for names with space, tab, newline, NUL or empty; CF_EDTYPE. */
+CF_API int cf_column_attr_set(cf_column *c, const char *name, const char *dtype,
+                       int64_t nmemb, const void *data, cf_error *err);
+
+/* Look up attribute `name`.  On success *dtype points at its normalised
+ * dtype token, *nmemb gets the element count and *data the raw bytes (in
+ * the stored byte order), all owned by the handle and valid until the next
+ * attribute change on it.  CF_ENOENT if absent. */
+CF_API int cf_column_attr_get(cf_column *c, const char *name, const char **dtype,
+                       int64_t *nmemb, const void **data, cf_error *err);
+
+/* Delete attribute `name` from every attribute file.  CF_ENOENT if absent. */
+CF_API int cf_column_attr_delete(cf_column *c, const char *name, cf_error *err);
+
+/* The sorted attribute names; free with cf_names_free. */
+CF_API int cf_column_attr_names(cf_column *c, char ***names, int64_t *count,
+                         cf_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* COLFILE_H */

@@ -1,0 +1,64 @@
+/* column.h - the column handle (internal; shared by column.c and
+ * column_attrs.c). */
+#ifndef CF_COLUMN_H
+#define CF_COLUMN_H
+
+#include <stdint.h>
+
+#include "attrs.h"
+#include "header.h"
+
+/* Bytes moved per conversion/checksum pass: small enough to stay in L2. */
+#define CF__CHUNK_BYTES ((int64_t)256 * 1024)
+/* Write segments remembered per blob before falling back to re-reading the
+ * blob at flush to compute its CRC32C. */
+#define CF__MAX_SEGMENTS 1024
+
+/* Largest blob whose CRC32C is recomputed by re-reading it at flush when
+ * the writes of a session did not cover it whole. */
+#define CF__RECOMPUTE_CRC_MAX ((int64_t)256 << 20)
+
+typedef struct cf__segment {
+    int64_t offset, length; /* bytes within the blob */
+    uint32_t crc;
+} cf__segment;
+
+typedef struct cf__blob_writes {
+    cf__segment *segments;  /* kept sorted by offset, adjacent ones merged */
+    int64_t count, capacity;
+    int overflow;           /* too many or overlapping segments: recompute */
+} cf__blob_writes;
+
+struct cf_column {
+    char *name;
+    char *path;         /* the column directory */
+    char *attr_dir;     /* where the attribute files live */
+    int kind;
+    int writable;
+    cf__header h;
+    char dtype_token[CF_DTYPE_MAX];
+    int64_t rowbytes;   /* nmemb * width */
+    int64_t size;
+    int64_t *first_row; /* nfile + 1 cumulative row counts */
+    uint32_t *crc;
+    unsigned char *crc_known;
+    cf__blob_writes *writes; /* nfile entries, NULL until the first write */
+    int header_dirty;
+    int ext_dirty;
+    cf__attrset attrs;    /* merged view: attr, attr-v2, colfile-attrs */
+    cf__attrset attrs_v1; /* what the legacy `attr` file holds */
+    int fd;             /* cached blob descriptor, -1 if none */
+    int64_t fd_blob;
+    int fd_writable;
+    unsigned char *scratch; /* CF__CHUNK_BYTES, allocated on first use */
+};
+
+/* Load the attribute files of c->attr_dir into c->attrs / c->attrs_v1. */
+int cf__column_load_attrs(cf_column *c, cf_error *err);
+
+/* Write c->attrs back (attr-v2, colfile-attrs; `attr` when v1_changed). */
+int cf__column_save_attrs(cf_column *c, int v1_changed, cf_error *err);
+
+#define CF__ATTRS_EXT_NAME "colfile-attrs"
+
+#endif

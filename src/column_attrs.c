@@ -1,0 +1,140 @@
+/* column_attrs.c - the attributes of a column, group or File: loading the
+ * three attribute files and writing them back. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "column.h"
+#include "error.h"
+#include "fsutil.h"
+
+/* Read one attribute file of dir into s with `parse`; a missing file is an
+ * empty set. */
+static int load_one(const char *dir, const char *name, cf__attrset *s, int binary, cf_error *err)
+{
+    char *p = cf__path_join(dir, name);
+    if (!p) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", dir);
+    char *text = NULL;
+    size_t len = 0;
+    int rc = cf__read_file(p, &text, &len, err);
+    if (rc == CF_ENOENT) {
+        rc = 0;
+    } else if (rc == 0) {
+        rc = binary ? cf__attrset_parse_v1(s, (const unsigned char *)text, len, p, err)
+                    : cf__attrset_parse_v2(s, text, len, p, err);
+    }
+    free(text);
+    free(p);
+    return rc;
+}
+
+int cf__column_load_attrs(cf_column *c, cf_error *err)
+{
+    int rc;
+    /* Later files win: legacy attr, then attr-v2, then colfile's own. */
+    if ((rc = load_one(c->attr_dir, "attr", &c->attrs_v1, 1, err))) return rc;
+    for (size_t i = 0; i < c->attrs_v1.count; i++) {
+        const cf__attr *a = &c->attrs_v1.items[i];
+        if ((rc = cf__attrset_set(&c->attrs, a->name, a->dtype, a->nmemb, a->data, err))) return rc;
+    }
+    if ((rc = load_one(c->attr_dir, "attr-v2", &c->attrs, 0, err))) return rc;
+    return load_one(c->attr_dir, CF__ATTRS_EXT_NAME, &c->attrs, 0, err);
+}
+
+/* bigfile 0.1.52 cannot read back an attribute with no elements, so those
+ * live in colfile-attrs instead of attr-v2. */
+static int bigfile_readable(const cf__attr *a) { return a->nmemb > 0; }
+static int bigfile_unreadable(const cf__attr *a) { return a->nmemb == 0; }
+
+int cf__column_save_attrs(cf_column *c, int v1_changed, cf_error *err)
+{
+    int rc;
+    if (!c->writable)
+        return CF_FAIL(err, CF_EREADONLY, "%s: opened read-only; attributes cannot change", c->attr_dir);
+    if ((rc = cf__mkdirs(c->attr_dir, err))) return rc;
+    char *text = NULL;
+    size_t len = 0;
+    int empties = 0;
+    for (size_t i = 0; i < c->attrs.count; i++) empties += c->attrs.items[i].nmemb == 0;
+
+    if ((rc = cf__attrset_format_v2(&c->attrs, bigfile_readable, &text, &len, err))) return rc;
+    rc = cf__write_file_atomic(c->attr_dir, "attr-v2", text, len, err);
+    free(text);
+    if (rc) return rc;
+    if (empties) {
+        if ((rc = cf__attrset_format_v2(&c->attrs, bigfile_unreadable, &text, &len, err))) return rc;
+        rc = cf__write_file_atomic(c->attr_dir, CF__ATTRS_EXT_NAME, text, len, err);
+        free(text);
+    } else {
+        rc = cf__remove_if_exists(c->attr_dir, CF__ATTRS_EXT_NAME, err);
+    }
+    if (rc || !v1_changed) return rc;
+    /* A deleted attribute must not come back from the legacy file. */
+    if (c->attrs_v1.count == 0) return cf__remove_if_exists(c->attr_dir, "attr", err);
+    unsigned char *bytes = NULL;
+    if ((rc = cf__attrset_format_v1(&c->attrs_v1, NULL, &bytes, &len, err))) return rc;
+    rc = cf__write_file_atomic(c->attr_dir, "attr", bytes, len, err);
+    free(bytes);
+    return rc;
+}
+
+int cf_column_attr_set(cf_column *c, const char *name, const char *dtype,
+                       int64_t nmemb, const void *data, cf_error *err)
+{
+    if (!c || !name || !dtype) return CF_FAIL(err, CF_EARG, "cf_column_attr_set: NULL argument");
+    if (!c->writable)
+        return CF_FAIL(err, CF_EREADONLY, "%s: opened read-only; cannot set attribute '%s'", c->attr_dir, name);
+    if (nmemb < 0) return CF_FAIL(err, CF_EARG, "%s: attribute '%s' with negative nmemb", c->attr_dir, name);
+    if (nmemb > 0 && !data) return CF_FAIL(err, CF_EARG, "%s: attribute '%s' has no data", c->attr_dir, name);
+    int rc = cf__attrset_set(&c->attrs, name, dtype, nmemb, data, err);
+    if (rc) {
+        /* Name the directory too: the set does not know it. */
+        char msg[CF_ERROR_MESSAGE_MAX];
+        if (err) {
+            snprintf(msg, sizeof msg, "%s", err->message);
+            CF_FAIL(err, rc, "%s: %s", c->attr_dir, msg);
+        }
+        return rc;
+    }
+    return cf__column_save_attrs(c, 0, err);
+}
+
+int cf_column_attr_get(cf_column *c, const char *name, const char **dtype,
+                       int64_t *nmemb, const void **data, cf_error *err)
+{
+    if (!c || !name) return CF_FAIL(err, CF_EARG, "cf_column_attr_get: NULL argument");
+    const cf__attr *a = cf__attrset_find(&c->attrs, name);
+    if (!a) return CF_FAIL(err, CF_ENOENT, "%s: no attribute '%s'", c->attr_dir, name);
+    if (dtype) *dtype = a->dtype;
+    if (nmemb) *nmemb = a->nmemb;
+    if (data) *data = a->data;
+    return 0;
+}
+
+int cf_column_attr_delete(cf_column *c, const char *name, cf_error *err)
+{
+    if (!c || !name) return CF_FAIL(err, CF_EARG, "cf_column_attr_delete: NULL argument");
+    if (!c->writable)
+        return CF_FAIL(err, CF_EREADONLY, "%s: opened read-only; cannot delete attribute '%s'", c->attr_dir, name);
+    if (!cf__attrset_remove(&c->attrs, name))
+        return CF_FAIL(err, CF_ENOENT, "%s: no attribute '%s'", c->attr_dir, name);
+    int v1_changed = cf__attrset_remove(&c->attrs_v1, name);
+    return cf__column_save_attrs(c, v1_changed, err);
+}
+
+int cf_column_attr_names(cf_column *c, char ***names, int64_t *count, cf_error *err)
+{
+    if (!c || !names || !count) return CF_FAIL(err, CF_EARG, "cf_column_attr_names: NULL argument");
+    char **out = calloc(c->attrs.count + 1, sizeof *out);
+    if (!out) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->attr_dir);
+    for (size_t i = 0; i < c->attrs.count; i++) {
+        out[i] = strdup(c->attrs.items[i].name);
+        if (!out[i]) {
+            cf_names_free(out, (int64_t)i);
+            return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->attr_dir);
+        }
+    }
+    *names = out;
+    *count = (int64_t)c->attrs.count;
+    return 0;
+}

@@ -1,0 +1,173 @@
+/* ext.c - the `colfile-v1` extension file. */
+#include "ext.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+
+void cf__ext_free(cf__ext *x)
+{
+    cf__header_free(&x->header);
+    free(x->crc);
+    free(x->known);
+    x->crc = NULL;
+    x->known = NULL;
+}
+
+/* The body after the first line has the header's own grammar, except that
+ * the fourth field of a blob line is "crc32c=<hex>" or "crc32c=-".  We
+ * parse it line by line to stay strict about that field. */
+int cf__ext_parse(cf__ext *x, const char *text, size_t len, const char *path, cf_error *err)
+{
+    memset(x, 0, sizeof *x);
+    const char *end = text + len;
+    const char *magic = "COLFILE-EXT: 1\n";
+    size_t ml = strlen(magic);
+    if (len < ml || memcmp(text, magic, ml) != 0)
+        return CF_FAIL(err, CF_EFORMAT, "%s:1: expected 'COLFILE-EXT: 1'", path);
+    const char *p = text + ml;
+    /* DTYPE/NMEMB/NFILE: three lines, in header grammar. */
+    const char *q = p;
+    for (int i = 0; i < 3; i++) {
+        const char *nl = memchr(q, '\n', (size_t)(end - q));
+        if (!nl) return CF_FAIL(err, CF_EFORMAT, "%s:%d: truncated", path, i + 2);
+        q = nl + 1;
+    }
+    /* Blob lines: parse each "<id>: <rows> : <sum> : crc32c=<hex|->". */
+    int64_t nfile_lines = 0;
+    for (const char *r = q; r < end; r++) nfile_lines += *r == '\n';
+    /* Build a plain header text for the shared parser: the three lines plus
+     * the blob lines with their fourth field replaced by 0. */
+    size_t cap = (size_t)(q - p) + (size_t)(end - q) + 16;
+    char *plain = malloc(cap);
+    if (!plain) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", path);
+    memcpy(plain, p, (size_t)(q - p));
+    size_t n = (size_t)(q - p);
+    uint32_t *crc = NULL;
+    unsigned char *known = NULL;
+    int64_t count = 0;
+    int rc = 0;
+    /* First pass: rewrite lines and remember CRCs by position. */
+    crc = calloc((size_t)nfile_lines + 1, sizeof *crc);
+    known = calloc((size_t)nfile_lines + 1, 1);
+    uint64_t *ids = calloc((size_t)nfile_lines + 1, sizeof *ids);
+    if (!crc || !known || !ids) {
+        rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", path);
+        goto done;
+    }
+    int64_t line = 5;
+    for (const char *r = q; r < end; line++) {
+        const char *nl = memchr(r, '\n', (size_t)(end - r));
+        const char *le = nl ? nl : end;
+        const char *field = NULL;
+        /* find "crc32c=" in this line */
+        for (const char *s = r; s + 7 <= le; s++)
+            if (memcmp(s, "crc32c=", 7) == 0) { field = s; break; }
+        if (!field) {
+            /* Unknown trailing lines are allowed (room for later versions). */
+            r = nl ? nl + 1 : end;
+            continue;
+        }
+        memcpy(plain + n, r, (size_t)(field - r));
+        n += (size_t)(field - r);
+        plain[n++] = '0';
+        plain[n++] = '\n';
+        const char *v = field + 7;
+        if (v < le && *v == '-') {
+            known[count] = 0;
+        } else {
+            uint32_t value = 0;
+            int digits = 0;
+            while (v < le && digits < 9) {
+                char ch = *v;
+                unsigned d;
+                if (ch >= '0' && ch <= '9') d = (unsigned)(ch - '0');
+                else if (ch >= 'a' && ch <= 'f') d = (unsigned)(ch - 'a' + 10);
+                else if (ch >= 'A' && ch <= 'F') d = (unsigned)(ch - 'A' + 10);
+                else break;
+                value = value * 16 + d;
+                digits++;
+                v++;
+            }
+            if (digits != 8) {
+                rc = CF_FAIL(err, CF_EFORMAT, "%s:%lld: crc32c needs 8 hex digits or '-'", path, (long long)line);
+                goto done;
+            }
+            crc[count] = value;
+            known[count] = 1;
+        }
+        /* remember the blob id this line names */
+        uint64_t id = 0;
+        for (const char *s = r; s < le && *s != ':'; s++) {
+            char ch = *s;
+            if (ch >= '0' && ch <= '9') id = id * 16 + (uint64_t)(ch - '0');
+            else if (ch >= 'A' && ch <= 'F') id = id * 16 + (uint64_t)(ch - 'A' + 10);
+            else if (ch >= 'a' && ch <= 'f') id = id * 16 + (uint64_t)(ch - 'a' + 10);
+        }
+        ids[count] = id;
+        count++;
+        r = nl ? nl + 1 : end;
+    }
+    plain[n] = '\0';
+    rc = cf__header_parse(&x->header, plain, n, path, err);
+    if (rc) goto done;
+    if (count != x->header.nfile) {
+        rc = CF_FAIL(err, CF_EFORMAT, "%s: NFILE %lld but %lld blob lines", path,
+                     (long long)x->header.nfile, (long long)count);
+        cf__header_free(&x->header);
+        goto done;
+    }
+    x->crc = calloc((size_t)count + 1, sizeof *x->crc);
+    x->known = calloc((size_t)count + 1, 1);
+    if (!x->crc || !x->known) {
+        rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", path);
+        cf__ext_free(x);
+        goto done;
+    }
+    for (int64_t i = 0; i < count; i++) {
+        if (ids[i] < (uint64_t)count) {
+            x->crc[ids[i]] = crc[i];
+            x->known[ids[i]] = known[i];
+        }
+    }
+done:
+    free(plain);
+    free(crc);
+    free(known);
+    free(ids);
+    return rc;
+}
+
+int cf__ext_format(const cf__header *h, const uint32_t *crc, const unsigned char *known,
+                   char **text, size_t *len, const char *path, cf_error *err)
+{
+    size_t cap = 160 + (size_t)h->nfile * 80;
+    char *buf = malloc(cap);
+    if (!buf) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", path);
+    char token[CF_DTYPE_MAX];
+    cf__dtype_format(&h->dtype, token);
+    size_t n = (size_t)snprintf(buf, cap, "COLFILE-EXT: 1\nDTYPE: %s\nNMEMB: %" PRId64 "\nNFILE: %" PRId64 "\n",
+                                token, h->nmemb, h->nfile);
+    for (int64_t i = 0; i < h->nfile; i++) {
+        if (known[i])
+            n += (size_t)snprintf(buf + n, cap - n, "%06" PRIX64 ": %" PRId64 " : %" PRIu32 " : crc32c=%08" PRIx32 "\n",
+                                  (uint64_t)i, h->rows[i], h->sums[i], crc[i]);
+        else
+            n += (size_t)snprintf(buf + n, cap - n, "%06" PRIX64 ": %" PRId64 " : %" PRIu32 " : crc32c=-\n",
+                                  (uint64_t)i, h->rows[i], h->sums[i]);
+    }
+    *text = buf;
+    *len = n;
+    return 0;
+}
+
+int cf__ext_current(const cf__ext *x, const cf__header *h, int64_t i)
+{
+    if (!x->crc || !cf__dtype_equal(&x->header.dtype, &h->dtype)) return 0;
+    if (x->header.nmemb != h->nmemb || x->header.nfile != h->nfile) return 0;
+    if (i < 0 || i >= h->nfile || !x->known[i]) return 0;
+    return x->header.rows[i] == h->rows[i] && x->header.sums[i] == h->sums[i];
+}

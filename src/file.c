@@ -1,0 +1,268 @@
+/* file.c - Files: open, list columns, remove columns. */
+#include "file.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "fsutil.h"
+#include "header.h"
+
+const char *cf_version(void)
+{
+    return "0.1.0";
+}
+
+int cf__is_format_file_name(const char *name)
+{
+    if (strcmp(name, "header") == 0 || strcmp(name, "attr") == 0 || strcmp(name, "attr-v2") == 0)
+        return 1;
+    if (strncmp(name, "colfile-", 8) == 0) return 1;
+    if (name[0] == '.') {
+        /* our temporaries: .<metadata name>.tmp.* */
+        return strstr(name, ".tmp.") != NULL || strncmp(name, ".colfile", 8) == 0;
+    }
+    size_t n = strlen(name);
+    if (n < 6) return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!((name[i] >= '0' && name[i] <= '9') || (name[i] >= 'A' && name[i] <= 'F'))) return 0;
+    return 1;
+}
+
+/* Check that everything under dir looks like File content, so that 'w' never
+ * deletes a user's unrelated files.  Symbolic links are refused too. */
+static int check_only_format_content(const char *dir, const char *root, cf_error *err)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        int e = errno;
+        return CF_FAIL(err, cf__errno_code(e), "%s: cannot list: %s", dir, strerror(e));
+    }
+    int rc = 0;
+    struct dirent *ent;
+    while (rc == 0 && (ent = readdir(d)) != NULL) {
+        if (strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0) continue;
+        char *p = cf__path_join(dir, ent->d_name);
+        if (!p) { rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", dir); break; }
+        struct stat st;
+        if (lstat(p, &st) != 0) {
+            int e = errno;
+            rc = CF_FAIL(err, CF_EIO, "%s: cannot stat: %s", p, strerror(e));
+        } else if (S_ISDIR(st.st_mode)) {
+            rc = check_only_format_content(p, root, err);
+        } else if (!S_ISREG(st.st_mode) || !cf__is_format_file_name(ent->d_name)) {
+            rc = CF_FAIL(err, CF_ENOTFILE,
+                         "%s: refusing to truncate: '%s' is not part of a colfile/bigfile File", root, p);
+        }
+        free(p);
+    }
+    closedir(d);
+    return rc;
+}
+
+/* rm -r of everything inside dir (dir itself stays). */
+static int remove_contents(const char *dir, cf_error *err)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        int e = errno;
+        return CF_FAIL(err, cf__errno_code(e), "%s: cannot list: %s", dir, strerror(e));
+    }
+    int rc = 0;
+    struct dirent *ent;
+    while (rc == 0 && (ent = readdir(d)) != NULL) {
+        if (strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0) continue;
+        char *p = cf__path_join(dir, ent->d_name);
+        if (!p) { rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", dir); break; }
+        struct stat st;
+        if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
+            rc = remove_contents(p, err);
+            if (rc == 0 && rmdir(p) != 0) {
+                int e = errno;
+                rc = CF_FAIL(err, CF_EIO, "%s: cannot remove directory: %s", p, strerror(e));
+            }
+        } else if (unlink(p) != 0 && errno != ENOENT) {
+            int e = errno;
+            rc = CF_FAIL(err, CF_EIO, "%s: cannot remove: %s", p, strerror(e));
+        }
+        free(p);
+    }
+    closedir(d);
+    return rc;
+}
+
+int cf_file_open(cf_file **out, const char *path, int flags, cf_error *err)
+{
+    if (!out || !path) return CF_FAIL(err, CF_EARG, "cf_file_open: NULL argument");
+    if (path[0] == '\0') return CF_FAIL(err, CF_EARG, "cf_file_open: empty path");
+    int writable = (flags & CF_OPEN_WRITE) != 0;
+    if (!writable && (flags & (CF_OPEN_CREATE | CF_OPEN_EXCL | CF_OPEN_TRUNCATE)))
+        return CF_FAIL(err, CF_EARG, "%s: CREATE, EXCL and TRUNCATE need CF_OPEN_WRITE", path);
+    int rc;
+    int exists = cf__exists(path);
+    if (exists && !cf__is_dir(path))
+        return CF_FAIL(err, CF_ENOTFILE, "%s: exists and is not a directory", path);
+    if (exists && (flags & CF_OPEN_EXCL))
+        return CF_FAIL(err, CF_EEXIST, "%s: File already exists", path);
+    if (!exists) {
+        if (!(flags & CF_OPEN_CREATE))
+            return CF_FAIL(err, CF_ENOENT, "%s: no such File", path);
+        if ((rc = cf__mkdirs(path, err))) return rc;
+    } else if (flags & CF_OPEN_TRUNCATE) {
+        if ((rc = check_only_format_content(path, path, err))) return rc;
+        if ((rc = remove_contents(path, err))) return rc;
+    }
+    cf_file *f = calloc(1, sizeof *f);
+    if (!f) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", path);
+    f->path = strdup(path);
+    if (!f->path) {
+        free(f);
+        return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", path);
+    }
+    f->writable = writable;
+    *out = f;
+    return 0;
+}
+
+void cf_file_close(cf_file *f)
+{
+    if (!f) return;
+    free(f->path);
+    free(f);
+}
+
+const char *cf_file_path(const cf_file *f) { return f->path; }
+int cf_file_writable(const cf_file *f) { return f->writable; }
+
+/* A growable list of names. */
+typedef struct {
+    char **items;
+    int64_t count, capacity;
+} name_list;
+
+static int name_list_add(name_list *l, const char *prefix, const char *name)
+{
+    if (l->count == l->capacity) {
+        int64_t cap = l->capacity ? l->capacity * 2 : 64;
+        char **items = realloc(l->items, (size_t)cap * sizeof *items);
+        if (!items) return -1;
+        l->items = items;
+        l->capacity = cap;
+    }
+    char *s = prefix[0] ? cf__path_join(prefix, name) : strdup(name);
+    if (!s) return -1;
+    l->items[l->count++] = s;
+    return 0;
+}
+
+static int has_header(const char *dir)
+{
+    char *p = cf__path_join(dir, "header");
+    if (!p) return 0;
+    int r = cf__exists(p);
+    free(p);
+    return r;
+}
+
+/* Depth-first walk with bigfile's rules (see cf_file_list). */
+static int list_dir(const char *dir, const char *prefix, name_list *out, int depth, cf_error *err)
+{
+    if (depth > 256) return CF_FAIL(err, CF_EFORMAT, "%s: directories nested too deeply", dir);
+    DIR *d = opendir(dir);
+    if (!d) {
+        int e = errno;
+        return CF_FAIL(err, cf__errno_code(e), "%s: cannot list: %s", dir, strerror(e));
+    }
+    int rc = 0;
+    struct dirent *ent;
+    while (rc == 0 && (ent = readdir(d)) != NULL) {
+        if (ent->d_name[0] == '.') continue;
+        char *p = cf__path_join(dir, ent->d_name);
+        if (!p) { rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", dir); break; }
+        if (cf__is_dir(p)) {
+            if (has_header(p)) {
+                if (name_list_add(out, prefix, ent->d_name)) rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", dir);
+            } else {
+                char *sub = prefix[0] ? cf__path_join(prefix, ent->d_name) : strdup(ent->d_name);
+                if (!sub) rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", dir);
+                else rc = list_dir(p, sub, out, depth + 1, err);
+                free(sub);
+            }
+        }
+        free(p);
+    }
+    closedir(d);
+    return rc;
+}
+
+static int compare_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int cf_file_list(cf_file *f, char ***names, int64_t *count, cf_error *err)
+{
+    if (!f || !names || !count) return CF_FAIL(err, CF_EARG, "cf_file_list: NULL argument");
+    name_list l = { NULL, 0, 0 };
+    int rc = list_dir(f->path, "", &l, 0, err);
+    if (rc) {
+        cf_names_free(l.items, l.count);
+        return rc;
+    }
+    if (l.count) qsort(l.items, (size_t)l.count, sizeof *l.items, compare_names);
+    *names = l.items;
+    *count = l.count;
+    return 0;
+}
+
+void cf_names_free(char **names, int64_t count)
+{
+    if (!names) return;
+    for (int64_t i = 0; i < count; i++) free(names[i]);
+    free(names);
+}
+
+int cf_file_remove(cf_file *f, const char *name, cf_error *err)
+{
+    int rc;
+    if (!f || !name) return CF_FAIL(err, CF_EARG, "cf_file_remove: NULL argument");
+    if ((rc = cf_name_check(name, err))) return rc;
+    if (!f->writable) return CF_FAIL(err, CF_EREADONLY, "%s: File is open read-only; cannot remove '%s'", f->path, name);
+    size_t nl = strlen(name);
+    if (strcmp(name, ".") == 0 || (nl >= 2 && strcmp(name + nl - 2, "/.") == 0))
+        return CF_FAIL(err, CF_EKIND, "%s: '%s' names attributes, not a column", f->path, name);
+    char *dir = cf__path_join(f->path, name);
+    if (!dir) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", f->path);
+    if (!cf__is_dir(dir) || !has_header(dir)) {
+        rc = CF_FAIL(err, CF_ENOENT, "%s: no column '%s'", f->path, name);
+        goto done;
+    }
+    /* Remove the metadata first (the header last of all would leave a
+     * column whose header points at missing blobs if we stop half way). */
+    DIR *d = opendir(dir);
+    if (!d) {
+        int e = errno;
+        rc = CF_FAIL(err, CF_EIO, "%s: cannot list: %s", dir, strerror(e));
+        goto done;
+    }
+    if ((rc = cf__remove_if_exists(dir, "header", err))) { closedir(d); goto done; }
+    struct dirent *ent;
+    while (rc == 0 && (ent = readdir(d)) != NULL) {
+        if (strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0) continue;
+        if (!cf__is_format_file_name(ent->d_name)) continue;
+        char *p = cf__path_join(dir, ent->d_name);
+        if (!p) { rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", dir); break; }
+        struct stat st;
+        if (lstat(p, &st) == 0 && !S_ISDIR(st.st_mode)) rc = cf__remove_if_exists(dir, ent->d_name, err);
+        free(p);
+    }
+    closedir(d);
+    if (rc == 0) (void)rmdir(dir); /* keeps sub-columns and foreign files */
+done:
+    free(dir);
+    return rc;
+}

@@ -1,0 +1,219 @@
+/* fsutil.c - small POSIX file helpers. */
+#include "fsutil.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "error.h"
+
+char *cf__path_join(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    int slash = la > 0 && a[la - 1] != '/';
+    char *p = malloc(la + lb + 2);
+    if (!p) return NULL;
+    memcpy(p, a, la);
+    if (slash) p[la++] = '/';
+    memcpy(p + la, b, lb + 1);
+    return p;
+}
+
+int cf__read_file(const char *path, char **data, size_t *len, cf_error *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        int e = errno;
+        return CF_FAIL(err, cf__errno_code(e), "%s: cannot open: %s", path, strerror(e));
+    }
+    struct stat st;
+    int rc = 0;
+    char *buf = NULL;
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        rc = CF_FAIL(err, CF_EIO, "%s: cannot stat: %s", path, strerror(e));
+        goto done;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        rc = CF_FAIL(err, CF_EFORMAT, "%s: not a regular file", path);
+        goto done;
+    }
+    if ((uint64_t)st.st_size > CF__METADATA_MAX) {
+        rc = CF_FAIL(err, CF_EFORMAT, "%s: metadata file of %lld bytes is larger than the %zu byte limit",
+                     path, (long long)st.st_size, CF__METADATA_MAX);
+        goto done;
+    }
+    size_t cap = (size_t)st.st_size;
+    buf = malloc(cap + 1);
+    if (!buf) {
+        rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory reading %zu bytes", path, cap);
+        goto done;
+    }
+    size_t got = 0;
+    /* Read until EOF: the file may have grown since fstat, but never past cap. */
+    rc = cf__pread_all(fd, buf, cap, 0, &got, path, err);
+    if (rc) goto done;
+    buf[got] = '\0';
+    *data = buf;
+    *len = got;
+    buf = NULL;
+done:
+    free(buf);
+    close(fd);
+    return rc;
+}
+
+/* Open a new hidden temporary file next to `final` with mode 0666 (minus
+ * umask).  The name mixes pid, time and a stack address so that concurrent
+ * writers in other threads or processes do not collide; EEXIST retries. */
+static int open_temporary(const char *dir, const char *name, char *tmp, size_t cap,
+                          const char *final, cf_error *err)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t seed = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ (uint64_t)(uintptr_t)&ts;
+    for (int attempt = 0; attempt < 64; attempt++) {
+        seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+        int n = snprintf(tmp, cap, "%s/.%s.tmp.%ld.%08llx", dir, name, (long)getpid(),
+                         (unsigned long long)(seed >> 32));
+        if (n < 0 || (size_t)n >= cap)
+            return CF_FAIL(err, CF_ENAME, "%s: path too long", final);
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd >= 0) return fd;
+        if (errno != EEXIST) {
+            int e = errno;
+            return CF_FAIL(err, cf__errno_code(e), "%s: cannot create temporary file: %s",
+                           final, strerror(e));
+        }
+    }
+    return CF_FAIL(err, CF_EIO, "%s: cannot find a free temporary file name", final);
+}
+
+int cf__write_file_atomic(const char *dir, const char *name, const void *data,
+                          size_t len, cf_error *err)
+{
+    char tmp[PATH_MAX];
+    char *final = cf__path_join(dir, name);
+    if (!final) return CF_FAIL(err, CF_ENOMEM, "%s/%s: out of memory", dir, name);
+    int fd = open_temporary(dir, name, tmp, sizeof tmp, final, err);
+    int rc = fd < 0 ? fd : 0;
+    if (rc) goto done;
+    rc = cf__pwrite_all(fd, data, len, 0, tmp, err);
+    if (close(fd) != 0 && rc == 0) {
+        int e = errno;
+        rc = CF_FAIL(err, CF_EIO, "%s: close failed: %s", tmp, strerror(e));
+    }
+    if (rc == 0 && rename(tmp, final) != 0) {
+        int e = errno;
+        rc = CF_FAIL(err, CF_EIO, "%s: cannot rename temporary file into place: %s", final, strerror(e));
+    }
+    if (rc != 0) unlink(tmp);
+done:
+    free(final);
+    return rc;
+}
+
+int cf__remove_if_exists(const char *dir, const char *name, cf_error *err)
+{
+    char *p = cf__path_join(dir, name);
+    if (!p) return CF_FAIL(err, CF_ENOMEM, "%s/%s: out of memory", dir, name);
+    int rc = 0;
+    if (unlink(p) != 0 && errno != ENOENT) {
+        int e = errno;
+        rc = CF_FAIL(err, CF_EIO, "%s: cannot remove: %s", p, strerror(e));
+    }
+    free(p);
+    return rc;
+}
+
+int cf__mkdirs(const char *path, cf_error *err)
+{
+    size_t n = strlen(path);
+    char *p = malloc(n + 1);
+    if (!p) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", path);
+    memcpy(p, path, n + 1);
+    int rc = 0;
+    for (size_t i = 1; i <= n; i++) {
+        if (p[i] != '/' && p[i] != '\0') continue;
+        char saved = p[i];
+        p[i] = '\0';
+        if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+            int e = errno;
+            rc = CF_FAIL(err, cf__errno_code(e), "%s: cannot make directory: %s", p, strerror(e));
+            break;
+        }
+        p[i] = saved;
+    }
+    if (rc == 0 && !cf__is_dir(path))
+        rc = CF_FAIL(err, CF_ENOTFILE, "%s: exists and is not a directory", path);
+    free(p);
+    return rc;
+}
+
+int cf__is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int cf__exists(const char *path)
+{
+    struct stat st;
+    return lstat(path, &st) == 0;
+}
+
+/* Linux moves at most this many bytes per read/write call. */
+#define CF__IO_MAX ((size_t)1 << 30)
+
+int cf__pwrite_all(int fd, const void *buf, size_t n, int64_t offset,
+                   const char *path, cf_error *err)
+{
+    const char *p = buf;
+    while (n > 0) {
+        size_t want = n < CF__IO_MAX ? n : CF__IO_MAX;
+        ssize_t w = pwrite(fd, p, want, (off_t)offset);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            int e = errno;
+            return CF_FAIL(err, CF_EIO, "%s: write of %zu bytes at offset %lld failed: %s",
+                           path, want, (long long)offset, strerror(e));
+        }
+        if (w == 0)
+            return CF_FAIL(err, CF_EIO, "%s: write at offset %lld made no progress",
+                           path, (long long)offset);
+        p += w;
+        n -= (size_t)w;
+        offset += w;
+    }
+    return 0;
+}
+
+int cf__pread_all(int fd, void *buf, size_t n, int64_t offset, size_t *got,
+                  const char *path, cf_error *err)
+{
+    char *p = buf;
+    size_t total = 0;
+    while (n > 0) {
+        size_t want = n < CF__IO_MAX ? n : CF__IO_MAX;
+        ssize_t r = pread(fd, p, want, (off_t)offset);
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            int e = errno;
+            return CF_FAIL(err, CF_EIO, "%s: read of %zu bytes at offset %lld failed: %s",
+                           path, want, (long long)offset, strerror(e));
+        }
+        if (r == 0) break;
+        p += r;
+        n -= (size_t)r;
+        offset += r;
+        total += (size_t)r;
+    }
+    *got = total;
+    return 0;
+}

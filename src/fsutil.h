@@ -1,0 +1,48 @@
+/* fsutil.h - small POSIX file helpers that report through cf_error (internal). */
+#ifndef CF_FSUTIL_H
+#define CF_FSUTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "colfile.h"
+
+/* Largest metadata file colfile will read into memory (a header or attribute
+ * file): a guard against a hostile or corrupt file exhausting memory. */
+#define CF__METADATA_MAX ((size_t)1 << 30)
+
+/* malloc'd "a/b" (no doubled slash when a ends in '/'); NULL on ENOMEM. */
+char *cf__path_join(const char *a, const char *b);
+
+/* Read a whole metadata file.  *data is malloc'd and NUL terminated (the NUL
+ * is not counted in *len).  CF_ENOENT if absent, CF_EIO, CF_EFORMAT if it is
+ * larger than CF__METADATA_MAX, CF_ENOMEM. */
+int cf__read_file(const char *path, char **data, size_t *len, cf_error *err);
+
+/* Replace dir/name with the given bytes atomically: write a hidden temporary
+ * file in dir, then rename it over dir/name. */
+int cf__write_file_atomic(const char *dir, const char *name, const void *data,
+                          size_t len, cf_error *err);
+
+/* Remove dir/name if it exists (ENOENT is not an error). */
+int cf__remove_if_exists(const char *dir, const char *name, cf_error *err);
+
+/* mkdir -p with mode 0777 (minus umask). */
+int cf__mkdirs(const char *path, cf_error *err);
+
+/* 1 if path exists and is a directory, 0 if it does not exist or is not a
+ * directory. */
+int cf__is_dir(const char *path);
+
+/* 1 if path exists (any type). */
+int cf__exists(const char *path);
+
+/* pwrite/pread the whole range, retrying short transfers and EINTR.
+ * pread returns the bytes read (less than n only at end of file) in *got. */
+int cf__pwrite_all(int fd, const void *buf, size_t n, int64_t offset,
+                   const char *path, cf_error *err);
+int cf__pread_all(int fd, void *buf, size_t n, int64_t offset, size_t *got,
+                  const char *path, cf_error *err);
+
+#endif
