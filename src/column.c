@@ -224,10 +224,12 @@ int cf_column_create_blobs(cf_column **out, cf_file *f, const char *name,
     snprintf(context, sizeof context, "%s/%s", f->path, name);
     if (dtype) {
         if ((rc = cf__dtype_parse(dtype, CF__DTYPE_USER, &h.dtype, context, err))) return rc;
-        if (nmemb < 1)
-            return CF_FAIL(err, CF_EARG, "%s: nmemb must be at least 1, got %lld", context, (long long)nmemb);
-        if (nfile < 0)
-            return CF_FAIL(err, CF_EARG, "%s: nfile must not be negative, got %lld", context, (long long)nfile);
+        if (nmemb < 1 || nmemb > CF__NMEMB_MAX)
+            return CF_FAIL(err, CF_EARG, "%s: nmemb must be in 1..%lld, got %lld", context,
+                           (long long)CF__NMEMB_MAX, (long long)nmemb);
+        if (nfile < 0 || nfile > CF__NFILE_MAX)
+            return CF_FAIL(err, CF_EARG, "%s: nfile must be in 0..%lld (bigfile reads 6 hex digits), got %lld",
+                           context, (long long)CF__NFILE_MAX, (long long)nfile);
         if (nfile > 0 && !blob_rows)
             return CF_FAIL(err, CF_EARG, "%s: blob_rows is NULL", context);
         int64_t total = 0;
@@ -301,8 +303,9 @@ int cf_column_create(cf_column **out, cf_file *f, const char *name,
             return CF_FAIL(err, CF_EARG, "%s/%s: nfile must not be negative, got %lld", f->path, name, (long long)nfile);
         if (nfile == 0 && size != 0)
             return CF_FAIL(err, CF_EARG, "%s/%s: %lld rows need at least one blob (nfile 0)", f->path, name, (long long)size);
-        if (nfile > ((int64_t)1 << 40))
-            return CF_FAIL(err, CF_EARG, "%s/%s: nfile %lld is unreasonably large", f->path, name, (long long)nfile);
+        if (nfile > CF__NFILE_MAX)
+            return CF_FAIL(err, CF_EARG, "%s/%s: nfile must be in 0..%lld (bigfile reads 6 hex digits), got %lld",
+                           f->path, name, (long long)CF__NFILE_MAX, (long long)nfile);
     } else {
         nfile = 0;
     }
@@ -876,7 +879,7 @@ int cf_column_grow(cf_column *c, int64_t rows, int64_t nfile, cf_error *err)
         return CF_FAIL(err, CF_EKIND, "%s: only data columns can grow", c->path);
     if (rows < 0 || nfile < 0 || (nfile == 0 && rows != 0))
         return CF_FAIL(err, CF_EARG, "%s: cannot add %lld rows in %lld blobs", c->path, (long long)rows, (long long)nfile);
-    if (nfile > ((int64_t)1 << 40) || rows > INT64_MAX / c->rowbytes - c->size)
+    if (nfile > CF__NFILE_MAX - c->h.nfile || rows > INT64_MAX / c->rowbytes - c->size)
         return CF_FAIL(err, CF_EARG, "%s: growing by %lld rows / %lld blobs overflows", c->path,
                        (long long)rows, (long long)nfile);
     if (nfile == 0) return 0;

@@ -41,10 +41,11 @@ int cf__column_load_attrs(cf_column *c, cf_error *err)
     return load_one(c->attr_dir, CF__ATTRS_EXT_NAME, &c->attrs, 0, err);
 }
 
-/* bigfile 0.1.52 cannot read back an attribute with no elements, so those
- * live in colfile-attrs instead of attr-v2. */
-static int bigfile_readable(const cf__attr *a) { return a->nmemb > 0; }
-static int bigfile_unreadable(const cf__attr *a) { return a->nmemb == 0; }
+/* bigfile 0.1.52 cannot read back an attribute with no elements, nor one
+ * whose dtype token is longer than 7 characters (it keeps only 7), so those
+ * live in colfile-attrs instead of attr-v2 (docs/format.md 8.2). */
+static int bigfile_readable(const cf__attr *a) { return a->nmemb > 0 && strlen(a->dtype) <= 7; }
+static int bigfile_unreadable(const cf__attr *a) { return !bigfile_readable(a); }
 
 int cf__column_save_attrs(cf_column *c, int v1_changed, cf_error *err)
 {
@@ -55,7 +56,7 @@ int cf__column_save_attrs(cf_column *c, int v1_changed, cf_error *err)
     char *text = NULL;
     size_t len = 0;
     int empties = 0;
-    for (size_t i = 0; i < c->attrs.count; i++) empties += c->attrs.items[i].nmemb == 0;
+    for (size_t i = 0; i < c->attrs.count; i++) empties += bigfile_unreadable(&c->attrs.items[i]);
 
     if ((rc = cf__attrset_format_v2(&c->attrs, bigfile_readable, &text, &len, err))) return rc;
     rc = cf__write_file_atomic(c->attr_dir, "attr-v2", text, len, err);
@@ -96,7 +97,10 @@ int cf_column_attr_set(cf_column *c, const char *name, const char *dtype,
         }
         return rc;
     }
-    return cf__column_save_attrs(c, 0, err);
+    /* An attribute moving to colfile-attrs must not be shadowed by an old
+     * record in the legacy file when bigfile reads it. */
+    int v1_changed = bigfile_unreadable(cf__attrset_find(&c->attrs, name)) && cf__attrset_remove(&c->attrs_v1, name);
+    return cf__column_save_attrs(c, v1_changed, err);
 }
 
 int cf_column_attr_get(cf_column *c, const char *name, const char **dtype,

@@ -129,12 +129,14 @@ int cf__header_parse(cf__header *h, const char *text, size_t len,
     int64_t nmemb, nfile;
     if ((rc = expect_keyword(&c, "NMEMB:", err))) return rc;
     if ((rc = parse_int(&c, &nmemb, "NMEMB", err))) return rc;
-    if (nmemb < 0)
-        return CF_FAIL(err, CF_EFORMAT, "%s:%lld: NMEMB %lld is negative", path, (long long)c.line, (long long)nmemb);
+    if (nmemb < 0 || nmemb > CF__NMEMB_MAX)
+        return CF_FAIL(err, CF_EFORMAT, "%s:%lld: NMEMB %lld is out of range (0..%lld)", path, (long long)c.line,
+                       (long long)nmemb, (long long)CF__NMEMB_MAX);
     if ((rc = expect_keyword(&c, "NFILE:", err))) return rc;
     if ((rc = parse_int(&c, &nfile, "NFILE", err))) return rc;
-    if (nfile < 0)
-        return CF_FAIL(err, CF_EFORMAT, "%s:%lld: NFILE %lld is negative", path, (long long)c.line, (long long)nfile);
+    if (nfile < 0 || nfile > CF__NFILE_MAX)
+        return CF_FAIL(err, CF_EFORMAT, "%s:%lld: NFILE %lld is out of range (0..%lld)", path, (long long)c.line,
+                       (long long)nfile, (long long)CF__NFILE_MAX);
     /* Every blob line takes at least 8 bytes ("0:0:0:0\n" minus slack):
      * refuse counts the text cannot hold before allocating for them. */
     if ((uint64_t)nfile > (uint64_t)(c.end - c.p) / 7 + 1)

@@ -8,6 +8,11 @@
 #include "colfile.h"
 #include "dtype.h"
 
+/* The original reads at most 6 hex digits of a blob id. */
+#define CF__NFILE_MAX ((int64_t)1 << 24)
+/* NMEMB is an int in the original. */
+#define CF__NMEMB_MAX ((int64_t)2147483647)
+
 typedef struct cf__header {
     cf__dtype dtype;
     int64_t nmemb;

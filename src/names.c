@@ -24,6 +24,16 @@ static const char *forbidden_char_name(char ch)
     }
 }
 
+/* A directory with one of these names would collide with a metadata file
+ * (a directory called `header` would even make its parent a column). */
+static int is_reserved_component(const char *p, size_t len)
+{
+    static const char *const exact[] = { "header", "attr", "attr-v2" };
+    for (size_t i = 0; i < sizeof exact / sizeof *exact; i++)
+        if (len == strlen(exact[i]) && memcmp(p, exact[i], len) == 0) return 1;
+    return (len >= 8 && memcmp(p, "colfile-", 8) == 0) || (len >= 8 && memcmp(p, ".colfile", 8) == 0);
+}
+
 int cf_name_check(const char *name, cf_error *err)
 {
     if (!name) return CF_FAIL(err, CF_ENAME, "invalid name: NULL");
@@ -56,6 +66,9 @@ int cf_name_check(const char *name, cf_error *err)
             return CF_FAIL(err, CF_ENAME, "invalid name '%s': '..' would leave the File", name);
         if (len == 1 && p[0] == '.' && !last)
             return CF_FAIL(err, CF_ENAME, "invalid name '%s': '.' is only allowed as the last component (group attributes)", name);
+        if (is_reserved_component(p, len))
+            return CF_FAIL(err, CF_ENAME, "invalid name '%s': component '%.*s' is reserved for metadata files",
+                           name, (int)len, p);
         if (last) break;
         p = slash + 1;
     }

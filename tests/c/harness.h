@@ -13,6 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "colfile.h"
+
 static int cf_test_failures;
 static char cf_test_tmpdir[4096];
 
@@ -34,22 +36,26 @@ static char cf_test_tmpdir[4096];
     cf_test_failures++; } } while (0)
 
 /* A call returning a cf error code must succeed; prints the error record. */
-#define CHECK_OK(call, errp) do { int cf_rc_ = (call); if (cf_rc_ != 0) { \
-    fprintf(stderr, "%s:%d: %s failed: %d %s\n", __FILE__, __LINE__, #call, cf_rc_, \
-        (errp) ? (errp)->message : ""); cf_test_failures++; } } while (0)
+#define CHECK_OK(call, errp) do { int cf_rc_ = (call); const cf_error *cf_e_ = (errp); \
+    if (cf_rc_ != 0) { fprintf(stderr, "%s:%d: %s failed: %d %s\n", __FILE__, __LINE__, #call, cf_rc_, \
+        cf_e_ ? cf_e_->message : ""); cf_test_failures++; } } while (0)
 
 /* A call must fail with the given code, and the message must contain `needle`. */
 #define CHECK_FAILS(call, code, errp, needle) do { int cf_rc_ = (call); \
+    const cf_error *cf_e_ = (errp); const char *cf_n_ = (needle); \
     if (cf_rc_ != (code)) { fprintf(stderr, "%s:%d: %s returned %d, expected %s (%d)\n", \
         __FILE__, __LINE__, #call, cf_rc_, #code, (int)(code)); cf_test_failures++; } \
-    else if ((needle) && !strstr((errp)->message, (needle))) { \
+    else if (cf_n_ && !strstr(cf_e_->message, cf_n_)) { \
         fprintf(stderr, "%s:%d: %s: message \"%s\" lacks \"%s\"\n", __FILE__, __LINE__, \
-            #call, (errp)->message, (const char *)(needle)); cf_test_failures++; } } while (0)
+            #call, cf_e_->message, cf_n_); cf_test_failures++; } } while (0)
 
 typedef struct { const char *name; void (*fn)(void); } cf_test_case;
 #define CF_TEST(fn) { #fn, fn }
 
 /* A fresh empty directory for the running test (removed afterwards). */
+#if defined(__GNUC__)
+__attribute__((unused))
+#endif
 static const char *cf_test_dir(void) { return cf_test_tmpdir; }
 
 static int cf_test_run(const cf_test_case *cases, size_t n)

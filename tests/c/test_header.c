@@ -69,7 +69,7 @@ static void test_reader_rejects(void)
     CHECK_FAILS(parse("DTYPE: f8\nNMEMB: 1\nNFILE: 0\n", &h, &err), CF_EDTYPE, &err, "/x/header:1");
     CHECK_FAILS(parse("DTYPE: <U3\nNMEMB: 1\nNFILE: 0\n", &h, &err), CF_EDTYPE, &err, NULL);
     CHECK_FAILS(parse("DTYPE: <f8\nNMEMB: -1\nNFILE: 0\n", &h, &err), CF_EFORMAT, &err, "NMEMB");
-    CHECK_FAILS(parse("DTYPE: <f8\nNMEMB: 1\nNFILE: -1\n", &h, &err), CF_EFORMAT, &err, "negative");
+    CHECK_FAILS(parse("DTYPE: <f8\nNMEMB: 1\nNFILE: -1\n", &h, &err), CF_EFORMAT, &err, "out of range");
     CHECK_FAILS(parse("DTYPE: <f8\nNMEMB: 1\nNFILE: 2\n0: 1 : 0 : 0\n", &h, &err), CF_EFORMAT, &err,
                 "only 1 blob lines");
     CHECK_FAILS(parse("DTYPE: <f8\nNMEMB: 1\nNFILE: 1\n1: 1 : 0 : 0\n", &h, &err), CF_EFORMAT, &err,
@@ -78,10 +78,14 @@ static void test_reader_rejects(void)
     CHECK_FAILS(parse("DTYPE: <f8\nNMEMB: 1\nNFILE: 1\n0: 1 : 4294967296 : 0\n", &h, &err), CF_EFORMAT, &err,
                 "out of range");
     CHECK_FAILS(parse("DTYPE: <f8\nNMEMB: 1\nNFILE: 2000000000\n0: 1 : 0 : 0\n", &h, &err), CF_EFORMAT, &err,
+                "out of range (0..16777216)");
+    CHECK_FAILS(parse("DTYPE: <f8\nNMEMB: 1\nNFILE: 16777216\n0: 1 : 0 : 0\n", &h, &err), CF_EFORMAT, &err,
                 "room");
     CHECK_FAILS(parse("DTYPE: <f8\nNMEMB: 99999999999999999999\n", &h, &err), CF_EFORMAT, &err, "too large");
     CHECK_FAILS(parse("DTYPE: <f8\nNMEMB: 4611686018427387904\nNFILE: 1\n0: 4 : 0 : 0\n", &h, &err), CF_EFORMAT,
-                &err, "overflow");
+                &err, "NMEMB 4611686018427387904 is out of range");
+    CHECK_FAILS(parse("DTYPE: <c16\nNMEMB: 2147483647\nNFILE: 1\n0: 4611686018427387904 : 0 : 0\n", &h, &err),
+                CF_EFORMAT, &err, "overflow");
 }
 
 static void test_every_truncation_is_safe(void)
@@ -153,6 +157,8 @@ static void test_names(void)
         { "/abs", "absolute" }, { "a//b", "empty path component" }, { "a/", "empty path component" },
         { "a/./b", "'.' is only allowed" }, { "./a", "'.' is only allowed" }, { "a b", "a space" },
         { "a\tb", "a tab" }, { "a\nb", "a newline" }, { "a\rb", "carriage return" }, { "a\x01", "control" },
+        { "x/header", "reserved" }, { "attr/x", "reserved" }, { "g/attr-v2", "reserved" },
+        { "colfile-v1", "reserved" }, { "a/.colfile-lock", "reserved" },
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
         CHECK_FAILS(cf_name_check(bad[i].name, &err), CF_ENAME, &err, bad[i].why);
