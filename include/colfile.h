@@ -69,8 +69,9 @@ typedef struct cf_error {
 
 /* Normalise a dtype string for storage in a header: a missing, `|` or `=`
  * byte order becomes this machine's order.  Fails with CF_EDTYPE for kinds
- * or widths that colfile (and bigfile 0.1.52) cannot reopen: allowed are
- * i1 i2 i4 i8 u1 u2 u4 u8 f2 f4 f8 c8 c16 b1 and S1..S<2^31>. */
+ * or widths colfile does not store: i1 i2 i4 i8 u1 u2 u4 u8 f2 f4 f8 c8
+ * c16 b1 and S1..S2147483647 are allowed (numpy's '?' means b1).  Columns
+ * take strings up to S16 only: bigfile 0.1.52 cannot reopen wider ones. */
 CF_API int cf_dtype_normalize(const char *dtype, char out[CF_DTYPE_MAX], cf_error *err);
 
 /* The byte width of one element of a valid dtype, or a negative CF_EDTYPE. */
@@ -85,7 +86,8 @@ CF_API int cf_dtype_can_cast(const char *from, const char *to);
  * apart) to `dst` (dtype `to`, `dst_stride` bytes apart).  Strides may be
  * negative.  Byte orders are honoured on both sides; complex values keep
  * numpy's layout (real then imaginary, each in the stated byte order).
- * Returns 0, CF_EDTYPE or CF_ECAST. */
+ * Returns 0, CF_EDTYPE, CF_ECAST, or CF_EARG (negative count, NULL buffer
+ * with count > 0). */
 CF_API int cf_dtype_convert(void *dst, int64_t dst_stride, const char *to,
                      const void *src, int64_t src_stride, const char *from,
                      int64_t count, cf_error *err);

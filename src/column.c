@@ -224,6 +224,9 @@ int cf_column_create_blobs(cf_column **out, cf_file *f, const char *name,
     snprintf(context, sizeof context, "%s/%s", f->path, name);
     if (dtype) {
         if ((rc = cf__dtype_parse(dtype, CF__DTYPE_USER, &h.dtype, context, err))) return rc;
+        if (h.dtype.kind == 'S' && h.dtype.width > CF__COLUMN_S_MAX)
+            return CF_FAIL(err, CF_EDTYPE, "%s: string columns can be at most S%d wide (bigfile 0.1.52 cannot "
+                           "reopen S%lld)", context, CF__COLUMN_S_MAX, (long long)h.dtype.width);
         if (nmemb < 1 || nmemb > CF__NMEMB_MAX)
             return CF_FAIL(err, CF_EARG, "%s: nmemb must be in 1..%lld, got %lld", context,
                            (long long)CF__NMEMB_MAX, (long long)nmemb);
@@ -551,6 +554,14 @@ static int short_blob_error(cf_column *c, int64_t blob, int64_t byte_end, cf_err
                    (long long)byte_end, (long long)c->first_row[blob], (long long)c->first_row[blob + 1] - 1);
 }
 
+/* 1 if values of a and b are stored as the same bytes: equal dtypes, or
+ * equal kind and width where byte order means nothing (1-byte kinds, S). */
+static int same_bytes(const cf__dtype *a, const cf__dtype *b)
+{
+    if (a->kind != b->kind || a->width != b->width) return 0;
+    return a->order == b->order || a->width == 1 || a->kind == 'S';
+}
+
 /* How a caller's buffer is laid out. */
 typedef struct {
     char *base;          /* row 0, element 0 */
@@ -583,7 +594,7 @@ static int make_view(const cf_column *c, buffer_view *v, const void *buf, const 
     }
     v->regular = c->h.nmemb == 1 || row_stride == c->h.nmemb * elem_stride;
     v->stride = c->h.nmemb == 1 ? row_stride : elem_stride;
-    v->direct = v->regular && v->stride == v->dtype.width && cf__dtype_equal(&v->dtype, &c->h.dtype);
+    v->direct = v->regular && v->stride == v->dtype.width && same_bytes(&v->dtype, &c->h.dtype);
     return 0;
 }
 

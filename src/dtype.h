@@ -12,6 +12,9 @@
 
 #include "colfile.h"
 
+/* The widest string column bigfile 0.1.52 can reopen. */
+#define CF__COLUMN_S_MAX 16
+
 typedef struct cf__dtype {
     char order;    /* '<' or '>' after normalisation (never '|' or '=') */
     char kind;     /* 'i' 'u' 'f' 'c' 'b' 'S', and 'a' for attributes */
@@ -21,12 +24,14 @@ typedef struct cf__dtype {
 /* Where the order char may be missing. */
 enum cf__dtype_rules {
     CF__DTYPE_HEADER = 0, /* as in a header: order char required; kinds and
-                             widths must be ones colfile can store */
-    CF__DTYPE_USER   = 1, /* from an API caller: order optional ('|','=' or
-                             none -> machine order), same kinds and widths */
-    CF__DTYPE_ATTR   = 2  /* attribute token: order optional, kinds i u f c b S a
-                             with any width 1..2^31 (unknown kinds/widths are
-                             kept as raw bytes: only order and width matter) */
+                             widths must be ones colfile can store (S up to
+                             CF__COLUMN_S_MAX) */
+    CF__DTYPE_USER   = 1, /* from an API caller (buffers, create): order optional
+                             ('|','=' or none -> machine order; '?' is b1, 'a'
+                             is S), same kinds, any S width */
+    CF__DTYPE_ATTR   = 2  /* attribute token: order optional, any ASCII letter as
+                             kind with width 1..2^31-1 (kinds other than
+                             i u f c b S a are kept as raw bytes) */
 };
 
 /* Parse `text` under `rules`.  Returns 0 or CF_EDTYPE (message names the
@@ -47,7 +52,9 @@ int cf__dtype_equal(const cf__dtype *a, const cf__dtype *b);
 int cf__dtype_can_convert(const cf__dtype *from, const cf__dtype *to);
 
 /* Convert n elements (see cf_dtype_convert in colfile.h for semantics).
- * Precondition: cf__dtype_can_convert(from, to).  Strides in bytes.
+ * Precondition: cf__dtype_can_convert(from, to) (otherwise nothing is
+ * done).  Strides in bytes.  dst may equal src with the same stride and
+ * width (in place); other overlaps are not allowed.
  * Fast paths: identical dtypes copy, same kind+width swap bytes. */
 void cf__convert(void *dst, ptrdiff_t dst_stride, const cf__dtype *to,
                  const void *src, ptrdiff_t src_stride, const cf__dtype *from,

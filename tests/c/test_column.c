@@ -284,6 +284,8 @@ static void test_names_and_modes(void)
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
         CHECK_FAILS(cf_column_create(&c, f, bad[i], "f8", 1, 1, 1, &err), CF_ENAME, &err, NULL);
     CHECK_FAILS(cf_column_create(&c, f, "x", "U3", 1, 1, 1, &err), CF_EDTYPE, &err, NULL);
+    CHECK_FAILS(cf_column_create(&c, f, "x", "S17", 1, 1, 1, &err), CF_EDTYPE, &err, "at most S16");
+    CHECK_FAILS(cf_column_create(&c, f, "x", "f8", 1, 1, 16777217, &err), CF_EARG, &err, "6 hex digits");
     CHECK_FAILS(cf_column_create(&c, f, "y", "f8", 1, 5, 0, &err), CF_EARG, &err, "nfile 0");
     char dir[4096];
     snprintf(dir, sizeof dir, "%s/modes", cf_test_dir());
