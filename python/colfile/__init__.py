@@ -1,0 +1,92 @@
+"""colfile: massively parallel I/O for large table-like scientific data.
+
+The successor of bigfile: it reads and writes bigfile's on-disk format
+exactly.  A :class:`File` is a directory of :class:`Column` objects (``size``
+rows of ``nmemb`` elements each), grouped by ``/`` in their names
+(:class:`Group`), with attributes on columns, groups and Files; a
+:class:`Dataset` reads several columns as one structured array.
+
+Examples
+--------
+>>> import os, tempfile, numpy as np, colfile
+>>> path = os.path.join(tempfile.mkdtemp(), "catalog")
+>>> with colfile.File(path, "w") as f:
+...     _ = f.create("Mass", data=np.array([1.5, 2.0, 0.5]))
+...     f.attrs["Unit"] = "1e10 Msun/h"
+>>> with colfile.File(path) as f:
+...     f["Mass"][f["Mass"][:] > 1], f.attrs["Unit"]
+(array([1.5, 2. ]), '1e10 Msun/h')
+"""
+
+from __future__ import annotations
+
+from . import errors
+from .attrs import AttributeManager
+from .column import Column
+from .dataset import Dataset
+from .errors import (
+    AlreadyExistsError,
+    AttributeNotFoundError,
+    ChecksumError,
+    ClosedError,
+    ColumnKindError,
+    ColumnNotFoundError,
+    DTypeError,
+    Error,
+    FormatError,
+    InvalidArgumentError,
+    InvalidNameError,
+    NoSuchFileError,
+    OutOfMemoryError,
+    RangeError,
+    ReadOnlyError,
+    StorageError,
+)
+from .file import File, Group
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import PackageNotFoundError, version
+
+        return version("colfile")
+    except Exception:  # PackageNotFoundError, or no metadata at all
+        return "0.1.0"
+
+
+__version__: str = _version()
+
+
+def library_version() -> str:
+    """The version of the libcolfile actually loaded (``cf_version()``)."""
+    from ._ffi import lib, string
+
+    return string(lib().cf_version())
+
+
+__all__ = [
+    "File",
+    "Group",
+    "Column",
+    "Dataset",
+    "AttributeManager",
+    "errors",
+    "library_version",
+    "__version__",
+    "Error",
+    "AlreadyExistsError",
+    "AttributeNotFoundError",
+    "ChecksumError",
+    "ClosedError",
+    "ColumnKindError",
+    "ColumnNotFoundError",
+    "DTypeError",
+    "FormatError",
+    "InvalidArgumentError",
+    "InvalidNameError",
+    "NoSuchFileError",
+    "OutOfMemoryError",
+    "RangeError",
+    "ReadOnlyError",
+    "StorageError",
+]

@@ -1,0 +1,97 @@
+"""numpy dtypes <-> the dtype tokens of libcolfile ("<f8", ">i4", "<S7").
+
+Only the spelling is translated here; which dtypes and conversions are
+allowed is decided by the C core (``cf_dtype_normalize``,
+``cf_column_read``/``write``), so the two layers cannot disagree.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .errors import DTypeError
+
+__all__ = ["split_vector", "token", "from_token", "as_array"]
+
+
+def split_vector(spec: Any) -> tuple[np.dtype[Any], int]:
+    """Split a dtype spec into (element dtype, nmemb).
+
+    ``'f8'`` gives ``(dtype('float64'), 1)``; ``('f8', 3)`` and
+    ``np.dtype(('f8', (3,)))`` give ``(dtype('float64'), 3)``.
+
+    Examples
+    --------
+    >>> split_vector(('<i4', 3))
+    (dtype('int32'), 3)
+    >>> split_vector('S5')
+    (dtype('S5'), 1)
+    """
+    try:
+        dt = np.dtype(spec)
+    except TypeError as exc:
+        raise DTypeError(f"not a dtype: {spec!r} ({exc})") from None
+    if dt.subdtype is None:
+        return dt, 1
+    base, shape = dt.subdtype
+    if base.subdtype is not None or len(shape) != 1:
+        raise DTypeError(
+            f"dtype {spec!r}: only one vector dimension is supported "
+            f"(rows of nmemb elements), got shape {shape}"
+        )
+    return base, int(shape[0])
+
+
+def token(dt: np.dtype[Any]) -> bytes:
+    """The C spelling of a numpy dtype (``dtype.str``; the core normalises
+    ``|`` and validates the kind).
+
+    Examples
+    --------
+    >>> token(np.dtype('>f8'))
+    b'>f8'
+    >>> token(np.dtype(bool))
+    b'|b1'
+    """
+    if dt.names is not None or dt.subdtype is not None:
+        raise DTypeError(f"dtype {dt} is structured or a sub-array; colfile "
+                         "stores plain elements of kinds i u f c b S")
+    return dt.str.encode("ascii")
+
+
+def from_token(tok: str) -> np.dtype[Any]:
+    """The numpy dtype of a C dtype token.
+
+    Examples
+    --------
+    >>> from_token('<b1'), from_token('<S7'), from_token('>c16')
+    (dtype('bool'), dtype('S7'), dtype('>c16'))
+    """
+    return np.dtype(tok)
+
+
+def as_array(value: Any, target: np.dtype[Any]) -> np.ndarray:
+    """``value`` as an array whose dtype the C core can convert from.
+
+    Numeric and byte-string arrays are returned as they are (no copy, the
+    caller's byte order and strides kept); unicode is encoded as UTF-8 for
+    byte-string targets; object input is converted to ``target`` by numpy.
+    """
+    arr = np.asarray(value)
+    kind = arr.dtype.kind
+    if kind in "iufcbS":
+        return arr
+    if kind == "U":
+        if target.kind == "S":
+            return np.char.encode(arr, "utf-8")
+        raise DTypeError(f"cannot store {arr.dtype} values in a {target} column")
+    if kind == "O":
+        try:
+            return np.asarray(value, dtype=target)
+        except (TypeError, ValueError) as exc:
+            raise DTypeError(
+                f"cannot convert object values to {target}: {exc}") from None
+    raise DTypeError(f"colfile cannot store {arr.dtype} values "
+                     "(kinds i u f c b S only)")

@@ -1,0 +1,210 @@
+"""The thin binding layer: libcolfile loaded with cffi in ABI mode.
+
+Nothing is compiled: :data:`CDEF` repeats, by hand, the declarations of every
+exported function of ``include/colfile.h`` and ``include/colfile_errors.h``
+(a test checks that they match), and :func:`lib` ``dlopen``\\ s the shared
+library on first use.
+
+Where the library is looked for, in order:
+
+1. ``colfile/_lib/libcolfile.so*`` inside this package (where the wheel build
+   installs it);
+2. the path in the environment variable ``COLFILE_LIBRARY``;
+3. the system's library search path (``ctypes.util.find_library``).
+
+Threads and the GIL
+-------------------
+cffi releases the GIL around every call into a library opened with
+``ffi.dlopen``, so long reads and writes of distinct handles run in parallel
+from Python threads.  The binding itself holds no global lock: each
+:class:`~colfile.Column` (and :class:`~colfile.File`) serialises the calls
+on its *own* C handle with a per-handle :class:`threading.Lock`, because the
+C contract forbids using one handle from two threads at once.  Arrays passed
+to C are referenced by the calling frame for the duration of the call, so the
+memory stays valid while the GIL is released.
+"""
+
+from __future__ import annotations
+
+import ctypes.util
+import glob
+import os
+import threading
+from typing import Any
+
+import cffi  # type: ignore[import-untyped,unused-ignore]
+
+__all__ = ["CDEF", "ffi", "lib", "library_path"]
+
+#: The C declarations given to cffi.  Keep in step with include/colfile.h.
+CDEF = r"""
+/* colfile_errors.h */
+enum cf_error_code {
+    CF_OK = 0, CF_EIO = -1, CF_ENOENT = -2, CF_EEXIST = -3, CF_ENAME = -4,
+    CF_EDTYPE = -5, CF_ECAST = -6, CF_EFORMAT = -7, CF_ERANGE = -8,
+    CF_ENOMEM = -9, CF_EARG = -10, CF_ECHECKSUM = -11, CF_EREADONLY = -12,
+    CF_ESHORT = -13, CF_ENOTFILE = -14, CF_EKIND = -15
+};
+const char *cf_error_name(int code);
+const char *cf_error_text(int code);
+
+/* colfile.h */
+const char *cf_version(void);
+
+typedef struct cf_error {
+    int code;
+    int source_line;
+    const char *source_file;
+    char message[1024];
+} cf_error;
+
+int cf_dtype_normalize(const char *dtype, char out[16], cf_error *err);
+int64_t cf_dtype_itemsize(const char *dtype);
+int cf_dtype_can_cast(const char *from, const char *to);
+int cf_dtype_convert(void *dst, int64_t dst_stride, const char *to,
+                     const void *src, int64_t src_stride, const char *from,
+                     int64_t count, cf_error *err);
+
+typedef struct cf_file cf_file;
+enum cf_open_flags {
+    CF_OPEN_READ = 0, CF_OPEN_WRITE = 1, CF_OPEN_CREATE = 2,
+    CF_OPEN_EXCL = 4, CF_OPEN_TRUNCATE = 8
+};
+int cf_file_open(cf_file **out, const char *path, int flags, cf_error *err);
+void cf_file_close(cf_file *f);
+const char *cf_file_path(const cf_file *f);
+int cf_file_writable(const cf_file *f);
+int cf_file_list(cf_file *f, char ***names, int64_t *count, cf_error *err);
+void cf_names_free(char **names, int64_t count);
+int cf_file_remove(cf_file *f, const char *name, cf_error *err);
+int cf_name_check(const char *name, cf_error *err);
+
+typedef struct cf_column cf_column;
+enum cf_column_kind {
+    CF_KIND_DATA = 0, CF_KIND_HEADER_ONLY = 1, CF_KIND_ATTRS_ONLY = 2
+};
+int cf_column_create(cf_column **out, cf_file *f, const char *name,
+                     const char *dtype, int64_t nmemb, int64_t size,
+                     int64_t nfile, cf_error *err);
+int cf_column_create_blobs(cf_column **out, cf_file *f, const char *name,
+                           const char *dtype, int64_t nmemb, int64_t nfile,
+                           const int64_t *blob_rows, cf_error *err);
+int cf_column_open(cf_column **out, cf_file *f, const char *name, cf_error *err);
+int cf_column_flush(cf_column *c, cf_error *err);
+int cf_column_close(cf_column *c, cf_error *err);
+const char *cf_column_name(const cf_column *c);
+const char *cf_column_path(const cf_column *c);
+const char *cf_column_dtype(const cf_column *c);
+int cf_column_kind(const cf_column *c);
+int cf_column_writable(const cf_column *c);
+int64_t cf_column_itemsize(const cf_column *c);
+int64_t cf_column_nmemb(const cf_column *c);
+int64_t cf_column_size(const cf_column *c);
+int64_t cf_column_nfile(const cf_column *c);
+int64_t cf_column_blob_rows(const cf_column *c, int64_t i);
+uint32_t cf_column_blob_sum(const cf_column *c, int64_t i);
+int cf_column_blob_crc32c(const cf_column *c, int64_t i, uint32_t *crc);
+int cf_column_read(cf_column *c, int64_t start, int64_t count,
+                   void *buf, const char *buf_dtype,
+                   int64_t row_stride, int64_t elem_stride, cf_error *err);
+int cf_column_read_rows(cf_column *c, const int64_t *rows, int64_t count,
+                        void *buf, const char *buf_dtype,
+                        int64_t row_stride, int64_t elem_stride, cf_error *err);
+int cf_column_write(cf_column *c, int64_t start, int64_t count,
+                    const void *buf, const char *buf_dtype,
+                    int64_t row_stride, int64_t elem_stride, cf_error *err);
+int cf_column_grow(cf_column *c, int64_t rows, int64_t nfile, cf_error *err);
+enum cf_blob_status {
+    CF_BLOB_OK = 0, CF_BLOB_MISSING = 1, CF_BLOB_SHORT = 2, CF_BLOB_LONG = 4,
+    CF_BLOB_SUM_MISMATCH = 8, CF_BLOB_CRC_MISMATCH = 16,
+    CF_BLOB_CRC_UNKNOWN = 32
+};
+int cf_column_verify_blob(cf_column *c, int64_t i, unsigned *status,
+                          cf_error *err);
+
+int cf_column_attr_set(cf_column *c, const char *name, const char *dtype,
+                       int64_t nmemb, const void *data, cf_error *err);
+int cf_column_attr_get(cf_column *c, const char *name, const char **dtype,
+                       int64_t *nmemb, const void **data, cf_error *err);
+int cf_column_attr_delete(cf_column *c, const char *name, cf_error *err);
+int cf_column_attr_names(cf_column *c, char ***names, int64_t *count,
+                         cf_error *err);
+"""
+
+ffi = cffi.FFI()
+ffi.cdef(CDEF)
+
+_lock = threading.Lock()
+_lib: Any = None
+_lib_path: str | None = None
+
+
+def _candidates() -> list[str]:
+    here = os.path.dirname(os.path.abspath(__file__))
+    found = sorted(glob.glob(os.path.join(here, "_lib", "libcolfile.so*")))
+    found += sorted(glob.glob(os.path.join(here, "_lib", "libcolfile*.dylib")))
+    env = os.environ.get("COLFILE_LIBRARY")
+    if env:
+        found.append(env)
+    system = ctypes.util.find_library("colfile")
+    if system:
+        found.append(system)
+    return found
+
+
+def lib() -> Any:
+    """Return the loaded libcolfile (loading it on first call).
+
+    Raises
+    ------
+    ImportError
+        If no library can be found or loaded; the message lists where it
+        looked.
+    """
+    global _lib, _lib_path
+    if _lib is not None:
+        return _lib
+    with _lock:
+        if _lib is not None:
+            return _lib
+        tried = []
+        for path in _candidates():
+            try:
+                handle = ffi.dlopen(path)
+            except OSError as exc:
+                tried.append(f"{path}: {exc}")
+                continue
+            _lib_path = path
+            _lib = handle
+            return _lib
+        where = "; ".join(tried) if tried else "nothing found"
+        raise ImportError(
+            "colfile: cannot load libcolfile (looked in colfile/_lib/, "
+            f"$COLFILE_LIBRARY and the system search path: {where})"
+        )
+
+
+def library_path() -> str:
+    """The path of the shared library in use (loading it if needed)."""
+    lib()
+    assert _lib_path is not None
+    return _lib_path
+
+
+def new_error() -> Any:
+    """A fresh, zeroed ``cf_error *`` record."""
+    return ffi.new("cf_error *")
+
+
+def string(ptr: Any) -> str:
+    """Decode a C string owned by the library (``NULL`` gives ``''``)."""
+    if ptr == ffi.NULL:
+        return ""
+    return str(ffi.string(ptr).decode("utf-8", "surrogateescape"))
+
+
+def encode(text: str | bytes | os.PathLike[str]) -> bytes:
+    """Encode a name or path for C (file system encoding for paths)."""
+    if isinstance(text, bytes):
+        return text
+    return os.fsencode(text)

@@ -1,0 +1,257 @@
+"""Attributes of columns, groups and Files, as a mutable mapping.
+
+How Python values are stored (bigfile 0.1.52 compatible):
+
+============================= =============== ================ ==============
+value                         dtype           nmemb            bytes
+============================= =============== ================ ==============
+``str``                       ``<a1``         UTF-8 length     UTF-8; ``''``
+                                                               is one NUL byte
+``bytes``                     ``<S<len>``     1                the bytes;
+                                                               ``b''`` is one
+                                                               NUL (``<S1``)
+list/tuple of ``str``/bytes   ``<S<maxlen>``  list length      UTF-8, NUL
+                                                               padded
+``bool``/``int``/``float``/   ``<b1``/``<i8``  1
+``complex``                   /``<f8``/``<c16``
+list/tuple of numbers         numpy's choice  length
+numpy array or scalar         its dtype       its size         raw, byte
+                                                               order kept
+numpy unicode array           ``<S<maxlen>``  its size         UTF-8
+============================= =============== ================ ==============
+
+(``<`` is this machine's byte order; a Python ``int`` outside int64 is stored
+as ``<u8`` if it fits.)  Object arrays and other objects raise
+:class:`ValueError`.  Arrays are flattened; an empty array is stored with
+``nmemb`` 0 and keeps its dtype.
+
+How stored attributes read back:
+
+* kind ``a`` -> ``str`` (UTF-8).  A value that is exactly one NUL byte reads
+  back as ``''`` (bigfile returned ``'\\x00'``);
+* kind ``S`` -> a ``list`` of ``str``, one per element, trailing NULs
+  stripped (so ``b'ab'`` reads back as ``['ab']``: bytes do not round-trip
+  as bytes, as in bigfile).  Elements that are not UTF-8 come back as
+  ``bytes`` instead of raising;
+* numeric kinds -> a numpy array of the stored dtype, **except** that a
+  single element (``nmemb == 1``) reads back as a numpy scalar
+  (``np.float64(3.0)``), which compares and computes like the Python value.
+
+Examples
+--------
+>>> import os, tempfile, numpy as np, colfile
+>>> f = colfile.File(os.path.join(tempfile.mkdtemp(), "f"), "w")
+>>> f.attrs["BoxSize"] = 1000.0
+>>> f.attrs["Redshift"] = np.array([0.0, 0.5], dtype=">f4")
+>>> f.attrs["units"] = "Mpc/h"
+>>> f.attrs["fields"] = ["x", "vel"]
+>>> sorted(f.attrs)
+['BoxSize', 'Redshift', 'fields', 'units']
+>>> f.attrs["BoxSize"] * 2, f.attrs["Redshift"], f.attrs["units"], f.attrs["fields"]
+(np.float64(2000.0), array([0. , 0.5], dtype='>f4'), 'Mpc/h', ['x', 'vel'])
+>>> f.attrs.raw("units")
+('<a1', 5, b'Mpc/h')
+>>> del f.attrs["units"]; "units" in f.attrs
+False
+>>> f.close()
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator, MutableMapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .errors import AttributeNotFoundError
+
+if TYPE_CHECKING:
+    from .column import Column
+
+__all__ = ["AttributeManager", "encode_value", "decode_value"]
+
+_NATIVE = "<" if sys.byteorder == "little" else ">"
+
+
+def _strings(items: list[bytes]) -> tuple[str, int, bytes]:
+    width = max((len(b) for b in items), default=0) or 1
+    return f"|S{width}", len(items), b"".join(b.ljust(width, b"\0") for b in items)
+
+
+def _text(b: bytes) -> str | bytes:
+    try:
+        return b.decode("utf-8")
+    except UnicodeDecodeError:
+        return b
+
+
+def _array(arr: np.ndarray, what: Any) -> tuple[str, int, bytes]:
+    kind = arr.dtype.kind
+    if kind == "U":
+        arr = np.char.encode(arr, "utf-8")
+        kind = "S"
+    if kind == "S":
+        if arr.dtype.itemsize == 0:
+            arr = arr.astype("S1")
+        flat = np.ascontiguousarray(arr).reshape(-1)
+        return f"|S{arr.dtype.itemsize}", flat.size, flat.tobytes()
+    if kind not in "iufcb" or arr.dtype.names is not None:
+        raise ValueError(f"cannot store {what!r} (dtype {arr.dtype}) as an attribute: "
+                         "only numbers, booleans and strings are supported")
+    flat = np.ascontiguousarray(arr).reshape(-1)
+    return arr.dtype.str, flat.size, flat.tobytes()
+
+
+def encode_value(value: Any) -> tuple[str, int, bytes]:
+    """Turn a Python value into ``(dtype token, nmemb, raw bytes)``.
+
+    Examples
+    --------
+    >>> encode_value("")
+    ('|a1', 1, b'\\x00')
+    >>> encode_value(["a", "bcd"])
+    ('|S3', 2, b'a\\x00\\x00bcd')
+    >>> encode_value(True)
+    ('|b1', 1, b'\\x01')
+    """
+    if isinstance(value, str):
+        b = value.encode("utf-8")
+        return "|a1", (len(b) or 1), (b or b"\0")
+    if isinstance(value, bytes):
+        b = value or b"\0"
+        return f"|S{len(b)}", 1, b
+    if isinstance(value, (np.ndarray, np.generic)):
+        return _array(np.asarray(value), value)
+    if isinstance(value, bool):
+        return "|b1", 1, b"\1" if value else b"\0"
+    if isinstance(value, int):
+        for dt in ("i8", "u8"):
+            info = np.iinfo(dt)
+            if info.min <= value <= info.max:
+                return _array(np.array(value, dtype=_NATIVE + dt), value)
+        raise ValueError(f"integer attribute {value} does not fit in 64 bits")
+    if isinstance(value, float):
+        return _array(np.array(value, dtype=_NATIVE + "f8"), value)
+    if isinstance(value, complex):
+        return _array(np.array(value, dtype=_NATIVE + "c16"), value)
+    if isinstance(value, (list, tuple)):
+        if value and all(isinstance(v, (str, bytes)) for v in value):
+            return _strings([v.encode("utf-8") if isinstance(v, str) else v for v in value])
+        if any(isinstance(v, (str, bytes)) for v in value):
+            raise ValueError(f"cannot store a list mixing strings and other values: {value!r}")
+        try:
+            arr = np.asarray(value)
+        except ValueError as exc:
+            raise ValueError(f"cannot store {value!r} as an attribute: {exc}") from None
+        if arr.dtype.kind == "O":
+            raise ValueError(f"cannot store {value!r} as an attribute: not a flat "
+                             "list of numbers")
+        return _array(arr, value)
+    raise ValueError(f"cannot store a {type(value).__name__} as an attribute: "
+                     "use numbers, booleans, strings, bytes, lists or numpy arrays")
+
+
+def decode_value(token: str, nmemb: int, data: bytes) -> Any:
+    """Turn stored ``(dtype token, nmemb, raw bytes)`` into a Python value.
+
+    Examples
+    --------
+    >>> decode_value("<a1", 1, b"\\x00")
+    ''
+    >>> decode_value("<S3", 2, b"a\\x00\\x00bcd")
+    ['a', 'bcd']
+    >>> decode_value("<i8", 1, bytes(8))
+    np.int64(0)
+    """
+    kind = token[1:2]
+    if kind == "a":
+        if data == b"\0":
+            return ""
+        return _text(data)
+    if kind == "S":
+        width = int(token[2:]) if token[2:].isdigit() else 1
+        return [_text(data[i * width:(i + 1) * width].rstrip(b"\0")) for i in range(nmemb)]
+    try:
+        dt = np.dtype(token)
+    except TypeError:
+        return data
+    arr = np.frombuffer(data, dtype=dt, count=nmemb).copy()
+    if nmemb == 1:
+        return arr[0]
+    return arr
+
+
+class AttributeManager(MutableMapping[str, Any]):
+    """The attributes of a column, group or File: ``obj.attrs``.
+
+    A :class:`collections.abc.MutableMapping` from names to values (see the
+    module documentation for how values are stored and read back).  Every
+    assignment or deletion is written to disk before it returns.  Names may
+    hold anything but space, tab, newline, carriage return and NUL
+    (:class:`~colfile.InvalidNameError` otherwise).
+    """
+
+    def __init__(self, opener: Callable[[bool], Column | None], what: str) -> None:
+        # opener(create) returns the handle holding the attributes, or None
+        # if there is none and create is False.
+        self._opener = opener
+        self._what = what
+
+    def _col(self, create: bool = False) -> Column | None:
+        return self._opener(create)
+
+    def _key(self, name: Any) -> str:
+        if not isinstance(name, str):
+            raise TypeError(f"attribute names are str, not {type(name).__name__}")
+        return name
+
+    def raw(self, name: str) -> tuple[str, int, bytes]:
+        """The stored form of attribute ``name``: ``(dtype token, nmemb,
+        raw bytes in the stored byte order)``."""
+        col = self._col()
+        if col is None:
+            raise AttributeNotFoundError(f"{self._what}: no attribute {name!r}")
+        return col._attr_get(self._key(name))
+
+    def set_raw(self, name: str, dtype: str, nmemb: int, data: bytes) -> None:
+        """Store ``nmemb`` elements of ``dtype`` (a token such as ``"<f8"`` or
+        ``"<a1"``) given as raw bytes, bypassing the value mapping."""
+        col = self._col(True)
+        assert col is not None
+        col._attr_set(self._key(name), dtype, nmemb, bytes(data))
+
+    def __getitem__(self, name: str) -> Any:
+        return decode_value(*self.raw(name))
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        tok, nmemb, data = encode_value(value)
+        self.set_raw(name, tok, nmemb, data)
+
+    def __delitem__(self, name: str) -> None:
+        col = self._col()
+        if col is None:
+            raise AttributeNotFoundError(f"{self._what}: no attribute {name!r}")
+        col._attr_delete(self._key(name))
+
+    def _names(self) -> list[str]:
+        col = self._col()
+        return [] if col is None else col._attr_names()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names())
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+    def __contains__(self, name: object) -> bool:
+        if not isinstance(name, str):
+            return False
+        try:
+            self.raw(name)
+        except KeyError:
+            return False
+        return True
+
+    def __repr__(self) -> str:
+        return f"<colfile.AttributeManager of {self._what} ({len(self)} attributes)>"

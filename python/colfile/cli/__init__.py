@@ -1,0 +1,192 @@
+"""The ``colfile`` command line tool.
+
+::
+
+    colfile ls PATH [COLUMN...]        list columns (-l: attributes, checksums)
+    colfile cat PATH -c A,B            print rows as aligned text or CSV
+    colfile attrs PATH [OBJECT]        show, get, set or delete attributes
+    colfile check PATH [COLUMN...]     verify every blob (sizes, sums, CRC32C)
+    colfile rm PATH COLUMN...          remove columns
+
+Every subcommand is a module of this package with ``add_parser(sub)`` and
+``run(args) -> int``.  Errors are one line ``colfile: error: <message>`` on
+stderr; exit status 2 for usage errors, 1 for failures (``check``: 1 means
+damage found, 2 any other error).  ``COLFILE_DEBUG=1`` adds the traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+from typing import Any, NoReturn, Sequence
+
+from ._common import CliError, UsageError
+
+__all__ = ["main", "build_parser"]
+
+PROG = "colfile"
+
+EPILOG = """\
+commands:
+  ls      list columns and groups with dtype, shape, nfile and size
+  cat     print rows of columns as aligned text or CSV
+  attrs   show, get, set or delete attributes of the File, a group or a column
+  check   verify every blob against its header sums and CRC32C
+  rm      remove columns
+
+examples:
+  colfile ls snapshot                     tree of all columns
+  colfile ls -l snapshot 1/Position       with attributes and blob checksums
+  colfile cat snapshot -c 1/ID,1/Position --count 10
+  colfile cat snapshot -c 1/Mass --csv --header > mass.csv
+  colfile attrs snapshot                  attributes of the File
+  colfile attrs snapshot 1/. --set BoxSize=1000.0
+  colfile check snapshot && echo intact
+  colfile rm snapshot 1/Velocity
+
+Run 'colfile COMMAND --help' for the options of a command.
+Exit status: 0 success, 1 failure (check: damage found), 2 usage error.
+Set COLFILE_DEBUG=1 to see tracebacks.  A File is a directory in the
+bigfile 0.1.52 format; see docs/format.md.
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser that raises :class:`UsageError` instead of printing
+    the usage and exiting, so errors come out as one line."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message, hint=f"try '{self.prog} --help'")
+
+
+def _version_text() -> str:
+    import colfile
+
+    try:
+        libv = colfile.library_version()
+        lib = f"libcolfile {libv}"
+    except Exception as exc:  # the library may be missing: still answer
+        lib = f"libcolfile not loaded: {exc}"
+    return f"{PROG} {colfile.__version__} ({lib})"
+
+
+class _VersionAction(argparse.Action):
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
+                 default: Any = argparse.SUPPRESS, help: str | None = None) -> None:
+        super().__init__(option_strings=option_strings, dest=dest, default=default,
+                         nargs=0, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: Any, values: Any,
+                 option_string: str | None = None) -> None:
+        print(_version_text())
+        parser.exit(0)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from . import attrs, cat, check, ls, rm
+
+    parser = _Parser(
+        prog=PROG,
+        description="Inspect and maintain colfile/bigfile Files: directories "
+                    "of columns split over blob files.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action=_VersionAction,
+                        help="print the versions of colfile and libcolfile and exit")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands",
+                                parser_class=_Parser)
+    for mod in (ls, cat, attrs, check, rm):
+        p = mod.add_parser(sub)
+        p.set_defaults(_run=mod.run)
+    return parser
+
+
+def _report(message: str, hint: str | None = None) -> None:
+    line = f"{PROG}: error: {message}"
+    if hint:
+        line += f" ({hint})"
+    try:
+        print(line, file=sys.stderr)
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def _debug() -> bool:
+    return os.environ.get("COLFILE_DEBUG", "") not in ("", "0")
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return " ".join(text.split("\n"))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the tool with ``argv`` (default ``sys.argv[1:]``); return the exit
+    status instead of exiting."""
+    if argv is None:
+        argv = sys.argv[1:]
+    argv = list(argv)
+    parser = build_parser()
+    try:
+        args, extra = parser.parse_known_args(argv)
+        # argparse cannot give positionals that follow an option to an
+        # nargs="*" positional already matched empty (`ls PATH -l COL`); the
+        # commands with such a list name it in _extra_positionals.
+        dest = getattr(args, "_extra_positionals", None)
+        if extra and dest and not any(a.startswith("-") and a != "-" for a in extra):
+            setattr(args, dest, list(getattr(args, dest) or []) + extra)
+        elif extra:
+            cmd = f"{PROG} {args.command}" if getattr(args, "command", None) else PROG
+            raise UsageError(f"unrecognized arguments: {' '.join(extra)}",
+                             hint=f"try '{cmd} --help'")
+    except UsageError as exc:
+        _report(str(exc), exc.hint)
+        return 2
+    except SystemExit as exc:  # --help, --version
+        code = exc.code
+        return code if isinstance(code, int) else (0 if code is None else 2)
+    if not getattr(args, "command", None):
+        _report("no command given", "try 'colfile --help'")
+        return 2
+    # What an unexpected failure means for the exit status: check keeps 1 for
+    # "damage found" and reports everything else as 2.
+    fail_status = getattr(args, "_fail_status", 1)
+    try:
+        return int(args._run(args))
+    except UsageError as exc:
+        if _debug():
+            traceback.print_exc()
+        _report(str(exc), exc.hint)
+        return 2
+    except CliError as exc:
+        if _debug():
+            traceback.print_exc()
+        _report(str(exc))
+        return max(exc.status, fail_status) if exc.status == 1 else exc.status
+    except BrokenPipeError:
+        # `colfile cat ... | head`: the reader went away; stop quietly.
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass
+        return 1
+    except KeyboardInterrupt:
+        _report("interrupted")
+        return 130
+    except Exception as exc:
+        import colfile
+
+        if _debug():
+            traceback.print_exc()
+        if isinstance(exc, (colfile.Error, OSError, ImportError)):
+            _report(_one_line(exc))
+            return fail_status
+        # A bug in colfile: still one line, but say how to get the details.
+        _report(f"{type(exc).__name__}: {_one_line(exc)}",
+                None if _debug() else "set COLFILE_DEBUG=1 for a traceback")
+        return fail_status

@@ -1,0 +1,228 @@
+"""``colfile cat``: rows of columns as aligned text or CSV."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+from typing import Any, Callable
+
+import numpy as np
+
+from ._common import CliError, UsageError, open_file, safe_bytes
+
+HELP = "print rows of columns as aligned text or CSV"
+
+DESCRIPTION = """\
+Print rows of one or more columns side by side, as aligned text (the
+default) or as CSV.  The columns must have the same number of rows.  A
+vector column (nmemb > 1) gives one output column per element, named
+NAME[0], NAME[1], ...  Integers are exact, floats are printed in their
+shortest form that reads back to the same value (nan, inf, -inf), complex
+values as 1.5-2j, booleans as true/false.  Byte-string columns lose their
+NUL padding, are shown as UTF-8 where valid, and have control characters,
+backslashes and undecodable bytes escaped (\\n, \\\\, \\xff)."""
+
+EPILOG = """\
+examples:
+  colfile cat snapshot -c 1/ID,1/Position --count 5 --header
+  colfile cat snapshot 1/ID 1/Mass --start 1000 --count 10
+  colfile cat snapshot -c 1/Mass --start -3          the last three rows
+  colfile cat snapshot -c 1/ID,1/Mass --csv --header > table.csv"""
+
+CHUNK_ROWS = 65536
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    p = sub.add_parser("cat", help=HELP, description=DESCRIPTION, epilog=EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("path", metavar="PATH", help="the File (a directory)")
+    p.add_argument("names", metavar="COLUMN", nargs="*",
+                   help="columns to print (also possible with --columns)")
+    p.add_argument("-c", "--columns", metavar="A,B", action="append", default=[],
+                   help="comma-separated column names; may be repeated")
+    p.add_argument("-s", "--start", type=int, default=0, metavar="N",
+                   help="first row (default 0; negative counts from the end)")
+    p.add_argument("-n", "--count", type=int, default=None, metavar="N",
+                   help="number of rows (default: to the end)")
+    p.add_argument("--csv", action="store_true", help="CSV output (RFC 4180 quoting)")
+    p.add_argument("--header", action="store_true", help="print a line of column names first")
+    p.add_argument("--chunk-rows", type=int, default=CHUNK_ROWS, help=argparse.SUPPRESS)
+    p.set_defaults(_extra_positionals="names")
+    return p
+
+
+# ---------------------------------------------------------------------------
+# formatting of arrays
+
+
+def _floats(arr: np.ndarray) -> list[str]:
+    if arr.dtype.itemsize == 8:
+        out = [repr(x) for x in arr.tolist()]
+    else:  # numpy prints the shortest form that round-trips in its own width
+        out = [str(x) for x in arr]
+    return [s if s not in ("-nan",) else "nan" for s in out]
+
+
+def _complexes(arr: np.ndarray) -> list[str]:
+    re = _floats(np.ascontiguousarray(arr.real))
+    im = _floats(np.ascontiguousarray(arr.imag))
+    return [a + (b if b.startswith("-") else "+" + b) + "j" for a, b in zip(re, im)]
+
+
+def _bools(arr: np.ndarray) -> list[str]:
+    return ["true" if x else "false" for x in arr.tolist()]
+
+
+def _ints(arr: np.ndarray) -> list[str]:
+    return [str(x) for x in arr.tolist()]
+
+
+def _bytes(arr: np.ndarray) -> list[str]:
+    return [safe_bytes(x) for x in arr.tolist()]
+
+
+def formatter(dtype: np.dtype[Any]) -> Callable[[np.ndarray], list[str]]:
+    kind = dtype.kind
+    if kind == "f":
+        return _floats
+    if kind == "c":
+        return _complexes
+    if kind == "b":
+        return _bools
+    if kind in "iu":
+        return _ints
+    if kind == "S":
+        return _bytes
+    return lambda arr: [str(x) for x in arr]  # pragma: no cover
+
+
+# ---------------------------------------------------------------------------
+
+
+def _names(args: Any) -> list[str]:
+    names: list[str] = []
+    for group in args.columns:
+        names.extend(n for n in group.split(",") if n)
+    names.extend(args.names)
+    if not names:
+        raise UsageError("no columns given: name them after PATH or with --columns A,B",
+                         hint="try 'colfile cat --help'")
+    return names
+
+
+def _open_columns(f: Any, names: list[str]) -> list[Any]:
+    import colfile
+
+    cols = []
+    for name in names:
+        try:
+            col = f[name]
+        except colfile.InvalidNameError as exc:
+            raise CliError(f"bad column name {name!r}: {exc}") from None
+        except KeyError:
+            if name.rstrip("/") and f.get(name.rstrip("/") + "/") is not None:
+                raise CliError(f"{f.path}: {name!r} is a group, not a column; "
+                               "name the columns inside it") from None
+            raise CliError(f"{f.path}: no column {name!r}") from None
+        if col.kind != "data":
+            raise CliError(f"{f.path}: {name!r} is a {col.kind} block: it holds "
+                           "attributes, no rows")
+        cols.append(col)
+    return cols
+
+
+def _row_range(args: Any, size: int) -> tuple[int, int]:
+    start = args.start
+    if start < 0:
+        start += size
+        if start < 0:
+            raise UsageError(f"--start {args.start} is before the first row "
+                             f"(the columns have {size} rows)")
+    elif start > size:
+        raise UsageError(f"--start {start} is past the end (the columns have {size} rows)")
+    if args.count is None:
+        stop = size
+    else:
+        if args.count < 0:
+            raise UsageError(f"--count must be 0 or more, not {args.count}")
+        stop = min(size, start + args.count)
+    return start, stop
+
+
+def run(args: Any) -> int:
+    names = _names(args)
+    if args.chunk_rows < 1:
+        raise UsageError("--chunk-rows must be at least 1")
+    out = sys.stdout
+    with open_file(args.path) as f:
+        cols = _open_columns(f, names)
+        sizes = [c.size for c in cols]
+        if len(set(sizes)) > 1:
+            desc = ", ".join(f"{n} has {s}" for n, s in zip(names, sizes))
+            raise CliError(f"columns of different lengths cannot be printed side by side: "
+                           f"{desc} rows")
+        size = sizes[0]
+        start, stop = _row_range(args, size)
+
+        headers: list[str] = []
+        right: list[bool] = []
+        fmts = []
+        for name, col in zip(names, cols):
+            fmt = formatter(col.dtype)
+            fmts.append(fmt)
+            if col.ndim == 1:
+                headers.append(name)
+                right.append(col.dtype.kind != "S")
+            else:
+                for j in range(col.nmemb):
+                    headers.append(f"{name}[{j}]")
+                    right.append(col.dtype.kind != "S")
+
+        writer = csv.writer(out, lineterminator="\n") if args.csv else None
+        widths = [len(h) if args.header else 0 for h in headers]
+
+        def emit_text(cells_by_col: list[list[str]]) -> None:
+            for i, cells in enumerate(cells_by_col):
+                if cells:
+                    widths[i] = max(widths[i], max(len(c) for c in cells))
+            lines = []
+            for row in zip(*cells_by_col):
+                parts = [c.rjust(widths[i]) if right[i] else c.ljust(widths[i])
+                         for i, c in enumerate(row)]
+                lines.append("  ".join(parts).rstrip() + "\n")
+            out.write("".join(lines))
+
+        first_chunk = True
+        pos = start
+        while pos < stop or (first_chunk and args.header):
+            end = min(stop, pos + args.chunk_rows)
+            cells_by_col: list[list[str]] = []
+            for col, fmt in zip(cols, fmts):
+                arr = col.read(pos, end) if end > pos else np.empty(
+                    (0,) + tuple(col.shape[1:]), col.dtype)
+                if arr.ndim == 1:
+                    cells_by_col.append(fmt(arr))
+                else:
+                    for j in range(arr.shape[1]):
+                        cells_by_col.append(fmt(np.ascontiguousarray(arr[:, j])))
+            if first_chunk and args.header:
+                if writer is not None:
+                    writer.writerow(headers)
+                else:
+                    # widths of the first chunk first, so the header lines up
+                    for i, cells in enumerate(cells_by_col):
+                        if cells:
+                            widths[i] = max(widths[i], max(len(c) for c in cells))
+                    out.write("  ".join(h.rjust(widths[i]) if right[i] else h.ljust(widths[i])
+                                        for i, h in enumerate(headers)).rstrip() + "\n")
+            first_chunk = False
+            if writer is not None:
+                writer.writerows(zip(*cells_by_col))
+            else:
+                emit_text(cells_by_col)
+            pos = end
+            if pos >= stop:
+                break
+        out.flush()
+    return 0

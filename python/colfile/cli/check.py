@@ -1,0 +1,267 @@
+"""``colfile check``: verify every blob of every column."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from typing import Any
+
+import numpy as np
+
+from ._common import (
+    Progress,
+    blob_id,
+    blob_path,
+    column_nbytes,
+    dump_json,
+    fmt_bytes,
+    fmt_rows,
+    open_file,
+    row_bytes,
+    select_columns,
+    want_progress,
+)
+
+HELP = "verify every blob against its header sums and CRC32C"
+
+DESCRIPTION = """\
+Read every blob (data file) of every column, or of the COLUMNs and groups
+named, and compare it with the metadata: its size with the rows the header
+gives it, the sum of its bytes with the bigfile checksum in the header, and
+its CRC32C with the one colfile recorded (when one is known).  Each damaged
+blob is reported with its file path, the rows it holds and what is wrong:
+
+  missing         the file does not exist although the header gives it rows
+  short           fewer bytes than its rows need (the incomplete rows are named)
+  long            more bytes than its rows need (readers ignore the surplus)
+  sum mismatch    the byte sum differs from the header's
+  crc mismatch    the CRC32C differs from the one recorded by colfile
+  cannot open     the column's metadata (header, attributes) is unreadable
+
+A blob without a known CRC32C (written by bigfile, or changed by it since)
+is checked by its byte sum only; this is reported in the summary and is not
+damage.  Note that bigfile's byte sum counts every byte ever written, so a
+File in which rows were overwritten legitimately shows a sum mismatch."""
+
+EPILOG = """\
+exit status:
+  0  every blob checked is intact
+  1  damage found
+  2  usage error, or the check itself failed (no such File or column, ...)
+
+examples:
+  colfile check snapshot
+  colfile check snapshot 1/Position 2         some columns and groups
+  colfile check -q snapshot || echo damaged
+  colfile check --json snapshot > report.json
+
+A progress bar (bytes checked / total and rate) is drawn on stderr when it
+is a terminal; --progress forces it, --no-progress suppresses it."""
+
+# (status flag, short name, counts as damage)
+_ORDER = ("MISSING", "SHORT", "LONG", "SUM_MISMATCH", "CRC_MISMATCH", "CRC_UNKNOWN")
+_DAMAGE = {"MISSING", "SHORT", "LONG", "SUM_MISMATCH", "CRC_MISMATCH", "ERROR"}
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    p = sub.add_parser("check", help=HELP, description=DESCRIPTION, epilog=EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("path", metavar="PATH", help="the File (a directory)")
+    p.add_argument("columns", metavar="COLUMN", nargs="*",
+                   help="columns or groups to check (default: all)")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="print nothing; the exit status tells the result")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="also list every intact blob")
+    p.add_argument("--json", action="store_true", help="machine-readable report")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--progress", dest="progress", action="store_const", const=True,
+                   default=None, help="draw the progress bar even if stderr is not a terminal")
+    g.add_argument("--no-progress", dest="progress", action="store_const", const=False,
+                   help="never draw the progress bar")
+    p.set_defaults(_extra_positionals="columns", _fail_status=2)
+    return p
+
+
+def _byte_sum(path: str, nbytes: int) -> int | None:
+    """The bigfile running sum (mod 2**32) of the first ``nbytes`` bytes."""
+    total = 0
+    try:
+        with open(path, "rb") as fh:
+            left = nbytes
+            while left > 0:
+                chunk = fh.read(min(left, 1 << 24))
+                if not chunk:
+                    break
+                total += int(np.frombuffer(chunk, dtype=np.uint8).sum(dtype=np.uint64))
+                left -= len(chunk)
+    except OSError:
+        return None
+    return total & 0xFFFFFFFF
+
+
+def _file_size(path: str) -> int | None:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return None
+
+
+def _problems(col: Any, i: int, status: set[str], info: dict[str, Any], first: int,
+              path: str) -> list[dict[str, str]]:
+    """Describe each damage flag of blob ``i`` as {kind, message}."""
+    rows = info["rows"]
+    rb = row_bytes(col)
+    need = rows * rb
+    out = []
+    size = _file_size(path) if status & {"SHORT", "LONG"} else None
+    for flag in _ORDER:
+        if flag not in status or flag == "CRC_UNKNOWN":
+            continue
+        if flag == "MISSING":
+            msg = f"missing: the file does not exist, the header gives it {rows} rows"
+        elif flag == "SHORT":
+            if size is None:
+                msg = f"short: fewer than the {need} bytes its rows need"
+            else:
+                whole = size // rb if rb else rows
+                msg = f"short: {size} of {need} bytes, " + (
+                    f"{fmt_rows(first + whole, rows - whole)} incomplete")
+        elif flag == "LONG":
+            extra = "" if size is None else f"{size} bytes, "
+            msg = f"long: {extra}its rows need {need}" + (
+                "" if size is None else f" ({size - need} extra bytes, ignored by readers)")
+        elif flag == "SUM_MISMATCH":
+            actual = _byte_sum(path, need)
+            msg = f"sum mismatch: header says {info['sum']}"
+            if actual is not None:
+                msg += f", the data bytes sum to {actual}"
+        else:  # CRC_MISMATCH
+            crc = info.get("crc32c")
+            msg = "crc mismatch: the data does not match the recorded CRC32C"
+            if crc is not None:
+                msg += f" {crc:08x}"
+        out.append({"kind": flag.lower().replace("_", " "), "message": msg})
+    return out
+
+
+def run(args: Any) -> int:
+    import colfile
+
+    t0 = time.monotonic()
+    out = sys.stdout
+    quiet = args.quiet
+    verbose = args.verbose and not quiet and not args.json
+    report: list[dict[str, Any]] = []   # damaged blobs and columns
+    intact: list[dict[str, Any]] = []   # with --verbose/--json
+    nblobs = nbytes = crc_unknown = 0
+    bad_columns: set[str] = set()
+
+    def say(line: str) -> None:
+        if not quiet and not args.json:
+            progress.clear()  # keep the bar off the report lines
+            print(line, file=out)
+            out.flush()
+
+    with open_file(args.path) as f:
+        names = select_columns(f, args.columns)
+        cols: list[tuple[str, Any]] = []
+        for name in names:
+            try:
+                cols.append((name, f[name]))
+            except (colfile.Error, OSError) as exc:
+                entry = {"column": name, "blob": None,
+                         "path": os.path.join(f.path, name, "header"),
+                         "first_row": None, "rows": None,
+                         "problems": [{"kind": "cannot open", "message": str(exc)}]}
+                report.append(entry)
+                bad_columns.add(name)
+        total = sum(column_nbytes(c) for _, c in cols)
+        enabled = want_progress(args.progress) if (not quiet or args.progress) else False
+        progress = Progress(total, enabled=enabled, verb="checking")
+        for entry in report:
+            say(f"{entry['path']}: column {entry['column']!r}: cannot open: "
+                f"{entry['problems'][0]['message']}")
+        try:
+            for name, col in cols:
+                first = 0
+                for i in range(col.nfile):
+                    path = blob_path(col, i)
+                    try:
+                        info = col.blob_info(i)
+                        status = col.verify_blob(i)
+                        probs = _problems(col, i, status, info, first, path)
+                    except (colfile.Error, OSError) as exc:
+                        info = {"rows": col.blob_rows[i] if i < col.nfile else 0}
+                        status = {"ERROR"}
+                        probs = [{"kind": "cannot verify", "message": str(exc)}]
+                    rows = info["rows"]
+                    need = rows * row_bytes(col)
+                    nblobs += 1
+                    nbytes += need
+                    if "CRC_UNKNOWN" in status:
+                        crc_unknown += 1
+                    entry = {"column": name, "blob": blob_id(i), "path": path,
+                             "first_row": first, "rows": rows,
+                             "status": sorted(status), "problems": probs}
+                    where = f"{path}: column {name!r} {fmt_rows(first, rows)}"
+                    if status & _DAMAGE:
+                        report.append(entry)
+                        bad_columns.add(name)
+                        say(f"{where}: " + "; ".join(p["message"] for p in probs))
+                    else:
+                        if args.json and args.verbose:
+                            intact.append(entry)
+                        if verbose:
+                            how = ("crc32c ok" if "CRC_UNKNOWN" not in status
+                                   else "byte sum ok, no crc32c recorded")
+                            say(f"{where}: ok ({how})")
+                    progress.advance(need, label=name)
+                    first += rows
+        finally:
+            progress.close()
+        elapsed = time.monotonic() - t0
+        ncols = len(names)
+        ndamaged = sum(1 for e in report if e["blob"] is not None)
+        nbroken = sum(1 for e in report if e["blob"] is None)
+        ok = not report
+        if args.json and not quiet:
+            doc: dict[str, Any] = {
+                "path": f.path,
+                "ok": ok,
+                "columns_checked": ncols,
+                "blobs_checked": nblobs,
+                "bytes_checked": nbytes,
+                "damaged_blobs": ndamaged,
+                "unreadable_columns": nbroken,
+                "damaged_columns": sorted(bad_columns),
+                "crc_unknown": crc_unknown,
+                "seconds": round(elapsed, 6),
+                "problems": report,
+            }
+            if args.verbose:
+                doc["intact"] = intact
+            dump_json(doc, out)
+        elif not quiet:
+            size = f"{nbytes} bytes" + (f" ({fmt_bytes(nbytes)})" if nbytes >= 1024 else "")
+            line = (f"checked {ncols} column{'s' if ncols != 1 else ''}, "
+                    f"{nblobs} blob{'s' if nblobs != 1 else ''}, {size} "
+                    f"in {elapsed:.2f} s: ")
+            if ok:
+                line += "all good"
+            else:
+                parts = []
+                if ndamaged:
+                    parts.append(f"{ndamaged} damaged blob{'s' if ndamaged != 1 else ''}")
+                if nbroken:
+                    parts.append(f"{nbroken} unreadable column{'s' if nbroken != 1 else ''}")
+                nc = len(bad_columns)
+                line += "DAMAGE FOUND: " + ", ".join(parts) + (
+                    f" in {nc} column{'s' if nc != 1 else ''}")
+            if crc_unknown:
+                line += (f"; {crc_unknown} blob{'s' if crc_unknown != 1 else ''} without a "
+                         "recorded CRC32C checked by byte sum only")
+            say(line)
+    return 0 if ok else 1

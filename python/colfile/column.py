@@ -1,0 +1,574 @@
+"""Columns: numpy-style reads and writes of one column of a File.
+
+Examples
+--------
+>>> import os, tempfile, numpy as np, colfile
+>>> path = os.path.join(tempfile.mkdtemp(), "demo")
+>>> with colfile.File(path, "w") as f:
+...     pos = f.create("Position", ("f8", 3), size=4, nfile=2)
+...     pos[:] = np.arange(12.0).reshape(4, 3)
+...     pos.shape, pos.blob_rows
+((4, 3), [2, 2])
+>>> with colfile.File(path) as f:
+...     f["Position"][::-2, 0]
+array([9., 3.])
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from . import _indexing
+from ._dtypes import as_array, from_token, token
+from ._ffi import ffi, lib, new_error, string
+from .errors import ClosedError, RangeError, raise_error
+
+if TYPE_CHECKING:
+    import dask.array
+
+    from .attrs import AttributeManager
+    from .file import File
+
+__all__ = ["Column"]
+
+_KINDS = {0: "data", 1: "header-only", 2: "attrs-only"}
+
+_BLOB_STATUS = (
+    (0x01, "MISSING"),
+    (0x02, "SHORT"),
+    (0x04, "LONG"),
+    (0x08, "SUM_MISMATCH"),
+    (0x10, "CRC_MISMATCH"),
+    (0x20, "CRC_UNKNOWN"),
+)
+
+
+def _release(handle: Any) -> None:
+    """Finalizer: close a handle nobody closed (errors cannot be reported)."""
+    lib().cf_column_close(handle, ffi.NULL)
+
+
+def _ptr(arr: np.ndarray) -> Any:
+    """The address of element 0 of ``arr`` (whatever its strides)."""
+    return ffi.cast("void *", arr.ctypes.data)
+
+
+def fold(rawsum: int) -> int:
+    """The SysV fold of a bigfile running byte sum (what ``sum -s`` prints).
+
+    >>> fold(96585)
+    31050
+    """
+    r = (rawsum & 0xFFFF) + (rawsum >> 16)
+    return (r & 0xFFFF) + (r >> 16)
+
+
+class Column:
+    """One column of a :class:`~colfile.File`: ``size`` rows of ``nmemb``
+    elements of ``dtype``, spread over ``nfile`` blob files.
+
+    Get one with ``file[name]`` or :meth:`File.create <colfile.Group.create>`;
+    do not call the constructor.  Indexing reads (``col[10:20]``,
+    ``col[[3, 1, 2]]``, ``col[mask]``, ``col[:, 0]``) and assignment writes,
+    with numpy's semantics on the first axis (rows) and, for vector columns,
+    the second (the elements of a row).
+
+    Assigning to part of each row of a vector column (``col[:, 1] = v``)
+    rewrites the whole rows, so they must have been written before.
+
+    A column handle stays open until :meth:`close`, the end of a ``with``
+    block, the closing of its File, or garbage collection; closing commits
+    the header (checksums).  A handle may be shared between threads: the
+    calls on one handle are serialised, while distinct handles run in
+    parallel (the GIL is released inside libcolfile).
+
+    Examples
+    --------
+    >>> import os, tempfile, numpy as np, colfile
+    >>> f = colfile.File(os.path.join(tempfile.mkdtemp(), "f"), "w")
+    >>> x = f.create("x", data=np.arange(10, dtype="i4"))
+    >>> x.dtype, x.shape, len(x)
+    (dtype('int32'), (10,), 10)
+    >>> x[[7, 2, 2]]
+    array([7, 2, 2], dtype=int32)
+    >>> x[x[:] % 3 == 0] = -1
+    >>> x.read(0, 4, dtype="f8")
+    array([-1.,  1.,  2., -1.])
+    >>> f.close()
+    """
+
+    def __init__(self, handle: Any, file: File | None = None) -> None:
+        L = lib()
+        self._h: Any = handle
+        self._lock = threading.Lock()
+        self._file_ref = weakref.ref(file) if file is not None else None
+        self._finalizer = weakref.finalize(self, _release, handle)
+        self._name = string(L.cf_column_name(handle))
+        self._path = string(L.cf_column_path(handle))
+        self._token = string(L.cf_column_dtype(handle))
+        self._dtype = from_token(self._token)
+        self._nmemb = int(L.cf_column_nmemb(handle))
+        self._kind = int(L.cf_column_kind(handle))
+        self._writable = bool(L.cf_column_writable(handle))
+        self._file_path = file.path if file is not None else None
+
+    # ------------------------------------------------------------------
+    # plumbing
+
+    def _handle(self) -> Any:
+        h = self._h
+        if h is None:
+            raise ClosedError(f"{self._path}: column {self._name!r} is closed")
+        return h
+
+    def _call(self, fname: str, *args: Any, context: str = "file") -> int:
+        err = new_error()
+        fn = getattr(lib(), fname)
+        with self._lock:
+            rc = fn(self._handle(), *args, err)
+        if rc < 0:
+            raise_error(rc, err, context)
+        return int(rc)
+
+    def _strides(self, arr: np.ndarray) -> tuple[int, int]:
+        if arr.ndim == 1:
+            return arr.strides[0], arr.itemsize
+        return arr.strides[0], arr.strides[1]
+
+    # the three primitives of _indexing.RowIO
+
+    def _read_contig(self, start: int, count: int, out: np.ndarray) -> None:
+        rs, es = self._strides(out)
+        self._call("cf_column_read", start, count, _ptr(out), token(out.dtype), rs, es)
+
+    def _read_sorted(self, rows: np.ndarray, out: np.ndarray) -> None:
+        rs, es = self._strides(out)
+        rows = np.ascontiguousarray(rows, dtype=np.int64)
+        self._call("cf_column_read_rows", ffi.cast("int64_t *", rows.ctypes.data),
+                   len(rows), _ptr(out), token(out.dtype), rs, es)
+
+    def _write_contig(self, start: int, count: int, data: np.ndarray) -> None:
+        rs, es = self._strides(data)
+        self._call("cf_column_write", start, count, _ptr(data), token(data.dtype), rs, es)
+
+    # ------------------------------------------------------------------
+    # description
+
+    @property
+    def name(self) -> str:
+        """The column's name relative to its File (``"1/Position"``)."""
+        return self._name
+
+    @property
+    def path(self) -> str:
+        """The column's directory on disk."""
+        return self._path
+
+    @property
+    def file(self) -> File | None:
+        """The :class:`~colfile.File` this handle was opened through."""
+        return self._file_ref() if self._file_ref is not None else None
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        """The numpy dtype of one element as stored (``dtype('<f8')``,
+        ``dtype('bool')`` for ``<b1``, ``dtype('S7')``)."""
+        return self._dtype
+
+    @property
+    def nmemb(self) -> int:
+        """Elements per row (1 for scalar columns, 0 for header-only)."""
+        return self._nmemb
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes of one element."""
+        return self._dtype.itemsize
+
+    @property
+    def kind(self) -> str:
+        """``"data"``, ``"header-only"`` or ``"attrs-only"``."""
+        return _KINDS.get(self._kind, str(self._kind))
+
+    @property
+    def writable(self) -> bool:
+        """True if opened for writing."""
+        return self._writable
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` was called."""
+        return self._h is None
+
+    @property
+    def size(self) -> int:
+        """Rows in the column."""
+        with self._lock:
+            return int(lib().cf_column_size(self._handle()))
+
+    @property
+    def _row_shape(self) -> tuple[int, ...]:
+        return () if self._nmemb == 1 else (self._nmemb,)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """``(size,)`` when ``nmemb == 1``, else ``(size, nmemb)``."""
+        return (self.size,) + self._row_shape
+
+    @property
+    def ndim(self) -> int:
+        """1 for scalar columns, 2 for vector columns."""
+        return 1 + len(self._row_shape)
+
+    @property
+    def nfile(self) -> int:
+        """Number of blob files."""
+        with self._lock:
+            return int(lib().cf_column_nfile(self._handle()))
+
+    @property
+    def blob_rows(self) -> list[int]:
+        """Rows held by each blob file, in file order."""
+        L = lib()
+        with self._lock:
+            h = self._handle()
+            return [int(L.cf_column_blob_rows(h, i)) for i in range(L.cf_column_nfile(h))]
+
+    @property
+    def attrs(self) -> AttributeManager:
+        """The column's attributes, a mutable mapping (see
+        :class:`~colfile.attrs.AttributeManager`)."""
+        from .attrs import AttributeManager
+
+        return AttributeManager(lambda create: self, self._path)
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __repr__(self) -> str:
+        if self._h is None:
+            return f"<colfile.Column {self._name!r} (closed)>"
+        kind = "" if self._kind == 0 else f" {self.kind}"
+        return (f"<colfile.Column {self._name!r}{kind} shape={self.shape} "
+                f"dtype={self._dtype.str} nfile={self.nfile}>")
+
+    # ------------------------------------------------------------------
+    # life cycle
+
+    def flush(self) -> None:
+        """Commit pending metadata (header checksums) to disk."""
+        self._call("cf_column_flush")
+
+    def close(self) -> None:
+        """Flush and release the handle.  Closing twice is harmless."""
+        with self._lock:
+            h = self._h
+            if h is None:
+                return
+            self._h = None
+            self._finalizer.detach()
+            err = new_error()
+            rc = lib().cf_column_close(h, err)
+        if rc < 0:
+            raise_error(rc, err)
+
+    def __enter__(self) -> Column:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------
+    # reading
+
+    def __getitem__(self, key: Any) -> Any:
+        return _indexing.getitem(self, key, self.size, self._row_shape,
+                                 self._dtype, self._what())
+
+    def __iter__(self) -> Iterator[Any]:
+        """Iterate over rows, reading blocks of rows at a time."""
+        size = self.size
+        step = max(1, (1 << 20) // max(1, self.itemsize * max(self._nmemb, 1)))
+        for start in range(0, size, step):
+            yield from self.read(start, min(size, start + step))
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        return self.read(dtype=dtype)
+
+    def _what(self) -> str:
+        return f"column {self._path!r}"
+
+    def _range(self, start: int, stop: int | None, size: int,
+               default_count: int | None = None) -> tuple[int, int]:
+        if start < 0:
+            start += size
+        if stop is None:
+            stop = size if default_count is None else start + default_count
+        elif stop < 0:
+            stop += size
+        if not 0 <= start <= stop <= size:
+            raise RangeError(f"{self._what()}: rows [{start}, {stop}) are outside "
+                             f"[0, {size})")
+        return start, stop
+
+    def read(self, start: int = 0, stop: int | None = None, out: np.ndarray | None = None,
+             dtype: Any = None) -> np.ndarray:
+        """Read the rows ``start:stop`` (contiguous).
+
+        Parameters
+        ----------
+        start, stop : int
+            Row range; negative values count from the end.  ``stop``
+            defaults to the end, or to ``start + len(out)``.
+        out : numpy.ndarray, optional
+            Where to read to: shape ``(n,)`` or ``(n, nmemb)``, any strides,
+            any dtype the core converts to (kinds i u f c b, or S for
+            byte-string columns).  Filled in place with no intermediate copy.
+        dtype : dtype spec, optional
+            The dtype of the new array when ``out`` is not given (values are
+            converted by libcolfile with numpy's unsafe-cast rules).
+
+        Returns
+        -------
+        numpy.ndarray
+            ``out``, or a new array.
+
+        Examples
+        --------
+        >>> import os, tempfile, numpy as np, colfile
+        >>> f = colfile.File(os.path.join(tempfile.mkdtemp(), "f"), "w")
+        >>> c = f.create("c", data=np.arange(6, dtype="i8"))
+        >>> buf = np.zeros(10, dtype="f4")
+        >>> c.read(1, 4, out=buf[:9:3])
+        array([1., 2., 3.], dtype=float32)
+        >>> buf[:4]
+        array([1., 0., 0., 2.], dtype=float32)
+        >>> f.close()
+        """
+        size = self.size
+        if out is None:
+            start, stop = self._range(start, stop, size)
+            dt = self._dtype if dtype is None else np.dtype(dtype)
+            out = np.empty((stop - start,) + self._row_shape, dt)
+        else:
+            if not isinstance(out, np.ndarray):
+                raise TypeError(f"out must be a numpy array, not {type(out).__name__}")
+            if dtype is not None and np.dtype(dtype) != out.dtype:
+                raise ValueError(f"dtype={dtype!r} contradicts out.dtype={out.dtype}")
+            if not out.flags.writeable:
+                raise ValueError("out is read-only")
+            if out.ndim == 0:
+                raise ValueError("out must have at least one dimension")
+            start, stop = self._range(start, stop, size, default_count=len(out))
+            want = (stop - start,) + self._row_shape
+            ok = out.shape == want or (self._nmemb == 1 and out.shape == want + (1,))
+            if not ok:
+                raise ValueError(f"{self._what()}: out has shape {out.shape}, "
+                                 f"rows {start}:{stop} need {want}")
+        if stop > start:
+            self._read_contig(start, stop - start, out)
+        return out
+
+    # ------------------------------------------------------------------
+    # writing
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        _indexing.setitem(self, key, value, self.size, self._row_shape,
+                          self._dtype, self._what())
+
+    def write(self, start: int, data: Any) -> None:
+        """Write ``data`` (``n`` rows) to rows ``start:start+n``.
+
+        The data keeps its dtype, byte order and strides; libcolfile converts
+        while writing and never modifies the caller's array.
+        """
+        arr = as_array(data, self._dtype)
+        if arr.ndim == 0:
+            raise ValueError("write() needs an array of rows, not a scalar")
+        n = len(arr)
+        size = self.size
+        if start < 0:
+            start += size
+        start, _ = self._range(start, start + n, size)
+        arr = self._rows_of(arr, n)
+        if n:
+            self._write_contig(start, n, arr)
+
+    def _rows_of(self, arr: np.ndarray, n: int) -> np.ndarray:
+        try:
+            return np.broadcast_to(arr, (n,) + self._row_shape)
+        except ValueError:
+            raise ValueError(f"{self._what()}: data of shape {arr.shape} does not fit "
+                             f"rows of shape {self._row_shape}") from None
+
+    def append(self, data: Any, nfile: int = 1) -> None:
+        """Add ``len(data)`` rows at the end, in ``nfile`` new blob files.
+
+        Existing blobs are not touched.
+
+        Examples
+        --------
+        >>> import os, tempfile, numpy as np, colfile
+        >>> f = colfile.File(os.path.join(tempfile.mkdtemp(), "f"), "w")
+        >>> c = f.create("c", "i4")
+        >>> c.append([1, 2, 3]); c.append(np.arange(4), nfile=2)
+        >>> c[:], c.blob_rows
+        (array([1, 2, 3, 0, 1, 2, 3], dtype=int32), [0, 3, 2, 2])
+        >>> f.close()
+        """
+        arr = as_array(data, self._dtype)
+        if arr.ndim == 0:
+            raise ValueError("append() needs an array of rows, not a scalar")
+        n = len(arr)
+        arr = self._rows_of(arr, n)
+        old = self.size
+        self._call("cf_column_grow", n, nfile)
+        if n:
+            self._write_contig(old, n, arr)
+
+    # ------------------------------------------------------------------
+    # attributes (used by attrs.AttributeManager)
+
+    def _attr_get(self, name: str) -> tuple[str, int, bytes]:
+        tok = ffi.new("const char **")
+        nmemb = ffi.new("int64_t *")
+        data = ffi.new("const void **")
+        err = new_error()
+        with self._lock:
+            rc = lib().cf_column_attr_get(self._handle(), name.encode("utf-8"),
+                                          tok, nmemb, data, err)
+            if rc < 0:
+                raise_error(rc, err, "attr")
+            t = string(tok[0])
+            n = int(nmemb[0])
+            width = int(t[2:]) if t[2:].isdigit() else 0
+            nbytes = n * width
+            raw = bytes(ffi.buffer(data[0], nbytes)) if nbytes else b""
+        return t, n, raw
+
+    def _attr_set(self, name: str, tok: str, nmemb: int, data: bytes) -> None:
+        self._call("cf_column_attr_set", name.encode("utf-8"), tok.encode("ascii"),
+                   nmemb, ffi.from_buffer(data) if data else ffi.NULL, context="attr")
+
+    def _attr_delete(self, name: str) -> None:
+        self._call("cf_column_attr_delete", name.encode("utf-8"), context="attr")
+
+    def _attr_names(self) -> list[str]:
+        names = ffi.new("char ***")
+        count = ffi.new("int64_t *")
+        self._call("cf_column_attr_names", names, count)
+        try:
+            return [string(names[0][i]) for i in range(count[0])]
+        finally:
+            lib().cf_names_free(names[0], count[0])
+
+    # ------------------------------------------------------------------
+    # blobs, checksums
+
+    def blob_info(self, i: int) -> dict[str, Any]:
+        """What the metadata says about blob ``i``.
+
+        Returns
+        -------
+        dict
+            ``rows``; ``sum`` (bigfile's running byte sum) and ``fold`` (its
+            SysV fold, as in the header); ``crc32c`` (int, or None when no
+            current CRC32C is recorded).
+        """
+        L = lib()
+        crc = ffi.new("uint32_t *")
+        with self._lock:
+            h = self._handle()
+            rows = int(L.cf_column_blob_rows(h, i))
+            if rows < 0 or i < 0:
+                raise RangeError(f"{self._what()}: no blob {i} "
+                                 f"(nfile is {L.cf_column_nfile(h)})")
+            s = int(L.cf_column_blob_sum(h, i))
+            known = L.cf_column_blob_crc32c(h, i, crc)
+        return {"rows": rows, "sum": s, "fold": fold(s),
+                "crc32c": int(crc[0]) if known else None}
+
+    def checksums(self) -> list[dict[str, Any]]:
+        """:meth:`blob_info` of every blob."""
+        return [self.blob_info(i) for i in range(self.nfile)]
+
+    def verify_blob(self, i: int) -> set[str]:
+        """Read blob ``i`` and compare it with the metadata.
+
+        Returns
+        -------
+        set of str
+            ``{"OK"}``, or some of ``MISSING``, ``SHORT``, ``LONG``,
+            ``SUM_MISMATCH``, ``CRC_MISMATCH``, ``CRC_UNKNOWN``.
+        """
+        status = ffi.new("unsigned *")
+        self._call("cf_column_verify_blob", i, status)
+        bits = int(status[0])
+        found = {name for bit, name in _BLOB_STATUS if bits & bit}
+        return found or {"OK"}
+
+    # ------------------------------------------------------------------
+    # dask
+
+    def to_dask(self) -> dask.array.Array:
+        """A lazy dask array with one chunk per non-empty blob file.
+
+        Each chunk opens the File afresh (read-only) when computed, so the
+        graph pickles and runs on distributed workers.
+
+        Examples
+        --------
+        >>> import os, tempfile, numpy as np, colfile
+        >>> f = colfile.File(os.path.join(tempfile.mkdtemp(), "f"), "w")
+        >>> c = f.create("c", data=np.arange(10.0), nfile=3)
+        >>> c.flush()
+        >>> d = c.to_dask()
+        >>> d.chunks, float(d.sum().compute())
+        (((3, 3, 4),), 45.0)
+        >>> f.close()
+        """
+        import dask.array as da
+
+        if self._file_path is None:
+            raise ValueError("to_dask() needs a column opened through a File")
+        rows = tuple(r for r in self.blob_rows if r > 0) or (0,)
+        chunks: tuple[tuple[int, ...], ...] = (rows,)
+        if self._row_shape:
+            chunks += ((self._nmemb,),)
+        reader = _ChunkReader(self._file_path, self._name, self.shape, self._dtype)
+        arr: dask.array.Array = da.from_array(  # type: ignore[no-untyped-call,unused-ignore]
+            reader, chunks=chunks, lock=False, asarray=True, fancy=False,
+            meta=np.empty((0,) * self.ndim, self._dtype),
+            name=f"colfile-{self._name}-{reader.token()}")
+        return arr
+
+
+class _ChunkReader:
+    """Array-like handed to dask: opens the File per read (picklable)."""
+
+    def __init__(self, file_path: str, name: str, shape: tuple[int, ...],
+                 dtype: np.dtype[Any]) -> None:
+        self.file_path = file_path
+        self.name = name
+        self.shape = shape
+        self.dtype = dtype
+        self.ndim = len(shape)
+
+    def token(self) -> str:
+        from dask.base import tokenize
+
+        return tokenize(self.file_path, self.name, self.shape, self.dtype.str)
+
+    def __dask_tokenize__(self) -> tuple[Any, ...]:
+        return (self.file_path, self.name, self.shape, self.dtype.str)
+
+    def __getitem__(self, key: Any) -> np.ndarray:
+        from .file import File
+
+        with File(self.file_path, "r") as f:
+            return np.asarray(f[self.name][key])

@@ -1,0 +1,144 @@
+"""Datasets: several columns of equal length read as one structured array.
+
+Examples
+--------
+>>> import os, tempfile, numpy as np, colfile
+>>> f = colfile.File(os.path.join(tempfile.mkdtemp(), "f"), "w")
+>>> _ = f.create("id", data=np.arange(4, dtype="i8"))
+>>> _ = f.create("pos", data=np.arange(12.0).reshape(4, 3))
+>>> ds = colfile.Dataset(f, ["id", "pos"])
+>>> len(ds), ds.dtype
+(4, dtype([('id', '<i8'), ('pos', '<f8', (3,))]))
+>>> ds[2]
+np.void((2, [6.0, 7.0, 8.0]), dtype=[('id', '<i8'), ('pos', '<f8', (3,))])
+>>> ds[[3, 0]]["id"]
+array([3, 0])
+>>> f.close()
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from . import _indexing
+from ._dtypes import as_array
+from .column import Column
+from .file import Group
+
+__all__ = ["Dataset"]
+
+
+class Dataset:
+    """Columns of equal length, read and written as a numpy structured array.
+
+    Parameters
+    ----------
+    source : File or Group
+        Where the columns live.
+    columns : sequence of str
+        Column names (relative to ``source``); they become the field names.
+        Vector columns give sub-array fields (``('pos', '<f8', (3,))``).
+
+    Indexing takes the same first-axis indices as :class:`~colfile.Column`
+    (integers give a structured scalar); a field name gives the
+    :class:`~colfile.Column`, a list of names a narrower Dataset.  Assigning
+    a structured array (or anything indexable by field name) writes each
+    column.
+
+    Raises
+    ------
+    ValueError
+        If the columns differ in length.
+    """
+
+    def __init__(self, source: Group, columns: Sequence[str]) -> None:
+        if isinstance(columns, str):
+            columns = [columns]
+        names = list(columns)
+        if not names:
+            raise ValueError("a Dataset needs at least one column")
+        if len(set(names)) != len(names):
+            raise ValueError(f"repeated column names in {names}")
+        self._source = source
+        self._names = names
+        self._cols: dict[str, Column] = {n: source[n] for n in names}
+        sizes = {n: c.size for n, c in self._cols.items()}
+        if len(set(sizes.values())) > 1:
+            raise ValueError(f"columns of a Dataset must have equal lengths: {sizes}")
+        fields = []
+        for n, c in self._cols.items():
+            fields.append((n, c.dtype) if c.nmemb == 1 else (n, c.dtype, (c.nmemb,)))
+        self._dtype = np.dtype(fields)
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        """The structured dtype of one row."""
+        return self._dtype
+
+    @property
+    def columns(self) -> list[str]:
+        """The column (field) names."""
+        return list(self._names)
+
+    @property
+    def size(self) -> int:
+        """Rows (the length of every column)."""
+        return self._cols[self._names[0]].size
+
+    @property
+    def shape(self) -> tuple[int]:
+        """``(size,)``."""
+        return (self.size,)
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __repr__(self) -> str:
+        return f"<colfile.Dataset {self._names} size={self.size}>"
+
+    def _what(self) -> str:
+        return f"dataset {self._names}"
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, str):
+            return self._cols[key]
+        if isinstance(key, list) and key and all(isinstance(k, str) for k in key):
+            return Dataset(self._source, key)
+        sel, _ = _indexing.parse(key, self.size, 0, self._what())
+        out = np.empty(sel.count, self._dtype)
+        for n, c in self._cols.items():
+            _indexing.read(sel, c, out[n])
+        if sel.scalar:
+            return out[0]
+        return out.reshape(sel.shape)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        sel, _ = _indexing.parse(key, self.size, 0, self._what())
+        parts = self._fields_of(value)
+        for n, c in self._cols.items():
+            arr = np.broadcast_to(as_array(parts[n], c.dtype), sel.shape + c._row_shape)
+            arr = arr.reshape((sel.count,) + c._row_shape)
+            _indexing.write(sel, c, arr)
+
+    def _fields_of(self, value: Any) -> dict[str, Any]:
+        try:
+            return {n: value[n] for n in self._names}
+        except (KeyError, ValueError, IndexError, TypeError) as exc:
+            raise ValueError(f"value for {self._what()} must have the fields "
+                             f"{self._names}: {exc}") from None
+
+    def append(self, data: Any, nfile: int = 1) -> None:
+        """Append rows to every column (``data`` has the fields)."""
+        parts = self._fields_of(data)
+        lengths = {n: len(np.asarray(parts[n])) for n in self._names}
+        if len(set(lengths.values())) > 1:
+            raise ValueError(f"appended fields differ in length: {lengths}")
+        for n, c in self._cols.items():
+            c.append(parts[n], nfile=nfile)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        arr: np.ndarray = self[:]
+        return arr if dtype is None else arr.astype(dtype)

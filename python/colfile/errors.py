@@ -1,0 +1,258 @@
+"""The exceptions of colfile.
+
+Every exception derives from :class:`Error` and, where one fits, from the
+matching builtin too, so callers can catch either ``colfile.Error`` or the
+builtin they already know (``KeyError``, ``FileNotFoundError``,
+``IndexError``, ...).
+
+========================== ======================= ===========================
+C code                     exception               also a
+========================== ======================= ===========================
+CF_EIO                     :class:`StorageError`    ``OSError``
+CF_ENOENT (File)           :class:`NoSuchFileError` ``FileNotFoundError``
+CF_ENOENT (column)         :class:`ColumnNotFoundError` ``KeyError``
+CF_ENOENT (attribute)      :class:`AttributeNotFoundError` ``KeyError``
+CF_EEXIST                  :class:`AlreadyExistsError` ``FileExistsError``
+CF_ENAME                   :class:`InvalidNameError` ``ValueError``
+CF_EDTYPE, CF_ECAST        :class:`DTypeError`      ``TypeError``
+CF_EFORMAT, CF_ESHORT,     :class:`FormatError`
+CF_ENOTFILE
+CF_ERANGE                  :class:`RangeError`      ``IndexError``
+CF_ENOMEM                  :class:`OutOfMemoryError` ``MemoryError``
+CF_EARG                    :class:`InvalidArgumentError` ``ValueError``
+CF_ECHECKSUM               :class:`ChecksumError`
+CF_EREADONLY               :class:`ReadOnlyError`   ``PermissionError``
+CF_EKIND                   :class:`ColumnKindError` ``TypeError``
+(closed handle)            :class:`ClosedError`     ``ValueError``
+========================== ======================= ===========================
+
+The message of an exception raised for a failing C call is the C message,
+which names the path and the problem.  ``exc.code`` holds the C code (0 for
+errors detected in Python) and ``exc.code_name`` its name (``"CF_ENOENT"``).
+
+Examples
+--------
+>>> import colfile
+>>> issubclass(colfile.ColumnNotFoundError, KeyError)
+True
+>>> issubclass(colfile.NoSuchFileError, FileNotFoundError)
+True
+"""
+
+from __future__ import annotations
+
+from typing import Any, NoReturn
+
+__all__ = [
+    "Error",
+    "StorageError",
+    "NoSuchFileError",
+    "ColumnNotFoundError",
+    "AttributeNotFoundError",
+    "AlreadyExistsError",
+    "InvalidNameError",
+    "DTypeError",
+    "FormatError",
+    "RangeError",
+    "OutOfMemoryError",
+    "InvalidArgumentError",
+    "ChecksumError",
+    "ReadOnlyError",
+    "ColumnKindError",
+    "ClosedError",
+]
+
+# The stable values of colfile_errors.h.
+CF_OK = 0
+CF_EIO = -1
+CF_ENOENT = -2
+CF_EEXIST = -3
+CF_ENAME = -4
+CF_EDTYPE = -5
+CF_ECAST = -6
+CF_EFORMAT = -7
+CF_ERANGE = -8
+CF_ENOMEM = -9
+CF_EARG = -10
+CF_ECHECKSUM = -11
+CF_EREADONLY = -12
+CF_ESHORT = -13
+CF_ENOTFILE = -14
+CF_EKIND = -15
+
+CODE_NAMES = {
+    CF_OK: "CF_OK",
+    CF_EIO: "CF_EIO",
+    CF_ENOENT: "CF_ENOENT",
+    CF_EEXIST: "CF_EEXIST",
+    CF_ENAME: "CF_ENAME",
+    CF_EDTYPE: "CF_EDTYPE",
+    CF_ECAST: "CF_ECAST",
+    CF_EFORMAT: "CF_EFORMAT",
+    CF_ERANGE: "CF_ERANGE",
+    CF_ENOMEM: "CF_ENOMEM",
+    CF_EARG: "CF_EARG",
+    CF_ECHECKSUM: "CF_ECHECKSUM",
+    CF_EREADONLY: "CF_EREADONLY",
+    CF_ESHORT: "CF_ESHORT",
+    CF_ENOTFILE: "CF_ENOTFILE",
+    CF_EKIND: "CF_EKIND",
+}
+
+
+class Error(Exception):
+    """Base class of every colfile exception.
+
+    Attributes
+    ----------
+    code : int
+        The negative ``CF_E*`` code of the failing C call, or 0 when the error
+        was detected by the Python layer.
+    """
+
+    code: int = 0
+
+    def __init__(self, message: str, code: int = 0) -> None:
+        super().__init__(message)
+        self.code = code
+
+    @property
+    def code_name(self) -> str:
+        """The symbolic name of :attr:`code`, e.g. ``"CF_ENOENT"``."""
+        return CODE_NAMES.get(self.code, "CF_UNKNOWN")
+
+    def __str__(self) -> str:
+        # KeyError (and OSError with one argument) would quote or mangle it.
+        return str(self.args[0]) if self.args else ""
+
+
+class StorageError(Error, OSError):
+    """A system call failed (CF_EIO)."""
+
+
+class NoSuchFileError(Error, FileNotFoundError):
+    """The File, or a data file of a column, does not exist (CF_ENOENT)."""
+
+
+class ColumnNotFoundError(Error, KeyError):
+    """No column (or group) of that name (CF_ENOENT when opening a column)."""
+
+
+class AttributeNotFoundError(Error, KeyError):
+    """No attribute of that name (CF_ENOENT from an attribute call)."""
+
+
+class AlreadyExistsError(Error, FileExistsError):
+    """The File exists and was to be created exclusively (CF_EEXIST)."""
+
+
+class InvalidNameError(Error, ValueError):
+    """A column, group or attribute name is not allowed (CF_ENAME)."""
+
+
+class DTypeError(Error, TypeError):
+    """A dtype colfile cannot store, or a conversion it cannot do
+    (CF_EDTYPE, CF_ECAST)."""
+
+
+class FormatError(Error):
+    """Damaged or foreign metadata or data on disk
+    (CF_EFORMAT, CF_ESHORT, CF_ENOTFILE)."""
+
+
+class RangeError(Error, IndexError):
+    """Rows outside the column (CF_ERANGE, or an index out of bounds)."""
+
+
+class OutOfMemoryError(Error, MemoryError):
+    """The library ran out of memory (CF_ENOMEM)."""
+
+
+class InvalidArgumentError(Error, ValueError):
+    """An argument the library rejected (CF_EARG)."""
+
+
+class ChecksumError(Error):
+    """Data does not match its recorded checksum (CF_ECHECKSUM)."""
+
+
+class ReadOnlyError(Error, PermissionError):
+    """A write through a File or column opened read-only (CF_EREADONLY)."""
+
+
+class ColumnKindError(Error, TypeError):
+    """The operation does not fit this kind of column, e.g. reading rows of a
+    header-only block (CF_EKIND)."""
+
+
+class ClosedError(Error, ValueError):
+    """Use of a closed File, column or attribute set."""
+
+
+_BY_CODE: dict[int, type[Error]] = {
+    CF_EIO: StorageError,
+    CF_ENOENT: NoSuchFileError,
+    CF_EEXIST: AlreadyExistsError,
+    CF_ENAME: InvalidNameError,
+    CF_EDTYPE: DTypeError,
+    CF_ECAST: DTypeError,
+    CF_EFORMAT: FormatError,
+    CF_ERANGE: RangeError,
+    CF_ENOMEM: OutOfMemoryError,
+    CF_EARG: InvalidArgumentError,
+    CF_ECHECKSUM: ChecksumError,
+    CF_EREADONLY: ReadOnlyError,
+    CF_ESHORT: FormatError,
+    CF_ENOTFILE: FormatError,
+    CF_EKIND: ColumnKindError,
+}
+
+# What CF_ENOENT means depends on what was asked for.
+_ENOENT_BY_CONTEXT: dict[str, type[Error]] = {
+    "file": NoSuchFileError,
+    "column": ColumnNotFoundError,
+    "attr": AttributeNotFoundError,
+}
+
+
+def error_class(code: int, context: str = "file") -> type[Error]:
+    """The exception class for a C code.
+
+    Parameters
+    ----------
+    code : int
+        A negative ``CF_E*`` value.
+    context : {'file', 'column', 'attr'}
+        What the failing call looked up; decides the class of ``CF_ENOENT``.
+
+    Examples
+    --------
+    >>> from colfile.errors import error_class, CF_ENOENT
+    >>> error_class(CF_ENOENT, "column").__name__
+    'ColumnNotFoundError'
+    """
+    if code == CF_ENOENT:
+        return _ENOENT_BY_CONTEXT.get(context, NoSuchFileError)
+    return _BY_CODE.get(code, Error)
+
+
+def raise_error(rc: int, err: Any, context: str = "file") -> NoReturn:
+    """Raise the exception for a failing return code ``rc`` and its
+    ``cf_error *`` record ``err`` (a cffi pointer)."""
+    from . import _ffi
+
+    code = int(err.code) if err is not None and err.code else rc
+    message = ""
+    if err is not None:
+        message = _ffi.ffi.string(err.message).decode("utf-8", "replace")
+    if not message:
+        message = f"libcolfile failed with {CODE_NAMES.get(code, code)}"
+    raise error_class(code, context)(message, code)
+
+
+def check(rc: int, err: Any, context: str = "file") -> int:
+    """Return ``rc`` if it is not negative, else raise (see
+    :func:`raise_error`)."""
+    if rc < 0:
+        raise_error(rc, err, context)
+    return rc

@@ -1,0 +1,47 @@
+"""Shared fixtures of the Python tests.
+
+Tests that need libcolfile use the ``lib`` fixture (or a fixture built on
+it).  When no library can be found at all (no ``colfile/_lib`` copy, no
+``$COLFILE_LIBRARY``, nothing on the system path) they are skipped with that
+reason; when ``$COLFILE_LIBRARY`` names a library that fails to load, they
+fail.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = REPO.parent / "shared" / "fixtures" / "bigfile-0.1.52"
+
+
+@pytest.fixture(scope="session")
+def lib() -> Any:
+    from colfile import _ffi
+
+    try:
+        return _ffi.lib()
+    except ImportError as exc:
+        if os.environ.get("COLFILE_LIBRARY"):
+            raise
+        pytest.skip(f"libcolfile not available: {exc}")
+
+
+@pytest.fixture
+def path(tmp_path: Path, lib: Any) -> str:
+    """A path for a new File (does not exist yet)."""
+    return str(tmp_path / "f")
+
+
+@pytest.fixture
+def wfile(path: str, lib: Any) -> Iterator[Any]:
+    """A File open for writing, closed after the test."""
+    import colfile
+
+    f = colfile.File(path, "w")
+    yield f
+    f.close()

@@ -1,0 +1,151 @@
+"""The cffi declarations match the public C headers."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from colfile import _ffi
+
+INCLUDE = Path(__file__).parents[2] / "include"
+
+
+def _strip_comments(text: str) -> str:
+    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+    return re.sub(r"//[^\n]*", " ", text)
+
+
+def _count_params(params: str) -> int:
+    params = params.strip()
+    if params in ("", "void"):
+        return 0
+    depth, count = 0, 1
+    for ch in params:
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            count += 1
+    return count
+
+
+def _functions(text: str, marker: str | None) -> dict[str, int]:
+    """name -> parameter count of the ``cf_*`` function declarations in C
+    text (with ``marker``: only those declared after that macro)."""
+    found = {}
+    for stmt in _strip_comments(text).split(";"):
+        if marker:
+            if marker not in stmt:
+                continue
+            stmt = stmt.split(marker)[-1]
+        else:
+            stmt = re.split(r"[{}]", stmt)[-1]
+            stmt = "\n".join(line for line in stmt.splitlines()
+                             if not line.strip().startswith("#"))
+        m = re.fullmatch(r"\s*[A-Za-z_][\w\s\*]*?[\s\*](cf_\w+)\s*\((.*)\)\s*", stmt, re.S)
+        if m:
+            found[m.group(1)] = _count_params(m.group(2))
+    return found
+
+
+def header_functions() -> dict[str, int]:
+    found = _functions((INCLUDE / "colfile.h").read_text(), "CF_API")
+    found.update(_functions((INCLUDE / "colfile_errors.h").read_text(), "CF__ERRORS_API"))
+    return found
+
+
+def test_parser_sees_the_api() -> None:
+    funcs = header_functions()
+    # a few anchors, so a broken regex cannot pass vacuously
+    assert funcs["cf_version"] == 0
+    assert funcs["cf_column_read"] == 8
+    assert funcs["cf_file_open"] == 4
+    assert funcs["cf_error_name"] == 1
+    declared = len(re.findall(r"^\s*CF_API\b", _strip_comments(
+        (INCLUDE / "colfile.h").read_text()), re.M))
+    assert len(funcs) == declared + 2  # + cf_error_name, cf_error_text
+
+
+def test_cdef_declares_every_api_function() -> None:
+    header = header_functions()
+    cdef = _functions(_ffi.CDEF, None)
+    missing = sorted(set(header) - set(cdef))
+    extra = sorted(set(cdef) - set(header))
+    assert not missing, f"functions of include/*.h missing from _ffi.CDEF: {missing}"
+    assert not extra, f"functions in _ffi.CDEF that the headers do not declare: {extra}"
+    wrong = {n: (header[n], cdef[n]) for n in header if header[n] != cdef[n]}
+    assert not wrong, f"parameter counts differ (header, cdef): {wrong}"
+
+
+def test_cdef_constants_match_headers() -> None:
+    text = _strip_comments((INCLUDE / "colfile.h").read_text()
+                           + (INCLUDE / "colfile_errors.h").read_text())
+    consts = {m.group(1): int(m.group(2), 0)
+              for m in re.finditer(r"\b(CF_(?:OPEN|KIND|BLOB)_\w+)\s*=\s*(0x[0-9a-fA-F]+|\d+)", text)}
+    consts.update({m.group(1): int(m.group(2))
+                   for m in re.finditer(r"X\((CF_E?\w+),\s*(-?\d+)", text)})
+    assert len(consts) > 25
+    declared = {}
+    for enum in ("cf_error_code", "cf_open_flags", "cf_column_kind", "cf_blob_status"):
+        declared.update(_ffi.ffi.typeof(f"enum {enum}").relements)
+    for name, value in consts.items():
+        assert declared.get(name) == value, name
+    size = int(re.search(r"#define CF_ERROR_MESSAGE_MAX (\d+)", text).group(1))
+    fields = dict(_ffi.ffi.typeof("cf_error").fields)
+    assert _ffi.ffi.sizeof(fields["message"].type) == size
+
+
+def test_error_codes_in_python_match_headers() -> None:
+    from colfile import errors
+
+    text = (INCLUDE / "colfile_errors.h").read_text()
+    for name, value in re.findall(r"X\((CF_E?\w+),\s*(-?\d+)", text):
+        assert getattr(errors, name) == int(value)
+        assert errors.CODE_NAMES[int(value)] == name
+
+
+def test_loaded_library_has_the_declared_signatures(lib: Any) -> None:
+    for name, nparams in header_functions().items():
+        fn = getattr(lib, name)  # raises if the symbol is not exported
+        assert len(_ffi.ffi.typeof(fn).args) == nparams, name
+
+
+def test_library_version(lib: Any) -> None:
+    import colfile
+
+    text = (INCLUDE / "colfile.h").read_text()
+    major, minor, patch = (int(re.search(rf"#define CF_VERSION_{k} (\d+)", text).group(1))
+                           for k in ("MAJOR", "MINOR", "PATCH"))
+    assert colfile.library_version() == f"{major}.{minor}.{patch}"
+
+
+def test_error_names_agree_with_library(lib: Any) -> None:
+    from colfile import errors
+
+    for code, name in errors.CODE_NAMES.items():
+        assert _ffi.ffi.string(lib.cf_error_name(code)).decode() == name
+
+
+def test_missing_library_message(tmp_path: Path) -> None:
+    import glob
+    import os
+    import subprocess
+    import sys
+
+    import colfile
+
+    pkg = Path(colfile.__file__).parent
+    if glob.glob(str(pkg / "_lib" / "libcolfile*")):
+        return  # an installed wheel carries its own library: nothing to miss
+    env = dict(os.environ, COLFILE_LIBRARY=str(tmp_path / "nope.so"),
+               PYTHONPATH=str(pkg.parent), LD_LIBRARY_PATH="")
+    code = ("import colfile\n"
+            "try:\n    colfile.File('x')\n"
+            "except ImportError as e:\n    print('IMPORTERROR', e)\n")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, cwd=tmp_path, timeout=60).stdout
+    if "IMPORTERROR" not in out:  # a system-wide libcolfile was found instead
+        return
+    assert "COLFILE_LIBRARY" in out and "nope.so" in out
