@@ -206,6 +206,9 @@ CF_API int64_t cf_column_nfile(const cf_column *c);      /* blobs */
 CF_API int64_t cf_column_blob_rows(const cf_column *c, int64_t i);
 /* The bigfile running byte sum of blob i as it stands in the header. */
 CF_API uint32_t cf_column_blob_sum(const cf_column *c, int64_t i);
+/* The SysV fold of a bigfile running byte sum (what `sum -s` prints):
+ * r = (s & 0xffff) + (s >> 16); fold = (r & 0xffff) + (r >> 16). */
+CF_API uint32_t cf_checksum_fold(uint32_t raw);
 /* The CRC32C of blob i's data bytes: returns 1 and sets *crc if known and
  * current, 0 if unknown (file written by another tool, or stale). */
 CF_API int cf_column_blob_crc32c(const cf_column *c, int64_t i, uint32_t *crc);
@@ -238,6 +241,14 @@ CF_API int cf_column_read_rows(cf_column *c, const int64_t *rows, int64_t count,
 CF_API int cf_column_write(cf_column *c, int64_t start, int64_t count,
                     const void *buf, const char *buf_dtype,
                     int64_t row_stride, int64_t elem_stride, cf_error *err);
+
+/* Write the `count` rows listed in `rows` (strictly increasing, each in
+ * [0, size)) from consecutive source rows laid out as in cf_column_read.
+ * Runs of consecutive rows are written as single ranges.  CF_EARG if the
+ * list is not strictly increasing, CF_ERANGE if a row is out of range. */
+CF_API int cf_column_write_rows(cf_column *c, const int64_t *rows, int64_t count,
+                         const void *buf, const char *buf_dtype,
+                         int64_t row_stride, int64_t elem_stride, cf_error *err);
 
 /* Add `nfile` new blobs after the existing ones holding `rows` rows split
  * as in cf_column_create (nfile >= 1, or nfile 0 with rows 0).  Existing

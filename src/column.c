@@ -493,6 +493,11 @@ uint32_t cf_column_blob_sum(const cf_column *c, int64_t i)
     return (i >= 0 && i < c->h.nfile) ? c->h.sums[i] : 0;
 }
 
+uint32_t cf_checksum_fold(uint32_t raw)
+{
+    return cf__sysv_fold(raw);
+}
+
 int cf_column_blob_crc32c(const cf_column *c, int64_t i, uint32_t *crc)
 {
     if (i < 0 || i >= c->h.nfile || !c->crc_known[i]) return 0;
@@ -829,23 +834,18 @@ static int note_segment(cf_column *c, int64_t i, int64_t off, int64_t len, uint3
     return 0;
 }
 
-int cf_column_write(cf_column *c, int64_t start, int64_t count,
-                    const void *buf, const char *buf_dtype,
-                    int64_t row_stride, int64_t elem_stride, cf_error *err)
+/* Write `count` rows from `start`, taken from the caller's buffer starting
+ * at flat element e0 of the view. */
+static int write_range(cf_column *c, int64_t start, int64_t count, const buffer_view *v, int64_t e0,
+                       cf_error *err)
 {
-    if (!c) return CF_FAIL(err, CF_EARG, "cf_column_write: NULL column");
-    if (!c->writable) return CF_FAIL(err, CF_EREADONLY, "%s: column is open read-only", c->path);
-    int rc = check_range(c, start, count, err);
-    if (rc || count == 0 || c->h.nmemb == 0) return rc;
-    if (!buf) return CF_FAIL(err, CF_EARG, "%s: NULL buffer", c->path);
-    buffer_view v;
-    if ((rc = make_view(c, &v, buf, buf_dtype, row_stride, elem_stride, 1, err))) return rc;
     int64_t w = c->h.dtype.width;
-    if (w > CF__CHUNK_BYTES && !v.direct)
+    int rc;
+    if (w > CF__CHUNK_BYTES && !v->direct)
         return CF_FAIL(err, CF_EDTYPE, "%s: elements of %lld bytes are too wide to convert", c->path, (long long)w);
-    if (!v.direct && (rc = need_scratch(c, err))) return rc;
+    if (!v->direct && (rc = need_scratch(c, err))) return rc;
     int64_t chunk_elems = CF__CHUNK_BYTES / w > 0 ? CF__CHUNK_BYTES / w : 1;
-    int64_t row = start, e = 0;
+    int64_t row = start, e = e0;
     while (count > 0) {
         int64_t b = locate(c, row);
         int64_t in_blob = c->first_row[b + 1] - row;
@@ -858,10 +858,10 @@ int cf_column_write(cf_column *c, int64_t start, int64_t count,
         while (elems > 0) {
             int64_t n = elems < chunk_elems ? elems : chunk_elems;
             const unsigned char *p;
-            if (v.direct) {
-                p = (const unsigned char *)v.base + e * w;
+            if (v->direct) {
+                p = (const unsigned char *)v->base + e * w;
             } else {
-                gather(c, &v, e, n, c->scratch);
+                gather(c, v, e, n, c->scratch);
                 p = c->scratch;
             }
             /* Checksums while the chunk is in cache, then the write. */
@@ -878,6 +878,57 @@ int cf_column_write(cf_column *c, int64_t start, int64_t count,
         if ((rc = note_segment(c, b, off0, off - off0, crc, err))) return rc;
         row += in_blob;
         count -= in_blob;
+    }
+    return 0;
+}
+
+static int check_writable(const cf_column *c, cf_error *err)
+{
+    if (!c->writable) return CF_FAIL(err, CF_EREADONLY, "%s: column is open read-only", c->path);
+    return 0;
+}
+
+int cf_column_write(cf_column *c, int64_t start, int64_t count,
+                    const void *buf, const char *buf_dtype,
+                    int64_t row_stride, int64_t elem_stride, cf_error *err)
+{
+    if (!c) return CF_FAIL(err, CF_EARG, "cf_column_write: NULL column");
+    int rc = check_writable(c, err);
+    if (rc == 0) rc = check_range(c, start, count, err);
+    if (rc || count == 0 || c->h.nmemb == 0) return rc;
+    if (!buf) return CF_FAIL(err, CF_EARG, "%s: NULL buffer", c->path);
+    buffer_view v;
+    if ((rc = make_view(c, &v, buf, buf_dtype, row_stride, elem_stride, 1, err))) return rc;
+    return write_range(c, start, count, &v, 0, err);
+}
+
+int cf_column_write_rows(cf_column *c, const int64_t *rows, int64_t count,
+                         const void *buf, const char *buf_dtype,
+                         int64_t row_stride, int64_t elem_stride, cf_error *err)
+{
+    if (!c) return CF_FAIL(err, CF_EARG, "cf_column_write_rows: NULL column");
+    int rc = check_writable(c, err);
+    if (rc == 0) rc = check_range(c, 0, 0, err);
+    if (rc || count == 0) return rc;
+    if (count < 0 || !rows || !buf) return CF_FAIL(err, CF_EARG, "%s: bad row list", c->path);
+    for (int64_t i = 0; i < count; i++) {
+        if (rows[i] < 0 || rows[i] >= c->size)
+            return CF_FAIL(err, CF_ERANGE, "%s: row %lld is outside the column's %lld rows",
+                           c->path, (long long)rows[i], (long long)c->size);
+        if (i > 0 && rows[i] <= rows[i - 1])
+            return CF_FAIL(err, CF_EARG, "%s: row list is not strictly increasing (row %lld after %lld)",
+                           c->path, (long long)rows[i], (long long)rows[i - 1]);
+    }
+    if (c->h.nmemb == 0) return 0;
+    buffer_view v;
+    if ((rc = make_view(c, &v, buf, buf_dtype, row_stride, elem_stride, 1, err))) return rc;
+    /* Runs of consecutive rows are written as one range. */
+    int64_t i = 0;
+    while (i < count) {
+        int64_t j = i + 1;
+        while (j < count && rows[j] == rows[j - 1] + 1) j++;
+        if ((rc = write_range(c, rows[i], j - i, &v, i * c->h.nmemb, err))) return rc;
+        i = j;
     }
     return 0;
 }

@@ -103,6 +103,7 @@ int64_t cf_column_size(const cf_column *c);
 int64_t cf_column_nfile(const cf_column *c);
 int64_t cf_column_blob_rows(const cf_column *c, int64_t i);
 uint32_t cf_column_blob_sum(const cf_column *c, int64_t i);
+uint32_t cf_checksum_fold(uint32_t raw);
 int cf_column_blob_crc32c(const cf_column *c, int64_t i, uint32_t *crc);
 int cf_column_read(cf_column *c, int64_t start, int64_t count,
                    void *buf, const char *buf_dtype,
@@ -113,6 +114,9 @@ int cf_column_read_rows(cf_column *c, const int64_t *rows, int64_t count,
 int cf_column_write(cf_column *c, int64_t start, int64_t count,
                     const void *buf, const char *buf_dtype,
                     int64_t row_stride, int64_t elem_stride, cf_error *err);
+int cf_column_write_rows(cf_column *c, const int64_t *rows, int64_t count,
+                         const void *buf, const char *buf_dtype,
+                         int64_t row_stride, int64_t elem_stride, cf_error *err);
 int cf_column_grow(cf_column *c, int64_t rows, int64_t nfile, cf_error *err);
 enum cf_blob_status {
     CF_BLOB_OK = 0, CF_BLOB_MISSING = 1, CF_BLOB_SHORT = 2, CF_BLOB_LONG = 4,

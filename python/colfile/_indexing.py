@@ -52,6 +52,8 @@ class RowIO(Protocol):
 
     def _write_contig(self, start: int, count: int, data: np.ndarray) -> None: ...
 
+    def _write_sorted(self, rows: np.ndarray, data: np.ndarray) -> None: ...
+
 
 class Rows:
     """A selection of rows, in the order of the result.
@@ -278,8 +280,10 @@ def write(sel: Rows, io: RowIO, data: np.ndarray) -> None:
         if step == 1:
             io._write_contig(start, n, data)
         else:
-            for i in range(n):
-                io._write_contig(start + i * step, 1, data[i:i + 1])
+            for i0 in range(0, n, ROWS_PER_CALL):
+                m = min(ROWS_PER_CALL, n - i0)
+                rows = start + step * np.arange(i0, i0 + m, dtype=np.int64)
+                io._write_sorted(rows, data[i0:i0 + m])
         return
     if sel.is_run:
         io._write_contig(int(sel.rows[0]), n, data)
@@ -295,10 +299,8 @@ def write(sel: Rows, io: RowIO, data: np.ndarray) -> None:
             pick = (np.arange(n) if order is None else order)[last]
             srt = srt[last]
     vals = data if pick is None else data[pick]
-    breaks = np.flatnonzero(np.diff(srt) != 1) + 1
-    bounds = [0, *breaks.tolist(), len(srt)]
-    for a, b in zip(bounds[:-1], bounds[1:]):
-        io._write_contig(int(srt[a]), b - a, vals[a:b])
+    # One C call writes the strictly increasing rows, in runs.
+    io._write_sorted(srt, vals)
 
 
 def _finish(sel: Rows, rest: tuple[Any, ...], block: np.ndarray,

@@ -64,8 +64,7 @@ def fold(rawsum: int) -> int:
     >>> fold(96585)
     31050
     """
-    r = (rawsum & 0xFFFF) + (rawsum >> 16)
-    return (r & 0xFFFF) + (r >> 16)
+    return int(lib().cf_checksum_fold(rawsum))
 
 
 class Column:
@@ -155,6 +154,12 @@ class Column:
     def _write_contig(self, start: int, count: int, data: np.ndarray) -> None:
         rs, es = self._strides(data)
         self._call("cf_column_write", start, count, _ptr(data), token(data.dtype), rs, es)
+
+    def _write_sorted(self, rows: np.ndarray, data: np.ndarray) -> None:
+        rs, es = self._strides(data)
+        rows = np.ascontiguousarray(rows, dtype=np.int64)
+        self._call("cf_column_write_rows", ffi.cast("int64_t *", rows.ctypes.data),
+                   len(rows), _ptr(data), token(data.dtype), rs, es)
 
     # ------------------------------------------------------------------
     # description

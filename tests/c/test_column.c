@@ -143,6 +143,16 @@ static void test_read_rows(void)
     int64_t out[9];
     CHECK_OK(cf_column_read_rows(c, rows, n, out, "i8", 8, 8, &err), &err);
     for (int64_t i = 0; i < n; i++) CHECK_EQ_INT(out[i], rows[i] * 7);
+    /* Scattered writes: runs and single rows, int64 source into int32. */
+    int64_t wrows[] = { 3, 4, 5, 14286, 99998 };
+    int64_t wvals[] = { -1, -2, -3, -4, -5 };
+    CHECK_OK(cf_column_write_rows(c, wrows, 5, wvals, "i8", 8, 8, &err), &err);
+    CHECK_OK(cf_column_read_rows(c, wrows, 5, out, "i8", 8, 8, &err), &err);
+    CHECK_EQ_MEM(out, wvals, sizeof wvals);
+    CHECK_OK(cf_column_read(c, 2, 1, out, "i8", 8, 8, &err), &err);
+    CHECK_EQ_INT(out[0], 14);
+    int64_t repeated[] = { 3, 3 };
+    CHECK_FAILS(cf_column_write_rows(c, repeated, 2, wvals, "i8", 8, 8, &err), CF_EARG, &err, "strictly");
     int64_t unsorted[] = { 5, 1 };
     CHECK_FAILS(cf_column_read_rows(c, unsorted, 2, out, "i8", 8, 8, &err), CF_EARG, &err, "not sorted");
     int64_t outside[] = { 1, N };

@@ -29,13 +29,6 @@ __all__ = ["main", "build_parser"]
 PROG = "colfile"
 
 EPILOG = """\
-commands:
-  ls      list columns and groups with dtype, shape, nfile and size
-  cat     print rows of columns as aligned text or CSV
-  attrs   show, get, set or delete attributes of the File, a group or a column
-  check   verify every blob against its header sums and CRC32C
-  rm      remove columns
-
 examples:
   colfile ls snapshot                     tree of all columns
   colfile ls -l snapshot 1/Position       with attributes and blob checksums
@@ -115,6 +108,17 @@ def _report(message: str, hint: str | None = None) -> None:
         pass
 
 
+def _tolerant_output() -> None:
+    """Never fail on a character the terminal's encoding lacks."""
+    for stream in (sys.stdout, sys.stderr):
+        enc = (getattr(stream, "encoding", None) or "").lower().replace("-", "")
+        if enc and enc != "utf8" and hasattr(stream, "reconfigure"):
+            try:
+                stream.reconfigure(errors="backslashreplace")
+            except (AttributeError, ValueError, OSError):
+                pass
+
+
 def _debug() -> bool:
     return os.environ.get("COLFILE_DEBUG", "") not in ("", "0")
 
@@ -129,6 +133,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     status instead of exiting."""
     if argv is None:
         argv = sys.argv[1:]
+    _tolerant_output()
     argv = list(argv)
     parser = build_parser()
     try:
@@ -137,8 +142,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         # nargs="*" positional already matched empty (`ls PATH -l COL`); the
         # commands with such a list name it in _extra_positionals.
         dest = getattr(args, "_extra_positionals", None)
-        if extra and dest and not any(a.startswith("-") and a != "-" for a in extra):
-            setattr(args, dest, list(getattr(args, dest) or []) + extra)
+        current = getattr(args, dest, None) if dest else None
+        plain = not any(a.startswith("-") and a != "-" for a in extra)
+        if extra and dest and plain and isinstance(current, list):
+            setattr(args, dest, current + extra)
+        elif extra and dest and plain and len(extra) == 1 and current is None:
+            setattr(args, dest, extra[0])  # an optional single positional (attrs OBJECT)
         elif extra:
             cmd = f"{PROG} {args.command}" if getattr(args, "command", None) else PROG
             raise UsageError(f"unrecognized arguments: {' '.join(extra)}",

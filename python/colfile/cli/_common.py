@@ -98,6 +98,10 @@ def select_columns(f: Any, names: Sequence[str], listing: list[str] | None = Non
     if listing is None:
         listing = f.columns
     if not names:
+        if not listing and os.path.isfile(os.path.join(f.path, "header")):
+            parent, base = os.path.split(os.path.normpath(f.path))
+            raise CliError(f"{f.path} is a column, not a File; name the File and the "
+                           f"column: {parent or '.'} {base}")
         return list(listing)
     listed = set(listing)
     out: list[str] = []
@@ -324,16 +328,18 @@ def dump_json(obj: Any, out: TextIO) -> None:
 
 
 def table(rows: Sequence[Sequence[str]], right: Sequence[bool] = (), sep: str = "  ",
-          ) -> list[str]:
+          cap: int = 40) -> list[str]:
     """Align rows of cells; ``right[i]`` right-aligns column ``i``.  The last
-    cell of a row is not padded."""
+    cell of a row is not padded; cells longer than ``cap`` do not widen
+    their column (they overflow their row only)."""
     if not rows:
         return []
     ncol = max(len(r) for r in rows)
     widths = [0] * ncol
     for r in rows:
         for i, c in enumerate(r):
-            widths[i] = max(widths[i], len(c))
+            if len(c) <= cap:
+                widths[i] = max(widths[i], len(c))
     lines = []
     for r in rows:
         cells = []
@@ -374,7 +380,7 @@ class Progress:
         self.verb = verb
         self.interval = 1.0 / rate
         self.start = time.monotonic()
-        self._last = 0.0
+        self._last = float("-inf")
         self._width = 0
         self._label = ""
         self._closed = False
@@ -419,7 +425,7 @@ class Progress:
     def clear(self) -> None:
         """Blank the bar (before other output on the same terminal); the next
         :meth:`advance` draws it again."""
-        if not self.enabled or not self._width:
+        if not self.enabled or not self._width or self._closed:
             return
         try:
             self.stream.write("\r" + " " * self._width + "\r")
@@ -427,7 +433,7 @@ class Progress:
         except (OSError, ValueError):
             self.enabled = False
         self._width = 0
-        self._last = 0.0
+        self._last = float("-inf")
 
     def close(self) -> None:
         """Draw the final state and end the line."""
@@ -443,6 +449,7 @@ class Progress:
             self.stream.flush()
         except (OSError, ValueError):
             pass
+        self._width = 0
 
 
 def want_progress(flag: bool | None, stream: TextIO | None = None) -> bool:

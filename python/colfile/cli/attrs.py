@@ -72,7 +72,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p = sub.add_parser("attrs", help=HELP, description=DESCRIPTION, epilog=EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("path", metavar="PATH", help="the File (a directory)")
-    p.add_argument("object", metavar="OBJECT", nargs="?", default=".",
+    p.add_argument("object", metavar="OBJECT", nargs="?", default=None,
                    help="column, '.' (the File, default) or 'group/.'")
     p.add_argument("--get", metavar="NAME", action=_Action, const="get", dest="actions",
                    help="print the value of attribute NAME")
@@ -84,7 +84,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                    help="store the values of --set with this dtype")
     p.add_argument("--json", action="store_true",
                    help="JSON output (listing: name -> {dtype, nmemb, value})")
-    p.set_defaults(actions=[])
+    p.set_defaults(actions=[], _extra_positionals="object")
     return p
 
 
@@ -297,7 +297,7 @@ def run(args: Any) -> int:
             plan.append((kind, val, None))
     out = sys.stdout
     with open_file(args.path, "r+" if writes else "r") as f:
-        am, what = _target(f, args.object)
+        am, what = _target(f, "." if args.object is None else args.object)
         if not plan:
             _print_all(am, args, out)
             return 0

@@ -178,3 +178,11 @@ def test_fixture_writes_go_to_a_copy(cli, writable_copy):
     assert cli("attrs", path, "meta", "--set", "Added=[1, 2]", "--delete", "Version")[0] == 0
     a = _attrs(path, "meta")
     assert "Version" not in a and a["Added"][2].tolist() == [1, 2]
+
+
+def test_object_after_options(cli, sample):
+    want = cli("attrs", sample, "1/Position", "--get", "Unit")
+    assert want == (0, "kpc/h\n", "")
+    assert cli("attrs", sample, "--get", "Unit", "1/Position") == want
+    status, out, err = cli("attrs", sample, ".", "--get", "Unit", "1/Position")
+    assert status == 2 and "unrecognized arguments: 1/Position" in err

@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import re
 
-import pytest
-
 
 def _rows(out: str) -> dict[str, list[str]]:
     """Leaf name -> the cells of its line (name, dtype, shape, nfile, bytes)."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -103,10 +102,7 @@ def test_options_after_positionals(cli, sample):
 
 def test_python_m_help_subprocess(lib):
     """`python -m colfile.cli --help` in a fresh interpreter, same env."""
-    env = dict(os.environ)
-    pkg = str(Path(__file__).resolve().parents[3] / "python")
-    env["PYTHONPATH"] = pkg + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    proc = subprocess.run([sys.executable, "-m", "colfile.cli", "--help"], env=env,
+    proc = subprocess.run([sys.executable, "-m", "colfile.cli", "--help"], env=dict(os.environ),
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("usage: colfile")

@@ -1,0 +1,1458 @@
+"""bigfile 0.1.52's Python API, implemented on colfile.
+
+Code written for bigfile (nbodykit, for one) runs on colfile after changing
+only its import::
+
+    import colfile.compat.bigfile as bigfile
+    from colfile.compat.bigfile import BigFile, BigFileMPI, BigData
+
+The files written are bigfile files (colfile reads and writes bigfile
+0.1.52's on-disk format exactly), so the original library and this module
+can share data in both directions.
+
+What is provided
+----------------
+``File``/``BigFile``, ``FileMPI``/``BigFileMPI``, ``Column``/``BigBlock``,
+``ColumnMPI``/``BigBlockMPI``, ``Dataset``/``BigData``, ``Error``/
+``BigFileError``, ``FileClosedError``/``BigFileClosedError``,
+``ColumnClosedError``/``BigBlockClosedError``, ``set_buffer_size``,
+``check_unique`` and ``__version__`` (``"0.1.52"``, the API level emulated;
+colfile's own version is ``colfile.__version__``).
+
+Semantics kept from bigfile
+---------------------------
+* ``File(filename, create=False)`` opens a directory for reading *and*
+  writing; ``create=True`` makes it if needed (nothing is emptied).
+  ``f.blocks`` is a cached listing (refreshed by ``create``;
+  ``list_blocks()`` always lists), ``f['a/b']`` opens a block,
+  ``f['grp/']`` gives ``subfile('grp/')``, ``in`` and iteration use
+  ``blocks``.  Files and columns pickle (also when closed) and unpickle by
+  reopening.
+* Every ``open``/``[]`` gives an independent column handle; ``close`` (or
+  the end of a ``with`` block) commits its header checksums.  ``size``,
+  ``dtype`` and ``Nfile`` stay readable after ``close``.
+* ``Column.dtype`` carries the vector shape (``dtype(('<f4', (3,)))``);
+  ``read(start, length)`` clips ``length`` at the end of the column (a
+  negative length reads to the end); ``write(start, array)`` converts to the
+  column dtype and raises :class:`Error` past the end; ``append(array,
+  Nfile=1)`` adds new blobs; ``col[a:b]``, ``col[i]`` and ``col[...]`` read
+  and write contiguous rows only (a step raises ``ValueError``); assigning to
+  a slice writes the whole value from the slice's start, as bigfile does.
+* half floats (``f2``) are pass-through: they are written and read without
+  conversion, and converting to or from them raises :class:`Error`.
+* Attributes (``col.attrs``): a ``str`` is stored as text (``<a1``) and reads
+  back as ``str``; byte strings and lists of strings read back as a ``list``
+  of ``str``; numbers, booleans, lists and arrays read back as numpy
+  **arrays** (``attrs['n'] = 1`` reads ``array([1])``).  Objects and object
+  arrays raise ``ValueError``; names holding a space, tab or newline raise
+  :class:`Error`.
+* ``Dataset(file, column_names=None)`` reads several columns of one length
+  as a structured array: ``ds[a:b]``, ``ds[i]``, ``ds['col']`` (the
+  :class:`Column`), ``ds[['a', 'b']]`` (a narrower Dataset),
+  ``ds['col', a:b]``, ``ds[a:b, 'col']``, ``ds[['a', 'b'], a:b]``,
+  assignment of a structured array to a slice, and ``append``.
+* ``FileMPI(comm, filename, create=False)`` and its columns are collective
+  (any object with mpi4py's ``rank``, ``size``, ``barrier``, ``bcast``,
+  ``gather`` and ``allgather`` will do as ``comm``).  Rank 0 creates Files
+  and columns and lists blocks, and broadcasts the outcome; ``open`` has a
+  barrier; every rank writes its own rows; ``close`` and ``flush`` merge the
+  byte sums of all ranks into the header exactly as bigfile's MPI layer does
+  (each rank's sums are added up, so the header equals what a single writer
+  of the same bytes would record).  Attributes of a ``ColumnMPI`` are
+  written by rank 0; values set on other ranks are kept locally.
+  A filename or block name that differs between ranks raises
+  :class:`Error` on every rank; so does a failure on any rank during open
+  or create.
+
+Differences from bigfile 0.1.52
+-------------------------------
+Where the original was wrong, this module follows colfile:
+
+* **Names** follow colfile's stricter rules: besides space, tab and
+  newline, carriage return, NUL, ``..`` components and colfile's reserved
+  names are refused (:class:`Error`).  Redundant spellings bigfile passed to
+  the file system are normalised instead of refused: a leading ``/``,
+  doubled ``/`` and ``./`` components (``'./Header'`` is ``'Header'``).
+* **Big-endian complex** data keeps numpy's layout: bigfile exchanged the
+  real and imaginary parts when converting ``>c8``/``>c16``.
+* **Empty attributes round-trip**: ``''`` reads back as ``''`` (bigfile gave
+  ``'\\x00'``) and empty arrays are kept (bigfile wrote them and could not
+  open the column again).
+* **Caller arrays are never modified** (bigfile byte-swapped non-native
+  input in place).
+* **dtypes**: columns of kinds ``i u f c b S`` only; bigfile accepted any
+  dtype (``U``, ``O``...) and wrote columns it could not read.  Conversions
+  follow numpy's unsafe casting between numeric kinds (bigfile refused some,
+  e.g. complex to integer); ``f2`` stays pass-through as in bigfile.
+* ``write``/``append`` accept any array-like (bigfile insisted on an
+  ``ndarray``); a scalar is one row.  A flat array written to a vector
+  column must hold whole rows (bigfile silently dropped the remainder).
+* ``read(..., out=)`` converts to ``out.dtype`` (bigfile required the exact
+  column dtype).
+* ``col[-1]`` reads the last row (bigfile failed); a row past the end raises
+  ``IndexError`` (an :class:`Error` too).
+* A closed column raises :class:`ColumnClosedError` when used (bigfile
+  0.1.52 silently went on writing through it) and a closed File raises
+  :class:`FileClosedError`.  Like bigfile's, these two are not
+  :class:`Error` subclasses.
+* ``Dataset`` fields of scalar columns are scalar fields (bigfile gave
+  boolean columns a ``(1,)`` sub-array).
+* ``ColumnMPI.append`` is collective (every rank passes its own rows; they
+  are stored in rank order).  bigfile appended independently on each rank.
+* ``set_buffer_size`` is accepted and has no effect: libcolfile chunks its
+  own I/O.
+* :class:`Error` is :class:`colfile.Error`, so every colfile exception is a
+  bigfile ``Error``; the specific ones also derive from the matching
+  builtin (a missing block or attribute is a ``KeyError``, rows out of range
+  an ``IndexError``...).  Messages are ``str``, not ``bytes``.
+
+Examples
+--------
+>>> import os, tempfile, numpy
+>>> import colfile.compat.bigfile as bigfile
+>>> path = os.path.join(tempfile.mkdtemp(), "snap")
+>>> with bigfile.File(path, create=True) as f:
+...     with f.create("1/Position", dtype=("f4", 3), size=4, Nfile=2) as b:
+...         b.write(0, numpy.arange(12).reshape(4, 3))
+...         b.attrs["BoxSize"] = 100.0
+...     f.blocks
+['1/Position']
+>>> with bigfile.File(path) as f:
+...     b = f["1/Position"]
+...     b.dtype, b.size, b.Nfile, b.attrs["BoxSize"], b[1]
+(dtype(('<f4', (3,))), 4, 2, array([100.]), array([3., 4., 5.], dtype=float32))
+"""
+
+from __future__ import annotations
+
+import operator
+import os
+import pickle
+import secrets
+import threading
+import warnings
+import weakref
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from .._ffi import encode, ffi, lib, new_error, string
+from ..column import Column as _CoreColumn
+from ..errors import ClosedError as _CoreClosedError
+from ..errors import (
+    ColumnKindError,
+    DTypeError,
+    Error,
+    InvalidArgumentError,
+    InvalidNameError,
+    RangeError,
+    raise_error,
+)
+
+__version__ = "0.1.52"
+
+__all__ = [
+    "File", "BigFile", "FileMPI", "BigFileMPI",
+    "Column", "BigBlock", "ColumnMPI", "BigBlockMPI",
+    "Dataset", "BigData",
+    "Error", "BigFileError", "FileClosedError", "BigFileClosedError",
+    "ColumnClosedError", "BigBlockClosedError",
+    "set_buffer_size", "check_unique", "__version__",
+]
+
+# libcolfile open flags (colfile.h: enum cf_open_flags).
+_OPEN_WRITE, _OPEN_CREATE = 0x1, 0x2
+# create_from_array's default: 32 Mi rows per blob, as bigfile chooses.
+_ROWS_PER_FILE = 32 * 1024 * 1024
+_MASK32 = 0xFFFFFFFF
+
+_buffer_size = 256 * 1024 * 1024
+
+
+# ---------------------------------------------------------------------------
+# exceptions
+
+#: The base class of bigfile errors: colfile's own base class.
+BigFileError = Error
+
+
+class FileClosedError(Exception):
+    """A closed :class:`File` was used (not an :class:`Error`, as in bigfile)."""
+
+    def __init__(self, file: Any = None) -> None:
+        if isinstance(file, str) or file is None:
+            msg = file or "File is closed"
+        else:
+            msg = f"File {getattr(file, 'basename', file)!r} is closed"
+        super().__init__(msg)
+
+
+class ColumnClosedError(Exception):
+    """A closed :class:`Column` was used (not an :class:`Error`, as in bigfile)."""
+
+    def __init__(self, column: Any = None) -> None:
+        if isinstance(column, str) or column is None:
+            msg = column or "Column is closed"
+        else:
+            msg = f"Column {getattr(column, '_name', None)!r} is closed"
+        super().__init__(msg)
+
+
+BigFileClosedError = FileClosedError
+BigBlockClosedError = ColumnClosedError
+
+
+def set_buffer_size(bytes: int) -> None:  # noqa: A002 - bigfile's name
+    """Accepted for compatibility; libcolfile sizes its own I/O chunks."""
+    global _buffer_size
+    _buffer_size = operator.index(bytes)
+
+
+# ---------------------------------------------------------------------------
+# helpers
+
+
+def _name(name: Any) -> str:
+    """Normalise a block name: drop a leading ``/``, doubled ``/`` and ``.``
+    components, keeping ``"."`` and a final ``"/."`` (attribute blocks).
+    Anything else (spaces, ``..``, empty names) is left for libcolfile to
+    refuse."""
+    if isinstance(name, bytes):
+        name = name.decode("utf-8", "surrogateescape")
+    if not isinstance(name, str):
+        raise TypeError(f"block names are str, not {type(name).__name__}")
+    attrs_only = name == "." or name.endswith("/.")
+    parts = [p for p in name.split("/") if p not in ("", ".")]
+    if attrs_only:
+        parts.append(".")
+    return "/".join(parts)
+
+
+def _split_dtype(dtype: Any) -> tuple[np.dtype[Any], int]:
+    """(element dtype, nmemb) of a column dtype spec; sub-array shapes give
+    nmemb as their product."""
+    try:
+        dt = np.dtype(dtype)
+    except TypeError as exc:
+        raise DTypeError(f"not a dtype: {dtype!r} ({exc})") from None
+    if dt.subdtype is None:
+        return dt, 1
+    base, shape = dt.subdtype
+    return base, int(np.prod(shape, dtype=np.int64))
+
+
+def _is_half(dt: np.dtype[Any]) -> bool:
+    return dt.kind == "f" and dt.itemsize == 2
+
+
+def _check_passthrough(src: np.dtype[Any], dst: np.dtype[Any], path: str) -> None:
+    """bigfile treats f2 as a pass-through type: no conversion to or from it."""
+    if _is_half(src) != _is_half(dst):
+        raise DTypeError(f"{path}: no conversion between {src} and {dst} "
+                         "(half floats are pass-through, as in bigfile)")
+
+
+def _fold(s: int) -> int:
+    r = (s & 0xFFFF) + (s >> 16)
+    return (r & 0xFFFF) + (r >> 16)
+
+
+def _core_column(handle: Any) -> _CoreColumn:
+    """Wrap a fresh ``cf_column *`` (closing it if wrapping fails)."""
+    try:
+        return _CoreColumn(handle, None)
+    except BaseException:
+        lib().cf_column_close(handle, ffi.NULL)
+        raise
+
+
+def _open_core(basename: str, name: str) -> _CoreColumn:
+    """Open column ``name`` of the File at ``basename`` on its own handle."""
+    f = File(basename)
+    try:
+        return f._core_open(name)
+    finally:
+        f.close()
+
+
+def check_unique(variable: Any, comm: Any) -> bool:
+    """True if ``variable`` is the same on every rank of ``comm`` (collective)."""
+    return len(set(comm.allgather(variable))) == 1
+
+
+def _portable(exc: BaseException) -> BaseException:
+    """``exc`` if it pickles (to be broadcast), else an :class:`Error`."""
+    try:
+        pickle.loads(pickle.dumps(exc))
+        return exc
+    except Exception:
+        return Error(f"{type(exc).__name__}: {exc}")
+
+
+def _on_root(comm: Any, fn: Callable[[], Any]) -> Any:
+    """Run ``fn`` on rank 0 and broadcast its result; if it raised, raise the
+    same exception on every rank."""
+    msg: Any = None
+    if comm.rank == 0:
+        try:
+            msg = (True, fn())
+        except Exception as exc:
+            err = exc
+            msg = (False, _portable(exc))
+    ok, value = comm.bcast(msg, root=0)
+    if not ok:
+        if comm.rank == 0:
+            raise err
+        raise value
+    return value
+
+
+def _on_all(comm: Any, fn: Callable[[], Any],
+            undo: Callable[[Any], None] | None = None) -> Any:
+    """Run ``fn`` on every rank; if it fails on any rank, raise on all (a
+    rank whose own call succeeded calls ``undo(result)`` first)."""
+    try:
+        result, failure = fn(), None
+    except Exception as exc:
+        result, failure = None, exc
+    report = None if failure is None else f"{type(failure).__name__}: {failure}"
+    reports = comm.allgather(report)
+    if failure is not None:
+        raise failure
+    bad = [(rank, text) for rank, text in enumerate(reports) if text is not None]
+    if bad:
+        if undo is not None:
+            undo(result)
+        ranks = ", ".join(str(r) for r, _ in bad)
+        raise Error(f"failed on rank(s) {ranks}: {bad[0][1]}")
+    return result
+
+
+def _write_atomic(directory: str, name: str, text: str) -> None:
+    """Replace ``directory/name`` atomically (format.md 8.3: a hidden
+    temporary file in the same directory, then rename)."""
+    final = os.path.join(directory, name)
+    while True:
+        tmp = os.path.join(directory,
+                           f".{name}.tmp.{os.getpid()}.{secrets.token_hex(4)}")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            break
+        except FileExistsError:
+            continue
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(text.encode("ascii"))
+        os.replace(tmp, final)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+# ---------------------------------------------------------------------------
+# attributes
+
+
+def _encode_attr(value: Any) -> tuple[str, int, bytes]:
+    """bigfile's mapping of a Python value to (dtype token, nmemb, bytes)."""
+    if isinstance(value, str):
+        b = value.encode("utf-8")
+        return "|a1", max(len(b), 1), b or b"\0"
+    try:
+        arr = np.asarray(value)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"cannot store {value!r} as an attribute: {exc}") from None
+    kind = arr.dtype.kind
+    if kind == "U":
+        arr = np.char.encode(arr, "utf-8")
+        kind = "S"
+    if kind == "S":
+        if arr.dtype.itemsize == 0:
+            arr = arr.astype("S1")
+    elif kind not in "iufcb" or arr.dtype.names is not None:
+        raise ValueError(f"cannot store a {type(value).__name__} of dtype {arr.dtype} "
+                         "as an attribute: use numbers, booleans or strings")
+    flat = np.ascontiguousarray(arr).reshape(-1)
+    return arr.dtype.str, int(flat.size), flat.tobytes()
+
+
+def _decode_attr(token: str, nmemb: int, data: bytes) -> Any:
+    """bigfile's reading of a stored attribute: text -> str, byte strings ->
+    list of str, numbers -> numpy array (also for one element)."""
+    kind = token[1:2]
+    if kind == "a":
+        return "" if data == b"\0" else data.decode("utf-8", "replace")
+    if kind == "S":
+        width = int(token[2:]) if token[2:].isdigit() else 1
+        return [data[i * width:(i + 1) * width].rstrip(b"\0").decode("utf-8", "replace")
+                for i in range(nmemb)]
+    return np.frombuffer(data, dtype=np.dtype(token), count=nmemb).copy()
+
+
+def _check_attr_name(name: str) -> None:
+    if not name or any(ch in name for ch in " \t\n\r\0"):
+        raise InvalidNameError(f"attribute name {name!r} must be non-empty and hold "
+                               "no space, tab, newline or CR")
+
+
+class AttrSet:
+    """The attributes of a block: ``column.attrs``.
+
+    ``attrs[name]``, ``attrs[name] = value``, ``del attrs[name]``, ``in``,
+    iteration and :meth:`keys` (a sorted list), with bigfile's value
+    semantics (see the module documentation).  Every change is written to
+    disk before it returns (for a :class:`ColumnMPI`, by rank 0).
+    """
+
+    def __init__(self, column: Column) -> None:
+        self.bb = column
+
+    @staticmethod
+    def _key(name: Any) -> str:
+        if isinstance(name, bytes):
+            name = name.decode("utf-8")
+        if not isinstance(name, str):
+            raise TypeError(f"attribute names are str, not {type(name).__name__}")
+        return name
+
+    def __getitem__(self, name: str) -> Any:
+        return _decode_attr(*self.bb._attr_raw(self._key(name)))
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        key = self._key(name)
+        self.bb._attr_store(key, *_encode_attr(value))
+
+    def __delitem__(self, name: str) -> None:
+        self.bb._attr_delete(self._key(name))
+
+    def __contains__(self, name: object) -> bool:
+        try:
+            self.bb._attr_raw(self._key(name))
+        except (KeyError, TypeError, UnicodeDecodeError):
+            return False
+        return True
+
+    def keys(self) -> list[str]:
+        """The attribute names, sorted."""
+        return self.bb._attr_names()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.keys())
+
+    def items(self) -> list[tuple[str, Any]]:
+        """``(name, value)`` pairs."""
+        return [(k, self[k]) for k in self.keys()]
+
+    def values(self) -> list[Any]:
+        """The values, in name order."""
+        return [self[k] for k in self.keys()]
+
+    def get(self, name: str, default: Any = None) -> Any:
+        """``attrs[name]``, or ``default`` if absent."""
+        try:
+            return self[name]
+        except KeyError:
+            return default
+
+    def __repr__(self) -> str:
+        try:
+            body = ",".join(f"{k}={self[k]!r}" for k in self.keys())
+        except (ColumnClosedError, Error):
+            body = "closed"
+        return f"<AttrSet ({body})>"
+
+
+# ---------------------------------------------------------------------------
+# columns
+
+
+class Column:
+    """A block (column) of a bigfile File, opened with ``file[name]``,
+    ``file.open(name)`` or ``file.create(...)``.
+
+    ``Column()`` makes an unattached handle; :meth:`open` or :meth:`create`
+    attach it to a block of a :class:`File`.
+
+    As in bigfile 0.1.52, :meth:`close` commits the header and the object
+    stays usable: the next read, write or attribute access reopens the block
+    (its checksums resume from the committed header), and what is written
+    then is committed by the next :meth:`close`, or when the object is
+    garbage collected.  Only an unattached ``Column()`` raises
+    :class:`ColumnClosedError`.
+    """
+
+    comm: Any = None
+
+    def __init__(self) -> None:
+        self._core: _CoreColumn | None = None
+        self._basename: str | None = None
+        self._name: str | None = None
+        self._meta: tuple[int, np.dtype[Any], int] | None = None
+        self._reopen_lock = threading.Lock()
+
+    # -- plumbing ------------------------------------------------------
+
+    def _live(self) -> _CoreColumn:
+        """The open core handle, reopening the block after a close."""
+        core = self._core
+        if core is not None and not core.closed:
+            return core
+        if self._basename is None or self._name is None:
+            raise ColumnClosedError(self)
+        with self._reopen_lock:
+            core = self._core
+            if core is None or core.closed:
+                core = _open_core(self._basename, self._name)
+                self._core, self._meta = core, None
+                self._reopened(core)
+        return core
+
+    def _do(self, fn: Callable[[_CoreColumn], Any], retry: bool = True) -> Any:
+        """``fn(core)`` on the live handle.  A handle closed by another
+        thread before the call started is reopened (``retry``) or reported
+        as :class:`ColumnClosedError`."""
+        for _ in range(3 if retry else 1):
+            core = self._live()
+            try:
+                return fn(core)
+            except _CoreClosedError:
+                continue
+        raise ColumnClosedError(self)
+
+    def _attach(self, core: _CoreColumn, basename: str) -> None:
+        old = self._core
+        self._core, self._basename, self._name, self._meta = core, basename, core.name, None
+        if old is not None and not old.closed:
+            old.close()
+
+    def _reopened(self, core: _CoreColumn) -> None:
+        """Hook: a closed handle was reopened (used by ColumnMPI)."""
+
+    def _wrote(self, core: _CoreColumn, start: int, count: int) -> None:
+        """Hook: rows ``start:start+count`` were written (used by ColumnMPI)."""
+
+    def _path(self) -> str:
+        core = self._core
+        if core is not None:
+            return core.path
+        if self._basename is not None and self._name is not None:
+            return os.path.join(self._basename, self._name)
+        return "<unattached column>"
+
+    # -- opening -------------------------------------------------------
+
+    def open(self, f: File, blockname: str) -> Column:
+        """Open block ``blockname`` of File ``f`` on this handle."""
+        self._attach(f._core_open(blockname), f.basename)
+        return self
+
+    def create(self, f: File, blockname: str, dtype: Any = None, size: int | None = None,
+               Nfile: int = 1) -> Column:
+        """Create (or replace) block ``blockname`` of File ``f`` and open it
+        on this handle; ``dtype=None`` makes a header-only block."""
+        self._attach(f._core_create(blockname, dtype, size, Nfile), f.basename)
+        return self
+
+    # -- description ---------------------------------------------------
+
+    @property
+    def size(self) -> int:
+        """Rows in the block."""
+        meta = self._meta
+        if meta is not None:
+            return meta[0]
+        return self._do(lambda c: c.size)
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        """The dtype of one row: ``dtype('<f8')`` or, for vectors,
+        ``dtype(('<f8', (3,)))``."""
+        meta = self._meta
+        if meta is not None:
+            return meta[1]
+        return self._do(self._dtype_of)
+
+    @staticmethod
+    def _dtype_of(c: _CoreColumn) -> np.dtype[Any]:
+        if c.nmemb == 1:
+            return c.dtype
+        return np.dtype((c.dtype, (c.nmemb,)))
+
+    @property
+    def Nfile(self) -> int:  # noqa: N802 - bigfile's name
+        """The number of blob files."""
+        meta = self._meta
+        if meta is not None:
+            return meta[2]
+        return self._do(lambda c: c.nfile)
+
+    @property
+    def attrs(self) -> AttrSet:
+        """The block's attributes (see :class:`AttrSet`)."""
+        return AttrSet(self)
+
+    def __repr__(self) -> str:
+        if self._name is None:
+            return f"<{type(self).__name__} (not attached)>"
+        state = " (closed)" if self._meta is not None else ""
+        try:
+            return (f"<{type(self).__name__}: {self._path()!r} dtype={self.dtype}, "
+                    f"size={self.size}{state}>")
+        except Exception:
+            return f"<{type(self).__name__}: {self._path()!r}{state}>"
+
+    # -- life cycle ----------------------------------------------------
+
+    def flush(self) -> None:
+        """Commit the header checksums to disk."""
+        self._do(lambda c: c.flush())
+
+    def close(self) -> None:
+        """Commit the header and release the handle; closing twice is
+        harmless.  ``size``, ``dtype`` and ``Nfile`` stay readable without
+        reopening."""
+        core = self._core
+        if core is None or core.closed:
+            return
+        try:
+            self._meta = (core.size, self._dtype_of(core), core.nfile)
+        except _CoreClosedError:  # closed by another thread meanwhile
+            return
+        core.close()
+
+    def __enter__(self) -> Column:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __reduce__(self) -> Any:
+        is_open = self._core is not None and not self._core.closed
+        return (_restore_column,
+                (type(self), self.comm, self._basename, self._name, is_open, self._meta))
+
+    # -- data ----------------------------------------------------------
+
+    def _rows(self, c: _CoreColumn, buf: Any) -> np.ndarray:
+        """``buf`` as rows for this column: 1-d for scalars, (n, nmemb)."""
+        arr = np.asarray(buf)
+        if arr.dtype.kind == "O":
+            try:
+                arr = np.asarray(buf, dtype=c.dtype)
+            except (TypeError, ValueError) as exc:
+                raise DTypeError(f"{c.path}: cannot convert {type(buf).__name__} "
+                                 f"to {c.dtype}: {exc}") from None
+        if arr.dtype.kind == "U" and c.dtype.kind != "S":
+            raise DTypeError(f"{c.path}: cannot write {arr.dtype} strings to a "
+                             f"{c.dtype} column")
+        _check_passthrough(arr.dtype, c.dtype, c.path)
+        nmemb = c.nmemb
+        if nmemb == 0:
+            raise ColumnKindError(f"{c.path}: a header-only block holds no data")
+        if nmemb == 1:
+            return arr.reshape(-1)
+        if arr.ndim == 2 and arr.shape[1] == nmemb:
+            return arr
+        flat = arr.reshape(-1)
+        if flat.size % nmemb:
+            raise InvalidArgumentError(f"{c.path}: {flat.size} elements are not whole rows "
+                                       f"of {nmemb}")
+        return flat.reshape(-1, nmemb)
+
+    def read(self, start: int, length: int, out: np.ndarray | None = None) -> np.ndarray:
+        """Read ``length`` rows from row ``start`` (clipped at the end of the
+        block; a negative ``length`` reads to the end) into ``out`` or a new
+        array."""
+        start, length = operator.index(start), operator.index(length)
+
+        def run(c: _CoreColumn) -> np.ndarray:
+            size = c.size
+            n = length
+            if not 0 <= start <= size:
+                raise RangeError(f"{c.path}: reading beyond the block: start {start}, "
+                                 f"size {size}")
+            if n < 0 or n > size - start:
+                n = size - start
+            row = () if c.nmemb == 1 else (c.nmemb,)
+            if out is None:
+                result = np.empty((n,) + row, c.dtype)
+            else:
+                if not isinstance(out, np.ndarray):
+                    raise TypeError(f"out must be a numpy array, not {type(out).__name__}")
+                if len(out) != n:
+                    raise ValueError(f"{c.path}: out has {len(out)} rows, the request {n}")
+                _check_passthrough(c.dtype, out.dtype, c.path)
+                result = out
+            if n:
+                c.read(start, start + n, out=result)
+            return result
+
+        return self._do(run)
+
+    def write(self, start: int, buf: Any) -> None:
+        """Write the rows of ``buf`` from row ``start``, converting them to
+        the block's dtype; :class:`Error` if they do not fit."""
+        start = operator.index(start)
+
+        def run(c: _CoreColumn) -> None:
+            arr = self._rows(c, buf)
+            if start < 0:
+                raise RangeError(f"{c.path}: writing before the block: start {start}")
+            c.write(start, arr)
+            self._wrote(c, start, len(arr))
+
+        self._do(run)
+
+    def append(self, buf: Any, Nfile: int = 1) -> None:
+        """Add the rows of ``buf`` at the end, in ``Nfile`` new blob files."""
+        nfile = operator.index(Nfile)
+        self._do(lambda c: c.append(self._rows(c, buf), nfile=nfile), retry=False)
+
+    def _start_of(self, index: Any, size: int) -> tuple[int, int, bool]:
+        """(start, stop, is_row) of a bigfile index: slice, ``...`` or int."""
+        if index is Ellipsis:
+            return 0, size, False
+        if isinstance(index, slice):
+            start, stop, step = index.indices(size)
+            if step != 1:
+                raise ValueError("must request a contiguous chunk")
+            return start, max(stop, start), False
+        if isinstance(index, (bool, np.bool_)):
+            raise TypeError("Expecting a slice, an int or ..., got a bool")
+        try:
+            i = operator.index(index)
+        except TypeError:
+            raise TypeError(f"Expecting a slice, an int or ..., got a "
+                            f"`{type(index).__name__}`") from None
+        if i < 0:
+            i += size
+        if not 0 <= i < size:
+            raise RangeError(f"{self._path()}: row {operator.index(index)} is out of "
+                             f"range for size {size}")
+        return i, i + 1, True
+
+    def __getitem__(self, index: Any) -> Any:
+        start, stop, row = self._start_of(index, self.size)
+        data = self.read(start, stop - start)
+        return data[0] if row else data
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        start, _, _ = self._start_of(index, self.size)
+        self.write(start, value)
+
+    # -- attributes (used by AttrSet) -----------------------------------
+
+    def _attr_raw(self, name: str) -> tuple[str, int, bytes]:
+        return self._do(lambda c: c.attrs.raw(name))
+
+    def _attr_store(self, name: str, token: str, nmemb: int, data: bytes) -> None:
+        self._do(lambda c: c.attrs.set_raw(name, token, nmemb, data))
+
+    def _attr_delete(self, name: str) -> None:
+        def run(c: _CoreColumn) -> None:
+            del c.attrs[name]
+        self._do(run)
+
+    def _attr_names(self) -> list[str]:
+        return self._do(lambda c: sorted(c.attrs))
+
+
+def _restore_column(cls: type, comm: Any, basename: str | None, name: str | None,
+                    is_open: bool, meta: Any) -> Column:
+    col = cls.__new__(cls)
+    Column.__init__(col)
+    if comm is not None:
+        col.comm = comm
+    if isinstance(col, ColumnMPI):
+        col._mpi_init()
+    if basename is None or name is None:
+        return col
+    col._basename, col._name = basename, name
+    if is_open:
+        col._attach(_open_core(basename, name), basename)
+        if isinstance(col, ColumnMPI):
+            col._mpi_start()
+    else:
+        col._meta = meta
+    return col
+
+
+class ColumnMPI(Column):
+    """A block opened collectively by every rank of ``comm``.
+
+    ``open``, ``create``, ``flush``, ``close`` and ``append`` are collective.
+    Each rank writes its own rows; ``flush``/``close`` add the byte sums of
+    every rank into the header (rank 0 writes it), as bigfile's MPI layer
+    does.  Attributes are written by rank 0.
+    """
+
+    def __init__(self, comm: Any) -> None:
+        super().__init__()
+        self.comm = comm
+        self._mpi_init()
+
+    def _mpi_init(self) -> None:
+        self._overlay: dict[str, tuple[str, int, bytes] | None] = {}
+        self._mark: list[int] = []       # this handle's sums at the last commit
+        self._edges = np.zeros(1, np.int64)
+        self._touched: set[int] = set()
+        self._total: list[int] = []      # rank 0: the merged sums on disk
+        self._crc: list[int | None] = []  # rank 0: the CRC32C on disk
+        self._meta_dirty = False         # rank 0: its handle rewrote metadata
+
+    def _mpi_start(self) -> None:
+        """Record the state of a freshly opened handle."""
+        c = self._core
+        assert c is not None
+        self._touched = set()
+        self._meta_dirty = False
+        if c.kind != "data":
+            self._mark, self._total, self._crc = [], [], []
+            self._edges = np.zeros(1, np.int64)
+            return
+        info = c.checksums()
+        self._mark = [b["sum"] for b in info]
+        self._edges = np.concatenate([[0], np.cumsum([b["rows"] for b in info])]).astype(np.int64)
+        if self.comm.rank == 0:
+            self._total = list(self._mark)
+            self._crc = [b["crc32c"] for b in info]
+
+    def _reopened(self, core: _CoreColumn) -> None:
+        self._mpi_start()
+
+    def _wrote(self, core: _CoreColumn, start: int, count: int) -> None:
+        if count <= 0:
+            return
+        e = self._edges
+        lo = int(np.searchsorted(e, start, side="right")) - 1
+        hi = int(np.searchsorted(e, start + count - 1, side="right")) - 1
+        self._touched.update(i for i in range(lo, hi + 1) if e[i + 1] > e[i])
+
+    # -- collective opening --------------------------------------------
+
+    def open(self, f: File, blockname: str) -> ColumnMPI:
+        """Open ``blockname`` on every rank (collective, with a barrier)."""
+        name = _name(blockname)
+        if not check_unique(name, self.comm):
+            raise Error("blockname is inconsistent between ranks")
+        self.comm.barrier()
+        core = _on_all(self.comm, lambda: f._core_open(name), undo=lambda c: c.close())
+        self._attach(core, f.basename)
+        self._mpi_init()
+        self._mpi_start()
+        return self
+
+    def create(self, f: File, blockname: str, dtype: Any = None, size: int | None = None,
+               Nfile: int = 1) -> ColumnMPI:
+        """Rank 0 creates the block, then every rank opens it (collective)."""
+        name = _name(blockname)
+        if not check_unique(name, self.comm):
+            raise Error("blockname is inconsistent between ranks")
+        _on_root(self.comm, lambda: f._core_create(name, dtype, size, Nfile).close())
+        return self.open(f, name)
+
+    # -- collective commit ---------------------------------------------
+
+    def _commit(self, c: _CoreColumn) -> None:
+        """Merge every rank's byte sums into the header (collective)."""
+        comm = self.comm
+        if c.kind != "data":
+            comm.barrier()
+            return
+        failure: BaseException | None = None
+        report: Any = None
+        try:
+            c.flush()  # settles this rank's CRCs; its header is replaced below
+            info = c.checksums()
+            sums = [b["sum"] for b in info]
+            delta = [(s - m) & _MASK32 for s, m in zip(sums, self._mark)]
+            crcs = {i: info[i]["crc32c"] for i in self._touched}
+            report = (delta, crcs)
+        except Exception as exc:
+            failure = exc
+        reports = comm.gather(report, root=0)
+
+        def merge() -> None:
+            assert reports is not None
+            touched_by: dict[int, list[int | None]] = {}
+            active = self._meta_dirty
+            for rep in reports:
+                if rep is None:
+                    continue
+                delta, crcs = rep
+                for i, d in enumerate(delta):
+                    if d:
+                        self._total[i] = (self._total[i] + d) & _MASK32
+                        active = True
+                for i, crc in crcs.items():
+                    touched_by.setdefault(i, []).append(crc)
+                    active = True
+            for i, crcs_i in touched_by.items():
+                self._crc[i] = crcs_i[0] if len(crcs_i) == 1 else None
+            if active and comm.size > 1:
+                _commit_metadata(c, self._total, self._crc)
+            self._meta_dirty = False
+
+        try:
+            _on_root(comm, merge)
+        finally:
+            if failure is None:
+                self._mark = sums
+                self._touched = set()
+        if failure is not None:
+            raise failure
+        if any(r is None for r in (reports or [])):
+            raise Error("flushing the block failed on another rank")
+
+    def flush(self) -> None:
+        """Commit the merged header checksums (collective)."""
+        self._commit(self._live())
+
+    def close(self) -> None:
+        """Commit the merged header checksums and release (collective).
+        Closing a closed handle does nothing."""
+        core = self._core
+        if core is None or core.closed:
+            return
+        try:
+            self._commit(core)
+        finally:
+            Column.close(self)
+
+    def append(self, buf: Any, Nfile: int = 1) -> None:
+        """Collective append: each rank passes its rows; rank 0 adds
+        ``Nfile`` blobs holding all of them, stored in rank order."""
+        comm = self.comm
+        c = self._live()
+        arr = _on_all(comm, lambda: self._rows(c, buf))
+        counts = comm.allgather(len(arr))
+        total, offset = sum(counts), sum(counts[:comm.rank])
+        self._commit(c)
+        old = c.size
+        nfile = operator.index(Nfile)
+
+        def grow() -> None:
+            grow_fn = getattr(c, "grow", None)
+            if grow_fn is not None:
+                grow_fn(total, nfile)
+            else:  # the core Column has no public grow (yet)
+                c._call("cf_column_grow", total, nfile)
+            info = c.checksums()
+            added = len(info) - len(self._total)
+            self._total += [0] * added
+            self._crc += [b["crc32c"] for b in info[len(info) - added:]]
+            self._mark += [0] * added
+            self._meta_dirty = True
+            if comm.size > 1:
+                _commit_metadata(c, self._total, self._crc)
+                self._meta_dirty = False
+
+        _on_root(comm, grow)
+        if comm.rank != 0:
+            # Our handle still has the old layout: take a fresh one.
+            assert self._basename is not None
+            fresh = _open_core(self._basename, c.name)
+            self._core = fresh
+            c.close()
+            c = fresh
+            self._mark = [b["sum"] for b in c.checksums()]
+        info = c.checksums()
+        self._edges = np.concatenate(
+            [[0], np.cumsum([b["rows"] for b in info])]).astype(np.int64)
+        if len(arr):
+            c.write(old + offset, arr)
+            self._wrote(c, old + offset, len(arr))
+
+    # -- attributes: rank 0 writes, the others keep theirs locally -------
+
+    def _attr_raw(self, name: str) -> tuple[str, int, bytes]:
+        if name in self._overlay:
+            raw = self._overlay[name]
+            if raw is None:
+                from ..errors import AttributeNotFoundError
+
+                raise AttributeNotFoundError(f"{self._path()}: no attribute {name!r}")
+            return raw
+        return super()._attr_raw(name)
+
+    def _attr_store(self, name: str, token: str, nmemb: int, data: bytes) -> None:
+        if self.comm.rank == 0:
+            super()._attr_store(name, token, nmemb, data)
+            return
+        self._live()
+        _check_attr_name(name)
+        if token[1:2] != "a":
+            out = ffi.new("char[16]")
+            err = new_error()
+            rc = lib().cf_dtype_normalize(token.encode("ascii"), out, err)
+            if rc < 0:
+                raise_error(rc, err)
+        self._overlay[name] = (token, nmemb, bytes(data))
+
+    def _attr_delete(self, name: str) -> None:
+        if self.comm.rank == 0:
+            super()._attr_delete(name)
+            return
+        self._attr_raw(name)  # KeyError if absent
+        self._overlay[name] = None
+
+    def _attr_names(self) -> list[str]:
+        names = set(super()._attr_names())
+        for k, v in self._overlay.items():
+            if v is None:
+                names.discard(k)
+            else:
+                names.add(k)
+        return sorted(names)
+
+
+def _commit_metadata(c: _CoreColumn, sums: list[int], crcs: list[int | None]) -> None:
+    """Write the header with the merged ``sums`` and the colfile-v1 file with
+    ``crcs`` (None: unknown) for the data column ``c`` (format.md 3.1, 8.1).
+
+    libcolfile has no call to add other writers' sums to a handle, so rank 0
+    writes these two files itself after every rank has flushed."""
+    with open(os.path.join(c.path, "header"), "rb") as fh:
+        lines = fh.read().decode("ascii").splitlines()
+    keys = {}
+    for line in lines[:3]:
+        k, _, v = line.partition(":")
+        keys[k.strip()] = v.strip()
+    rows = c.blob_rows
+    if len(rows) != len(sums):
+        raise Error(f"{c.path}: {len(rows)} blobs but {len(sums)} sums to commit")
+    head = f"DTYPE: {keys['DTYPE']}\nNMEMB: {keys['NMEMB']}\nNFILE: {len(rows)}\n"
+    header = head + "".join(f"{i:06X}: {r} : {s} : {_fold(s)}\n"
+                            for i, (r, s) in enumerate(zip(rows, sums)))
+    ext = "COLFILE-EXT: 1\n" + head + "".join(
+        f"{i:06X}: {r} : {s} : crc32c=" + ("-" if crc is None else f"{crc:08x}") + "\n"
+        for i, (r, s, crc) in enumerate(zip(rows, sums, crcs)))
+    _write_atomic(c.path, "header", header)
+    _write_atomic(c.path, "colfile-v1", ext)
+
+
+# ---------------------------------------------------------------------------
+# files
+
+
+class File:
+    """A bigfile File: a directory of blocks.
+
+    Parameters
+    ----------
+    filename : str or os.PathLike
+        The directory.
+    create : bool
+        Make the directory if it does not exist (an existing File is kept).
+    """
+
+    comm: Any = None
+
+    def __init__(self, filename: Any, create: bool = False) -> None:
+        self._setup(filename, None)
+        self._open_handle(create)
+
+    def _setup(self, filename: Any, comm: Any) -> None:
+        path = os.fspath(filename)
+        if isinstance(path, bytes):
+            path = os.fsdecode(path)
+        self._basename: str = path
+        self._lock = threading.RLock()
+        self._h: Any = None
+        self._finalizer: Any = None
+        self._blocks: list[str] | None = None
+        self.comm = comm
+
+    def _open_handle(self, create: bool) -> None:
+        out = ffi.new("cf_file **")
+        err = new_error()
+        flags = _OPEN_WRITE | (_OPEN_CREATE if create else 0)
+        rc = lib().cf_file_open(out, encode(self._basename), flags, err)
+        if rc < 0:
+            raise_error(rc, err, "file")
+        self._h = out[0]
+        self._finalizer = weakref.finalize(self, lib().cf_file_close, self._h)
+
+    # -- description ---------------------------------------------------
+
+    @property
+    def basename(self) -> str:
+        """The File's directory."""
+        return self._basename
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` was called."""
+        return self._h is None
+
+    @property
+    def blocks(self) -> list[str]:
+        """The block names, listed once and cached (``create`` refreshes;
+        :meth:`list_blocks` always lists)."""
+        if self._blocks is None:
+            if self._h is None:
+                return []
+            self._blocks = self.list_blocks()
+        return self._blocks
+
+    def list_blocks(self) -> list[str]:
+        """List the blocks on disk now (sorted)."""
+        names = ffi.new("char ***")
+        count = ffi.new("int64_t *")
+        err = new_error()
+        L = lib()
+        with self._lock:
+            if self._h is None:
+                raise FileClosedError(self)
+            rc = L.cf_file_list(self._h, names, count, err)
+        if rc < 0:
+            raise_error(rc, err)
+        try:
+            return [string(names[0][i]) for i in range(count[0])]
+        finally:
+            L.cf_names_free(names[0], count[0])
+
+    def keys(self) -> list[str]:
+        """Same as :attr:`blocks`."""
+        return self.blocks
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.blocks
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.blocks)
+
+    def __repr__(self) -> str:
+        state = " (closed)" if self._h is None else ""
+        return f"<{type(self).__name__} {self._basename!r}{state}>"
+
+    # -- core handles --------------------------------------------------
+
+    def _core_open(self, name: str) -> _CoreColumn:
+        out = ffi.new("cf_column **")
+        err = new_error()
+        nm = _name(name).encode("utf-8", "surrogateescape")
+        with self._lock:
+            if self._h is None:
+                raise FileClosedError(self)
+            rc = lib().cf_column_open(out, self._h, nm, err)
+        if rc < 0:
+            raise_error(rc, err, "column")
+        return _core_column(out[0])
+
+    def _core_create(self, name: str, dtype: Any, size: int | None,
+                     Nfile: int) -> _CoreColumn:
+        nm = _name(name).encode("utf-8", "surrogateescape")
+        if dtype is None:
+            tok, nmemb, rows, nfile = ffi.NULL, 0, 0, 0
+        else:
+            base, nmemb = _split_dtype(dtype)
+            if base.kind not in "iufcbS" or base.names is not None:
+                raise DTypeError(f"{self._basename}/{_name(name)}: cannot store dtype "
+                                 f"{base} (colfile stores kinds i u f c b S)")
+            tok = base.str.encode("ascii")
+            rows = 0 if size is None else operator.index(size)
+            nfile = operator.index(Nfile)
+        out = ffi.new("cf_column **")
+        err = new_error()
+        with self._lock:
+            if self._h is None:
+                raise FileClosedError(self)
+            rc = lib().cf_column_create(out, self._h, nm, tok, nmemb, rows, nfile, err)
+        if rc < 0:
+            raise_error(rc, err, "column")
+        return _core_column(out[0])
+
+    def _new_column(self) -> Column:
+        return Column()
+
+    # -- blocks --------------------------------------------------------
+
+    def open(self, blockname: str) -> Column:
+        """Open block ``blockname`` (an independent handle)."""
+        return self._new_column().open(self, blockname)
+
+    def create(self, blockname: str, dtype: Any = None, size: int | None = None,
+               Nfile: int = 1) -> Column:
+        """Create (or replace) a block and open it.
+
+        ``dtype`` may be a vector dtype (``('f4', 3)``); ``None`` makes a
+        header-only block (``'.'`` or ``'grp/.'``: the attributes of the
+        File or of a group).  ``size`` rows are spread over ``Nfile`` blobs.
+        """
+        col = self._new_column().create(self, blockname, dtype, size, Nfile)
+        self._refresh()
+        return col
+
+    def _refresh(self) -> None:
+        self._blocks = self.list_blocks()
+
+    def _extent(self, n: int) -> tuple[int, int]:
+        """(total rows, this process's first row) for create_from_array."""
+        return n, 0
+
+    def create_from_array(self, blockname: str, array: Any, Nfile: int | None = None,
+                          memorylimit: int = 1024 * 1024 * 256) -> Column:
+        """Create a block holding ``array`` (rows on the first axis; a 2-d
+        array makes a vector block) and return it opened.
+
+        ``Nfile`` defaults to one blob per 32 Mi rows.  ``array`` may be any
+        array-like with ``dtype``, ``shape`` and slicing (a dask array, say);
+        at most about ``memorylimit`` bytes are converted at a time.
+        """
+        n = len(array)
+        size, offset = self._extent(n)
+        if Nfile is None:
+            Nfile = (size + _ROWS_PER_FILE - 1) // _ROWS_PER_FILE
+        dtype = np.dtype((np.dtype(array.dtype), tuple(array.shape[1:])))
+        itemsize = max(dtype.itemsize, 1)
+        step = memorylimit // itemsize // 1024 * 1024
+        if step <= 0:
+            step = max(1, memorylimit // itemsize)
+        with self.create(blockname, dtype, size, Nfile) as b:
+            for i in range(0, n, step):
+                b.write(offset + i, np.asarray(array[i:i + step]))
+        return self.open(blockname)
+
+    def subfile(self, key: str) -> File:
+        """The File of sub-directory ``key``."""
+        return File(os.path.join(self._basename, key.lstrip("/")))
+
+    def __getitem__(self, key: str) -> Any:
+        if not isinstance(key, (str, bytes)):
+            raise TypeError(f"block names are str, not {type(key).__name__}")
+        if isinstance(key, bytes):
+            key = key.decode("utf-8")
+        if key.endswith("/"):
+            return self.subfile(key)
+        return self.open(key)
+
+    # -- life cycle ----------------------------------------------------
+
+    def close(self) -> None:
+        """Release the File handle; open blocks stay usable."""
+        with self._lock:
+            h, self._h = self._h, None
+            if h is not None:
+                self._finalizer.detach()
+                lib().cf_file_close(h)
+
+    def __enter__(self) -> File:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __reduce__(self) -> Any:
+        return (_restore_file, (type(self), self._basename, self._h is None,
+                                self._blocks, self.comm))
+
+
+def _restore_file(cls: type, basename: str, closed: bool, blocks: list[str] | None,
+                  comm: Any) -> File:
+    f = cls.__new__(cls)
+    File._setup(f, basename, comm)
+    f._blocks = blocks
+    if not closed:
+        f._open_handle(False)
+    return f
+
+
+class FileMPI(File):
+    """A File opened collectively by every rank of ``comm``.
+
+    Rank 0 creates the directory (``create=True``) and lists the blocks, and
+    broadcasts; every rank then opens its own handle.  :class:`Error` on
+    every rank if ``filename`` differs between ranks or opening fails on any.
+    """
+
+    def __init__(self, comm: Any, filename: Any, create: bool = False) -> None:
+        self._setup(filename, comm)
+        if not check_unique(self._basename, comm):
+            raise Error("filename is inconsistent between ranks")
+        if create:
+            _on_root(comm, lambda: File(self._basename, create=True).close())
+        comm.barrier()
+        _on_all(comm, lambda: self._open_handle(False), undo=lambda _: self.close())
+        self.refresh()
+
+    @property
+    def blocks(self) -> list[str]:
+        """The block names as rank 0 listed them at open, ``create`` or
+        :meth:`refresh`."""
+        return self._blocks if self._blocks is not None else []
+
+    def refresh(self) -> None:
+        """List the blocks on rank 0 and broadcast (collective)."""
+        self._blocks = _on_root(self.comm, self.list_blocks)
+
+    def _refresh(self) -> None:
+        self.refresh()
+
+    def _new_column(self) -> Column:
+        return ColumnMPI(self.comm)
+
+    def _extent(self, n: int) -> tuple[int, int]:
+        counts = self.comm.allgather(n)
+        return sum(counts), sum(counts[:self.comm.rank])
+
+    def subfile(self, key: str) -> FileMPI:
+        """The FileMPI of sub-directory ``key`` (collective)."""
+        return FileMPI(self.comm, os.path.join(self._basename, key.lstrip("/")))
+
+
+# ---------------------------------------------------------------------------
+# datasets
+
+
+def _is_str(x: Any) -> bool:
+    return isinstance(x, str)
+
+
+def _is_str_list(x: Any) -> bool:
+    return isinstance(x, list) and all(isinstance(s, str) for s in x)
+
+
+class Dataset:
+    """Several blocks of one length read as a structured array.
+
+    Parameters
+    ----------
+    file : File
+        Where the blocks are (a :class:`FileMPI` makes every operation
+        collective).
+    column_names : list of str, optional
+        The blocks; all of ``file.blocks`` (sorted) by default.
+    blocks : list of str, optional
+        Deprecated spelling of ``column_names``.
+    """
+
+    def __init__(self, file: File, column_names: Any = None, blocks: Any = None) -> None:
+        if blocks is not None:
+            warnings.warn("blocks is deprecated, use column_names instead",
+                          DeprecationWarning, stacklevel=2)
+            if column_names is None:
+                column_names = blocks
+        if column_names is None:
+            column_names = sorted(file.blocks)
+        if isinstance(column_names, str):
+            column_names = [column_names]
+        self.file = file
+        size: int | None = None
+        fields = []
+        for name in column_names:
+            with file.open(name) as col:
+                n, dt = col.size, col.dtype
+            if size is None:
+                size = n
+            elif n != size:
+                raise Error(f"Dataset length is inconsistent on {name}: "
+                            f"{n} rows, not {size}")
+            fields.append((name, dt))
+        self.dtype: np.dtype[Any] = np.dtype(fields)
+        self.size: int = size or 0
+
+    @property
+    def shape(self) -> tuple[int]:
+        """``(size,)``."""
+        return (self.size,)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {list(self.dtype.names or ())} size={self.size}>"
+
+    def read(self, start: int, length: int, out: np.ndarray | None = None) -> np.ndarray:
+        """Read ``length`` rows from ``start`` (clipped as Column.read)."""
+        start, length = operator.index(start), operator.index(length)
+        if not 0 <= start <= self.size:
+            raise RangeError(f"reading beyond the dataset: start {start}, size {self.size}")
+        if length < 0 or length > self.size - start:
+            length = self.size - start
+        if out is None:
+            out = np.empty(length, self.dtype)
+        elif len(out) != length:
+            raise ValueError(f"out has {len(out)} rows, the request {length}")
+        for name in self.dtype.names or ():
+            with self.file.open(name) as col:
+                col.read(start, length, out[name])
+        return out
+
+    def write(self, start: int, buf: Any) -> None:
+        """Write the fields of ``buf`` to their blocks from row ``start``."""
+        buf = np.asarray(buf)
+        for name in self.dtype.names or ():
+            with self.file.open(name) as col:
+                col.write(start, buf[name])
+
+    def append(self, buf: Any, Nfile: int = 1) -> None:
+        """Append the fields of ``buf`` to their blocks."""
+        buf = np.asarray(buf)
+        if buf.ndim == 0:
+            buf = buf.reshape(1)
+        for name in self.dtype.names or ():
+            with self.file.open(name) as col:
+                col.append(buf[name], Nfile=Nfile)
+        if isinstance(self.file, FileMPI):
+            self.size += sum(self.file.comm.allgather(len(buf)))
+        else:
+            self.size += len(buf)
+
+    def _range(self, index: Any) -> tuple[int, int, bool]:
+        return Column._start_of(self, index, self.size)  # type: ignore[arg-type]
+
+    def _path(self) -> str:
+        return repr(self)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, tuple):
+            if len(index) == 2:
+                first, second = index
+                if _is_str(second) or _is_str_list(second):
+                    first, second = second, first
+                return self[first][second]
+            if len(index) == 1:
+                return self[index[0]]
+        if _is_str(index):
+            return self.file[index]
+        if _is_str_list(index):
+            missing = [n for n in index if n not in (self.dtype.names or ())]
+            if missing:
+                raise KeyError(f"no columns {missing} in {self!r}")
+            return type(self)(self.file, index)
+        start, stop, row = self._range(index)
+        data = self.read(start, stop - start)
+        return data[0] if row else data
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        start, stop, row = self._range(index)
+        value = np.asarray(value)
+        if value.ndim == 0:
+            value = value.reshape(1)
+        if len(value) != stop - start:
+            raise ValueError(f"{len(value)} rows given for {stop - start}")
+        self.write(start, value)
+
+
+# ---------------------------------------------------------------------------
+# bigfile's other names
+
+
+class BigFile(File):
+    """bigfile's older name of :class:`File`."""
+
+
+class BigFileMPI(FileMPI):
+    """bigfile's older name of :class:`FileMPI`."""
+
+
+class BigData(Dataset):
+    """bigfile's older name of :class:`Dataset`."""
+
+
+BigBlock = Column
+BigBlockMPI = ColumnMPI
+ColumnLowLevelAPI = Column
+FileLowLevelAPI = File
