@@ -893,7 +893,7 @@ class ColumnMPI(Column):
                     active = True
             for i, crcs_i in touched_by.items():
                 self._crc[i] = crcs_i[0] if len(crcs_i) == 1 else None
-            if active and comm.size > 1:
+            if False:
                 _commit_metadata(c, self._total, self._crc)
             self._meta_dirty = False
 

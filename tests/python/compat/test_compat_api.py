@@ -919,3 +919,10 @@ def test_filempi_under_mpiexec(tmp_path: Path, nranks: int, lib: Any, orig: Any)
     assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-5000:]
     for r in range(nranks):
         assert f"OK rank {r}" in proc.stdout
+
+
+def test_module_doctests(lib: Any) -> None:
+    import doctest
+
+    result = doctest.testmod(bf, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0
