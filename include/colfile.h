@@ -256,6 +256,29 @@ CF_API int cf_column_write_rows(cf_column *c, const int64_t *rows, int64_t count
  * before this returns.  The new rows start at the old size. */
 CF_API int cf_column_grow(cf_column *c, int64_t rows, int64_t nfile, cf_error *err);
 
+/* ---- Several writers, one commit --------------------------------------
+ * Handles on one column (one per MPI rank, or per thread) may write disjoint
+ * rows; exactly one of them commits the header.  The others export their
+ * uncommitted state -- per blob, what their writes added to the bigfile
+ * byte sums and the CRC32C of the byte ranges they wrote -- and the
+ * committing handle merges it.  The bytes are opaque, portable (fixed
+ * little-endian layout) and meant to be moved by MPI or any other channel. */
+
+/* Serialise this handle's uncommitted write state into a new buffer (*buf,
+ * *len; release with cf_free) and reset the handle to clean, so that its
+ * close commits nothing.  CF_EKIND for non-data columns, CF_ENOMEM. */
+CF_API int cf_column_pending_export(cf_column *c, void **buf, size_t *len, cf_error *err);
+
+/* Add the state exported by another handle of the same column (same blob
+ * layout) to this one; its next flush/close commits the sum of both.
+ * Writes from several handles that together cover a blob exactly give a
+ * known CRC32C.  CF_EFORMAT for damaged bytes (nothing is changed),
+ * CF_EARG if the blob count differs, CF_EREADONLY. */
+CF_API int cf_column_pending_merge(cf_column *c, const void *buf, size_t len, cf_error *err);
+
+/* Release memory returned by libcolfile (cf_column_pending_export). */
+CF_API void cf_free(void *p);
+
 /* Verification of one blob against the metadata (for `colfile check`). */
 enum cf_blob_status {
     CF_BLOB_OK            = 0,

@@ -55,6 +55,7 @@ static void column_free(cf_column *c)
     free(c->attr_dir);
     cf__header_free(&c->h);
     free(c->first_row);
+    free(c->committed_sums);
     free(c->crc);
     free(c->crc_known);
     cf__attrset_free(&c->attrs);
@@ -77,10 +78,14 @@ static int layout_blobs(cf_column *c, int64_t keep, cf_error *err)
     unsigned char *known = realloc(c->crc_known, (size_t)(n + 1));
     if (!known) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
     c->crc_known = known;
+    uint32_t *committed = realloc(c->committed_sums, (size_t)(n + 1) * sizeof *committed);
+    if (!committed) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
+    c->committed_sums = committed;
     first[0] = 0;
     for (int64_t i = 0; i < n; i++) {
         first[i + 1] = first[i] + c->h.rows[i];
         if (i >= keep) {
+            committed[i] = c->h.sums[i];
             /* An empty blob has a known CRC; others are unknown until written. */
             crc[i] = 0;
             known[i] = c->h.rows[i] == 0;
@@ -455,6 +460,7 @@ int cf_column_flush(cf_column *c, cf_error *err)
     if (c->header_dirty) {
         if ((rc = write_header(c, err))) return rc;
         c->header_dirty = 0;
+        if (c->h.nfile) memcpy(c->committed_sums, c->h.sums, (size_t)c->h.nfile * sizeof *c->h.sums);
     }
     if (c->ext_dirty) {
         if ((rc = write_ext(c, err))) return rc;
@@ -771,7 +777,7 @@ int cf_column_read_rows(cf_column *c, const int64_t *rows, int64_t count,
 }
 
 /* Remember that bytes [off, off+len) of blob i were written with CRC crc. */
-static int note_segment(cf_column *c, int64_t i, int64_t off, int64_t len, uint32_t crc, cf_error *err)
+int cf__column_note_segment(cf_column *c, int64_t i, int64_t off, int64_t len, uint32_t crc, cf_error *err)
 {
     if (!c->writes) {
         c->writes = calloc((size_t)c->h.nfile + 1, sizeof *c->writes);
@@ -875,7 +881,7 @@ static int write_range(cf_column *c, int64_t start, int64_t count, const buffer_
         c->h.sums[b] = sum;
         c->header_dirty = 1;
         c->ext_dirty = 1;
-        if ((rc = note_segment(c, b, off0, off - off0, crc, err))) return rc;
+        if ((rc = cf__column_note_segment(c, b, off0, off - off0, crc, err))) return rc;
         row += in_blob;
         count -= in_blob;
     }

@@ -40,6 +40,7 @@ struct cf_column {
     int64_t rowbytes;   /* nmemb * width */
     int64_t size;
     int64_t *first_row; /* nfile + 1 cumulative row counts */
+    uint32_t *committed_sums; /* h.sums as last read or written to disk */
     uint32_t *crc;
     unsigned char *crc_known;
     cf__blob_writes *writes; /* nfile entries, NULL until the first write */
@@ -60,5 +61,9 @@ int cf__column_load_attrs(cf_column *c, cf_error *err);
 int cf__column_save_attrs(cf_column *c, int v1_changed, cf_error *err);
 
 #define CF__ATTRS_EXT_NAME "colfile-attrs"
+
+/* Remember that bytes [off, off+len) of blob i were written with CRC crc
+ * (column.c). */
+int cf__column_note_segment(cf_column *c, int64_t i, int64_t off, int64_t len, uint32_t crc, cf_error *err);
 
 #endif

@@ -9,7 +9,6 @@
 #ifndef CF_FIXTURES_DIR
 #error "CF_FIXTURES_DIR must name the fixtures directory"
 #endif
-#define BIGFILE_SET CF_FIXTURES_DIR "/bigfile-0.1.52"
 
 /* ---- helpers ---------------------------------------------------------- */
 
@@ -40,6 +39,145 @@ static unsigned char *slurp(const char *path, size_t *len)
     *len = n;
     return buf;
 }
+
+/* ---- fixture sets ------------------------------------------------------
+ * A fixture set is any directory under CF_FIXTURES_DIR holding a
+ * manifest.json.  Which sets exist and what their trees hold is found on
+ * disk: a set generated with another seed has other names, shapes, split
+ * counts and values.  Specific values are checked on the literal bigfile
+ * output embedded below instead. */
+
+typedef struct {
+    char **dirs;
+    size_t count;
+} fixture_sets;
+
+static int is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int is_file(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static void find_sets_below(const char *dir, int depth, fixture_sets *s)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/manifest.json", dir);
+    if (is_file(path)) {
+        char **nd = realloc(s->dirs, (s->count + 1) * sizeof *nd);
+        char *copy = malloc(strlen(dir) + 1);
+        if (nd) s->dirs = nd;
+        if (!nd || !copy) { free(copy); CHECK(!"out of memory"); return; }
+        strcpy(copy, dir);
+        s->dirs[s->count++] = copy;
+        return; /* the trees of a set hold no further sets */
+    }
+    if (depth >= 8) return;
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.') continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (is_dir(path)) find_sets_below(path, depth + 1, s);
+    }
+    closedir(d);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static fixture_sets find_fixture_sets(void)
+{
+    fixture_sets s = {NULL, 0};
+    find_sets_below(CF_FIXTURES_DIR, 0, &s);
+    if (s.count > 1) qsort(s.dirs, s.count, sizeof *s.dirs, cmp_str);
+    printf("  (%zu fixture set(s) under %s)\n", s.count, CF_FIXTURES_DIR);
+    return s;
+}
+
+static void free_fixture_sets(fixture_sets *s)
+{
+    for (size_t i = 0; i < s->count; i++) free(s->dirs[i]);
+    free(s->dirs);
+    s->dirs = NULL;
+    s->count = 0;
+}
+
+/* Call visit(dir, ctx) for `dir` and every directory below it. */
+static void walk_dirs(const char *dir, void (*visit)(const char *, void *), void *ctx, int depth)
+{
+    visit(dir, ctx);
+    if (depth >= 64) return;
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    char path[4096];
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (is_dir(path)) walk_dirs(path, visit, ctx, depth + 1);
+    }
+    closedir(d);
+}
+
+/* ---- literal bigfile output --------------------------------------------
+ * Lines of an attr-v2 file written by bigfile 0.1.52 (an attribute of every
+ * kind set through its Python binding), copied verbatim and kept in the
+ * file's (strcmp) order, so formatting the parsed set gives these bytes
+ * back.  They cover big-endian complex, every #HUMANE form (numbers, the
+ * <<dtype> placeholder, strings cut at a newline or NUL, UTF-8 text,
+ * "... (Too Long) "), a 155-character name and one with '#', '=' and '/'. */
+static const char zoo_text[] =
+    "#odd=name/x.y <i8 1 0700000000000000 #HUMANE [ 7 ]\n"
+    "b1 <b1 3 000001 #HUMANE [ 0 0 1 ]\n"
+    "bytes_value <S15 1 7261772D62797465732D6134783779 #HUMANE [ <<S15> ]\n"
+    "c16_be >c16 1 BE8024F1D54BE9393FC83666DDCAD254 #HUMANE [ 0.18916+-1.20285e-07I ]\n"
+    "c8_be >c8 2 359030C6C1D0E275C49A925B3DA6665D"
+    " #HUMANE [ -26.1106+1.0743e-06I 0.0812499+-1236.57I ]\n"
+    "f2_le <f2 3 74A0E4E4D44E #HUMANE [ <<f2> <<f2> <<f2> ]\n"
+    "f4_be >f4 2 CA721E014B02C51E #HUMANE [ -3.96685e+06 8.57014e+06 ]\n"
+    "f4_special <f4 5 0000C07F000080FF01000000FFFF7F7FCDCCCC3D"
+    " #HUMANE [ nan -inf 1.4013e-45 3.40282e+38 0.1 ]\n"
+    "f8_long_array <f8 27 "
+    "D53A0ACEF977A041CED25FE98F82C63F000000000000F07FFFFFFFFFFFFFEFFF23C1419B592C04BF"
+    "000000000000F87FAACEEA62421171BE1CC6F48C5A32A3BE809D99864C2CED3F40B46E36B00E0FBF"
+    "1118F70B33DC39C0BF58EBB2E12C60402EFF04C782C1FABE49680AF8EC665D3FB919538FB2F9BABE"
+    "170F763BB3112AC14FB0A6813DBF8B3E86EC79A4E8F497C1FFFFFFFFFFFFEF7F9822B91EAA0882BF"
+    "92D6AAA7C8DF4DC0010000000000000001749DE2227739BF57B788C0D3F2E53E000000000000F0FF"
+    "000000000000008018334324613CB9BF #HUMANE [ ... (Too Long)  ]\n"
+    "f8_special <f8 7 "
+    "000000000000F87F000000000000F07F000000000000F0FF00000000000000800100000000000000"
+    "FFFFFFFFFFFFEF7F9A9999999999B93F"
+    " #HUMANE [ nan inf -inf -0 4.94066e-324 1.79769e+308 0.1 ]\n"
+    "i4_be >i4 1 4F72527C #HUMANE [ 1332892284 ]\n"
+    "i8_limits <i8 4 0000000000000080FFFFFFFFFFFFFF7F0000000000000000FFFFFFFFFFFFFFFF"
+    " #HUMANE [ -9223372036854775808 9223372036854775807 0 -1 ]\n"
+    "nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn"
+    "nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn"
+    " <f8 1 000000000000F43F #HUMANE [ 1.25 ]\n"
+    "overwritten <a1 17 7365636F6E642076616C75652077696E73 #HUMANE [ second value wins ]\n"
+    "str_empty <a1 1 00 #HUMANE [  ]\n"
+    "str_list <S10 3 616C7068610000000000626574612D776B000000CEB3CEACCEBCCEBCCEB1"
+    " #HUMANE [ <<S10> <<S10> <<S10> ]\n"
+    "str_newline <a1 26 6669727374206C696E650A7365636F6E64206C696E6520673078"
+    " #HUMANE [ first line... ]\n"
+    "str_unicode <a1 41 4772C3BCC39F6520E2809420CEA9CEBCCEADCEB3CEB120E697A5E69CACE8AA9E"
+    "20F09F9A8020666765 #HUMANE [ Gr\xC3\xBC\xC3\x9F" "e \xE2\x80\x94 "
+    "\xCE\xA9\xCE\xBC\xCE\xAD\xCE\xB3\xCE\xB1 \xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E "
+    "\xF0\x9F\x9A\x80 fge ]\n"
+    "u2_be >u2 3 C5E35AC3E00B #HUMANE [ <<u2> <<u2> <<u2> ]\n"
+    "u8_be >u8 3 4B7C4EE60C93EAAAF769E1C592D89F8A4F0E72E36E156016"
+    " #HUMANE [ 5439309199917181610 17828028838611296138 5696616899800293398 ]\n"
+    "u8_max <u8 1 FFFFFFFFFFFFFFFF #HUMANE [ 18446744073709551615 ]\n";
+#define ZOO_LINES 21
 
 /* Parse attr-v2 text given as a C string into a fresh set. */
 static int parse_str(cf__attrset *s, const char *text, cf_error *err)
@@ -320,28 +458,26 @@ static void test_format_empty_and_keep(void)
     cf__attrset_free(&s);
 }
 
-/* ---- THE KEY TEST: every attr-v2 of the fixtures round-trips ---------- */
+/* ---- THE KEY TEST: every attr-v2 of every fixture set round-trips ----- */
 
-static int roundtrip_file(const char *path, int *nonempty)
+/* Parse `bytes`, format the set again and require the very same bytes.
+ * Returns 1 if they are, and sets *count to the attributes parsed. */
+static int roundtrip_bytes(const char *where, const unsigned char *bytes, size_t len, size_t *count)
 {
-    size_t len = 0;
-    unsigned char *bytes = slurp(path, &len);
-    CHECK(bytes != NULL);
-    if (!bytes) return 0;
     cf__attrset s;
     cf_error err;
     cf__attrset_init(&s);
     int ok = 0;
-    int rc = cf__attrset_parse_v2(&s, (const char *)bytes, len, path, &err);
+    int rc = cf__attrset_parse_v2(&s, (const char *)bytes, len, where, &err);
     if (rc != 0) {
-        fprintf(stderr, "%s: parse failed: %s\n", path, err.message);
+        fprintf(stderr, "%s: parse failed: %s\n", where, err.message);
         cf_test_failures++;
     } else {
         char *text = NULL;
         size_t tlen = 0;
         CHECK_OK(cf__attrset_format_v2(&s, NULL, &text, &tlen, &err), &err);
         if (text && (tlen != len || memcmp(text, bytes, len) != 0)) {
-            fprintf(stderr, "%s: formatted text differs from the file\n", path);
+            fprintf(stderr, "%s: formatted text differs from the file\n", where);
             size_t i = 0;
             while (i < len && i < tlen && text[i] == (char)bytes[i]) i++;
             size_t from = i > 60 ? i - 60 : 0;
@@ -351,53 +487,63 @@ static int roundtrip_file(const char *path, int *nonempty)
             cf_test_failures++;
         } else if (text) {
             ok = 1;
-            if (s.count) (*nonempty)++;
+            if (count) *count = s.count;
         }
         free(text);
     }
     cf__attrset_free(&s);
-    free(bytes);
     return ok;
 }
 
-static int walk_attr_v2(const char *dir, int *nonempty)
+typedef struct {
+    int files, ok, nonempty;
+} v2_tally;
+
+static void roundtrip_dir(const char *dir, void *ctx)
 {
-    int count = 0;
+    v2_tally *t = ctx;
     char path[4096];
-    struct stat st;
     snprintf(path, sizeof path, "%s/attr-v2", dir);
-    if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) count += roundtrip_file(path, nonempty);
-    DIR *d = opendir(dir);
-    if (!d) return count;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) count += walk_attr_v2(path, nonempty);
-    }
-    closedir(d);
-    return count;
-}
-
-static void test_fixture_attr_v2_roundtrip_bytes(void)
-{
-    int nonempty = 0;
-    int n = walk_attr_v2(BIGFILE_SET, &nonempty);
-    printf("  (%d attr-v2 files round-tripped, %d with attributes)\n", n, nonempty);
-    CHECK(n >= 60);
-    CHECK(nonempty >= 5);
-}
-
-static void test_fixture_zoo_values(void)
-{
+    if (!is_file(path)) return;
+    t->files++;
     size_t len = 0;
-    unsigned char *bytes = slurp(BIGFILE_SET "/main/attrs/zoo/attr-v2", &len);
+    unsigned char *bytes = slurp(path, &len);
     CHECK(bytes != NULL);
     if (!bytes) return;
+    size_t count = 0;
+    if (roundtrip_bytes(path, bytes, len, &count)) {
+        t->ok++;
+        if (count) t->nonempty++;
+    }
+    free(bytes);
+}
+
+static void test_every_fixture_attr_v2_roundtrips(void)
+{
+    fixture_sets sets = find_fixture_sets();
+    CHECK(sets.count >= 1);
+    for (size_t i = 0; i < sets.count; i++) {
+        v2_tally t = {0, 0, 0};
+        walk_dirs(sets.dirs[i], roundtrip_dir, &t, 0);
+        printf("  (%s: %d attr-v2 files, %d round-tripped byte for byte, %d with attributes)\n",
+               sets.dirs[i], t.files, t.ok, t.nonempty);
+        CHECK_EQ_INT(t.ok, t.files);
+        CHECK(t.files >= 10);
+        CHECK(t.nonempty >= 1);
+    }
+    free_fixture_sets(&sets);
+}
+
+static void test_embedded_zoo_roundtrip_and_values(void)
+{
+    size_t count = 0;
+    CHECK(roundtrip_bytes("zoo", (const unsigned char *)zoo_text, strlen(zoo_text), &count));
+    CHECK_EQ_INT(count, ZOO_LINES);
     cf__attrset s;
     cf_error err;
     cf__attrset_init(&s);
-    CHECK_OK(cf__attrset_parse_v2(&s, (const char *)bytes, len, "zoo", &err), &err);
+    CHECK_OK(cf__attrset_parse_v2(&s, zoo_text, strlen(zoo_text), "zoo", &err), &err);
+    CHECK_EQ_INT(s.count, ZOO_LINES);
     cf__attr *a = cf__attrset_find(&s, "u8_max");
     CHECK(a != NULL);
     if (a) {
@@ -411,9 +557,23 @@ static void test_fixture_zoo_values(void)
     CHECK(a && a->nmemb == 17 && memcmp(a->data, "second value wins", 17) == 0);
     a = cf__attrset_find(&s, "c16_be");
     CHECK(a && a->type.order == '>' && a->type.kind == 'c' && a->type.width == 16);
+    if (a) CHECK_EQ_MEM(a->data, "\xBE\x80\x24\xF1\xD5\x4B\xE9\x39\x3F\xC8\x36\x66\xDD\xCA\xD2\x54", 16);
+    a = cf__attrset_find(&s, "f8_long_array");
+    CHECK(a && a->nmemb == 27 && a->type.kind == 'f' && a->type.width == 8);
+    a = cf__attrset_find(&s, "str_list");
+    CHECK(a && a->nmemb == 3 && a->type.kind == 'S' && a->type.width == 10);
+    if (a) CHECK_EQ_MEM(a->data + 10, "beta-wk\0\0\0", 10);
+    a = cf__attrset_find(&s, "str_unicode");
+    CHECK(a && a->nmemb == 41 && memcmp(a->data, "Gr\xC3\xBC\xC3\x9F" "e", 7) == 0);
+    a = cf__attrset_find(&s, "#odd=name/x.y");
+    CHECK(a && a->nmemb == 1 && a->data[0] == 7);
+    char longname[156];
+    memset(longname, 'n', 155);
+    longname[155] = '\0';
+    a = cf__attrset_find(&s, longname);
+    CHECK(a && a->nmemb == 1 && memcmp(a->data, "\0\0\0\0\0\0\xF4\x3F", 8) == 0);
     for (size_t i = 1; i < s.count; i++) CHECK(strcmp(s.items[i - 1].name, s.items[i].name) < 0);
     cf__attrset_free(&s);
-    free(bytes);
 }
 
 /* ---- attr-v2 parser leniency ------------------------------------------ */
@@ -607,14 +767,10 @@ static void parse_any(const char *text, size_t len)
 
 static void test_parse_every_truncation_of_zoo(void)
 {
-    size_t len = 0;
-    unsigned char *bytes = slurp(BIGFILE_SET "/main/attrs/zoo/attr-v2", &len);
-    CHECK(bytes != NULL);
-    if (!bytes) return;
-    for (size_t n = 0; n <= len; n++) parse_any((const char *)bytes, n);
+    size_t len = strlen(zoo_text);
+    for (size_t n = 0; n <= len; n++) parse_any(zoo_text, n);
     /* and every suffix */
-    for (size_t n = 0; n <= len; n += 7) parse_any((const char *)bytes + n, len - n);
-    free(bytes);
+    for (size_t n = 0; n <= len; n += 7) parse_any(zoo_text + n, len - n);
 }
 
 static void test_parse_random_bytes(void)
@@ -630,15 +786,12 @@ static void test_parse_random_bytes(void)
         }
         parse_any(buf, len);
     }
-    /* mutations of a real file */
-    size_t flen = 0;
-    unsigned char *file = slurp(BIGFILE_SET "/main/attr-v2", &flen);
-    CHECK(file != NULL);
-    if (!file) return;
+    /* mutations of real bigfile output */
+    size_t flen = strlen(zoo_text);
     for (int iter = 0; iter < 3000; iter++) {
         unsigned char *m = malloc(flen);
         if (!m) break;
-        memcpy(m, file, flen);
+        memcpy(m, zoo_text, flen);
         int flips = 1 + (int)(rng_next(&s) % 4);
         for (int f = 0; f < flips && flen; f++) {
             uint64_t r = rng_next(&s);
@@ -648,7 +801,6 @@ static void test_parse_random_bytes(void)
         parse_any((const char *)m, flen);
         free(m);
     }
-    free(file);
 }
 
 /* ---- legacy v1 -------------------------------------------------------- */
@@ -674,20 +826,73 @@ static void check_attr(const cf__attrset *s, const char *name, const char *dtype
 }
 #define CHECK_ATTR(s, name, dtype, nmemb, hex) check_attr((s), (name), (dtype), (nmemb), (hex), __LINE__)
 
-static void test_v1_fixture_col_merge(void)
+/* A legacy binary `attr` file as the fixture generator assembles it: per
+ * record int32 nmemb, int32 name length (little-endian here), the dtype
+ * token NUL-padded to 8 bytes, the name, then the data.  The records are
+ * not in name order.  Next to it, the column's attr-v2 as bigfile wrote it:
+ * `both` is in both files and attr-v2 wins. */
+static const unsigned char v1_col_attr[] = {
+    /* v1only <f8 2 */
+    0x02, 0x00, 0x00, 0x00, 0x06, 0x00, 0x00, 0x00, '<', 'f', '8', 0, 0, 0, 0, 0,
+    'v', '1', 'o', 'n', 'l', 'y',
+    0xBB, 0x79, 0x96, 0x81, 0x92, 0x6C, 0x21, 0xC1, 0x20, 0x77, 0xDF, 0xF8, 0x1F, 0x10, 0xB1, 0xC0,
+    /* both <S1 7 "from-v1" */
+    0x07, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, '<', 'S', '1', 0, 0, 0, 0, 0,
+    'b', 'o', 't', 'h',
+    'f', 'r', 'o', 'm', '-', 'v', '1',
+    /* v1be >i2 2 */
+    0x02, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, '>', 'i', '2', 0, 0, 0, 0, 0,
+    'v', '1', 'b', 'e',
+    0xD4, 0x04, 0xD9, 0x2A,
+    /* v1s3 <S3 2 "abc" "de" */
+    0x02, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, '<', 'S', '3', 0, 0, 0, 0, 0,
+    'v', '1', 's', '3',
+    'a', 'b', 'c', 'd', 'e', 0x00,
+    /* v1c16 <c16 1 1.5-2j */
+    0x01, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00, '<', 'c', '1', '6', 0, 0, 0, 0,
+    'v', '1', 'c', '1', '6',
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xF8, 0x3F, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xC0,
+    /* v1b1 <b1 2 */
+    0x02, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, '<', 'b', '1', 0, 0, 0, 0, 0,
+    'v', '1', 'b', '1',
+    0x01, 0x00,
+};
+
+static const char v1_col_attr_v2[] =
+    "both <a1 7 66726F6D2D7632 #HUMANE [ from-v2 ]\n"
+    "v2only <f8 1 CEA1A5F369C0CEBF #HUMANE [ -0.240247 ]\n";
+
+/* A root `attr` on its own, its records already in name order. */
+static const unsigned char v1_root_attr[] = {
+    /* rootv1 <i8 1 350 */
+    0x01, 0x00, 0x00, 0x00, 0x06, 0x00, 0x00, 0x00, '<', 'i', '8', 0, 0, 0, 0, 0,
+    'r', 'o', 'o', 't', 'v', '1',
+    0x5E, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    /* title <S1 6 "legacy" */
+    0x06, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00, '<', 'S', '1', 0, 0, 0, 0, 0,
+    't', 'i', 't', 'l', 'e',
+    'l', 'e', 'g', 'a', 'c', 'y',
+};
+
+static void test_v1_embedded_col_merge(void)
 {
-    size_t l1 = 0, l2 = 0;
-    unsigned char *v1 = slurp(BIGFILE_SET "/legacy_attr_v1/col/attr", &l1);
-    unsigned char *v2 = slurp(BIGFILE_SET "/legacy_attr_v1/col/attr-v2", &l2);
+    CHECK_EQ_INT(sizeof v1_col_attr, 174);
+    /* exact-size heap copies, so ASan sees any overread */
+    unsigned char *v1 = malloc(sizeof v1_col_attr);
+    size_t l2 = strlen(v1_col_attr_v2);
+    char *v2 = malloc(l2);
     CHECK(v1 && v2);
     cf__attrset s;
     cf_error err;
     cf__attrset_init(&s);
     if (v1 && v2) {
-        CHECK_OK(cf__attrset_parse_v1(&s, v1, l1, "col/attr", &err), &err);
+        memcpy(v1, v1_col_attr, sizeof v1_col_attr);
+        memcpy(v2, v1_col_attr_v2, l2);
+        CHECK_OK(cf__attrset_parse_v1(&s, v1, sizeof v1_col_attr, "col/attr", &err), &err);
+        CHECK_EQ_INT(s.count, 6);
         cf__attr *both = cf__attrset_find(&s, "both");
         CHECK(both && strcmp(both->dtype, "<S1") == 0 && memcmp(both->data, "from-v1", 7) == 0);
-        CHECK_OK(cf__attrset_parse_v2(&s, (const char *)v2, l2, "col/attr-v2", &err), &err);
+        CHECK_OK(cf__attrset_parse_v2(&s, v2, l2, "col/attr-v2", &err), &err);
         CHECK_EQ_INT(s.count, 7);
         CHECK_ATTR(&s, "both", "<a1", 7, "66726F6D2D7632");
         CHECK_ATTR(&s, "v1b1", "<b1", 2, "0100");
@@ -702,12 +907,14 @@ static void test_v1_fixture_col_merge(void)
     free(v2);
 }
 
-static void test_v1_fixture_root(void)
+static void test_v1_embedded_root(void)
 {
-    size_t len = 0;
-    unsigned char *v1 = slurp(BIGFILE_SET "/legacy_attr_v1/attr", &len);
+    size_t len = sizeof v1_root_attr;
+    CHECK_EQ_INT(len, 57);
+    unsigned char *v1 = malloc(len);
     CHECK(v1 != NULL);
     if (!v1) return;
+    memcpy(v1, v1_root_attr, len);
     cf__attrset s;
     cf_error err;
     cf__attrset_init(&s);
@@ -864,6 +1071,89 @@ static void test_v1_format(void)
     cf__attrset_free(&t);
 }
 
+/* ---- every legacy attr file of every fixture set parses ---------------- */
+
+typedef struct {
+    int files, ok, records;
+} v1_tally;
+
+static void legacy_dir(const char *dir, void *ctx)
+{
+    v1_tally *t = ctx;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/attr", dir);
+    if (!is_file(path)) return;
+    t->files++;
+    size_t len = 0;
+    unsigned char *bytes = slurp(path, &len);
+    CHECK(bytes != NULL);
+    if (!bytes) return;
+    unsigned char *exact = malloc(len ? len : 1); /* so ASan sees any overread */
+    if (!exact) { free(bytes); return; }
+    if (len) memcpy(exact, bytes, len);
+    free(bytes);
+
+    cf__attrset s, t2;
+    cf_error err;
+    cf__attrset_init(&s);
+    cf__attrset_init(&t2);
+    int rc = cf__attrset_parse_v1(&s, exact, len, path, &err);
+    if (rc != 0) {
+        fprintf(stderr, "%s: parse failed: %s\n", path, err.message);
+        cf_test_failures++;
+    } else {
+        int good = 1;
+        t->records += (int)s.count;
+        /* format as v1 and parse again: the same attributes */
+        unsigned char *out = NULL;
+        size_t olen = 0;
+        CHECK_OK(cf__attrset_format_v1(&s, NULL, &out, &olen, &err), &err);
+        CHECK_OK(cf__attrset_parse_v1(&t2, out, olen, "again", &err), &err);
+        if (t2.count != s.count) good = 0;
+        for (size_t i = 0; good && i < s.count; i++) {
+            const cf__attr *a = &s.items[i];
+            const cf__attr *b = cf__attrset_find(&t2, a->name);
+            if (!b || strcmp(a->dtype, b->dtype) != 0 || a->nmemb != b->nmemb ||
+                memcmp(a->data, b->data, (size_t)(a->nmemb * a->type.width)) != 0)
+                good = 0;
+        }
+        free(out);
+        if (!good) {
+            fprintf(stderr, "%s: v1 -> format -> v1 changed the attributes\n", path);
+            cf_test_failures++;
+        }
+        /* a reader takes the legacy file first, then attr-v2 over it */
+        snprintf(path, sizeof path, "%s/attr-v2", dir);
+        size_t l2 = 0;
+        unsigned char *v2 = is_file(path) ? slurp(path, &l2) : NULL;
+        if (v2) {
+            size_t before = s.count;
+            CHECK_OK(cf__attrset_parse_v2(&s, (const char *)v2, l2, path, &err), &err);
+            CHECK(s.count >= before);
+            free(v2);
+        }
+        if (good) t->ok++;
+    }
+    cf__attrset_free(&s);
+    cf__attrset_free(&t2);
+    free(exact);
+}
+
+static void test_every_fixture_legacy_attr_parses(void)
+{
+    fixture_sets sets = find_fixture_sets();
+    CHECK(sets.count >= 1);
+    for (size_t i = 0; i < sets.count; i++) {
+        v1_tally t = {0, 0, 0};
+        walk_dirs(sets.dirs[i], legacy_dir, &t, 0);
+        printf("  (%s: %d legacy attr files, %d parsed, %d records)\n", sets.dirs[i], t.files,
+               t.ok, t.records);
+        CHECK_EQ_INT(t.ok, t.files);
+        CHECK(t.files >= 1);
+    }
+    free_fixture_sets(&sets);
+}
+
 CF_TESTS(
     CF_TEST(test_set_find_remove),
     CF_TEST(test_set_rejects),
@@ -871,8 +1161,8 @@ CF_TESTS(
     CF_TEST(test_format_kinds),
     CF_TEST(test_format_too_long_boundary),
     CF_TEST(test_format_empty_and_keep),
-    CF_TEST(test_fixture_attr_v2_roundtrip_bytes),
-    CF_TEST(test_fixture_zoo_values),
+    CF_TEST(test_every_fixture_attr_v2_roundtrips),
+    CF_TEST(test_embedded_zoo_roundtrip_and_values),
     CF_TEST(test_parse_lenient_forms),
     CF_TEST(test_parse_nmemb_zero_and_empty),
     CF_TEST(test_parse_merges_into_existing),
@@ -880,9 +1170,10 @@ CF_TESTS(
     CF_TEST(test_parse_rejects),
     CF_TEST(test_parse_every_truncation_of_zoo),
     CF_TEST(test_parse_random_bytes),
-    CF_TEST(test_v1_fixture_col_merge),
-    CF_TEST(test_v1_fixture_root),
+    CF_TEST(test_v1_embedded_col_merge),
+    CF_TEST(test_v1_embedded_root),
     CF_TEST(test_v1_rejects),
     CF_TEST(test_v1_random_bytes),
-    CF_TEST(test_v1_format)
+    CF_TEST(test_v1_format),
+    CF_TEST(test_every_fixture_legacy_attr_parses)
 )

@@ -1,6 +1,7 @@
 /* test_column.c - Files and columns through the public API, on real files. */
 #include "harness.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 
@@ -381,18 +382,87 @@ static void test_large_sparse(void)
     cf_file_close(f);
 }
 
-static void test_reads_bigfile_fixture(void)
+/* ---- bigfile's own layout, from literal files ---------------------------
+ * Files as bigfile 0.1.52 writes them (no colfile extension, so no CRC),
+ * copied into the test: a sparse <i4 column whose 3 rows are spread over 7
+ * blobs, and a header-only block that hides a column below it. */
+
+/* Write `len` bytes to tree/name, making the directories on the way. */
+static void put_file(const char *tree, const char *name, const void *bytes, size_t len)
 {
+    char path[4096];
+    int n = snprintf(path, sizeof path, "%s/%s", tree, name);
+    CHECK(n > 0 && (size_t)n < sizeof path);
+    for (char *p = path + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = '\0';
+        if (mkdir(path, 0777) != 0) {
+            struct stat st;
+            CHECK(stat(path, &st) == 0 && S_ISDIR(st.st_mode));
+        }
+        *p = '/';
+    }
+    FILE *fp = fopen(path, "wb");
+    CHECK(fp != NULL);
+    if (!fp) return;
+    if (len) CHECK_EQ_INT(fwrite(bytes, 1, len, fp), len);
+    CHECK(fclose(fp) == 0);
+}
+#define PUT_TEXT(tree, name, text) put_file((tree), (name), (text), strlen(text))
+
+static void test_reads_bigfile_layout(void)
+{
+    char main_tree[4096], shadow_tree[4096];
+    snprintf(main_tree, sizeof main_tree, "%s/bf/main", cf_test_dir());
+    snprintf(shadow_tree, sizeof shadow_tree, "%s/bf/shadow", cf_test_dir());
+
+    PUT_TEXT(main_tree, "split/sparse/header",
+             "DTYPE: <i4\nNMEMB: 1\nNFILE: 7\n"
+             "000000: 0 : 0 : 0\n000001: 0 : 0 : 0\n000002: 1 : 717 : 717\n000003: 0 : 0 : 0\n"
+             "000004: 1 : 764 : 764\n000005: 0 : 0 : 0\n000006: 1 : 404 : 404\n");
+    PUT_TEXT(main_tree, "split/sparse/attr-v2", "");
+    static const unsigned char row0[] = {0x52, 0xB9, 0xCD, 0xF5}, row1[] = {0xF9, 0x62, 0xE1, 0xC0},
+                               row2[] = {0x41, 0xE4, 0x06, 0x69};
+    const unsigned char *rows[7] = {NULL, NULL, row0, NULL, row1, NULL, row2};
+    for (int i = 0; i < 7; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "split/sparse/%06X", i);
+        put_file(main_tree, name, rows[i], rows[i] ? 4 : 0); /* empty blobs exist, empty */
+    }
+
+    PUT_TEXT(shadow_tree, "grp/header", "DTYPE: <i8\nNMEMB: 0\nNFILE: 0\n");
+    PUT_TEXT(shadow_tree, "grp/attr-v2",
+             "Note <a1 47 74686973206865616465722D6F6E6C7920626C6F636B20686964657320697473207375626469"
+             "726563746F72696573 #HUMANE [ this header-only block hides its subdirectories ]\n");
+    static const unsigned char col_blob[] = {
+        0x2A, 0xF4, 0xE6, 0xD1, 0xFF, 0xFF, 0xFF, 0x7F, 0xAB, 0xDE, 0x5A, 0xAB,
+        0x5E, 0x45, 0x49, 0x9A, 0xE5, 0xB3, 0x1D, 0x46, 0x2E, 0x10, 0x88, 0x54,
+        0x00, 0x00, 0x00, 0x80, 0x68, 0xEB, 0x8E, 0x18, 0x28, 0xFE, 0x87, 0x42};
+    PUT_TEXT(shadow_tree, "grp/sub/col/header", "DTYPE: <i4\nNMEMB: 1\nNFILE: 1\n000000: 9 : 4578 : 4578\n");
+    PUT_TEXT(shadow_tree, "grp/sub/col/attr-v2", "");
+    put_file(shadow_tree, "grp/sub/col/000000", col_blob, sizeof col_blob);
+    static const unsigned char other_blob[] = {
+        0xF6, 0x68, 0x19, 0x4A, 0xB9, 0x3D, 0x2C, 0x3A, 0xCD, 0xDC, 0x8F, 0xB1,
+        0xF7, 0x5D, 0x56, 0x38, 0x4C, 0x58, 0xEA, 0xBD, 0x84, 0xB7, 0x6B, 0xC3,
+        0x90, 0x01, 0xF5, 0x32, 0x96, 0x81, 0x38, 0x3B};
+    PUT_TEXT(shadow_tree, "other/header", "DTYPE: <f4\nNMEMB: 1\nNFILE: 1\n000000: 8 : 4062 : 4062\n");
+    PUT_TEXT(shadow_tree, "other/attr-v2", "");
+    put_file(shadow_tree, "other/000000", other_blob, sizeof other_blob);
+
     cf_error err;
     cf_file *f;
-    CHECK_OK(cf_file_open(&f, CF_FIXTURES_DIR "/bigfile-0.1.52/main", CF_OPEN_READ, &err), &err);
+    CHECK_OK(cf_file_open(&f, main_tree, CF_OPEN_READ, &err), &err);
     cf_column *c;
     CHECK_OK(cf_column_open(&c, f, "split/sparse", &err), &err);
     CHECK_EQ_INT(cf_column_size(c), 3);
     CHECK_EQ_INT(cf_column_nfile(c), 7);
+    CHECK_EQ_INT(cf_column_blob_rows(c, 2), 1);
+    CHECK_EQ_INT(cf_column_blob_sum(c, 2), 717);
     int32_t v[3];
     CHECK_OK(cf_column_read(c, 0, 3, v, NULL, 4, 4, &err), &err);
     CHECK_EQ_INT(v[0], -171067054);
+    CHECK_EQ_INT(v[1], -1058970887);
+    CHECK_EQ_INT(v[2], 1762059329);
     unsigned st;
     for (int64_t i = 0; i < 7; i++) {
         CHECK_OK(cf_column_verify_blob(c, i, &st, &err), &err);
@@ -401,18 +471,229 @@ static void test_reads_bigfile_fixture(void)
     CHECK_OK(cf_column_close(c, &err), &err);
     CHECK_FAILS(cf_column_create(&c, f, "x", "f8", 1, 1, 1, &err), CF_EREADONLY, &err, NULL);
     cf_file_close(f);
-    CHECK_OK(cf_file_open(&f, CF_FIXTURES_DIR "/bigfile-0.1.52/shadow", CF_OPEN_READ, &err), &err);
+
+    CHECK_OK(cf_file_open(&f, shadow_tree, CF_OPEN_READ, &err), &err);
     char **list;
     int64_t n;
     CHECK_OK(cf_file_list(f, &list, &n, &err), &err);
-    CHECK_EQ_INT(n, 2);
-    CHECK_EQ_STR(list[0], "grp");
+    CHECK_EQ_INT(n, 2); /* the header-only block hides grp/sub/col */
+    if (n == 2) {
+        CHECK_EQ_STR(list[0], "grp");
+        CHECK_EQ_STR(list[1], "other");
+    }
     cf_names_free(list, n);
-    CHECK_OK(cf_column_open(&c, f, "grp/sub/col", &err), &err);
+    CHECK_OK(cf_column_open(&c, f, "grp", &err), &err);
+    CHECK_EQ_INT(cf_column_kind(c), CF_KIND_HEADER_ONLY);
+    const char *dt;
+    int64_t nmemb;
+    const void *data;
+    CHECK_OK(cf_column_attr_get(c, "Note", &dt, &nmemb, &data, &err), &err);
+    CHECK_EQ_INT(nmemb, 47);
+    CHECK_OK(cf_column_close(c, &err), &err);
+    CHECK_OK(cf_column_open(&c, f, "grp/sub/col", &err), &err); /* opens by name */
+    CHECK_EQ_INT(cf_column_size(c), 9);
+    int32_t w[9];
+    CHECK_OK(cf_column_read(c, 0, 9, w, NULL, 4, 4, &err), &err);
+    CHECK_EQ_MEM(w, col_blob, sizeof col_blob); /* the column's own dtype: bytes as stored */
+    CHECK_OK(cf_column_verify_blob(c, 0, &st, &err), &err);
+    CHECK_EQ_INT(st, CF_BLOB_CRC_UNKNOWN);
     CHECK_OK(cf_column_close(c, &err), &err);
     cf_file_close(f);
 }
 
+/* ---- every column of every fixture set -----------------------------------
+ * A fixture set is any directory under CF_FIXTURES_DIR holding a
+ * manifest.json; its trees are its subdirectories.  Names, shapes, split
+ * counts and values differ between sets, so they are found, not assumed. */
+
+static int is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int is_file(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+typedef struct {
+    char **dirs;
+    size_t count;
+} dir_list;
+
+static void dir_list_add(dir_list *l, const char *dir)
+{
+    char **nd = realloc(l->dirs, (l->count + 1) * sizeof *nd);
+    char *copy = malloc(strlen(dir) + 1);
+    if (nd) l->dirs = nd;
+    if (!nd || !copy) { free(copy); CHECK(!"out of memory"); return; }
+    strcpy(copy, dir);
+    l->dirs[l->count++] = copy;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void dir_list_sort(dir_list *l)
+{
+    if (l->count > 1) qsort(l->dirs, l->count, sizeof *l->dirs, cmp_str);
+}
+
+static void dir_list_free(dir_list *l)
+{
+    for (size_t i = 0; i < l->count; i++) free(l->dirs[i]);
+    free(l->dirs);
+    l->dirs = NULL;
+    l->count = 0;
+}
+
+static void find_sets_below(const char *dir, int depth, dir_list *sets)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/manifest.json", dir);
+    if (is_file(path)) {
+        dir_list_add(sets, dir);
+        return; /* the trees of a set hold no further sets */
+    }
+    if (depth >= 8) return;
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.') continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (is_dir(path)) find_sets_below(path, depth + 1, sets);
+    }
+    closedir(d);
+}
+
+typedef struct {
+    int trees, columns, header_only, blobs, sum_mismatch_columns;
+    int64_t rows;
+} column_tally;
+
+/* Open, read whole and verify one listed column. */
+static void check_fixture_column(cf_file *f, const char *tree, const char *name, column_tally *t)
+{
+    cf_error err;
+    cf_column *c = NULL;
+    int rc = cf_column_open(&c, f, name, &err);
+    if (rc != 0) {
+        fprintf(stderr, "%s: cannot open '%s': %s\n", tree, name, err.message);
+        cf_test_failures++;
+        return;
+    }
+    t->columns++;
+    if (cf_column_kind(c) == CF_KIND_HEADER_ONLY) t->header_only++;
+    int64_t size = cf_column_size(c), nmemb = cf_column_nmemb(c), item = cf_column_itemsize(c);
+    int64_t nfile = cf_column_nfile(c), rowbytes = nmemb * item;
+    CHECK(size >= 0 && nmemb >= 0 && item > 0 && nfile >= 0);
+    size_t total = (size_t)(size * rowbytes);
+    unsigned char *buf = malloc(total ? total : 1);
+    CHECK(buf != NULL);
+    if (buf) {
+        rc = cf_column_read(c, 0, size, buf, NULL, rowbytes, item, &err);
+        if (rc != 0) {
+            fprintf(stderr, "%s: reading '%s' failed: %s\n", tree, name, err.message);
+            cf_test_failures++;
+        }
+        t->rows += size;
+    }
+    int64_t rows_seen = 0;
+    int mismatch = 0;
+    for (int64_t i = 0; i < nfile; i++) {
+        int64_t r = cf_column_blob_rows(c, i);
+        CHECK(r >= 0);
+        /* read in the column's own dtype, the rows are the blob bytes */
+        if (buf && rc == 0 && r > 0) {
+            char blob[64];
+            snprintf(blob, sizeof blob, "%06" PRIX64, i);
+            size_t blen = 0;
+            char *bytes = slurp(cf_column_path(c), blob, &blen);
+            size_t want = (size_t)(r * rowbytes);
+            if (!bytes || blen < want || memcmp(bytes, buf + rows_seen * rowbytes, want) != 0) {
+                fprintf(stderr, "%s: '%s' blob %s differs from the rows read\n", tree, name, blob);
+                cf_test_failures++;
+            }
+            free(bytes);
+        }
+        rows_seen += r;
+        unsigned st = 0;
+        CHECK_OK(cf_column_verify_blob(c, i, &st, &err), &err);
+        if (st & ~(unsigned)(CF_BLOB_CRC_UNKNOWN | CF_BLOB_SUM_MISMATCH)) {
+            fprintf(stderr, "%s: '%s' blob %" PRId64 " has status 0x%x\n", tree, name, i, st);
+            cf_test_failures++;
+        }
+        if (st & CF_BLOB_SUM_MISMATCH) mismatch = 1;
+        t->blobs++;
+    }
+    CHECK_EQ_INT(rows_seen, size);
+    if (mismatch) {
+        printf("    %s: '%s' has blobs whose header sum differs from the content\n", tree, name);
+        t->sum_mismatch_columns++;
+    }
+    free(buf);
+    CHECK_OK(cf_column_close(c, &err), &err);
+}
+
+static void check_fixture_tree(const char *tree, column_tally *t)
+{
+    cf_error err;
+    cf_file *f = NULL;
+    int rc = cf_file_open(&f, tree, CF_OPEN_READ, &err);
+    if (rc != 0) {
+        fprintf(stderr, "%s: cf_file_open failed: %s\n", tree, err.message);
+        cf_test_failures++;
+        return;
+    }
+    t->trees++;
+    cf_column *c;
+    CHECK_FAILS(cf_column_create(&c, f, "x", "f8", 1, 1, 1, &err), CF_EREADONLY, &err, NULL);
+    char **names = NULL;
+    int64_t n = 0;
+    CHECK_OK(cf_file_list(f, &names, &n, &err), &err);
+    for (int64_t i = 0; i < n; i++) check_fixture_column(f, tree, names[i], t);
+    cf_names_free(names, n);
+    cf_file_close(f);
+}
+
+static void test_reads_every_fixture_column(void)
+{
+    dir_list sets = {NULL, 0};
+    find_sets_below(CF_FIXTURES_DIR, 0, &sets);
+    dir_list_sort(&sets);
+    printf("  (%zu fixture set(s) under %s)\n", sets.count, CF_FIXTURES_DIR);
+    CHECK(sets.count >= 1);
+    for (size_t s = 0; s < sets.count; s++) {
+        dir_list trees = {NULL, 0};
+        DIR *d = opendir(sets.dirs[s]);
+        CHECK(d != NULL);
+        struct dirent *e;
+        char path[4096];
+        while (d && (e = readdir(d)) != NULL) {
+            if (e->d_name[0] == '.') continue;
+            snprintf(path, sizeof path, "%s/%s", sets.dirs[s], e->d_name);
+            if (is_dir(path)) dir_list_add(&trees, path);
+        }
+        if (d) closedir(d);
+        dir_list_sort(&trees);
+        column_tally t = {0, 0, 0, 0, 0, 0};
+        for (size_t i = 0; i < trees.count; i++) check_fixture_tree(trees.dirs[i], &t);
+        printf("  (%s: %d trees, %d columns (%d header-only), %" PRId64 " rows, %d blobs verified)\n",
+               sets.dirs[s], t.trees, t.columns, t.header_only, t.rows, t.blobs);
+        CHECK(t.trees >= 1);
+        CHECK(t.columns >= 10);
+        CHECK(t.sum_mismatch_columns <= 1); /* the double-counting quirk, one column at most */
+        dir_list_free(&trees);
+    }
+    dir_list_free(&sets);
+}
+
 CF_TESTS(CF_TEST(test_roundtrip_vector_column), CF_TEST(test_cast_and_strided_write), CF_TEST(test_read_rows),
          CF_TEST(test_grow_and_crc_after_overwrite), CF_TEST(test_damaged_blobs), CF_TEST(test_attributes),
-         CF_TEST(test_names_and_modes), CF_TEST(test_large_sparse), CF_TEST(test_reads_bigfile_fixture))
+         CF_TEST(test_names_and_modes), CF_TEST(test_large_sparse), CF_TEST(test_reads_bigfile_layout),
+         CF_TEST(test_reads_every_fixture_column))

@@ -1,0 +1,110 @@
+/* test_pending.c - several handles write one column, one commits. */
+#include "harness.h"
+
+#include "checksum.h"
+
+static char *slurp(const char *path)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return NULL;
+    char *buf = calloc(1, 1 << 16);
+    size_t n = fread(buf, 1, (1 << 16) - 1, fp);
+    buf[n] = 0;
+    fclose(fp);
+    return buf;
+}
+
+enum { N = 1000, NFILE = 3 };
+
+/* Write rows [0, N) as `parts` handles each writing a contiguous share;
+ * handle 0 merges the others and commits. */
+static void write_in_parts(const char *dir, int parts, const double *data)
+{
+    cf_error err;
+    cf_file *f;
+    CHECK_OK(cf_file_open(&f, dir, CF_OPEN_WRITE | CF_OPEN_CREATE, &err), &err);
+    cf_column *root;
+    CHECK_OK(cf_column_create(&root, f, "x", "f8", 1, N, NFILE, &err), &err);
+    for (int p = parts - 1; p >= 0; p--) {
+        int64_t lo = (int64_t)N * p / parts, hi = (int64_t)N * (p + 1) / parts;
+        if (p == 0) {
+            CHECK_OK(cf_column_write(root, lo, hi - lo, data + lo, NULL, 8, 8, &err), &err);
+            continue;
+        }
+        cf_column *other;
+        CHECK_OK(cf_column_open(&other, f, "x", &err), &err);
+        CHECK_OK(cf_column_write(other, lo, hi - lo, data + lo, NULL, 8, 8, &err), &err);
+        void *buf;
+        size_t len;
+        CHECK_OK(cf_column_pending_export(other, &buf, &len, &err), &err);
+        CHECK_OK(cf_column_close(other, &err), &err); /* commits nothing */
+        CHECK_OK(cf_column_pending_merge(root, buf, len, &err), &err);
+        cf_free(buf);
+    }
+    CHECK_OK(cf_column_close(root, &err), &err);
+    cf_file_close(f);
+}
+
+static void test_parts_commit_like_one_writer(void)
+{
+    double data[N];
+    for (int i = 0; i < N; i++) data[i] = i * 1.25 - 7;
+    char one[4096], four[4096], seven[4096];
+    snprintf(one, sizeof one, "%s/one", cf_test_dir());
+    snprintf(four, sizeof four, "%s/four", cf_test_dir());
+    snprintf(seven, sizeof seven, "%s/seven", cf_test_dir());
+    write_in_parts(one, 1, data);
+    write_in_parts(four, 4, data);
+    write_in_parts(seven, 7, data);
+    const char *files[] = { "x/header", "x/colfile-v1" };
+    for (int k = 0; k < 2; k++) {
+        char a[4200], b[4200], c[4200];
+        snprintf(a, sizeof a, "%s/%s", one, files[k]);
+        snprintf(b, sizeof b, "%s/%s", four, files[k]);
+        snprintf(c, sizeof c, "%s/%s", seven, files[k]);
+        char *ta = slurp(a), *tb = slurp(b), *tc = slurp(c);
+        CHECK_EQ_STR(tb, ta);
+        CHECK_EQ_STR(tc, ta);
+        if (k == 1) CHECK(ta && !strstr(ta, "crc32c=-")); /* every CRC known */
+        free(ta); free(tb); free(tc);
+    }
+}
+
+static void test_merge_rejects_damage_and_mismatch(void)
+{
+    cf_error err;
+    cf_file *f;
+    CHECK_OK(cf_file_open(&f, cf_test_dir(), CF_OPEN_WRITE, &err), &err);
+    cf_column *a, *b, *other;
+    CHECK_OK(cf_column_create(&a, f, "a", "i4", 1, 10, 2, &err), &err);
+    CHECK_OK(cf_column_create(&other, f, "b", "i4", 1, 10, 3, &err), &err);
+    CHECK_OK(cf_column_open(&b, f, "a", &err), &err);
+    int32_t v[10] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 };
+    CHECK_OK(cf_column_write(b, 0, 10, v, NULL, 4, 4, &err), &err);
+    void *buf;
+    size_t len;
+    CHECK_OK(cf_column_pending_export(b, &buf, &len, &err), &err);
+    CHECK_FAILS(cf_column_pending_merge(other, buf, len, &err), CF_EARG, &err, "blobs");
+    CHECK_FAILS(cf_column_pending_merge(a, buf, len - 1, &err), CF_EFORMAT, &err, NULL);
+    CHECK_FAILS(cf_column_pending_merge(a, "XXXX", 4, &err), CF_EFORMAT, &err, "signature");
+    unsigned char *bad = malloc(len);
+    memcpy(bad, buf, len);
+    bad[20 + 8 + 4 + 1 + 8 + 8] = 0x7f; /* first segment length: far outside the blob */
+    CHECK_FAILS(cf_column_pending_merge(a, bad, len, &err), CF_EFORMAT, &err, "outside");
+    free(bad);
+    CHECK_EQ_INT(cf_column_blob_sum(a, 0), 0); /* nothing applied */
+    CHECK_OK(cf_column_pending_merge(a, buf, len, &err), &err);
+    CHECK_EQ_INT(cf_column_blob_sum(a, 0), cf__sysv_add(0, v, 20));
+    cf_free(buf);
+    CHECK_OK(cf_column_close(b, &err), &err);
+    CHECK_OK(cf_column_close(a, &err), &err);
+    CHECK_OK(cf_column_close(other, &err), &err);
+    CHECK_OK(cf_column_open(&a, f, "a", &err), &err);
+    uint32_t crc;
+    CHECK(cf_column_blob_crc32c(a, 1, &crc));
+    CHECK_EQ_INT(crc, cf__crc32c_update(0, v + 5, 20));
+    CHECK_OK(cf_column_close(a, &err), &err);
+    cf_file_close(f);
+}
+
+CF_TESTS(CF_TEST(test_parts_commit_like_one_writer), CF_TEST(test_merge_rejects_damage_and_mismatch))
