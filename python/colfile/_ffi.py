@@ -118,6 +118,9 @@ int cf_column_write_rows(cf_column *c, const int64_t *rows, int64_t count,
                          const void *buf, const char *buf_dtype,
                          int64_t row_stride, int64_t elem_stride, cf_error *err);
 int cf_column_grow(cf_column *c, int64_t rows, int64_t nfile, cf_error *err);
+int cf_column_pending_export(cf_column *c, void **buf, size_t *len, cf_error *err);
+int cf_column_pending_merge(cf_column *c, const void *buf, size_t len, cf_error *err);
+void cf_free(void *p);
 enum cf_blob_status {
     CF_BLOB_OK = 0, CF_BLOB_MISSING = 1, CF_BLOB_SHORT = 2, CF_BLOB_LONG = 4,
     CF_BLOB_SUM_MISMATCH = 8, CF_BLOB_CRC_MISMATCH = 16,

@@ -155,6 +155,24 @@ class Column:
         rs, es = self._strides(data)
         self._call("cf_column_write", start, count, _ptr(data), token(data.dtype), rs, es)
 
+    # several writers, one commit (the parallel layers move these bytes)
+
+    def _pending_export(self) -> bytes:
+        """This handle's uncommitted write state (per-blob byte-sum increments
+        and CRC32C of the ranges written), leaving the handle clean so its
+        close commits nothing.  See ``cf_column_pending_export``."""
+        buf = ffi.new("void **")
+        size = ffi.new("size_t *")
+        self._call("cf_column_pending_export", buf, size)
+        try:
+            return bytes(ffi.buffer(buf[0], size[0]))
+        finally:
+            lib().cf_free(buf[0])
+
+    def _pending_merge(self, state: bytes) -> None:
+        """Add another handle's exported state; the next flush commits both."""
+        self._call("cf_column_pending_merge", state, len(state))
+
     def _write_sorted(self, rows: np.ndarray, data: np.ndarray) -> None:
         rs, es = self._strides(data)
         rows = np.ascontiguousarray(rows, dtype=np.int64)

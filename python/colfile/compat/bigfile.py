@@ -29,8 +29,12 @@ Semantics kept from bigfile
   ``blocks``.  Files and columns pickle (also when closed) and unpickle by
   reopening.
 * Every ``open``/``[]`` gives an independent column handle; ``close`` (or
-  the end of a ``with`` block) commits its header checksums.  ``size``,
-  ``dtype`` and ``Nfile`` stay readable after ``close``.
+  the end of a ``with`` block) commits its header checksums.  As in bigfile
+  0.1.52, a closed column stays usable: the next read, write or attribute
+  access reopens the block (the checksums resume from the committed header)
+  and what is written then is committed by the next ``close`` or when the
+  object is garbage collected.  ``size``, ``dtype`` and ``Nfile`` are
+  remembered at ``close``.
 * ``Column.dtype`` carries the vector shape (``dtype(('<f4', (3,)))``);
   ``read(start, length)`` clips ``length`` at the end of the column (a
   negative length reads to the end); ``write(start, array)`` converts to the
@@ -56,10 +60,10 @@ Semantics kept from bigfile
   ``gather`` and ``allgather`` will do as ``comm``).  Rank 0 creates Files
   and columns and lists blocks, and broadcasts the outcome; ``open`` has a
   barrier; every rank writes its own rows; ``close`` and ``flush`` merge the
-  byte sums of all ranks into the header exactly as bigfile's MPI layer does
-  (each rank's sums are added up, so the header equals what a single writer
-  of the same bytes would record).  Attributes of a ``ColumnMPI`` are
-  written by rank 0; values set on other ranks are kept locally.
+  byte sums of all ranks into the header, which rank 0 writes (the header
+  then holds what one writer of the same bytes would record).  Attributes
+  of a ``ColumnMPI`` are written by rank 0, as bigfile's collective close
+  does; values set on other ranks are kept locally.
   A filename or block name that differs between ranks raises
   :class:`Error` on every rank; so does a failure on any rank during open
   or create.
@@ -91,12 +95,19 @@ Where the original was wrong, this module follows colfile:
   column dtype).
 * ``col[-1]`` reads the last row (bigfile failed); a row past the end raises
   ``IndexError`` (an :class:`Error` too).
-* A closed column raises :class:`ColumnClosedError` when used (bigfile
-  0.1.52 silently went on writing through it) and a closed File raises
-  :class:`FileClosedError`.  Like bigfile's, these two are not
-  :class:`Error` subclasses.
+* A closed File raises :class:`FileClosedError` when used (bigfile 0.1.52
+  went on listing and opening); :class:`ColumnClosedError` is raised by an
+  unattached ``Column()``.  Like bigfile's, these two are not :class:`Error`
+  subclasses.
 * ``Dataset`` fields of scalar columns are scalar fields (bigfile gave
   boolean columns a ``(1,)`` sub-array).
+* MPI checksums: bigfile's collective close added up the running sums of
+  all ranks, so the sums a reopened block had on disk were counted once per
+  rank; colfile adds the sums each rank's own writes made, once (identical
+  for new blocks, right for reopened ones).  A blob written by several ranks
+  gets an unknown CRC32C (``colfile-v1``); one written by a single rank
+  keeps its CRC.  Close a ``ColumnMPI`` collectively: one left to the
+  garbage collector after writes commits only its own rank's view.
 * ``ColumnMPI.append`` is collective (every rank passes its own rows; they
   are stored in rank order).  bigfile appended independently on each rank.
 * ``set_buffer_size`` is accepted and has no effect: libcolfile chunks its
@@ -128,7 +139,6 @@ from __future__ import annotations
 import operator
 import os
 import pickle
-import secrets
 import threading
 import warnings
 import weakref
@@ -165,7 +175,6 @@ __all__ = [
 _OPEN_WRITE, _OPEN_CREATE = 0x1, 0x2
 # create_from_array's default: 32 Mi rows per blob, as bigfile chooses.
 _ROWS_PER_FILE = 32 * 1024 * 1024
-_MASK32 = 0xFFFFFFFF
 
 _buffer_size = 256 * 1024 * 1024
 
@@ -253,10 +262,6 @@ def _check_passthrough(src: np.dtype[Any], dst: np.dtype[Any], path: str) -> Non
                          "(half floats are pass-through, as in bigfile)")
 
 
-def _fold(s: int) -> int:
-    r = (s & 0xFFFF) + (s >> 16)
-    return (r & 0xFFFF) + (r >> 16)
-
 
 def _core_column(handle: Any) -> _CoreColumn:
     """Wrap a fresh ``cf_column *`` (closing it if wrapping fails)."""
@@ -327,30 +332,6 @@ def _on_all(comm: Any, fn: Callable[[], Any],
         ranks = ", ".join(str(r) for r, _ in bad)
         raise Error(f"failed on rank(s) {ranks}: {bad[0][1]}")
     return result
-
-
-def _write_atomic(directory: str, name: str, text: str) -> None:
-    """Replace ``directory/name`` atomically (format.md 8.3: a hidden
-    temporary file in the same directory, then rename)."""
-    final = os.path.join(directory, name)
-    while True:
-        tmp = os.path.join(directory,
-                           f".{name}.tmp.{os.getpid()}.{secrets.token_hex(4)}")
-        try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-            break
-        except FileExistsError:
-            continue
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(text.encode("ascii"))
-        os.replace(tmp, final)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 # ---------------------------------------------------------------------------
@@ -508,7 +489,6 @@ class Column:
             if core is None or core.closed:
                 core = _open_core(self._basename, self._name)
                 self._core, self._meta = core, None
-                self._reopened(core)
         return core
 
     def _do(self, fn: Callable[[_CoreColumn], Any], retry: bool = True) -> Any:
@@ -528,12 +508,6 @@ class Column:
         self._core, self._basename, self._name, self._meta = core, basename, core.name, None
         if old is not None and not old.closed:
             old.close()
-
-    def _reopened(self, core: _CoreColumn) -> None:
-        """Hook: a closed handle was reopened (used by ColumnMPI)."""
-
-    def _wrote(self, core: _CoreColumn, start: int, count: int) -> None:
-        """Hook: rows ``start:start+count`` were written (used by ColumnMPI)."""
 
     def _path(self) -> str:
         core = self._core
@@ -703,7 +677,6 @@ class Column:
             if start < 0:
                 raise RangeError(f"{c.path}: writing before the block: start {start}")
             c.write(start, arr)
-            self._wrote(c, start, len(arr))
 
         self._do(run)
 
@@ -768,14 +741,12 @@ def _restore_column(cls: type, comm: Any, basename: str | None, name: str | None
     if comm is not None:
         col.comm = comm
     if isinstance(col, ColumnMPI):
-        col._mpi_init()
+        col._overlay = {}
     if basename is None or name is None:
         return col
     col._basename, col._name = basename, name
     if is_open:
         col._attach(_open_core(basename, name), basename)
-        if isinstance(col, ColumnMPI):
-            col._mpi_start()
     else:
         col._meta = meta
     return col
@@ -785,52 +756,18 @@ class ColumnMPI(Column):
     """A block opened collectively by every rank of ``comm``.
 
     ``open``, ``create``, ``flush``, ``close`` and ``append`` are collective.
-    Each rank writes its own rows; ``flush``/``close`` add the byte sums of
-    every rank into the header (rank 0 writes it), as bigfile's MPI layer
-    does.  Attributes are written by rank 0.
+    Each rank writes its own rows; ``flush``/``close`` send every other
+    rank's uncommitted write state (byte-sum increments and CRC32C of the
+    ranges written, exported by libcolfile) to rank 0, whose handle merges
+    them and commits one header: what a single writer of the same bytes
+    would record.  Attributes are written by rank 0; the other ranks keep the
+    values they set locally.
     """
 
     def __init__(self, comm: Any) -> None:
         super().__init__()
         self.comm = comm
-        self._mpi_init()
-
-    def _mpi_init(self) -> None:
         self._overlay: dict[str, tuple[str, int, bytes] | None] = {}
-        self._mark: list[int] = []       # this handle's sums at the last commit
-        self._edges = np.zeros(1, np.int64)
-        self._touched: set[int] = set()
-        self._total: list[int] = []      # rank 0: the merged sums on disk
-        self._crc: list[int | None] = []  # rank 0: the CRC32C on disk
-        self._meta_dirty = False         # rank 0: its handle rewrote metadata
-
-    def _mpi_start(self) -> None:
-        """Record the state of a freshly opened handle."""
-        c = self._core
-        assert c is not None
-        self._touched = set()
-        self._meta_dirty = False
-        if c.kind != "data":
-            self._mark, self._total, self._crc = [], [], []
-            self._edges = np.zeros(1, np.int64)
-            return
-        info = c.checksums()
-        self._mark = [b["sum"] for b in info]
-        self._edges = np.concatenate([[0], np.cumsum([b["rows"] for b in info])]).astype(np.int64)
-        if self.comm.rank == 0:
-            self._total = list(self._mark)
-            self._crc = [b["crc32c"] for b in info]
-
-    def _reopened(self, core: _CoreColumn) -> None:
-        self._mpi_start()
-
-    def _wrote(self, core: _CoreColumn, start: int, count: int) -> None:
-        if count <= 0:
-            return
-        e = self._edges
-        lo = int(np.searchsorted(e, start, side="right")) - 1
-        hi = int(np.searchsorted(e, start + count - 1, side="right")) - 1
-        self._touched.update(i for i in range(lo, hi + 1) if e[i + 1] > e[i])
 
     # -- collective opening --------------------------------------------
 
@@ -842,8 +779,7 @@ class ColumnMPI(Column):
         self.comm.barrier()
         core = _on_all(self.comm, lambda: f._core_open(name), undo=lambda c: c.close())
         self._attach(core, f.basename)
-        self._mpi_init()
-        self._mpi_start()
+        self._overlay = {}
         return self
 
     def create(self, f: File, blockname: str, dtype: Any = None, size: int | None = None,
@@ -858,55 +794,35 @@ class ColumnMPI(Column):
     # -- collective commit ---------------------------------------------
 
     def _commit(self, c: _CoreColumn) -> None:
-        """Merge every rank's byte sums into the header (collective)."""
+        """Merge every rank's write state into rank 0's handle and commit it
+        (collective)."""
         comm = self.comm
         if c.kind != "data":
             comm.barrier()
             return
         failure: BaseException | None = None
-        report: Any = None
+        state: bytes | None = None
         try:
-            c.flush()  # settles this rank's CRCs; its header is replaced below
-            info = c.checksums()
-            sums = [b["sum"] for b in info]
-            delta = [(s - m) & _MASK32 for s, m in zip(sums, self._mark)]
-            crcs = {i: info[i]["crc32c"] for i in self._touched}
-            report = (delta, crcs)
+            state = c._pending_export() if comm.rank != 0 else b""
         except Exception as exc:
             failure = exc
-        reports = comm.gather(report, root=0)
+        states = comm.gather(state, root=0)
 
-        def merge() -> None:
-            assert reports is not None
-            touched_by: dict[int, list[int | None]] = {}
-            active = self._meta_dirty
-            for rep in reports:
-                if rep is None:
-                    continue
-                delta, crcs = rep
-                for i, d in enumerate(delta):
-                    if d:
-                        self._total[i] = (self._total[i] + d) & _MASK32
-                        active = True
-                for i, crc in crcs.items():
-                    touched_by.setdefault(i, []).append(crc)
-                    active = True
-            for i, crcs_i in touched_by.items():
-                self._crc[i] = crcs_i[0] if len(crcs_i) == 1 else None
-            if False:
-                _commit_metadata(c, self._total, self._crc)
-            self._meta_dirty = False
+        def merge() -> list[int]:
+            assert states is not None
+            failed = [r for r, st in enumerate(states) if st is None]
+            for st in states[1:]:
+                if st:
+                    c._pending_merge(st)
+            c.flush()
+            return failed
 
-        try:
-            _on_root(comm, merge)
-        finally:
-            if failure is None:
-                self._mark = sums
-                self._touched = set()
+        failed = _on_root(comm, merge)
         if failure is not None:
             raise failure
-        if any(r is None for r in (reports or [])):
-            raise Error("flushing the block failed on another rank")
+        if failed:
+            raise Error(f"{c.path}: flushing failed on rank(s) "
+                        f"{', '.join(map(str, failed))}")
 
     def flush(self) -> None:
         """Commit the merged header checksums (collective)."""
@@ -939,17 +855,8 @@ class ColumnMPI(Column):
             grow_fn = getattr(c, "grow", None)
             if grow_fn is not None:
                 grow_fn(total, nfile)
-            else:  # the core Column has no public grow (yet)
+            else:  # the core Column has no public grow
                 c._call("cf_column_grow", total, nfile)
-            info = c.checksums()
-            added = len(info) - len(self._total)
-            self._total += [0] * added
-            self._crc += [b["crc32c"] for b in info[len(info) - added:]]
-            self._mark += [0] * added
-            self._meta_dirty = True
-            if comm.size > 1:
-                _commit_metadata(c, self._total, self._crc)
-                self._meta_dirty = False
 
         _on_root(comm, grow)
         if comm.rank != 0:
@@ -959,13 +866,8 @@ class ColumnMPI(Column):
             self._core = fresh
             c.close()
             c = fresh
-            self._mark = [b["sum"] for b in c.checksums()]
-        info = c.checksums()
-        self._edges = np.concatenate(
-            [[0], np.cumsum([b["rows"] for b in info])]).astype(np.int64)
         if len(arr):
             c.write(old + offset, arr)
-            self._wrote(c, old + offset, len(arr))
 
     # -- attributes: rank 0 writes, the others keep theirs locally -------
 
@@ -1008,31 +910,6 @@ class ColumnMPI(Column):
             else:
                 names.add(k)
         return sorted(names)
-
-
-def _commit_metadata(c: _CoreColumn, sums: list[int], crcs: list[int | None]) -> None:
-    """Write the header with the merged ``sums`` and the colfile-v1 file with
-    ``crcs`` (None: unknown) for the data column ``c`` (format.md 3.1, 8.1).
-
-    libcolfile has no call to add other writers' sums to a handle, so rank 0
-    writes these two files itself after every rank has flushed."""
-    with open(os.path.join(c.path, "header"), "rb") as fh:
-        lines = fh.read().decode("ascii").splitlines()
-    keys = {}
-    for line in lines[:3]:
-        k, _, v = line.partition(":")
-        keys[k.strip()] = v.strip()
-    rows = c.blob_rows
-    if len(rows) != len(sums):
-        raise Error(f"{c.path}: {len(rows)} blobs but {len(sums)} sums to commit")
-    head = f"DTYPE: {keys['DTYPE']}\nNMEMB: {keys['NMEMB']}\nNFILE: {len(rows)}\n"
-    header = head + "".join(f"{i:06X}: {r} : {s} : {_fold(s)}\n"
-                            for i, (r, s) in enumerate(zip(rows, sums)))
-    ext = "COLFILE-EXT: 1\n" + head + "".join(
-        f"{i:06X}: {r} : {s} : crc32c=" + ("-" if crc is None else f"{crc:08x}") + "\n"
-        for i, (r, s, crc) in enumerate(zip(rows, sums, crcs)))
-    _write_atomic(c.path, "header", header)
-    _write_atomic(c.path, "colfile-v1", ext)
 
 
 # ---------------------------------------------------------------------------

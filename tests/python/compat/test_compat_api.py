@@ -155,6 +155,13 @@ def test_names_normalised_and_checked(fpath: str) -> None:
     assert f.open("/Header").size == 0
     f.create("g//x", "i4", 1).close()
     assert "g/x" in f.list_blocks()
+    # spellings used by bigfile clients (mpytools, nbodykit)
+    with f["/"] as root:
+        assert isinstance(root, bf.File) and "Header" in root
+    f["/."].attrs["a"] = 1
+    assert f["."].attrs["a"].tolist() == [1]
+    f["g/"]["/."].attrs["b"] = 2
+    assert f["g/."].attrs["b"].tolist() == [2]
     for bad in (" ", "\t", "\n", "a b", "", "../x", "a/../b"):
         with pytest.raises(bf.Error):
             f.create(bad, "f4", 1)
@@ -753,27 +760,6 @@ def test_filempi_single_rank(fpath: str) -> None:
         x.create(" ", "f4", 1)
     with colfile.File(fpath) as cf:
         assert all(cf["a"].verify_blob(i) == {"OK"} for i in range(cf["a"].nfile))
-
-
-def test_commit_metadata_matches_core(fpath: str) -> None:
-    """The header and colfile-v1 writer of the MPI close reproduces, byte for
-    byte, what libcolfile writes itself."""
-    from colfile.compat.bigfile import _commit_metadata
-
-    with colfile.File(fpath, "w") as cf:
-        c = cf.create("x", ("f4", 3), size=40, blob_rows=[10, 0, 25, 5])
-        c[:30] = np.arange(90, dtype="f4").reshape(30, 3) * 1.25
-        c[35:] = 7.0
-    names = ("header", "colfile-v1")
-    before = {n: open(os.path.join(fpath, "x", n), "rb").read() for n in names}
-    with colfile.File(fpath, "r+") as cf:
-        c = cf["x"]
-        info = c.checksums()
-        _commit_metadata(c, [b["sum"] for b in info], [b["crc32c"] for b in info])
-    after = {n: open(os.path.join(fpath, "x", n), "rb").read() for n in names}
-    assert after == before
-    assert b"crc32c=-" in before["colfile-v1"]  # the partial blob
-    assert not [p for p in os.listdir(os.path.join(fpath, "x")) if ".tmp." in p]
 
 
 # ---------------------------------------------------------------------------
