@@ -211,7 +211,24 @@ def string(ptr: Any) -> str:
 
 
 def encode(text: str | bytes | os.PathLike[str]) -> bytes:
-    """Encode a name or path for C (file system encoding for paths)."""
-    if isinstance(text, bytes):
-        return text
-    return os.fsencode(text)
+    """Encode a path for C (file system encoding).  A NUL byte would cut
+    the C string short, so it is refused here."""
+    raw = text if isinstance(text, bytes) else os.fsencode(text)
+    if b"\0" in raw:
+        from .errors import InvalidNameError
+
+        raise InvalidNameError(f"invalid path {raw!r}: contains a NUL byte")
+    return raw
+
+
+def encode_name(name: str) -> bytes:
+    """Encode a column, group or attribute name for C (UTF-8).  A NUL byte
+    would cut the C string short and name something else, so it is refused
+    before C sees it; C checks every other rule."""
+    raw = name.encode("utf-8", "surrogateescape")
+    if b"\0" in raw:
+        from .errors import InvalidNameError
+
+        at = raw.index(b"\0")
+        raise InvalidNameError(f"invalid name {name!r}: contains a NUL byte at byte {at}")
+    return raw

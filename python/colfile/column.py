@@ -25,7 +25,7 @@ import numpy as np
 
 from . import _indexing
 from ._dtypes import as_array, from_token, token
-from ._ffi import ffi, lib, new_error, string
+from ._ffi import encode_name, ffi, lib, new_error, string
 from .errors import ClosedError, RangeError, raise_error
 
 if TYPE_CHECKING:
@@ -463,7 +463,7 @@ class Column:
         data = ffi.new("const void **")
         err = new_error()
         with self._lock:
-            rc = lib().cf_column_attr_get(self._handle(), name.encode("utf-8"),
+            rc = lib().cf_column_attr_get(self._handle(), encode_name(name),
                                           tok, nmemb, data, err)
             if rc < 0:
                 raise_error(rc, err, "attr")
@@ -475,11 +475,11 @@ class Column:
         return t, n, raw
 
     def _attr_set(self, name: str, tok: str, nmemb: int, data: bytes) -> None:
-        self._call("cf_column_attr_set", name.encode("utf-8"), tok.encode("ascii"),
+        self._call("cf_column_attr_set", encode_name(name), tok.encode("ascii"),
                    nmemb, ffi.from_buffer(data) if data else ffi.NULL, context="attr")
 
     def _attr_delete(self, name: str) -> None:
-        self._call("cf_column_attr_delete", name.encode("utf-8"), context="attr")
+        self._call("cf_column_attr_delete", encode_name(name), context="attr")
 
     def _attr_names(self) -> list[str]:
         names = ffi.new("char ***")

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ._dtypes import as_array, split_vector, token
-from ._ffi import encode, ffi, lib, new_error, string
+from ._ffi import encode, encode_name, ffi, lib, new_error, string
 from .attrs import AttributeManager
 from .column import Column
 from .errors import (
@@ -401,7 +401,7 @@ class File(Group):
                 return col
             out = ffi.new("cf_column **")
             err = new_error()
-            rc = lib().cf_column_open(out, self._check_open(), full.encode("utf-8"), err)
+            rc = lib().cf_column_open(out, self._check_open(), encode_name(full), err)
             if rc >= 0:
                 col = Column(out[0], self)
                 self._cols[full] = col
@@ -460,7 +460,7 @@ class File(Group):
                                      f"but size is {size}")
         out = ffi.new("cf_column **")
         err = new_error()
-        name = full.encode("utf-8")
+        name = encode_name(full)
         with self._lock:
             h = self._check_open()
             self._forget(full)
@@ -483,7 +483,7 @@ class File(Group):
         with self._lock:
             h = self._check_open()
             self._forget(full)
-            rc = lib().cf_file_remove(h, full.encode("utf-8"), err)
+            rc = lib().cf_file_remove(h, encode_name(full), err)
         if rc < 0:
             raise_error(rc, err, "column")
 
@@ -502,7 +502,7 @@ class File(Group):
                     return None
                 out = ffi.new("cf_column **")
                 err = new_error()
-                rc = lib().cf_column_create(out, self._check_open(), full.encode("utf-8"),
+                rc = lib().cf_column_create(out, self._check_open(), encode_name(full),
                                             ffi.NULL, 0, 0, 0, err)
                 if rc < 0:
                     raise_error(rc, err)

@@ -299,3 +299,19 @@ def test_concurrent_opens_share_one_handle(wfile: colfile.File) -> None:
     for t in threads:
         t.join()
     assert len({id(c) for c in seen}) == 1
+
+
+@pytest.mark.parametrize("name", ["a\x00b", "\x00", "grp/\x00/x"])
+def test_nul_in_names_is_refused_before_c_sees_it(path: str, name: str) -> None:
+    """A NUL would cut the C string short and silently name another column."""
+    with colfile.File(path, "w") as f:
+        with pytest.raises(colfile.errors.InvalidNameError, match="NUL"):
+            f.create(name, "f8", size=1)
+        with pytest.raises(colfile.errors.InvalidNameError, match="NUL"):
+            f.attrs[name] = 1
+        with pytest.raises(colfile.errors.InvalidNameError, match="NUL"):
+            f[name]
+        assert f.columns == []
+        assert sorted(os.listdir(path)) in ([], ["attr-v2"])
+    with pytest.raises(colfile.errors.InvalidNameError, match="NUL"):
+        colfile.File(path + "\x00x", "w")

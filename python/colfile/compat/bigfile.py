@@ -147,7 +147,7 @@ from typing import Any
 
 import numpy as np
 
-from .._ffi import encode, ffi, lib, new_error, string
+from .._ffi import encode, encode_name, ffi, lib, new_error, string
 from ..column import Column as _CoreColumn
 from ..errors import ClosedError as _CoreClosedError
 from ..errors import (
@@ -1012,7 +1012,7 @@ class File:
     def _core_open(self, name: str) -> _CoreColumn:
         out = ffi.new("cf_column **")
         err = new_error()
-        nm = _name(name).encode("utf-8", "surrogateescape")
+        nm = encode_name(_name(name))
         with self._lock:
             if self._h is None:
                 raise FileClosedError(self)
@@ -1023,7 +1023,7 @@ class File:
 
     def _core_create(self, name: str, dtype: Any, size: int | None,
                      Nfile: int) -> _CoreColumn:
-        nm = _name(name).encode("utf-8", "surrogateescape")
+        nm = encode_name(_name(name))
         if dtype is None:
             tok, nmemb, rows, nfile = ffi.NULL, 0, 0, 0
         else:
