@@ -104,9 +104,13 @@ enum cf_open_flags {
     CF_OPEN_WRITE    = 0x1,  /* read and write */
     CF_OPEN_CREATE   = 0x2,  /* with WRITE: make the directory (mkdir -p) */
     CF_OPEN_EXCL     = 0x4,  /* with CREATE: fail with CF_EEXIST if it exists */
-    CF_OPEN_TRUNCATE = 0x8   /* with WRITE: empty an existing File first; refuses
+    CF_OPEN_TRUNCATE = 0x8,  /* with WRITE: empty an existing File first; refuses
                                 (CF_ENOTFILE) if the directory holds anything that
                                 is not a column, group or attribute file */
+    CF_OPEN_NOCHECK  = 0x10  /* touch nothing: another process has opened (or
+                                created) the File and vouches for it; used by
+                                the parallel layers on all but one rank.  Not
+                                with CREATE, EXCL or TRUNCATE. */
 };
 
 /* Open the File at `path` (a directory).  On success *out owns a new handle
@@ -276,7 +280,20 @@ CF_API int cf_column_pending_export(cf_column *c, void **buf, size_t *len, cf_er
  * CF_EARG if the blob count differs, CF_EREADONLY. */
 CF_API int cf_column_pending_merge(cf_column *c, const void *buf, size_t len, cf_error *err);
 
-/* Release memory returned by libcolfile (cf_column_pending_export). */
+/* Serialise what cf_column_open read from disk (header, extension file,
+ * attributes) into a new buffer (*buf, *len; release with cf_free), so that
+ * other processes can build handles without reading the metadata files
+ * themselves.  The bytes reflect the handle's state, pending writes
+ * included.  CF_ENOMEM. */
+CF_API int cf_column_export_meta(cf_column *c, void **buf, size_t *len, cf_error *err);
+
+/* Build a handle on the column of File `f` from bytes made by
+ * cf_column_export_meta, touching no file (blobs are opened on first I/O).
+ * Writable if `f` is.  CF_EFORMAT for damaged bytes. */
+CF_API int cf_column_open_meta(cf_column **out, cf_file *f, const void *buf, size_t len, cf_error *err);
+
+/* Release memory returned by libcolfile (cf_column_pending_export,
+ * cf_column_export_meta). */
 CF_API void cf_free(void *p);
 
 /* Verification of one blob against the metadata (for `colfile check`). */
@@ -320,6 +337,59 @@ CF_API int cf_column_attr_delete(cf_column *c, const char *name, cf_error *err);
 /* The sorted attribute names; free with cf_names_free. */
 CF_API int cf_column_attr_names(cf_column *c, char ***names, int64_t *count,
                          cf_error *err);
+
+/* ------------------------------------------------------------------ */
+/* Planning parallel I/O (no MPI here: both parallel layers call these)  */
+/* ------------------------------------------------------------------ */
+
+/* Default blob size for cf_plan_nfile: large enough that opening, locking
+ * and listing blobs costs nothing next to moving their bytes. */
+#define CF_PLAN_BLOB_BYTES ((int64_t)1 << 30)
+/* Default data per aggregation group leader. */
+#define CF_PLAN_GROUP_BYTES ((int64_t)64 << 20)
+/* Below this many bytes per rank, automatic mode aggregates. */
+#define CF_PLAN_SMALL_BYTES ((int64_t)4 << 20)
+/* Default number of ranks doing I/O at once (gang throttling). */
+#define CF_PLAN_CONCURRENCY 64
+
+enum cf_io_mode {
+    CF_IO_AUTO       = 0, /* cf_plan_mode decides */
+    CF_IO_THROTTLED  = 1, /* every rank writes its rows, `concurrency` at a time */
+    CF_IO_AGGREGATED = 2  /* group leaders gather their group's rows and write them */
+};
+
+/* Share i of `total` items split over `parts` (bigfile's even split): the
+ * count is (i+1)*total/parts - i*total/parts, and *first (if not NULL)
+ * gets i*total/parts.  0 for arguments out of range. */
+CF_API int64_t cf_plan_share(int64_t total, int64_t parts, int64_t i, int64_t *first);
+
+/* How many blobs a column of `total_bytes` written by `nranks` ranks gets:
+ * one per `blob_bytes` (<= 0: CF_PLAN_BLOB_BYTES), at least 1, at most one
+ * per rank (more blobs than writers add files without adding bandwidth)
+ * and at most 2^24. */
+CF_API int64_t cf_plan_nfile(int64_t total_bytes, int64_t nranks, int64_t blob_bytes);
+
+/* Rows per blob such that every blob boundary is a rank boundary (no two
+ * ranks write one blob... unless they share a blob whole): the ranks are
+ * cut into `nfile` runs of consecutive ranks, as balanced as the ranks'
+ * `rank_rows` allow.  1 <= nfile <= nranks.  CF_EARG. */
+CF_API int cf_plan_blobs_by_rank(const int64_t *rank_rows, int64_t nranks, int64_t nfile,
+                                 int64_t *blob_rows, cf_error *err);
+
+/* Gang throttling: the turn (0 .. *nturns-1) in which `rank` does its I/O
+ * when at most `concurrency` (< 1: all) of `nranks` ranks may at once. */
+CF_API int64_t cf_plan_turn(int64_t rank, int64_t nranks, int64_t concurrency, int64_t *nturns);
+
+/* Aggregation: groups of consecutive ranks holding about `group_bytes`
+ * (<= 0: CF_PLAN_GROUP_BYTES) each; leader[r] gets the first rank of r's
+ * group, which gathers and writes the group's rows.  CF_EARG. */
+CF_API int cf_plan_groups(const int64_t *rank_bytes, int64_t nranks, int64_t group_bytes,
+                          int64_t *leader, cf_error *err);
+
+/* The mode automatic I/O uses: CF_IO_AGGREGATED when ranks hold on average
+ * less than `small_bytes` (<= 0: CF_PLAN_SMALL_BYTES), else
+ * CF_IO_THROTTLED (always for one rank). */
+CF_API int cf_plan_mode(int64_t total_bytes, int64_t nranks, int64_t small_bytes);
 
 #ifdef __cplusplus
 }

@@ -45,7 +45,7 @@ static void free_writes(cf_column *c)
     c->writes = NULL;
 }
 
-static void column_free(cf_column *c)
+void cf__column_free(cf_column *c)
 {
     if (!c) return;
     close_fd(c);
@@ -107,7 +107,7 @@ static cf_column *column_new(const char *name, const char *path, const char *att
     c->path = strdup(path);
     c->attr_dir = strdup(attr_dir);
     if (!c->name || !c->path || !c->attr_dir) {
-        column_free(c);
+        cf__column_free(c);
         return NULL;
     }
     return c;
@@ -294,7 +294,7 @@ int cf_column_create_blobs(cf_column **out, cf_file *f, const char *name,
     return 0;
 fail:
     cf__header_free(&stored);
-    column_free(c);
+    cf__column_free(c);
     free(dir);
     return rc;
 }
@@ -328,76 +328,92 @@ int cf_column_create(cf_column **out, cf_file *f, const char *name,
     return rc;
 }
 
-int cf_column_open(cf_column **out, cf_file *f, const char *name, cf_error *err)
+int cf__column_apply_header(cf_column *c, const char *text, size_t len, const char *path, cf_error *err)
+{
+    int rc = cf__header_parse(&c->h, text, len, path, err);
+    if (rc) return rc;
+    c->kind = c->h.nmemb == 0 ? CF_KIND_HEADER_ONLY : CF_KIND_DATA;
+    c->rowbytes = c->h.nmemb * c->h.dtype.width;
+    cf__dtype_format(&c->h.dtype, c->dtype_token);
+    return layout_blobs(c, 0, err);
+}
+
+void cf__column_apply_ext(cf_column *c, const char *text, size_t len, const char *path)
+{
+    /* CRCs are trusted only where still current; a damaged or absent file
+     * leaves them unknown without keeping the column from opening. */
+    cf__ext x;
+    int ok = text && cf__ext_parse(&x, text, len, path, NULL) == 0;
+    for (int64_t i = 0; i < c->h.nfile; i++) {
+        c->crc_known[i] = ok ? (unsigned char)cf__ext_current(&x, &c->h, i) : 0;
+        c->crc[i] = c->crc_known[i] ? x.crc[i] : 0;
+    }
+    if (ok) cf__ext_free(&x);
+}
+
+void cf__column_set_attrs_only(cf_column *c)
+{
+    c->kind = CF_KIND_ATTRS_ONLY;
+    c->h.dtype.order = cf__dtype_native_order();
+    c->h.dtype.kind = 'i';
+    c->h.dtype.width = 8;
+    cf__dtype_format(&c->h.dtype, c->dtype_token);
+}
+
+int cf__column_new_for(cf_column **out, cf_file *f, const char *name, cf_error *err)
 {
     int rc;
     if (!out || !f || !name) return CF_FAIL(err, CF_EARG, "cf_column_open: NULL argument");
     if ((rc = cf_name_check(name, err))) return rc;
     char *dir = attr_dir_of(f, name);
     char *path = is_attrs_only_name(name) ? (dir ? strdup(dir) : NULL) : cf__path_join(f->path, name);
-    cf_column *c = NULL;
-    char *text = NULL;
-    if (!dir || !path) {
-        rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", f->path);
-        goto done;
-    }
-    c = column_new(name, path, dir);
-    if (!c) {
-        rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", f->path);
-        goto done;
-    }
+    cf_column *c = dir && path ? column_new(name, path, dir) : NULL;
+    free(dir);
+    free(path);
+    if (!c) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", f->path);
     c->writable = f->writable;
+    *out = c;
+    return 0;
+}
+
+int cf_column_open(cf_column **out, cf_file *f, const char *name, cf_error *err)
+{
+    cf_column *c;
+    int rc = cf__column_new_for(&c, f, name, err);
+    if (rc) return rc;
+    char *text = NULL, *hp = NULL, *xp = NULL;
+    size_t len;
     if (is_attrs_only_name(name)) {
-        if (!cf__is_dir(dir)) {
-            rc = CF_FAIL(err, CF_ENOENT, "%s: no group '%s' in File %s", dir, name, f->path);
+        if (!cf__is_dir(c->attr_dir)) {
+            rc = CF_FAIL(err, CF_ENOENT, "%s: no group '%s' in File %s", c->attr_dir, name, f->path);
             goto done;
         }
-        c->kind = CF_KIND_ATTRS_ONLY;
-        c->h.dtype.order = cf__dtype_native_order();
-        c->h.dtype.kind = 'i';
-        c->h.dtype.width = 8;
+        cf__column_set_attrs_only(c);
     } else {
-        char *hp = cf__path_join(path, "header");
-        size_t len;
-        if (!hp) {
-            rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", path);
+        hp = cf__path_join(c->path, "header");
+        xp = cf__path_join(c->path, CF__EXT_NAME);
+        if (!hp || !xp) {
+            rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
             goto done;
         }
         rc = cf__read_file(hp, &text, &len, err);
         if (rc == CF_ENOENT)
-            rc = CF_FAIL(err, CF_ENOENT, "%s: no column '%s' in File %s", path, name, f->path);
-        if (rc == 0) rc = cf__header_parse(&c->h, text, len, hp, err);
-        free(hp);
+            rc = CF_FAIL(err, CF_ENOENT, "%s: no column '%s' in File %s", c->path, name, f->path);
+        if (rc == 0) rc = cf__column_apply_header(c, text, len, hp, err);
         if (rc) goto done;
-        c->kind = c->h.nmemb == 0 ? CF_KIND_HEADER_ONLY : CF_KIND_DATA;
-        c->rowbytes = c->h.nmemb * c->h.dtype.width;
-        if ((rc = layout_blobs(c, 0, err))) goto done;
-        /* The extension file: CRCs are trusted only where still current. */
         free(text);
         text = NULL;
-        char *xp = cf__path_join(path, CF__EXT_NAME);
-        cf__ext x;
-        if (xp && cf__read_file(xp, &text, &len, NULL) == 0 &&
-            cf__ext_parse(&x, text, len, xp, NULL) == 0) {
-            for (int64_t i = 0; i < c->h.nfile; i++) {
-                c->crc_known[i] = (unsigned char)cf__ext_current(&x, &c->h, i);
-                c->crc[i] = c->crc_known[i] ? x.crc[i] : 0;
-            }
-            cf__ext_free(&x);
-        } else {
-            for (int64_t i = 0; i < c->h.nfile; i++) c->crc_known[i] = 0;
-        }
-        free(xp);
+        if (cf__read_file(xp, &text, &len, NULL) != 0) text = NULL;
+        cf__column_apply_ext(c, text, len, xp);
     }
-    cf__dtype_format(&c->h.dtype, c->dtype_token);
     if ((rc = cf__column_load_attrs(c, err))) goto done;
     *out = c;
     c = NULL;
 done:
     free(text);
-    free(dir);
-    free(path);
-    column_free(c);
+    free(hp);
+    free(xp);
+    cf__column_free(c);
     return rc;
 }
 
@@ -473,7 +489,7 @@ int cf_column_close(cf_column *c, cf_error *err)
 {
     if (!c) return 0;
     int rc = cf_column_flush(c, err);
-    column_free(c);
+    cf__column_free(c);
     return rc;
 }
 
@@ -547,9 +563,11 @@ static int blob_fd(cf_column *c, int64_t i, int for_write, cf_error *err)
         return rc;
     }
     free(p);
+    struct stat st;
     c->fd = fd;
     c->fd_blob = i;
     c->fd_writable = for_write;
+    c->fd_blksize = fstat(fd, &st) == 0 && st.st_blksize > 0 ? (int64_t)st.st_blksize : 4096;
     return fd;
 }
 
@@ -861,8 +879,15 @@ static int write_range(cf_column *c, int64_t start, int64_t count, const buffer_
         int64_t off0 = (row - c->first_row[b]) * c->rowbytes, off = off0;
         int64_t elems = in_blob * c->h.nmemb;
         uint32_t sum = c->h.sums[b], crc = 0;
+        /* End the first request on a file-system block boundary so that the
+         * rest start aligned (whole blocks, no read-modify-write of a block
+         * shared with a neighbouring writer's request). */
+        int64_t head = 0, bs = c->fd_blksize;
+        if (bs > 0 && bs % w == 0 && off % w == 0 && off % bs != 0) head = (bs - off % bs) / w;
         while (elems > 0) {
             int64_t n = elems < chunk_elems ? elems : chunk_elems;
+            if (head > 0 && head < n) n = head;
+            head = 0;
             const unsigned char *p;
             if (v->direct) {
                 p = (const unsigned char *)v->base + e * w;

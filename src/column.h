@@ -51,6 +51,7 @@ struct cf_column {
     int fd;             /* cached blob descriptor, -1 if none */
     int64_t fd_blob;
     int fd_writable;
+    int64_t fd_blksize; /* st_blksize of the cached blob: preferred I/O size */
     unsigned char *scratch; /* CF__CHUNK_BYTES, allocated on first use */
 };
 
@@ -61,6 +62,13 @@ int cf__column_load_attrs(cf_column *c, cf_error *err);
 int cf__column_save_attrs(cf_column *c, int v1_changed, cf_error *err);
 
 #define CF__ATTRS_EXT_NAME "colfile-attrs"
+
+/* Pieces of cf_column_open shared with cf_column_open_meta (column.c). */
+int cf__column_new_for(cf_column **out, cf_file *f, const char *name, cf_error *err);
+int cf__column_apply_header(cf_column *c, const char *text, size_t len, const char *path, cf_error *err);
+void cf__column_apply_ext(cf_column *c, const char *text, size_t len, const char *path);
+void cf__column_set_attrs_only(cf_column *c);
+void cf__column_free(cf_column *c);
 
 /* Remember that bytes [off, off+len) of blob i were written with CRC crc
  * (column.c). */

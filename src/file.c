@@ -102,9 +102,11 @@ int cf_file_open(cf_file **out, const char *path, int flags, cf_error *err)
     int writable = (flags & CF_OPEN_WRITE) != 0;
     if (!writable && (flags & (CF_OPEN_CREATE | CF_OPEN_EXCL | CF_OPEN_TRUNCATE)))
         return CF_FAIL(err, CF_EARG, "%s: CREATE, EXCL and TRUNCATE need CF_OPEN_WRITE", path);
+    if ((flags & CF_OPEN_NOCHECK) && (flags & (CF_OPEN_CREATE | CF_OPEN_EXCL | CF_OPEN_TRUNCATE)))
+        return CF_FAIL(err, CF_EARG, "%s: NOCHECK cannot be combined with CREATE, EXCL or TRUNCATE", path);
     int rc;
-    int exists = cf__exists(path);
-    if (exists && !cf__is_dir(path))
+    int exists = (flags & CF_OPEN_NOCHECK) ? 1 : cf__exists(path);
+    if (exists && !(flags & CF_OPEN_NOCHECK) && !cf__is_dir(path))
         return CF_FAIL(err, CF_ENOTFILE, "%s: exists and is not a directory", path);
     if (exists && (flags & CF_OPEN_EXCL))
         return CF_FAIL(err, CF_EEXIST, "%s: File already exists", path);

@@ -107,4 +107,73 @@ static void test_merge_rejects_damage_and_mismatch(void)
     cf_file_close(f);
 }
 
-CF_TESTS(CF_TEST(test_parts_commit_like_one_writer), CF_TEST(test_merge_rejects_damage_and_mismatch))
+/* One process reads the metadata, the others build handles from bytes. */
+static void test_metadata_snapshot(void)
+{
+    cf_error err;
+    cf_file *f, *g;
+    CHECK_OK(cf_file_open(&f, cf_test_dir(), CF_OPEN_WRITE, &err), &err);
+    cf_column *c;
+    int32_t v[10] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 };
+    CHECK_OK(cf_column_create(&c, f, "grp/a", "i4", 2, 5, 2, &err), &err);
+    CHECK_OK(cf_column_write(c, 0, 5, v, NULL, 8, 4, &err), &err);
+    double zero = 0.0;
+    CHECK_OK(cf_column_attr_set(c, "Time", "f8", 1, &zero, &err), &err);
+    CHECK_OK(cf_column_attr_set(c, "Empty", "i4", 0, NULL, &err), &err);
+    CHECK_OK(cf_column_close(c, &err), &err);
+    CHECK_OK(cf_column_open(&c, f, "grp/a", &err), &err);
+    void *meta;
+    size_t len;
+    CHECK_OK(cf_column_export_meta(c, &meta, &len, &err), &err);
+    /* Another process: trusts the path, reads no metadata file. */
+    char moved[4200];
+    snprintf(moved, sizeof moved, "%s/grp/a/header", cf_test_dir());
+    char hidden[4200];
+    snprintf(hidden, sizeof hidden, "%s/grp/a/.header-away", cf_test_dir());
+    CHECK(rename(moved, hidden) == 0);
+    CHECK_OK(cf_file_open(&g, cf_test_dir(), CF_OPEN_WRITE | CF_OPEN_NOCHECK, &err), &err);
+    cf_column *d;
+    CHECK_OK(cf_column_open_meta(&d, g, meta, len, &err), &err);
+    CHECK_EQ_STR(cf_column_dtype(d), "<i4");
+    CHECK_EQ_INT(cf_column_nmemb(d), 2);
+    CHECK_EQ_INT(cf_column_size(d), 5);
+    uint32_t crc;
+    CHECK(cf_column_blob_crc32c(d, 1, &crc));
+    int32_t back[10];
+    CHECK_OK(cf_column_read(d, 0, 5, back, NULL, 8, 4, &err), &err);
+    CHECK_EQ_MEM(back, v, sizeof v);
+    const void *data;
+    int64_t nmemb;
+    CHECK_OK(cf_column_attr_get(d, "Empty", NULL, &nmemb, &data, &err), &err);
+    CHECK_EQ_INT(nmemb, 0);
+    CHECK_OK(cf_column_attr_get(d, "Time", NULL, &nmemb, &data, &err), &err);
+    /* It writes; the first handle merges and commits. */
+    int32_t w[2] = { -7, -8 };
+    CHECK_OK(cf_column_write(d, 4, 1, w, NULL, 8, 4, &err), &err);
+    void *pending;
+    size_t plen;
+    CHECK_OK(cf_column_pending_export(d, &pending, &plen, &err), &err);
+    CHECK_OK(cf_column_close(d, &err), &err);
+    CHECK(rename(hidden, moved) == 0);
+    CHECK_OK(cf_column_pending_merge(c, pending, plen, &err), &err);
+    CHECK_OK(cf_column_close(c, &err), &err);
+    CHECK_OK(cf_column_open(&c, f, "grp/a", &err), &err);
+    CHECK_OK(cf_column_read(c, 4, 1, back, NULL, 8, 4, &err), &err);
+    CHECK_EQ_INT(back[1], -8);
+    unsigned st;
+    CHECK_OK(cf_column_verify_blob(c, 1, &st, &err), &err);
+    CHECK_EQ_INT(st, CF_BLOB_SUM_MISMATCH); /* row 4 written twice: counted twice, as bigfile */
+    CHECK_OK(cf_column_close(c, &err), &err);
+    /* Damage is refused. */
+    CHECK_FAILS(cf_column_open_meta(&d, g, meta, len - 1, &err), CF_EFORMAT, &err, "damaged");
+    CHECK_FAILS(cf_column_open_meta(&d, g, "CFM2", 4, &err), CF_EFORMAT, &err, "signature");
+    CHECK_FAILS(cf_file_open(&g, cf_test_dir(), CF_OPEN_WRITE | CF_OPEN_NOCHECK | CF_OPEN_CREATE, &err),
+                CF_EARG, &err, "NOCHECK");
+    cf_free(meta);
+    cf_free(pending);
+    cf_file_close(g);
+    cf_file_close(f);
+}
+
+CF_TESTS(CF_TEST(test_parts_commit_like_one_writer), CF_TEST(test_merge_rejects_damage_and_mismatch),
+         CF_TEST(test_metadata_snapshot))
