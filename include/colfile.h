@@ -289,7 +289,11 @@ CF_API int cf_column_export_meta(cf_column *c, void **buf, size_t *len, cf_error
 
 /* Build a handle on the column of File `f` from bytes made by
  * cf_column_export_meta, touching no file (blobs are opened on first I/O).
- * Writable if `f` is.  CF_EFORMAT for damaged bytes. */
+ * Writable if `f` is.  Such a handle is a replica: it writes blobs but
+ * never metadata files -- flush and close commit nothing (export its
+ * pending state to the handle that commits), attribute changes stay in its
+ * memory (the handle that exported the snapshot writes them).  CF_EFORMAT
+ * for damaged bytes. */
 CF_API int cf_column_open_meta(cf_column **out, cf_file *f, const void *buf, size_t len, cf_error *err);
 
 /* Release memory returned by libcolfile (cf_column_pending_export,

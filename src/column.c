@@ -465,7 +465,7 @@ done:
 int cf_column_flush(cf_column *c, cf_error *err)
 {
     if (!c) return CF_FAIL(err, CF_EARG, "cf_column_flush: NULL column");
-    if (!c->writable || c->kind != CF_KIND_DATA) return 0;
+    if (!c->writable || c->kind != CF_KIND_DATA || c->replica) return 0;
     int rc = 0;
     if (c->writes) {
         for (int64_t i = 0; i < c->h.nfile && rc == 0; i++)

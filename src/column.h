@@ -35,6 +35,7 @@ struct cf_column {
     char *attr_dir;     /* where the attribute files live */
     int kind;
     int writable;
+    int replica;        /* built by cf_column_open_meta: writes no metadata */
     cf__header h;
     char dtype_token[CF_DTYPE_MAX];
     int64_t rowbytes;   /* nmemb * width */

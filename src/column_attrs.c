@@ -52,6 +52,7 @@ int cf__column_save_attrs(cf_column *c, int v1_changed, cf_error *err)
     int rc;
     if (!c->writable)
         return CF_FAIL(err, CF_EREADONLY, "%s: opened read-only; attributes cannot change", c->attr_dir);
+    if (c->replica) return 0; /* the handle that read the files writes them */
     if ((rc = cf__mkdirs(c->attr_dir, err))) return rc;
     char *text = NULL;
     size_t len = 0;

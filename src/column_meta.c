@@ -83,6 +83,7 @@ int cf_column_open_meta(cf_column **out, cf_file *f, const void *buf, size_t len
     }
     if ((rc = cf__attrset_parse_v2(&c->attrs, (const char *)attrs, al, c->attr_dir, err))) goto fail;
     if (vl && (rc = cf__attrset_parse_v1(&c->attrs_v1, v1, vl, c->attr_dir, err))) goto fail;
+    c->replica = 1;
     *out = c;
     return 0;
 fail:

@@ -147,6 +147,15 @@ static void test_metadata_snapshot(void)
     CHECK_OK(cf_column_attr_get(d, "Empty", NULL, &nmemb, &data, &err), &err);
     CHECK_EQ_INT(nmemb, 0);
     CHECK_OK(cf_column_attr_get(d, "Time", NULL, &nmemb, &data, &err), &err);
+    /* A replica changes attributes in memory only. */
+    CHECK_OK(cf_column_attr_set(d, "Local", "f8", 1, &zero, &err), &err);
+    CHECK_OK(cf_column_attr_get(d, "Local", NULL, &nmemb, &data, &err), &err);
+    char v2[4200];
+    snprintf(v2, sizeof v2, "%s/grp/a/attr-v2", cf_test_dir());
+    FILE *fp = fopen(v2, "r");
+    char line[512] = "";
+    CHECK(fp && fread(line, 1, sizeof line - 1, fp) > 0 && !strstr(line, "Local"));
+    if (fp) fclose(fp);
     /* It writes; the first handle merges and commits. */
     int32_t w[2] = { -7, -8 };
     CHECK_OK(cf_column_write(d, 4, 1, w, NULL, 8, 4, &err), &err);
