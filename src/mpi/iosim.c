@@ -1,0 +1,316 @@
+/* iosim.c - colfile-iosim: how fast can this machine create, write and read
+ * a column with N ranks?  The successor of bigfile-iosim.
+ *
+ *   mpiexec -n 64 colfile-iosim --load medium --mode auto [--json] [PATH]
+ *
+ * Every rank holds the same number of rows; each phase is timed from a
+ * barrier to the last rank's end (the maximum over ranks of MPI_Wtime), and
+ * the data read back is compared with what was written.  Exit status: 0,
+ * 1 on an I/O error or a mismatch, 2 on bad arguments.
+ */
+#define _XOPEN_SOURCE 700 /* nftw */
+#include <errno.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "colfile_mpi.h"
+
+#define COLUMN "iosim"
+
+static const char usage[] =
+    "usage: colfile-iosim [options] [PATH]\n"
+    "Create, write and read one column collectively and report the time and\n"
+    "throughput of each phase (the slowest rank's), then check the data.\n"
+    "\n"
+    "  --load small|medium|large  rows of int32 per rank: 4Ki, 4Mi, 64Mi (default small)\n"
+    "  --rows N                   rows per rank (instead of --load)\n"
+    "  --dtype D                  the column's dtype (default i4)\n"
+    "  --nmemb M                  elements per row (default 1)\n"
+    "  --mode throttled|aggregated|auto   how ranks write (default auto)\n"
+    "  --nfile K                  blobs (default 0: automatic)\n"
+    "  --concurrency C            ranks doing I/O at once (default 64)\n"
+    "  --json                     print one JSON object\n"
+    "  --keep                     keep the data afterwards\n"
+    "  PATH                       the File to use (created if needed; the column\n"
+    "                             '" COLUMN "' in it is replaced); default: a new\n"
+    "                             directory under $TMPDIR, removed afterwards\n";
+
+typedef struct {
+    int64_t rows, nmemb, nfile, concurrency;
+    const char *dtype, *path, *mode_name;
+    int mode, json, keep;
+} settings;
+
+/* 0, or 2 after printing why (rank 0 only). */
+static int parse(int argc, char **argv, settings *s, int rank)
+{
+    s->rows = 4096;
+    s->nmemb = 1;
+    s->nfile = 0;
+    s->concurrency = 0;
+    s->dtype = "i4";
+    s->path = NULL;
+    s->mode = CF_IO_AUTO;
+    s->mode_name = "auto";
+    s->json = s->keep = 0;
+    int64_t *target;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        target = NULL;
+        if (strcmp(a, "--json") == 0) {
+            s->json = 1;
+        } else if (strcmp(a, "--keep") == 0) {
+            s->keep = 1;
+        } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            if (rank == 0) fputs(usage, stdout);
+            return 1;
+        } else if (strcmp(a, "--load") == 0 && v) {
+            i++;
+            if (strcmp(v, "small") == 0) s->rows = (int64_t)4 << 10;
+            else if (strcmp(v, "medium") == 0) s->rows = (int64_t)4 << 20;
+            else if (strcmp(v, "large") == 0) s->rows = (int64_t)64 << 20;
+            else goto bad;
+            s->dtype = "i4";
+            s->nmemb = 1;
+        } else if (strcmp(a, "--mode") == 0 && v) {
+            i++;
+            if (strcmp(v, "throttled") == 0) s->mode = CF_IO_THROTTLED;
+            else if (strcmp(v, "aggregated") == 0) s->mode = CF_IO_AGGREGATED;
+            else if (strcmp(v, "auto") == 0) s->mode = CF_IO_AUTO;
+            else goto bad;
+            s->mode_name = v;
+        } else if (strcmp(a, "--dtype") == 0 && v) {
+            i++;
+            s->dtype = v;
+        } else if (strcmp(a, "--rows") == 0 && v) {
+            target = &s->rows;
+        } else if (strcmp(a, "--nmemb") == 0 && v) {
+            target = &s->nmemb;
+        } else if (strcmp(a, "--nfile") == 0 && v) {
+            target = &s->nfile;
+        } else if (strcmp(a, "--concurrency") == 0 && v) {
+            target = &s->concurrency;
+        } else if (a[0] != '-' && !s->path) {
+            s->path = a;
+        } else {
+            goto bad;
+        }
+        if (target) {
+            char *end;
+            errno = 0;
+            long long n = strtoll(v, &end, 10);
+            if (errno || *end || end == v || n < 0) goto bad;
+            *target = n;
+            i++;
+        }
+        continue;
+    bad:
+        if (rank == 0) fprintf(stderr, "colfile-iosim: bad argument '%s'%s%s\n%s", a, v ? " " : "", v ? v : "", usage);
+        return 2;
+    }
+    if (s->nmemb < 1) {
+        if (rank == 0) fprintf(stderr, "colfile-iosim: --nmemb must be at least 1\n");
+        return 2;
+    }
+    return 0;
+}
+
+/* The bytes written: a cheap function of the byte's offset in the column,
+ * so that a rank can check its share without keeping a copy. */
+static unsigned char pattern(uint64_t offset)
+{
+    return (unsigned char)((offset * 131u) ^ (offset >> 8) ^ (offset >> 19));
+}
+
+static void fill(unsigned char *p, int64_t n, uint64_t offset)
+{
+    for (int64_t i = 0; i < n; i++) p[i] = pattern(offset + (uint64_t)i);
+}
+
+/* Bytes of p that differ from the pattern. */
+static int64_t mismatches(const unsigned char *p, int64_t n, uint64_t offset)
+{
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; i++) bad += p[i] != pattern(offset + (uint64_t)i);
+    return bad;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+/* rm -r of the temporary directory this program made. */
+static void remove_tree(const char *path)
+{
+    if (nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
+        fprintf(stderr, "colfile-iosim: cannot remove %s: %s\n", path, strerror(errno));
+}
+
+/* Seconds since `t0` on the slowest rank. */
+static double slowest(double t0, MPI_Comm comm)
+{
+    double t = MPI_Wtime() - t0, max;
+    MPI_Allreduce(&t, &max, 1, MPI_DOUBLE, MPI_MAX, comm);
+    return max;
+}
+
+static double gbps(int64_t bytes, double seconds)
+{
+    return seconds > 0 ? (double)bytes / seconds / 1e9 : 0.0;
+}
+
+static const char *mode_text(int mode)
+{
+    return mode == CF_IO_AGGREGATED ? "aggregated" : mode == CF_IO_THROTTLED ? "throttled" : "auto";
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm comm = MPI_COMM_WORLD;
+    int rank, nranks;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &nranks);
+    settings s;
+    int status = parse(argc, argv, &s, rank);
+    if (status) {
+        MPI_Finalize();
+        return status == 1 ? 0 : status;
+    }
+    cf_error err;
+    char dtype[CF_DTYPE_MAX];
+    if (cf_dtype_normalize(s.dtype, dtype, &err)) {
+        if (rank == 0) fprintf(stderr, "colfile-iosim: %s\n", err.message);
+        MPI_Finalize();
+        return 2;
+    }
+    int64_t rowbytes = s.nmemb * cf_dtype_itemsize(dtype);
+    int64_t local_bytes = s.rows * rowbytes, total_bytes = local_bytes * nranks;
+
+    /* The File: the given path, or a new temporary directory (rank 0
+     * makes it, everyone uses its name). */
+    char path[4096] = "";
+    int temporary = !s.path;
+    if (s.path) {
+        snprintf(path, sizeof path, "%s", s.path);
+    } else if (rank == 0) {
+        const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+        snprintf(path, sizeof path, "%s/colfile-iosim-XXXXXX", base);
+        if (!mkdtemp(path)) {
+            fprintf(stderr, "colfile-iosim: cannot make a directory under %s: %s\n", base, strerror(errno));
+            path[0] = '\0';
+        }
+    }
+    MPI_Bcast(path, (int)sizeof path, MPI_CHAR, 0, comm);
+    if (!path[0]) {
+        MPI_Finalize();
+        return 1;
+    }
+
+    unsigned char *data = malloc(local_bytes > 0 ? (size_t)local_bytes : 1);
+    int ok = data != NULL, all_ok;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
+    if (!all_ok) {
+        if (rank == 0) fprintf(stderr, "colfile-iosim: cannot allocate %" PRId64 " bytes per rank\n", local_bytes);
+        free(data);
+        MPI_Finalize();
+        return 1;
+    }
+
+    cf_mpi_options opt;
+    cf_mpi_options_init(&opt);
+    opt.mode = s.mode;
+    opt.nfile = s.nfile;
+    opt.concurrency = s.concurrency;
+    cf_file *f = NULL;
+    cf_column *c = NULL;
+    int64_t first = 0, nfile = 0, bad = 0, bad_total = 0;
+    double t_create = 0, t_write = 0, t_read = 0;
+    int rc;
+
+    /* create */
+    MPI_Barrier(comm);
+    double t0 = MPI_Wtime();
+    rc = cf_mpi_file_open(&f, comm, path, CF_OPEN_WRITE | CF_OPEN_CREATE, &err);
+    if (rc == 0) rc = cf_mpi_column_create(&c, f, comm, COLUMN, dtype, s.nmemb, s.rows, &opt, &first, &err);
+    t_create = slowest(t0, comm);
+    if (rc) goto fail;
+    nfile = cf_column_nfile(c);
+
+    /* write (and commit) */
+    fill(data, local_bytes, (uint64_t)(first * rowbytes));
+    MPI_Barrier(comm);
+    t0 = MPI_Wtime();
+    rc = cf_mpi_column_write(c, comm, first, s.rows, data, NULL, rowbytes, rowbytes / s.nmemb, &opt, &err);
+    int rc2 = cf_mpi_column_close(c, comm, &err);
+    c = NULL;
+    if (rc == 0) rc = rc2;
+    t_write = slowest(t0, comm);
+    if (rc) goto fail;
+
+    /* read */
+    memset(data, 0, (size_t)local_bytes);
+    MPI_Barrier(comm);
+    t0 = MPI_Wtime();
+    rc = cf_mpi_column_open(&c, f, comm, COLUMN, &err);
+    if (rc == 0) rc = cf_mpi_column_read(c, comm, first, s.rows, data, NULL, rowbytes, rowbytes / s.nmemb, &opt, &err);
+    rc2 = cf_mpi_column_close(c, comm, &err);
+    c = NULL;
+    if (rc == 0) rc = rc2;
+    t_read = slowest(t0, comm);
+    if (rc) goto fail;
+
+    bad = mismatches(data, local_bytes, (uint64_t)(first * rowbytes));
+    MPI_Allreduce(&bad, &bad_total, 1, MPI_INT64_T, MPI_SUM, comm);
+
+    if (!s.keep && rank == 0) {
+        if (temporary) remove_tree(path);
+        else if (cf_file_remove(f, COLUMN, &err) != 0) fprintf(stderr, "colfile-iosim: %s\n", err.message);
+    }
+    const char *used = mode_text(nranks < 2 ? CF_IO_THROTTLED
+                                 : s.mode == CF_IO_AUTO ? cf_plan_mode(total_bytes, nranks, 0) : s.mode);
+    int64_t conc = s.concurrency ? s.concurrency : CF_PLAN_CONCURRENCY;
+    if (rank == 0 && s.json) {
+        printf("{\"ranks\": %d, \"rows_per_rank\": %" PRId64 ", \"rows\": %" PRId64 ", \"dtype\": \"%s\", "
+               "\"nmemb\": %" PRId64 ", \"bytes\": %" PRId64 ", \"mode\": \"%s\", \"mode_used\": \"%s\", "
+               "\"nfile\": %" PRId64 ", \"concurrency\": %" PRId64 ", \"path\": \"%s\", \"kept\": %s, "
+               "\"create_seconds\": %.6f, \"write_seconds\": %.6f, \"write_GBps\": %.6f, "
+               "\"read_seconds\": %.6f, \"read_GBps\": %.6f, \"mismatched_bytes\": %" PRId64 ", \"verified\": %s}\n",
+               nranks, s.rows, s.rows * nranks, dtype, s.nmemb, total_bytes, s.mode_name, used, nfile, conc, path,
+               s.keep ? "true" : "false", t_create, t_write, gbps(total_bytes, t_write), t_read,
+               gbps(total_bytes, t_read), bad_total, bad_total ? "false" : "true");
+    } else if (rank == 0) {
+        printf("colfile-iosim: %d ranks x %" PRId64 " rows of %s x %" PRId64 " = %" PRId64 " bytes\n", nranks, s.rows,
+               dtype, s.nmemb, total_bytes);
+        printf("  mode %s (%s), nfile %" PRId64 ", concurrency %" PRId64 ", File %s%s\n", s.mode_name, used, nfile, conc,
+               path, s.keep ? " (kept)" : "");
+        printf("  create %10.4f s\n", t_create);
+        printf("  write  %10.4f s %10.3f GB/s\n", t_write, gbps(total_bytes, t_write));
+        printf("  read   %10.4f s %10.3f GB/s\n", t_read, gbps(total_bytes, t_read));
+        printf("  verify %s\n", bad_total ? "FAILED" : "ok");
+        if (bad_total) printf("  %" PRId64 " bytes read back differ from those written\n", bad_total);
+    }
+    cf_file_close(f);
+    free(data);
+    MPI_Finalize();
+    return bad_total ? 1 : 0;
+
+fail:
+    /* Every rank has the same code and message: rank 0 prints it. */
+    if (rank == 0) fprintf(stderr, "colfile-iosim: %s (%s)\n", err.message, cf_error_name(rc));
+    cf_mpi_column_close(c, comm, NULL);
+    cf_file_close(f);
+    if (rank == 0 && temporary && !s.keep) remove_tree(path);
+    free(data);
+    MPI_Finalize();
+    return 1;
+}
