@@ -6,6 +6,12 @@ rows of ``nmemb`` elements each), grouped by ``/`` in their names
 (:class:`Group`), with attributes on columns, groups and Files; a
 :class:`Dataset` reads several columns as one structured array.
 
+Under MPI the same classes do parallel I/O: ``File(path, mode,
+comm=MPI.COMM_WORLD)`` opens the File on every rank, and creating columns,
+collective writes (:meth:`Column.write_all`) and reads
+(:meth:`Column.read_all`) and closing are collective; see :mod:`colfile.mpi`
+(mpi4py is needed only then).
+
 Examples
 --------
 >>> import os, tempfile, numpy as np, colfile

@@ -68,7 +68,7 @@ int cf_dtype_convert(void *dst, int64_t dst_stride, const char *to,
 typedef struct cf_file cf_file;
 enum cf_open_flags {
     CF_OPEN_READ = 0, CF_OPEN_WRITE = 1, CF_OPEN_CREATE = 2,
-    CF_OPEN_EXCL = 4, CF_OPEN_TRUNCATE = 8
+    CF_OPEN_EXCL = 4, CF_OPEN_TRUNCATE = 8, CF_OPEN_NOCHECK = 16
 };
 int cf_file_open(cf_file **out, const char *path, int flags, cf_error *err);
 void cf_file_close(cf_file *f);
@@ -120,6 +120,9 @@ int cf_column_write_rows(cf_column *c, const int64_t *rows, int64_t count,
 int cf_column_grow(cf_column *c, int64_t rows, int64_t nfile, cf_error *err);
 int cf_column_pending_export(cf_column *c, void **buf, size_t *len, cf_error *err);
 int cf_column_pending_merge(cf_column *c, const void *buf, size_t len, cf_error *err);
+int cf_column_export_meta(cf_column *c, void **buf, size_t *len, cf_error *err);
+int cf_column_open_meta(cf_column **out, cf_file *f, const void *buf, size_t len,
+                        cf_error *err);
 void cf_free(void *p);
 enum cf_blob_status {
     CF_BLOB_OK = 0, CF_BLOB_MISSING = 1, CF_BLOB_SHORT = 2, CF_BLOB_LONG = 4,
@@ -136,6 +139,20 @@ int cf_column_attr_get(cf_column *c, const char *name, const char **dtype,
 int cf_column_attr_delete(cf_column *c, const char *name, cf_error *err);
 int cf_column_attr_names(cf_column *c, char ***names, int64_t *count,
                          cf_error *err);
+
+#define CF_PLAN_BLOB_BYTES 1073741824
+#define CF_PLAN_GROUP_BYTES 67108864
+#define CF_PLAN_SMALL_BYTES 4194304
+#define CF_PLAN_CONCURRENCY 64
+enum cf_io_mode { CF_IO_AUTO = 0, CF_IO_THROTTLED = 1, CF_IO_AGGREGATED = 2 };
+int64_t cf_plan_share(int64_t total, int64_t parts, int64_t i, int64_t *first);
+int64_t cf_plan_nfile(int64_t total_bytes, int64_t nranks, int64_t blob_bytes);
+int cf_plan_blobs_by_rank(const int64_t *rank_rows, int64_t nranks, int64_t nfile,
+                          int64_t *blob_rows, cf_error *err);
+int64_t cf_plan_turn(int64_t rank, int64_t nranks, int64_t concurrency, int64_t *nturns);
+int cf_plan_groups(const int64_t *rank_bytes, int64_t nranks, int64_t group_bytes,
+                   int64_t *leader, cf_error *err);
+int cf_plan_mode(int64_t total_bytes, int64_t nranks, int64_t small_bytes);
 """
 
 ffi = cffi.FFI()

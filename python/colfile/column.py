@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import _indexing
+from . import mpi as _mpi
 from ._dtypes import as_array, from_token, token
 from ._ffi import encode_name, ffi, lib, new_error, string
 from .errors import ClosedError, RangeError, raise_error
@@ -101,9 +102,12 @@ class Column:
     >>> f.close()
     """
 
-    def __init__(self, handle: Any, file: File | None = None) -> None:
+    def __init__(self, handle: Any, file: File | None = None, *, comm: Any = None) -> None:
         L = lib()
         self._h: Any = handle
+        if comm is None:
+            comm = getattr(file, "_comm", None)
+        self._comm: _mpi.Comm = _mpi.as_comm(comm)
         self._lock = threading.Lock()
         self._file_ref = weakref.ref(file) if file is not None else None
         self._finalizer = weakref.finalize(self, _release, handle)
@@ -172,6 +176,31 @@ class Column:
     def _pending_merge(self, state: bytes) -> None:
         """Add another handle's exported state; the next flush commits both."""
         self._call("cf_column_pending_merge", state, len(state))
+
+    def _write_bytes(self, start: int, count: int, buf: np.ndarray) -> None:
+        """Write ``count`` rows already in the column's dtype, packed in the
+        contiguous byte buffer ``buf``."""
+        rowbytes = self.itemsize * max(self._nmemb, 1)
+        assert buf.nbytes >= count * rowbytes
+        self._call("cf_column_write", start, count, _ptr(buf), self._token.encode("ascii"),
+                   rowbytes, self.itemsize)
+
+    def _file_handle(self) -> Any:
+        """The ``cf_file *`` of the File this column was opened through."""
+        f = self.file
+        if f is None:
+            raise ValueError(f"{self._path}: this column was not opened through a File")
+        return f._check_open()
+
+    def _replace_handle(self, handle: Any) -> None:
+        """Adopt a new ``cf_column *`` for the same column, releasing the old."""
+        with self._lock:
+            old = self._h
+            self._finalizer.detach()
+            self._h = handle
+            self._finalizer = weakref.finalize(self, _release, handle)
+        if old is not None:
+            lib().cf_column_close(old, ffi.NULL)
 
     def _write_sorted(self, rows: np.ndarray, data: np.ndarray) -> None:
         rs, es = self._strides(data)
@@ -283,12 +312,34 @@ class Column:
     # ------------------------------------------------------------------
     # life cycle
 
+    @property
+    def comm(self) -> Any:
+        """The communicator this column is open on (``None`` if serial)."""
+        return None if self._comm.serial else self._comm.comm
+
     def flush(self) -> None:
-        """Commit pending metadata (header checksums) to disk."""
+        """Commit pending metadata (header checksums) to disk.
+
+        Under MPI collective: the other ranks' write state is merged into
+        rank 0's handle, which commits one header."""
+        if self._comm.serial:
+            self._flush_local()
+        else:
+            _mpi.commit(self._comm, self)
+
+    def _flush_local(self) -> None:
         self._call("cf_column_flush")
 
     def close(self) -> None:
-        """Flush and release the handle.  Closing twice is harmless."""
+        """Flush and release the handle.  Closing twice is harmless.
+
+        Under MPI collective (see :meth:`flush`)."""
+        if self._comm.serial or self._h is None:
+            self._close_local()
+        else:
+            _mpi.commit(self._comm, self, close=True)
+
+    def _close_local(self) -> None:
         with self._lock:
             h = self._h
             if h is None:
@@ -444,6 +495,9 @@ class Column:
         (array([1, 2, 3, 0, 1, 2, 3], dtype=int32), [0, 3, 2, 2])
         >>> f.close()
         """
+        if not self._comm.serial:
+            _mpi.append(self._comm, self, data, nfile)
+            return
         arr = as_array(data, self._dtype)
         if arr.ndim == 0:
             raise ValueError("append() needs an array of rows, not a scalar")
@@ -453,6 +507,79 @@ class Column:
         self._call("cf_column_grow", n, nfile)
         if n:
             self._write_contig(old, n, arr)
+
+    # ------------------------------------------------------------------
+    # collective I/O (also serial: then this process is the only rank)
+
+    def write_all(self, data: Any, start: int | None = None, *, mode: str = "auto",
+                  concurrency: int | None = None) -> None:
+        """Write every rank's rows at once (collective under MPI).
+
+        Each rank passes *its own* rows; by default they are stored in rank
+        order, rank r's from the sum of the lengths of ranks ``0..r-1`` (an
+        exclusive scan), which serially is row 0.
+
+        Parameters
+        ----------
+        data : array_like
+            This rank's rows (``(n,)`` or ``(n, nmemb)``; any dtype the core
+            converts from; may be empty).
+        start : int, optional
+            Where this rank's rows go (give it on every rank or on none).
+        mode : {'auto', 'throttled', 'aggregated'}
+            ``'throttled'``: every rank writes its own rows, at most
+            ``concurrency`` ranks at a time (``cf_plan_turn``; a barrier
+            between turns).  ``'aggregated'``: consecutive ranks form
+            groups of about 64 MiB (``cf_plan_groups``); each converts its
+            rows to the column dtype with the core's converter, and the
+            group's first rank gathers them and writes them with one
+            request per piece of at most 64 MiB.  ``'auto'``: aggregated
+            when ranks hold less than 4 MiB on average, else throttled
+            (``cf_plan_mode``).  One rank always writes directly, and so do
+            communicators without ``Split``/``Gatherv``.
+        concurrency : int, optional
+            Ranks doing I/O at once in throttled mode (default
+            ``CF_PLAN_CONCURRENCY``, 64).
+
+        Examples
+        --------
+        >>> import os, tempfile, numpy as np, colfile
+        >>> f = colfile.File(os.path.join(tempfile.mkdtemp(), "f"), "w")
+        >>> c = f.create("c", "i4", size=4)
+        >>> c.write_all([1, 2, 3, 4]); c[:]
+        array([1, 2, 3, 4], dtype=int32)
+        >>> f.close()
+        """
+        _mpi.write_all(self._comm, self, data, start, mode=mode, concurrency=concurrency)
+
+    def read_all(self, start: int | None = None, count: int | None = None, *,
+                 dtype: Any = None, concurrency: int | None = None) -> np.ndarray:
+        """Read rows on every rank at once (collective under MPI).
+
+        By default each rank reads its even share of the rows
+        (:meth:`rank_slice`, ``cf_plan_share``), whatever the number of
+        ranks that wrote the column.  ``start`` and ``count`` choose this
+        rank's rows instead (``count`` alone: ranks read consecutive runs in
+        rank order, as :meth:`write_all` stores them; ``start`` alone: to the
+        end).  ``concurrency`` limits the ranks reading at once (default:
+        all).  Errors on any rank are raised on every rank.
+
+        Examples
+        --------
+        >>> import os, tempfile, numpy as np, colfile
+        >>> f = colfile.File(os.path.join(tempfile.mkdtemp(), "f"), "w")
+        >>> c = f.create("c", data=np.arange(5))
+        >>> c.read_all(), c.read_all(3), c.rank_slice()
+        (array([0, 1, 2, 3, 4]), array([3, 4]), slice(0, 5, None))
+        >>> f.close()
+        """
+        return _mpi.read_all(self._comm, self, start, count, dtype=dtype,
+                             concurrency=concurrency)
+
+    def rank_slice(self) -> slice:
+        """The rows of this rank's even share (``cf_plan_share``; all rows
+        when serial).  Independent: no communication."""
+        return _mpi.rank_slice(self._comm, self.size)
 
     # ------------------------------------------------------------------
     # attributes (used by attrs.AttributeManager)
@@ -475,11 +602,15 @@ class Column:
         return t, n, raw
 
     def _attr_set(self, name: str, tok: str, nmemb: int, data: bytes) -> None:
-        self._call("cf_column_attr_set", encode_name(name), tok.encode("ascii"),
-                   nmemb, ffi.from_buffer(data) if data else ffi.NULL, context="attr")
+        # Under MPI every rank calls: rank 0's handle writes the files, the
+        # replicas keep the value in memory; failures are agreed on.
+        _mpi.agree(self._comm, lambda: self._call(
+            "cf_column_attr_set", encode_name(name), tok.encode("ascii"), nmemb,
+            ffi.from_buffer(data) if data else ffi.NULL, context="attr"))
 
     def _attr_delete(self, name: str) -> None:
-        self._call("cf_column_attr_delete", encode_name(name), context="attr")
+        _mpi.agree(self._comm, lambda: self._call(
+            "cf_column_attr_delete", encode_name(name), context="attr"))
 
     def _attr_names(self) -> list[str]:
         names = ffi.new("char ***")

@@ -27,7 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from ._dtypes import as_array, split_vector, token
+from . import mpi as _mpi
+from ._dtypes import split_vector, token
 from ._ffi import encode, encode_name, ffi, lib, new_error, string
 from .attrs import AttributeManager
 from .column import Column
@@ -63,6 +64,9 @@ _UNSET: Any = _Unset()
 
 def _release_file(handle: Any) -> None:
     lib().cf_file_close(handle)
+
+
+_name_check = _mpi._name_check_or_raise
 
 
 class Group:
@@ -154,7 +158,7 @@ class Group:
         if not isinstance(name, str):
             return False
         if name.endswith("/"):
-            return os.path.isdir(os.path.join(self.path, name))
+            return self._file._isdir(os.path.join(self.path, name))
         try:
             self._file._open_column(self._full(name))
         except (ColumnNotFoundError, ValueError):
@@ -176,7 +180,7 @@ class Group:
         full = self._full(name)
         if full.endswith("/"):
             self._file._check_open()
-            if not os.path.isdir(os.path.join(self._file.path, full)):
+            if not self._file._isdir(os.path.join(self._file.path, full)):
                 raise ColumnNotFoundError(
                     f"{os.path.join(self._file.path, full)}: no such group")
             return Group(self._file, full)
@@ -187,9 +191,17 @@ class Group:
         self._file._remove(self._full(name))
 
     def create(self, name: str, dtype: Any = _UNSET, size: int | None = None,
-               nfile: int = 1, *, blob_rows: Sequence[int] | None = None,
-               data: Any = None) -> Column:
+               nfile: int | None = None, *, blob_rows: Sequence[int] | None = None,
+               data: Any = None, align_blobs_to_ranks: bool = False, mode: str = "auto",
+               concurrency: int | None = None) -> Column:
         """Create (or replace) a column and return it open for writing.
+
+        Under ``comm=`` this is collective: every rank passes the same
+        arguments, except that ``data`` holds *this rank's* rows (any number,
+        zero included): the column gets the sum of all ranks' rows, stored in
+        rank order, written with one collective :meth:`Column.write_all
+        <colfile.Column.write_all>` (``mode``, ``concurrency``).  Without
+        ``data`` every rank states the same global ``size``.
 
         Parameters
         ----------
@@ -201,14 +213,27 @@ class Group:
             column with ``nmemb`` 3.  ``None`` makes a header-only block
             (metadata, no data).  Optional when ``data`` is given.
         size : int, optional
-            Rows (default 0, or ``len(data)``).
-        nfile : int
-            Blob files to spread the rows over (bigfile's split rule).
+            Rows (default 0, or the rows of ``data``: under ``comm=`` the
+            sum over the ranks).
+        nfile : int, optional
+            Blob files to spread the rows over (bigfile's split rule).  By
+            default one per GiB of data, at most one per rank
+            (``cf_plan_nfile``): 1 when serial.
         blob_rows : sequence of int, optional
             The rows of each blob explicitly (overrides ``nfile``).
         data : array_like, optional
             Rows to write right away (h5py style); its dtype is the default
-            ``dtype`` and a 2-d array makes a vector column.
+            ``dtype`` and a 2-d array makes a vector column.  Under
+            ``comm=``: this rank's rows (ranks holding no rows do not decide
+            the default dtype).
+        align_blobs_to_ranks : bool
+            Cut the blobs on rank boundaries (``cf_plan_blobs_by_rank``:
+            consecutive ranks share a blob, no rank writes two), instead of
+            splitting the rows evenly.  Needs ``nfile`` <= the number of
+            ranks.
+        mode, concurrency
+            How ``data`` is written: see :meth:`Column.write_all
+            <colfile.Column.write_all>`.
 
         Examples
         --------
@@ -222,7 +247,8 @@ class Group:
         array([b'ab', b'c'], dtype='|S2')
         >>> f.close()
         """
-        return self._file._create(self._full(name), dtype, size, nfile, blob_rows, data)
+        return self._file._create(self._full(name), dtype, size, nfile, blob_rows, data,
+                                  align_blobs_to_ranks, mode, concurrency)
 
     def create_group(self, name: str) -> Group:
         """Create directory ``name`` (with an empty attribute file) and return
@@ -230,7 +256,7 @@ class Group:
         from .errors import AlreadyExistsError
 
         full = self._full(name).rstrip("/") + "/"
-        if os.path.isdir(os.path.join(self._file.path, full)):
+        if self._file._isdir(os.path.join(self._file.path, full)):
             raise AlreadyExistsError(f"{os.path.join(self._file.path, full)}: group exists")
         return self.require_group(name)
 
@@ -253,8 +279,12 @@ class File(Group):
         ``'w'`` create, or empty an existing File (refused if the directory
         holds foreign files); ``'w-'`` or ``'x'`` create, fail if it exists;
         ``'a'`` read/write, create if needed.
-    comm : None
-        Reserved for colfile's MPI layer; only ``None`` is accepted for now.
+    comm : mpi4py communicator, optional
+        Open the File on every rank of ``comm`` for parallel I/O (see
+        :mod:`colfile.mpi`): opening is collective, rank 0 alone opens,
+        creates or empties the directory and the other ranks touch nothing;
+        an error on any rank is raised on every rank.  mpi4py is only needed
+        when ``comm`` is given.
 
     Notes
     -----
@@ -262,6 +292,11 @@ class File(Group):
     :class:`~colfile.Column` object is returned).  Closing the File closes
     every column opened through it, which commits their headers; using them
     afterwards raises :class:`~colfile.ClosedError`.
+
+    Under ``comm=`` the File keeps every column it opened until it is
+    closed (so that every rank closes the same columns, collectively, in
+    name order), and which calls are collective is listed in
+    :mod:`colfile.mpi`.
 
     Examples
     --------
@@ -278,25 +313,28 @@ class File(Group):
 
     def __init__(self, path: str | os.PathLike[str], mode: str = "r", *,
                  comm: Any = None) -> None:
-        if comm is not None:
-            raise ValueError("comm= needs colfile's MPI support, which is not "
-                             "available in this version; pass comm=None")
-        if mode not in MODES:
-            raise ValueError(f"invalid mode {mode!r}: use one of "
-                             f"{', '.join(repr(m) for m in MODES)}")
         # A File is the group of its root; it does not store itself (no
         # reference cycle, so dropping the last reference frees it at once).
         self._prefix = ""
         self._mode = mode
+        self._h: Any = None
+        self._path = os.fsdecode(os.fspath(path)) if isinstance(path, (str, bytes, os.PathLike)) \
+            else str(path)
+        self._comm: _mpi.Comm = _mpi.as_comm(comm)
         self._lock = threading.RLock()  # guards the C handle and the caches
-        self._cols: weakref.WeakValueDictionary[str, Column] = weakref.WeakValueDictionary()
+        self._cols: Any = (weakref.WeakValueDictionary() if self._comm.serial else {})
         self._attr_cols: dict[str, Column] = {}
-        out = ffi.new("cf_file **")
-        err = new_error()
-        rc = lib().cf_file_open(out, encode(path), MODES[mode], err)
-        if rc < 0:
-            raise_error(rc, err, "file")
-        self._h: Any = out[0]
+
+        def prep() -> tuple[str, str]:
+            if mode not in MODES:
+                raise ValueError(f"invalid mode {mode!r}: use one of "
+                                 f"{', '.join(repr(m) for m in MODES)}")
+            encode(path)
+            return os.fsdecode(os.fspath(path)), mode
+
+        self._same("File path and mode", prep)
+        handle = _mpi.open_file(self._comm, encode(path), MODES[mode])
+        self._h = handle
         self._finalizer = weakref.finalize(self, _release_file, self._h)
         self._path = string(lib().cf_file_path(self._h))
 
@@ -322,6 +360,11 @@ class File(Group):
         return self._mode != "r"
 
     @property
+    def comm(self) -> Any:
+        """The communicator given as ``comm=`` (``None`` when serial)."""
+        return None if self._comm.serial else self._comm.comm
+
+    @property
     def closed(self) -> bool:
         """True once :meth:`close` was called."""
         return self._h is None
@@ -330,6 +373,35 @@ class File(Group):
         if self._h is None:
             return f"<colfile.File {self._path!r} (closed)>"
         return f"<colfile.File {self._path!r} mode={self._mode!r}>"
+
+    # -- collectives -----------------------------------------------------
+
+    def _same(self, what: str, prep: Any) -> Any:
+        """Run ``prep()`` on every rank (errors agreed on) and check that it
+        gave the same value everywhere; serially just ``prep()``."""
+        comm = self._comm
+        if comm.serial:
+            return prep()
+        values = _mpi.agree(comm, prep, collect=True)
+        return _mpi._check_same(values, what)
+
+    def _on_root(self, fn: Any) -> Any:
+        """``fn()`` on rank 0, its result (or error) on every rank."""
+        return _mpi.agree(self._comm, fn, root=0)
+
+    def _isdir(self, path: str) -> bool:
+        if not self._comm.serial:
+            self._same("group path", lambda: (self._check_open(), path)[1])
+        self._check_open()
+        return bool(self._on_root(lambda: os.path.isdir(path)))
+
+    def _checked_name(self, full: str) -> Any:
+        def prep() -> str:
+            self._check_open()
+            if not self._comm.serial:
+                _name_check(full)
+            return full
+        return self._same("column name", prep)
 
     # -- life cycle ------------------------------------------------------
 
@@ -342,10 +414,13 @@ class File(Group):
     def _live(self) -> list[Column]:
         with self._lock:
             found = {id(c): c for c in [*self._cols.values(), *self._attr_cols.values()]}
-        return [c for c in found.values() if not c.closed]
+        live = [c for c in found.values() if not c.closed]
+        if not self._comm.serial:
+            live.sort(key=lambda c: c.name)  # the same order on every rank
+        return live
 
     def flush(self) -> None:
-        """Commit the metadata of every open column."""
+        """Commit the metadata of every open column (collective under MPI)."""
         for col in self._live():
             col.flush()
 
@@ -353,7 +428,8 @@ class File(Group):
         """Close every column opened through this File, then the File.
 
         The first error met while committing a column is raised after all
-        handles are released.  Closing twice is harmless.
+        handles are released.  Closing twice is harmless.  Collective under
+        MPI.
         """
         if self._h is None:
             return
@@ -381,38 +457,64 @@ class File(Group):
     # -- internals used by Group ----------------------------------------
 
     def _list(self) -> list[str]:
-        names = ffi.new("char ***")
-        count = ffi.new("int64_t *")
-        err = new_error()
         L = lib()
-        with self._lock:
-            rc = L.cf_file_list(self._check_open(), names, count, err)
-        if rc < 0:
-            raise_error(rc, err)
-        try:
-            return [string(names[0][i]) for i in range(count[0])]
-        finally:
-            L.cf_names_free(names[0], count[0])
+
+        def run() -> list[str]:
+            names = ffi.new("char ***")
+            count = ffi.new("int64_t *")
+            err = new_error()
+            with self._lock:
+                rc = L.cf_file_list(self._check_open(), names, count, err)
+            if rc < 0:
+                raise_error(rc, err)
+            try:
+                return [string(names[0][i]) for i in range(count[0])]
+            finally:
+                L.cf_names_free(names[0], count[0])
+
+        self._check_open()
+        return list(self._on_root(run))
+
+    def _opener(self, h: Any, full: str, create_attrs: bool | None = None) -> Any:
+        """What rank 0 runs to open column ``full``: a ``cf_column *``.  With
+        ``create_attrs`` (attribute blocks), a missing block gives ``None``
+        (False) or is created (True)."""
+        def make() -> Any:
+            out = ffi.new("cf_column **")
+            err = new_error()
+            rc = lib().cf_column_open(out, h, encode_name(full), err)
+            if rc >= 0:
+                return out[0]
+            if create_attrs is not None and err.code == -2:  # CF_ENOENT
+                if not create_attrs:
+                    return None
+                rc = lib().cf_column_create(out, h, encode_name(full), ffi.NULL, 0, 0, 0, err)
+                if rc < 0:
+                    raise_error(rc, err)
+                return out[0]
+            try:
+                raise_error(rc, err, "column")
+            except ColumnNotFoundError as exc:
+                if os.path.isdir(os.path.join(self._path, full)):
+                    raise ColumnNotFoundError(
+                        f"{exc} (a directory: use ['{full}/'] for its group)",
+                        exc.code) from None
+                raise
+        return make
 
     def _open_column(self, full: str) -> Column:
         with self._lock:
+            if not self._comm.serial:
+                # before the cache: every rank must take the same path
+                self._checked_name(full)
             col = self._cols.get(full)
             if col is not None and not col.closed:
                 return col
-            out = ffi.new("cf_column **")
-            err = new_error()
-            rc = lib().cf_column_open(out, self._check_open(), encode_name(full), err)
-            if rc >= 0:
-                col = Column(out[0], self)
-                self._cols[full] = col
-                return col
-        try:
-            raise_error(rc, err, "column")
-        except ColumnNotFoundError as exc:
-            if os.path.isdir(os.path.join(self._path, full)):
-                raise ColumnNotFoundError(
-                    f"{exc} (a directory: use ['{full}/'] for its group)", exc.code) from None
-            raise
+            h = self._check_open()
+            handle = _mpi.replicate(self._comm, h, self._opener(h, full))
+            col = Column(handle, self)
+            self._cols[full] = col
+            return col
 
     def _forget(self, full: str) -> None:
         """Close our live handle on ``full`` before it is replaced or removed."""
@@ -422,91 +524,156 @@ class File(Group):
             if col is not None:
                 col.close()
 
-    def _create(self, full: str, dtype: Any, size: int | None, nfile: int,
-                blob_rows: Sequence[int] | None, data: Any) -> Column:
-        self._check_open()
-        arr = None
-        if data is not None:
-            arr = np.asarray(data)
-            if arr.dtype.kind == "U":
-                arr = np.char.encode(arr, "utf-8")
-            if arr.ndim not in (1, 2):
-                raise ValueError(f"data must be 1-d (rows) or 2-d (rows of vectors), "
-                                 f"not {arr.ndim}-d")
-            if dtype is _UNSET:
-                if arr.dtype.kind not in "iufcbS":
-                    raise ValueError(f"cannot store data of dtype {arr.dtype}; "
-                                     "give dtype=")
-                dtype = arr.dtype if arr.ndim == 1 else (arr.dtype, arr.shape[1])
-            if size is not None and size != len(arr):
-                raise ValueError(f"size={size} but data has {len(arr)} rows")
-            size = len(arr)
-            if dtype is None:
-                raise ValueError("dtype=None makes a header-only block, which holds no data")
-        elif dtype is _UNSET:
-            raise TypeError("create() needs a dtype (None for a header-only block) "
-                            "or data")
-        size = 0 if size is None else int(size)
-        rows = None
-        if dtype is None:
-            tok, nmemb, size, nfile = ffi.NULL, 0, 0, 0
+    def _create(self, full: str, dtype: Any, size: int | None, nfile: int | None,
+                blob_rows: Sequence[int] | None, data: Any, align: bool = False,
+                mode: str = "auto", concurrency: int | None = None) -> Column:
+        comm = self._comm
+        serial = comm.serial
+        box: dict[str, Any] = {}
+
+        def prep() -> dict[str, Any]:
+            self._check_open()
+            if not serial:
+                _name_check(full)
+            arr = None
+            dt = dtype
+            inferred = False
+            if data is not None:
+                arr = np.asarray(data)
+                if arr.dtype.kind == "U":
+                    arr = np.char.encode(arr, "utf-8")
+                if arr.ndim not in (1, 2):
+                    raise ValueError(f"data must be 1-d (rows) or 2-d (rows of vectors), "
+                                     f"not {arr.ndim}-d")
+                if dt is _UNSET:
+                    if arr.dtype.kind not in "iufcbS":
+                        raise ValueError(f"cannot store data of dtype {arr.dtype}; "
+                                         "give dtype=")
+                    dt = arr.dtype if arr.ndim == 1 else (arr.dtype, arr.shape[1])
+                    inferred = True
+                if serial and size is not None and size != len(arr):
+                    raise ValueError(f"size={size} but data has {len(arr)} rows")
+                if dt is None:
+                    raise ValueError("dtype=None makes a header-only block, which holds "
+                                     "no data")
+            elif dt is _UNSET:
+                raise TypeError("create() needs a dtype (None for a header-only block) "
+                                "or data")
+            if mode not in _mpi.IO_MODES:
+                raise ValueError(f"invalid mode {mode!r}: use one of "
+                                 f"{', '.join(repr(m) for m in _mpi.IO_MODES)}")
+            tok, nmemb = None, 0
+            if dt is not None:
+                base, nmemb = split_vector(dt)
+                tok = token(base).decode("ascii")
+            rows = None
+            if blob_rows is not None and dt is not None:
+                rows = tuple(int(x) for x in
+                             np.ascontiguousarray(blob_rows, dtype=np.int64).reshape(-1))
+            box["arr"] = arr
+            return {"name": full, "tok": tok, "nmemb": nmemb, "inferred": inferred,
+                    "local": None if arr is None else len(arr),
+                    "size": None if size is None else int(size),
+                    "nfile": None if nfile is None else int(nfile), "rows": rows,
+                    "align": bool(align), "mode": mode,
+                    "concurrency": None if concurrency is None else int(concurrency)}
+
+        specs: list[dict[str, Any]] = _mpi.agree(comm, prep, collect=True)
+        same = _mpi._check_same
+        for key, what in (("name", "column name"), ("size", "size"), ("nfile", "nfile"),
+                          ("rows", "blob_rows"), ("align", "align_blobs_to_ranks"),
+                          ("mode", "mode"), ("concurrency", "concurrency"),
+                          ("inferred", "whether dtype is given")):
+            same([sp[key] for sp in specs], what)
+        has_data = same([sp["local"] is not None for sp in specs], "whether data is given")
+        typed = [sp for sp in specs if not sp["inferred"] or sp["local"]] or specs
+        tok, nmemb = same([(sp["tok"], sp["nmemb"]) for sp in typed], "dtype")
+        size_ = specs[0]["size"]
+        if has_data:
+            counts = [int(sp["local"]) for sp in specs]
+            total = sum(counts)
+            if size_ is not None and size_ != total:
+                raise ValueError(f"size={size_} but the ranks' data have {total} rows "
+                                 "in total")
         else:
-            base, nmemb = split_vector(dtype)
-            tok = token(base)
-            if blob_rows is not None:
-                rows = np.ascontiguousarray(blob_rows, dtype=np.int64).reshape(-1)
-                if (data is not None or size) and int(rows.sum()) != size:
-                    raise ValueError(f"blob_rows sum to {int(rows.sum())}, "
-                                     f"but size is {size}")
-        out = ffi.new("cf_column **")
-        err = new_error()
-        name = encode_name(full)
+            counts = []
+            total = 0 if size_ is None else size_
+        nf = specs[0]["nfile"]
+        rows = specs[0]["rows"]
+        if tok is None:
+            nf, rows, total = 0, None, 0
+        elif rows is not None:
+            if (has_data or total) and sum(rows) != total:
+                raise ValueError(f"blob_rows sum to {sum(rows)}, but size is {total}")
+        else:
+            itemsize = max(int(lib().cf_dtype_itemsize(tok.encode("ascii"))), 0)
+            if nf is None:
+                nf = _mpi.plan_nfile(total * itemsize * nmemb, comm.size)
+            if align:
+                rank_rows = counts if has_data else [
+                    _mpi.plan_share(total, comm.size, r)[1] for r in range(comm.size)]
+                rows = tuple(_mpi.plan_blobs_by_rank(rank_rows, nf))
+
         with self._lock:
-            h = self._check_open()
             self._forget(full)
-            if rows is not None:
-                rc = lib().cf_column_create_blobs(
-                    out, h, name, tok, nmemb, len(rows),
-                    ffi.cast("int64_t *", rows.ctypes.data), err)
-            else:
-                rc = lib().cf_column_create(out, h, name, tok, nmemb, size, nfile, err)
-            if rc < 0:
-                raise_error(rc, err)
-            col = Column(out[0], self)
+            h = self._check_open()
+
+            def make() -> Any:
+                out = ffi.new("cf_column **")
+                err = new_error()
+                name = encode_name(full)
+                ctok = ffi.NULL if tok is None else tok.encode("ascii")
+                if rows is not None:
+                    arr_rows = np.ascontiguousarray(rows, dtype=np.int64)
+                    rc = lib().cf_column_create_blobs(
+                        out, h, name, ctok, nmemb, len(arr_rows),
+                        ffi.cast("int64_t *", arr_rows.ctypes.data), err)
+                else:
+                    rc = lib().cf_column_create(out, h, name, ctok, nmemb, total, nf, err)
+                if rc < 0:
+                    raise_error(rc, err)
+                return out[0]
+
+            handle = _mpi.replicate(comm, h, make)
+            col = Column(handle, self)
             self._cols[full] = col
-        if arr is not None and len(arr):
-            col.write(0, as_array(arr, col.dtype))
+        if has_data:
+            arr = box["arr"]
+            if not serial or len(arr):
+                col.write_all(arr, mode=mode, concurrency=concurrency)
         return col
 
     def _remove(self, full: str) -> None:
-        err = new_error()
         with self._lock:
-            h = self._check_open()
+            self._checked_name(full)
             self._forget(full)
-            rc = lib().cf_file_remove(h, encode_name(full), err)
-        if rc < 0:
-            raise_error(rc, err, "column")
+            h = self._check_open()
+
+            def run() -> None:
+                err = new_error()
+                rc = lib().cf_file_remove(h, encode_name(full), err)
+                if rc < 0:
+                    raise_error(rc, err, "column")
+
+            self._on_root(run)
 
     def _attr_column(self, full: str, create: bool) -> Column | None:
         """The handle holding the attributes of ``"."`` or ``"grp/."`` (kept
         open until the File closes); ``None`` if the directory does not exist
         and ``create`` is False."""
         with self._lock:
+            if not self._comm.serial:
+                self._checked_name(full)
             col = self._attr_cols.get(full)
             if col is not None and not col.closed:
                 return col
-            try:
-                col = self._open_column(full)
-            except ColumnNotFoundError:
-                if not create:
+            col = self._cols.get(full)
+            if col is None or col.closed:
+                h = self._check_open()
+                handle = _mpi.replicate(self._comm, h, self._opener(h, full, create))
+                if handle is None:
                     return None
-                out = ffi.new("cf_column **")
-                err = new_error()
-                rc = lib().cf_column_create(out, self._check_open(), encode_name(full),
-                                            ffi.NULL, 0, 0, 0, err)
-                if rc < 0:
-                    raise_error(rc, err)
-                col = Column(out[0], self)
+                col = Column(handle, self)
                 self._cols[full] = col
             self._attr_cols[full] = col
             return col

@@ -17,6 +17,7 @@ MODULES = [
     "colfile.dataset",
     "colfile.errors",
     "colfile.file",
+    "colfile.mpi",
     "colfile.compat.bigfile",
 ]
 

@@ -149,3 +149,27 @@ def test_missing_library_message(tmp_path: Path) -> None:
     if "IMPORTERROR" not in out:  # a system-wide libcolfile was found instead
         return
     assert "COLFILE_LIBRARY" in out and "nope.so" in out
+
+
+def test_cdef_plan_constants_match_header(lib: Any) -> None:
+    """The defaults of the parallel planning (#define CF_PLAN_*) and the I/O
+    modes (enum cf_io_mode) that colfile.mpi reads through the cdef."""
+    import ast
+
+    text = _strip_comments((INCLUDE / "colfile.h").read_text())
+    defines = dict(re.findall(r"#define (CF_PLAN_\w+)\s+(.+)", text))
+    assert set(defines) == {"CF_PLAN_BLOB_BYTES", "CF_PLAN_GROUP_BYTES",
+                            "CF_PLAN_SMALL_BYTES", "CF_PLAN_CONCURRENCY"}
+    for name, expr in defines.items():
+        expr = expr.replace("(int64_t)", "").strip()
+        tree = ast.parse(expr, mode="eval")
+        allowed = (ast.Expression, ast.BinOp, ast.Constant, ast.LShift, ast.Mult)
+        assert all(isinstance(n, allowed) for n in ast.walk(tree)), expr
+        assert getattr(lib, name) == eval(compile(tree, name, "eval")), name
+    modes = {m.group(1): int(m.group(2)) for m in
+             re.finditer(r"\b(CF_IO_\w+)\s*=\s*(\d+)", text)}
+    assert modes == dict(_ffi.ffi.typeof("enum cf_io_mode").relements)
+    from colfile import mpi
+
+    assert {k.upper(): v for k, v in mpi.IO_MODES.items()} == {
+        k[len("CF_IO_"):]: v for k, v in modes.items()}

@@ -93,7 +93,7 @@ def test_bad_mode_and_comm(path: str) -> None:
     for mode in ("rw", "W", "", "r+b"):
         with pytest.raises(ValueError, match="invalid mode"):
             colfile.File(path, mode)
-    with pytest.raises(ValueError, match="comm"):
+    with pytest.raises(TypeError, match="comm"):  # not a communicator
         colfile.File(path, "w", comm=object())
     assert not os.path.exists(path)
 

@@ -7,6 +7,7 @@
     colfile attrs PATH [OBJECT]        show, get, set or delete attributes
     colfile check PATH [COLUMN...]     verify every blob (sizes, sums, CRC32C)
     colfile rm PATH COLUMN...          remove columns
+    colfile iosim [PATH]               time parallel create/write/read (mpiexec)
 
 Every subcommand is a module of this package with ``add_parser(sub)`` and
 ``run(args) -> int``.  Errors are one line ``colfile: error: <message>`` on
@@ -38,6 +39,7 @@ examples:
   colfile attrs snapshot 1/. --set BoxSize=1000.0
   colfile check snapshot && echo intact
   colfile rm snapshot 1/Velocity
+  mpiexec -n 4 colfile iosim --load medium   parallel I/O throughput
 
 Run 'colfile COMMAND --help' for the options of a command.
 Exit status: 0 success, 1 failure (check: damage found), 2 usage error.
@@ -78,7 +80,7 @@ class _VersionAction(argparse.Action):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import attrs, cat, check, ls, rm
+    from . import attrs, cat, check, iosim, ls, rm
 
     parser = _Parser(
         prog=PROG,
@@ -91,7 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="print the versions of colfile and libcolfile and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands",
                                 parser_class=_Parser)
-    for mod in (ls, cat, attrs, check, rm):
+    for mod in (ls, cat, attrs, check, rm, iosim):
         p = mod.add_parser(sub)
         p.set_defaults(_run=mod.run)
     return parser

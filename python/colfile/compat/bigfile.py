@@ -57,16 +57,20 @@ Semantics kept from bigfile
   assignment of a structured array to a slice, and ``append``.
 * ``FileMPI(comm, filename, create=False)`` and its columns are collective
   (any object with mpi4py's ``rank``, ``size``, ``barrier``, ``bcast``,
-  ``gather`` and ``allgather`` will do as ``comm``).  Rank 0 creates Files
-  and columns and lists blocks, and broadcasts the outcome; ``open`` has a
-  barrier; every rank writes its own rows; ``close`` and ``flush`` merge the
-  byte sums of all ranks into the header, which rank 0 writes (the header
-  then holds what one writer of the same bytes would record).  Attributes
-  of a ``ColumnMPI`` are written by rank 0, as bigfile's collective close
-  does; values set on other ranks are kept locally.
-  A filename or block name that differs between ranks raises
-  :class:`Error` on every rank; so does a failure on any rank during open
-  or create.
+  ``gather`` and ``allgather`` will do as ``comm``); they are built on
+  :mod:`colfile.mpi`, the layer behind ``colfile.File(..., comm=comm)``.
+  Rank 0 alone opens or creates the File, lists blocks and opens or
+  creates columns, and broadcasts the outcome (for a column, a snapshot of
+  its metadata, from which the other ranks build *replica* handles without
+  reading any metadata file); every rank writes its own rows; ``close`` and
+  ``flush`` merge the write state of all ranks into the header, which rank
+  0 writes (the header then holds what one writer of the same bytes would
+  record).  Attributes of a ``ColumnMPI`` are written by rank 0, as
+  bigfile's collective close does; values set on other ranks are kept in
+  their replicas' memory.  A filename or block name that differs between
+  ranks raises :class:`Error` on every rank; so does a failure on any rank
+  during a collective (the exception of the lowest failing rank, its
+  message prefixed ``rank N:``).
 
 Differences from bigfile 0.1.52
 -------------------------------
@@ -104,10 +108,11 @@ Where the original was wrong, this module follows colfile:
 * MPI checksums: bigfile's collective close added up the running sums of
   all ranks, so the sums a reopened block had on disk were counted once per
   rank; colfile adds the sums each rank's own writes made, once (identical
-  for new blocks, right for reopened ones).  A blob written by several ranks
-  gets an unknown CRC32C (``colfile-v1``); one written by a single rank
-  keeps its CRC.  Close a ``ColumnMPI`` collectively: one left to the
-  garbage collector after writes commits only its own rank's view.
+  for new blocks, right for reopened ones).  The CRC32Cs of the ranges the
+  ranks wrote combine, so a blob that the ranks' writes cover exactly gets
+  its exact CRC32C (``colfile-v1``).  Close a ``ColumnMPI`` collectively:
+  one left to the garbage collector after writes commits only rank 0's
+  view.
 * ``ColumnMPI.append`` is collective (every rank passes its own rows; they
   are stored in rank order).  bigfile appended independently on each rank.
 * ``set_buffer_size`` is accepted and has no effect: libcolfile chunks its
@@ -138,7 +143,6 @@ from __future__ import annotations
 
 import operator
 import os
-import pickle
 import threading
 import warnings
 import weakref
@@ -147,6 +151,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import mpi as _mpi
 from .._ffi import encode, encode_name, ffi, lib, new_error, string
 from ..column import Column as _CoreColumn
 from ..errors import ClosedError as _CoreClosedError
@@ -172,7 +177,7 @@ __all__ = [
 ]
 
 # libcolfile open flags (colfile.h: enum cf_open_flags).
-_OPEN_WRITE, _OPEN_CREATE = 0x1, 0x2
+_OPEN_WRITE, _OPEN_CREATE, _OPEN_NOCHECK = 0x1, 0x2, 0x10
 # create_from_array's default: 32 Mi rows per blob, as bigfile chooses.
 _ROWS_PER_FILE = 32 * 1024 * 1024
 
@@ -286,52 +291,36 @@ def check_unique(variable: Any, comm: Any) -> bool:
     return len(set(comm.allgather(variable))) == 1
 
 
-def _portable(exc: BaseException) -> BaseException:
-    """``exc`` if it pickles (to be broadcast), else an :class:`Error`."""
+def _open_replica(basename: str, name: str) -> _CoreColumn:
+    """A replica of column ``name`` (a handle that writes blobs but never
+    metadata files): what a :class:`ColumnMPI` on a rank other than 0 uses
+    when it reopens a block on its own after a close."""
+    core = _open_core(basename, name)
     try:
-        pickle.loads(pickle.dumps(exc))
-        return exc
-    except Exception:
-        return Error(f"{type(exc).__name__}: {exc}")
+        meta = _mpi._export_meta(core._handle())
+    finally:
+        core.close()
+    return _core_column(_replica_handle(basename, meta))
 
 
-def _on_root(comm: Any, fn: Callable[[], Any]) -> Any:
-    """Run ``fn`` on rank 0 and broadcast its result; if it raised, raise the
-    same exception on every rank."""
-    msg: Any = None
-    if comm.rank == 0:
-        try:
-            msg = (True, fn())
-        except Exception as exc:
-            err = exc
-            msg = (False, _portable(exc))
-    ok, value = comm.bcast(msg, root=0)
-    if not ok:
-        if comm.rank == 0:
-            raise err
-        raise value
-    return value
-
-
-def _on_all(comm: Any, fn: Callable[[], Any],
-            undo: Callable[[Any], None] | None = None) -> Any:
-    """Run ``fn`` on every rank; if it fails on any rank, raise on all (a
-    rank whose own call succeeded calls ``undo(result)`` first)."""
+def _replica_handle(basename: str, meta: bytes) -> Any:
+    """A ``cf_column *`` built from a metadata snapshot, on a File handle
+    opened with ``CF_OPEN_NOCHECK`` (touching nothing) just for that."""
+    out = ffi.new("cf_file **")
+    err = new_error()
+    rc = lib().cf_file_open(out, encode(basename), _OPEN_WRITE | _OPEN_NOCHECK, err)
+    if rc < 0:
+        raise_error(rc, err, "file")
     try:
-        result, failure = fn(), None
-    except Exception as exc:
-        result, failure = None, exc
-    report = None if failure is None else f"{type(failure).__name__}: {failure}"
-    reports = comm.allgather(report)
-    if failure is not None:
-        raise failure
-    bad = [(rank, text) for rank, text in enumerate(reports) if text is not None]
-    if bad:
-        if undo is not None:
-            undo(result)
-        ranks = ", ".join(str(r) for r, _ in bad)
-        raise Error(f"failed on rank(s) {ranks}: {bad[0][1]}")
-    return result
+        return _mpi._open_meta(out[0], meta)
+    finally:
+        lib().cf_file_close(out[0])
+
+
+def _same(comm: Any, fn: Callable[[], Any], what: str) -> Any:
+    """``fn()`` on every rank (errors raised on all), checked to give the
+    same value everywhere (:class:`Error` on every rank if not)."""
+    return _mpi._check_same(_mpi.agree(comm, fn, collect=True), what)
 
 
 # ---------------------------------------------------------------------------
@@ -487,9 +476,13 @@ class Column:
         with self._reopen_lock:
             core = self._core
             if core is None or core.closed:
-                core = _open_core(self._basename, self._name)
+                core = self._reopen(self._basename, self._name)
                 self._core, self._meta = core, None
         return core
+
+    def _reopen(self, basename: str, name: str) -> _CoreColumn:
+        """A fresh handle on the block, for use after a close."""
+        return _open_core(basename, name)
 
     def _do(self, fn: Callable[[_CoreColumn], Any], retry: bool = True) -> Any:
         """``fn(core)`` on the live handle.  A handle closed by another
@@ -740,13 +733,12 @@ def _restore_column(cls: type, comm: Any, basename: str | None, name: str | None
     Column.__init__(col)
     if comm is not None:
         col.comm = comm
-    if isinstance(col, ColumnMPI):
-        col._overlay = {}
+        col._mpi = _mpi.as_comm(comm)
     if basename is None or name is None:
         return col
     col._basename, col._name = basename, name
     if is_open:
-        col._attach(_open_core(basename, name), basename)
+        col._attach(col._reopen(basename, name), basename)
     else:
         col._meta = meta
     return col
@@ -755,78 +747,64 @@ def _restore_column(cls: type, comm: Any, basename: str | None, name: str | None
 class ColumnMPI(Column):
     """A block opened collectively by every rank of ``comm``.
 
-    ``open``, ``create``, ``flush``, ``close`` and ``append`` are collective.
-    Each rank writes its own rows; ``flush``/``close`` send every other
-    rank's uncommitted write state (byte-sum increments and CRC32C of the
-    ranges written, exported by libcolfile) to rank 0, whose handle merges
-    them and commits one header: what a single writer of the same bytes
-    would record.  Attributes are written by rank 0; the other ranks keep the
-    values they set locally.
+    Built on :mod:`colfile.mpi`: ``open`` and ``create`` are collective --
+    rank 0 alone reads (or writes) the block's metadata and broadcasts a
+    snapshot, from which the other ranks build *replica* handles that write
+    blobs but never metadata files.  Each rank writes its own rows;
+    ``flush``/``close`` send every other rank's uncommitted write state
+    (byte-sum increments and CRC32C of the ranges written, exported by
+    libcolfile) to rank 0, whose handle merges them and commits one header:
+    what a single writer of the same bytes would record.  ``append`` is
+    collective.  Attributes are written by rank 0; the other ranks' replicas
+    keep the values they set in memory.  A failure on any rank during a
+    collective raises the same exception on every rank.
     """
 
     def __init__(self, comm: Any) -> None:
         super().__init__()
         self.comm = comm
-        self._overlay: dict[str, tuple[str, int, bytes] | None] = {}
+        self._mpi = _mpi.as_comm(comm)
+
+    def _reopen(self, basename: str, name: str) -> _CoreColumn:
+        # after a close each rank reopens on its own: only rank 0 may write
+        # metadata, the others get a replica
+        if self._mpi.rank == 0:
+            return _open_core(basename, name)
+        return _open_replica(basename, name)
 
     # -- collective opening --------------------------------------------
 
-    def open(self, f: File, blockname: str) -> ColumnMPI:
-        """Open ``blockname`` on every rank (collective, with a barrier)."""
-        name = _name(blockname)
-        if not check_unique(name, self.comm):
-            raise Error("blockname is inconsistent between ranks")
-        self.comm.barrier()
-        core = _on_all(self.comm, lambda: f._core_open(name), undo=lambda c: c.close())
-        self._attach(core, f.basename)
-        self._overlay = {}
+    def _replicate(self, f: File, name: str, make: Callable[[], Any]) -> ColumnMPI:
+        def prep() -> str:
+            _mpi._name_check_or_raise(name)
+            if f._h is None:
+                raise FileClosedError(f)
+            return name
+
+        _same(self._mpi, prep, "blockname")
+        handle = _mpi.replicate(self._mpi, f._h, make)
+        self._attach(_core_column(handle), f.basename)
         return self
+
+    def open(self, f: File, blockname: str) -> ColumnMPI:
+        """Open ``blockname`` on every rank (collective)."""
+        name = _name(blockname)
+        return self._replicate(f, name, lambda: f._core_open_handle(name))
 
     def create(self, f: File, blockname: str, dtype: Any = None, size: int | None = None,
                Nfile: int = 1) -> ColumnMPI:
-        """Rank 0 creates the block, then every rank opens it (collective)."""
+        """Rank 0 creates the block; every rank gets a handle (collective)."""
         name = _name(blockname)
-        if not check_unique(name, self.comm):
-            raise Error("blockname is inconsistent between ranks")
-        _on_root(self.comm, lambda: f._core_create(name, dtype, size, Nfile).close())
-        return self.open(f, name)
+        _same(self._mpi, lambda: (size, Nfile, None if dtype is None else
+                                  str(_split_dtype(dtype))), "block size, Nfile or dtype")
+        return self._replicate(f, name,
+                               lambda: f._core_create_handle(name, dtype, size, Nfile))
 
     # -- collective commit ---------------------------------------------
 
-    def _commit(self, c: _CoreColumn) -> None:
-        """Merge every rank's write state into rank 0's handle and commit it
-        (collective)."""
-        comm = self.comm
-        if c.kind != "data":
-            comm.barrier()
-            return
-        failure: BaseException | None = None
-        state: bytes | None = None
-        try:
-            state = c._pending_export() if comm.rank != 0 else b""
-        except Exception as exc:
-            failure = exc
-        states = comm.gather(state, root=0)
-
-        def merge() -> list[int]:
-            assert states is not None
-            failed = [r for r, st in enumerate(states) if st is None]
-            for st in states[1:]:
-                if st:
-                    c._pending_merge(st)
-            c.flush()
-            return failed
-
-        failed = _on_root(comm, merge)
-        if failure is not None:
-            raise failure
-        if failed:
-            raise Error(f"{c.path}: flushing failed on rank(s) "
-                        f"{', '.join(map(str, failed))}")
-
     def flush(self) -> None:
         """Commit the merged header checksums (collective)."""
-        self._commit(self._live())
+        _mpi.commit(self._mpi, self._live())
 
     def close(self) -> None:
         """Commit the merged header checksums and release (collective).
@@ -835,81 +813,35 @@ class ColumnMPI(Column):
         if core is None or core.closed:
             return
         try:
-            self._commit(core)
-        finally:
-            Column.close(self)
+            self._meta = (core.size, self._dtype_of(core), core.nfile)
+        except _CoreClosedError:
+            return
+        _mpi.commit(self._mpi, core, close=True)
 
     def append(self, buf: Any, Nfile: int = 1) -> None:
         """Collective append: each rank passes its rows; rank 0 adds
         ``Nfile`` blobs holding all of them, stored in rank order."""
-        comm = self.comm
-        c = self._live()
-        arr = _on_all(comm, lambda: self._rows(c, buf))
-        counts = comm.allgather(len(arr))
-        total, offset = sum(counts), sum(counts[:comm.rank])
-        self._commit(c)
-        old = c.size
-        nfile = operator.index(Nfile)
+        comm = self._mpi
+        c = _mpi.agree(comm, self._live)
+        arr = _mpi.agree(comm, lambda: self._rows(c, buf))
+        basename = self._basename
+        assert basename is not None
+        files: list[Any] = []
 
-        def grow() -> None:
-            grow_fn = getattr(c, "grow", None)
-            if grow_fn is not None:
-                grow_fn(total, nfile)
-            else:  # the core Column has no public grow
-                c._call("cf_column_grow", total, nfile)
-
-        _on_root(comm, grow)
-        if comm.rank != 0:
-            # Our handle still has the old layout: take a fresh one.
-            assert self._basename is not None
-            fresh = _open_core(self._basename, c.name)
-            self._core = fresh
-            c.close()
-            c = fresh
-        if len(arr):
-            c.write(old + offset, arr)
-
-    # -- attributes: rank 0 writes, the others keep theirs locally -------
-
-    def _attr_raw(self, name: str) -> tuple[str, int, bytes]:
-        if name in self._overlay:
-            raw = self._overlay[name]
-            if raw is None:
-                from ..errors import AttributeNotFoundError
-
-                raise AttributeNotFoundError(f"{self._path()}: no attribute {name!r}")
-            return raw
-        return super()._attr_raw(name)
-
-    def _attr_store(self, name: str, token: str, nmemb: int, data: bytes) -> None:
-        if self.comm.rank == 0:
-            super()._attr_store(name, token, nmemb, data)
-            return
-        self._live()
-        _check_attr_name(name)
-        if token[1:2] != "a":
-            out = ffi.new("char[16]")
+        def file_handle() -> Any:
+            out = ffi.new("cf_file **")
             err = new_error()
-            rc = lib().cf_dtype_normalize(token.encode("ascii"), out, err)
+            rc = lib().cf_file_open(out, encode(basename), _OPEN_WRITE | _OPEN_NOCHECK, err)
             if rc < 0:
-                raise_error(rc, err)
-        self._overlay[name] = (token, nmemb, bytes(data))
+                raise_error(rc, err, "file")
+            files.append(out[0])
+            return out[0]
 
-    def _attr_delete(self, name: str) -> None:
-        if self.comm.rank == 0:
-            super()._attr_delete(name)
-            return
-        self._attr_raw(name)  # KeyError if absent
-        self._overlay[name] = None
-
-    def _attr_names(self) -> list[str]:
-        names = set(super()._attr_names())
-        for k, v in self._overlay.items():
-            if v is None:
-                names.discard(k)
-            else:
-                names.add(k)
-        return sorted(names)
+        try:
+            _mpi.append(comm, c, arr, operator.index(Nfile), file_handle=file_handle)
+        finally:
+            for h in files:
+                lib().cf_file_close(h)
 
 
 # ---------------------------------------------------------------------------
@@ -943,6 +875,7 @@ class File:
         self._finalizer: Any = None
         self._blocks: list[str] | None = None
         self.comm = comm
+        self._mpi = None if comm is None else _mpi.as_comm(comm)
 
     def _open_handle(self, create: bool) -> None:
         out = ffi.new("cf_file **")
@@ -1010,6 +943,9 @@ class File:
     # -- core handles --------------------------------------------------
 
     def _core_open(self, name: str) -> _CoreColumn:
+        return _core_column(self._core_open_handle(name))
+
+    def _core_open_handle(self, name: str) -> Any:
         out = ffi.new("cf_column **")
         err = new_error()
         nm = encode_name(_name(name))
@@ -1019,10 +955,14 @@ class File:
             rc = lib().cf_column_open(out, self._h, nm, err)
         if rc < 0:
             raise_error(rc, err, "column")
-        return _core_column(out[0])
+        return out[0]
 
     def _core_create(self, name: str, dtype: Any, size: int | None,
                      Nfile: int) -> _CoreColumn:
+        return _core_column(self._core_create_handle(name, dtype, size, Nfile))
+
+    def _core_create_handle(self, name: str, dtype: Any, size: int | None,
+                            Nfile: int) -> Any:
         nm = encode_name(_name(name))
         if dtype is None:
             tok, nmemb, rows, nfile = ffi.NULL, 0, 0, 0
@@ -1042,7 +982,7 @@ class File:
             rc = lib().cf_column_create(out, self._h, nm, tok, nmemb, rows, nfile, err)
         if rc < 0:
             raise_error(rc, err, "column")
-        return _core_column(out[0])
+        return out[0]
 
     def _new_column(self) -> Column:
         return Column()
@@ -1142,19 +1082,20 @@ def _restore_file(cls: type, basename: str, closed: bool, blocks: list[str] | No
 class FileMPI(File):
     """A File opened collectively by every rank of ``comm``.
 
-    Rank 0 creates the directory (``create=True``) and lists the blocks, and
-    broadcasts; every rank then opens its own handle.  :class:`Error` on
-    every rank if ``filename`` differs between ranks or opening fails on any.
+    Built on :mod:`colfile.mpi`: rank 0 alone opens (and with
+    ``create=True`` creates) the directory and lists the blocks, and
+    broadcasts; the other ranks open it with ``CF_OPEN_NOCHECK``, touching
+    nothing.  :class:`Error` on every rank if ``filename`` differs between
+    ranks or opening fails on any.
     """
 
     def __init__(self, comm: Any, filename: Any, create: bool = False) -> None:
         self._setup(filename, comm)
-        if not check_unique(self._basename, comm):
-            raise Error("filename is inconsistent between ranks")
-        if create:
-            _on_root(comm, lambda: File(self._basename, create=True).close())
-        comm.barrier()
-        _on_all(comm, lambda: self._open_handle(False), undo=lambda _: self.close())
+        self._mpi = _mpi.as_comm(comm)
+        _same(self._mpi, lambda: self._basename, "filename")
+        flags = _OPEN_WRITE | (_OPEN_CREATE if create else 0)
+        self._h = _mpi.open_file(self._mpi, encode(self._basename), flags)
+        self._finalizer = weakref.finalize(self, lib().cf_file_close, self._h)
         self.refresh()
 
     @property
@@ -1165,7 +1106,7 @@ class FileMPI(File):
 
     def refresh(self) -> None:
         """List the blocks on rank 0 and broadcast (collective)."""
-        self._blocks = _on_root(self.comm, self.list_blocks)
+        self._blocks = _mpi.agree(self._mpi, self.list_blocks, root=0)
 
     def _refresh(self) -> None:
         self.refresh()
@@ -1174,8 +1115,8 @@ class FileMPI(File):
         return ColumnMPI(self.comm)
 
     def _extent(self, n: int) -> tuple[int, int]:
-        counts = self.comm.allgather(n)
-        return sum(counts), sum(counts[:self.comm.rank])
+        counts = self._mpi.allgather(n)
+        return sum(counts), sum(counts[:self._mpi.rank])
 
     def subfile(self, key: str) -> FileMPI:
         """The FileMPI of sub-directory ``key`` (collective)."""

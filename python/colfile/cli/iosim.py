@@ -1,0 +1,259 @@
+"""``colfile iosim``: time creating, writing and reading one column with N
+ranks (the Python twin of the C ``colfile-iosim``, with the same options and
+output)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from typing import Any
+
+import numpy as np
+
+from ._common import CliError, UsageError
+
+HELP = "measure parallel create/write/read throughput (under mpiexec)"
+
+#: The column written (replaced if it exists, removed afterwards unless --keep).
+COLUMN = "iosim"
+
+#: Rows of int32 per rank of each --load.
+LOADS = {"small": 4 << 10, "medium": 4 << 20, "large": 64 << 20}
+
+#: Environment variables by which MPI launchers announce a parallel run.
+MPI_ENV = ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE")
+
+DESCRIPTION = """\
+Create, write and read one column collectively and report the time and
+throughput of each phase -- the slowest rank's, from a barrier to the last
+rank's end -- then check that the data read back is the data written.
+
+Run it under MPI to measure parallel I/O:
+
+  mpiexec -n 64 colfile iosim --load medium          (or: python -m colfile.cli iosim)
+
+Every rank holds the same number of rows.  Phases: 'create' opens the File
+and creates the column, 'write' writes every rank's rows with one collective
+write and commits the header, 'read' opens the column again and reads every
+rank's rows back.  Throughput is in decimal GB/s (1e9 bytes per second).
+
+MPI is used when --mpi is given or when a launcher's environment variables
+are set (PMI_RANK, PMI_SIZE: MPICH, Intel MPI; OMPI_COMM_WORLD_SIZE: Open
+MPI); mpi4py is imported only then.  Otherwise -- or when a launcher started
+one process and mpi4py is not installed -- one process runs serially.
+The C program colfile-iosim (libcolfile-mpi) takes the same options and
+prints the same report."""
+
+EPILOG = """\
+exit status:
+  0  done, the data read back matched
+  1  an I/O error, or data read back differed
+  2  usage error
+
+examples:
+  colfile iosim                                   one process, 4Ki rows
+  mpiexec -n 4 colfile iosim --load medium --json
+  mpiexec -n 8 colfile iosim --rows 100000 --dtype f8 --nmemb 3 --mode aggregated
+  mpiexec -n 8 colfile iosim --load large --nfile 2 --concurrency 4 /scratch/me/sim"""
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    p = sub.add_parser("iosim", help=HELP, description=DESCRIPTION, epilog=EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("path", metavar="PATH", nargs="?",
+                   help=f"the File to use (created if needed; its column {COLUMN!r} is "
+                        "replaced); default: a new directory under $TMPDIR, removed "
+                        "afterwards")
+    size = p.add_mutually_exclusive_group()
+    size.add_argument("--load", choices=sorted(LOADS, key=LOADS.__getitem__),
+                      help="rows of int32 per rank: small 4Ki, medium 4Mi, large 64Mi "
+                           "(default small)")
+    size.add_argument("--rows", type=_count, metavar="N", help="rows per rank")
+    p.add_argument("--dtype", metavar="D", help="the column's dtype (default i4)")
+    p.add_argument("--nmemb", type=_count, metavar="M", help="elements per row (default 1)")
+    p.add_argument("--mode", choices=("throttled", "aggregated", "auto"), default="auto",
+                   help="how ranks write (default auto)")
+    p.add_argument("--nfile", type=_count, default=0, metavar="K",
+                   help="blobs (default 0: automatic)")
+    p.add_argument("--concurrency", type=_count, default=0, metavar="C",
+                   help="ranks doing I/O at once (default 64)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--keep", action="store_true", help="keep the data afterwards")
+    p.add_argument("--mpi", action="store_true",
+                   help="use MPI (mpi4py) even without a launcher's environment")
+    return p
+
+
+def _count(text: str) -> int:
+    try:
+        n = int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative: {n}")
+    return n
+
+
+def want_mpi(flag: bool, environ: Any = None) -> bool:
+    """True if MPI is to be used: ``--mpi``, or a launcher's variables."""
+    env = os.environ if environ is None else environ
+    return flag or any(env.get(k) for k in MPI_ENV)
+
+
+def launched_size(environ: Any = None) -> int:
+    """The number of processes a launcher says it started (0: unknown)."""
+    env = os.environ if environ is None else environ
+    for key in ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE"):
+        try:
+            return int(env.get(key, ""))
+        except ValueError:
+            continue
+    return 0
+
+
+def pattern(offset: int, n: int) -> np.ndarray:
+    """The bytes at ``offset .. offset+n`` of the column: a cheap function of
+    the byte's offset (the C colfile-iosim writes the same bytes)."""
+    off = np.arange(offset, offset + n, dtype=np.uint64)
+    return ((off * np.uint64(131)) ^ (off >> np.uint64(8)) ^ (off >> np.uint64(19))).astype(np.uint8)
+
+
+class _Timer:
+    def __init__(self, comm: Any) -> None:
+        self.comm = comm
+
+    def start(self) -> float:
+        self.comm.barrier()
+        return time.perf_counter()
+
+    def slowest(self, t0: float) -> float:
+        return float(max(self.comm.allgather(time.perf_counter() - t0)))
+
+
+def run(args: Any) -> int:
+    import colfile
+    from colfile import mpi as cmpi
+
+    comm: Any = None
+    if want_mpi(args.mpi):
+        try:
+            from mpi4py import MPI
+        except ImportError as exc:
+            # one process under a launcher may go on alone; more may not
+            if args.mpi or launched_size() > 1:
+                raise CliError(f"running under MPI needs mpi4py, which cannot be "
+                               f"imported: {exc}") from None
+        else:
+            comm = MPI.COMM_WORLD
+    c = cmpi.as_comm(comm)
+    rank, nranks = c.rank, c.size
+
+    rows = LOADS[args.load or "small"] if args.rows is None else args.rows
+    if args.load and (args.dtype or args.nmemb):
+        raise UsageError("--load means int32 rows; give --rows with --dtype/--nmemb",
+                         hint="try 'colfile iosim --help'")
+    nmemb = 1 if args.nmemb is None else args.nmemb
+    if nmemb < 1:
+        raise UsageError("--nmemb must be at least 1")
+    try:
+        base = np.dtype(args.dtype or "i4")
+        out = colfile._ffi.ffi.new("char[16]")
+        err = colfile._ffi.new_error()
+        if colfile._ffi.lib().cf_dtype_normalize(base.str.encode(), out, err) < 0:
+            raise TypeError(colfile._ffi.ffi.string(err.message).decode())
+        base = np.dtype(colfile._ffi.ffi.string(out).decode())
+    except TypeError as exc:
+        raise UsageError(f"bad --dtype {args.dtype!r}: {exc}") from None
+    rowbytes = nmemb * base.itemsize
+    local_bytes = rows * rowbytes
+    total_bytes = local_bytes * nranks
+    first = rank * rows
+
+    temporary = args.path is None
+    path = args.path
+    if temporary:
+        made = None
+        if rank == 0:
+            made = tempfile.mkdtemp(prefix="colfile-iosim-")
+        path = c.bcast(made, root=0)
+    timer = _Timer(c)
+    quiet = rank != 0  # every rank meets the same (agreed) error; rank 0 reports
+    try:
+        data = pattern(first * rowbytes, local_bytes)
+        rowsview = data.view(base).reshape((rows, nmemb) if nmemb > 1 else (rows,))
+
+        t0 = timer.start()
+        f = colfile.File(path, "a", comm=comm)
+        try:
+            col = f.create(COLUMN, (base, nmemb) if nmemb > 1 else base,
+                           size=rows * nranks, nfile=args.nfile or None)
+            t_create = timer.slowest(t0)
+            nfile = col.nfile
+
+            t0 = timer.start()
+            col.write_all(rowsview, first, mode=args.mode,
+                          concurrency=args.concurrency or None)
+            col.close()
+            t_write = timer.slowest(t0)
+
+            t0 = timer.start()
+            col = f[COLUMN]
+            back = col.read_all(first, rows)
+            col.close()
+            t_read = timer.slowest(t0)
+            bad = int(np.count_nonzero(back.view(np.uint8).reshape(-1) != data))
+            bad_total = int(sum(c.allgather(bad)))
+            if not args.keep:
+                del f[COLUMN]
+        finally:
+            f.close()
+    except colfile.Error as exc:
+        _cleanup(c, path, temporary and not args.keep)
+        if quiet:
+            return 1
+        raise CliError(str(exc)) from None
+    if temporary and not args.keep:
+        _cleanup(c, path, True)
+
+    if args.mode == "auto":
+        used = cmpi.plan_mode(total_bytes, nranks) if nranks > 1 else "throttled"
+    else:
+        used = args.mode if nranks > 1 else "throttled"
+    conc = args.concurrency or int(colfile._ffi.lib().CF_PLAN_CONCURRENCY)
+    gb = (lambda s: total_bytes / s / 1e9 if s > 0 else 0.0)
+    if rank == 0:
+        if args.json:
+            report = {"ranks": nranks, "rows_per_rank": rows, "rows": rows * nranks,
+                      "dtype": base.str, "nmemb": nmemb, "bytes": total_bytes,
+                      "mode": args.mode, "mode_used": used, "nfile": nfile,
+                      "concurrency": conc, "path": path, "kept": bool(args.keep),
+                      "create_seconds": round(t_create, 6),
+                      "write_seconds": round(t_write, 6), "write_GBps": round(gb(t_write), 6),
+                      "read_seconds": round(t_read, 6), "read_GBps": round(gb(t_read), 6),
+                      "mismatched_bytes": bad_total, "verified": bad_total == 0}
+            print(json.dumps(report))
+        else:
+            print(f"colfile iosim: {nranks} ranks x {rows} rows of {base.str} x {nmemb} "
+                  f"= {total_bytes} bytes")
+            print(f"  mode {args.mode} ({used}), nfile {nfile}, concurrency {conc}, "
+                  f"File {path}{' (kept)' if args.keep else ''}")
+            print(f"  create {t_create:10.4f} s")
+            print(f"  write  {t_write:10.4f} s {gb(t_write):10.3f} GB/s")
+            print(f"  read   {t_read:10.4f} s {gb(t_read):10.3f} GB/s")
+            print(f"  verify {'FAILED' if bad_total else 'ok'}")
+            if bad_total:
+                print(f"  {bad_total} bytes read back differ from those written")
+        sys.stdout.flush()
+    return 1 if bad_total else 0
+
+
+def _cleanup(c: Any, path: str, remove_dir: bool) -> None:
+    """Rank 0 removes the temporary directory (after every rank is done)."""
+    c.barrier()
+    if remove_dir and c.rank == 0:
+        shutil.rmtree(path, ignore_errors=True)

@@ -1,0 +1,844 @@
+"""Parallel I/O over MPI: what ``colfile.File(path, mode, comm=comm)`` does.
+
+colfile's MPI support is this module: thin glue between a communicator and
+the C core.  Every decision -- how many blobs a column gets, which rows go to
+which blob, which ranks write in which turn, which ranks aggregate, how the
+checksums of several writers merge, what a metadata snapshot holds -- is made
+by the MPI-free core (``cf_plan_*``, ``cf_column_pending_export``/``merge``,
+``cf_column_export_meta``/``cf_column_open_meta``); this module only moves the
+numbers and bytes those functions consume and produce between ranks.  The C
+layer ``libcolfile-mpi`` does the same, and the two write identical bytes
+(see ``docs/parallel.md``).
+
+Nothing is compiled against MPI: any MPI that mpi4py runs on works, and
+mpi4py is not even imported here -- the communicator passed as ``comm=``
+brings it.  Any object with mpi4py's ``rank``, ``size``, ``barrier``,
+``bcast``, ``gather`` and ``allgather`` serves (aggregated writes also need
+``Split`` and ``Gatherv``; without them writes are throttled instead).
+
+The same classes serve serial and parallel use (as in h5py)::
+
+    from mpi4py import MPI
+    import colfile
+
+    comm = MPI.COMM_WORLD
+    with colfile.File("snapshot", "w", comm=comm) as f:
+        # each rank passes ITS rows; the column holds all of them, rank order
+        pos = f.create("1/Position", data=my_positions)          # collective
+        f.create("1/ID", "i8", size=ntotal)                      # collective
+        f["1/ID"].write_all(my_ids)                              # collective
+        f.attrs["BoxSize"] = 1000.0                              # every rank
+    with colfile.File("snapshot", comm=comm) as f:
+        col = f["1/Position"]                                    # collective
+        mine = col.read_all()                   # this rank's even share
+        also = col[col.rank_slice()]            # the same, independently
+
+What is collective
+------------------
+Under ``comm=``, every rank must make the same calls, in the same order, for
+
+* ``File(...)``, ``File.close``/``flush``, ``file[name]`` and
+  ``file.get``/``in``/listing (``columns``, ``keys``, ``len``, ``iter``),
+  ``create``, ``del file[name]``, ``create_group``/``require_group``,
+  ``file["grp/"]``;
+* attributes: setting and deleting (every rank calls; rank 0's handle writes
+  the files, the other ranks' handles -- *replicas* -- change only their
+  memory), and any use of a File's or group's ``attrs`` (reading too: it
+  finds their attribute block);
+* ``Column.write_all``, ``read_all``, ``append``, ``flush`` and ``close``.
+
+Independent (each rank alone, no communication): ``col[sel]``,
+``col[sel] = v``, ``col.read``, ``col.write``, ``col.rank_slice()``, reading
+a column's attributes and the descriptive properties (``size``, ``dtype``,
+``shape``, ``nfile``, ``blob_rows``...).  Independent writes are consistent
+once the column is closed (or flushed) collectively: the other ranks'
+checksum state is merged into rank 0's header then.  Under ``comm=`` a File
+keeps every column it opened until it is closed, so that all ranks close
+the same columns together.
+
+Only rank 0 reads metadata files (header, attributes, ``colfile-v1``) or
+lists directories; the other ranks build their handles from a snapshot
+broadcast by rank 0 and open only the blob files whose rows they touch, so
+the metadata load does not grow with the number of ranks.
+
+Errors
+------
+Every collective ends with an agreement (:func:`agree`): when any rank
+fails, every rank raises the exception of the lowest failing rank -- the
+same class (e.g. :class:`~colfile.ColumnNotFoundError`) with the message
+``"rank N: <that rank's message>"`` -- so a failure on one rank never leaves
+the others waiting.  ``exc.rank`` is N and ``exc.failed_ranks`` lists every
+rank that failed.
+"""
+
+from __future__ import annotations
+
+import builtins
+import importlib
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ._dtypes import as_array, token
+from ._ffi import ffi, lib, new_error
+from .errors import (
+    Error,
+    InvalidArgumentError,
+    RangeError,
+    raise_error,
+)
+
+__all__ = [
+    "Comm",
+    "SELF",
+    "as_comm",
+    "agree",
+    "IO_MODES",
+    "plan_share",
+    "plan_nfile",
+    "plan_blobs_by_rank",
+    "plan_turn",
+    "plan_groups",
+    "plan_mode",
+    "open_file",
+    "replicate",
+    "commit",
+    "write_all",
+    "read_all",
+    "rank_slice",
+]
+
+#: ``mode=`` of :func:`write_all` and the core's ``enum cf_io_mode``.
+IO_MODES: dict[str, int] = {"auto": 0, "throttled": 1, "aggregated": 2}
+_MODE_NAMES = {v: k for k, v in IO_MODES.items()}
+
+_READ, _WRITE, _NOCHECK = 0x0, 0x1, 0x10
+
+#: Tuning of aggregated writes (0: the core's ``CF_PLAN_GROUP_BYTES``,
+#: 64 MiB): the data per aggregation group (``cf_plan_groups``) and the most
+#: a group leader gathers and writes at once.  Lowering them (tests do)
+#: makes more groups and more pieces; the bytes written do not change.
+GROUP_BYTES = 0
+PIECE_BYTES = 0
+
+
+# ---------------------------------------------------------------------------
+# the communicator
+
+
+class _SelfComm:
+    """One process, no MPI."""
+
+    rank, size = 0, 1
+
+    def barrier(self) -> None:
+        pass
+
+    def bcast(self, obj: Any, root: int = 0) -> Any:
+        return obj
+
+    def gather(self, obj: Any, root: int = 0) -> list[Any]:
+        return [obj]
+
+    def allgather(self, obj: Any) -> list[Any]:
+        return [obj]
+
+
+class Comm:
+    """The few collective operations colfile needs, over a communicator.
+
+    ``comm`` is an mpi4py communicator or any object with its lower-case
+    methods (``rank``, ``size``, ``barrier``, ``bcast``, ``gather``,
+    ``allgather``).  ``serial`` marks the stand-in used without ``comm=``:
+    there, :func:`agree` raises errors unchanged (no ``rank N:`` prefix).
+    """
+
+    def __init__(self, comm: Any, serial: bool = False) -> None:
+        self.comm = comm
+        self.rank = int(comm.rank)
+        self.size = int(comm.size)
+        self.serial = serial
+
+    def __repr__(self) -> str:
+        kind = "serial" if self.serial else type(self.comm).__name__
+        return f"<colfile.mpi.Comm {kind} rank {self.rank} of {self.size}>"
+
+    def barrier(self) -> None:
+        if self.size > 1:
+            self.comm.barrier()
+
+    def bcast(self, obj: Any, root: int = 0) -> Any:
+        return obj if self.size == 1 else self.comm.bcast(obj, root=root)
+
+    def gather(self, obj: Any, root: int = 0) -> list[Any] | None:
+        return [obj] if self.size == 1 else self.comm.gather(obj, root=root)
+
+    def allgather(self, obj: Any) -> list[Any]:
+        return [obj] if self.size == 1 else list(self.comm.allgather(obj))
+
+    @property
+    def can_aggregate(self) -> bool:
+        """True if the communicator can split and gather buffers (mpi4py)."""
+        return hasattr(self.comm, "Split") and hasattr(self.comm, "Gatherv")
+
+    def split(self, color: int, key: int) -> Comm:
+        return Comm(self.comm.Split(color, key))
+
+    def free(self) -> None:
+        free = getattr(self.comm, "Free", None)
+        if free is not None:
+            free()
+
+    def gatherv(self, send: np.ndarray, counts: Sequence[int], root: int = 0) -> np.ndarray | None:
+        """Gather byte buffers (``counts[r]`` bytes from rank r) into one
+        buffer on ``root``, in rank order."""
+        if self.size == 1:
+            return send
+        recv: Any = None
+        out = None
+        if self.rank == root:
+            out = np.empty(int(sum(counts)), np.uint8)
+            displs = np.concatenate([[0], np.cumsum(counts[:-1])]).astype(np.int64)
+            recv = [out, (list(map(int, counts)), list(map(int, displs)))]
+        self.comm.Gatherv(send, recv, root=root)
+        return out
+
+
+#: The stand-in communicator of serial use (no ``comm=``).
+SELF = Comm(_SelfComm(), serial=True)
+
+
+def as_comm(comm: Any) -> Comm:
+    """Wrap ``comm`` (``None`` gives :data:`SELF`)."""
+    if comm is None:
+        return SELF
+    if isinstance(comm, Comm):
+        return comm
+    for attr in ("rank", "size", "barrier", "bcast", "gather", "allgather"):
+        if not hasattr(comm, attr):
+            raise TypeError(f"comm= must be an mpi4py communicator (or offer its "
+                            f"rank, size, barrier, bcast, gather, allgather); "
+                            f"{type(comm).__name__} has no {attr!r}")
+    return Comm(comm)
+
+
+# ---------------------------------------------------------------------------
+# agreement on errors
+
+# (rank, module, class qualname, code, message, already agreed, the failing
+# ranks of an agreed error)
+_Status = tuple[int, str, str, int, str, bool, list[int]]
+
+
+def _message(exc: BaseException) -> str:
+    if isinstance(exc, Error):
+        return str(exc)
+    if isinstance(exc, KeyError) and len(exc.args) == 1 and isinstance(exc.args[0], str):
+        return exc.args[0]
+    return str(exc) or type(exc).__name__
+
+
+def _status(exc: BaseException, rank: int) -> _Status:
+    cls = type(exc)
+    code = int(getattr(exc, "code", 0) or 0) if isinstance(exc, Error) else 0
+    agreed = bool(getattr(exc, "_colfile_agreed", False))
+    failed = list(getattr(exc, "failed_ranks", [rank])) if agreed else [rank]
+    return (rank, cls.__module__, cls.__qualname__, code, _message(exc), agreed, failed)
+
+
+def _exception_class(module: str, name: str) -> type[BaseException] | None:
+    if module == "builtins":
+        obj: Any = builtins
+    else:
+        obj = sys.modules.get(module)
+        if obj is None and module.split(".")[0] == "colfile":
+            try:
+                obj = importlib.import_module(module)
+            except ImportError:
+                obj = None
+    for part in name.split("."):
+        obj = getattr(obj, part, None)
+    if isinstance(obj, type) and issubclass(obj, Exception):
+        return obj
+    return None
+
+
+def _rebuild(bad: list[_Status]) -> BaseException:
+    rank, module, name, code, message, agreed, failed = bad[0]
+    if agreed:  # raised by an inner agreement, on every rank alike: keep it
+        text, rank, failed_ranks = message, failed[0], failed
+    else:
+        text, failed_ranks = f"rank {rank}: {message}", sorted({b[0] for b in bad})
+    cls = _exception_class(module, name)
+    exc: BaseException | None = None
+    if cls is not None:
+        try:
+            exc = cls(text, code) if issubclass(cls, Error) else cls(text)
+        except Exception:
+            exc = None
+    if exc is None:
+        exc = Error(f"{name}: {text}", code)
+    exc._colfile_agreed = True  # type: ignore[attr-defined]
+    exc.rank = rank  # type: ignore[attr-defined]
+    exc.failed_ranks = failed_ranks  # type: ignore[attr-defined]
+    return exc
+
+
+def agree(comm: Comm, fn: Callable[[], Any] | None = None, *, root: int | None = None,
+          collect: bool = False, failure: BaseException | None = None,
+          undo: Callable[[Any], None] | None = None) -> Any:
+    """Run ``fn()`` and make every rank of ``comm`` agree on the outcome.
+
+    This is the one agreement step every collective of colfile ends with.
+
+    Parameters
+    ----------
+    comm : Comm
+    fn : callable, optional
+        The local work.  With ``root``, only rank ``root`` runs it.
+    root : int, optional
+        Only this rank runs ``fn``; its result (which must pickle) is
+        broadcast and returned on every rank.
+    collect : bool
+        Return the list of every rank's result (rank order) instead of the
+        local one.
+    failure : Exception, optional
+        An error this rank already met (``fn`` is then not run).
+    undo : callable, optional
+        Called with the local result on ranks that succeeded when another
+        rank failed (to release what they made).
+
+    Raises
+    ------
+    Exception
+        When any rank failed, on every rank: the lowest failing rank's
+        exception class, with the message ``"rank N: <message>"``.  With
+        the serial stand-in :data:`SELF`, the original exception.
+
+    Examples
+    --------
+    >>> agree(SELF, lambda: 42), agree(SELF, lambda: 7, collect=True)
+    (42, [7])
+    """
+    result: Any = None
+    if failure is None and fn is not None and (root is None or comm.rank == root):
+        if comm.serial:
+            return [fn()] if collect else fn()
+        try:
+            result = fn()
+        except Exception as exc:
+            failure = exc
+    if comm.serial:
+        if failure is not None:
+            raise failure
+        return [result] if collect else result
+    if root is not None:
+        msg = None
+        if comm.rank == root:
+            msg = (_status(failure, root), None) if failure is not None else (None, result)
+        st, value = comm.bcast(msg, root=root)
+        if st is not None:
+            raise _rebuild([st]) from failure
+        return result if comm.rank == root else value
+    mine = _status(failure, comm.rank) if failure is not None else None
+    items = comm.allgather((mine, result if collect else None))
+    bad = [st for st, _ in items if st is not None]
+    if bad:
+        if failure is None and undo is not None:
+            try:
+                undo(result)
+            except Exception:
+                pass
+        raise _rebuild(bad) from failure
+    return [v for _, v in items] if collect else result
+
+
+# ---------------------------------------------------------------------------
+# the planning functions of the core
+
+
+def _check(rc: int, err: Any) -> None:
+    if rc < 0:
+        raise_error(rc, err)
+
+
+def plan_share(total: int, parts: int, i: int) -> tuple[int, int]:
+    """``(first, count)`` of share ``i`` of ``total`` items split evenly
+    over ``parts`` (``cf_plan_share``, bigfile's split).
+
+    >>> [plan_share(10, 3, i) for i in range(3)]
+    [(0, 3), (3, 3), (6, 4)]
+    """
+    first = ffi.new("int64_t *")
+    n = lib().cf_plan_share(total, parts, i, first)
+    return int(first[0]), int(n)
+
+
+def plan_nfile(total_bytes: int, nranks: int, blob_bytes: int = 0) -> int:
+    """Blobs for a column of ``total_bytes`` written by ``nranks`` ranks
+    (``cf_plan_nfile``): one per GiB, at most one per rank.
+
+    >>> plan_nfile(3 << 30, 2), plan_nfile(3 << 30, 64), plan_nfile(100, 64)
+    (2, 3, 1)
+    """
+    return int(lib().cf_plan_nfile(total_bytes, nranks, blob_bytes))
+
+
+def _int64s(values: Sequence[int]) -> np.ndarray:
+    return np.ascontiguousarray(np.asarray(values, dtype=np.int64).reshape(-1))
+
+
+def plan_blobs_by_rank(rank_rows: Sequence[int], nfile: int) -> list[int]:
+    """Rows per blob with every blob boundary on a rank boundary
+    (``cf_plan_blobs_by_rank``).
+
+    >>> plan_blobs_by_rank([0, 5, 5, 10], 2)
+    [10, 10]
+    """
+    rows = _int64s(rank_rows)
+    out = np.zeros(max(int(nfile), 0), np.int64)
+    err = new_error()
+    _check(lib().cf_plan_blobs_by_rank(ffi.cast("int64_t *", rows.ctypes.data), len(rows),
+                                       nfile, ffi.cast("int64_t *", out.ctypes.data), err), err)
+    return [int(x) for x in out]
+
+
+def plan_turn(rank: int, nranks: int, concurrency: int) -> tuple[int, int]:
+    """``(turn, nturns)`` of gang throttling (``cf_plan_turn``): 8 ranks,
+    4 at a time, take 2 turns; rank 5 goes in turn 1.
+
+    >>> plan_turn(5, 8, 4)
+    (1, 2)
+    """
+    nturns = ffi.new("int64_t *")
+    turn = lib().cf_plan_turn(rank, nranks, concurrency, nturns)
+    return int(turn), int(nturns[0])
+
+
+def plan_groups(rank_bytes: Sequence[int], group_bytes: int = 0) -> list[int]:
+    """The aggregation leader of each rank (``cf_plan_groups``).
+
+    >>> plan_groups([30 << 20, 30 << 20, 30 << 20])  # 64 MiB groups
+    [0, 0, 2]
+    """
+    b = _int64s(rank_bytes)
+    out = np.zeros(len(b), np.int64)
+    err = new_error()
+    _check(lib().cf_plan_groups(ffi.cast("int64_t *", b.ctypes.data), len(b), group_bytes,
+                                ffi.cast("int64_t *", out.ctypes.data), err), err)
+    return [int(x) for x in out]
+
+
+def plan_mode(total_bytes: int, nranks: int, small_bytes: int = 0) -> str:
+    """``'throttled'`` or ``'aggregated'``, as automatic mode decides
+    (``cf_plan_mode``).
+
+    >>> plan_mode(1 << 20, 4), plan_mode(64 << 20, 4)
+    ('aggregated', 'throttled')
+    """
+    return _MODE_NAMES[int(lib().cf_plan_mode(total_bytes, nranks, small_bytes))]
+
+
+# ---------------------------------------------------------------------------
+# Files and column handles
+
+
+def _name_check_or_raise(name: str) -> None:
+    """The core's rules for column and group names (``cf_name_check``)."""
+    from ._ffi import encode_name
+
+    err = new_error()
+    rc = lib().cf_name_check(encode_name(name), err)
+    if rc < 0:
+        raise_error(rc, err)
+
+
+def open_file(comm: Comm, path: bytes, flags: int) -> Any:
+    """Open a File on every rank: rank 0 with ``flags`` (creating,
+    truncating...), then the others with ``CF_OPEN_NOCHECK``, touching
+    nothing.  Returns this rank's ``cf_file *``."""
+    L = lib()
+
+    def opener(fl: int) -> Callable[[], Any]:
+        def run() -> Any:
+            out = ffi.new("cf_file **")
+            err = new_error()
+            rc = L.cf_file_open(out, path, fl, err)
+            if rc < 0:
+                raise_error(rc, err, "file")
+            return out[0]
+        return run
+
+    if comm.size == 1:
+        return agree(comm, opener(flags))
+    box: list[Any] = []
+
+    def root_open() -> None:
+        box.append(opener(flags)())
+
+    agree(comm, root_open, root=0)
+    if comm.rank == 0:
+        return agree(comm, lambda: box[0], undo=L.cf_file_close)
+    return agree(comm, opener((flags & _WRITE) | _NOCHECK), undo=L.cf_file_close)
+
+
+def _export_meta(handle: Any) -> bytes:
+    buf = ffi.new("void **")
+    size = ffi.new("size_t *")
+    err = new_error()
+    rc = lib().cf_column_export_meta(handle, buf, size, err)
+    if rc < 0:
+        raise_error(rc, err)
+    try:
+        return bytes(ffi.buffer(buf[0], size[0]))
+    finally:
+        lib().cf_free(buf[0])
+
+
+def _open_meta(fh: Any, meta: bytes) -> Any:
+    out = ffi.new("cf_column **")
+    err = new_error()
+    rc = lib().cf_column_open_meta(out, fh, meta, len(meta), err)
+    if rc < 0:
+        raise_error(rc, err)
+    return out[0]
+
+
+def replicate(comm: Comm, fh: Any, make: Callable[[], Any]) -> Any:
+    """A handle on one column on every rank.
+
+    Rank 0 runs ``make()`` (which opens or creates the column and returns a
+    ``cf_column *``, or ``None`` for "nothing there"), exports its metadata
+    and broadcasts the bytes; every other rank builds a replica from them
+    with ``cf_column_open_meta`` on its File handle ``fh``.  Returns this
+    rank's ``cf_column *`` (or ``None`` everywhere).
+    """
+    if comm.size == 1:
+        return agree(comm, make)
+    L = lib()
+    made: list[Any] = []
+
+    def root_side() -> bytes | None:
+        h = make()
+        if h is None:
+            return None
+        made.append(h)
+        try:
+            return _export_meta(h)
+        except BaseException:
+            made.clear()
+            L.cf_column_close(h, ffi.NULL)
+            raise
+
+    meta = agree(comm, root_side, root=0)
+    if meta is None:
+        return None
+    if comm.rank == 0:
+        return agree(comm, lambda: made[0], undo=lambda h: L.cf_column_close(h, ffi.NULL))
+    return agree(comm, lambda: _open_meta(fh, meta),
+                 undo=lambda h: L.cf_column_close(h, ffi.NULL))
+
+
+def commit(comm: Comm, col: Any, close: bool = False) -> None:
+    """Collective flush (or close) of a column open on every rank.
+
+    Every rank but 0 exports its pending write state
+    (``cf_column_pending_export``); rank 0 gathers and merges it
+    (``cf_column_pending_merge``), then commits the header and extension
+    file once.  ``col`` is a :class:`colfile.Column`.
+    """
+    failure: BaseException | None = None
+    state: bytes | None = b""
+    merging = (comm.size > 1 and col._writable and col._kind == 0)
+    if merging and comm.rank != 0:
+        try:
+            state = col._pending_export()
+        except Exception as exc:
+            failure, state = exc, None
+    states = comm.gather(state, root=0) if merging else None
+    try:
+        if comm.rank == 0 and states is not None and failure is None:
+            for st in states[1:]:
+                if st:
+                    col._pending_merge(st)
+    except Exception as exc:
+        failure = exc
+    try:
+        if close:
+            col._close_local()
+        elif failure is None:
+            col._flush_local()
+    except Exception as exc:
+        failure = failure or exc
+    agree(comm, failure=failure)
+
+
+# ---------------------------------------------------------------------------
+# collective data movement
+
+
+def _convert_rows(arr: np.ndarray, i0: int, i1: int, dst: np.ndarray, to: bytes,
+                  itemsize: int, nmemb: int) -> None:
+    """Rows ``i0:i1`` of ``arr`` converted to dtype ``to`` into the
+    contiguous byte buffer ``dst``, by the core's converter."""
+    count = i1 - i0
+    if count <= 0:
+        return
+    part = arr[i0:i1]
+    src = token(part.dtype)
+    L = lib()
+    err = new_error()
+    base = ffi.cast("char *", dst.ctypes.data)
+    sp = ffi.cast("char *", part.ctypes.data)
+    rowbytes = itemsize * nmemb
+    if part.ndim == 1:
+        _check(L.cf_dtype_convert(base, itemsize, to, sp, part.strides[0], src, count, err), err)
+        return
+    rs, es = part.strides
+    if rs == es * nmemb:
+        _check(L.cf_dtype_convert(base, itemsize, to, sp, es, src, count * nmemb, err), err)
+        return
+    for j in range(nmemb):
+        _check(L.cf_dtype_convert(base + j * itemsize, rowbytes, to, sp + j * es, rs, src,
+                                  count, err), err)
+
+
+def _check_same(values: list[Any], what: str) -> Any:
+    first = values[0]
+    for r, v in enumerate(values):
+        if v != first:
+            raise InvalidArgumentError(
+                f"rank {r}: {what} differs between ranks: {v!r} on rank {r}, "
+                f"{first!r} on rank 0")
+    return first
+
+
+def write_all(comm: Comm, col: Any, data: Any, start: int | None = None, *,
+              mode: str = "auto", concurrency: int | None = None) -> str:
+    """Collective write of every rank's rows; see :meth:`colfile.Column.write_all`.
+
+    Returns the mode used (``'throttled'`` or ``'aggregated'``).
+    """
+    size = col.size
+    nmemb = max(col.nmemb, 1)
+    itemsize = col.itemsize
+    rowbytes = itemsize * nmemb
+    arr_box: list[np.ndarray] = []
+
+    def prep() -> tuple[int, int | None, str, int | None]:
+        if mode not in IO_MODES:
+            raise ValueError(f"invalid mode {mode!r}: use one of "
+                             f"{', '.join(repr(m) for m in IO_MODES)}")
+        if concurrency is not None and int(concurrency) < 1:
+            raise ValueError(f"concurrency must be at least 1, not {concurrency}")
+        col._handle()
+        if not col.writable:
+            col._call("cf_column_write", 0, 0, ffi.NULL, ffi.NULL, 0, 0)  # the core's error
+        arr = as_array(data, col.dtype)
+        if arr.ndim == 0:
+            raise ValueError("write_all() needs an array of rows, not a scalar")
+        arr = col._rows_of(arr, len(arr))
+        arr_box.append(arr)
+        return (len(arr), None if start is None else int(start), mode,
+                None if concurrency is None else int(concurrency))
+
+    infos = agree(comm, prep, collect=True)
+    arr = arr_box[0]
+    counts = [i[0] for i in infos]
+    given = [i[1] for i in infos]
+    _check_same([i[2] for i in infos], "write_all mode")
+    conc = _check_same([i[3] for i in infos], "write_all concurrency")
+    if all(g is None for g in given):
+        starts = [int(x) for x in np.concatenate([[0], np.cumsum(counts)[:-1]])]
+    elif any(g is None for g in given):
+        r = given.index(None)
+        raise InvalidArgumentError(f"write_all: start is given on some ranks but not on "
+                                   f"rank {r}: give it on every rank or on none")
+    else:
+        starts = [int(g) for g in given]  # type: ignore[arg-type]
+    for r, (s, n) in enumerate(zip(starts, counts)):
+        if s < 0 or s + n > size:
+            raise RangeError(f"rank {r}: {col._what()}: rows [{s}, {s + n}) are outside "
+                             f"[0, {size})")
+    rank_bytes = [n * rowbytes for n in counts]
+    chosen = IO_MODES[mode]
+    if chosen == 0:
+        chosen = int(lib().cf_plan_mode(sum(rank_bytes), comm.size, 0))
+    if chosen == 2 and (comm.size == 1 or not comm.can_aggregate):
+        chosen = 1
+    me = comm.rank
+    n, s = counts[me], starts[me]
+    failure: BaseException | None = None
+    if chosen == 1:
+        c = int(lib().CF_PLAN_CONCURRENCY) if conc is None else conc
+        turn, nturns = plan_turn(me, comm.size, c)
+        for t in range(nturns):
+            if t == turn and n:
+                try:
+                    col._write_contig(s, n, arr)
+                except Exception as exc:
+                    failure = exc
+            if nturns > 1:
+                comm.barrier()
+        agree(comm, failure=failure)
+        return "throttled"
+
+    # aggregated: convert (core converter), gather to group leaders in pieces
+    to = token(col.dtype)
+
+    def can_convert() -> None:
+        err = new_error()
+        rc = lib().cf_dtype_convert(ffi.NULL, 0, to, ffi.NULL, 0, token(arr.dtype), 0, err)
+        if rc < 0:
+            try:
+                raise_error(rc, err)
+            except Error as exc:
+                raise type(exc)(f"{col.path}: {exc}", exc.code) from None
+
+    agree(comm, can_convert)
+    leaders = plan_groups(rank_bytes, GROUP_BYTES)
+    lead = leaders[me]
+    members = [r for r in range(comm.size) if leaders[r] == lead]
+    offsets = [0]
+    for r in members:
+        offsets.append(offsets[-1] + counts[r])
+    total = offsets[-1]
+    mine_at = members.index(me)
+    lo, hi = offsets[mine_at], offsets[mine_at + 1]
+    piece = max(1, (PIECE_BYTES or int(lib().CF_PLAN_GROUP_BYTES)) // max(rowbytes, 1))
+    sub = comm.split(lead, me)
+    try:
+        for p0 in range(0, total, piece):
+            p1 = min(total, p0 + piece)
+            a, b = max(lo, p0), min(hi, p1)
+            k = max(0, b - a)
+            send = np.zeros(k * rowbytes, np.uint8)
+            if k and failure is None:
+                try:
+                    _convert_rows(arr, a - lo, b - lo, send, to, itemsize, nmemb)
+                except Exception as exc:
+                    failure = exc
+            sizes = [max(0, min(offsets[i + 1], p1) - max(offsets[i], p0)) * rowbytes
+                     for i in range(len(members))]
+            got = sub.gatherv(send, sizes, root=0)
+            if me != lead or failure is not None:
+                continue
+            assert got is not None
+            # write runs of members whose rows are neighbours in the file
+            at = 0
+            run_start, run_rows, run_at = -1, 0, 0
+            runs: list[tuple[int, int, int]] = []
+            for i, r in enumerate(members):
+                rows_i = sizes[i] // rowbytes if rowbytes else 0
+                if not rows_i:
+                    continue
+                first = starts[r] + max(offsets[i], p0) - offsets[i]
+                if run_rows and run_start + run_rows == first:
+                    run_rows += rows_i
+                else:
+                    if run_rows:
+                        runs.append((run_start, run_rows, run_at))
+                    run_start, run_rows, run_at = first, rows_i, at
+                at += rows_i * rowbytes
+            if run_rows:
+                runs.append((run_start, run_rows, run_at))
+            try:
+                for first, rows_n, off in runs:
+                    col._write_bytes(first, rows_n, got[off:off + rows_n * rowbytes])
+            except Exception as exc:
+                failure = exc
+    finally:
+        sub.free()
+    agree(comm, failure=failure)
+    return "aggregated"
+
+
+def rank_slice(comm: Comm, size: int) -> slice:
+    """This rank's even share of ``size`` rows (``cf_plan_share``)."""
+    first, n = plan_share(size, comm.size, comm.rank)
+    return slice(first, first + n)
+
+
+def read_all(comm: Comm, col: Any, start: int | None = None, count: int | None = None, *,
+             dtype: Any = None, concurrency: int | None = None) -> np.ndarray:
+    """Collective read; see :meth:`colfile.Column.read_all`."""
+    size = col.size
+
+    def prep() -> tuple[int | None, int | None]:
+        if concurrency is not None and int(concurrency) < 1:
+            raise ValueError(f"concurrency must be at least 1, not {concurrency}")
+        if count is not None and int(count) < 0:
+            raise ValueError(f"count must not be negative, not {count}")
+        col._handle()
+        return (None if start is None else int(start), None if count is None else int(count))
+
+    infos = agree(comm, prep, collect=True)
+    me = comm.rank
+    s, n = infos[me]
+    if n is not None and s is None:
+        # like write_all: each rank's rows follow the previous rank's
+        if any(i[0] is not None or i[1] is None for i in infos):
+            raise InvalidArgumentError("read_all: give count without start on every rank "
+                                       "or on none")
+        s = sum(i[1] for i in infos[:me])  # type: ignore[misc]
+    elif s is None:
+        s, n = plan_share(size, comm.size, me)
+    elif n is None:
+        n = size - s if 0 <= s <= size else 0
+    failure: BaseException | None = None
+    out: np.ndarray | None = None
+    c = 0 if concurrency is None else int(concurrency)
+    turn, nturns = plan_turn(me, comm.size, c)
+    for t in range(nturns):
+        if t == turn:
+            try:
+                out = col.read(s, s + n, dtype=dtype)
+            except Exception as exc:
+                failure = exc
+        if nturns > 1:
+            comm.barrier()
+    agree(comm, failure=failure)
+    assert out is not None
+    return out
+
+
+def append(comm: Comm, col: Any, data: Any, nfile: int = 1, *,
+           file_handle: Callable[[], Any] | None = None) -> None:
+    """Collective append; see :meth:`colfile.Column.append`.  Each rank
+    passes its rows; rank 0 adds ``nfile`` blobs for all of them (rank
+    order) and broadcasts the new layout, from which the other ranks build
+    new replicas (on the ``cf_file *`` that ``file_handle()`` returns,
+    default the column's File); then every rank writes its rows."""
+    arr_box: list[np.ndarray] = []
+
+    def prep() -> tuple[int, int]:
+        col._handle()
+        arr = as_array(data, col.dtype)
+        if arr.ndim == 0:
+            raise ValueError("append() needs an array of rows, not a scalar")
+        arr_box.append(col._rows_of(arr, len(arr)))
+        return len(arr), int(nfile)
+
+    infos = agree(comm, prep, collect=True)
+    nf = _check_same([i[1] for i in infos], "append nfile")
+    counts = [i[0] for i in infos]
+    total, offset = sum(counts), sum(counts[:comm.rank])
+    commit(comm, col)  # merge what was written under the old layout first
+    old = col.size
+
+    def grow() -> bytes | None:
+        col._call("cf_column_grow", total, nf)
+        return _export_meta(col._handle()) if comm.size > 1 else None
+
+    meta = agree(comm, grow, root=0)
+    if comm.size > 1:
+        if comm.rank == 0:
+            agree(comm)
+        else:
+            L = lib()
+            fh = file_handle or col._file_handle
+            col._replace_handle(agree(comm, lambda: _open_meta(fh(), meta),
+                                      undo=lambda h: L.cf_column_close(h, ffi.NULL)))
+    write_all(comm, col, arr_box[0], old + offset)

@@ -1,0 +1,49 @@
+"""Fixtures of the cases that run on every rank under ``mpiexec`` (launched
+by ``tests/python/mpi/test_mpi_layer.py`` through ``run_rank.py``)."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def comm() -> Any:
+    from mpi4py import MPI
+
+    return MPI.COMM_WORLD
+
+
+@pytest.fixture(autouse=True)
+def _in_step(comm: Any) -> Iterator[None]:
+    """Every test starts and ends together on all ranks."""
+    comm.barrier()
+    yield
+    comm.barrier()
+
+
+@pytest.fixture
+def shared(comm: Any) -> Path:
+    """A new directory, the same on every rank."""
+    made = None
+    if comm.rank == 0:
+        made = tempfile.mkdtemp(dir=os.environ.get("COLFILE_MPI_TMP"))
+    return Path(comm.bcast(made, root=0))
+
+
+def tree(root: Path | str) -> dict[str, bytes]:
+    """{relative path: bytes} of every file below ``root``."""
+    root = Path(root)
+    return {str(p.relative_to(root)): p.read_bytes()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def same_on_all_ranks(comm: Any, value: Any) -> Any:
+    """Assert that ``value`` is the same on every rank; return it."""
+    values = comm.allgather(value)
+    assert all(v == values[0] for v in values), values
+    return values[0]

@@ -1,0 +1,76 @@
+"""Launching MPI programs from the serial pytest session (shared by the
+modules of tests/python/mpi).
+
+The MPI tests need ``mpiexec`` next to the Python executable (pip's
+``mpich`` puts it there) and mpi4py.  Without them the tests are skipped on
+a developer machine and FAIL under CI (``CI`` set): there, a missing MPI is
+a broken setup, not a reason to test less."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+import pytest
+
+#: Seconds one mpiexec launch may take before the test fails (a hang).
+TIMEOUT = 240
+
+
+def unavailable(reason: str) -> Any:
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason} (CI is set: the MPI tests must run)")
+    pytest.skip(reason)
+
+
+def mpiexec() -> Path:
+    """The mpiexec next to sys.executable, with mpi4py importable."""
+    exe = Path(sys.executable).parent / "mpiexec"
+    if not exe.exists():
+        unavailable(f"no mpiexec next to {sys.executable} (pip install mpich)")
+    if importlib.util.find_spec("mpi4py") is None:
+        unavailable("mpi4py is not installed")
+    return exe
+
+
+def child_env(**extra: str) -> dict[str, str]:
+    """This process's environment (COLFILE_LIBRARY and all), with the
+    directory this colfile was imported from first on PYTHONPATH, and
+    without the variables of an enclosing MPI launch."""
+    import colfile
+
+    here = str(Path(colfile.__file__).resolve().parents[1])
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("PMI_", "OMPI_", "HYDRA_", "MPI_LOCALRANKID"))}
+    env["PYTHONPATH"] = os.pathsep.join(
+        [here] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    env.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+    env.update(extra)
+    return env
+
+
+def launch(nranks: int, args: Sequence[str], cwd: Path | str | None = None,
+           env: dict[str, str] | None = None,
+           timeout: float = TIMEOUT) -> subprocess.CompletedProcess[str]:
+    """``mpiexec -n nranks args...``; a run that outlives ``timeout`` (a
+    hang) fails the test with what it printed so far."""
+    cmd = [str(mpiexec()), "-n", str(nranks), *map(str, args)]
+    try:
+        return subprocess.run(cmd, cwd=cwd, env=env or child_env(), capture_output=True,
+                              text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as exc:
+        out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+        err = exc.stderr.decode() if isinstance(exc.stderr, bytes) else (exc.stderr or "")
+        pytest.fail(f"{' '.join(cmd)} did not finish in {timeout} s (a hang?)\n"
+                    f"{out[-5000:]}\n{err[-5000:]}")
+
+
+def tree(root: Path | str) -> dict[str, bytes]:
+    """{relative path: bytes} of every file below ``root``."""
+    root = Path(root)
+    return {str(p.relative_to(root)): p.read_bytes()
+            for p in sorted(root.rglob("*")) if p.is_file()}
