@@ -1,12 +1,16 @@
-"""The colfile demo: write and read a synthetic N-body snapshot on local disk.
+"""The colfile demo: a parallel write, read and query of an N-body snapshot on local disk.
 
-Writes a table like a cosmology code's particle output (Position f8x3,
-Velocity f4x3, ID i8, Mass f4, plus the attributes BoxSize, Time and
-Omega0), reads it back in full and in part, verifies every value, checks
-every blob's checksums, and prints the throughput next to plain numpy
-``tofile``/``fromfile`` of the same bytes measured in the same run.
+Every MPI rank holds its share of the particles of a simulation snapshot
+(Position f8x3, Velocity f4x3, ID i8, Mass f4, plus the attributes BoxSize,
+Time and Omega0).  The ranks write them collectively into one File, read
+them back (each rank its share), verify every value, run a small query
+(the particles of a thin slab, and their IDs), check every blob's
+checksums, and print throughput next to plain numpy ``tofile``/``fromfile``
+of the same bytes (one raw file per rank and column) measured in the same
+run.
 
-Run it with ``./run demo`` (or ``python examples/demo.py --help``).
+    mpiexec -n 2 python examples/demo.py     # what ``./run demo`` does
+    python examples/demo.py --rows 100000    # one process, no MPI needed
 """
 
 from __future__ import annotations
@@ -21,116 +25,137 @@ from pathlib import Path
 import numpy as np
 
 import colfile
+from colfile.mpi import plan_share
 
-COLUMNS = {
-    "Position": ("f8", 3),
-    "Velocity": ("f4", 3),
-    "ID": ("i8", 1),
-    "Mass": ("f4", 1),
-}
+COLUMNS = {"Position": ("f8", 3), "Velocity": ("f4", 3), "ID": ("i8", 1), "Mass": ("f4", 1)}
 
 
-def make_snapshot(rows: int, box: float, seed: int) -> dict[str, np.ndarray]:
-    """Particles on a jittered grid, sorted along x like a real snapshot."""
-    rng = np.random.default_rng(seed)
-    pos = np.sort(rng.uniform(0, box, size=rows))[:, None] * np.array([1.0, 0.0, 0.0])
-    pos[:, 1:] = rng.uniform(0, box, size=(rows, 2))
-    return {
+def world():
+    """MPI.COMM_WORLD when launched under mpiexec with mpi4py, else None."""
+    launched = any(k in os.environ for k in ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE"))
+    if not launched:
+        return None
+    from mpi4py import MPI
+
+    return MPI.COMM_WORLD
+
+
+def my_particles(total: int, rank: int, size: int, box: float) -> tuple[int, dict[str, np.ndarray]]:
+    """This rank's share, generated from the global row numbers so any rank
+    count makes the same snapshot.  x grows with the row (a sorted output)."""
+    first, n = plan_share(total, size, rank)
+    row = np.arange(first, first + n, dtype=np.int64)
+    rng = np.random.default_rng(1234 + rank)
+    pos = np.empty((n, 3))
+    pos[:, 0] = (row + rng.uniform(0, 1, n)) * (box / total)
+    pos[:, 1:] = rng.uniform(0, box, size=(n, 2))
+    return first, {
         "Position": pos,
-        "Velocity": rng.normal(0, 300, size=(rows, 3)).astype("f4"),
-        "ID": rng.permutation(rows).astype("i8"),
-        "Mass": np.full(rows, 1e10, dtype="f4"),
+        "Velocity": rng.normal(0, 300, size=(n, 3)).astype("f4"),
+        "ID": (row * 7919) % (total * 8) + 1,
+        "Mass": np.full(n, 1e10, dtype="f4"),
     }
-
-
-def timed(fn):
-    t0 = time.perf_counter()
-    result = fn()
-    return result, time.perf_counter() - t0
-
-
-def gbps(nbytes: int, seconds: float) -> str:
-    return f"{nbytes / seconds / 1e9:6.2f} GB/s" if seconds > 0 else "   inf"
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--rows", type=int, default=1 << 22, help="particles (default 4Mi: ~150 MB)")
-    p.add_argument("--nfile", type=int, default=4, help="blob files per column (default 4)")
+    p.add_argument("--rows", type=int, default=1 << 22, help="particles in all (default 4Mi: ~150 MB)")
     p.add_argument("--dir", default=str(Path(__file__).resolve().parents[1] / "build" / "demo"),
                    help="output directory (default build/demo; the snapshot is kept for inspection)")
     args = p.parse_args(argv)
 
+    comm = world()
+    rank, size = (comm.rank, comm.size) if comm else (0, 1)
+
+    def barrier_max(t: float) -> float:
+        return comm.allreduce(t, op=__import__("mpi4py").MPI.MAX) if comm else t
+
+    def timed(fn):
+        if comm:
+            comm.barrier()
+        t0 = time.perf_counter()
+        result = fn()
+        return result, barrier_max(time.perf_counter() - t0)
+
     out = Path(args.dir)
-    out.mkdir(parents=True, exist_ok=True)
-    snap = out / "snapshot"
-    raw = out / "numpy-raw"
-    shutil.rmtree(raw, ignore_errors=True)
-    raw.mkdir()
+    snap, raw = out / "snapshot", out / "numpy-raw"
+    if rank == 0:
+        shutil.rmtree(raw, ignore_errors=True)
+        raw.mkdir(parents=True)
+    if comm:
+        comm.barrier()
 
-    data = make_snapshot(args.rows, box=1000.0, seed=42)
-    nbytes = sum(a.nbytes for a in data.values())
-    print(f"colfile {colfile.__version__}: {args.rows} particles, {nbytes / 1e6:.0f} MB, "
-          f"{args.nfile} blobs per column -> {snap}")
+    box = 1000.0
+    first, mine = my_particles(args.rows, rank, size, box)
+    nbytes = args.rows * sum(np.dtype(d).itemsize * m for d, m in COLUMNS.values())
+    if rank == 0:
+        print(f"colfile {colfile.__version__}: {args.rows} particles ({nbytes / 1e6:.0f} MB) "
+              f"written and read by {size} rank{'s' if size > 1 else ''} -> {snap}")
 
-    # Baseline: one raw file per column with numpy.
     def numpy_write():
-        for name, a in data.items():
-            a.tofile(raw / name)
+        for name, a in mine.items():
+            a.tofile(raw / f"{name}.{rank}")
 
     def numpy_read():
-        return {name: np.fromfile(raw / name, dtype=a.dtype).reshape(a.shape) for name, a in data.items()}
+        return {name: np.fromfile(raw / f"{name}.{rank}", dtype=a.dtype).reshape(a.shape)
+                for name, a in mine.items()}
 
     def colfile_write():
-        with colfile.File(snap, "w") as f:
-            f.attrs["BoxSize"] = 1000.0
+        with colfile.File(snap, "w", comm=comm) as f:
+            f.attrs["BoxSize"] = box
             f.attrs["Time"] = 0.5
             f.attrs["Omega0"] = 0.3
-            for name, a in data.items():
-                dtype, nmemb = COLUMNS[name]
-                col = f.create(f"1/{name}", (dtype, nmemb) if nmemb > 1 else dtype,
-                               size=args.rows, nfile=args.nfile)
-                col[:] = a
-                col.close()
+            for name, a in mine.items():
+                # Collective: each rank passes its rows, the column holds all.
+                f.create(f"1/{name}", data=a)
             f["1/"].attrs["NumPart"] = args.rows
 
     def colfile_read():
-        with colfile.File(snap, "r") as f:
-            return {name: f[f"1/{name}"][:] for name in data}
+        with colfile.File(snap, "r", comm=comm) as f:
+            return {name: f[f"1/{name}"].read_all() for name in mine}
 
     _, t_np_w = timed(numpy_write)
     _, t_cf_w = timed(colfile_write)
     back_np, t_np_r = timed(numpy_read)
     back, t_cf_r = timed(colfile_read)
+    bad = sum(not (np.array_equal(back[k], a) and np.array_equal(back_np[k], a)) for k, a in mine.items())
 
-    for name, a in data.items():
-        if not np.array_equal(back[name], a) or not np.array_equal(back_np[name], a):
-            print(f"MISMATCH in column {name}", file=sys.stderr)
-            return 1
-
-    # A partial read: every particle in a thin slab, found through the
-    # spatially sorted x coordinate, then their IDs by fancy indexing.
-    with colfile.File(snap, "r") as f:
-        x, t_x = timed(lambda: f["1/Position"][:, 0])
-        sel = np.flatnonzero((x > 500.0) & (x < 510.0))
-        ids, t_ids = timed(lambda: f["1/ID"][sel])
-        assert np.array_equal(ids, data["ID"][sel])
-        # Every blob: size, bigfile byte sum and CRC32C.
-        bad = [(name, i, s) for name in f.columns for i in range(f[name].nfile)
-               if (s := f[name].verify_blob(i)) != {"OK"}]
+    # The query: the particles of a thin slab, found through x (the File is
+    # sorted along x), then their IDs by fancy indexing -- each rank over its
+    # share, no rank reads more than it needs.
+    with colfile.File(snap, "r", comm=comm) as f:
+        pos = f["1/Position"]
+        ids_col = f["1/ID"]
+        share = pos.rank_slice()
+        (x, t_x) = timed(lambda: pos[share, 0])
+        hit = np.flatnonzero((x > 500.0) & (x < 510.0)) + share.start
+        ids, t_ids = timed(lambda: ids_col[hit])
+        bad += not np.array_equal(ids, mine["ID"][hit - first])
+        found = comm.allreduce(len(hit)) if comm else len(hit)
+        # Every blob: size, bigfile byte sum and CRC32C (each rank its share of blobs).
+        cols = {name: f[name] for name in f.columns}  # opening is collective
+        blobs = [(name, i) for name, c in cols.items() for i in range(c.nfile)]
+        damaged = [(n, i, s) for n, i in blobs[rank::size] if (s := cols[n].verify_blob(i)) != {"OK"}]
         attrs = dict(f.attrs)
+    if comm:
+        bad = comm.allreduce(bad)
+        damaged = sum(comm.allgather(damaged), [])
 
-    print(f"  write   colfile {gbps(nbytes, t_cf_w)}   numpy raw {gbps(nbytes, t_np_w)}   "
-          f"ratio {t_np_w / t_cf_w:.2f}")
-    print(f"  read    colfile {gbps(nbytes, t_cf_r)}   numpy raw {gbps(nbytes, t_np_r)}   "
-          f"ratio {t_np_r / t_cf_r:.2f}")
-    print(f"  slab    {len(sel)} particles with 500 < x < 510: x column in {t_x * 1e3:.1f} ms, "
-          f"their IDs in {t_ids * 1e3:.1f} ms")
-    print(f"  attrs   {attrs}")
-    nblobs = len(data) * args.nfile
-    print(f"  check   {'all ' + str(nblobs) + ' blobs intact (size, byte sum, CRC32C)' if not bad else bad}")
-    print(f"  verified: every value read back equals what was written. Try: colfile ls -l {snap}")
-    return 0 if not bad else 1
+    if rank == 0:
+        def line(what, tc, tn):
+            return (f"  {what:6s} colfile {nbytes / tc / 1e9:6.2f} GB/s   numpy raw (a file per rank and "
+                    f"column) {nbytes / tn / 1e9:6.2f} GB/s   colfile/numpy {tn / tc:.2f}")
+        print(line("write", t_cf_w, t_np_w))
+        print(line("read", t_cf_r, t_np_r))
+        print(f"  query  {found} particles with 500 < x < 510: x in {t_x * 1e3:.1f} ms, "
+              f"their IDs in {t_ids * 1e3:.1f} ms")
+        print(f"  attrs  {', '.join(f'{k}={float(v):g}' for k, v in attrs.items())}")
+        print(f"  check  {len(blobs)} blobs: " + ("all intact (size, byte sum, CRC32C)" if not damaged
+                                                  else f"DAMAGED {damaged}"))
+        print("  verified: every value read back equals what was written" if not bad
+              else f"  MISMATCH in {bad} comparisons")
+        print(f"  look at it: .venv/bin/colfile ls -l {snap}")
+    return 0 if not bad and not damaged else 1
 
 
 if __name__ == "__main__":
