@@ -343,6 +343,51 @@ CF_API int cf_column_attr_names(cf_column *c, char ***names, int64_t *count,
                          cf_error *err);
 
 /* ------------------------------------------------------------------ */
+/* Data characteristics: per-chunk statistics                           */
+/* ------------------------------------------------------------------ */
+/* Every write computes, in the same pass as the checksums, for each chunk
+ * of rows (chunks restart at every blob) and each vector component: the
+ * count of values, the NaN count, min, max and sum.  They are committed to
+ * the `colfile-stats-v1` file with the header and trusted only while the
+ * header still describes the same data (docs/format.md 8.4). */
+
+typedef struct cf_chunk_stats {
+    int64_t blob;        /* the blob holding the chunk */
+    int64_t first_row;   /* its first row, counted in the column */
+    int64_t rows;        /* its rows */
+    int valid;           /* 1 if current; 0: unknown (never computed, stale) */
+    int ordered;         /* 1 if min/max exist (not complex, not S) */
+    int64_t count;       /* values (rows), NaNs included */
+    int64_t nan_count;   /* NaN values (complex: either part) */
+    double min, max;     /* over non-NaN values, rounded outward to double
+                            (so integer ranges are never understated); NaN
+                            if not ordered or no non-NaN value */
+    double sum;          /* over non-NaN values (bool: true values) */
+} cf_chunk_stats;
+
+/* Rows per chunk (0 for columns without data). */
+CF_API int64_t cf_column_chunk_rows(const cf_column *c);
+
+/* Choose rows per chunk for a column just created, before anything is
+ * written to it.  CF_EARG if rows < 1 or data was written already. */
+CF_API int cf_column_set_chunk_rows(cf_column *c, int64_t rows, cf_error *err);
+
+/* Number of chunks of the column (all blobs), in row order. */
+CF_API int64_t cf_column_chunk_count(const cf_column *c);
+
+/* Statistics of chunk k (0 <= k < cf_column_chunk_count) for vector
+ * component `component` (0 <= component < nmemb).  Statistics of blobs
+ * with unsettled writes in this handle are reported invalid.  CF_ERANGE. */
+CF_API int cf_column_chunk_stats(const cf_column *c, int64_t k, int64_t component, cf_chunk_stats *out,
+                                 cf_error *err);
+
+/* Read blob i and compute its CRC32C and statistics, as if it had just been
+ * written whole (for Files written by other tools, or stale statistics);
+ * committed by the next flush (or exported as pending state).  Changes no
+ * data and no byte sum.  CF_ESHORT / CF_ENOENT if the blob is damaged. */
+CF_API int cf_column_index_blob(cf_column *c, int64_t i, cf_error *err);
+
+/* ------------------------------------------------------------------ */
 /* Planning parallel I/O (no MPI here: both parallel layers call these)  */
 /* ------------------------------------------------------------------ */
 

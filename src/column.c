@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +56,7 @@ void cf__column_free(cf_column *c)
     free(c->attr_dir);
     cf__header_free(&c->h);
     free(c->first_row);
+    cf__stats_free(&c->stats);
     free(c->committed_sums);
     free(c->crc);
     free(c->crc_known);
@@ -149,6 +151,57 @@ static int write_ext(cf_column *c, cf_error *err)
     rc = cf__write_file_atomic(c->path, CF__EXT_NAME, text, len, err);
     free(text);
     return rc;
+}
+
+static int write_stats(cf_column *c, cf_error *err)
+{
+    char *text;
+    size_t len;
+    int rc = cf__stats_format(&c->stats, &c->h, &text, &len, c->path, err);
+    if (rc) return rc;
+    rc = cf__write_file_atomic(c->path, CF__STATS_NAME, text, len, err);
+    free(text);
+    return rc;
+}
+
+int cf__column_apply_stats(cf_column *c, const char *text, size_t len, const char *path, cf_error *err)
+{
+    if (c->kind != CF_KIND_DATA) return 0;
+    /* Damaged statistics are no statistics: never a reason not to open. */
+    if (text && cf__stats_parse(&c->stats, &c->h, text, len, path, NULL) == 0) return 0;
+    cf__stats_free(&c->stats);
+    return cf__stats_alloc(&c->stats, &c->h, cf__stats_default_chunk_rows(c->rowbytes), path, err);
+}
+
+int cf__column_first_touch(const cf_column *c, int64_t b)
+{
+    return !c->writes || (c->writes[b].count == 0 && !c->writes[b].overflow);
+}
+
+void cf__column_stats_reset_blob(cf_column *c, int64_t b)
+{
+    int64_t chunks = cf__stats_blob_chunks(&c->stats, b);
+    for (int64_t k = 0; k < chunks; k++) {
+        cf__acc *acc = cf__stats_chunk(&c->stats, b, k);
+        for (int64_t j = 0; j < c->h.nmemb; j++) cf__acc_init(&acc[j], &c->h.dtype);
+    }
+    c->stats.valid[b] = c->h.rows[b] == 0;
+}
+
+/* Add n column-typed elements, starting at element `elem` of blob b, to
+ * the statistics of the chunks they fall in. */
+static void stats_add(cf_column *c, int64_t b, int64_t elem, const unsigned char *p, int64_t n)
+{
+    int64_t nmemb = c->h.nmemb, w = c->h.dtype.width, chunk_elems = c->stats.chunk_rows * nmemb;
+    while (n > 0) {
+        int64_t k = elem / chunk_elems;
+        int64_t m = (k + 1) * chunk_elems - elem;
+        if (m > n) m = n;
+        cf__acc_add(cf__stats_chunk(&c->stats, b, k), nmemb, elem % nmemb, p, m, &c->h.dtype);
+        p += m * w;
+        elem += m;
+        n -= m;
+    }
 }
 
 /* Create or truncate blob i to zero bytes. */
@@ -278,16 +331,22 @@ int cf_column_create_blobs(cf_column **out, cf_file *f, const char *name,
     c->writable = 1;
     cf__dtype_format(&c->h.dtype, c->dtype_token);
     c->rowbytes = c->h.nmemb * c->h.dtype.width;
+    c->fresh = 1;
     if ((rc = layout_blobs(c, 0, err))) goto fail;
+    if (c->kind == CF_KIND_DATA &&
+        (rc = cf__stats_alloc(&c->stats, &c->h, cf__stats_default_chunk_rows(c->rowbytes), dir, err)))
+        goto fail;
 
     if ((rc = cf__mkdirs(dir, err))) goto fail;
     for (int64_t i = 0; i < c->h.nfile && rc == 0; i++) rc = truncate_blob(c, i, err);
     if (rc == 0) rc = remove_stale_blobs(dir, c->h.nfile, err);
     if (rc == 0) rc = cf__remove_if_exists(dir, "attr", err);
     if (rc == 0) rc = cf__remove_if_exists(dir, CF__ATTRS_EXT_NAME, err);
+    if (rc == 0) rc = cf__remove_if_exists(dir, CF__STATS_NAME, err);
     if (rc == 0) rc = cf__write_file_atomic(dir, "attr-v2", "", 0, err);
     if (rc == 0) rc = write_header(c, err);
     if (rc == 0 && c->kind == CF_KIND_DATA) rc = write_ext(c, err);
+    if (rc == 0 && c->kind == CF_KIND_DATA) rc = write_stats(c, err);
     if (rc) goto fail;
     free(dir);
     *out = c;
@@ -405,6 +464,16 @@ int cf_column_open(cf_column **out, cf_file *f, const char *name, cf_error *err)
         text = NULL;
         if (cf__read_file(xp, &text, &len, NULL) != 0) text = NULL;
         cf__column_apply_ext(c, text, len, xp);
+        free(text);
+        text = NULL;
+        free(xp);
+        xp = cf__path_join(c->path, CF__STATS_NAME);
+        if (!xp) {
+            rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
+            goto done;
+        }
+        if (cf__read_file(xp, &text, &len, NULL) != 0) text = NULL;
+        if ((rc = cf__column_apply_stats(c, text, len, xp, err))) goto done;
     }
     if ((rc = cf__column_load_attrs(c, err))) goto done;
     *out = c;
@@ -417,49 +486,98 @@ done:
     return rc;
 }
 
-/* Merge the segments written to blob i into one CRC if they cover it
- * exactly; otherwise read the blob back.  Sets crc/crc_known. */
-static int settle_blob_crc(cf_column *c, int64_t i, cf_error *err)
+static int need_scratch(cf_column *c, cf_error *err)
 {
-    cf__blob_writes *w = &c->writes[i];
-    int64_t bytes = c->h.rows[i] * c->rowbytes;
-    if (!w->overflow && w->count == 1 && w->segments[0].offset == 0 && w->segments[0].length == bytes) {
-        c->crc[i] = w->segments[0].crc;
-        c->crc_known[i] = 1;
-        return 0;
-    }
-    /* Partial or scattered writes: compute from the data as stored, unless
-     * the blob is so large that re-reading it would dominate the write; its
-     * CRC then stays unknown (recorded as "-") until a later whole write. */
+    if (c->scratch) return 0;
+    c->scratch = malloc((size_t)CF__CHUNK_BYTES);
+    if (!c->scratch) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory for the I/O buffer", c->path);
+    return 0;
+}
+
+/* Read blob i whole and compute its CRC32C and statistics.  Returns 0 with
+ * *complete 0 (nothing known) if the blob is missing or short. */
+static int scan_blob(cf_column *c, int64_t i, int *complete, cf_error *err)
+{
+    int64_t bytes = c->h.rows[i] * c->rowbytes, w = c->h.dtype.width;
+    *complete = 0;
+    cf__column_stats_reset_blob(c, i);
     c->crc_known[i] = 0;
-    if (bytes > CF__RECOMPUTE_CRC_MAX) return 0;
     char name[32];
     blob_name(i, name);
     char *p = cf__path_join(c->path, name);
     if (!p) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
     int fd = open(p, O_RDONLY | O_CLOEXEC);
     int rc = 0;
-    if (fd < 0) goto done; /* missing: the CRC stays unknown */
-    if (!c->scratch && !(c->scratch = malloc((size_t)CF__CHUNK_BYTES))) {
-        rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", p);
-        goto done;
-    }
+    if (fd < 0) goto done;
+    if ((rc = need_scratch(c, err))) goto done;
     uint32_t crc = 0;
-    int64_t off = 0;
+    int64_t off = 0, step = CF__CHUNK_BYTES / w * w;
     while (off < bytes) {
-        size_t want = (size_t)(bytes - off < CF__CHUNK_BYTES ? bytes - off : CF__CHUNK_BYTES);
+        size_t want = (size_t)(bytes - off < step ? bytes - off : step);
         size_t got;
         if ((rc = cf__pread_all(fd, c->scratch, want, off, &got, p, err))) goto done;
-        if (got < want) goto done; /* short blob: unknown */
+        if (got < want) goto done; /* short: nothing known */
         crc = cf__crc32c_update(crc, c->scratch, got);
+        stats_add(c, i, off / w, c->scratch, (int64_t)got / w);
         off += (int64_t)got;
     }
     c->crc[i] = crc;
     c->crc_known[i] = 1;
+    c->stats.valid[i] = 1;
+    *complete = 1;
 done:
     if (fd >= 0) close(fd);
     free(p);
     return rc;
+}
+
+/* After writes to blob i: if they cover it exactly once, the CRC merged from
+ * the segments and the statistics accumulated on the way are the blob's.
+ * Otherwise read the blob back, unless it is so large that re-reading it
+ * would dominate the write; its CRC and statistics then stay unknown until
+ * a later whole write or `colfile index`. */
+static int settle_blob(cf_column *c, int64_t i, cf_error *err)
+{
+    cf__blob_writes *w = &c->writes[i];
+    int64_t bytes = c->h.rows[i] * c->rowbytes;
+    if (!w->overflow && w->count == 1 && w->segments[0].offset == 0 && w->segments[0].length == bytes) {
+        c->crc[i] = w->segments[0].crc;
+        c->crc_known[i] = 1;
+        c->stats.valid[i] = 1;
+        return 0;
+    }
+    c->crc_known[i] = 0;
+    c->stats.valid[i] = 0;
+    if (bytes > CF__RECOMPUTE_CRC_MAX) return 0;
+    int complete;
+    return scan_blob(c, i, &complete, err);
+}
+
+int cf_column_index_blob(cf_column *c, int64_t i, cf_error *err)
+{
+    if (!c) return CF_FAIL(err, CF_EARG, "cf_column_index_blob: NULL column");
+    if (c->kind != CF_KIND_DATA) return CF_FAIL(err, CF_EKIND, "%s: not a data column", c->path);
+    if (!c->writable) return CF_FAIL(err, CF_EREADONLY, "%s: column is open read-only", c->path);
+    if (i < 0 || i >= c->h.nfile)
+        return CF_FAIL(err, CF_EARG, "%s: blob %lld does not exist (NFILE %lld)", c->path, (long long)i,
+                       (long long)c->h.nfile);
+    int complete, rc = scan_blob(c, i, &complete, err);
+    if (rc) return rc;
+    if (!complete) {
+        char name[32];
+        blob_name(i, name);
+        return CF_FAIL(err, CF_ESHORT, "%s/%s: blob is missing or shorter than its %lld rows need",
+                       c->path, name, (long long)c->h.rows[i]);
+    }
+    /* Record it as one whole write, so that flush or a pending export
+     * carries the result; the byte sums do not change. */
+    if (c->writes) {
+        free(c->writes[i].segments);
+        c->writes[i] = (cf__blob_writes){ NULL, 0, 0, 0 };
+    }
+    c->fresh = 0;
+    c->ext_dirty = 1;
+    return cf__column_note_segment(c, i, 0, c->h.rows[i] * c->rowbytes, c->crc[i], err);
 }
 
 int cf_column_flush(cf_column *c, cf_error *err)
@@ -469,7 +587,7 @@ int cf_column_flush(cf_column *c, cf_error *err)
     int rc = 0;
     if (c->writes) {
         for (int64_t i = 0; i < c->h.nfile && rc == 0; i++)
-            if (c->writes[i].count || c->writes[i].overflow) rc = settle_blob_crc(c, i, err);
+            if (c->writes[i].count || c->writes[i].overflow) rc = settle_blob(c, i, err);
         if (rc) return rc;
         free_writes(c);
     }
@@ -480,6 +598,7 @@ int cf_column_flush(cf_column *c, cf_error *err)
     }
     if (c->ext_dirty) {
         if ((rc = write_ext(c, err))) return rc;
+        if ((rc = write_stats(c, err))) return rc;
         c->ext_dirty = 0;
     }
     return 0;
@@ -668,13 +787,6 @@ static void scatter(const cf_column *c, const buffer_view *v, int64_t e, int64_t
     }
 }
 
-static int need_scratch(cf_column *c, cf_error *err)
-{
-    if (c->scratch) return 0;
-    c->scratch = malloc((size_t)CF__CHUNK_BYTES);
-    if (!c->scratch) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory for the I/O buffer", c->path);
-    return 0;
-}
 
 static int check_range(const cf_column *c, int64_t start, int64_t count, cf_error *err)
 {
@@ -879,6 +991,8 @@ static int write_range(cf_column *c, int64_t start, int64_t count, const buffer_
         int64_t off0 = (row - c->first_row[b]) * c->rowbytes, off = off0;
         int64_t elems = in_blob * c->h.nmemb;
         uint32_t sum = c->h.sums[b], crc = 0;
+        if (cf__column_first_touch(c, b)) cf__column_stats_reset_blob(c, b);
+        c->fresh = 0;
         /* End the first request on a file-system block boundary so that the
          * rest start aligned (whole blocks, no read-modify-write of a block
          * shared with a neighbouring writer's request). */
@@ -898,6 +1012,7 @@ static int write_range(cf_column *c, int64_t start, int64_t count, const buffer_
             /* Checksums while the chunk is in cache, then the write. */
             sum = cf__sysv_add(sum, p, (size_t)(n * w));
             crc = cf__crc32c_update(crc, p, (size_t)(n * w));
+            stats_add(c, b, off / w, p, n);
             if ((rc = cf__pwrite_all(fd, p, (size_t)(n * w), off, c->path, err))) return rc;
             e += n;
             off += n * w;
@@ -975,6 +1090,9 @@ int cf_column_grow(cf_column *c, int64_t rows, int64_t nfile, cf_error *err)
     if (nfile > CF__NFILE_MAX - c->h.nfile || rows > INT64_MAX / c->rowbytes - c->size)
         return CF_FAIL(err, CF_EARG, "%s: growing by %lld rows / %lld blobs overflows", c->path,
                        (long long)rows, (long long)nfile);
+    if (c->replica)
+        return CF_FAIL(err, CF_EKIND, "%s: a replica handle cannot grow the column; the handle that "
+                       "commits does", c->path);
     if (nfile == 0) return 0;
     int rc;
     /* Settle pending CRCs while blob numbering is still the old one. */
@@ -990,6 +1108,8 @@ int cf_column_grow(cf_column *c, int64_t rows, int64_t nfile, cf_error *err)
     for (int64_t i = old; i < n; i++) s[i] = 0;
     c->h.nfile = n;
     if ((rc = layout_blobs(c, old, err))) return rc;
+    if ((rc = cf__stats_grow(&c->stats, &c->h, old, c->path, err))) return rc;
+    c->fresh = 0;
     close_fd(c);
     for (int64_t i = old; i < n; i++)
         if ((rc = truncate_blob(c, i, err))) return rc;
@@ -1051,4 +1171,92 @@ done:
     free(p);
     *status = st;
     return rc;
+}
+
+/* ---- statistics accessors -------------------------------------------- */
+
+int64_t cf_column_chunk_rows(const cf_column *c)
+{
+    return c->kind == CF_KIND_DATA ? c->stats.chunk_rows : 0;
+}
+
+int cf_column_set_chunk_rows(cf_column *c, int64_t rows, cf_error *err)
+{
+    if (!c) return CF_FAIL(err, CF_EARG, "cf_column_set_chunk_rows: NULL column");
+    if (c->kind != CF_KIND_DATA) return CF_FAIL(err, CF_EKIND, "%s: not a data column", c->path);
+    if (rows < 1 || rows > ((int64_t)1 << 40))
+        return CF_FAIL(err, CF_EARG, "%s: rows per chunk must be in 1..2^40, got %lld", c->path, (long long)rows);
+    if (!c->fresh)
+        return CF_FAIL(err, CF_EARG, "%s: rows per chunk can only be chosen right after create, before any write",
+                       c->path);
+    cf__stats fresh;
+    memset(&fresh, 0, sizeof fresh);
+    int rc = cf__stats_alloc(&fresh, &c->h, rows, c->path, err);
+    if (rc) return rc;
+    cf__stats_free(&c->stats);
+    c->stats = fresh;
+    c->ext_dirty = 1;
+    return 0;
+}
+
+int64_t cf_column_chunk_count(const cf_column *c)
+{
+    return c->kind == CF_KIND_DATA && c->stats.first_chunk ? c->stats.first_chunk[c->h.nfile] : 0;
+}
+
+/* x as a double no greater (down) or no smaller (up) than x. */
+static double outward_i64(int64_t x, int up)
+{
+    double d = (double)x;
+    if (up ? (long double)d < (long double)x : (long double)d > (long double)x) d = nextafter(d, up ? INFINITY : -INFINITY);
+    return d;
+}
+
+static double outward_u64(uint64_t x, int up)
+{
+    double d = (double)x;
+    if (up ? (long double)d < (long double)x : (long double)d > (long double)x) d = nextafter(d, up ? INFINITY : -INFINITY);
+    return d;
+}
+
+int cf_column_chunk_stats(const cf_column *c, int64_t k, int64_t component, cf_chunk_stats *out, cf_error *err)
+{
+    if (!c || !out) return CF_FAIL(err, CF_EARG, "cf_column_chunk_stats: NULL argument");
+    int64_t n = cf_column_chunk_count(c);
+    if (k < 0 || k >= n || component < 0 || component >= c->h.nmemb)
+        return CF_FAIL(err, CF_ERANGE, "%s: no chunk %lld component %lld (%lld chunks, %lld components)", c->path,
+                       (long long)k, (long long)component, (long long)n, (long long)c->h.nmemb);
+    /* The blob: the last whose first chunk is <= k (skips blobs without chunks). */
+    int64_t lo = 0, hi = c->h.nfile;
+    while (hi - lo > 1) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (c->stats.first_chunk[mid] <= k) lo = mid;
+        else hi = mid;
+    }
+    int64_t b = lo, kk = k - c->stats.first_chunk[b];
+    const cf__acc *a = &((cf_column *)c)->stats.acc[k * c->h.nmemb + component];
+    out->blob = b;
+    out->first_row = c->first_row[b] + kk * c->stats.chunk_rows;
+    out->rows = c->h.rows[b] - kk * c->stats.chunk_rows;
+    if (out->rows > c->stats.chunk_rows) out->rows = c->stats.chunk_rows;
+    out->valid = c->stats.valid[b] && cf__column_first_touch(c, b);
+    char cls = cf__acc_class(&c->h.dtype);
+    out->ordered = cls != 0;
+    out->count = a->count;
+    out->nan_count = a->nan;
+    out->sum = a->sum;
+    out->min = out->max = NAN;
+    if (a->count > a->nan) {
+        if (cls == 'i') {
+            out->min = outward_i64(a->v.i.min, 0);
+            out->max = outward_i64(a->v.i.max, 1);
+        } else if (cls == 'u') {
+            out->min = outward_u64(a->v.u.min, 0);
+            out->max = outward_u64(a->v.u.max, 1);
+        } else if (cls == 'f') {
+            out->min = a->v.f.min;
+            out->max = a->v.f.max;
+        }
+    }
+    return 0;
 }

@@ -7,6 +7,7 @@
 
 #include "attrs.h"
 #include "header.h"
+#include "stats.h"
 
 /* Bytes moved per conversion/checksum pass: small enough to stay in L2. */
 #define CF__CHUNK_BYTES ((int64_t)256 * 1024)
@@ -45,6 +46,8 @@ struct cf_column {
     uint32_t *crc;
     unsigned char *crc_known;
     cf__blob_writes *writes; /* nfile entries, NULL until the first write */
+    cf__stats stats;    /* per-chunk statistics (data columns) */
+    int fresh;          /* created by this handle, nothing written yet */
     int header_dirty;
     int ext_dirty;
     cf__attrset attrs;    /* merged view: attr, attr-v2, colfile-attrs */
@@ -70,6 +73,13 @@ int cf__column_apply_header(cf_column *c, const char *text, size_t len, const ch
 void cf__column_apply_ext(cf_column *c, const char *text, size_t len, const char *path);
 void cf__column_set_attrs_only(cf_column *c);
 void cf__column_free(cf_column *c);
+
+/* 1 if blob b has no write recorded since the last commit (column.c). */
+int cf__column_first_touch(const cf_column *c, int64_t b);
+/* Empty blob b's statistics and mark them invalid (column.c). */
+void cf__column_stats_reset_blob(cf_column *c, int64_t b);
+/* Load statistics from the text of colfile-stats-v1 (NULL: none). */
+int cf__column_apply_stats(cf_column *c, const char *text, size_t len, const char *path, cf_error *err);
 
 /* Remember that bytes [off, off+len) of blob i were written with CRC crc
  * (column.c). */

@@ -5,7 +5,8 @@
  * number of processes: one reads header, attribute and extension files,
  * the rest open only the blobs they touch.  Wire format (wire.h):
  *   "CFM1", u64 kind, bytes name, bytes header text, bytes colfile-v1 text,
- *   bytes attributes (attr-v2 grammar, every attribute), bytes legacy attr.
+ *   bytes colfile-stats-v1 text, bytes attributes (attr-v2 grammar, every
+ *   attribute), bytes legacy attr.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -19,14 +20,15 @@
 int cf_column_export_meta(cf_column *c, void **buf, size_t *len, cf_error *err)
 {
     if (!c || !buf || !len) return CF_FAIL(err, CF_EARG, "cf_column_export_meta: NULL argument");
-    char *header = NULL, *ext = NULL, *attrs = NULL;
+    char *header = NULL, *ext = NULL, *stats = NULL, *attrs = NULL;
     unsigned char *v1 = NULL;
-    size_t hl = 0, xl = 0, al = 0, vl = 0;
+    size_t hl = 0, xl = 0, sl = 0, al = 0, vl = 0;
     int rc = 0;
     if (c->kind != CF_KIND_ATTRS_ONLY) {
         if ((rc = cf__header_format(&c->h, &header, &hl, c->path, err))) goto done;
         if ((rc = cf__ext_format(&c->h, c->crc, c->crc_known, &ext, &xl, c->path, err))) goto done;
     }
+    if (c->kind == CF_KIND_DATA && (rc = cf__stats_format(&c->stats, &c->h, &stats, &sl, c->path, err))) goto done;
     if ((rc = cf__attrset_format_v2(&c->attrs, NULL, &attrs, &al, err))) goto done;
     if (c->attrs_v1.count && (rc = cf__attrset_format_v1(&c->attrs_v1, NULL, &v1, &vl, err))) goto done;
     cf__wire_out o = { NULL, 0, 0, 0 };
@@ -35,6 +37,7 @@ int cf_column_export_meta(cf_column *c, void **buf, size_t *len, cf_error *err)
     cf__wire_put_bytes(&o, c->name, strlen(c->name));
     cf__wire_put_bytes(&o, header, hl);
     cf__wire_put_bytes(&o, ext, xl);
+    cf__wire_put_bytes(&o, stats, sl);
     cf__wire_put_bytes(&o, attrs, al);
     cf__wire_put_bytes(&o, v1, vl);
     if (o.failed) {
@@ -47,6 +50,7 @@ int cf_column_export_meta(cf_column *c, void **buf, size_t *len, cf_error *err)
 done:
     free(header);
     free(ext);
+    free(stats);
     free(attrs);
     free(v1);
     return rc;
@@ -57,13 +61,14 @@ int cf_column_open_meta(cf_column **out, cf_file *f, const void *buf, size_t len
     if (!out || !f || (!buf && len)) return CF_FAIL(err, CF_EARG, "cf_column_open_meta: NULL argument");
     cf__wire_in in = { buf, (const unsigned char *)buf + len };
     uint64_t kind;
-    const unsigned char *name, *header, *ext, *attrs, *v1;
-    size_t nl, hl, xl, al, vl;
+    const unsigned char *name, *header, *ext, *stats, *attrs, *v1;
+    size_t nl, hl, xl, sl, al, vl;
     if (len < 4 || memcmp(buf, "CFM1", 4) != 0)
         return CF_FAIL(err, CF_EFORMAT, "%s: column metadata snapshot has a bad signature", f->path);
     in.p += 4;
     if (cf__wire_get_u64(&in, &kind) || cf__wire_get_bytes(&in, &name, &nl) ||
         cf__wire_get_bytes(&in, &header, &hl) || cf__wire_get_bytes(&in, &ext, &xl) ||
+        cf__wire_get_bytes(&in, &stats, &sl) ||
         cf__wire_get_bytes(&in, &attrs, &al) || cf__wire_get_bytes(&in, &v1, &vl) || in.p != in.end ||
         kind > CF_KIND_ATTRS_ONLY || nl == 0 || memchr(name, 0, nl))
         return CF_FAIL(err, CF_EFORMAT, "%s: column metadata snapshot is damaged", f->path);
@@ -80,6 +85,7 @@ int cf_column_open_meta(cf_column **out, cf_file *f, const void *buf, size_t len
     } else {
         if ((rc = cf__column_apply_header(c, (const char *)header, hl, c->path, err))) goto fail;
         cf__column_apply_ext(c, xl ? (const char *)ext : NULL, xl, c->path);
+        if ((rc = cf__column_apply_stats(c, sl ? (const char *)stats : NULL, sl, c->path, err))) goto fail;
     }
     if ((rc = cf__attrset_parse_v2(&c->attrs, (const char *)attrs, al, c->attr_dir, err))) goto fail;
     if (vl && (rc = cf__attrset_parse_v1(&c->attrs_v1, v1, vl, c->attr_dir, err))) goto fail;

@@ -7,9 +7,13 @@
  * move these bytes, the arithmetic stays here.
  *
  * Wire format (little-endian, all fields fixed width):
- *   "CFP1", int64 nfile, int64 entries,
+ *   "CFP1", int64 nfile, int64 chunk_rows, int64 entries,
  *   entries x { int64 blob, uint32 sum_delta, uint8 overflow, int64 nseg,
- *               nseg x { int64 offset, int64 length, uint32 crc } }
+ *               nseg x { int64 offset, int64 length, uint32 crc },
+ *               int64 nacc, nacc x { int64 count, int64 nan, 8 bytes min,
+ *               8 bytes max, double sum } }
+ * where nacc = chunks of the blob x nmemb (the statistics accumulated by
+ * the writes; partial chunks merge with the committing handle's).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +21,31 @@
 #include "column.h"
 #include "error.h"
 #include "wire.h"
+
+static void put_acc(cf__wire_out *o, const cf__acc *a)
+{
+    uint64_t v[2], sum;
+    memcpy(v, &a->v, sizeof v);
+    memcpy(&sum, &a->sum, sizeof sum);
+    cf__wire_put_u64(o, (uint64_t)a->count);
+    cf__wire_put_u64(o, (uint64_t)a->nan);
+    cf__wire_put_u64(o, v[0]);
+    cf__wire_put_u64(o, v[1]);
+    cf__wire_put_u64(o, sum);
+}
+
+static int get_acc(cf__wire_in *in, cf__acc *a)
+{
+    uint64_t count, nan, v[2], sum;
+    if (cf__wire_get_u64(in, &count) || cf__wire_get_u64(in, &nan) || cf__wire_get_u64(in, &v[0]) ||
+        cf__wire_get_u64(in, &v[1]) || cf__wire_get_u64(in, &sum))
+        return -1;
+    a->count = (int64_t)count;
+    a->nan = (int64_t)nan;
+    memcpy(&a->v, v, sizeof v);
+    memcpy(&a->sum, &sum, sizeof sum);
+    return 0;
+}
 
 static int blob_touched(const cf_column *c, int64_t i)
 {
@@ -33,6 +62,7 @@ int cf_column_pending_export(cf_column *c, void **buf, size_t *len, cf_error *er
     for (int64_t i = 0; i < c->h.nfile; i++) entries += blob_touched(c, i);
     cf__wire_put(&o, "CFP1", 4);
     cf__wire_put_u64(&o, (uint64_t)c->h.nfile);
+    cf__wire_put_u64(&o, (uint64_t)c->stats.chunk_rows);
     cf__wire_put_u64(&o, (uint64_t)entries);
     for (int64_t i = 0; i < c->h.nfile; i++) {
         if (!blob_touched(c, i)) continue;
@@ -48,6 +78,10 @@ int cf_column_pending_export(cf_column *c, void **buf, size_t *len, cf_error *er
             cf__wire_put_u64(&o, (uint64_t)w->segments[k].length);
             cf__wire_put_u32(&o, w->segments[k].crc);
         }
+        int64_t nacc = cf__stats_blob_chunks(&c->stats, i) * c->h.nmemb;
+        cf__wire_put_u64(&o, (uint64_t)nacc);
+        const cf__acc *acc = nacc ? cf__stats_chunk(&c->stats, i, 0) : NULL;
+        for (int64_t k = 0; k < nacc; k++) put_acc(&o, &acc[k]);
     }
     if (o.failed) {
         free(o.p);
@@ -73,15 +107,16 @@ int cf_column_pending_merge(cf_column *c, const void *buf, size_t len, cf_error 
     if (c->kind != CF_KIND_DATA) return CF_FAIL(err, CF_EKIND, "%s: not a data column", c->path);
     if (!c->writable) return CF_FAIL(err, CF_EREADONLY, "%s: column is open read-only", c->path);
     cf__wire_in in = { buf, (const unsigned char *)buf + len };
-    uint64_t nfile, entries;
+    uint64_t nfile, chunk_rows, entries;
     if (len < 4 || memcmp(buf, "CFP1", 4) != 0)
         return CF_FAIL(err, CF_EFORMAT, "%s: pending write state has a bad signature", c->path);
     in.p += 4;
-    if (cf__wire_get_u64(&in, &nfile) || cf__wire_get_u64(&in, &entries))
+    if (cf__wire_get_u64(&in, &nfile) || cf__wire_get_u64(&in, &chunk_rows) || cf__wire_get_u64(&in, &entries))
         return CF_FAIL(err, CF_EFORMAT, "%s: pending write state is truncated", c->path);
-    if (nfile != (uint64_t)c->h.nfile)
-        return CF_FAIL(err, CF_EARG, "%s: pending write state is for %llu blobs, the column has %lld", c->path,
-                       (unsigned long long)nfile, (long long)c->h.nfile);
+    if (nfile != (uint64_t)c->h.nfile || chunk_rows != (uint64_t)c->stats.chunk_rows)
+        return CF_FAIL(err, CF_EARG, "%s: pending write state is for %llu blobs of %llu-row chunks, the column has "
+                       "%lld blobs of %lld-row chunks", c->path, (unsigned long long)nfile,
+                       (unsigned long long)chunk_rows, (long long)c->h.nfile, (long long)c->stats.chunk_rows);
     /* Validate everything before changing anything. */
     cf__wire_in scan = in;
     for (uint64_t e = 0; e < entries; e++) {
@@ -104,6 +139,15 @@ int cf_column_pending_merge(cf_column *c, const void *buf, size_t len, cf_error 
                 return CF_FAIL(err, CF_EFORMAT, "%s: pending write state names bytes outside blob %llu",
                                c->path, (unsigned long long)blob);
         }
+        uint64_t nacc;
+        cf__acc a;
+        if (cf__wire_get_u64(&scan, &nacc) ||
+            nacc != (uint64_t)(cf__stats_blob_chunks(&c->stats, (int64_t)blob) * c->h.nmemb))
+            return CF_FAIL(err, CF_EFORMAT, "%s: pending write state has the wrong number of statistics for "
+                           "blob %llu", c->path, (unsigned long long)blob);
+        for (uint64_t k = 0; k < nacc; k++)
+            if (get_acc(&scan, &a))
+                return CF_FAIL(err, CF_EFORMAT, "%s: pending write state is truncated", c->path);
     }
     if (scan.p != scan.end)
         return CF_FAIL(err, CF_EFORMAT, "%s: pending write state has trailing bytes", c->path);
@@ -116,6 +160,9 @@ int cf_column_pending_merge(cf_column *c, const void *buf, size_t len, cf_error 
         unsigned char overflow;
         cf__wire_get_u8(&in, &overflow);
         cf__wire_get_u64(&in, &nseg);
+        /* The first news of a blob since the last commit replaces its
+         * statistics, as a local first write would. */
+        if (cf__column_first_touch(c, (int64_t)blob)) cf__column_stats_reset_blob(c, (int64_t)blob);
         c->h.sums[blob] += delta;
         c->header_dirty = 1;
         c->ext_dirty = 1;
@@ -136,6 +183,14 @@ int cf_column_pending_merge(cf_column *c, const void *buf, size_t len, cf_error 
             cf__wire_get_u64(&in, &length);
             cf__wire_get_u32(&in, &crc);
             if ((rc = cf__column_note_segment(c, (int64_t)blob, (int64_t)off, (int64_t)length, crc, err))) return rc;
+        }
+        uint64_t nacc;
+        cf__wire_get_u64(&in, &nacc);
+        cf__acc *acc = nacc ? cf__stats_chunk(&c->stats, (int64_t)blob, 0) : NULL;
+        for (uint64_t k = 0; k < nacc; k++) {
+            cf__acc a;
+            get_acc(&in, &a);
+            cf__acc_merge(&acc[k], &a, &c->h.dtype);
         }
     }
     return 0;

@@ -89,7 +89,7 @@ static void test_merge_rejects_damage_and_mismatch(void)
     CHECK_FAILS(cf_column_pending_merge(a, "XXXX", 4, &err), CF_EFORMAT, &err, "signature");
     unsigned char *bad = malloc(len);
     memcpy(bad, buf, len);
-    bad[20 + 8 + 4 + 1 + 8 + 8] = 0x7f; /* first segment length: far outside the blob */
+    bad[4 + 8 + 8 + 8 + 8 + 4 + 1 + 8 + 8] = 0x7f; /* first segment length: far outside the blob */
     CHECK_FAILS(cf_column_pending_merge(a, bad, len, &err), CF_EFORMAT, &err, "outside");
     free(bad);
     CHECK_EQ_INT(cf_column_blob_sum(a, 0), 0); /* nothing applied */

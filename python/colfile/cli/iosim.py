@@ -116,11 +116,20 @@ def launched_size(environ: Any = None) -> int:
     return 0
 
 
+#: Bytes of the pattern computed at once (bounds the uint64 temporaries).
+PATTERN_PIECE = 1 << 22
+
+
 def pattern(offset: int, n: int) -> np.ndarray:
     """The bytes at ``offset .. offset+n`` of the column: a cheap function of
-    the byte's offset (the C colfile-iosim writes the same bytes)."""
-    off = np.arange(offset, offset + n, dtype=np.uint64)
-    return ((off * np.uint64(131)) ^ (off >> np.uint64(8)) ^ (off >> np.uint64(19))).astype(np.uint8)
+    the byte's offset (the C colfile-iosim writes the same bytes).  Built in
+    pieces, so the memory used is the result plus a few MiB."""
+    out = np.empty(n, dtype=np.uint8)
+    for start in range(0, n, PATTERN_PIECE):
+        stop = min(n, start + PATTERN_PIECE)
+        off = np.arange(offset + start, offset + stop, dtype=np.uint64)
+        out[start:stop] = (off * np.uint64(131)) ^ (off >> np.uint64(8)) ^ (off >> np.uint64(19))
+    return out
 
 
 class _Timer:

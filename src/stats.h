@@ -1,0 +1,112 @@
+/* stats.h - per-chunk data characteristics (min, max, count, sum, NaN count
+ * per vector component) and the `colfile-stats-v1` file (internal).
+ *
+ * A column's rows are cut into chunks of `chunk_rows` rows; chunks restart
+ * at each blob's first row, so blob b has ceil(rows_b / chunk_rows) chunks
+ * (none when it has no rows).  Every chunk keeps one accumulator per vector
+ * component (nmemb of them).  Accumulators combine associatively and
+ * commutatively, so partial chunks written by different processes merge.
+ */
+#ifndef CF_STATS_H
+#define CF_STATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "colfile.h"
+#include "dtype.h"
+#include "header.h"
+
+#define CF__STATS_NAME "colfile-stats-v1"
+
+/* One component of one chunk.  min/max are typed by the column's kind:
+ * signed ints in i.min/i.max, unsigned (and bool) in u.min/u.max, floats
+ * (f2 f4 f8, widened exactly) in f.min/f.max over the non-NaN values.
+ * Complex and S columns keep count (and nan for complex: either part NaN)
+ * only.  sum is a double over the non-NaN values (floats), the values
+ * (ints; exact only below 2^53), or the number of true values (bool). */
+typedef struct cf__acc {
+    int64_t count;     /* values seen, NaNs included; 0 means min/max unset */
+    int64_t nan;       /* NaN values */
+    union {
+        struct { int64_t min, max; } i;
+        struct { uint64_t min, max; } u;
+        struct { double min, max; } f; /* if every value was NaN: min > max */
+    } v;
+    double sum;
+} cf__acc;
+
+/* Which union member a dtype uses: 'i', 'u' (unsigned and bool), 'f'
+ * (f2/f4/f8), or 0 (complex, S: count and nan only). */
+char cf__acc_class(const cf__dtype *d);
+
+/* An empty accumulator (count 0; min/max at their identity elements). */
+void cf__acc_init(cf__acc *a, const cf__dtype *d);
+
+/* Fold `into` += `from` (same dtype). */
+void cf__acc_merge(cf__acc *into, const cf__acc *from, const cf__dtype *d);
+
+/* Accumulate `n` elements of dtype d (in d's byte order, contiguous) that
+ * belong to consecutive positions of rows with `nmemb` components, the
+ * first element being component `component0`: element k goes to
+ * acc[(component0 + k) % nmemb].  acc has nmemb entries.  No allocation;
+ * tight loops for the native-order nmemb == 1 case (the common one). */
+void cf__acc_add(cf__acc *acc, int64_t nmemb, int64_t component0, const void *data, int64_t n,
+                 const cf__dtype *d);
+
+/* Default rows per chunk for rows of `rowbytes` bytes: the largest power of
+ * two <= 2^20 whose chunk holds at most 8 MiB (at least 1). */
+int64_t cf__stats_default_chunk_rows(int64_t rowbytes);
+
+/* The statistics of a column as held in memory and in the file. */
+typedef struct cf__stats {
+    int64_t chunk_rows;
+    int64_t nmemb;
+    int64_t nfile;
+    int64_t *first_chunk;   /* nfile + 1: chunk index of each blob's first chunk */
+    cf__acc *acc;           /* first_chunk[nfile] * nmemb accumulators */
+    unsigned char *valid;   /* nfile: 1 if blob b's chunks are complete and current */
+} cf__stats;
+
+/* Allocate statistics for the blob layout of h (rows per blob) with
+ * chunk_rows rows per chunk: every accumulator empty, every blob invalid
+ * except blobs with no rows (valid: nothing to know).  CF_ENOMEM. */
+int cf__stats_alloc(cf__stats *s, const cf__header *h, int64_t chunk_rows, const char *path, cf_error *err);
+void cf__stats_free(cf__stats *s);
+
+/* Re-layout after blobs were added to h (grow): blobs [0, old_nfile) keep
+ * their accumulators and validity.  CF_ENOMEM. */
+int cf__stats_grow(cf__stats *s, const cf__header *h, int64_t old_nfile, const char *path, cf_error *err);
+
+/* Number of chunks of blob b and the accumulators of its chunk k. */
+int64_t cf__stats_blob_chunks(const cf__stats *s, int64_t b);
+cf__acc *cf__stats_chunk(cf__stats *s, int64_t b, int64_t k);
+
+/* The file `colfile-stats-v1` (docs/format.md 8.4).  Format: text, LF:
+ *   COLFILE-STATS: 1
+ *   DTYPE: <f8
+ *   NMEMB: 3
+ *   NFILE: 2
+ *   CHUNK: 262144
+ *   then for each blob with valid statistics, in id order:
+ *   <ID>: <rows> : <rawsum>
+ *   and one line per chunk k and component j of that blob:
+ *   <k> <j> count=<n> nan=<n> min=<v> max=<v> sum=<v>
+ * Values print exactly: integers in decimal, floats with %.17g (nan, inf,
+ * -inf spelled so), sum with %.17g; for kinds with no min/max (complex, S)
+ * min= and max= are '-'.  The blob line is the staleness key, as in
+ * colfile-v1: a blob's statistics are trusted only if the header still
+ * says the same rows and rawsum for it (and DTYPE/NMEMB match). */
+int cf__stats_format(const cf__stats *s, const cf__header *h, char **text, size_t *len, const char *path,
+                     cf_error *err);
+
+/* Parse the file for the column whose current header is h into s (which
+ * must be zeroed or allocated; it is freed and re-allocated with the file's
+ * CHUNK): blobs whose record is current become valid with their
+ * accumulators; everything else stays invalid (and empty).  A damaged file (CF_EFORMAT "<path>:<line>: ...") leaves s
+ * all invalid; callers treat that as "no statistics", never as an error
+ * that stops the column from opening.  Never reads outside text[0..len). */
+int cf__stats_parse(cf__stats *s, const cf__header *h, const char *text, size_t len, const char *path,
+                    cf_error *err);
+
+#endif
