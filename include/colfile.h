@@ -372,6 +372,13 @@ CF_API int64_t cf_column_chunk_rows(const cf_column *c);
  * written to it.  CF_EARG if rows < 1 or data was written already. */
 CF_API int cf_column_set_chunk_rows(cf_column *c, int64_t rows, cf_error *err);
 
+/* Switch the statistics computation of this handle's writes on (the
+ * default) or off.  Blobs written while it is off get no statistics (they
+ * are recorded as unknown and never used to skip data) until `colfile
+ * index` or a later whole write computes them.  For measuring what they
+ * cost, and for scratch data nobody will query.  Always returns 0. */
+CF_API int cf_column_set_statistics(cf_column *c, int enabled, cf_error *err);
+
 /* Number of chunks of the column (all blobs), in row order. */
 CF_API int64_t cf_column_chunk_count(const cf_column *c);
 

@@ -543,7 +543,7 @@ static int settle_blob(cf_column *c, int64_t i, cf_error *err)
     if (!w->overflow && w->count == 1 && w->segments[0].offset == 0 && w->segments[0].length == bytes) {
         c->crc[i] = w->segments[0].crc;
         c->crc_known[i] = 1;
-        c->stats.valid[i] = 1;
+        c->stats.valid[i] = !c->stats_off;
         return 0;
     }
     c->crc_known[i] = 0;
@@ -1012,7 +1012,7 @@ static int write_range(cf_column *c, int64_t start, int64_t count, const buffer_
             /* Checksums while the chunk is in cache, then the write. */
             sum = cf__sysv_add(sum, p, (size_t)(n * w));
             crc = cf__crc32c_update(crc, p, (size_t)(n * w));
-            stats_add(c, b, off / w, p, n);
+            if (!c->stats_off) stats_add(c, b, off / w, p, n);
             if ((rc = cf__pwrite_all(fd, p, (size_t)(n * w), off, c->path, err))) return rc;
             e += n;
             off += n * w;
@@ -1196,6 +1196,13 @@ int cf_column_set_chunk_rows(cf_column *c, int64_t rows, cf_error *err)
     cf__stats_free(&c->stats);
     c->stats = fresh;
     c->ext_dirty = 1;
+    return 0;
+}
+
+int cf_column_set_statistics(cf_column *c, int enabled, cf_error *err)
+{
+    if (!c) return CF_FAIL(err, CF_EARG, "cf_column_set_statistics: NULL column");
+    c->stats_off = !enabled;
     return 0;
 }
 

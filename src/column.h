@@ -48,6 +48,7 @@ struct cf_column {
     cf__blob_writes *writes; /* nfile entries, NULL until the first write */
     cf__stats stats;    /* per-chunk statistics (data columns) */
     int fresh;          /* created by this handle, nothing written yet */
+    int stats_off;      /* writes skip statistics (they become unknown) */
     int header_dirty;
     int ext_dirty;
     cf__attrset attrs;    /* merged view: attr, attr-v2, colfile-attrs */

@@ -205,5 +205,26 @@ static void test_integer_bounds_round_outward(void)
     cf_file_close(f);
 }
 
-CF_TESTS(CF_TEST(test_writes_compute_statistics), CF_TEST(test_stale_statistics_are_not_trusted),
+static void test_statistics_switched_off(void)
+{
+    cf_error err;
+    cf_file *f;
+    CHECK_OK(cf_file_open(&f, cf_test_dir(), CF_OPEN_WRITE, &err), &err);
+    double v[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+    cf_column *c;
+    CHECK_OK(cf_column_create(&c, f, "x", "f8", 1, 8, 1, &err), &err);
+    CHECK_OK(cf_column_set_statistics(c, 0, &err), &err);
+    CHECK_OK(cf_column_write(c, 0, 8, v, NULL, 8, 8, &err), &err);
+    CHECK_OK(cf_column_close(c, &err), &err);
+    CHECK_OK(cf_column_open(&c, f, "x", &err), &err);
+    cf_chunk_stats s;
+    CHECK_OK(cf_column_chunk_stats(c, 0, 0, &s, &err), &err);
+    CHECK(!s.valid);
+    uint32_t crc;
+    CHECK(cf_column_blob_crc32c(c, 0, &crc)); /* the CRC is still computed */
+    CHECK_OK(cf_column_close(c, &err), &err);
+    cf_file_close(f);
+}
+
+CF_TESTS(CF_TEST(test_statistics_switched_off), CF_TEST(test_writes_compute_statistics), CF_TEST(test_stale_statistics_are_not_trusted),
          CF_TEST(test_partial_chunks_merge), CF_TEST(test_integer_bounds_round_outward))
