@@ -49,6 +49,8 @@ from .errors import (
     StorageError,
 )
 from .file import File, Group
+from .histograms import histogram, histogram2d
+from .query import ExpressionError, Field, Predicate, Report, Selection, where
 
 
 def _version() -> str:
@@ -76,6 +78,14 @@ __all__ = [
     "Column",
     "Dataset",
     "AttributeManager",
+    "Field",
+    "Predicate",
+    "Selection",
+    "Report",
+    "ExpressionError",
+    "where",
+    "histogram",
+    "histogram2d",
     "errors",
     "library_version",
     "__version__",

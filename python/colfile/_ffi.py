@@ -140,6 +140,25 @@ int cf_column_attr_delete(cf_column *c, const char *name, cf_error *err);
 int cf_column_attr_names(cf_column *c, char ***names, int64_t *count,
                          cf_error *err);
 
+typedef struct cf_chunk_stats {
+    int64_t blob;
+    int64_t first_row;
+    int64_t rows;
+    int valid;
+    int ordered;
+    int64_t count;
+    int64_t nan_count;
+    double min, max;
+    double sum;
+} cf_chunk_stats;
+int64_t cf_column_chunk_rows(const cf_column *c);
+int cf_column_set_chunk_rows(cf_column *c, int64_t rows, cf_error *err);
+int64_t cf_column_chunk_count(const cf_column *c);
+int cf_column_chunk_stats(const cf_column *c, int64_t k, int64_t component,
+                          cf_chunk_stats *out, cf_error *err);
+int cf_column_index_blob(cf_column *c, int64_t i, cf_error *err);
+int cf_column_set_statistics(cf_column *c, int enabled, cf_error *err);
+
 #define CF_PLAN_BLOB_BYTES 1073741824
 #define CF_PLAN_GROUP_BYTES 67108864
 #define CF_PLAN_SMALL_BYTES 4194304

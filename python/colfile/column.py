@@ -35,7 +35,12 @@ if TYPE_CHECKING:
     from .attrs import AttributeManager
     from .file import File
 
-__all__ = ["Column"]
+__all__ = ["Column", "CHUNK_STATS_DTYPE"]
+
+#: The record of :meth:`Column.chunk_stats`: the fields of ``cf_chunk_stats``.
+CHUNK_STATS_DTYPE = np.dtype([
+    ("blob", "i8"), ("first_row", "i8"), ("rows", "i8"), ("valid", "?"), ("ordered", "?"),
+    ("count", "i8"), ("nan_count", "i8"), ("min", "f8"), ("max", "f8"), ("sum", "f8")])
 
 _KINDS = {0: "data", 1: "header-only", 2: "attrs-only"}
 
@@ -665,6 +670,124 @@ class Column:
         bits = int(status[0])
         found = {name for bit, name in _BLOB_STATUS if bits & bit}
         return found or {"OK"}
+
+    # ------------------------------------------------------------------
+    # data characteristics (per-chunk statistics) and queries
+
+    @property
+    def chunk_rows(self) -> int:
+        """Rows per statistics chunk (``cf_column_chunk_rows``; 0 for
+        columns without data).  Chunks restart at every blob."""
+        with self._lock:
+            return int(lib().cf_column_chunk_rows(self._handle()))
+
+    def chunk_stats(self, component: int | None = None) -> np.ndarray:
+        """The per-chunk statistics of the column (``cf_column_chunk_stats``).
+
+        Parameters
+        ----------
+        component : int, optional
+            The vector component (negative counts from the end).  By default
+            all of them: the result then has shape ``(nchunks, nmemb)`` for
+            vector columns.
+
+        Returns
+        -------
+        numpy.ndarray
+            A structured array with one record per chunk (in row order) and
+            the fields of ``cf_chunk_stats``: ``blob``, ``first_row``,
+            ``rows``, ``valid`` (False: unknown or stale -- never trust the
+            other numbers then), ``ordered``, ``count``, ``nan_count``,
+            ``min``, ``max`` (doubles rounded outward), ``sum``.
+
+        Examples
+        --------
+        >>> import os, tempfile, numpy as np, colfile
+        >>> f = colfile.File(os.path.join(tempfile.mkdtemp(), "f"), "w")
+        >>> c = f.create("c", "f8", size=6, chunk_rows=4)
+        >>> c[:] = [3.0, 1.0, np.nan, 2.0, 7.0, 5.0]
+        >>> c.flush()
+        >>> s = c.chunk_stats()
+        >>> s["first_row"], s["rows"], s["nan_count"], s["min"], s["max"]
+        (array([0, 4]), array([4, 2]), array([1, 0]), array([1., 5.]), array([3., 7.]))
+        >>> f.close()
+        """
+        L = lib()
+        nmemb = max(self._nmemb, 1)
+        if component is None:
+            comps = list(range(nmemb))
+        else:
+            j = int(component)
+            if not -nmemb <= j < nmemb:
+                raise IndexError(f"{self._what()}: component {component} is out of range "
+                                 f"for {nmemb} component(s)")
+            comps = [j % nmemb]
+        with self._lock:
+            h = self._handle()
+            n = int(L.cf_column_chunk_count(h)) if self._kind == 0 else 0
+            out = np.zeros((n, len(comps)), CHUNK_STATS_DTYPE)
+            st = ffi.new("cf_chunk_stats *")
+            err = new_error()
+            for k in range(n):
+                for i, j in enumerate(comps):
+                    rc = L.cf_column_chunk_stats(h, k, j, st, err)
+                    if rc < 0:
+                        raise_error(rc, err)
+                    out[k, i] = (st.blob, st.first_row, st.rows, st.valid, st.ordered,
+                                 st.count, st.nan_count, st.min, st.max, st.sum)
+        if component is not None or self._nmemb <= 1:
+            return out[:, 0]
+        return out
+
+    def index_blobs(self, blobs: Any = None) -> None:
+        """Recompute the CRC32C and statistics of blobs from their data
+        (``cf_column_index_blob``), for columns written by other tools or
+        with stale statistics; committed by the next :meth:`flush` or
+        :meth:`close`.  ``blobs``: blob numbers (default all)."""
+        todo = range(self.nfile) if blobs is None else [int(b) for b in blobs]
+        for b in todo:
+            self._call("cf_column_index_blob", b)
+
+    def field(self, j: int | None = None) -> Any:
+        """A lazy reference to the values of this column (component ``j``
+        of a vector column), to build query predicates from: see
+        :mod:`colfile.query`.
+
+        Examples
+        --------
+        >>> import os, tempfile, numpy as np, colfile
+        >>> f = colfile.File(os.path.join(tempfile.mkdtemp(), "f"), "w")
+        >>> pos = f.create("pos", data=np.arange(12.0).reshape(4, 3))
+        >>> (pos.field(0) > 2) & (pos.field(2) < 11)
+        <colfile.Predicate (pos[0] > 2) & (pos[2] < 11)>
+        >>> f.close()
+        """
+        from .query import Field
+
+        return Field(self, j)
+
+    def where(self, predicate: Any) -> Any:
+        """The rows where ``predicate`` holds, skipping chunks whose
+        statistics decide it: a :class:`~colfile.query.Selection`.
+
+        ``predicate`` is a :class:`~colfile.query.Predicate` or an expression
+        string naming this column (by its name or its last path component)
+        and, if the column belongs to a File, any column of the File.
+
+        Examples
+        --------
+        >>> import os, tempfile, numpy as np, colfile
+        >>> f = colfile.File(os.path.join(tempfile.mkdtemp(), "f"), "w")
+        >>> m = f.create("Mass", data=np.array([5.0, 1.0, 7.0, 3.0]))
+        >>> m.where("Mass > 2").rows
+        array([0, 2, 3])
+        >>> m.where(m.field() <= 3).read("Mass")
+        array([1., 3.])
+        >>> f.close()
+        """
+        from .query import where
+
+        return where(self, predicate)
 
     # ------------------------------------------------------------------
     # dask

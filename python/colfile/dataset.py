@@ -139,6 +139,40 @@ class Dataset:
         for n, c in self._cols.items():
             c.append(parts[n], nfile=nfile)
 
+    def field(self, name: str, j: int | None = None) -> Any:
+        """A lazy :class:`~colfile.query.Field`: column ``name`` (component
+        ``j`` of a vector column), to build query predicates from."""
+        if name not in self._cols:
+            raise KeyError(f"{self._what()} has no column {name!r}")
+        return self._cols[name].field(j)
+
+    def where(self, predicate: Any) -> Any:
+        """The rows where ``predicate`` holds: a
+        :class:`~colfile.query.Selection`.
+
+        ``predicate`` is a :class:`~colfile.query.Predicate` or an
+        expression string (:func:`colfile.query.parse`) naming the Dataset's
+        columns (or others of its File or Group).  Chunks whose statistics
+        decide the predicate are skipped.
+
+        Examples
+        --------
+        >>> import os, tempfile, numpy as np, colfile
+        >>> f = colfile.File(os.path.join(tempfile.mkdtemp(), "f"), "w")
+        >>> _ = f.create("1/ID", data=np.arange(6))
+        >>> _ = f.create("1/Position", data=np.arange(18.0).reshape(6, 3))
+        >>> ds = colfile.Dataset(f["1/"], ["ID", "Position"])
+        >>> sel = ds.where("(Position[0] > 4) & (ID < 5)")
+        >>> sel.rows
+        array([2, 3, 4])
+        >>> ds.where(ds.field("Position", 2) < 6).read(["ID", "Position"])["ID"]
+        array([0, 1])
+        >>> f.close()
+        """
+        from .query import where
+
+        return where(self, predicate)
+
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         arr: np.ndarray = self[:]
         return arr if dtype is None else arr.astype(dtype)

@@ -19,6 +19,7 @@ Examples
 
 from __future__ import annotations
 
+import operator
 import os
 import threading
 import weakref
@@ -193,7 +194,7 @@ class Group:
     def create(self, name: str, dtype: Any = _UNSET, size: int | None = None,
                nfile: int | None = None, *, blob_rows: Sequence[int] | None = None,
                data: Any = None, align_blobs_to_ranks: bool = False, mode: str = "auto",
-               concurrency: int | None = None) -> Column:
+               concurrency: int | None = None, chunk_rows: int | None = None) -> Column:
         """Create (or replace) a column and return it open for writing.
 
         Under ``comm=`` this is collective: every rank passes the same
@@ -234,6 +235,13 @@ class Group:
         mode, concurrency
             How ``data`` is written: see :meth:`Column.write_all
             <colfile.Column.write_all>`.
+        chunk_rows : int, optional
+            Rows per statistics chunk (``cf_column_set_chunk_rows``): every
+            write records min, max, count, NaN count and sum per chunk and
+            component, which queries (:mod:`colfile.query`) use to skip
+            data.  Smaller chunks skip more precisely and cost more
+            metadata.  Default: the core's choice (a power of two, at most
+            2**20 rows and 8 MiB per chunk).
 
         Examples
         --------
@@ -248,7 +256,7 @@ class Group:
         >>> f.close()
         """
         return self._file._create(self._full(name), dtype, size, nfile, blob_rows, data,
-                                  align_blobs_to_ranks, mode, concurrency)
+                                  align_blobs_to_ranks, mode, concurrency, chunk_rows)
 
     def create_group(self, name: str) -> Group:
         """Create directory ``name`` (with an empty attribute file) and return
@@ -526,7 +534,8 @@ class File(Group):
 
     def _create(self, full: str, dtype: Any, size: int | None, nfile: int | None,
                 blob_rows: Sequence[int] | None, data: Any, align: bool = False,
-                mode: str = "auto", concurrency: int | None = None) -> Column:
+                mode: str = "auto", concurrency: int | None = None,
+                chunk_rows: int | None = None) -> Column:
         comm = self._comm
         serial = comm.serial
         box: dict[str, Any] = {}
@@ -562,6 +571,13 @@ class File(Group):
             if mode not in _mpi.IO_MODES:
                 raise ValueError(f"invalid mode {mode!r}: use one of "
                                  f"{', '.join(repr(m) for m in _mpi.IO_MODES)}")
+            crows = None
+            if chunk_rows is not None:
+                if dt is None:
+                    raise ValueError("chunk_rows= needs a column with data (dtype is None)")
+                crows = operator.index(chunk_rows)
+                if crows < 1:
+                    raise ValueError(f"chunk_rows must be at least 1, not {chunk_rows}")
             tok, nmemb = None, 0
             if dt is not None:
                 base, nmemb = split_vector(dt)
@@ -575,7 +591,7 @@ class File(Group):
                     "local": None if arr is None else len(arr),
                     "size": None if size is None else int(size),
                     "nfile": None if nfile is None else int(nfile), "rows": rows,
-                    "align": bool(align), "mode": mode,
+                    "align": bool(align), "mode": mode, "chunk_rows": crows,
                     "concurrency": None if concurrency is None else int(concurrency)}
 
         specs: list[dict[str, Any]] = _mpi.agree(comm, prep, collect=True)
@@ -583,6 +599,7 @@ class File(Group):
         for key, what in (("name", "column name"), ("size", "size"), ("nfile", "nfile"),
                           ("rows", "blob_rows"), ("align", "align_blobs_to_ranks"),
                           ("mode", "mode"), ("concurrency", "concurrency"),
+                          ("chunk_rows", "chunk_rows"),
                           ("inferred", "whether dtype is given")):
             same([sp[key] for sp in specs], what)
         has_data = same([sp["local"] is not None for sp in specs], "whether data is given")
@@ -632,6 +649,14 @@ class File(Group):
                     rc = lib().cf_column_create(out, h, name, ctok, nmemb, total, nf, err)
                 if rc < 0:
                     raise_error(rc, err)
+                crows = specs[0]["chunk_rows"]
+                if crows is not None:
+                    # before anything is written, and (under MPI) before rank 0
+                    # exports the snapshot the replicas are built from
+                    rc = lib().cf_column_set_chunk_rows(out[0], crows, err)
+                    if rc < 0:
+                        lib().cf_column_close(out[0], ffi.NULL)
+                        raise_error(rc, err)
                 return out[0]
 
             handle = _mpi.replicate(comm, h, make)

@@ -18,6 +18,8 @@ MODULES = [
     "colfile.errors",
     "colfile.file",
     "colfile.mpi",
+    "colfile.query",
+    "colfile.histograms",
     "colfile.compat.bigfile",
 ]
 
