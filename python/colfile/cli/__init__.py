@@ -6,6 +6,9 @@
     colfile cat PATH -c A,B            print rows as aligned text or CSV
     colfile attrs PATH [OBJECT]        show, get, set or delete attributes
     colfile check PATH [COLUMN...]     verify every blob (sizes, sums, CRC32C)
+    colfile stats PATH COLUMN          per-chunk statistics (count, nan, min, max, sum)
+    colfile index PATH [COLUMN...]     compute CRC32C and statistics (mpiexec)
+    colfile query PATH 'EXPR'          rows where a condition holds, skipping chunks
     colfile rm PATH COLUMN...          remove columns
     colfile iosim [PATH]               time parallel create/write/read (mpiexec)
 
@@ -38,6 +41,9 @@ examples:
   colfile attrs snapshot                  attributes of the File
   colfile attrs snapshot 1/. --set BoxSize=1000.0
   colfile check snapshot && echo intact
+  colfile stats snapshot 1/Mass           min, max, sum... per chunk and blob
+  colfile index snapshot                  CRC32C and statistics for bigfile output
+  colfile query snapshot -g 1 '(Mass > 1e12) & (ID < 5000)' -c ID,Mass
   colfile rm snapshot 1/Velocity
   mpiexec -n 4 colfile iosim --load medium   parallel I/O throughput
 
@@ -80,7 +86,7 @@ class _VersionAction(argparse.Action):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import attrs, cat, check, iosim, ls, rm
+    from . import attrs, cat, check, index, iosim, ls, query, rm, stats
 
     parser = _Parser(
         prog=PROG,
@@ -93,7 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="print the versions of colfile and libcolfile and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands",
                                 parser_class=_Parser)
-    for mod in (ls, cat, attrs, check, rm, iosim):
+    for mod in (ls, cat, attrs, check, stats, index, query, rm, iosim):
         p = mod.add_parser(sub)
         p.set_defaults(_run=mod.run)
     return parser

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-COMMANDS = ["ls", "cat", "attrs", "check", "rm"]
+COMMANDS = ["ls", "cat", "attrs", "check", "stats", "index", "query", "rm"]
 
 
 def test_help_lists_commands_and_examples(cli):

@@ -1,0 +1,286 @@
+"""``colfile query``: the rows where a condition holds, found with the
+per-chunk statistics first (chunks that cannot match are never read)."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+import time
+from typing import Any
+
+import numpy as np
+
+from ._common import CliError, UsageError, fmt_bytes, open_file
+from .cat import formatter
+
+HELP = "print (or count, or copy) the rows where a condition holds"
+
+DESCRIPTION = """\
+Evaluate the condition EXPR over the columns of the File and print the
+matching rows of the --columns (default: the columns named in EXPR), as
+aligned text (the default) or CSV, formatted as 'colfile cat' does.  Rows
+come out in row order.
+
+EXPR compares columns with numbers and combines the comparisons with
+& (and), | (or), ~ (not) and parentheses, as numpy does:
+
+  (Position[0] > 100) & (ID < 5000)       Position[0]: element 0 of each row
+  10 <= Mass < 20                         chained comparisons
+  ~(Flag == 1) | (Mass != 0)              NaN compares false except with !=
+  ('1/Mass' > 1e10)                       quote names that are not identifiers
+
+Comparisons are < <= > >= == !=, always between a column and a number;
+nothing else (arithmetic, calls, and/or) is accepted.  Names are column
+names of the File, or of GROUP with --group.  Results are exact (numpy's
+comparison on the stored values); the per-chunk statistics only decide
+which chunks need to be read: a chunk whose minimum and maximum exclude the
+condition is skipped, one whose range satisfies it whole is taken without
+reading the condition's columns.  Chunks with unknown statistics (Files
+written by bigfile: run 'colfile index') are read.  --report tells what was
+skipped."""
+
+EPILOG = """\
+examples:
+  colfile query snapshot -g 1 '(Position[0] > 100) & (ID < 5000)'
+  colfile query snapshot -g 1 'Mass > 1e12' -c ID,Mass --csv --header > heavy.csv
+  colfile query snapshot "'1/Mass' > 1e12" --count --report
+  colfile query snapshot -g 1 '(Position[0] < 10)' -c ID,Position,Mass --out slab
+  colfile query snapshot -g 1 'ID == 42' -c Position,Velocity --limit 1
+
+--report writes to stderr what evaluating the condition skipped: chunks
+(cells of the rows cut at every chunk boundary of the columns in EXPR)
+skipped because no row can match, taken whole because every row matches,
+and scanned; the bytes read against the size of those columns.
+--out writes the selected rows of the --columns, with their dtypes and
+attributes, to the new File NEWFILE (which must not exist) and prints one
+line; with --limit, only the first N rows.
+
+exit status: 0 done (also when no row matches), 1 failure, 2 usage error or
+a malformed EXPR"""
+
+#: Rows read and printed at once.
+PIECE_ROWS = 65536
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    p = sub.add_parser("query", help=HELP, description=DESCRIPTION, epilog=EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("path", metavar="PATH", help="the File (a directory)")
+    p.add_argument("expr", metavar="EXPR", help="the condition, e.g. '(Mass > 1) & (ID < 10)'")
+    p.add_argument("-c", "--columns", metavar="A,B", action="append", default=[],
+                   help="comma-separated columns to print or copy (default: those in "
+                        "EXPR); may be repeated")
+    p.add_argument("-g", "--group", metavar="GROUP", default=None,
+                   help="look names up in this group (e.g. 1 for 1/ID, 1/Mass)")
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--count", action="store_true",
+                     help="print only the number of matching rows")
+    out.add_argument("--out", metavar="NEWFILE", default=None,
+                     help="write the selected rows to a new File instead of printing them")
+    p.add_argument("--csv", action="store_true", help="CSV output (RFC 4180 quoting)")
+    p.add_argument("--header", action="store_true", help="print a line of column names first")
+    p.add_argument("-n", "--limit", type=int, default=None, metavar="N",
+                   help="at most the first N matching rows")
+    p.add_argument("--report", action="store_true",
+                   help="tell on stderr what was skipped, read and selected")
+    p.add_argument("--piece-rows", type=int, default=PIECE_ROWS, help=argparse.SUPPRESS)
+    return p
+
+
+def _column_names(args: Any) -> list[str]:
+    names: list[str] = []
+    for group in args.columns:
+        names.extend(n for n in group.split(",") if n)
+    return list(dict.fromkeys(names))
+
+
+def _source(f: Any, group: str | None) -> Any:
+    if group is None or group.strip("/") in ("", "."):
+        return f
+    g = f.get(group.strip("/") + "/")
+    if g is None:
+        raise CliError(f"{f.path}: no group {group!r}")
+    return g
+
+
+def _resolve(source: Any, name: str, size: int) -> Any:
+    import colfile
+
+    try:
+        col = source[name]
+    except colfile.InvalidNameError as exc:
+        raise CliError(f"bad column name {name!r}: {exc}") from None
+    except KeyError:
+        raise CliError(f"{source.path}: no column {name!r}") from None
+    if not isinstance(col, colfile.Column):
+        raise CliError(f"{source.path}: {name!r} is a group, not a column")
+    if col.kind != "data":
+        raise CliError(f"{source.path}: {name!r} is a {col.kind} block: it holds "
+                       "attributes, no rows")
+    if col.size != size:
+        raise CliError(f"{name!r} has {col.size} rows, the columns of the condition "
+                       f"{size}: they cannot be printed side by side")
+    return col
+
+
+def _report(sel: Any, elapsed: float, shown: int | None, cols: list[Any]) -> None:
+    """What evaluating the condition skipped and read (``cols``: the
+    columns of the condition)."""
+    r = sel.report
+    err = sys.stderr
+    def pct(a: int, b: int) -> str:
+        if not b:
+            return ""
+        p = 100.0 * a / b
+        return f" ({p:.1f}%)" if p >= 0.1 or p == 0 else " (<0.1%)"
+
+    print(f"query over {', '.join(r.columns)}: {sel.count} of {sel.size} rows match"
+          f"{pct(sel.count, sel.size)}"
+          + ("" if shown is None or shown == sel.count else f", first {shown} used"), file=err)
+    print(f"  chunks: {r.chunks} in all, {r.skipped} skipped (no match), {r.all_match} "
+          f"taken whole (all match), {r.scanned} scanned", file=err)
+    print(f"  read:   {fmt_bytes(r.bytes_read)} of {fmt_bytes(r.bytes_total)} of the "
+          f"condition's columns ({r.bytes_read} of {r.bytes_total} bytes"
+          + (f", {pct(r.bytes_read, r.bytes_total)[2:]}" if r.bytes_total else ")"),
+          file=err)
+    print(f"  time:   {elapsed:.3f} s to evaluate", file=err)
+    for col in cols:
+        valid = col.chunk_stats(0)["valid"]
+        unknown = int(np.count_nonzero(~valid))
+        if unknown:
+            print(f"  note:   {unknown} of {len(valid)} chunks of {col.name} have no "
+                  "statistics and were read; 'colfile index' computes them", file=err)
+    err.flush()
+
+
+def _headers(names: list[str], cols: list[Any]) -> tuple[list[str], list[bool]]:
+    headers: list[str] = []
+    right: list[bool] = []
+    for name, col in zip(names, cols):
+        if col.nmemb <= 1 and col.ndim == 1:
+            headers.append(name)
+            right.append(col.dtype.kind != "S")
+        else:
+            for j in range(col.nmemb):
+                headers.append(f"{name}[{j}]")
+                right.append(col.dtype.kind != "S")
+    return headers, right
+
+
+def _print_rows(args: Any, names: list[str], cols: list[Any], rows: np.ndarray) -> None:
+    out = sys.stdout
+    headers, right = _headers(names, cols)
+    fmts = [formatter(c.dtype) for c in cols]
+    writer = csv.writer(out, lineterminator="\n") if args.csv else None
+    widths = [len(h) if args.header else 0 for h in headers]
+    step = max(int(args.piece_rows), 1)
+    first = True
+    pos = 0
+    n = len(rows)
+    while pos < n or (first and args.header):
+        piece = rows[pos:pos + step]
+        cells_by_col: list[list[str]] = []
+        for col, fmt in zip(cols, fmts):
+            arr = col[piece] if len(piece) else np.empty((0,) + tuple(col.shape[1:]), col.dtype)
+            if arr.ndim == 1:
+                cells_by_col.append(fmt(arr))
+            else:
+                for j in range(arr.shape[1]):
+                    cells_by_col.append(fmt(np.ascontiguousarray(arr[:, j])))
+        for i, cells in enumerate(cells_by_col):
+            if cells:
+                widths[i] = max(widths[i], max(len(c) for c in cells))
+        if first and args.header:
+            if writer is not None:
+                writer.writerow(headers)
+            else:
+                out.write("  ".join(h.rjust(widths[i]) if right[i] else h.ljust(widths[i])
+                                    for i, h in enumerate(headers)).rstrip() + "\n")
+        first = False
+        if writer is not None:
+            writer.writerows(zip(*cells_by_col))
+        else:
+            out.write("".join(
+                "  ".join(c.rjust(widths[i]) if right[i] else c.ljust(widths[i])
+                          for i, c in enumerate(row)).rstrip() + "\n"
+                for row in zip(*cells_by_col)))
+        pos += len(piece)
+        if pos >= n:
+            break
+    out.flush()
+
+
+def _write_out(args: Any, cols: list[Any], rows: np.ndarray) -> None:
+    import colfile
+
+    try:
+        g = colfile.File(args.out, "x")
+    except FileExistsError:
+        raise CliError(f"{args.out}: exists; --out writes a new File") from None
+    except colfile.Error as exc:
+        if "exist" in str(exc).lower():
+            raise CliError(f"{args.out}: exists; --out writes a new File") from None
+        raise
+    n = len(rows)
+    step = max(int(args.piece_rows), 1)
+    with g:
+        for col in cols:
+            dtype = col.dtype if col.nmemb <= 1 and col.ndim == 1 else (col.dtype, col.nmemb)
+            new = g.create(col.name, dtype, size=n)
+            for pos in range(0, n, step):
+                new.write(pos, col[rows[pos:pos + step]])
+            for a in col.attrs:
+                new.attrs.set_raw(a, *col.attrs.raw(a))
+            new.close()
+    what = ", ".join(c.name for c in cols)
+    print(f"wrote {n} row{'s' if n != 1 else ''} of {len(cols)} column"
+          f"{'s' if len(cols) != 1 else ''} ({what}) to {args.out}")
+
+
+def run(args: Any) -> int:
+    import colfile
+
+    if args.limit is not None and args.limit < 0:
+        raise UsageError(f"--limit must be 0 or more, not {args.limit}",
+                         hint="try 'colfile query --help'")
+    if args.piece_rows < 1:
+        raise UsageError("--piece-rows must be at least 1")
+    if args.out is not None and (args.csv or args.header):
+        raise UsageError("--out writes a File: --csv and --header do not apply",
+                         hint="try 'colfile query --help'")
+    with open_file(args.path) as f:
+        source = _source(f, args.group)
+        t0 = time.perf_counter()
+        try:
+            sel = colfile.where(source, args.expr)
+        except colfile.ExpressionError as exc:
+            raise UsageError(f"bad expression: {exc}") from None
+        except (TypeError, ValueError) as exc:
+            raise CliError(str(exc)) from None
+        elapsed = time.perf_counter() - t0
+        fields = sel.predicate.fields
+        fields = fields() if callable(fields) else fields
+        names = _column_names(args)
+        if not names:
+            names = list(dict.fromkeys(fl.column.name for fl in fields))
+            source_for_names = f
+        else:
+            source_for_names = source
+        cols = [_resolve(source_for_names, n, sel.size) for n in names]
+        shown = None
+        if args.count:
+            print(sel.count if args.limit is None else min(sel.count, args.limit))
+        else:
+            rows = sel.rows
+            if args.limit is not None:
+                rows = rows[:args.limit]
+            shown = len(rows)
+            if args.out is not None:
+                _write_out(args, cols, rows)
+            else:
+                _print_rows(args, names, cols, rows)
+        if args.report:
+            _report(sel, elapsed, shown, list({id(fl.column): fl.column
+                                               for fl in fields}.values()))
+    return 0
