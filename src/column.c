@@ -16,6 +16,7 @@
 #include "error.h"
 #include "ext.h"
 #include "file.h"
+#include "digest.h"
 #include "fsutil.h"
 
 /* ---- small helpers ---------------------------------------------------- */
@@ -190,7 +191,7 @@ void cf__column_stats_reset_blob(cf_column *c, int64_t b)
 
 /* Add n column-typed elements, starting at element `elem` of blob b, to
  * the statistics of the chunks they fall in. */
-static void stats_add(cf_column *c, int64_t b, int64_t elem, const unsigned char *p, int64_t n)
+void cf__column_stats_add(cf_column *c, int64_t b, int64_t elem, const unsigned char *p, int64_t n)
 {
     int64_t nmemb = c->h.nmemb, w = c->h.dtype.width, chunk_elems = c->stats.chunk_rows * nmemb;
     while (n > 0) {
@@ -518,7 +519,7 @@ static int scan_blob(cf_column *c, int64_t i, int *complete, cf_error *err)
         if ((rc = cf__pread_all(fd, c->scratch, want, off, &got, p, err))) goto done;
         if (got < want) goto done; /* short: nothing known */
         crc = cf__crc32c_update(crc, c->scratch, got);
-        stats_add(c, i, off / w, c->scratch, (int64_t)got / w);
+        cf__column_stats_add(c, i, off / w, c->scratch, (int64_t)got / w);
         off += (int64_t)got;
     }
     c->crc[i] = crc;
@@ -971,23 +972,41 @@ int cf__column_note_segment(cf_column *c, int64_t i, int64_t off, int64_t len, u
 }
 
 /* Write `count` rows from `start`, taken from the caller's buffer starting
- * at flat element e0 of the view. */
+ * at flat element e0 of the view.  Each request's bytes get their byte sum,
+ * CRC32C and statistics while they are in cache: on this thread for small
+ * writes, on a helper thread (digest.h) overlapping the copy into the file
+ * for large ones. */
 static int write_range(cf_column *c, int64_t start, int64_t count, const buffer_view *v, int64_t e0,
                        cf_error *err)
 {
     int64_t w = c->h.dtype.width;
-    int rc;
+    int rc = 0;
     if (w > CF__CHUNK_BYTES && !v->direct)
         return CF_FAIL(err, CF_EDTYPE, "%s: elements of %lld bytes are too wide to convert", c->path, (long long)w);
-    if (!v->direct && (rc = need_scratch(c, err))) return rc;
-    int64_t chunk_elems = CF__CHUNK_BYTES / w > 0 ? CF__CHUNK_BYTES / w : 1;
-    int64_t row = start, e = e0;
+    cf__digester *dg = NULL;
+    unsigned char *pair[2] = { NULL, NULL };
+    int64_t chunk_bytes = CF__CHUNK_BYTES;
+    if (count * c->rowbytes >= CF__DIGEST_MIN_BYTES && cf__digester_start(&dg, c, NULL) == 0) {
+        chunk_bytes = CF__DIGEST_CHUNK_BYTES;
+        /* Two buffers: one being digested and written while the next is filled. */
+        if (!v->direct && (!(pair[0] = malloc((size_t)chunk_bytes)) || !(pair[1] = malloc((size_t)chunk_bytes)))) {
+            rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory for write buffers", c->path);
+            goto done;
+        }
+    } else if (!v->direct && (rc = need_scratch(c, err))) {
+        goto done;
+    }
+    int64_t chunk_elems = chunk_bytes / w > 0 ? chunk_bytes / w : 1;
+    int64_t row = start, e = e0, k = 0;
     while (count > 0) {
         int64_t b = locate(c, row);
         int64_t in_blob = c->first_row[b + 1] - row;
         if (in_blob > count) in_blob = count;
         int fd = blob_fd(c, b, 1, err);
-        if (fd < 0) return fd;
+        if (fd < 0) {
+            rc = fd;
+            goto done;
+        }
         int64_t off0 = (row - c->first_row[b]) * c->rowbytes, off = off0;
         int64_t elems = in_blob * c->h.nmemb;
         uint32_t sum = c->h.sums[b], crc = 0;
@@ -1006,26 +1025,38 @@ static int write_range(cf_column *c, int64_t start, int64_t count, const buffer_
             if (v->direct) {
                 p = (const unsigned char *)v->base + e * w;
             } else {
-                gather(c, v, e, n, c->scratch);
-                p = c->scratch;
+                unsigned char *buf = dg ? pair[k & 1] : c->scratch;
+                gather(c, v, e, n, buf);
+                p = buf;
             }
-            /* Checksums while the chunk is in cache, then the write. */
-            sum = cf__sysv_add(sum, p, (size_t)(n * w));
-            crc = cf__crc32c_update(crc, p, (size_t)(n * w));
-            if (!c->stats_off) stats_add(c, b, off / w, p, n);
-            if ((rc = cf__pwrite_all(fd, p, (size_t)(n * w), off, c->path, err))) return rc;
+            if (dg) {
+                cf__digester_post(dg, p, n, b, off / w, &sum, &crc);
+                rc = cf__pwrite_all(fd, p, (size_t)(n * w), off, c->path, err);
+                cf__digester_wait(dg);
+            } else {
+                sum = cf__sysv_add(sum, p, (size_t)(n * w));
+                crc = cf__crc32c_update(crc, p, (size_t)(n * w));
+                if (!c->stats_off) cf__column_stats_add(c, b, off / w, p, n);
+                rc = cf__pwrite_all(fd, p, (size_t)(n * w), off, c->path, err);
+            }
+            if (rc) goto done;
             e += n;
             off += n * w;
             elems -= n;
+            k++;
         }
         c->h.sums[b] = sum;
         c->header_dirty = 1;
         c->ext_dirty = 1;
-        if ((rc = cf__column_note_segment(c, b, off0, off - off0, crc, err))) return rc;
+        if ((rc = cf__column_note_segment(c, b, off0, off - off0, crc, err))) goto done;
         row += in_blob;
         count -= in_blob;
     }
-    return 0;
+done:
+    cf__digester_stop(dg);
+    free(pair[0]);
+    free(pair[1]);
+    return rc;
 }
 
 static int check_writable(const cf_column *c, cf_error *err)

@@ -79,6 +79,9 @@ void cf__column_free(cf_column *c);
 int cf__column_first_touch(const cf_column *c, int64_t b);
 /* Empty blob b's statistics and mark them invalid (column.c). */
 void cf__column_stats_reset_blob(cf_column *c, int64_t b);
+/* Add n column-typed elements, from element `elem` of blob b, to the
+ * statistics of the chunks they fall in (column.c). */
+void cf__column_stats_add(cf_column *c, int64_t b, int64_t elem, const unsigned char *p, int64_t n);
 /* Load statistics from the text of colfile-stats-v1 (NULL: none). */
 int cf__column_apply_stats(cf_column *c, const char *text, size_t len, const char *path, cf_error *err);
 

@@ -226,5 +226,76 @@ static void test_statistics_switched_off(void)
     cf_file_close(f);
 }
 
-CF_TESTS(CF_TEST(test_statistics_switched_off), CF_TEST(test_writes_compute_statistics), CF_TEST(test_stale_statistics_are_not_trusted),
+static char *slurp_file(const char *dir, const char *name)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return NULL;
+    fseek(fp, 0, SEEK_END);
+    long n = ftell(fp);
+    fseek(fp, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    buf[fread(buf, 1, (size_t)n, fp)] = 0;
+    fclose(fp);
+    return buf;
+}
+
+/* Large writes digest on a helper thread: the files must be the same as
+ * when the same data arrives in small writes digested inline. */
+static void test_large_writes_match_small_ones(void)
+{
+    enum { N = 1 << 21 }; /* 2 Mi rows x 3: 48 MiB of f8, 24 MiB of f4 source */
+    float *src = malloc((size_t)N * 3 * sizeof *src);
+    for (int64_t i = 0; i < (int64_t)N * 3; i++) src[i] = (float)((i * 7919) % 100003) * 0.25f - 5000.0f;
+    src[12345] = NAN;
+    cf_error err;
+    cf_file *f;
+    CHECK_OK(cf_file_open(&f, cf_test_dir(), CF_OPEN_WRITE, &err), &err);
+    const char *names[2] = { "big", "small" };
+    for (int m = 0; m < 2; m++) {
+        cf_column *c;
+        CHECK_OK(cf_column_create(&c, f, names[m], "f8", 3, N, 3, &err), &err);
+        if (m == 0) {
+            CHECK_OK(cf_column_write(c, 0, N, src, "f4", 12, 4, &err), &err); /* converted, pipelined */
+        } else {
+            for (int64_t r = 0; r < N; r += 100000) {
+                int64_t n = N - r < 100000 ? N - r : 100000;
+                CHECK_OK(cf_column_write(c, r, n, src + r * 3, "f4", 12, 4, &err), &err);
+            }
+        }
+        CHECK_OK(cf_column_close(c, &err), &err);
+    }
+    const char *files[] = { "header", "colfile-v1", "colfile-stats-v1", "000001" };
+    char a[4200], b[4200];
+    snprintf(a, sizeof a, "%s/big", cf_test_dir());
+    snprintf(b, sizeof b, "%s/small", cf_test_dir());
+    for (int k = 0; k < 4; k++) {
+        char *ta = slurp_file(a, files[k]), *tb = slurp_file(b, files[k]);
+        CHECK(ta && tb && strcmp(ta, tb) == 0);
+        free(ta);
+        free(tb);
+    }
+    /* And a direct (same dtype, contiguous) large write of the stored bytes. */
+    double *d = malloc((size_t)N * 3 * sizeof *d);
+    cf_column *c;
+    CHECK_OK(cf_column_open(&c, f, "big", &err), &err);
+    CHECK_OK(cf_column_read(c, 0, N, d, NULL, 24, 8, &err), &err);
+    CHECK_OK(cf_column_close(c, &err), &err);
+    CHECK_OK(cf_column_create(&c, f, "direct", "f8", 3, N, 3, &err), &err);
+    CHECK_OK(cf_column_write(c, 0, N, d, NULL, 24, 8, &err), &err);
+    CHECK_OK(cf_column_close(c, &err), &err);
+    snprintf(b, sizeof b, "%s/direct", cf_test_dir());
+    for (int k = 0; k < 3; k++) {
+        char *ta = slurp_file(a, files[k]), *tb = slurp_file(b, files[k]);
+        CHECK(ta && tb && strcmp(ta, tb) == 0);
+        free(ta);
+        free(tb);
+    }
+    free(d);
+    free(src);
+    cf_file_close(f);
+}
+
+CF_TESTS(CF_TEST(test_large_writes_match_small_ones), CF_TEST(test_statistics_switched_off), CF_TEST(test_writes_compute_statistics), CF_TEST(test_stale_statistics_are_not_trusted),
          CF_TEST(test_partial_chunks_merge), CF_TEST(test_integer_bounds_round_outward))

@@ -1,0 +1,37 @@
+/* digest.h - a helper thread that computes a write's checksums and
+ * statistics while the writing thread copies the same bytes to the file
+ * (internal).  On a machine with a spare core, the bigfile byte sum, the
+ * CRC32C and the statistics then cost (almost) nothing next to the write. */
+#ifndef CF_DIGEST_H
+#define CF_DIGEST_H
+
+#include <stdint.h>
+
+#include "colfile.h"
+
+struct cf_column;
+typedef struct cf__digester cf__digester;
+
+/* Writes of at least this many bytes use a helper thread. */
+#define CF__DIGEST_MIN_BYTES ((int64_t)8 << 20)
+/* Bytes handed over at a time: large enough that the hand-over costs
+ * little, small enough that the data is still in cache for the write. */
+#define CF__DIGEST_CHUNK_BYTES ((int64_t)1 << 20)
+
+/* Start a helper thread for writes to column c.  CF_ENOMEM, CF_EIO. */
+int cf__digester_start(cf__digester **out, struct cf_column *c, cf_error *err);
+
+/* Hand over n elements at p, element `elem` of blob b: the helper adds them
+ * to *sum, *crc and (unless off) the blob's statistics.  The caller must not
+ * touch p's bytes' destination, *sum, *crc or the statistics until
+ * cf__digester_wait returns. */
+void cf__digester_post(cf__digester *d, const unsigned char *p, int64_t n, int64_t b, int64_t elem,
+                       uint32_t *sum, uint32_t *crc);
+
+/* Wait until the posted work is done. */
+void cf__digester_wait(cf__digester *d);
+
+/* Stop and join the helper thread (after the last wait).  Accepts NULL. */
+void cf__digester_stop(cf__digester *d);
+
+#endif
