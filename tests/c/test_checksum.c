@@ -1,5 +1,6 @@
 /* test_checksum.c - the bigfile byte sum and CRC32C (src/checksum.c). */
 #include "harness.h"
+#include "fixtures.h"
 
 #include <dirent.h>
 #include <sys/stat.h>
@@ -151,86 +152,6 @@ static void test_sysv_embedded_blobs(void)
  * disk: a set generated with another seed has other names, shapes, split
  * counts and values. */
 
-typedef struct {
-    char **dirs;
-    size_t count;
-} fixture_sets;
-
-static int is_dir(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-static int is_file(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-static void find_sets_below(const char *dir, int depth, fixture_sets *s)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s/manifest.json", dir);
-    if (is_file(path)) {
-        char **nd = realloc(s->dirs, (s->count + 1) * sizeof *nd);
-        char *copy = malloc(strlen(dir) + 1);
-        if (nd) s->dirs = nd;
-        if (!nd || !copy) { free(copy); CHECK(!"out of memory"); return; }
-        strcpy(copy, dir);
-        s->dirs[s->count++] = copy;
-        return; /* the trees of a set hold no further sets */
-    }
-    if (depth >= 8) return;
-    DIR *d = opendir(dir);
-    if (!d) return;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.') continue;
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        if (is_dir(path)) find_sets_below(path, depth + 1, s);
-    }
-    closedir(d);
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static fixture_sets find_fixture_sets(void)
-{
-    fixture_sets s = {NULL, 0};
-    find_sets_below(CF_FIXTURES_DIR, 0, &s);
-    if (s.count > 1) qsort(s.dirs, s.count, sizeof *s.dirs, cmp_str);
-    printf("  (%zu fixture set(s) under %s)\n", s.count, CF_FIXTURES_DIR);
-    return s;
-}
-
-static void free_fixture_sets(fixture_sets *s)
-{
-    for (size_t i = 0; i < s->count; i++) free(s->dirs[i]);
-    free(s->dirs);
-    s->dirs = NULL;
-    s->count = 0;
-}
-
-/* Call visit(dir, ctx) for `dir` and every directory below it. */
-static void walk_dirs(const char *dir, void (*visit)(const char *, void *), void *ctx, int depth)
-{
-    visit(dir, ctx);
-    if (depth >= 64) return;
-    DIR *d = opendir(dir);
-    if (!d) return;
-    struct dirent *e;
-    char path[4096];
-    while ((e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        if (is_dir(path)) walk_dirs(path, visit, ctx, depth + 1);
-    }
-    closedir(d);
-}
 
 typedef struct {
     int headers, blobs, matched;

@@ -1,5 +1,6 @@
 /* test_column.c - Files and columns through the public API, on real files. */
 #include "harness.h"
+#include "fixtures.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -506,71 +507,6 @@ static void test_reads_bigfile_layout(void)
  * manifest.json; its trees are its subdirectories.  Names, shapes, split
  * counts and values differ between sets, so they are found, not assumed. */
 
-static int is_dir(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-static int is_file(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-typedef struct {
-    char **dirs;
-    size_t count;
-} dir_list;
-
-static void dir_list_add(dir_list *l, const char *dir)
-{
-    char **nd = realloc(l->dirs, (l->count + 1) * sizeof *nd);
-    char *copy = malloc(strlen(dir) + 1);
-    if (nd) l->dirs = nd;
-    if (!nd || !copy) { free(copy); CHECK(!"out of memory"); return; }
-    strcpy(copy, dir);
-    l->dirs[l->count++] = copy;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static void dir_list_sort(dir_list *l)
-{
-    if (l->count > 1) qsort(l->dirs, l->count, sizeof *l->dirs, cmp_str);
-}
-
-static void dir_list_free(dir_list *l)
-{
-    for (size_t i = 0; i < l->count; i++) free(l->dirs[i]);
-    free(l->dirs);
-    l->dirs = NULL;
-    l->count = 0;
-}
-
-static void find_sets_below(const char *dir, int depth, dir_list *sets)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s/manifest.json", dir);
-    if (is_file(path)) {
-        dir_list_add(sets, dir);
-        return; /* the trees of a set hold no further sets */
-    }
-    if (depth >= 8) return;
-    DIR *d = opendir(dir);
-    if (!d) return;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.') continue;
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        if (is_dir(path)) find_sets_below(path, depth + 1, sets);
-    }
-    closedir(d);
-}
-
 typedef struct {
     int trees, columns, header_only, blobs, sum_mismatch_columns;
     int64_t rows;
@@ -663,10 +599,7 @@ static void check_fixture_tree(const char *tree, column_tally *t)
 
 static void test_reads_every_fixture_column(void)
 {
-    dir_list sets = {NULL, 0};
-    find_sets_below(CF_FIXTURES_DIR, 0, &sets);
-    dir_list_sort(&sets);
-    printf("  (%zu fixture set(s) under %s)\n", sets.count, CF_FIXTURES_DIR);
+    fixture_sets sets = find_fixture_sets();
     CHECK(sets.count >= 1);
     for (size_t s = 0; s < sets.count; s++) {
         dir_list trees = {NULL, 0};
