@@ -120,18 +120,24 @@ def main(argv: list[str] | None = None) -> int:
     back, t_cf_r = timed(colfile_read)
     bad = sum(not (np.array_equal(back[k], a) and np.array_equal(back_np[k], a)) for k, a in mine.items())
 
-    # The query: the particles of a thin slab, found through x (the File is
-    # sorted along x), then their IDs by fancy indexing -- each rank over its
-    # share, no rank reads more than it needs.
+    # The query: the particles of a thin slab with small IDs.  The per-chunk
+    # statistics written with the data let the query skip every chunk whose
+    # x range misses the slab (the File is sorted along x); the answer is
+    # exact.  Then a histogram of y over the same particles, each rank
+    # taking a share of the chunks.
+    expr = f"(Position[0] > 500) & (Position[0] < 510) & (ID < {args.rows * 4})"
     with colfile.File(snap, "r", comm=comm) as f:
+        sel, t_q = timed(lambda: colfile.where(f["1/"], expr))
+        ids, t_ids = timed(lambda: sel.read("ID"))
+        x_all = np.concatenate([a[:, 0] for a in [mine["Position"]]])
+        want = first + np.flatnonzero((x_all > 500) & (x_all < 510) & (mine["ID"] < args.rows * 4))
+        got_mine = sel.rows[(sel.rows >= first) & (sel.rows < first + len(x_all))]
+        bad += not np.array_equal(got_mine, want)
+        bad += not np.array_equal(ids[np.searchsorted(sel.rows, want)], mine["ID"][want - first])
+        found = sel.count
         pos = f["1/Position"]
-        ids_col = f["1/ID"]
-        share = pos.rank_slice()
-        (x, t_x) = timed(lambda: pos[share, 0])
-        hit = np.flatnonzero((x > 500.0) & (x < 510.0)) + share.start
-        ids, t_ids = timed(lambda: ids_col[hit])
-        bad += not np.array_equal(ids, mine["ID"][hit - first])
-        found = comm.allreduce(len(hit)) if comm else len(hit)
+        (hist, _), t_h = timed(lambda: colfile.histogram(pos.field(1), bins=10, range=(0, box),
+                                                         where=(pos.field(0) > 500) & (pos.field(0) < 510)))
         # Every blob: size, bigfile byte sum and CRC32C (each rank its share of blobs).
         cols = {name: f[name] for name in f.columns}  # opening is collective
         blobs = [(name, i) for name, c in cols.items() for i in range(c.nfile)]
@@ -147,8 +153,9 @@ def main(argv: list[str] | None = None) -> int:
                     f"column) {nbytes / tn / 1e9:6.2f} GB/s   colfile/numpy {tn / tc:.2f}")
         print(line("write", t_cf_w, t_np_w))
         print(line("read", t_cf_r, t_np_r))
-        print(f"  query  {found} particles with 500 < x < 510: x in {t_x * 1e3:.1f} ms, "
-              f"their IDs in {t_ids * 1e3:.1f} ms")
+        print(f"  query  {expr}: {found} particles in {t_q * 1e3:.1f} ms, their IDs in {t_ids * 1e3:.1f} ms")
+        print(f"         {sel.report}")
+        print(f"  hist   y of the slab's particles, 10 bins, {t_h * 1e3:.1f} ms: {hist.tolist()}")
         print(f"  attrs  {', '.join(f'{k}={float(v):g}' for k, v in attrs.items())}")
         print(f"  check  {len(blobs)} blobs: " + ("all intact (size, byte sum, CRC32C)" if not damaged
                                                   else f"DAMAGED {damaged}"))
