@@ -311,7 +311,7 @@ static void test_crc32c_vectors(void)
 static void test_crc32c_sw_equals_hw(void)
 {
     uint64_t s = 42;
-    size_t n = 70000;
+    size_t n = (1 << 20) + 100; /* long inputs take the three-stream path */
     unsigned char *buf = malloc(n + 64);
     CHECK(buf != NULL);
     if (!buf) return;
@@ -325,6 +325,9 @@ static void test_crc32c_sw_equals_hw(void)
         CHECK_EQ_INT(a, b);
         CHECK_EQ_INT(cf__crc32c_update(start, buf + off, len), a);
     }
+    /* Around the three-stream threshold and block rounding. */
+    for (size_t len = (64 << 10) - 9; len < (64 << 10) + 40; len++)
+        CHECK_EQ_INT(cf__crc32c_hw(7, buf + 3, len), cf__crc32c_sw(7, buf + 3, len));
     free(buf);
 }
 
