@@ -823,6 +823,69 @@ static void cf__stage_one(cf__acc *a, int type, const unsigned char *src, int sw
     cf__add1(a, type, e.b);
 }
 
+#if defined(CF__STATS_SSE2)
+/* Rows of 2 to 4 native doubles (positions, velocities) folded in place:
+ * the component in each lane of the k-th register repeats every
+ * lcm(nmemb, 2) values, so a few registers per quantity keep every
+ * component apart without gathering.  Returns the values consumed (whole
+ * periods, a multiple of nmemb), 0 when it leaves the work to the general
+ * path: too few values, or a min or max that is a zero (whose sign the
+ * general path decides exactly). */
+static size_t cf__f8_interleaved(cf__acc *acc, int64_t nmemb, int64_t c0, const double *x, size_t n)
+{
+    size_t period = nmemb % 2 ? 2 * (size_t)nmemb : (size_t)nmemb, regs = period / 2;
+    size_t periods = n / period;
+    if (nmemb < 2 || nmemb > 4 || periods < 16) return 0;
+    __m128d vmn[4], vmx[4], vs[4];
+    __m128i vc[4];
+    for (size_t r = 0; r < regs; r++) {
+        vmn[r] = _mm_set1_pd(INFINITY);
+        vmx[r] = _mm_set1_pd(-INFINITY);
+        vs[r] = _mm_setzero_pd();
+        vc[r] = _mm_setzero_si128();
+    }
+    const double *q = x;
+    for (size_t b = 0; b < periods; b++, q += period) {
+        for (size_t r = 0; r < regs; r++) {
+            __m128d v = _mm_loadu_pd(q + 2 * r);
+            __m128d bad = _mm_cmpunord_pd(v, v);
+            vc[r] = _mm_sub_epi64(vc[r], _mm_castpd_si128(bad));
+            vs[r] = _mm_add_pd(vs[r], _mm_andnot_pd(bad, v));
+            vmn[r] = _mm_min_pd(v, vmn[r]);
+            vmx[r] = _mm_max_pd(v, vmx[r]);
+        }
+    }
+    double mn[4], mx[4], sum[4];
+    int64_t nan[4];
+    for (int64_t j = 0; j < nmemb; j++) {
+        mn[j] = INFINITY;
+        mx[j] = -INFINITY;
+        sum[j] = 0.0;
+        nan[j] = 0;
+    }
+    for (size_t r = 0; r < regs; r++) {
+        double tmn[2], tmx[2], ts[2];
+        int64_t tc[2];
+        _mm_storeu_pd(tmn, vmn[r]);
+        _mm_storeu_pd(tmx, vmx[r]);
+        _mm_storeu_pd(ts, vs[r]);
+        _mm_storeu_si128((__m128i *)(void *)tc, vc[r]);
+        for (size_t l = 0; l < 2; l++) {
+            size_t j = (size_t)((c0 + (int64_t)(2 * r + l)) % nmemb);
+            mn[j] = tmn[l] < mn[j] ? tmn[l] : mn[j];
+            mx[j] = tmx[l] > mx[j] ? tmx[l] : mx[j];
+            sum[j] += ts[l];
+            nan[j] += tc[l];
+        }
+    }
+    for (int64_t j = 0; j < nmemb; j++)
+        if (mn[j] == 0 || mx[j] == 0) return 0;
+    for (int64_t j = 0; j < nmemb; j++)
+        cf__float_part(&acc[j], mn[j], mx[j], sum[j], nan[j], periods * period / (size_t)nmemb, 0);
+    return periods * period;
+}
+#endif
+
 /* Elements per span of the vector path: each component of a span is
  * gathered and folded as one run. */
 #define CF__SPAN ((int64_t)1 << 15)
@@ -870,6 +933,15 @@ void cf__acc_add(cf__acc *acc, int64_t nmemb, int64_t component0, const void *da
         }
         return;
     }
+
+#if defined(CF__STATS_SSE2)
+    if (type == CF__ST_f8 && !swap && (uintptr_t)p % sizeof(double) == 0) {
+        size_t used = cf__f8_interleaved(acc, nmemb, c0, (const double *)(const void *)p, (size_t)n);
+        p += used * w; /* whole periods: the next value is component c0 again */
+        n -= (int64_t)used;
+        if (n == 0) return;
+    }
+#endif
 
     /* whole spans of rows: each component gathered with stride nmemb */
     size_t stride = (size_t)nmemb * w;
