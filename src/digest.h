@@ -16,7 +16,7 @@ typedef struct cf__digester cf__digester;
 #define CF__DIGEST_MIN_BYTES ((int64_t)8 << 20)
 /* Bytes handed over at a time: large enough that the hand-over costs
  * little, small enough that the data is still in cache for the write. */
-#define CF__DIGEST_CHUNK_BYTES ((int64_t)1 << 20)
+#define CF__DIGEST_CHUNK_BYTES ((int64_t)2 << 20)
 
 /* Start a helper thread for writes to column c.  CF_ENOMEM, CF_EIO. */
 int cf__digester_start(cf__digester **out, struct cf_column *c, cf_error *err);
