@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "hex.h"
 
 /* Above this many data bytes the comment says "... (Too Long) ". */
 #define CF__HUMANE_MAX_BYTES 128
@@ -269,14 +270,6 @@ static int pending_merge(cf__attrset *s, pending_list *p)
 
 static int is_blank(char c) { return c == ' ' || c == '\t'; }
 
-static int hex_value(unsigned char c)
-{
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    return -1;
-}
-
 /* The next blank-separated token of [*pos, end): sets *tok and *tlen and
  * returns 1, or returns 0 at the end of the line. */
 static int next_token(const char **pos, const char *end, const char **tok, size_t *tlen)
@@ -362,8 +355,8 @@ static int parse_v2_line(pending_list *p, const char *line, const char *end,
         data = malloc(nbytes);
         if (!data) return CF_FAIL(err, CF_ENOMEM, "%s:%zu: out of memory", path, lineno);
         for (size_t i = 0; i < nbytes; i++) {
-            int hi = hex_value((unsigned char)hex[2 * i]);
-            int lo = hex_value((unsigned char)hex[2 * i + 1]);
+            int hi = cf__hex_digit((char)hex[2 * i]);
+            int lo = cf__hex_digit((char)hex[2 * i + 1]);
             if (hi < 0 || lo < 0) {
                 free(data);
                 return CF_FAIL(err, CF_EFORMAT, "%s:%zu: bad hex digit in data of `%.*s'",

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "hex.h"
 
 void cf__ext_free(cf__ext *x)
 {
@@ -82,13 +83,9 @@ int cf__ext_parse(cf__ext *x, const char *text, size_t len, const char *path, cf
             uint32_t value = 0;
             int digits = 0;
             while (v < le && digits < 9) {
-                char ch = *v;
-                unsigned d;
-                if (ch >= '0' && ch <= '9') d = (unsigned)(ch - '0');
-                else if (ch >= 'a' && ch <= 'f') d = (unsigned)(ch - 'a' + 10);
-                else if (ch >= 'A' && ch <= 'F') d = (unsigned)(ch - 'A' + 10);
-                else break;
-                value = value * 16 + d;
+                int d = cf__hex_digit(*v);
+                if (d < 0) break;
+                value = value * 16 + (unsigned)d;
                 digits++;
                 v++;
             }
@@ -102,10 +99,8 @@ int cf__ext_parse(cf__ext *x, const char *text, size_t len, const char *path, cf
         /* remember the blob id this line names */
         uint64_t id = 0;
         for (const char *s = r; s < le && *s != ':'; s++) {
-            char ch = *s;
-            if (ch >= '0' && ch <= '9') id = id * 16 + (uint64_t)(ch - '0');
-            else if (ch >= 'A' && ch <= 'F') id = id * 16 + (uint64_t)(ch - 'A' + 10);
-            else if (ch >= 'a' && ch <= 'f') id = id * 16 + (uint64_t)(ch - 'a' + 10);
+            int d = cf__hex_digit(*s);
+            if (d >= 0) id = id * 16 + (uint64_t)d;
         }
         ids[count] = id;
         count++;

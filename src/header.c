@@ -8,6 +8,7 @@
 
 #include "checksum.h"
 #include "error.h"
+#include "hex.h"
 
 int cf__header_alloc(cf__header *h, int64_t nfile, const char *path, cf_error *err)
 {
@@ -156,13 +157,9 @@ int cf__header_parse(cf__header *h, const char *text, size_t len,
         uint64_t id = 0;
         int digits = 0;
         while (c.p < c.end && digits < 17) {
-            char ch = *c.p;
-            unsigned d;
-            if (ch >= '0' && ch <= '9') d = (unsigned)(ch - '0');
-            else if (ch >= 'A' && ch <= 'F') d = (unsigned)(ch - 'A' + 10);
-            else if (ch >= 'a' && ch <= 'f') d = (unsigned)(ch - 'a' + 10);
-            else break;
-            id = id * 16 + d;
+            int d = cf__hex_digit(*c.p);
+            if (d < 0) break;
+            id = id * 16 + (unsigned)d;
             digits++;
             c.p++;
         }

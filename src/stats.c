@@ -45,6 +45,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "hex.h"
 
 #define CF__STATS_MAGIC_LINE "COLFILE-STATS: 1"
 
@@ -1206,14 +1207,6 @@ static void cf__skip_blank(const char **p, const char *e)
     while (*p < e && cf__is_blank(**p)) (*p)++;
 }
 
-static int cf__hexval(char c)
-{
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
 /* Decimal digits into a uint64 (at least one digit, no overflow). */
 static int cf__lex_u64(const char **p, const char *e, uint64_t *out)
 {
@@ -1489,7 +1482,7 @@ int cf__stats_parse(cf__stats *s, const cf__header *h, const char *text, size_t 
             if (more) {
                 const char *q = ls;
                 int dec = 1;
-                while (q < le && cf__hexval(*q) >= 0) {
+                while (q < le && cf__hex_digit(*q) >= 0) {
                     dec &= *q <= '9';
                     q++;
                 }
@@ -1511,7 +1504,7 @@ int cf__stats_parse(cf__stats *s, const cf__header *h, const char *text, size_t 
                 uint64_t id = 0;
                 int nd = 0;
                 while (*q != ':') {
-                    id = id * 16 + (uint64_t)cf__hexval(*q++);
+                    id = id * 16 + (uint64_t)cf__hex_digit(*q++);
                     if (++nd > 16) break;
                 }
                 uint64_t rows, sum;
