@@ -18,6 +18,7 @@
 #include "file.h"
 #include "digest.h"
 #include "fsutil.h"
+#include "hex.h"
 
 /* ---- small helpers ---------------------------------------------------- */
 
@@ -30,6 +31,14 @@ static int is_attrs_only_name(const char *name)
 static void blob_name(int64_t i, char out[32])
 {
     snprintf(out, 32, "%06" PRIX64, (uint64_t)i);
+}
+
+/* The path of blob i (malloc'd; NULL on ENOMEM). */
+static char *blob_path(const cf_column *c, int64_t i)
+{
+    char name[32];
+    blob_name(i, name);
+    return cf__path_join(c->path, name);
 }
 
 static void close_fd(cf_column *c)
@@ -208,9 +217,7 @@ void cf__column_stats_add(cf_column *c, int64_t b, int64_t elem, const unsigned 
 /* Create or truncate blob i to zero bytes. */
 static int truncate_blob(cf_column *c, int64_t i, cf_error *err)
 {
-    char name[32];
-    blob_name(i, name);
-    char *p = cf__path_join(c->path, name);
+    char *p = blob_path(c, i);
     if (!p) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
     int rc = 0;
     int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
@@ -238,9 +245,9 @@ static int remove_stale_blobs(const char *dir, int64_t nfile, cf_error *err)
         uint64_t id = 0;
         size_t k;
         for (k = 0; k < n; k++) {
-            if (s[k] >= '0' && s[k] <= '9') id = id * 16 + (uint64_t)(s[k] - '0');
-            else if (s[k] >= 'A' && s[k] <= 'F') id = id * 16 + (uint64_t)(s[k] - 'A' + 10);
-            else break;
+            int v = cf__hex_digit(s[k]);
+            if (v < 0 || (s[k] >= 'a' && s[k] <= 'f')) break; /* blob names are upper case */
+            id = id * 16 + (uint64_t)v;
         }
         if (k != n || id < (uint64_t)nfile) continue;
         rc = cf__remove_if_exists(dir, s, err);
@@ -503,9 +510,7 @@ static int scan_blob(cf_column *c, int64_t i, int *complete, cf_error *err)
     *complete = 0;
     cf__column_stats_reset_blob(c, i);
     c->crc_known[i] = 0;
-    char name[32];
-    blob_name(i, name);
-    char *p = cf__path_join(c->path, name);
+    char *p = blob_path(c, i);
     if (!p) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
     int fd = open(p, O_RDONLY | O_CLOEXEC);
     int rc = 0;
@@ -668,9 +673,7 @@ static int blob_fd(cf_column *c, int64_t i, int for_write, cf_error *err)
 {
     if (c->fd >= 0 && c->fd_blob == i && (c->fd_writable || !for_write)) return c->fd;
     close_fd(c);
-    char name[32];
-    blob_name(i, name);
-    char *p = cf__path_join(c->path, name);
+    char *p = blob_path(c, i);
     if (!p) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
     int fd = for_write ? open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0666) : open(p, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
@@ -1158,9 +1161,7 @@ int cf_column_verify_blob(cf_column *c, int64_t i, unsigned *status, cf_error *e
     int rc = need_scratch(c, err);
     if (rc) return rc;
     unsigned st = 0;
-    char name[32];
-    blob_name(i, name);
-    char *p = cf__path_join(c->path, name);
+    char *p = blob_path(c, i);
     if (!p) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
     int64_t bytes = c->h.rows[i] * c->rowbytes;
     uint32_t crc_known;
