@@ -221,17 +221,21 @@ def _parse_first(first: Any, size: int, what: str) -> Rows:
     return Rows(len(rows), shape, rows=rows)
 
 
+def _ascending(sel: Rows, arr: np.ndarray) -> tuple[int, int, np.ndarray]:
+    """A progression selection as (first row, positive step, ``arr`` viewed
+    in that ascending order): a negative step walks the same rows backwards."""
+    if sel.step < 0:
+        return sel.start + (sel.count - 1) * sel.step, -sel.step, arr[::-1]
+    return sel.start, sel.step, arr
+
+
 def read(sel: Rows, io: RowIO, out: np.ndarray) -> None:
     """Read the selected rows into ``out`` (first axis ``sel.count``)."""
     n = sel.count
     if n == 0:
         return
     if sel.rows is None:
-        start, step = sel.start, sel.step
-        if step < 0:
-            start += (n - 1) * step
-            out = out[::-1]
-            step = -step
+        start, step, out = _ascending(sel, out)
         if step == 1:
             io._read_contig(start, n, out)
         else:
@@ -272,11 +276,7 @@ def write(sel: Rows, io: RowIO, data: np.ndarray) -> None:
     if n == 0:
         return
     if sel.rows is None:
-        start, step = sel.start, sel.step
-        if step < 0:
-            start += (n - 1) * step
-            data = data[::-1]
-            step = -step
+        start, step, data = _ascending(sel, data)
         if step == 1:
             io._write_contig(start, n, data)
         else:
