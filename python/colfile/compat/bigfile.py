@@ -152,6 +152,7 @@ from typing import Any
 import numpy as np
 
 from .. import mpi as _mpi
+from ..attrs import encode_value
 from .._ffi import encode, encode_name, ffi, lib, new_error, string
 from ..column import Column as _CoreColumn
 from ..errors import ClosedError as _CoreClosedError
@@ -328,26 +329,9 @@ def _same(comm: Any, fn: Callable[[], Any], what: str) -> Any:
 
 
 def _encode_attr(value: Any) -> tuple[str, int, bytes]:
-    """bigfile's mapping of a Python value to (dtype token, nmemb, bytes)."""
-    if isinstance(value, str):
-        b = value.encode("utf-8")
-        return "|a1", max(len(b), 1), b or b"\0"
-    try:
-        arr = np.asarray(value)
-    except (ValueError, TypeError) as exc:
-        raise ValueError(f"cannot store {value!r} as an attribute: {exc}") from None
-    kind = arr.dtype.kind
-    if kind == "U":
-        arr = np.char.encode(arr, "utf-8")
-        kind = "S"
-    if kind == "S":
-        if arr.dtype.itemsize == 0:
-            arr = arr.astype("S1")
-    elif kind not in "iufcb" or arr.dtype.names is not None:
-        raise ValueError(f"cannot store a {type(value).__name__} of dtype {arr.dtype} "
-                         "as an attribute: use numbers, booleans or strings")
-    flat = np.ascontiguousarray(arr).reshape(-1)
-    return arr.dtype.str, int(flat.size), flat.tobytes()
+    """bigfile's mapping of a Python value to (dtype token, nmemb, bytes):
+    the same as colfile's (:func:`colfile.attrs.encode_value`)."""
+    return encode_value(value)
 
 
 def _decode_attr(token: str, nmemb: int, data: bytes) -> Any:
