@@ -28,13 +28,15 @@ extern "C" {
     X(CF_EREADONLY,-12, "opened read-only")                                 \
     X(CF_ESHORT,   -13, "data file shorter than its header says")          \
     X(CF_ENOTFILE, -14, "not a colfile/bigfile File")                       \
-    X(CF_EKIND,    -15, "operation does not fit this kind of column")
+    X(CF_EKIND,    -15, "operation does not fit this kind of column")      \
+    X(CF_ETORN,    -16, "column may be torn by an interrupted update")     \
+    X(CF_EBUSY,    -17, "being written by another process")
 
 enum cf_error_code {
 #define CF__ERROR_ENUM(name, value, text) name = value,
     CF_ERROR_LIST(CF__ERROR_ENUM)
 #undef CF__ERROR_ENUM
-    CF__ERROR_LAST = -15
+    CF__ERROR_LAST = -17
 };
 
 /* The symbolic name of an error code ("CF_ENOENT"), or "CF_UNKNOWN". */

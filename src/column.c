@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "checksum.h"
@@ -19,6 +20,8 @@
 #include "digest.h"
 #include "fsutil.h"
 #include "hex.h"
+#include "names.h"
+#include "platform.h"
 
 /* ---- small helpers ---------------------------------------------------- */
 
@@ -38,7 +41,7 @@ static char *blob_path(const cf_column *c, int64_t i)
 {
     char name[32];
     blob_name(i, name);
-    return cf__path_join(c->path, name);
+    return cf__path_join(c->dir, name);
 }
 
 static void close_fd(cf_column *c)
@@ -60,9 +63,19 @@ void cf__column_free(cf_column *c)
 {
     if (!c) return;
     close_fd(c);
+    /* A new column that was never committed leaves nothing behind. */
+    if (!c->replica && c->dir && c->path && CF__STAGED(c)) (void)cf__remove_tree(c->dir, NULL);
     free_writes(c);
     free(c->name);
+    if (c->lock_fd >= 0) {
+        /* Removed while still held (see begin_change); a shared holder
+         * removes it only if it is the last one. */
+        if (!c->nolock || cf__lock_exclusive(c->lock_fd) == 0) (void)unlink(c->lock_path);
+        close(c->lock_fd);
+    }
+    free(c->lock_path);
     free(c->path);
+    free(c->dir);
     free(c->attr_dir);
     cf__header_free(&c->h);
     free(c->first_row);
@@ -70,6 +83,7 @@ void cf__column_free(cf_column *c)
     free(c->committed_sums);
     free(c->crc);
     free(c->crc_known);
+    free(c->unsynced);
     cf__attrset_free(&c->attrs);
     cf__attrset_free(&c->attrs_v1);
     free(c->scratch);
@@ -93,6 +107,9 @@ static int layout_blobs(cf_column *c, int64_t keep, cf_error *err)
     uint32_t *committed = realloc(c->committed_sums, (size_t)(n + 1) * sizeof *committed);
     if (!committed) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
     c->committed_sums = committed;
+    unsigned char *unsynced = realloc(c->unsynced, (size_t)(n + 1));
+    if (!unsynced) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
+    c->unsynced = unsynced;
     first[0] = 0;
     for (int64_t i = 0; i < n; i++) {
         first[i + 1] = first[i] + c->h.rows[i];
@@ -101,6 +118,7 @@ static int layout_blobs(cf_column *c, int64_t keep, cf_error *err)
             /* An empty blob has a known CRC; others are unknown until written. */
             crc[i] = 0;
             known[i] = c->h.rows[i] == 0;
+            unsynced[i] = 0;
         }
     }
     c->size = first[n];
@@ -113,12 +131,15 @@ static cf_column *column_new(const char *name, const char *path, const char *att
     if (!c) return NULL;
     c->fd = -1;
     c->fd_blob = -1;
+    c->lock_fd = -1;
+    c->durable = 1;
     cf__attrset_init(&c->attrs);
     cf__attrset_init(&c->attrs_v1);
     c->name = strdup(name);
     c->path = strdup(path);
+    c->dir = strdup(path);
     c->attr_dir = strdup(attr_dir);
-    if (!c->name || !c->path || !c->attr_dir) {
+    if (!c->name || !c->path || !c->dir || !c->attr_dir) {
         cf__column_free(c);
         return NULL;
     }
@@ -147,7 +168,7 @@ static int write_header(cf_column *c, cf_error *err)
     size_t len;
     int rc = cf__header_format(&c->h, &text, &len, c->path, err);
     if (rc) return rc;
-    rc = cf__write_file_atomic(c->path, "header", text, len, err);
+    rc = cf__write_file_atomic(c->dir, "header", text, len, c->durable, err);
     free(text);
     return rc;
 }
@@ -158,7 +179,7 @@ static int write_ext(cf_column *c, cf_error *err)
     size_t len;
     int rc = cf__ext_format(&c->h, c->crc, c->crc_known, &text, &len, c->path, err);
     if (rc) return rc;
-    rc = cf__write_file_atomic(c->path, CF__EXT_NAME, text, len, err);
+    rc = cf__write_file_atomic(c->dir, CF__EXT_NAME, text, len, c->durable, err);
     free(text);
     return rc;
 }
@@ -169,7 +190,7 @@ static int write_stats(cf_column *c, cf_error *err)
     size_t len;
     int rc = cf__stats_format(&c->stats, &c->h, &text, &len, c->path, err);
     if (rc) return rc;
-    rc = cf__write_file_atomic(c->path, CF__STATS_NAME, text, len, err);
+    rc = cf__write_file_atomic(c->dir, CF__STATS_NAME, text, len, c->durable, err);
     free(text);
     return rc;
 }
@@ -232,7 +253,7 @@ static int truncate_blob(cf_column *c, int64_t i, cf_error *err)
 }
 
 /* Remove blob files numbered >= nfile left by an earlier, larger column. */
-static int remove_stale_blobs(const char *dir, int64_t nfile, cf_error *err)
+static int remove_stale_blobs(const char *dir, int64_t nfile, int *removed, cf_error *err)
 {
     DIR *d = opendir(dir);
     if (!d) return 0;
@@ -251,9 +272,334 @@ static int remove_stale_blobs(const char *dir, int64_t nfile, cf_error *err)
         }
         if (k != n || id < (uint64_t)nfile) continue;
         rc = cf__remove_if_exists(dir, s, err);
+        if (rc == 0) (*removed)++;
     }
     closedir(d);
     return rc;
+}
+
+
+/* ---- commits: staging, writer lock, torn marker, fsync ----------------- */
+
+/* A name for `leaf` inside hidden sibling names: leaves too long to take a
+ * prefix and suffix within NAME_MAX are cut and tagged with a hash. */
+static void short_leaf(const char *leaf, char out[224])
+{
+    size_t n = strlen(leaf);
+    if (n <= 200) {
+        memcpy(out, leaf, n + 1);
+        return;
+    }
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)leaf[i]) * 1099511628211ULL;
+    snprintf(out, 224, "%.180s~%016" PRIx64, leaf, h);
+}
+
+/* "<parent of path>/<prefix><leaf><suffix>", malloc'd (NULL on ENOMEM). */
+static char *sibling_path(const char *path, const char *prefix, const char *suffix)
+{
+    const char *slash = strrchr(path, '/');
+    size_t dl = slash ? (size_t)(slash - path + 1) : 0;
+    char leaf[224];
+    short_leaf(path + dl, leaf);
+    size_t n = dl + strlen(prefix) + strlen(leaf) + strlen(suffix) + 1;
+    char *p = malloc(n);
+    if (p) snprintf(p, n, "%.*s%s%s%s", (int)dl, path, prefix, leaf, suffix);
+    return p;
+}
+
+/* The directory holding path (malloc'd; "." for a bare name). */
+static char *parent_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash) return strdup(".");
+    if (slash == path) return strdup("/");
+    return strndup(path, (size_t)(slash - path));
+}
+
+static int fsync_parent(const char *path, cf_error *err)
+{
+    char *parent = parent_of(path);
+    if (!parent) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", path);
+    int rc = cf__fsync_path(parent, err);
+    free(parent);
+    return rc;
+}
+
+static uint64_t unique_bits(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t x = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 30) ^ ((uint64_t)(uintptr_t)&ts << 7);
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    return x;
+}
+
+/* A new hidden sibling directory or name that does not exist yet:
+ * <prefix><leaf>.<pid>.<random>.  With make_dir the directory is made. */
+static int fresh_sibling(const char *path, const char *prefix, int make_dir, char **out, cf_error *err)
+{
+    for (int attempt = 0; attempt < 64; attempt++) {
+        char suffix[64];
+        snprintf(suffix, sizeof suffix, ".%ld.%08" PRIx64, (long)getpid(), unique_bits() >> 32);
+        char *p = sibling_path(path, prefix, suffix);
+        if (!p) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", path);
+        if (!make_dir) {
+            if (!cf__exists(p)) {
+                *out = p;
+                return 0;
+            }
+        } else if (mkdir(p, 0777) == 0) {
+            *out = p;
+            return 0;
+        } else if (errno != EEXIST) {
+            int e = errno;
+            int rc = CF_FAIL(err, cf__errno_code(e), "%s: cannot make staging directory %s: %s", path, p, strerror(e));
+            free(p);
+            return rc;
+        }
+        free(p);
+    }
+    return CF_FAIL(err, CF_EIO, "%s: cannot find a free staging name", path);
+}
+
+/* The lock file is removed when its holder lets go, so that directories
+ * keep no trace of finished writes.  A locker that raced with a removal may
+ * hold a lock on a file no longer at the path: it checks, and retries. */
+int cf__column_begin_change(cf_column *c, cf_error *err)
+{
+    if (c->lock_fd >= 0 || c->replica || c->kind == CF_KIND_ATTRS_ONLY) return 0;
+    char *lp = sibling_path(c->path, CF__LOCK_PREFIX, "");
+    if (!lp) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
+    int rc = 0, fd = -1;
+    for (int attempt = 0; rc == 0 && fd < 0; attempt++) {
+        if (attempt == 64) {
+            rc = CF_FAIL(err, CF_EBUSY, "%s: the writer lock %s keeps changing", c->path, lp);
+            break;
+        }
+        fd = open(lp, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+        if (fd < 0) {
+            int e = errno;
+            rc = CF_FAIL(err, cf__errno_code(e), "%s: cannot open the writer lock %s: %s", c->path, lp, strerror(e));
+        } else if ((c->nolock ? cf__lock_shared(fd) : cf__lock_exclusive(fd)) != 0) {
+            int e = errno;
+            close(fd);
+            fd = -1;
+            if (e == ENOLCK)
+                rc = CF_FAIL(err, CF_EIO, "%s: the file system cannot lock %s (ENOLCK; on NFS the server's lock "
+                             "manager must run), so concurrent writers could not be detected", c->path, lp);
+            else if (e == EWOULDBLOCK || e == EAGAIN || e == EACCES)
+                rc = CF_FAIL(err, CF_EBUSY, "%s: another writer (process or handle) is changing this column; "
+                             "its lock %s is held", c->path, lp);
+            else
+                rc = CF_FAIL(err, CF_EIO, "%s: cannot lock %s: %s", c->path, lp, strerror(e));
+        } else {
+            struct stat a, b;
+            if (fstat(fd, &a) != 0 || stat(lp, &b) != 0 || a.st_ino != b.st_ino || a.st_dev != b.st_dev) {
+                close(fd); /* removed or replaced meanwhile: try again */
+                fd = -1;
+            }
+        }
+    }
+    if (rc == 0) {
+        c->lock_fd = fd;
+        c->lock_path = lp;
+    } else {
+        free(lp);
+    }
+    return rc;
+}
+
+/* 1 if a live writer holds the column's lock: a torn marker is then an
+ * update in progress (its rows are being written, as with bigfile), not
+ * the trace of a crash. */
+static int writer_alive(const cf_column *c)
+{
+    char *lp = sibling_path(c->path, CF__LOCK_PREFIX, "");
+    if (!lp) return 0;
+    int fd = open(lp, O_RDONLY | O_CLOEXEC);
+    free(lp);
+    if (fd < 0) return 0;
+    int held = cf__lock_probe(fd) == 1;
+    close(fd);
+    return held;
+}
+
+/* Before the first in-place write over committed rows: make colfile-torn
+ * exist, durably, so that a crash in the middle is never mistaken for a
+ * complete column.  Replicas may do this too; the committing handle removes
+ * the marker once the new header is durable. */
+static int mark_torn(cf_column *c, cf_error *err)
+{
+    if (c->torn_marked) return 0;
+    char *p = cf__path_join(c->dir, CF__TORN_NAME);
+    if (!p) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
+    int rc = 0;
+    int fd = open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        int e = errno;
+        rc = CF_FAIL(err, cf__errno_code(e), "%s: cannot create the torn-update marker: %s", p, strerror(e));
+    } else {
+        char line[96];
+        int n = snprintf(line, sizeof line, "in-place update by pid %ld\n", (long)getpid());
+        if (ftruncate(fd, 0) == 0) rc = cf__pwrite_all(fd, line, (size_t)n, 0, p, err);
+        if (rc == 0 && c->durable) rc = cf__fsync_fd(fd, p, err);
+        close(fd);
+        if (rc == 0 && c->durable) rc = cf__fsync_path(c->dir, err);
+    }
+    free(p);
+    if (rc == 0) c->torn_marked = 1;
+    return rc;
+}
+
+int cf__column_sync_blobs(cf_column *c, cf_error *err)
+{
+    if (!c->unsynced) return 0;
+    for (int64_t i = 0; i < c->h.nfile; i++) {
+        if (!c->unsynced[i]) continue;
+        if (c->durable) {
+            char *p = blob_path(c, i);
+            if (!p) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
+            int rc = cf__fsync_path(p, err);
+            free(p);
+            if (rc) {
+                c->failed = 1;
+                return rc;
+            }
+        }
+        c->unsynced[i] = 0;
+    }
+    return 0;
+}
+
+/* A directory that a new column may replace: a column or an empty
+ * directory, never a group holding other columns. */
+static int check_replaceable(const char *dir, cf_error *err)
+{
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    int rc = 0;
+    struct dirent *ent;
+    while (rc == 0 && (ent = readdir(d)) != NULL) {
+        if (ent->d_name[0] == '.') continue;
+        char *p = cf__path_join(dir, ent->d_name);
+        if (!p) {
+            rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", dir);
+            break;
+        }
+        if (cf__is_dir(p))
+            rc = CF_FAIL(err, CF_EEXIST, "%s: is a group holding '%s'; a column cannot replace it", dir, ent->d_name);
+        free(p);
+    }
+    closedir(d);
+    return rc;
+}
+
+/* Move the staging directory, complete and durable, to the column's name:
+ * the one step that makes the new version visible.  An old version is
+ * swapped out in the same step where the kernel can (RENAME_EXCHANGE),
+ * else moved aside first; then it is removed. */
+static int publish(cf_column *c, cf_error *err)
+{
+    char *old = NULL;
+    int rc = 0;
+    if (rename(c->dir, c->path) != 0) {
+        int e = errno;
+        if (e != EEXIST && e != ENOTEMPTY && e != EISDIR && e != ENOTDIR)
+            return CF_FAIL(err, CF_EIO, "%s: cannot move the new column into place: %s", c->path, strerror(e));
+        if (!cf__is_dir(c->path))
+            return CF_FAIL(err, CF_EEXIST, "%s: exists and is not a directory", c->path);
+        if ((rc = check_replaceable(c->path, err))) return rc;
+        if (cf__rename_exchange(c->dir, c->path) == 0) {
+            old = c->dir; /* the old version now lives at the staging name */
+            c->dir = NULL;
+        } else {
+            e = errno;
+            if (e != EINVAL && e != ENOSYS && e != ENOTSUP)
+                return CF_FAIL(err, CF_EIO, "%s: cannot swap in the new column: %s", c->path, strerror(e));
+            /* No atomic swap here: between the two renames the column is
+             * absent, and `colfile repair` can bring back .colfile-old.*. */
+            if ((rc = fresh_sibling(c->path, CF__OLD_PREFIX, 0, &old, err))) return rc;
+            if (rename(c->path, old) != 0) {
+                e = errno;
+                rc = CF_FAIL(err, CF_EIO, "%s: cannot move the old column aside: %s", c->path, strerror(e));
+                free(old);
+                return rc;
+            }
+            if (rename(c->dir, c->path) != 0) {
+                e = errno;
+                (void)rename(old, c->path);
+                rc = CF_FAIL(err, CF_EIO, "%s: cannot move the new column into place: %s", c->path, strerror(e));
+                free(old);
+                return rc;
+            }
+        }
+    }
+    if (c->durable) rc = fsync_parent(c->path, err);
+    free(c->dir);
+    c->dir = strdup(c->path);
+    char *attr_dir = strdup(c->path);
+    if (!c->dir || !attr_dir) {
+        free(attr_dir);
+        if (!c->dir) c->dir = old ? old : NULL;
+        return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
+    }
+    free(c->attr_dir);
+    c->attr_dir = attr_dir;
+    /* The new version is committed; the old one is garbage.  A failure to
+     * remove it leaves a hidden directory that `colfile repair` removes. */
+    if (old) (void)cf__remove_tree(old, NULL);
+    free(old);
+    return rc;
+}
+
+const char *cf__column_stage_leaf(const cf_column *c)
+{
+    if (!CF__STAGED(c)) return "";
+    const char *slash = strrchr(c->dir, '/');
+    return slash ? slash + 1 : c->dir;
+}
+
+int cf__column_set_stage(cf_column *c, const char *leaf, size_t n, cf_error *err)
+{
+    size_t pl = strlen(CF__STAGE_PREFIX);
+    if (n <= pl || memcmp(leaf, CF__STAGE_PREFIX, pl) != 0 || memchr(leaf, '/', n) || memchr(leaf, 0, n))
+        return CF_FAIL(err, CF_EFORMAT, "%s: bad staging directory name in a metadata snapshot", c->path);
+    char *parent = parent_of(c->path);
+    char *name = strndup(leaf, n);
+    char *dir = parent && name ? cf__path_join(parent, name) : NULL;
+    char *attr_dir = dir ? strdup(dir) : NULL;
+    free(parent);
+    free(name);
+    if (!attr_dir) {
+        free(dir);
+        return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
+    }
+    free(c->dir);
+    free(c->attr_dir);
+    c->dir = dir;
+    c->attr_dir = attr_dir;
+    return 0;
+}
+
+int cf__column_follow_commit(cf_column *c, cf_error *err)
+{
+    c->committed_nfile = c->h.nfile;
+    if (!CF__STAGED(c)) return 0;
+    char *dir = strdup(c->path), *attr_dir = strdup(c->path);
+    if (!dir || !attr_dir) {
+        free(dir);
+        free(attr_dir);
+        return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
+    }
+    close_fd(c);
+    free(c->dir);
+    free(c->attr_dir);
+    c->dir = dir;
+    c->attr_dir = attr_dir;
+    return 0;
 }
 
 /* ---- create / open / close ------------------------------------------ */
@@ -262,10 +608,11 @@ static int create_attrs_only(cf_column **out, cf_file *f, const char *name, cf_e
 {
     char *dir = attr_dir_of(f, name);
     if (!dir) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", f->path);
-    int rc = cf__mkdirs(dir, err);
+    int rc = cf__mkdirs_durable(dir, CF__DURABLE(f), err);
     if (rc == 0) rc = cf__remove_if_exists(dir, "attr", err);
     if (rc == 0) rc = cf__remove_if_exists(dir, CF__ATTRS_EXT_NAME, err);
-    if (rc == 0) rc = cf__write_file_atomic(dir, "attr-v2", "", 0, err);
+    if (rc == 0) rc = cf__write_file_atomic(dir, "attr-v2", "", 0, CF__DURABLE(f), err);
+    if (rc == 0 && CF__DURABLE(f)) rc = cf__fsync_path(dir, err);
     free(dir);
     if (rc) return rc;
     return cf_column_open(out, f, name, err);
@@ -280,6 +627,7 @@ int cf_column_create_blobs(cf_column **out, cf_file *f, const char *name,
     if ((rc = cf_name_check(name, err))) return rc;
     if (!f->writable)
         return CF_FAIL(err, CF_EREADONLY, "%s: File is open read-only; cannot create '%s'", f->path, name);
+    if ((rc = cf__name_confine(f->path, name, err))) return rc;
     if (is_attrs_only_name(name)) {
         if (dtype) return CF_FAIL(err, CF_EKIND, "%s: '%s' names attributes and cannot hold data", f->path, name);
         return create_attrs_only(out, f, name, err);
@@ -327,6 +675,7 @@ int cf_column_create_blobs(cf_column **out, cf_file *f, const char *name,
         rc = CF_FAIL(err, CF_EEXIST, "%s: exists and is not a directory", dir);
         goto fail;
     }
+    if ((rc = check_replaceable(dir, err))) goto fail;
     c = column_new(name, dir, dir);
     if (!c) {
         rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", dir);
@@ -337,6 +686,9 @@ int cf_column_create_blobs(cf_column **out, cf_file *f, const char *name,
     stored.sums = NULL;
     c->kind = dtype ? CF_KIND_DATA : CF_KIND_HEADER_ONLY;
     c->writable = 1;
+    c->durable = CF__DURABLE(f);
+    c->verify = (f->flags & CF_OPEN_VERIFY) != 0;
+    c->nolock = (f->flags & CF_OPEN_NOLOCK) != 0;
     cf__dtype_format(&c->h.dtype, c->dtype_token);
     c->rowbytes = c->h.nmemb * c->h.dtype.width;
     c->fresh = 1;
@@ -344,22 +696,35 @@ int cf_column_create_blobs(cf_column **out, cf_file *f, const char *name,
     if (c->kind == CF_KIND_DATA &&
         (rc = cf__stats_alloc(&c->stats, &c->h, cf__stats_default_chunk_rows(c->rowbytes), dir, err)))
         goto fail;
-
-    if ((rc = cf__mkdirs(dir, err))) goto fail;
+    /* Everything goes into a hidden staging directory next to the final
+     * name; the first commit moves it into place (publish), so that until
+     * then readers see the previous version or no column at all. */
+    {
+        char *parent = parent_of(dir);
+        if (!parent) rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", dir);
+        else rc = cf__mkdirs_durable(parent, c->durable, err);
+        free(parent);
+    }
+    if (rc == 0) rc = cf__column_begin_change(c, err);
+    char *stage = NULL;
+    if (rc == 0) rc = fresh_sibling(dir, CF__STAGE_PREFIX, 1, &stage, err);
+    if (rc) goto fail;
+    free(c->dir);
+    free(c->attr_dir);
+    c->dir = stage;
+    c->attr_dir = strdup(stage);
+    if (!c->attr_dir) {
+        rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", dir);
+        goto fail;
+    }
     for (int64_t i = 0; i < c->h.nfile && rc == 0; i++) rc = truncate_blob(c, i, err);
-    if (rc == 0) rc = remove_stale_blobs(dir, c->h.nfile, err);
-    if (rc == 0) rc = cf__remove_if_exists(dir, "attr", err);
-    if (rc == 0) rc = cf__remove_if_exists(dir, CF__ATTRS_EXT_NAME, err);
-    if (rc == 0) rc = cf__remove_if_exists(dir, CF__STATS_NAME, err);
-    if (rc == 0) rc = cf__write_file_atomic(dir, "attr-v2", "", 0, err);
-    if (rc == 0) rc = write_header(c, err);
-    if (rc == 0 && c->kind == CF_KIND_DATA) rc = write_ext(c, err);
-    if (rc == 0 && c->kind == CF_KIND_DATA) rc = write_stats(c, err);
+    if (rc == 0) rc = cf__write_file_atomic(c->dir, "attr-v2", "", 0, 0, err);
     if (rc) goto fail;
     free(dir);
     *out = c;
     return 0;
 fail:
+    if (c && CF__STAGED(c)) (void)cf__remove_tree(c->dir, NULL);
     cf__header_free(&stored);
     cf__column_free(c);
     free(dir);
@@ -439,6 +804,9 @@ int cf__column_new_for(cf_column **out, cf_file *f, const char *name, cf_error *
     free(path);
     if (!c) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", f->path);
     c->writable = f->writable;
+    c->durable = CF__DURABLE(f);
+    c->verify = (f->flags & CF_OPEN_VERIFY) != 0;
+    c->nolock = (f->flags & CF_OPEN_NOLOCK) != 0;
     *out = c;
     return 0;
 }
@@ -450,6 +818,7 @@ int cf_column_open(cf_column **out, cf_file *f, const char *name, cf_error *err)
     if (rc) return rc;
     char *text = NULL, *hp = NULL, *xp = NULL;
     size_t len;
+    if ((rc = cf__name_confine(f->path, name, err))) goto done;
     if (is_attrs_only_name(name)) {
         if (!cf__is_dir(c->attr_dir)) {
             rc = CF_FAIL(err, CF_ENOENT, "%s: no group '%s' in File %s", c->attr_dir, name, f->path);
@@ -468,6 +837,23 @@ int cf_column_open(cf_column **out, cf_file *f, const char *name, cf_error *err)
             rc = CF_FAIL(err, CF_ENOENT, "%s: no column '%s' in File %s", c->path, name, f->path);
         if (rc == 0) rc = cf__column_apply_header(c, text, len, hp, err);
         if (rc) goto done;
+        c->committed_nfile = c->h.nfile;
+        char *tp = cf__path_join(c->path, CF__TORN_NAME);
+        if (!tp) {
+            rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
+            goto done;
+        }
+        int marked = cf__exists(tp);
+        free(tp);
+        c->torn_at_open = marked && !writer_alive(c);
+        if (marked) c->verify = 0; /* its recorded CRCs are known to be stale */
+        if (c->torn_at_open && !(f->flags & CF_OPEN_TORN_OK)) {
+            rc = CF_FAIL(err, CF_ETORN, "%s: an in-place update of this column was interrupted (%s is "
+                         "present): its rows may mix old and new values; `colfile repair` makes it "
+                         "consistent, or open with CF_OPEN_TORN_OK (Python: torn='warn') to read it anyway",
+                         c->path, CF__TORN_NAME);
+            goto done;
+        }
         free(text);
         text = NULL;
         if (cf__read_file(xp, &text, &len, NULL) != 0) text = NULL;
@@ -502,9 +888,10 @@ static int need_scratch(cf_column *c, cf_error *err)
     return 0;
 }
 
-/* Read blob i whole and compute its CRC32C and statistics.  Returns 0 with
- * *complete 0 (nothing known) if the blob is missing or short. */
-static int scan_blob(cf_column *c, int64_t i, int *complete, cf_error *err)
+/* Read blob i whole and compute its CRC32C, statistics and (sum not NULL)
+ * bigfile byte sum.  Returns 0 with *complete 0 (nothing known) if the blob
+ * is missing or short. */
+static int scan_blob_sum(cf_column *c, int64_t i, uint32_t *sum, int *complete, cf_error *err)
 {
     int64_t bytes = c->h.rows[i] * c->rowbytes, w = c->h.dtype.width;
     *complete = 0;
@@ -524,6 +911,7 @@ static int scan_blob(cf_column *c, int64_t i, int *complete, cf_error *err)
         if ((rc = cf__pread_all(fd, c->scratch, want, off, &got, p, err))) goto done;
         if (got < want) goto done; /* short: nothing known */
         crc = cf__crc32c_update(crc, c->scratch, got);
+        if (sum) *sum = cf__sysv_add(*sum, c->scratch, got);
         cf__column_stats_add(c, i, off / w, c->scratch, (int64_t)got / w);
         off += (int64_t)got;
     }
@@ -535,6 +923,11 @@ done:
     if (fd >= 0) close(fd);
     free(p);
     return rc;
+}
+
+static int scan_blob(cf_column *c, int64_t i, int *complete, cf_error *err)
+{
+    return scan_blob_sum(c, i, NULL, complete, err);
 }
 
 /* After writes to blob i: if they cover it exactly once, the CRC merged from
@@ -567,7 +960,8 @@ int cf_column_index_blob(cf_column *c, int64_t i, cf_error *err)
     if (i < 0 || i >= c->h.nfile)
         return CF_FAIL(err, CF_EARG, "%s: blob %lld does not exist (NFILE %lld)", c->path, (long long)i,
                        (long long)c->h.nfile);
-    int complete, rc = scan_blob(c, i, &complete, err);
+    int complete, rc = cf__column_begin_change(c, err);
+    if (rc == 0) rc = scan_blob(c, i, &complete, err);
     if (rc) return rc;
     if (!complete) {
         char name[32];
@@ -586,28 +980,64 @@ int cf_column_index_blob(cf_column *c, int64_t i, cf_error *err)
     return cf__column_note_segment(c, i, 0, c->h.rows[i] * c->rowbytes, c->crc[i], err);
 }
 
+/* Settle the CRCs and statistics of every blob written since the last
+ * commit; write state is then folded into crc/stats/sums. */
+static int settle_writes(cf_column *c, cf_error *err)
+{
+    if (!c->writes) return 0;
+    int rc = 0;
+    for (int64_t i = 0; i < c->h.nfile && rc == 0; i++)
+        if (c->writes[i].count || c->writes[i].overflow) rc = settle_blob(c, i, err);
+    if (rc == 0) free_writes(c);
+    return rc;
+}
+
+/* The commit, in the order that makes a crash at any point leave the
+ * previous or the new version (docs/reliability.md): blob data durable,
+ * then the metadata files (each atomically), then the directory, then
+ * (new columns) the move into place, and last the torn marker's removal. */
 int cf_column_flush(cf_column *c, cf_error *err)
 {
     if (!c) return CF_FAIL(err, CF_EARG, "cf_column_flush: NULL column");
-    if (!c->writable || c->kind != CF_KIND_DATA || c->replica) return 0;
+    if (!c->writable || c->replica) return 0;
+    if (c->failed)
+        return CF_FAIL(err, CF_EIO, "%s: not committed: an earlier write through this handle failed or its "
+                       "changes were discarded, so the previous version stays%s", c->path,
+                       c->torn_marked ? " (marked torn: rows were updated in place; see colfile repair)" : "");
+    int staged = CF__STAGED(c);
+    if (c->kind != CF_KIND_DATA && !staged) return 0;
     int rc = 0;
-    if (c->writes) {
-        for (int64_t i = 0; i < c->h.nfile && rc == 0; i++)
-            if (c->writes[i].count || c->writes[i].overflow) rc = settle_blob(c, i, err);
-        if (rc) return rc;
-        free_writes(c);
-    }
-    if (c->header_dirty) {
+    if ((rc = settle_writes(c, err))) return rc;
+    if ((rc = cf__column_sync_blobs(c, err))) return rc;
+    int meta = staged || c->header_dirty || c->ext_dirty;
+    if (staged || c->header_dirty) {
         if ((rc = write_header(c, err))) return rc;
-        c->header_dirty = 0;
-        if (c->h.nfile) memcpy(c->committed_sums, c->h.sums, (size_t)c->h.nfile * sizeof *c->h.sums);
     }
-    if (c->ext_dirty) {
+    if (c->kind == CF_KIND_DATA && (staged || c->ext_dirty)) {
         if ((rc = write_ext(c, err))) return rc;
         if ((rc = write_stats(c, err))) return rc;
-        c->ext_dirty = 0;
     }
-    return 0;
+    if (meta && c->durable && (rc = cf__fsync_path(c->dir, err))) return rc;
+    if (staged && (rc = publish(c, err))) return rc;
+    c->header_dirty = 0;
+    c->ext_dirty = 0;
+    c->committed_nfile = c->h.nfile;
+    if (c->h.nfile) memcpy(c->committed_sums, c->h.sums, (size_t)c->h.nfile * sizeof *c->h.sums);
+    /* This session's in-place updates (by any handle of it) are committed;
+     * a marker found at open stays until `colfile repair`. */
+    if (!c->torn_at_open) {
+        char *tp = cf__path_join(c->dir, CF__TORN_NAME);
+        if (!tp) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
+        if (unlink(tp) == 0) {
+            if (c->durable) rc = cf__fsync_path(c->dir, err);
+        } else if (errno != ENOENT) {
+            int e = errno;
+            rc = CF_FAIL(err, CF_EIO, "%s: cannot remove the torn-update marker: %s", tp, strerror(e));
+        }
+        free(tp);
+        c->torn_marked = 0;
+    }
+    return rc;
 }
 
 int cf_column_close(cf_column *c, cf_error *err)
@@ -802,8 +1232,27 @@ static int check_range(const cf_column *c, int64_t start, int64_t count, cf_erro
     return 0;
 }
 
+static int crc_mismatch_error(cf_column *c, int64_t b, uint32_t got, cf_error *err)
+{
+    char name[32];
+    blob_name(b, name);
+    char *tp = cf__path_join(c->dir, CF__TORN_NAME);
+    int updating = tp && cf__exists(tp);
+    free(tp);
+    if (updating)
+        return CF_FAIL(err, CF_ETORN, "%s/%s: rows %lld..%lld changed since this handle opened the column: an "
+                       "in-place update is in progress or was interrupted (%s)", c->path, name,
+                       (long long)c->first_row[b], (long long)c->first_row[b + 1] - 1, CF__TORN_NAME);
+    return CF_FAIL(err, CF_ECHECKSUM,
+                   "%s/%s: CRC32C of the data read is %08x but %s records %08x: blob (rows %lld..%lld) is "
+                   "corrupt", c->path, name, (unsigned)got, CF__EXT_NAME, (unsigned)c->crc[b],
+                   (long long)c->first_row[b], (long long)c->first_row[b + 1] - 1);
+}
+
 /* Read `count` rows from `start` into the caller's buffer, where the first
- * of them is flat element e0 of the view. */
+ * of them is flat element e0 of the view.  With verification on, a blob
+ * read whole with a known CRC32C is checked as its bytes pass through
+ * (in cache-sized pieces, so the check costs no second trip to memory). */
 static int read_range(cf_column *c, int64_t start, int64_t count, const buffer_view *v, int64_t e0, cf_error *err)
 {
     int64_t w = c->h.dtype.width;
@@ -820,10 +1269,23 @@ static int read_range(cf_column *c, int64_t start, int64_t count, const buffer_v
         if (fd < 0) return fd;
         int64_t off = (row - c->first_row[b]) * c->rowbytes;
         int64_t nbytes = in_blob * c->rowbytes;
+        /* Only a CRC that describes the bytes: none of this handle's writes
+         * since it was recorded. */
+        int check = c->verify && c->crc_known[b] && off == 0 && in_blob == c->h.rows[b] &&
+                    cf__column_first_touch(c, b) && !c->unsynced[b];
+        uint32_t crc = 0;
         if (v->direct) {
-            size_t got;
-            if ((rc = cf__pread_all(fd, v->base + e * w, (size_t)nbytes, off, &got, c->path, err))) return rc;
-            if ((int64_t)got < nbytes) return short_blob_error(c, b, off + nbytes, err);
+            /* Straight into the caller's buffer; checked piecewise. */
+            int64_t step = check ? CF__DIGEST_CHUNK_BYTES : nbytes;
+            unsigned char *dst = (unsigned char *)v->base + e * w;
+            for (int64_t done = 0; done < nbytes;) {
+                int64_t n = nbytes - done < step ? nbytes - done : step;
+                size_t got;
+                if ((rc = cf__pread_all(fd, dst + done, (size_t)n, off + done, &got, c->path, err))) return rc;
+                if ((int64_t)got < n) return short_blob_error(c, b, off + done + n, err);
+                if (check) crc = cf__crc32c_update(crc, dst + done, (size_t)n);
+                done += n;
+            }
             e += in_blob * c->h.nmemb;
         } else {
             if ((rc = need_scratch(c, err))) return rc;
@@ -833,12 +1295,14 @@ static int read_range(cf_column *c, int64_t start, int64_t count, const buffer_v
                 size_t got;
                 if ((rc = cf__pread_all(fd, c->scratch, (size_t)(n * w), off, &got, c->path, err))) return rc;
                 if ((int64_t)got < n * w) return short_blob_error(c, b, off + n * w, err);
+                if (check) crc = cf__crc32c_update(crc, c->scratch, (size_t)(n * w));
                 scatter(c, v, e, n, c->scratch);
                 e += n;
                 off += n * w;
                 elems -= n;
             }
         }
+        if (check && crc != c->crc[b]) return crc_mismatch_error(c, b, crc, err);
         row += in_blob;
         count -= in_blob;
     }
@@ -1005,11 +1469,13 @@ static int write_range(cf_column *c, int64_t start, int64_t count, const buffer_
         int64_t b = locate(c, row);
         int64_t in_blob = c->first_row[b + 1] - row;
         if (in_blob > count) in_blob = count;
+        if (b < c->committed_nfile && !CF__STAGED(c) && (rc = mark_torn(c, err))) goto done;
         int fd = blob_fd(c, b, 1, err);
         if (fd < 0) {
             rc = fd;
             goto done;
         }
+        c->unsynced[b] = 1;
         int64_t off0 = (row - c->first_row[b]) * c->rowbytes, off = off0;
         int64_t elems = in_blob * c->h.nmemb;
         uint32_t sum = c->h.sums[b], crc = 0;
@@ -1056,6 +1522,7 @@ static int write_range(cf_column *c, int64_t start, int64_t count, const buffer_
         count -= in_blob;
     }
 done:
+    if (rc) c->failed = 1; /* bytes may be half written: never commit them */
     cf__digester_stop(dg);
     free(pair[0]);
     free(pair[1]);
@@ -1079,6 +1546,7 @@ int cf_column_write(cf_column *c, int64_t start, int64_t count,
     if (!buf) return CF_FAIL(err, CF_EARG, "%s: NULL buffer", c->path);
     buffer_view v;
     if ((rc = make_view(c, &v, buf, buf_dtype, row_stride, elem_stride, 1, err))) return rc;
+    if ((rc = cf__column_begin_change(c, err))) return rc;
     return write_range(c, start, count, &v, 0, err);
 }
 
@@ -1102,6 +1570,7 @@ int cf_column_write_rows(cf_column *c, const int64_t *rows, int64_t count,
     if (c->h.nmemb == 0) return 0;
     buffer_view v;
     if ((rc = make_view(c, &v, buf, buf_dtype, row_stride, elem_stride, 1, err))) return rc;
+    if ((rc = cf__column_begin_change(c, err))) return rc;
     /* Runs of consecutive rows are written as one range. */
     int64_t i = 0;
     while (i < count) {
@@ -1129,8 +1598,9 @@ int cf_column_grow(cf_column *c, int64_t rows, int64_t nfile, cf_error *err)
                        "commits does", c->path);
     if (nfile == 0) return 0;
     int rc;
-    /* Settle pending CRCs while blob numbering is still the old one. */
-    if ((rc = cf_column_flush(c, err))) return rc;
+    if ((rc = cf__column_begin_change(c, err))) return rc;
+    /* Settle pending CRCs while the write records match the old blobs. */
+    if ((rc = settle_writes(c, err))) return rc;
     int64_t old = c->h.nfile, n = old + nfile;
     int64_t *r = realloc(c->h.rows, (size_t)n * sizeof *r);
     if (!r) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
@@ -1141,20 +1611,42 @@ int cf_column_grow(cf_column *c, int64_t rows, int64_t nfile, cf_error *err)
     cf__split_rows(rows, nfile, r + old);
     for (int64_t i = old; i < n; i++) s[i] = 0;
     c->h.nfile = n;
-    if ((rc = layout_blobs(c, old, err))) return rc;
+    if ((rc = layout_blobs(c, old, err))) {
+        c->failed = 1;
+        return rc;
+    }
     if ((rc = cf__stats_grow(&c->stats, &c->h, old, c->path, err))) return rc;
     c->fresh = 0;
     close_fd(c);
+    /* New blobs start empty (a crash may have left longer ones); the
+     * header that covers them is committed by the next flush, after their
+     * data, so until then readers see the column without them. */
     for (int64_t i = old; i < n; i++)
         if ((rc = truncate_blob(c, i, err))) return rc;
-    if ((rc = write_header(c, err))) return rc;
+    c->header_dirty = 1;
     c->ext_dirty = 1;
     return 0;
+}
+
+/* Recorded and recomputed statistics agree: counts and extremes exactly,
+ * sums up to the rounding that a different summation order may give. */
+static int same_acc(const cf__acc *a, const cf__acc *b, const cf__dtype *d)
+{
+    if (a->count != b->count || a->nan != b->nan) return 0;
+    char k = cf__acc_class(d);
+    if (k && a->count > a->nan && memcmp(&a->v, &b->v, sizeof a->v) != 0) {
+        if (k != 'f' || a->v.f.min != b->v.f.min || a->v.f.max != b->v.f.max) return 0;
+    }
+    double x = a->sum, y = b->sum;
+    if (x == y || (isnan(x) && isnan(y))) return 1;
+    double scale = fabs(x) > fabs(y) ? fabs(x) : fabs(y);
+    return fabs(x - y) <= 1e-9 * scale + 1e-300 || (isinf(x) && isinf(y) && (x > 0) == (y > 0));
 }
 
 int cf_column_verify_blob(cf_column *c, int64_t i, unsigned *status, cf_error *err)
 {
     if (!c || !status) return CF_FAIL(err, CF_EARG, "cf_column_verify_blob: NULL argument");
+    cf__acc *acc = NULL;
     if (i < 0 || i >= c->h.nfile)
         return CF_FAIL(err, CF_EARG, "%s: blob %lld does not exist (NFILE %lld)", c->path, (long long)i,
                        (long long)c->h.nfile);
@@ -1181,12 +1673,37 @@ int cf_column_verify_blob(cf_column *c, int64_t i, unsigned *status, cf_error *e
     if (fstat(fd, &sb) == 0 && sb.st_size > bytes) st |= CF_BLOB_LONG;
     uint32_t sum = 0, crc = 0;
     int64_t off = 0;
+    /* Recorded statistics are recomputed alongside, into scratch
+     * accumulators laid out like the blob's chunks. */
+    int64_t nmemb = c->h.nmemb, chunks = c->stats.valid && c->stats.valid[i] ? cf__stats_blob_chunks(&c->stats, i) : 0;
+    int64_t w = c->h.dtype.width, chunk_elems = c->stats.chunk_rows * nmemb;
+    if (chunks > 0 && bytes % w == 0) {
+        acc = malloc((size_t)(chunks * nmemb) * sizeof *acc);
+        if (!acc) {
+            close(fd);
+            rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", p);
+            goto done;
+        }
+        for (int64_t k = 0; k < chunks * nmemb; k++) cf__acc_init(&acc[k], &c->h.dtype);
+    }
     while (off < bytes) {
         size_t want = (size_t)(bytes - off < CF__CHUNK_BYTES ? bytes - off : CF__CHUNK_BYTES);
         size_t got;
         if ((rc = cf__pread_all(fd, c->scratch, want, off, &got, p, err))) break;
         sum = cf__sysv_add(sum, c->scratch, got);
         crc = cf__crc32c_update(crc, c->scratch, got);
+        if (acc && got % (size_t)w == 0) {
+            int64_t elem = off / w, n = (int64_t)got / w;
+            const unsigned char *q = c->scratch;
+            while (n > 0) {
+                int64_t k = elem / chunk_elems, m = (k + 1) * chunk_elems - elem;
+                if (m > n) m = n;
+                cf__acc_add(acc + k * nmemb, nmemb, elem % nmemb, q, m, &c->h.dtype);
+                q += m * w;
+                elem += m;
+                n -= m;
+            }
+        }
         off += (int64_t)got;
         if (got < want) {
             st |= CF_BLOB_SHORT;
@@ -1198,11 +1715,94 @@ int cf_column_verify_blob(cf_column *c, int64_t i, unsigned *status, cf_error *e
     if (!(st & CF_BLOB_SHORT)) {
         if (sum != c->h.sums[i]) st |= CF_BLOB_SUM_MISMATCH;
         if (has_crc && crc != crc_known) st |= CF_BLOB_CRC_MISMATCH;
+        for (int64_t k = 0; acc && k < chunks * nmemb; k++)
+            if (!same_acc(&acc[k], cf__stats_chunk(&c->stats, i, k / nmemb) + k % nmemb, &c->h.dtype)) {
+                st |= CF_BLOB_STATS_MISMATCH;
+                break;
+            }
     }
 done:
+    free(acc);
     free(p);
     *status = st;
     return rc;
+}
+
+int cf_column_torn(const cf_column *c) { return c ? c->torn_at_open : 0; }
+
+void cf_column_discard(cf_column *c)
+{
+    if (c) c->failed = 1;
+}
+
+int cf_column_set_verify(cf_column *c, int enabled, cf_error *err)
+{
+    if (!c) return CF_FAIL(err, CF_EARG, "cf_column_set_verify: NULL column");
+    c->verify = enabled != 0;
+    return 0;
+}
+
+int cf_column_verify_enabled(const cf_column *c) { return c ? c->verify : 0; }
+
+int cf_column_repair(cf_column *c, unsigned *fixed, cf_error *err)
+{
+    if (!c || !fixed) return CF_FAIL(err, CF_EARG, "cf_column_repair: NULL argument");
+    *fixed = 0;
+    if (c->kind != CF_KIND_DATA) return 0;
+    if (!c->writable) return CF_FAIL(err, CF_EREADONLY, "%s: column is open read-only", c->path);
+    if (c->replica) return CF_FAIL(err, CF_EKIND, "%s: a replica handle cannot repair", c->path);
+    int rc = cf__column_begin_change(c, err);
+    if (rc == 0) rc = settle_writes(c, err);
+    if (rc) return rc;
+    unsigned found = 0;
+    /* Every blob must hold its rows: nothing can make up missing data. */
+    for (int64_t i = 0; i < c->h.nfile; i++) {
+        unsigned st;
+        if ((rc = cf_column_verify_blob(c, i, &st, err))) return rc;
+        if (st & (CF_BLOB_MISSING | CF_BLOB_SHORT)) {
+            char name[32];
+            blob_name(i, name);
+            return CF_FAIL(err, CF_ESHORT, "%s/%s: blob is %s: rows %lld..%lld cannot be recovered; rewrite or "
+                           "remove the column", c->path, name, (st & CF_BLOB_MISSING) ? "missing" : "short",
+                           (long long)c->first_row[i], (long long)c->first_row[i + 1] - 1);
+        }
+        found |= st;
+    }
+    for (int64_t i = 0; i < c->h.nfile; i++) {
+        char *p = blob_path(c, i);
+        if (!p) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
+        int64_t bytes = c->h.rows[i] * c->rowbytes;
+        struct stat sb;
+        if (stat(p, &sb) == 0 && sb.st_size > bytes) {
+            /* Bytes past the rows: left by an interrupted append. */
+            if (truncate(p, (off_t)bytes) != 0) {
+                int e = errno;
+                rc = CF_FAIL(err, CF_EIO, "%s: cannot cut the blob to its %lld bytes: %s", p, (long long)bytes, strerror(e));
+            }
+            c->unsynced[i] = 1;
+            *fixed |= CF_REPAIR_TRUNCATED;
+        }
+        free(p);
+        if (rc) return rc;
+        uint32_t sum = 0;
+        int complete;
+        if ((rc = scan_blob_sum(c, i, &sum, &complete, err))) return rc;
+        if (sum != c->h.sums[i]) {
+            c->h.sums[i] = sum;
+            c->header_dirty = 1;
+            *fixed |= CF_REPAIR_SUMS;
+        }
+    }
+    if (found & (CF_BLOB_CRC_MISMATCH | CF_BLOB_CRC_UNKNOWN)) *fixed |= CF_REPAIR_CRC;
+    c->ext_dirty = 1;
+    int stray = 0;
+    if ((rc = remove_stale_blobs(c->dir, c->h.nfile, &stray, err))) return rc;
+    if (stray) *fixed |= CF_REPAIR_STRAY;
+    if (c->torn_at_open) {
+        c->torn_at_open = 0; /* the commit below removes the marker */
+        *fixed |= CF_REPAIR_TORN;
+    }
+    return cf_column_flush(c, err);
 }
 
 /* ---- statistics accessors -------------------------------------------- */

@@ -4,6 +4,7 @@
 #define CF_COLUMN_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "attrs.h"
 #include "header.h"
@@ -33,6 +34,9 @@ typedef struct cf__blob_writes {
 struct cf_column {
     char *name;
     char *path;         /* the column directory */
+    char *dir;          /* where its files are now: a hidden staging directory
+                           next to `path` until a new column is first
+                           committed (published), then `path` */
     char *attr_dir;     /* where the attribute files live */
     int kind;
     int writable;
@@ -45,10 +49,22 @@ struct cf_column {
     uint32_t *committed_sums; /* h.sums as last read or written to disk */
     uint32_t *crc;
     unsigned char *crc_known;
+    unsigned char *unsynced; /* blobs written since their last fsync */
     cf__blob_writes *writes; /* nfile entries, NULL until the first write */
     cf__stats stats;    /* per-chunk statistics (data columns) */
     int fresh;          /* created by this handle, nothing written yet */
     int stats_off;      /* writes skip statistics (they become unknown) */
+    int durable;        /* fsync before each commit (no CF_OPEN_NODURABLE) */
+    int64_t committed_nfile; /* blobs below this hold committed rows: writing
+                               them is an in-place update (colfile-torn) */
+    int torn_at_open;   /* colfile-torn was there at open: kept until repair */
+    int torn_marked;    /* this handle has made sure colfile-torn exists */
+    int verify;         /* reads check the CRC32C of blobs they cover whole */
+    int lock_fd;        /* the writer lock (.colfile-lock.<leaf>), -1 if none */
+    char *lock_path;
+    int nolock;         /* CF_OPEN_NOLOCK: take no writer lock */
+    int failed;         /* a write failed or changes were discarded: the
+                           handle commits nothing any more */
     int header_dirty;
     int ext_dirty;
     cf__attrset attrs;    /* merged view: attr, attr-v2, colfile-attrs */
@@ -59,6 +75,34 @@ struct cf_column {
     int64_t fd_blksize; /* st_blksize of the cached blob: preferred I/O size */
     unsigned char *scratch; /* CF__CHUNK_BYTES, allocated on first use */
 };
+
+#define CF__TORN_NAME "colfile-torn"
+#define CF__STAGE_PREFIX ".colfile-stage."
+#define CF__OLD_PREFIX ".colfile-old."
+#define CF__LOCK_PREFIX ".colfile-lock."
+
+/* 1 while the column's files live in a staging directory (not published). */
+#define CF__STAGED(c) (strcmp((c)->dir, (c)->path) != 0)
+
+/* The staging directory's name ("" once published), and setting it on a
+ * replica from a metadata snapshot (validated: CF_EFORMAT if it is not a
+ * plain .colfile-stage.* name). */
+const char *cf__column_stage_leaf(const cf_column *c);
+int cf__column_set_stage(cf_column *c, const char *leaf, size_t n, cf_error *err);
+
+/* A replica that handed its state over (pending export): the committing
+ * handle publishes the column, so from now on its files are at `path` and
+ * all its blobs hold committed rows. */
+int cf__column_follow_commit(cf_column *c, cf_error *err);
+
+/* Before the first change through a handle that commits: take the writer
+ * lock (CF_EBUSY when another process holds it).  Replicas and attribute
+ * groups take none. */
+int cf__column_begin_change(cf_column *c, cf_error *err);
+
+/* fsync every blob written since its last fsync (when c->durable); the
+ * parallel layers' replicas do this before handing over their state. */
+int cf__column_sync_blobs(cf_column *c, cf_error *err);
 
 /* Load the attribute files of c->attr_dir into c->attrs / c->attrs_v1. */
 int cf__column_load_attrs(cf_column *c, cf_error *err);

@@ -47,25 +47,25 @@ int cf__column_load_attrs(cf_column *c, cf_error *err)
 static int bigfile_readable(const cf__attr *a) { return a->nmemb > 0 && strlen(a->dtype) <= 7; }
 static int bigfile_unreadable(const cf__attr *a) { return !bigfile_readable(a); }
 
-int cf__column_save_attrs(cf_column *c, int v1_changed, cf_error *err)
+/* Write the attribute files: each replaced atomically, then the directory
+ * synced once (a staged column's directory is synced by its commit).
+ * Attribute changes take no writer lock: each file is replaced whole, so
+ * concurrent writers can lose an update but never tear a file. */
+static int write_attr_files(cf_column *c, int v1_changed, int durable, cf_error *err)
 {
     int rc;
-    if (!c->writable)
-        return CF_FAIL(err, CF_EREADONLY, "%s: opened read-only; attributes cannot change", c->attr_dir);
-    if (c->replica) return 0; /* the handle that read the files writes them */
-    if ((rc = cf__mkdirs(c->attr_dir, err))) return rc;
     char *text = NULL;
     size_t len = 0;
     int empties = 0;
     for (size_t i = 0; i < c->attrs.count; i++) empties += bigfile_unreadable(&c->attrs.items[i]);
 
     if ((rc = cf__attrset_format_v2(&c->attrs, bigfile_readable, &text, &len, err))) return rc;
-    rc = cf__write_file_atomic(c->attr_dir, "attr-v2", text, len, err);
+    rc = cf__write_file_atomic(c->attr_dir, "attr-v2", text, len, durable, err);
     free(text);
     if (rc) return rc;
     if (empties) {
         if ((rc = cf__attrset_format_v2(&c->attrs, bigfile_unreadable, &text, &len, err))) return rc;
-        rc = cf__write_file_atomic(c->attr_dir, CF__ATTRS_EXT_NAME, text, len, err);
+        rc = cf__write_file_atomic(c->attr_dir, CF__ATTRS_EXT_NAME, text, len, durable, err);
         free(text);
     } else {
         rc = cf__remove_if_exists(c->attr_dir, CF__ATTRS_EXT_NAME, err);
@@ -75,9 +75,20 @@ int cf__column_save_attrs(cf_column *c, int v1_changed, cf_error *err)
     if (c->attrs_v1.count == 0) return cf__remove_if_exists(c->attr_dir, "attr", err);
     unsigned char *bytes = NULL;
     if ((rc = cf__attrset_format_v1(&c->attrs_v1, NULL, &bytes, &len, err))) return rc;
-    rc = cf__write_file_atomic(c->attr_dir, "attr", bytes, len, err);
+    rc = cf__write_file_atomic(c->attr_dir, "attr", bytes, len, durable, err);
     free(bytes);
     return rc;
+}
+
+int cf__column_save_attrs(cf_column *c, int v1_changed, cf_error *err)
+{
+    int rc;
+    if (!c->writable)
+        return CF_FAIL(err, CF_EREADONLY, "%s: opened read-only; attributes cannot change", c->attr_dir);
+    if (c->replica) return 0; /* the handle that read the files writes them */
+    if ((rc = cf__mkdirs_durable(c->attr_dir, c->durable, err))) return rc;
+    if ((rc = write_attr_files(c, v1_changed, c->durable, err))) return rc;
+    return c->durable && !CF__STAGED(c) ? cf__fsync_path(c->attr_dir, err) : 0;
 }
 
 int cf_column_attr_set(cf_column *c, const char *name, const char *dtype,

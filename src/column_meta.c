@@ -6,7 +6,8 @@
  * the rest open only the blobs they touch.  Wire format (wire.h):
  *   "CFM1", u64 kind, bytes name, bytes header text, bytes colfile-v1 text,
  *   bytes colfile-stats-v1 text, bytes attributes (attr-v2 grammar, every
- *   attribute), bytes legacy attr.
+ *   attribute), bytes legacy attr, bytes staging directory name (empty once
+ *   the column is published), u64 committed blobs.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,9 @@ int cf_column_export_meta(cf_column *c, void **buf, size_t *len, cf_error *err)
     cf__wire_put_bytes(&o, stats, sl);
     cf__wire_put_bytes(&o, attrs, al);
     cf__wire_put_bytes(&o, v1, vl);
+    const char *stage = cf__column_stage_leaf(c);
+    cf__wire_put_bytes(&o, stage, strlen(stage));
+    cf__wire_put_u64(&o, (uint64_t)c->committed_nfile);
     if (o.failed) {
         free(o.p);
         rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
@@ -61,15 +65,17 @@ int cf_column_open_meta(cf_column **out, cf_file *f, const void *buf, size_t len
     if (!out || !f || (!buf && len)) return CF_FAIL(err, CF_EARG, "cf_column_open_meta: NULL argument");
     cf__wire_in in = { buf, (const unsigned char *)buf + len };
     uint64_t kind;
-    const unsigned char *name, *header, *ext, *stats, *attrs, *v1;
-    size_t nl, hl, xl, sl, al, vl;
+    const unsigned char *name, *header, *ext, *stats, *attrs, *v1, *stage;
+    size_t nl, hl, xl, sl, al, vl, tl;
+    uint64_t committed;
     if (len < 4 || memcmp(buf, "CFM1", 4) != 0)
         return CF_FAIL(err, CF_EFORMAT, "%s: column metadata snapshot has a bad signature", f->path);
     in.p += 4;
     if (cf__wire_get_u64(&in, &kind) || cf__wire_get_bytes(&in, &name, &nl) ||
         cf__wire_get_bytes(&in, &header, &hl) || cf__wire_get_bytes(&in, &ext, &xl) ||
         cf__wire_get_bytes(&in, &stats, &sl) ||
-        cf__wire_get_bytes(&in, &attrs, &al) || cf__wire_get_bytes(&in, &v1, &vl) || in.p != in.end ||
+        cf__wire_get_bytes(&in, &attrs, &al) || cf__wire_get_bytes(&in, &v1, &vl) ||
+        cf__wire_get_bytes(&in, &stage, &tl) || cf__wire_get_u64(&in, &committed) || in.p != in.end ||
         kind > CF_KIND_ATTRS_ONLY || nl == 0 || memchr(name, 0, nl))
         return CF_FAIL(err, CF_EFORMAT, "%s: column metadata snapshot is damaged", f->path);
     char *cname = malloc(nl + 1);
@@ -86,6 +92,8 @@ int cf_column_open_meta(cf_column **out, cf_file *f, const void *buf, size_t len
         if ((rc = cf__column_apply_header(c, (const char *)header, hl, c->path, err))) goto fail;
         cf__column_apply_ext(c, xl ? (const char *)ext : NULL, xl, c->path);
         if ((rc = cf__column_apply_stats(c, sl ? (const char *)stats : NULL, sl, c->path, err))) goto fail;
+        c->committed_nfile = committed < (uint64_t)c->h.nfile ? (int64_t)committed : c->h.nfile;
+        if (tl && (rc = cf__column_set_stage(c, (const char *)stage, tl, err))) goto fail;
     }
     if ((rc = cf__attrset_parse_v2(&c->attrs, (const char *)attrs, al, c->attr_dir, err))) goto fail;
     if (vl && (rc = cf__attrset_parse_v1(&c->attrs_v1, v1, vl, c->attr_dir, err))) goto fail;

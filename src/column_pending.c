@@ -57,6 +57,13 @@ int cf_column_pending_export(cf_column *c, void **buf, size_t *len, cf_error *er
 {
     if (!c || !buf || !len) return CF_FAIL(err, CF_EARG, "cf_column_pending_export: NULL argument");
     if (c->kind != CF_KIND_DATA) return CF_FAIL(err, CF_EKIND, "%s: not a data column", c->path);
+    if (c->failed)
+        return CF_FAIL(err, CF_EIO, "%s: an earlier write through this handle failed: its rows cannot be "
+                       "committed", c->path);
+    /* The committing handle will describe these bytes in the header: they
+     * must be durable before that. */
+    int rc = cf__column_sync_blobs(c, err);
+    if (rc) return rc;
     cf__wire_out o = { NULL, 0, 0, 0 };
     int64_t entries = 0;
     for (int64_t i = 0; i < c->h.nfile; i++) entries += blob_touched(c, i);
@@ -96,6 +103,12 @@ int cf_column_pending_export(cf_column *c, void **buf, size_t *len, cf_error *er
     }
     c->header_dirty = 0;
     c->ext_dirty = 0;
+    /* The committing handle publishes what this one handed over: later
+     * writes go to the column's own directory, over committed rows. */
+    if (c->replica && (rc = cf__column_follow_commit(c, err))) {
+        free(o.p);
+        return rc;
+    }
     *buf = o.p;
     *len = o.len;
     return 0;
@@ -145,9 +158,15 @@ int cf_column_pending_merge(cf_column *c, const void *buf, size_t len, cf_error 
             nacc != (uint64_t)(cf__stats_blob_chunks(&c->stats, (int64_t)blob) * c->h.nmemb))
             return CF_FAIL(err, CF_EFORMAT, "%s: pending write state has the wrong number of statistics for "
                            "blob %llu", c->path, (unsigned long long)blob);
-        for (uint64_t k = 0; k < nacc; k++)
+        for (uint64_t k = 0; k < nacc; k++) {
             if (get_acc(&scan, &a))
                 return CF_FAIL(err, CF_EFORMAT, "%s: pending write state is truncated", c->path);
+            /* No writer counts less than nothing, or more NaNs than values. */
+            if (a.count < 0 || a.nan < 0 || a.nan > a.count)
+                return CF_FAIL(err, CF_EFORMAT, "%s: pending write state has impossible statistics for blob %llu "
+                               "(count %lld, nan %lld)", c->path, (unsigned long long)blob, (long long)a.count,
+                               (long long)a.nan);
+        }
     }
     if (scan.p != scan.end)
         return CF_FAIL(err, CF_EFORMAT, "%s: pending write state has trailing bytes", c->path);

@@ -7,7 +7,11 @@
 struct cf_file {
     char *path;    /* as given by the caller */
     int writable;
+    int flags;     /* the cf_open_flags it was opened with */
 };
+
+/* 1 unless the File was opened with CF_OPEN_NODURABLE. */
+#define CF__DURABLE(f) (((f)->flags & CF_OPEN_NODURABLE) == 0)
 
 /* 1 if `name` is a file name colfile or bigfile may keep in a column or
  * group directory: header, attr, attr-v2, a blob (6+ uppercase hex digits),

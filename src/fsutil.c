@@ -1,6 +1,7 @@
 /* fsutil.c - small POSIX file helpers. */
 #include "fsutil.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -95,8 +96,30 @@ static int open_temporary(const char *dir, const char *name, char *tmp, size_t c
     return CF_FAIL(err, CF_EIO, "%s: cannot find a free temporary file name", final);
 }
 
+int cf__fsync_fd(int fd, const char *path, cf_error *err)
+{
+    if (fsync(fd) == 0) return 0;
+    int e = errno;
+    /* Some file systems cannot sync directories (EINVAL): nothing more can
+     * be done there, and it is not a failure of the data. */
+    if (e == EINVAL || e == EROFS) return 0;
+    return CF_FAIL(err, CF_EIO, "%s: fsync failed: %s", path, strerror(e));
+}
+
+int cf__fsync_path(const char *path, cf_error *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        int e = errno;
+        return CF_FAIL(err, cf__errno_code(e), "%s: cannot open to fsync: %s", path, strerror(e));
+    }
+    int rc = cf__fsync_fd(fd, path, err);
+    close(fd);
+    return rc;
+}
+
 int cf__write_file_atomic(const char *dir, const char *name, const void *data,
-                          size_t len, cf_error *err)
+                          size_t len, int durable, cf_error *err)
 {
     char tmp[PATH_MAX];
     char *final = cf__path_join(dir, name);
@@ -105,6 +128,8 @@ int cf__write_file_atomic(const char *dir, const char *name, const void *data,
     int rc = fd < 0 ? fd : 0;
     if (rc) goto done;
     rc = cf__pwrite_all(fd, data, len, 0, tmp, err);
+    /* The bytes must be on disk before the name points at them. */
+    if (rc == 0 && durable) rc = cf__fsync_fd(fd, tmp, err);
     if (close(fd) != 0 && rc == 0) {
         int e = errno;
         rc = CF_FAIL(err, CF_EIO, "%s: close failed: %s", tmp, strerror(e));
@@ -116,6 +141,44 @@ int cf__write_file_atomic(const char *dir, const char *name, const void *data,
     if (rc != 0) unlink(tmp);
 done:
     free(final);
+    return rc;
+}
+
+int cf__remove_tree(const char *path, cf_error *err)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0) {
+        if (errno == ENOENT) return 0;
+        int e = errno;
+        return CF_FAIL(err, CF_EIO, "%s: cannot stat: %s", path, strerror(e));
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        if (unlink(path) == 0 || errno == ENOENT) return 0;
+        int e = errno;
+        return CF_FAIL(err, CF_EIO, "%s: cannot remove: %s", path, strerror(e));
+    }
+    DIR *d = opendir(path);
+    if (!d) {
+        int e = errno;
+        return CF_FAIL(err, CF_EIO, "%s: cannot list: %s", path, strerror(e));
+    }
+    int rc = 0;
+    struct dirent *ent;
+    while (rc == 0 && (ent = readdir(d)) != NULL) {
+        if (strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0) continue;
+        char *p = cf__path_join(path, ent->d_name);
+        if (!p) {
+            rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", path);
+            break;
+        }
+        rc = cf__remove_tree(p, err);
+        free(p);
+    }
+    closedir(d);
+    if (rc == 0 && rmdir(path) != 0 && errno != ENOENT) {
+        int e = errno;
+        rc = CF_FAIL(err, CF_EIO, "%s: cannot remove directory: %s", path, strerror(e));
+    }
     return rc;
 }
 
@@ -134,6 +197,11 @@ int cf__remove_if_exists(const char *dir, const char *name, cf_error *err)
 
 int cf__mkdirs(const char *path, cf_error *err)
 {
+    return cf__mkdirs_durable(path, 0, err);
+}
+
+int cf__mkdirs_durable(const char *path, int durable, cf_error *err)
+{
     size_t n = strlen(path);
     char *p = malloc(n + 1);
     if (!p) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", path);
@@ -143,10 +211,23 @@ int cf__mkdirs(const char *path, cf_error *err)
         if (p[i] != '/' && p[i] != '\0') continue;
         char saved = p[i];
         p[i] = '\0';
-        if (mkdir(p, 0777) != 0 && errno != EEXIST) {
-            int e = errno;
-            rc = CF_FAIL(err, cf__errno_code(e), "%s: cannot make directory: %s", p, strerror(e));
-            break;
+        if (mkdir(p, 0777) != 0) {
+            if (errno != EEXIST) {
+                int e = errno;
+                rc = CF_FAIL(err, cf__errno_code(e), "%s: cannot make directory: %s", p, strerror(e));
+                break;
+            }
+        } else if (durable) {
+            /* A new directory's name lives in its parent: sync that. */
+            char *slash = strrchr(p, '/');
+            if (slash && slash != p) {
+                *slash = '\0';
+                rc = cf__fsync_path(p, err);
+                *slash = '/';
+            } else {
+                rc = cf__fsync_path(slash ? "/" : ".", err);
+            }
+            if (rc) break;
         }
         p[i] = saved;
     }

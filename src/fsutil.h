@@ -21,15 +21,26 @@ char *cf__path_join(const char *a, const char *b);
 int cf__read_file(const char *path, char **data, size_t *len, cf_error *err);
 
 /* Replace dir/name with the given bytes atomically: write a hidden temporary
- * file in dir, then rename it over dir/name. */
+ * file in dir, fsync it when `durable`, then rename it over dir/name.  The
+ * new name is durable only once the caller fsyncs dir (cf__fsync_path). */
 int cf__write_file_atomic(const char *dir, const char *name, const void *data,
-                          size_t len, cf_error *err);
+                          size_t len, int durable, cf_error *err);
+
+/* fsync an open descriptor / a file or directory by path.  EINVAL and EROFS
+ * (file systems that cannot sync that object) count as success. */
+int cf__fsync_fd(int fd, const char *path, cf_error *err);
+int cf__fsync_path(const char *path, cf_error *err);
+
+/* rm -r path without following symbolic links (ENOENT is not an error). */
+int cf__remove_tree(const char *path, cf_error *err);
 
 /* Remove dir/name if it exists (ENOENT is not an error). */
 int cf__remove_if_exists(const char *dir, const char *name, cf_error *err);
 
-/* mkdir -p with mode 0777 (minus umask). */
+/* mkdir -p with mode 0777 (minus umask); the durable variant fsyncs the
+ * parent of every directory it makes. */
 int cf__mkdirs(const char *path, cf_error *err);
+int cf__mkdirs_durable(const char *path, int durable, cf_error *err);
 
 /* 1 if path exists and is a directory, 0 if it does not exist or is not a
  * directory. */

@@ -837,6 +837,7 @@ done:
 /* Give up rank 0's uncommitted state so that closing commits nothing. */
 static void discard_pending(cf_column *c)
 {
+    cf_column_discard(c);
     void *p = NULL;
     size_t n = 0;
     if (cf_column_kind(c) == CF_KIND_DATA && cf_column_writable(c) && cf_column_pending_export(c, &p, &n, NULL) == 0)

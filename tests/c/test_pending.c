@@ -2,6 +2,7 @@
 #include "harness.h"
 
 #include "checksum.h"
+#include "column.h"
 
 static char *slurp(const char *path)
 {
@@ -32,7 +33,11 @@ static void write_in_parts(const char *dir, int parts, const double *data)
             continue;
         }
         cf_column *other;
-        CHECK_OK(cf_column_open(&other, f, "x", &err), &err);
+        void *meta;
+        size_t mlen;
+        CHECK_OK(cf_column_export_meta(root, &meta, &mlen, &err), &err);
+        CHECK_OK(cf_column_open_meta(&other, f, meta, mlen, &err), &err);
+        cf_free(meta);
         CHECK_OK(cf_column_write(other, lo, hi - lo, data + lo, NULL, 8, 8, &err), &err);
         void *buf;
         size_t len;
@@ -78,7 +83,12 @@ static void test_merge_rejects_damage_and_mismatch(void)
     cf_column *a, *b, *other;
     CHECK_OK(cf_column_create(&a, f, "a", "i4", 1, 10, 2, &err), &err);
     CHECK_OK(cf_column_create(&other, f, "b", "i4", 1, 10, 3, &err), &err);
-    CHECK_OK(cf_column_open(&b, f, "a", &err), &err);
+    /* b is a replica of a, as another rank would hold. */
+    void *meta;
+    size_t mlen;
+    CHECK_OK(cf_column_export_meta(a, &meta, &mlen, &err), &err);
+    CHECK_OK(cf_column_open_meta(&b, f, meta, mlen, &err), &err);
+    cf_free(meta);
     int32_t v[10] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 };
     CHECK_OK(cf_column_write(b, 0, 10, v, NULL, 4, 4, &err), &err);
     void *buf;
@@ -184,5 +194,57 @@ static void test_metadata_snapshot(void)
     cf_file_close(f);
 }
 
+static void put_le64(unsigned char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+/* Found by tests/fuzz/fuzz_pending: statistics counts from damaged state
+ * overflowed int64 when merged (undefined behaviour), and a count below 0
+ * or NaNs above the count were taken as they came. */
+static void test_merge_damaged_statistics(void)
+{
+    cf_error err;
+    cf_file *f;
+    CHECK_OK(cf_file_open(&f, cf_test_dir(), CF_OPEN_WRITE, &err), &err);
+    cf_column *a, *b;
+    CHECK_OK(cf_column_create(&a, f, "a", "i8", 1, 2, 1, &err), &err);
+    void *meta;
+    size_t mlen;
+    CHECK_OK(cf_column_export_meta(a, &meta, &mlen, &err), &err);
+    CHECK_OK(cf_column_open_meta(&b, f, meta, mlen, &err), &err);
+    cf_free(meta);
+    int64_t v[2] = { 3, -4 };
+    CHECK_OK(cf_column_write(b, 0, 2, v, NULL, 8, 8, &err), &err);
+    void *buf;
+    size_t len;
+    CHECK_OK(cf_column_pending_export(b, &buf, &len, &err), &err);
+    CHECK_OK(cf_column_close(b, &err), &err);
+    /* "CFP1", nfile, chunk rows, entries; blob, sum, overflow, 1 segment;
+     * nacc; then the first accumulator: count, nan, min, max, sum. */
+    size_t count_at = 4 + 8 + 8 + 8 + 8 + 4 + 1 + 8 + 20 + 8;
+    CHECK(len == count_at + 40);
+    unsigned char *bad = malloc(len);
+    memcpy(bad, buf, len);
+    put_le64(bad + count_at, UINT64_MAX); /* count -1 */
+    CHECK_FAILS(cf_column_pending_merge(a, bad, len, &err), CF_EFORMAT, &err, "impossible statistics");
+    put_le64(bad + count_at, 2);
+    put_le64(bad + count_at + 8, 3); /* 3 NaNs in 2 values */
+    CHECK_FAILS(cf_column_pending_merge(a, bad, len, &err), CF_EFORMAT, &err, "impossible statistics");
+    /* Twice 2^62 + 1 values: the merged count saturates instead of
+     * overflowing (UBSan reports the overflow). */
+    put_le64(bad + count_at, (UINT64_C(1) << 62) + 1);
+    put_le64(bad + count_at + 8, 0);
+    CHECK_OK(cf_column_pending_merge(a, bad, len, &err), &err);
+    CHECK_OK(cf_column_pending_merge(a, bad, len, &err), &err);
+    const cf__acc *acc = cf__stats_chunk(&a->stats, 0, 0);
+    CHECK(acc != NULL);
+    if (acc) CHECK_EQ_INT(acc->count, INT64_MAX);
+    free(bad);
+    cf_free(buf);
+    CHECK_OK(cf_column_close(a, &err), &err);
+    cf_file_close(f);
+}
+
 CF_TESTS(CF_TEST(test_parts_commit_like_one_writer), CF_TEST(test_merge_rejects_damage_and_mismatch),
-         CF_TEST(test_metadata_snapshot))
+         CF_TEST(test_metadata_snapshot), CF_TEST(test_merge_damaged_statistics))

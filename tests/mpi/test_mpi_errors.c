@@ -272,8 +272,8 @@ static void test_range_error_writes_nothing(void)
     cf_file_close(f);
 }
 
-/* Rank 0 cannot commit the header (it became a directory): every rank
- * gets its error, every handle is freed. */
+/* Rank 0 cannot commit (a group holding another column appeared at the
+ * new column's name): every rank gets its error, every handle is freed. */
 static void test_commit_failure_on_rank_0(void)
 {
     MPI_Comm comm = cf_test_comm();
@@ -285,17 +285,15 @@ static void test_commit_failure_on_rank_0(void)
     int64_t v[100] = { 0 };
     CHECK_OK(cf_mpi_column_write(c, comm, first, n, v, NULL, 8, 8, NULL, &err), &err);
     if (cf_test_rank() == 0) {
-        char p[4200], q[4300];
-        snprintf(p, sizeof p, "%s/z/header", cf_test_dir());
-        snprintf(q, sizeof q, "%s/keep", p);
-        CHECK(unlink(p) == 0 && mkdir(p, 0777) == 0);
-        FILE *fp = fopen(q, "w");
-        CHECK(fp != NULL);
-        if (fp) fclose(fp);
+        char p[4200];
+        snprintf(p, sizeof p, "%s/z", cf_test_dir());
+        CHECK(mkdir(p, 0777) == 0);
+        snprintf(p, sizeof p, "%s/z/other", cf_test_dir());
+        CHECK(mkdir(p, 0777) == 0);
     }
     MPI_Barrier(comm);
     int rc = cf_mpi_column_close(c, comm, &err);
-    EXPECT(rc, &err, CF_EIO, 0, "header");
+    EXPECT(rc, &err, CF_EEXIST, 0, "group");
     cf_file_close(f);
 }
 

@@ -1,0 +1,206 @@
+/* cleanup.c - finding and removing what interrupted writers left behind:
+ * staging directories of creates that never committed, old versions a
+ * commit moved aside, temporary metadata files and lock files.  Anything
+ * whose writer still holds its lock is left alone. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "column.h"
+#include "error.h"
+#include "file.h"
+#include "fsutil.h"
+#include "platform.h"
+
+/* Temporary files of attribute groups (which take no lock) younger than
+ * this may belong to a live writer. */
+#define CF__TEMP_GRACE_SECONDS 600
+
+typedef struct {
+    char **items;
+    int64_t count, capacity;
+    int dry_run;
+    int failed;
+} report;
+
+static void note(report *r, const char *fmt, const char *a, const char *b)
+{
+    if (r->count == r->capacity) {
+        int64_t cap = r->capacity ? r->capacity * 2 : 16;
+        char **items = realloc(r->items, (size_t)cap * sizeof *items);
+        if (!items) {
+            r->failed = 1;
+            return;
+        }
+        r->items = items;
+        r->capacity = cap;
+    }
+    size_t n = strlen(fmt) + strlen(a) + (b ? strlen(b) : 0) + 32;
+    char *s = malloc(n);
+    if (!s) {
+        r->failed = 1;
+        return;
+    }
+    snprintf(s, n, fmt, a, b ? b : "");
+    r->items[r->count++] = s;
+}
+
+/* 1 if dir/.colfile-lock.<leaf> is held by a live writer. */
+static int lock_held(const char *dir, const char *leaf, size_t leaf_len)
+{
+    size_t n = strlen(dir) + strlen(CF__LOCK_PREFIX) + leaf_len + 2;
+    char *p = malloc(n);
+    if (!p) return 1; /* cannot tell: leave it */
+    snprintf(p, n, "%s/%s%.*s", dir, CF__LOCK_PREFIX, (int)leaf_len, leaf);
+    int fd = open(p, O_RDONLY | O_CLOEXEC);
+    free(p);
+    if (fd < 0) return 0;
+    int held = cf__lock_probe(fd) != 0; /* unknown counts as held */
+    close(fd);
+    return held;
+}
+
+/* The leaf inside ".colfile-stage.<leaf>.<pid>.<hex>": strip the prefix and
+ * the last two dot-separated fields. */
+static int sibling_leaf(const char *name, const char *prefix, const char **leaf, size_t *len)
+{
+    size_t pl = strlen(prefix);
+    if (strncmp(name, prefix, pl) != 0) return 0;
+    const char *s = name + pl;
+    const char *last = strrchr(s, '.');
+    if (!last || last == s) return 0;
+    const char *second = last - 1;
+    while (second > s && *second != '.') second--;
+    if (second == s) return 0;
+    *leaf = s;
+    *len = (size_t)(second - s);
+    return 1;
+}
+
+static int has_header(const char *dir)
+{
+    char *p = cf__path_join(dir, "header");
+    int r = p && cf__exists(p);
+    free(p);
+    return r;
+}
+
+static void visit(const char *dir, report *r, int depth);
+
+static void handle_entry(const char *dir, const char *name, const struct stat *st, report *r, int depth)
+{
+    char *p = cf__path_join(dir, name);
+    if (!p) {
+        r->failed = 1;
+        return;
+    }
+    const char *leaf;
+    size_t len;
+    const char *verb = r->dry_run ? "would remove" : "removed";
+    if (S_ISDIR(st->st_mode) && sibling_leaf(name, CF__STAGE_PREFIX, &leaf, &len)) {
+        if (!lock_held(dir, leaf, len)) {
+            note(r, "%s: staging directory of a create that never committed: %s", p, verb);
+            if (!r->dry_run) (void)cf__remove_tree(p, NULL);
+        }
+    } else if (S_ISDIR(st->st_mode) && sibling_leaf(name, CF__OLD_PREFIX, &leaf, &len)) {
+        if (!lock_held(dir, leaf, len)) {
+            /* Moved aside by a commit that could not swap atomically: if the
+             * new version never arrived, the old one is the column. */
+            char *final = malloc(strlen(dir) + len + 2);
+            if (final) snprintf(final, strlen(dir) + len + 2, "%s/%.*s", dir, (int)len, leaf);
+            if (final && !cf__exists(final) && memchr(leaf, '~', len) == NULL) {
+                note(r, "%s: previous version of a column whose replacement never arrived: %s", p,
+                     r->dry_run ? "would restore it" : "restored it");
+                if (!r->dry_run) (void)rename(p, final);
+            } else {
+                note(r, "%s: previous version of a replaced column: %s", p, verb);
+                if (!r->dry_run) (void)cf__remove_tree(p, NULL);
+            }
+            free(final);
+        }
+    } else if (S_ISREG(st->st_mode) && strncmp(name, CF__LOCK_PREFIX, strlen(CF__LOCK_PREFIX)) == 0) {
+        const char *l = name + strlen(CF__LOCK_PREFIX);
+        if (!lock_held(dir, l, strlen(l))) {
+            note(r, "%s: lock file of a writer that is gone: %s", p, verb);
+            if (!r->dry_run) (void)unlink(p);
+        }
+    } else if (S_ISREG(st->st_mode) && name[0] == '.' && strstr(name, ".tmp.")) {
+        /* .<metadata name>.tmp.<pid>.<hex> inside a column or group. */
+        int live;
+        if (has_header(dir)) {
+            const char *slash = strrchr(dir, '/');
+            char *parent = slash ? strndup(dir, (size_t)(slash - dir)) : strdup(".");
+            const char *col = slash ? slash + 1 : dir;
+            live = !parent || lock_held(parent, col, strlen(col));
+            free(parent);
+        } else {
+            live = time(NULL) - st->st_mtime < CF__TEMP_GRACE_SECONDS;
+        }
+        if (!live) {
+            note(r, "%s: temporary file of an interrupted metadata update: %s", p, verb);
+            if (!r->dry_run) (void)unlink(p);
+        }
+    } else if (S_ISDIR(st->st_mode) && name[0] != '.') {
+        visit(p, r, depth + 1);
+    }
+    free(p);
+}
+
+static void visit(const char *dir, report *r, int depth)
+{
+    if (depth > 256) return;
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *ent;
+    /* Collect first: the walk removes and renames entries. */
+    char **names = NULL;
+    size_t count = 0, cap = 0;
+    while ((ent = readdir(d)) != NULL) {
+        if (strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0) continue;
+        if (count == cap) {
+            cap = cap ? cap * 2 : 32;
+            char **nn = realloc(names, cap * sizeof *nn);
+            if (!nn) {
+                r->failed = 1;
+                break;
+            }
+            names = nn;
+        }
+        if (!(names[count] = strdup(ent->d_name))) {
+            r->failed = 1;
+            break;
+        }
+        count++;
+    }
+    closedir(d);
+    for (size_t i = 0; i < count; i++) {
+        char *p = cf__path_join(dir, names[i]);
+        struct stat st;
+        if (p && lstat(p, &st) == 0) handle_entry(dir, names[i], &st, r, depth);
+        free(p);
+        free(names[i]);
+    }
+    free(names);
+}
+
+int cf_file_cleanup(cf_file *f, int dry_run, char ***lines, int64_t *count, cf_error *err)
+{
+    if (!f || !lines || !count) return CF_FAIL(err, CF_EARG, "cf_file_cleanup: NULL argument");
+    if (!dry_run && !f->writable)
+        return CF_FAIL(err, CF_EREADONLY, "%s: File is open read-only; cleanup needs write access", f->path);
+    report r = { NULL, 0, 0, dry_run, 0 };
+    visit(f->path, &r, 0);
+    if (r.failed) {
+        cf_names_free(r.items, r.count);
+        return CF_FAIL(err, CF_ENOMEM, "%s: out of memory while cleaning up", f->path);
+    }
+    *lines = r.items;
+    *count = r.count;
+    return 0;
+}

@@ -1,0 +1,31 @@
+/* platform.h - the few operating-system calls outside POSIX.1-2008 that
+ * commits rely on, behind portable fallbacks (internal). */
+#ifndef CF_PLATFORM_H
+#define CF_PLATFORM_H
+
+#include "colfile.h"
+
+/* Swap two existing directory entries atomically (Linux renameat2 with
+ * RENAME_EXCHANGE).  Returns 0, or -1 with errno set: EINVAL or ENOSYS
+ * where the file system or kernel cannot exchange. */
+int cf__rename_exchange(const char *a, const char *b);
+
+/* Take an exclusive, non-blocking lock on the open file fd: an open file
+ * description lock (per handle, also between threads) where the kernel has
+ * them, else flock.  Returns 0, or -1 with errno EWOULDBLOCK/EAGAIN/EACCES
+ * when another holder has it, ENOLCK when the file system cannot lock. */
+int cf__lock_exclusive(int fd);
+
+/* The same, shared: any number of shared holders, no exclusive one.
+ * On an fd that holds the shared lock, cf__lock_exclusive upgrades it when
+ * no one else holds it. */
+int cf__lock_shared(int fd);
+
+/* Whether someone holds the lock cf__lock_exclusive takes on the file open
+ * as fd (which may be read-only): 1 held, 0 free, -1 cannot tell. */
+int cf__lock_probe(int fd);
+
+/* The statfs(2) file system name ("ext4", "nfs", ...), "other" or "unknown". */
+const char *cf__fs_type(const char *path);
+
+#endif
