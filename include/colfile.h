@@ -107,16 +107,32 @@ enum cf_open_flags {
     CF_OPEN_TRUNCATE = 0x8,  /* with WRITE: empty an existing File first; refuses
                                 (CF_ENOTFILE) if the directory holds anything that
                                 is not a column, group or attribute file */
-    CF_OPEN_NOCHECK  = 0x10  /* touch nothing: another process has opened (or
+    CF_OPEN_NOCHECK  = 0x10, /* touch nothing: another process has opened (or
                                 created) the File and vouches for it; used by
                                 the parallel layers on all but one rank.  Not
                                 with CREATE, EXCL or TRUNCATE. */
+    CF_OPEN_NODURABLE = 0x20,/* skip every fsync: commits stay atomic against
+                                a crash of the process, but a power loss or
+                                kernel crash may lose committed columns (for
+                                scratch data; docs/reliability.md) */
+    CF_OPEN_TORN_OK  = 0x40, /* open columns marked torn by an interrupted
+                                in-place update (colfile-torn) instead of
+                                failing with CF_ETORN; cf_column_torn tells */
+    CF_OPEN_VERIFY   = 0x80, /* reads check the CRC32C of every blob they
+                                cover whole (cf_column_set_verify) */
+    CF_OPEN_NOLOCK   = 0x100 /* writers share the lock (.colfile-lock.*)
+                                instead of holding it alone, so several such
+                                handles may write one column as bigfile
+                                allows; exclusive writers still see them
+                                (colfile.compat.bigfile) */
 };
 
 /* Open the File at `path` (a directory).  On success *out owns a new handle
  * to be released with cf_file_close.  Fails with CF_ENOENT if it does not
  * exist (without CREATE), CF_ENOTFILE if the path is not a directory,
- * CF_EEXIST with EXCL, CF_EIO on other system errors. */
+ * CF_EEXIST with EXCL, CF_ENAME (nothing made) if the path is longer than
+ * PATH_MAX or has a component over 255 bytes, CF_EIO on other system
+ * errors.  The path may be, or pass through, a symbolic link. */
 CF_API int cf_file_open(cf_file **out, const char *path, int flags, cf_error *err);
 
 /* Release the handle.  Open columns stay valid (they hold their own paths).
@@ -129,9 +145,32 @@ CF_API const char *cf_file_path(const cf_file *f);
 /* 1 if opened with CF_OPEN_WRITE. */
 CF_API int cf_file_writable(const cf_file *f);
 
+/* The cf_open_flags the File was opened with. */
+CF_API int cf_file_flags(const cf_file *f);
+
+/* Find what interrupted writers left in the File and (unless dry_run)
+ * remove it: staging directories of creates that never committed
+ * (.colfile-stage.*), old versions moved aside by a commit (.colfile-old.*;
+ * restored when the new version never arrived), temporary metadata files
+ * (.*.tmp.*) and lock files (.colfile-lock.*).  Anything whose writer still
+ * holds its lock is left alone.  *lines receives one line per item ("<path>:
+ * <what it is>: removed"), to be freed with cf_names_free.  Removal
+ * failures are not errors (the item is reported and stays).  CF_EREADONLY
+ * without dry_run on a read-only File, CF_ENOMEM. */
+CF_API int cf_file_cleanup(cf_file *f, int dry_run, char ***lines, int64_t *count, cf_error *err);
+
+/* The kind of file system holding the File, from statfs(2): "ext4", "xfs",
+ * "btrfs", "tmpfs", "nfs", "lustre", "gpfs", "cifs", "beegfs", "fuse", ...,
+ * "other" or "unknown".  On "nfs" the writer lock (colfile-lock) needs the
+ * server's lock manager, and a commit is atomic for readers on other clients
+ * only after their attribute cache expires (docs/reliability.md).  A static
+ * string; never fails. */
+CF_API const char *cf_file_fs_type(const cf_file *f);
+
 /* List the columns below the File, depth first, bigfile's rules: names
  * starting with `.` are skipped; a directory holding an entry named `header`
  * is a column and is not descended into; other directories are descended.
+ * Symbolic links are neither listed nor entered (docs/format.md 2.2).
  * The result is sorted (strcmp).  On success *names is a malloc'd array of
  * *count malloc'd strings; free it with cf_names_free. */
 CF_API int cf_file_list(cf_file *f, char ***names, int64_t *count, cf_error *err);
@@ -141,7 +180,9 @@ CF_API void cf_names_free(char **names, int64_t count);
 
 /* Remove the column `name` (its header, attribute files, extension files and
  * blobs 000000..NFILE-1, then the directory if it is empty).  Sub-columns
- * and foreign files inside it are kept.  CF_ENOENT if it is not a column. */
+ * and foreign files inside it are kept.  CF_ENOENT if it is not a column;
+ * CF_ENAME, removing nothing, if a symbolic link lies on the way or among
+ * the column's files (docs/format.md 2.2): no link is ever followed. */
 CF_API int cf_file_remove(cf_file *f, const char *name, cf_error *err);
 
 /* Check a column or group name.  Returns 0 if `name` is a relative path of
@@ -185,7 +226,11 @@ CF_API int cf_column_create_blobs(cf_column **out, cf_file *f, const char *name,
  * the File is.  Reads the header, the attribute files (legacy `attr`, then
  * `attr-v2`, then colfile's own) and the extension file.  CF_ENOENT if the
  * column has no header (attribute-only names need only the directory),
- * CF_EFORMAT naming file and line for damaged metadata. */
+ * CF_EFORMAT naming file and line for damaged metadata.  CF_ENAME, here and
+ * in cf_column_create, if a component of the name below the File, or a file
+ * colfile would read or write in the column's directory, is a symbolic link
+ * (docs/format.md 2.2; the message says where it leads), or if the path
+ * would not fit PATH_MAX. */
 CF_API int cf_column_open(cf_column **out, cf_file *f, const char *name, cf_error *err);
 
 /* Commit pending metadata (header checksums, extension file) to disk.
@@ -308,7 +353,8 @@ enum cf_blob_status {
     CF_BLOB_LONG          = 0x04, /* more bytes than rows say (ignored data) */
     CF_BLOB_SUM_MISMATCH  = 0x08, /* bigfile byte sum differs */
     CF_BLOB_CRC_MISMATCH  = 0x10, /* CRC32C differs */
-    CF_BLOB_CRC_UNKNOWN   = 0x20  /* no current CRC32C recorded */
+    CF_BLOB_CRC_UNKNOWN   = 0x20, /* no current CRC32C recorded */
+    CF_BLOB_STATS_MISMATCH = 0x40 /* recorded statistics disagree with the data */
 };
 
 /* Read blob i whole and compare it with the header and extension file.
@@ -378,6 +424,47 @@ CF_API int cf_column_set_chunk_rows(cf_column *c, int64_t rows, cf_error *err);
  * index` or a later whole write computes them.  For measuring what they
  * cost, and for scratch data nobody will query.  Always returns 0. */
 CF_API int cf_column_set_statistics(cf_column *c, int enabled, cf_error *err);
+
+/* 1 if the column was marked torn (colfile-torn) when opened: an in-place
+ * update was interrupted, so rows may mix old and new values and the
+ * checksums may not match.  Only with CF_OPEN_TORN_OK; otherwise opening
+ * such a column fails with CF_ETORN. */
+CF_API int cf_column_torn(const cf_column *c);
+
+/* Switch read verification on (1) or off (0) for this handle (initially on
+ * with CF_OPEN_VERIFY): every blob a read covers whole, and whose CRC32C is
+ * recorded, is checked as its bytes pass; a mismatch fails the read with
+ * CF_ECHECKSUM naming the blob and its rows (the buffer then holds the bad
+ * bytes).  Partial reads of a blob are not checked.  Never fails but for a
+ * NULL column. */
+CF_API int cf_column_set_verify(cf_column *c, int enabled, cf_error *err);
+CF_API int cf_column_verify_enabled(const cf_column *c);
+
+/* Give up the handle's uncommitted changes: from now on flush and close
+ * commit nothing (they fail with CF_EIO saying so) and a new column that was
+ * never committed vanishes at close.  The parallel layers call it on the
+ * committing rank when another rank failed.  A write that fails does the
+ * same by itself, so that a half-written range is never committed; rows
+ * already updated in place stay marked torn.  Accepts NULL. */
+CF_API void cf_column_discard(cf_column *c);
+
+/* What cf_column_repair changed (bits of *fixed). */
+enum cf_repair_bits {
+    CF_REPAIR_SUMS      = 0x01, /* bigfile byte sums recomputed from the data */
+    CF_REPAIR_CRC       = 0x02, /* CRC32C values that were wrong or unknown */
+    CF_REPAIR_TRUNCATED = 0x04, /* bytes past a blob's rows cut off */
+    CF_REPAIR_STRAY     = 0x08, /* blob files numbered >= NFILE removed */
+    CF_REPAIR_TORN      = 0x10  /* the torn-update marker cleared */
+};
+
+/* Make a column consistent with the data its blobs hold: recompute every
+ * blob's bigfile sum, CRC32C and statistics, cut bytes past each blob's
+ * rows, remove blobs numbered >= NFILE, clear the torn marker, and commit.
+ * The rows themselves are not changed: after an interrupted in-place update
+ * they may mix old and new values, which no check can tell apart.  Fails
+ * with CF_ESHORT (changing nothing) if a blob is missing or shorter than
+ * its rows; CF_EBUSY if another writer holds the column. */
+CF_API int cf_column_repair(cf_column *c, unsigned *fixed, cf_error *err);
 
 /* Number of chunks of the column (all blobs), in row order. */
 CF_API int64_t cf_column_chunk_count(const cf_column *c);

@@ -100,9 +100,25 @@ static int64_t data_bytes(int64_t nmemb, int64_t width)
 int cf__attrset_set(cf__attrset *s, const char *name, const char *dtype,
                     int64_t nmemb, const void *data, cf_error *err)
 {
-    if (!name || !name_valid(name))
-        return CF_FAIL(err, CF_ENAME, "attribute name `%s' must be non-empty and hold no "
-                       "space, tab, newline or CR", name ? name : "(null)");
+    if (!name || !name_valid(name)) {
+        /* Attribute names are data, not paths: only what would break an
+         * attr-v2 line is refused.  The name is shown with \xNN escapes. */
+        char shown[4 * 40 + 4];
+        size_t k = 0, at = name ? strcspn(name, " \t\n\r") : 0;
+        for (size_t i = 0; name && name[i] && i < 40; i++) {
+            unsigned char u = (unsigned char)name[i];
+            if (u < 0x20 || u == 0x7f) k += (size_t)snprintf(shown + k, 5, "\\x%02X", u);
+            else shown[k++] = (char)u;
+        }
+        shown[k] = '\0';
+        if (!name || !name[0])
+            return CF_FAIL(err, CF_ENAME, "attribute name `%s' is empty: an attribute name must be non-empty "
+                           "and hold no space, tab, newline or CR", name ? "" : "(null)");
+        const char *what = name[at] == ' ' ? "a space" : name[at] == '\t' ? "a tab"
+                         : name[at] == '\n' ? "a newline" : "a carriage return";
+        return CF_FAIL(err, CF_ENAME, "attribute name `%s' contains %s at byte %zu: an attribute name must "
+                       "be non-empty and hold no space, tab, newline or CR", shown, what, at);
+    }
     cf__dtype t;
     char context[96];
     snprintf(context, sizeof context, "attribute `%s'", name);

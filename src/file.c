@@ -11,6 +11,8 @@
 #include "error.h"
 #include "fsutil.h"
 #include "header.h"
+#include "names.h"
+#include "platform.h"
 
 const char *cf_version(void)
 {
@@ -105,18 +107,21 @@ int cf_file_open(cf_file **out, const char *path, int flags, cf_error *err)
     if ((flags & CF_OPEN_NOCHECK) && (flags & (CF_OPEN_CREATE | CF_OPEN_EXCL | CF_OPEN_TRUNCATE)))
         return CF_FAIL(err, CF_EARG, "%s: NOCHECK cannot be combined with CREATE, EXCL or TRUNCATE", path);
     int rc;
+    if ((rc = cf__file_path_check(path, err))) return rc;
     int exists = (flags & CF_OPEN_NOCHECK) ? 1 : cf__exists(path);
     if (exists && !(flags & CF_OPEN_NOCHECK) && !cf__is_dir(path))
         return CF_FAIL(err, CF_ENOTFILE, "%s: exists and is not a directory", path);
     if (exists && (flags & CF_OPEN_EXCL))
         return CF_FAIL(err, CF_EEXIST, "%s: File already exists", path);
+    int durable = !(flags & CF_OPEN_NODURABLE);
     if (!exists) {
         if (!(flags & CF_OPEN_CREATE))
             return CF_FAIL(err, CF_ENOENT, "%s: no such File", path);
-        if ((rc = cf__mkdirs(path, err))) return rc;
+        if ((rc = cf__mkdirs_durable(path, durable, err))) return rc;
     } else if (flags & CF_OPEN_TRUNCATE) {
         if ((rc = check_only_format_content(path, path, err))) return rc;
         if ((rc = remove_contents(path, err))) return rc;
+        if (durable && (rc = cf__fsync_path(path, err))) return rc;
     }
     cf_file *f = calloc(1, sizeof *f);
     if (!f) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", path);
@@ -126,6 +131,7 @@ int cf_file_open(cf_file **out, const char *path, int flags, cf_error *err)
         return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", path);
     }
     f->writable = writable;
+    f->flags = flags;
     *out = f;
     return 0;
 }
@@ -139,6 +145,9 @@ void cf_file_close(cf_file *f)
 
 const char *cf_file_path(const cf_file *f) { return f->path; }
 int cf_file_writable(const cf_file *f) { return f->writable; }
+int cf_file_flags(const cf_file *f) { return f->flags; }
+
+const char *cf_file_fs_type(const cf_file *f) { return f ? cf__fs_type(f->path) : "unknown"; }
 
 /* A growable list of names. */
 typedef struct {
@@ -185,7 +194,9 @@ static int list_dir(const char *dir, const char *prefix, name_list *out, int dep
         if (ent->d_name[0] == '.') continue;
         char *p = cf__path_join(dir, ent->d_name);
         if (!p) { rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", dir); break; }
-        if (cf__is_dir(p)) {
+        struct stat st;
+        /* lstat: a symbolic link is neither listed nor entered (names.c) */
+        if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
             if (has_header(p)) {
                 if (name_list_add(out, prefix, ent->d_name)) rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", dir);
             } else {
@@ -237,6 +248,7 @@ int cf_file_remove(cf_file *f, const char *name, cf_error *err)
     size_t nl = strlen(name);
     if (strcmp(name, ".") == 0 || (nl >= 2 && strcmp(name + nl - 2, "/.") == 0))
         return CF_FAIL(err, CF_EKIND, "%s: '%s' names attributes, not a column", f->path, name);
+    if ((rc = cf__name_confine(f->path, name, err))) return rc;
     char *dir = cf__path_join(f->path, name);
     if (!dir) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", f->path);
     if (!cf__is_dir(dir) || !has_header(dir)) {

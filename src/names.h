@@ -1,0 +1,31 @@
+/* names.h - keeping names and paths inside the File (internal).
+ *
+ * cf_name_check (colfile.h) judges a name by its bytes alone.  The checks
+ * here also look at the disk: what the name leads to below a File root. */
+#ifndef CF_NAMES_H
+#define CF_NAMES_H
+
+#include "colfile.h"
+
+/* Room kept beyond a column directory's path for the longest file colfile
+ * puts in it (".colfile-stats-v1.tmp.<pid>.<8 hex>" and the like). */
+#define CF__PATH_ROOM 96
+
+/* Check that the column, group or attribute-block `name` (already accepted
+ * by cf_name_check) stays inside the File whose directory is `root`:
+ *  - root/name plus CF__PATH_ROOM fits PATH_MAX;
+ *  - no component below root that exists is a symbolic link (components
+ *    that do not exist yet are fine: colfile makes them as directories);
+ *  - in the directory `name` leads to, if it exists, no file colfile reads
+ *    or writes (header, attribute files, blobs, colfile-*) is a symbolic
+ *    link.
+ * The root itself may be, or lie below, a symbolic link.  CF_ENAME naming
+ * the path and the link's target ("symbolic link leads outside the File"
+ * when it resolves outside root, or cannot be resolved). */
+int cf__name_confine(const char *root, const char *name, cf_error *err);
+
+/* Check a File path given to cf_file_open before anything is made: shorter
+ * than PATH_MAX, no component longer than 255 bytes.  CF_ENAME. */
+int cf__file_path_check(const char *path, cf_error *err);
+
+#endif
