@@ -33,6 +33,7 @@ from .dataset import Dataset
 from .errors import (
     AlreadyExistsError,
     AttributeNotFoundError,
+    BusyError,
     ChecksumError,
     ClosedError,
     ColumnKindError,
@@ -47,8 +48,9 @@ from .errors import (
     RangeError,
     ReadOnlyError,
     StorageError,
+    TornError,
 )
-from .file import File, Group
+from .file import File, FileSystemWarning, Group, TornWarning
 from .histograms import histogram, histogram2d
 from .query import ExpressionError, Field, Predicate, Report, Selection, where
 
@@ -92,6 +94,7 @@ __all__ = [
     "Error",
     "AlreadyExistsError",
     "AttributeNotFoundError",
+    "BusyError",
     "ChecksumError",
     "ClosedError",
     "ColumnKindError",
@@ -105,4 +108,7 @@ __all__ = [
     "RangeError",
     "ReadOnlyError",
     "StorageError",
+    "TornError",
+    "TornWarning",
+    "FileSystemWarning",
 ]

@@ -43,7 +43,8 @@ enum cf_error_code {
     CF_OK = 0, CF_EIO = -1, CF_ENOENT = -2, CF_EEXIST = -3, CF_ENAME = -4,
     CF_EDTYPE = -5, CF_ECAST = -6, CF_EFORMAT = -7, CF_ERANGE = -8,
     CF_ENOMEM = -9, CF_EARG = -10, CF_ECHECKSUM = -11, CF_EREADONLY = -12,
-    CF_ESHORT = -13, CF_ENOTFILE = -14, CF_EKIND = -15
+    CF_ESHORT = -13, CF_ENOTFILE = -14, CF_EKIND = -15, CF_ETORN = -16,
+    CF_EBUSY = -17
 };
 const char *cf_error_name(int code);
 const char *cf_error_text(int code);
@@ -68,12 +69,17 @@ int cf_dtype_convert(void *dst, int64_t dst_stride, const char *to,
 typedef struct cf_file cf_file;
 enum cf_open_flags {
     CF_OPEN_READ = 0, CF_OPEN_WRITE = 1, CF_OPEN_CREATE = 2,
-    CF_OPEN_EXCL = 4, CF_OPEN_TRUNCATE = 8, CF_OPEN_NOCHECK = 16
+    CF_OPEN_EXCL = 4, CF_OPEN_TRUNCATE = 8, CF_OPEN_NOCHECK = 16,
+    CF_OPEN_NODURABLE = 32, CF_OPEN_TORN_OK = 64, CF_OPEN_VERIFY = 128,
+    CF_OPEN_NOLOCK = 256
 };
 int cf_file_open(cf_file **out, const char *path, int flags, cf_error *err);
 void cf_file_close(cf_file *f);
 const char *cf_file_path(const cf_file *f);
 int cf_file_writable(const cf_file *f);
+int cf_file_flags(const cf_file *f);
+const char *cf_file_fs_type(const cf_file *f);
+int cf_file_cleanup(cf_file *f, int dry_run, char ***lines, int64_t *count, cf_error *err);
 int cf_file_list(cf_file *f, char ***names, int64_t *count, cf_error *err);
 void cf_names_free(char **names, int64_t count);
 int cf_file_remove(cf_file *f, const char *name, cf_error *err);
@@ -127,7 +133,7 @@ void cf_free(void *p);
 enum cf_blob_status {
     CF_BLOB_OK = 0, CF_BLOB_MISSING = 1, CF_BLOB_SHORT = 2, CF_BLOB_LONG = 4,
     CF_BLOB_SUM_MISMATCH = 8, CF_BLOB_CRC_MISMATCH = 16,
-    CF_BLOB_CRC_UNKNOWN = 32
+    CF_BLOB_CRC_UNKNOWN = 32, CF_BLOB_STATS_MISMATCH = 64
 };
 int cf_column_verify_blob(cf_column *c, int64_t i, unsigned *status,
                           cf_error *err);
@@ -158,6 +164,15 @@ int cf_column_chunk_stats(const cf_column *c, int64_t k, int64_t component,
                           cf_chunk_stats *out, cf_error *err);
 int cf_column_index_blob(cf_column *c, int64_t i, cf_error *err);
 int cf_column_set_statistics(cf_column *c, int enabled, cf_error *err);
+int cf_column_torn(const cf_column *c);
+void cf_column_discard(cf_column *c);
+int cf_column_set_verify(cf_column *c, int enabled, cf_error *err);
+int cf_column_verify_enabled(const cf_column *c);
+enum cf_repair_bits {
+    CF_REPAIR_SUMS = 1, CF_REPAIR_CRC = 2, CF_REPAIR_TRUNCATED = 4,
+    CF_REPAIR_STRAY = 8, CF_REPAIR_TORN = 16
+};
+int cf_column_repair(cf_column *c, unsigned *fixed, cf_error *err);
 
 #define CF_PLAN_BLOB_BYTES 1073741824
 #define CF_PLAN_GROUP_BYTES 67108864

@@ -64,7 +64,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .errors import AttributeNotFoundError
+from .errors import AttributeNotFoundError, InvalidNameError
 
 if TYPE_CHECKING:
     from .column import Column
@@ -247,9 +247,12 @@ class AttributeManager(MutableMapping[str, Any]):
     def __contains__(self, name: object) -> bool:
         if not isinstance(name, str):
             return False
+        col = self._col()
+        if col is None:
+            return False
         try:
-            self.raw(name)
-        except KeyError:
+            col._attr_get(name)
+        except (KeyError, InvalidNameError):  # a NUL: no attribute has that name
             return False
         return True
 

@@ -51,6 +51,15 @@ _BLOB_STATUS = (
     (0x08, "SUM_MISMATCH"),
     (0x10, "CRC_MISMATCH"),
     (0x20, "CRC_UNKNOWN"),
+    (0x40, "STATS_MISMATCH"),
+)
+
+_REPAIR_BITS = (
+    (0x01, "sums"),
+    (0x02, "crc"),
+    (0x04, "truncated"),
+    (0x08, "stray"),
+    (0x10, "torn"),
 )
 
 
@@ -177,6 +186,12 @@ class Column:
             return bytes(ffi.buffer(buf[0], size[0]))
         finally:
             lib().cf_free(buf[0])
+
+    def _discard(self) -> None:
+        """Give up uncommitted changes: closing commits nothing
+        (``cf_column_discard``)."""
+        with self._lock:
+            lib().cf_column_discard(self._handle())
 
     def _pending_merge(self, state: bytes) -> None:
         """Add another handle's exported state; the next flush commits both."""
@@ -663,13 +678,46 @@ class Column:
         -------
         set of str
             ``{"OK"}``, or some of ``MISSING``, ``SHORT``, ``LONG``,
-            ``SUM_MISMATCH``, ``CRC_MISMATCH``, ``CRC_UNKNOWN``.
+            ``SUM_MISMATCH``, ``CRC_MISMATCH``, ``CRC_UNKNOWN``,
+            ``STATS_MISMATCH`` (recorded statistics disagree with the data).
         """
         status = ffi.new("unsigned *")
         self._call("cf_column_verify_blob", i, status)
         bits = int(status[0])
         found = {name for bit, name in _BLOB_STATUS if bits & bit}
         return found or {"OK"}
+
+    @property
+    def torn(self) -> bool:
+        """True if the column was marked torn when opened (an in-place
+        update was interrupted; possible only with ``File(...,
+        torn='warn')``)."""
+        with self._lock:
+            return bool(lib().cf_column_torn(self._handle()))
+
+    def repair(self) -> set[str]:
+        """Make the column consistent with the data its blobs hold, and
+        commit (``cf_column_repair``): recompute byte sums, CRC32C and
+        statistics, cut bytes past each blob's rows, remove blobs numbered
+        beyond NFILE, clear the torn mark.  The rows are not changed.
+
+        Returns
+        -------
+        set of str
+            What was fixed: some of ``sums``, ``crc``, ``truncated``,
+            ``stray``, ``torn``.
+
+        Raises
+        ------
+        FormatError
+            A blob is missing or short: its rows cannot be recovered.
+        BusyError
+            Another writer holds the column.
+        """
+        fixed = ffi.new("unsigned *")
+        self._call("cf_column_repair", fixed)
+        bits = int(fixed[0])
+        return {name for bit, name in _REPAIR_BITS if bits & bit}
 
     # ------------------------------------------------------------------
     # data characteristics (per-chunk statistics) and queries

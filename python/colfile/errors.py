@@ -23,6 +23,8 @@ CF_EARG                    :class:`InvalidArgumentError` ``ValueError``
 CF_ECHECKSUM               :class:`ChecksumError`
 CF_EREADONLY               :class:`ReadOnlyError`   ``PermissionError``
 CF_EKIND                   :class:`ColumnKindError` ``TypeError``
+CF_ETORN                   :class:`TornError`
+CF_EBUSY                   :class:`BusyError`       ``BlockingIOError``
 (closed handle)            :class:`ClosedError`     ``ValueError``
 ========================== ======================= ===========================
 
@@ -60,6 +62,8 @@ __all__ = [
     "ReadOnlyError",
     "ColumnKindError",
     "ClosedError",
+    "TornError",
+    "BusyError",
 ]
 
 # The stable values of colfile_errors.h.
@@ -79,6 +83,8 @@ CF_EREADONLY = -12
 CF_ESHORT = -13
 CF_ENOTFILE = -14
 CF_EKIND = -15
+CF_ETORN = -16
+CF_EBUSY = -17
 
 CODE_NAMES = {
     CF_OK: "CF_OK",
@@ -97,6 +103,8 @@ CODE_NAMES = {
     CF_ESHORT: "CF_ESHORT",
     CF_ENOTFILE: "CF_ENOTFILE",
     CF_EKIND: "CF_EKIND",
+    CF_ETORN: "CF_ETORN",
+    CF_EBUSY: "CF_EBUSY",
 }
 
 
@@ -185,6 +193,17 @@ class ColumnKindError(Error, TypeError):
     header-only block (CF_EKIND)."""
 
 
+class TornError(Error):
+    """An in-place update of the column was interrupted (CF_ETORN): its rows
+    may mix old and new values.  ``colfile repair`` makes it consistent;
+    ``File(..., torn='warn')`` opens it anyway with a warning."""
+
+
+class BusyError(Error, BlockingIOError):
+    """Another writer, in this or another process, holds the column's writer
+    lock (CF_EBUSY)."""
+
+
 class ClosedError(Error, ValueError):
     """Use of a closed File, column or attribute set."""
 
@@ -205,6 +224,8 @@ _BY_CODE: dict[int, type[Error]] = {
     CF_ESHORT: FormatError,
     CF_ENOTFILE: FormatError,
     CF_EKIND: ColumnKindError,
+    CF_ETORN: TornError,
+    CF_EBUSY: BusyError,
 }
 
 # What CF_ENOENT means depends on what was asked for.

@@ -22,6 +22,7 @@ from __future__ import annotations
 import operator
 import os
 import threading
+import warnings
 import weakref
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -40,7 +41,7 @@ from .errors import (
     raise_error,
 )
 
-__all__ = ["File", "Group", "MODES"]
+__all__ = ["File", "Group", "MODES", "TornWarning", "FileSystemWarning"]
 
 _READ, _WRITE, _CREATE, _EXCL, _TRUNCATE = 0x0, 0x1, 0x2, 0x4, 0x8
 
@@ -52,6 +53,24 @@ MODES: dict[str, int] = {
     "w-": _WRITE | _CREATE | _EXCL,
     "x": _WRITE | _CREATE | _EXCL,
     "a": _WRITE | _CREATE,
+}
+
+
+class TornWarning(UserWarning):
+    """A column marked torn was opened with ``torn='warn'``."""
+
+
+class FileSystemWarning(UserWarning):
+    """The File is on a file system where colfile's guarantees are weaker."""
+
+
+#: What changes on network file systems (docs/reliability.md).
+_SHARED_FS_NOTES = {
+    "nfs": "the writer lock needs the NFS lock manager (a writer fails with BusyError/"
+           "StorageError where it is missing), and readers on other clients see a commit "
+           "only once their attribute cache expires (actimeo)",
+    "cifs": "writer locks and directory swaps depend on the server; commits may not be atomic",
+    "smb2": "writer locks and directory swaps depend on the server; commits may not be atomic",
 }
 
 
@@ -129,6 +148,8 @@ class Group:
     def _full(self, name: str) -> str:
         if not isinstance(name, str):
             raise TypeError(f"column names are str, not {type(name).__name__}")
+        if not name:
+            _name_check(name)  # the core's InvalidNameError: never the group itself
         return self._prefix + name
 
     @property
@@ -159,7 +180,10 @@ class Group:
         if not isinstance(name, str):
             return False
         if name.endswith("/"):
-            return self._file._isdir(os.path.join(self.path, name))
+            try:
+                return self._file._group_exists(self._full(name))
+            except ValueError:  # an invalid name: no such group can exist
+                return False
         try:
             self._file._open_column(self._full(name))
         except (ColumnNotFoundError, ValueError):
@@ -180,8 +204,7 @@ class Group:
         the group of an existing directory."""
         full = self._full(name)
         if full.endswith("/"):
-            self._file._check_open()
-            if not self._file._isdir(os.path.join(self._file.path, full)):
+            if not self._file._group_exists(full):
                 raise ColumnNotFoundError(
                     f"{os.path.join(self._file.path, full)}: no such group")
             return Group(self._file, full)
@@ -264,7 +287,7 @@ class Group:
         from .errors import AlreadyExistsError
 
         full = self._full(name).rstrip("/") + "/"
-        if self._file._isdir(os.path.join(self._file.path, full)):
+        if self._file._group_exists(full):
             raise AlreadyExistsError(f"{os.path.join(self._file.path, full)}: group exists")
         return self.require_group(name)
 
@@ -293,6 +316,25 @@ class File(Group):
         creates or empties the directory and the other ranks touch nothing;
         an error on any rank is raised on every rank.  mpi4py is only needed
         when ``comm`` is given.
+    durable : bool, default True
+        Make every commit durable with fsync (blob data before the header
+        that describes it, then the directory).  ``False`` skips every fsync:
+        commits stay atomic if the process dies, but a power loss or kernel
+        crash may lose recent ones.  For scratch data
+        (docs/reliability.md).
+    torn : {'raise', 'warn'}, default 'raise'
+        What opening a column marked torn does (an in-place update of it
+        was interrupted, so its rows may mix old and new values):
+        ``'raise'`` raises :class:`~colfile.TornError`, ``'warn'`` opens it
+        with a :class:`~colfile.TornWarning`.  ``colfile repair`` clears
+        the mark.
+    verify : bool, default False
+        Check the CRC32C of every blob a read covers whole (where one is
+        recorded); a mismatch raises :class:`~colfile.ChecksumError` naming
+        the blob and its rows.  Partial reads of a blob are not checked;
+        :meth:`Column.verify_blob` and ``colfile check`` check everything.
+        Off by default because it costs 10-25% of read speed here
+        (docs/reliability.md).
 
     Notes
     -----
@@ -320,7 +362,8 @@ class File(Group):
     """
 
     def __init__(self, path: str | os.PathLike[str], mode: str = "r", *,
-                 comm: Any = None) -> None:
+                 comm: Any = None, durable: bool = True, torn: str = "raise",
+                 verify: bool = False) -> None:
         # A File is the group of its root; it does not store itself (no
         # reference cycle, so dropping the last reference frees it at once).
         self._prefix = ""
@@ -333,18 +376,33 @@ class File(Group):
         self._cols: Any = (weakref.WeakValueDictionary() if self._comm.serial else {})
         self._attr_cols: dict[str, Column] = {}
 
-        def prep() -> tuple[str, str]:
+        def prep() -> tuple[str, str, bool, str, bool]:
             if mode not in MODES:
                 raise ValueError(f"invalid mode {mode!r}: use one of "
                                  f"{', '.join(repr(m) for m in MODES)}")
+            if torn not in ("raise", "warn"):
+                raise ValueError(f"invalid torn={torn!r}: use 'raise' or 'warn'")
             encode(path)
-            return os.fsdecode(os.fspath(path)), mode
+            return os.fsdecode(os.fspath(path)), mode, bool(durable), torn, bool(verify)
 
-        self._same("File path and mode", prep)
-        handle = _mpi.open_file(self._comm, encode(path), MODES[mode])
+        self._same("File path and options", prep)
+        L = lib()
+        flags = MODES[mode]
+        if not durable:
+            flags |= L.CF_OPEN_NODURABLE
+        if torn == "warn":
+            flags |= L.CF_OPEN_TORN_OK
+        if verify:
+            flags |= L.CF_OPEN_VERIFY
+        handle = _mpi.open_file(self._comm, encode(path), flags)
         self._h = handle
         self._finalizer = weakref.finalize(self, _release_file, self._h)
-        self._path = string(lib().cf_file_path(self._h))
+        self._path = string(L.cf_file_path(self._h))
+        if flags & _WRITE and self._comm.rank == 0:
+            fs = string(L.cf_file_fs_type(self._h))
+            if fs in _SHARED_FS_NOTES:
+                warnings.warn(f"{self._path}: on {fs}: {_SHARED_FS_NOTES[fs]}", FileSystemWarning,
+                              stacklevel=2)
 
     # -- description ---------------------------------------------------
 
@@ -397,11 +455,28 @@ class File(Group):
         """``fn()`` on rank 0, its result (or error) on every rank."""
         return _mpi.agree(self._comm, fn, root=0)
 
-    def _isdir(self, path: str) -> bool:
+    def _group_exists(self, full: str) -> bool:
+        """True if the directory of group ``full`` (ending in ``/``) exists.
+        The core decides, on the attribute block ``full + "."``: it checks
+        the name (:class:`~colfile.InvalidNameError` for ``../``, ``/etc/``,
+        ``a//``...) and refuses a symbolic link below the File."""
+        h = self._check_open()
         if not self._comm.serial:
-            self._same("group path", lambda: (self._check_open(), path)[1])
-        self._check_open()
-        return bool(self._on_root(lambda: os.path.isdir(path)))
+            self._same("group name", lambda: (self._check_open(), full)[1])
+
+        def run() -> bool:
+            out = ffi.new("cf_column **")
+            err = new_error()
+            rc = lib().cf_column_open(out, h, encode_name(full + "."), err)
+            if rc >= 0:
+                lib().cf_column_close(out[0], ffi.NULL)
+                return True
+            if err.code == -2:  # CF_ENOENT: no such directory
+                return False
+            if err.code == -4:  # CF_ENAME
+                raise_error(rc, err)
+            return True  # the directory is there; its attribute files are not fine
+        return bool(self._on_root(run))
 
     def _checked_name(self, full: str) -> Any:
         def prep() -> str:
@@ -426,6 +501,36 @@ class File(Group):
         if not self._comm.serial:
             live.sort(key=lambda c: c.name)  # the same order on every rank
         return live
+
+    def cleanup(self, dry_run: bool = False) -> list[str]:
+        """Find what interrupted writers left behind and remove it (see
+        ``cf_file_cleanup``): staging directories of creates that never
+        committed, old versions moved aside by a commit (restored if their
+        replacement never arrived), temporary metadata and lock files.
+        Anything a live writer holds is left alone.  Returns one line per
+        item found.  On rank 0 only under MPI (the result is broadcast)."""
+        L = lib()
+
+        def run() -> list[str]:
+            lines = ffi.new("char ***")
+            count = ffi.new("int64_t *")
+            err = new_error()
+            with self._lock:
+                rc = L.cf_file_cleanup(self._check_open(), 1 if dry_run else 0, lines, count, err)
+            if rc < 0:
+                raise_error(rc, err, "file")
+            try:
+                return [string(lines[0][i]) for i in range(count[0])]
+            finally:
+                L.cf_names_free(lines[0], count[0])
+
+        return list(self._on_root(run))
+
+    @property
+    def fs_type(self) -> str:
+        """The file system holding the File (``cf_file_fs_type``): ``'ext4'``,
+        ``'xfs'``, ``'tmpfs'``, ``'nfs'``, ``'lustre'``, ..., ``'other'``."""
+        return string(lib().cf_file_fs_type(self._check_open()))
 
     def flush(self) -> None:
         """Commit the metadata of every open column (collective under MPI)."""
@@ -481,7 +586,14 @@ class File(Group):
                 L.cf_names_free(names[0], count[0])
 
         self._check_open()
-        return list(self._on_root(run))
+        names = list(self._on_root(run))
+        # Columns this File created and has not committed yet are staged
+        # out of sight of other readers, but this File shows them.
+        with self._lock:
+            live = [n for n, c in list(self._cols.items())
+                    if not c.closed and not n.endswith("/.") and n != "."]
+        extra = set(live) - set(names)
+        return sorted(names + list(extra)) if extra else names
 
     def _opener(self, h: Any, full: str, create_attrs: bool | None = None) -> Any:
         """What rank 0 runs to open column ``full``: a ``cf_column *``.  With
@@ -492,6 +604,10 @@ class File(Group):
             err = new_error()
             rc = lib().cf_column_open(out, h, encode_name(full), err)
             if rc >= 0:
+                if lib().cf_column_torn(out[0]):
+                    warnings.warn(f"{string(lib().cf_column_path(out[0]))}: an in-place update was "
+                                  "interrupted; rows may mix old and new values (colfile repair "
+                                  "clears this)", TornWarning, stacklevel=4)
                 return out[0]
             if create_attrs is not None and err.code == -2:  # CF_ENOENT
                 if not create_attrs:

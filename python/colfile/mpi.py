@@ -87,6 +87,7 @@ from .errors import (
     Error,
     InvalidArgumentError,
     RangeError,
+    StorageError,
     raise_error,
 )
 
@@ -481,7 +482,9 @@ def open_file(comm: Comm, path: bytes, flags: int) -> Any:
     agree(comm, root_open, root=0)
     if comm.rank == 0:
         return agree(comm, lambda: box[0], undo=L.cf_file_close)
-    return agree(comm, opener((flags & _WRITE) | _NOCHECK), undo=L.cf_file_close)
+    # The other ranks keep the behaviour bits (durability, torn, verify).
+    keep = _WRITE | L.CF_OPEN_NODURABLE | L.CF_OPEN_TORN_OK | L.CF_OPEN_VERIFY | L.CF_OPEN_NOLOCK
+    return agree(comm, opener((flags & keep) | _NOCHECK), undo=L.cf_file_close)
 
 
 def _export_meta(handle: Any) -> bytes:
@@ -560,11 +563,16 @@ def commit(comm: Comm, col: Any, close: bool = False) -> None:
     states = comm.gather(state, root=0) if merging else None
     try:
         if comm.rank == 0 and states is not None and failure is None:
+            if any(st is None for st in states[1:]):
+                failure = StorageError("a rank failed to hand over its writes (see its error); "
+                                       "nothing committed")
             for st in states[1:]:
-                if st:
+                if st and failure is None:
                     col._pending_merge(st)
     except Exception as exc:
         failure = exc
+    if failure is not None and comm.rank == 0:
+        col._discard()  # a failed rank's rows must not be committed
     try:
         if close:
             col._close_local()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import pytest
 
@@ -44,3 +44,17 @@ def wfile(path: str, lib: Any) -> Iterator[Any]:
     f = colfile.File(path, "w")
     yield f
     f.close()
+
+
+@pytest.fixture
+def cli(capsys: Any, lib: Any) -> Callable[..., tuple[int, str, str]]:
+    """Run ``colfile.cli.main`` in-process: (status, stdout, stderr)."""
+    from colfile.cli import main
+
+    def run(*args: Any) -> tuple[int, str, str]:
+        capsys.readouterr()
+        status = main([str(a) for a in args])
+        out, err = capsys.readouterr()
+        return status, out, err
+
+    return run

@@ -108,6 +108,7 @@ def test_complex_big_endian_layout(wfile: colfile.File) -> None:
         np.testing.assert_array_equal(col[:], data)
         np.testing.assert_array_equal(col.read(dtype="<c16"), data)
     col = wfile.create("le", "<c16", data=data.astype(">c16"))
+    col.flush()
     assert blob_bytes(col) == data.tobytes()
 
 

@@ -6,6 +6,7 @@
     colfile cat PATH -c A,B            print rows as aligned text or CSV
     colfile attrs PATH [OBJECT]        show, get, set or delete attributes
     colfile check PATH [COLUMN...]     verify every blob (sizes, sums, CRC32C)
+    colfile repair PATH [COLUMN...]    fix what interrupted writers left
     colfile stats PATH COLUMN          per-chunk statistics (count, nan, min, max, sum)
     colfile index PATH [COLUMN...]     compute CRC32C and statistics (mpiexec)
     colfile query PATH 'EXPR'          rows where a condition holds, skipping chunks
@@ -86,7 +87,7 @@ class _VersionAction(argparse.Action):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import attrs, cat, check, index, iosim, ls, query, rm, stats
+    from . import attrs, cat, check, index, iosim, ls, query, repair, rm, stats
 
     parser = _Parser(
         prog=PROG,
@@ -99,7 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="print the versions of colfile and libcolfile and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands",
                                 parser_class=_Parser)
-    for mod in (ls, cat, attrs, check, stats, index, query, rm, iosim):
+    for mod in (ls, cat, attrs, check, repair, stats, index, query, rm, iosim):
         p = mod.add_parser(sub)
         p.set_defaults(_run=mod.run)
     return parser

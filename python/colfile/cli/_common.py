@@ -67,12 +67,13 @@ class UsageError(CliError):
 # Files and columns
 
 
-def open_file(path: str, mode: str = "r") -> Any:
-    """Open the File at ``path``; a clear error if there is none."""
+def open_file(path: str, mode: str = "r", **options: Any) -> Any:
+    """Open the File at ``path`` (``options``: colfile.File's keywords); a
+    clear error if there is none."""
     import colfile
 
     try:
-        return colfile.File(path, mode)
+        return colfile.File(path, mode, **options)
     except colfile.ReadOnlyError as exc:
         raise CliError(f"{exc} (cannot modify a read-only File)") from None
     except PermissionError as exc:
@@ -80,7 +81,14 @@ def open_file(path: str, mode: str = "r") -> Any:
 
 
 def _is_group(f: Any, name: str) -> bool:
-    return os.path.isdir(os.path.join(f.path, name))
+    """True if ``name`` is a group of ``f`` (asked through the API, so that
+    ``..``, absolute names and symbolic links are refused as everywhere)."""
+    import colfile
+
+    try:
+        return f.get(name + "/") is not None
+    except colfile.InvalidNameError as exc:
+        raise CliError(f"{f.path}: bad group name {name!r}: {exc}") from None
 
 
 def select_columns(f: Any, names: Sequence[str], listing: list[str] | None = None,

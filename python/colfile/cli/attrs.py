@@ -245,6 +245,8 @@ def _target(f: Any, obj: str) -> tuple[Any, str]:
         g = o[:-2] if o.endswith("/.") else o.rstrip("/")
         try:
             return f[g + "/"].attrs, f"group {g!r}"
+        except colfile.InvalidNameError as exc:
+            raise CliError(f"bad name {obj!r}: {exc}") from None
         except KeyError:
             raise CliError(f"{f.path}: no group {g!r}") from None
     try:

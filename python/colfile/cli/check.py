@@ -38,7 +38,13 @@ blob is reported with its file path, the rows it holds and what is wrong:
   long            more bytes than its rows need (readers ignore the surplus)
   sum mismatch    the byte sum differs from the header's
   crc mismatch    the CRC32C differs from the one recorded by colfile
+  stats mismatch  the recorded statistics (min, max, ...) disagree with the data
+  torn            an in-place update of the column was interrupted: its rows
+                  may mix old and new values (colfile-torn; see colfile repair)
   cannot open     the column's metadata (header, attributes) is unreadable
+
+Leftovers of interrupted writers (staging directories, temporary and lock
+files; see colfile repair) are listed as notes: they are not damage.
 
 A blob without a known CRC32C (written by bigfile, or changed by it since)
 is checked by its byte sum only; this is reported in the summary and is not
@@ -46,6 +52,9 @@ damage.  Note that bigfile's byte sum counts every byte ever written, so a
 File in which rows were overwritten legitimately shows a sum mismatch."""
 
 EPILOG = """\
+Under MPI (mpiexec -n N colfile check ..., or --mpi) the blobs are shared
+out over the ranks and rank 0 prints the report.
+
 exit status:
   0  every blob checked is intact
   1  damage found
@@ -61,8 +70,9 @@ A progress bar (bytes checked / total and rate) is drawn on stderr when it
 is a terminal; --progress forces it, --no-progress suppresses it."""
 
 # (status flag, short name, counts as damage)
-_ORDER = ("MISSING", "SHORT", "LONG", "SUM_MISMATCH", "CRC_MISMATCH", "CRC_UNKNOWN")
-_DAMAGE = {"MISSING", "SHORT", "LONG", "SUM_MISMATCH", "CRC_MISMATCH", "ERROR"}
+_ORDER = ("MISSING", "SHORT", "LONG", "SUM_MISMATCH", "CRC_MISMATCH", "STATS_MISMATCH",
+          "CRC_UNKNOWN")
+_DAMAGE = {"MISSING", "SHORT", "LONG", "SUM_MISMATCH", "CRC_MISMATCH", "STATS_MISMATCH", "ERROR"}
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -81,6 +91,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                    default=None, help="draw the progress bar even if stderr is not a terminal")
     g.add_argument("--no-progress", dest="progress", action="store_const", const=False,
                    help="never draw the progress bar")
+    p.add_argument("--mpi", action="store_true",
+                   help="use MPI (mpi4py) even without a launcher's environment")
     p.set_defaults(_extra_positionals="columns", _fail_status=2)
     return p
 
@@ -138,6 +150,9 @@ def _problems(col: Any, i: int, status: set[str], info: dict[str, Any], first: i
             msg = f"sum mismatch: header says {info['sum']}"
             if actual is not None:
                 msg += f", the data bytes sum to {actual}"
+        elif flag == "STATS_MISMATCH":
+            msg = ("stats mismatch: the recorded statistics (colfile-stats-v1) disagree with "
+                   "the data")
         else:  # CRC_MISMATCH
             crc = info.get("crc32c")
             msg = "crc mismatch: the data does not match the recorded CRC32C"
@@ -147,12 +162,36 @@ def _problems(col: Any, i: int, status: set[str], info: dict[str, Any], first: i
     return out
 
 
+def _check_blob(name: str, col: Any, i: int, first: int) -> tuple[dict[str, Any], int]:
+    """Verify blob ``i`` of ``col``: its report entry and its byte count."""
+    import colfile
+
+    path = blob_path(col, i)
+    try:
+        info = col.blob_info(i)
+        status = col.verify_blob(i)
+        probs = _problems(col, i, status, info, first, path)
+    except (colfile.Error, OSError) as exc:
+        info = {"rows": col.blob_rows[i] if i < col.nfile else 0}
+        status = {"ERROR"}
+        probs = [{"kind": "cannot verify", "message": str(exc)}]
+    rows = info["rows"]
+    entry = {"column": name, "blob": blob_id(i), "path": path, "first_row": first, "rows": rows,
+             "status": sorted(status), "problems": probs}
+    return entry, rows * row_bytes(col)
+
+
 def run(args: Any) -> int:
     import colfile
 
+    from .. import mpi as cmpi
+    from .index import _communicator
+
     t0 = time.monotonic()
     out = sys.stdout
-    quiet = args.quiet
+    comm = _communicator(args.mpi)
+    c = cmpi.as_comm(comm)
+    quiet = args.quiet or c.rank != 0
     verbose = args.verbose and not quiet and not args.json
     report: list[dict[str, Any]] = []   # damaged blobs and columns
     intact: list[dict[str, Any]] = []   # with --verbose/--json
@@ -165,7 +204,12 @@ def run(args: Any) -> int:
             print(line, file=out)
             out.flush()
 
-    with open_file(args.path) as f:
+    # torn='warn': a torn column is reported, not refused.
+    import warnings
+
+    f = open_file(args.path, comm=comm, torn="warn", verify=False)
+    with f, warnings.catch_warnings():
+        warnings.simplefilter("ignore", colfile.TornWarning)
         names = select_columns(f, args.columns)
         cols: list[tuple[str, Any]] = []
         for name in names:
@@ -178,55 +222,78 @@ def run(args: Any) -> int:
                          "problems": [{"kind": "cannot open", "message": str(exc)}]}
                 report.append(entry)
                 bad_columns.add(name)
-        total = sum(column_nbytes(c) for _, c in cols)
+        for name, col in cols:
+            if col.torn:
+                report.append({"column": name, "blob": None,
+                               "path": os.path.join(f.path, name, "colfile-torn"),
+                               "first_row": None, "rows": None,
+                               "problems": [{"kind": "torn", "message":
+                                             "torn: an in-place update was interrupted; rows may "
+                                             "mix old and new values (colfile repair)"}]})
+                bad_columns.add(name)
+        leftovers = f.cleanup(dry_run=True)
+        # Every blob, numbered in name order; rank r checks its share.
+        work = []
+        for name, col in cols:
+            first = 0
+            for i in range(col.nfile):
+                work.append((name, col, i, first))
+                first += col.blob_rows[i]
+        mine = work[c.rank::c.size]
+        total = sum(col.blob_rows[i] * row_bytes(col) for _, col, i, _ in mine)
         enabled = want_progress(args.progress) if (not quiet or args.progress) else False
-        progress = Progress(total, enabled=enabled, verb="checking")
+        progress = Progress(total, enabled=enabled and c.rank == 0, verb="checking")
         for entry in report:
-            say(f"{entry['path']}: column {entry['column']!r}: cannot open: "
-                f"{entry['problems'][0]['message']}")
+            prob = entry["problems"][0]
+            lead = "cannot open: " if prob["kind"] == "cannot open" else ""
+            say(f"{entry['path']}: column {entry['column']!r}: {lead}{prob['message']}")
+        results = []
         try:
-            for name, col in cols:
-                first = 0
-                for i in range(col.nfile):
-                    path = blob_path(col, i)
-                    try:
-                        info = col.blob_info(i)
-                        status = col.verify_blob(i)
-                        probs = _problems(col, i, status, info, first, path)
-                    except (colfile.Error, OSError) as exc:
-                        info = {"rows": col.blob_rows[i] if i < col.nfile else 0}
-                        status = {"ERROR"}
-                        probs = [{"kind": "cannot verify", "message": str(exc)}]
-                    rows = info["rows"]
-                    need = rows * row_bytes(col)
-                    nblobs += 1
-                    nbytes += need
-                    if "CRC_UNKNOWN" in status:
-                        crc_unknown += 1
-                    entry = {"column": name, "blob": blob_id(i), "path": path,
-                             "first_row": first, "rows": rows,
-                             "status": sorted(status), "problems": probs}
-                    where = f"{path}: column {name!r} {fmt_rows(first, rows)}"
-                    if status & _DAMAGE:
-                        report.append(entry)
-                        bad_columns.add(name)
-                        say(f"{where}: " + "; ".join(p["message"] for p in probs))
-                    else:
-                        if args.json and args.verbose:
-                            intact.append(entry)
-                        if verbose:
-                            how = ("crc32c ok" if "CRC_UNKNOWN" not in status
-                                   else "byte sum ok, no crc32c recorded")
-                            say(f"{where}: ok ({how})")
-                    progress.advance(need, label=name)
-                    first += rows
+            for name, col, i, first in mine:
+                entry, need = _check_blob(name, col, i, first)
+                results.append((entry, need))
+                progress.advance(need, label=name)
         finally:
             progress.close()
+        if comm is not None and c.size > 1:
+            gathered = comm.gather(results, root=0)
+            if c.rank != 0:
+                ok_here = comm.bcast(None, root=0)
+                return 0 if ok_here else 1
+            results = [r for part in gathered for r in part]
+            order = {(n, i): k for k, (n, _, i, _) in enumerate(work)}
+            results.sort(key=lambda r: order[(r[0]["column"], int(r[0]["blob"], 16))])
+        for entry, need in results:
+            status = set(entry["status"])
+            nblobs += 1
+            nbytes += need
+            if "CRC_UNKNOWN" in status:
+                crc_unknown += 1
+            where = f"{entry['path']}: column {entry['column']!r} " \
+                    f"{fmt_rows(entry['first_row'], entry['rows'])}"
+            if status & _DAMAGE:
+                report.append(entry)
+                bad_columns.add(entry["column"])
+                say(f"{where}: " + "; ".join(p["message"] for p in entry["problems"]))
+            else:
+                if args.json and args.verbose:
+                    intact.append(entry)
+                if verbose:
+                    how = ("crc32c ok" if "CRC_UNKNOWN" not in status
+                           else "byte sum ok, no crc32c recorded")
+                    say(f"{where}: ok ({how})")
+        for line in leftovers:
+            say("note: " + line.replace(": would remove", ": left by an interrupted writer "
+                                        "(colfile repair removes it)")
+                .replace(": would restore it", ": colfile repair restores it"))
         elapsed = time.monotonic() - t0
         ncols = len(names)
         ndamaged = sum(1 for e in report if e["blob"] is not None)
-        nbroken = sum(1 for e in report if e["blob"] is None)
+        nbroken = sum(1 for e in report if e["blob"] is None and e["problems"][0]["kind"] != "torn")
+        ntorn = sum(1 for e in report if e["blob"] is None and e["problems"][0]["kind"] == "torn")
         ok = not report
+        if comm is not None and c.size > 1:
+            comm.bcast(ok, root=0)
         if args.json and not quiet:
             doc: dict[str, Any] = {
                 "path": f.path,
@@ -236,8 +303,11 @@ def run(args: Any) -> int:
                 "bytes_checked": nbytes,
                 "damaged_blobs": ndamaged,
                 "unreadable_columns": nbroken,
+                "torn_columns": ntorn,
                 "damaged_columns": sorted(bad_columns),
                 "crc_unknown": crc_unknown,
+                "leftovers": leftovers,
+                "ranks": c.size,
                 "seconds": round(elapsed, 6),
                 "problems": report,
             }
@@ -248,13 +318,15 @@ def run(args: Any) -> int:
             size = f"{nbytes} bytes" + (f" ({fmt_bytes(nbytes)})" if nbytes >= 1024 else "")
             line = (f"checked {ncols} column{'s' if ncols != 1 else ''}, "
                     f"{nblobs} blob{'s' if nblobs != 1 else ''}, {size} "
-                    f"in {elapsed:.2f} s: ")
+                    f"in {elapsed:.2f} s" + (f" on {c.size} ranks" if c.size > 1 else "") + ": ")
             if ok:
                 line += "all good"
             else:
                 parts = []
                 if ndamaged:
                     parts.append(f"{ndamaged} damaged blob{'s' if ndamaged != 1 else ''}")
+                if ntorn:
+                    parts.append(f"{ntorn} torn column{'s' if ntorn != 1 else ''}")
                 if nbroken:
                     parts.append(f"{nbroken} unreadable column{'s' if nbroken != 1 else ''}")
                 nc = len(bad_columns)
@@ -263,5 +335,8 @@ def run(args: Any) -> int:
             if crc_unknown:
                 line += (f"; {crc_unknown} blob{'s' if crc_unknown != 1 else ''} without a "
                          "recorded CRC32C checked by byte sum only")
+            if leftovers:
+                line += f"; {len(leftovers)} leftover{'s' if len(leftovers) != 1 else ''} of " \
+                        "interrupted writers"
             say(line)
     return 0 if ok else 1

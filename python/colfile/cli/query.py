@@ -98,7 +98,12 @@ def _column_names(args: Any) -> list[str]:
 def _source(f: Any, group: str | None) -> Any:
     if group is None or group.strip("/") in ("", "."):
         return f
-    g = f.get(group.strip("/") + "/")
+    import colfile
+
+    try:
+        g = f.get(group.strip("/") + "/")
+    except colfile.InvalidNameError as exc:
+        raise CliError(f"bad group name {group!r}: {exc}") from None
     if g is None:
         raise CliError(f"{f.path}: no group {group!r}")
     return g

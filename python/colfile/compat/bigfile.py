@@ -86,6 +86,12 @@ Where the original was wrong, this module follows colfile:
 * **Empty attributes round-trip**: ``''`` reads back as ``''`` (bigfile gave
   ``'\\x00'``) and empty arrays are kept (bigfile wrote them and could not
   open the column again).
+* **Crashes**: a block is visible from ``create`` (its empty version is
+  committed at once, as bigfile writes its header then) and ``append``
+  commits at once; writes into it are in-place updates, so a writer that
+  dies before ``close`` leaves the block marked torn (readers raise,
+  ``colfile repair`` fixes) instead of rows of zeros that read as data.
+  Like bigfile, handles take no writer lock: several may write one block.
 * **Caller arrays are never modified** (bigfile byte-swapped non-native
   input in place).
 * **dtypes**: columns of kinds ``i u f c b S`` only; bigfile accepted any
@@ -179,6 +185,8 @@ __all__ = [
 
 # libcolfile open flags (colfile.h: enum cf_open_flags).
 _OPEN_WRITE, _OPEN_CREATE, _OPEN_NOCHECK = 0x1, 0x2, 0x10
+# bigfile lets several handles write one block at once: no writer lock.
+_OPEN_NOLOCK = 0x100
 # create_from_array's default: 32 Mi rows per blob, as bigfile chooses.
 _ROWS_PER_FILE = 32 * 1024 * 1024
 
@@ -309,7 +317,7 @@ def _replica_handle(basename: str, meta: bytes) -> Any:
     opened with ``CF_OPEN_NOCHECK`` (touching nothing) just for that."""
     out = ffi.new("cf_file **")
     err = new_error()
-    rc = lib().cf_file_open(out, encode(basename), _OPEN_WRITE | _OPEN_NOCHECK, err)
+    rc = lib().cf_file_open(out, encode(basename), _OPEN_WRITE | _OPEN_NOCHECK | _OPEN_NOLOCK, err)
     if rc < 0:
         raise_error(rc, err, "file")
     try:
@@ -658,9 +666,15 @@ class Column:
         self._do(run)
 
     def append(self, buf: Any, Nfile: int = 1) -> None:
-        """Add the rows of ``buf`` at the end, in ``Nfile`` new blob files."""
+        """Add the rows of ``buf`` at the end, in ``Nfile`` new blob files
+        (committed at once, as bigfile does)."""
         nfile = operator.index(Nfile)
-        self._do(lambda c: c.append(self._rows(c, buf), nfile=nfile), retry=False)
+
+        def run(c: Any) -> None:
+            c.append(self._rows(c, buf), nfile=nfile)
+            c.flush()
+
+        self._do(run, retry=False)
 
     def _start_of(self, index: Any, size: int) -> tuple[int, int, bool]:
         """(start, stop, is_row) of a bigfile index: slice, ``...`` or int."""
@@ -815,7 +829,7 @@ class ColumnMPI(Column):
         def file_handle() -> Any:
             out = ffi.new("cf_file **")
             err = new_error()
-            rc = lib().cf_file_open(out, encode(basename), _OPEN_WRITE | _OPEN_NOCHECK, err)
+            rc = lib().cf_file_open(out, encode(basename), _OPEN_WRITE | _OPEN_NOCHECK | _OPEN_NOLOCK, err)
             if rc < 0:
                 raise_error(rc, err, "file")
             files.append(out[0])
@@ -864,7 +878,7 @@ class File:
     def _open_handle(self, create: bool) -> None:
         out = ffi.new("cf_file **")
         err = new_error()
-        flags = _OPEN_WRITE | (_OPEN_CREATE if create else 0)
+        flags = _OPEN_WRITE | _OPEN_NOLOCK | (_OPEN_CREATE if create else 0)
         rc = lib().cf_file_open(out, encode(self._basename), flags, err)
         if rc < 0:
             raise_error(rc, err, "file")
@@ -964,6 +978,14 @@ class File:
             if self._h is None:
                 raise FileClosedError(self)
             rc = lib().cf_column_create(out, self._h, nm, tok, nmemb, rows, nfile, err)
+            # bigfile makes a block visible at create: commit the empty
+            # column now.  Its writes are then in-place updates, which mark
+            # it torn until the handle commits, so a crash never leaves
+            # unwritten rows that read as data.
+            if rc >= 0:
+                rc = lib().cf_column_flush(out[0], err)
+                if rc < 0:
+                    lib().cf_column_close(out[0], ffi.NULL)
         if rc < 0:
             raise_error(rc, err, "column")
         return out[0]
@@ -1077,7 +1099,7 @@ class FileMPI(File):
         self._setup(filename, comm)
         self._mpi = _mpi.as_comm(comm)
         _same(self._mpi, lambda: self._basename, "filename")
-        flags = _OPEN_WRITE | (_OPEN_CREATE if create else 0)
+        flags = _OPEN_WRITE | _OPEN_NOLOCK | (_OPEN_CREATE if create else 0)
         self._h = _mpi.open_file(self._mpi, encode(self._basename), flags)
         self._finalizer = weakref.finalize(self, lib().cf_file_close, self._h)
         self.refresh()

@@ -1,7 +1,7 @@
 """Fixtures of the ``colfile`` command line tests.
 
-``cli`` runs ``colfile.cli.main`` in-process and returns (status, stdout,
-stderr).  ``sample`` is a small File written through the API; ``bigfile_set``
+``cli`` (from tests/python/conftest.py) runs ``colfile.cli.main``
+in-process and returns (status, stdout, stderr).  ``sample`` is a small File written through the API; ``bigfile_set``
 is the read-only bigfile 0.1.52 fixture set (never written: tests that
 modify a File copy it to tmp_path first, and a session check makes sure the
 set is unchanged at the end).
@@ -48,19 +48,6 @@ def _fixture_set_untouched() -> Any:
     yield
     after = _tree_digest(FIXTURES)
     assert after == before, "the CLI tests modified the shared bigfile fixture set"
-
-
-@pytest.fixture
-def cli(capsys: Any, lib: Any) -> Callable[..., tuple[int, str, str]]:
-    from colfile.cli import main
-
-    def run(*args: Any) -> tuple[int, str, str]:
-        capsys.readouterr()
-        status = main([str(a) for a in args])
-        out, err = capsys.readouterr()
-        return status, out, err
-
-    return run
 
 
 @pytest.fixture

@@ -1,0 +1,133 @@
+"""``colfile repair``: make a File consistent again after interrupted
+writers: remove their leftovers, recompute checksums and statistics, clear
+torn marks, and say what cannot be fixed."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import warnings
+from typing import Any
+
+from ._common import open_file, select_columns
+
+HELP = "fix what interrupted writers left: leftovers, stale sums, torn marks"
+
+DESCRIPTION = """\
+Repair the File at PATH, or the COLUMNs and groups named:
+
+  leftovers       staging directories of creates that never committed,
+                  old versions moved aside by a commit (restored when their
+                  replacement never arrived), temporary metadata files and
+                  lock files of writers that are gone: removed
+  torn columns    an in-place update was interrupted: byte sums, CRC32C and
+                  statistics are recomputed from the rows as they are, and
+                  the mark is cleared.  The rows may still mix old and new
+                  values: no check can tell them apart, so rewrite them if
+                  that matters
+  stale metadata  byte sums, CRC32C or statistics that disagree with the data
+                  (e.g. after a crash during an update by another tool):
+                  recomputed
+  long blobs      bytes past a blob's rows (an interrupted append): cut off
+  stray blobs     blob files numbered beyond NFILE: removed
+
+A blob that is missing or shorter than its rows cannot be repaired (its
+rows are lost); it is reported and the exit status is 1.  Anything a live
+writer still holds is left alone."""
+
+EPILOG = """\
+exit status:
+  0  nothing to repair, or everything found was repaired
+  1  something could not be repaired (lost rows, a column in use)
+  2  usage error, or the repair itself failed
+
+examples:
+  colfile repair snapshot
+  colfile repair --dry-run snapshot            only say what would be done
+  colfile repair snapshot 1/Position"""
+
+_FIXABLE = {"LONG", "SUM_MISMATCH", "CRC_MISMATCH", "STATS_MISMATCH"}
+_LOST = {"MISSING", "SHORT"}
+_BLOB_NAME = re.compile(r"^[0-9A-F]{6,16}$")
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    p = sub.add_parser("repair", help=HELP, description=DESCRIPTION, epilog=EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("path", metavar="PATH", help="the File (a directory)")
+    p.add_argument("columns", metavar="COLUMN", nargs="*",
+                   help="columns or groups to repair (default: all)")
+    p.add_argument("-n", "--dry-run", action="store_true",
+                   help="change nothing; say what would be done")
+    p.add_argument("-q", "--quiet", action="store_true", help="print nothing")
+    p.set_defaults(_extra_positionals="columns", _fail_status=2)
+    return p
+
+
+def _stray_blobs(col: Any) -> list[str]:
+    try:
+        names = os.listdir(col.path)
+    except OSError:
+        return []
+    return sorted(n for n in names if _BLOB_NAME.match(n) and int(n, 16) >= col.nfile)
+
+
+def run(args: Any) -> int:
+    import colfile
+
+    def say(line: str) -> None:
+        if not args.quiet:
+            print(line, flush=True)
+
+    status = 0
+    mode = "r" if args.dry_run else "r+"
+    with open_file(args.path, mode, torn="warn", verify=False) as f, warnings.catch_warnings():
+        warnings.simplefilter("ignore", colfile.TornWarning)
+        for line in f.cleanup(dry_run=args.dry_run):
+            say(line)
+        names = select_columns(f, args.columns)
+        for name in names:
+            try:
+                col = f[name]
+            except colfile.Error as exc:
+                say(f"{name}: cannot open, cannot repair: {exc}")
+                status = 1
+                continue
+            if col.nmemb == 0 or col.dtype is None:
+                continue
+            found: set[str] = set()
+            lost = []
+            for i in range(col.nfile):
+                st = col.verify_blob(i)
+                found |= st & _FIXABLE
+                if st & _LOST:
+                    lost.append(f"blob {i:06X} is {'missing' if 'MISSING' in st else 'short'}")
+            stray = _stray_blobs(col)
+            torn = col.torn
+            if lost:
+                say(f"{col.path}: cannot repair: {', '.join(lost)}; those rows are lost "
+                    "(rewrite the column or remove it)")
+                status = 1
+                continue
+            why = sorted(s.lower().replace("_", " ") for s in found)
+            if torn:
+                why.insert(0, "torn")
+            if stray:
+                why.append(f"{len(stray)} stray blob{'s' if len(stray) != 1 else ''}")
+            if not why:
+                continue
+            if args.dry_run:
+                say(f"{col.path}: would repair: {', '.join(why)}")
+                continue
+            try:
+                fixed = col.repair()
+            except colfile.Error as exc:
+                say(f"{col.path}: cannot repair: {exc}")
+                status = 1
+                continue
+            say(f"{col.path}: repaired ({', '.join(why)}): "
+                f"{', '.join(sorted(fixed)) or 'metadata rewritten'}"
+                + ("; the rows may mix old and new values of the interrupted update"
+                   if torn else ""))
+    return status
