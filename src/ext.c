@@ -18,6 +18,41 @@ void cf__ext_free(cf__ext *x)
     x->known = NULL;
 }
 
+static int is_blank(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+/* 0 if [s, e) is exactly one blob line up to its CRC field,
+ * "<hex id>: <rows> : <rawsum> : " (blanks as the header allows them); sets
+ * *id and num[0..1] (rows and rawsum, -1 if signed or too large).  A line
+ * holding more or less than one record would let the header parser and
+ * this file disagree about which blob a CRC is for. */
+static int blob_line_prefix(const char *s, const char *e, uint64_t *id, int64_t num[2])
+{
+    int digits = 0;
+    *id = 0;
+    while (s < e && is_blank(*s)) s++;
+    for (; s < e && cf__hex_digit(*s) >= 0; s++, digits++) *id = *id * 16 + (uint64_t)cf__hex_digit(*s);
+    if (digits == 0 || digits > 16 || s == e || *s++ != ':') return -1;
+    for (int field = 0; field < 2; field++) {
+        while (s < e && is_blank(*s)) s++;
+        num[field] = 0;
+        if (s < e && (*s == '+' || *s == '-')) {
+            num[field] = -1;
+            s++;
+        }
+        const char *d = s;
+        for (; s < e && *s >= '0' && *s <= '9'; s++)
+            if (num[field] >= 0) num[field] = num[field] > (INT64_MAX - 9) / 10 ? -1 : num[field] * 10 + (*s - '0');
+        if (s == d) return -1;
+        while (s < e && is_blank(*s)) s++;
+        if (s == e || *s++ != ':') return -1;
+    }
+    while (s < e && is_blank(*s)) s++;
+    return s == e ? 0 : -1;
+}
+
 /* The body after the first line has the header's own grammar, except that
  * the fourth field of a blob line is "crc32c=<hex>" or "crc32c=-".  We
  * parse it line by line to stay strict about that field. */
@@ -55,7 +90,8 @@ int cf__ext_parse(cf__ext *x, const char *text, size_t len, const char *path, cf
     crc = calloc((size_t)nfile_lines + 1, sizeof *crc);
     known = calloc((size_t)nfile_lines + 1, 1);
     uint64_t *ids = calloc((size_t)nfile_lines + 1, sizeof *ids);
-    if (!crc || !known || !ids) {
+    int64_t (*nums)[2] = calloc((size_t)nfile_lines + 1, sizeof *nums);
+    if (!crc || !known || !ids || !nums) {
         rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", path);
         goto done;
     }
@@ -71,6 +107,12 @@ int cf__ext_parse(cf__ext *x, const char *text, size_t len, const char *path, cf
             /* Unknown trailing lines are allowed (room for later versions). */
             r = nl ? nl + 1 : end;
             continue;
+        }
+        uint64_t id;
+        if (blob_line_prefix(r, field, &id, nums[count]) != 0) {
+            rc = CF_FAIL(err, CF_EFORMAT, "%s:%lld: expected '<ID>: <rows> : <rawsum> : crc32c=<hex>'", path,
+                         (long long)line);
+            goto done;
         }
         memcpy(plain + n, r, (size_t)(field - r));
         n += (size_t)(field - r);
@@ -96,12 +138,6 @@ int cf__ext_parse(cf__ext *x, const char *text, size_t len, const char *path, cf
             crc[count] = value;
             known[count] = 1;
         }
-        /* remember the blob id this line names */
-        uint64_t id = 0;
-        for (const char *s = r; s < le && *s != ':'; s++) {
-            int d = cf__hex_digit(*s);
-            if (d >= 0) id = id * 16 + (uint64_t)d;
-        }
         ids[count] = id;
         count++;
         r = nl ? nl + 1 : end;
@@ -123,16 +159,26 @@ int cf__ext_parse(cf__ext *x, const char *text, size_t len, const char *path, cf
         goto done;
     }
     for (int64_t i = 0; i < count; i++) {
-        if (ids[i] < (uint64_t)count) {
-            x->crc[ids[i]] = crc[i];
-            x->known[ids[i]] = known[i];
+        /* The header part may hide a blob record in its first lines; then
+         * some line's CRC would go with another line's rows and sum. */
+        if (ids[i] >= (uint64_t)count || nums[i][0] != x->header.rows[ids[i]] ||
+            nums[i][1] != (int64_t)x->header.sums[ids[i]]) {
+            rc = CF_FAIL(err, CF_EFORMAT, "%s: blob line %lld does not match the blob it names", path,
+                         (long long)i + 1);
+            cf__ext_free(x);
+            goto done;
         }
+    }
+    for (int64_t i = 0; i < count; i++) {
+        x->crc[ids[i]] = crc[i];
+        x->known[ids[i]] = known[i];
     }
 done:
     free(plain);
     free(crc);
     free(known);
     free(ids);
+    free(nums);
     return rc;
 }
 

@@ -147,6 +147,37 @@ static void test_ext_roundtrip_and_staleness(void)
     cf__header_free(&h);
 }
 
+/* Found while fuzzing colfile-v1 (tests/fuzz/fuzz_ext.c): the parser took
+ * blob ids from each CRC line on its own and rows and sums from the header
+ * parser, which reads records across lines, so a damaged file could give a
+ * blob the CRC written next to another blob's rows and sum.  Every CRC line
+ * must now be one record, matching the blob it names. */
+static void test_ext_crc_lines_are_one_record(void)
+{
+    cf_error err;
+    cf__ext x;
+    const char *two_in_one = "COLFILE-EXT: 1\nDTYPE: <i4\nNMEMB: 1\nNFILE: 2\n"
+                             "0: 1 : 2 : 3 1:crc32c=-\n: 4 : crc32c=0000000b\n";
+    CHECK_FAILS(cf__ext_parse(&x, two_in_one, strlen(two_in_one), "x", &err), CF_EFORMAT, &err, "x:5: expected");
+    const char *hidden = "COLFILE-EXT: 1\nDTYPE: <i4\nNMEMB: 1\nNFILE: 2 0: 1 : 2 : 3\n"
+                         "1: 5 : 6 : crc32c=0000000a\n0: 9 : 9 : crc32c=0000000b\n";
+    CHECK_FAILS(cf__ext_parse(&x, hidden, strlen(hidden), "x", &err), CF_EFORMAT, &err, "does not match");
+    CHECK(x.crc == NULL && x.header.rows == NULL);
+    const char *blank_id = "COLFILE-EXT: 1\nDTYPE: <i4\nNMEMB: 1\nNFILE: 1\n"
+                           "0 : 1 : 2 : crc32c=-\n"; /* the colon must follow the id */
+    CHECK_FAILS(cf__ext_parse(&x, blank_id, strlen(blank_id), "x", &err), CF_EFORMAT, &err, "x:5: expected");
+    /* What a header may hold still parses: blanks, tabs, CRs, either case
+     * of hex, lines out of order, unknown later lines. */
+    const char *ok = "COLFILE-EXT: 1\nDTYPE: <i4\nNMEMB: 1\nNFILE: 2\n"
+                     "\t000001:\t5 :6:  crc32c=0000000A\r\n0: 1 : 2 : crc32c=-\nLATER: crc32c\n";
+    CHECK_OK(cf__ext_parse(&x, ok, strlen(ok), "x", &err), &err);
+    CHECK_EQ_INT(x.header.rows[1], 5);
+    CHECK_EQ_INT(x.known[1], 1);
+    CHECK_EQ_INT(x.crc[1], 10);
+    CHECK_EQ_INT(x.known[0], 0);
+    cf__ext_free(&x);
+}
+
 static void test_names(void)
 {
     cf_error err;
@@ -173,4 +204,5 @@ static void test_names(void)
 
 CF_TESTS(CF_TEST(test_format_exact_bytes), CF_TEST(test_reader_tolerance), CF_TEST(test_reader_rejects),
          CF_TEST(test_every_truncation_is_safe), CF_TEST(test_split_rows),
-         CF_TEST(test_ext_roundtrip_and_staleness), CF_TEST(test_names))
+         CF_TEST(test_ext_roundtrip_and_staleness),
+         CF_TEST(test_ext_crc_lines_are_one_record), CF_TEST(test_names))
