@@ -1,0 +1,80 @@
+"""Smoke test of bench/peers.py: a --quick run in a temporary directory, with
+numpy raw, colfile and whichever peers are importable here.  It checks that
+every measurement verified and that the tables are printed; it asserts
+nothing about speed."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "bench" / "peers.py"
+PEERS = ("h5py", "zarr", "adios2", "bigfile")
+
+
+def test_peers_quick(tmp_path: Path, lib: Any) -> None:
+    import colfile
+
+    # The peers that are installed, plus ones that are not: those must be
+    # skipped with a note, not fail the run.
+    present = [p for p in PEERS if importable(p)]
+    systems = ["numpy", "colfile", *present]
+    # colfile with durable=False / verify=False: skipped with a note by a
+    # colfile without those options
+    variants = ["colfile-nodurable", "colfile-noverify"]
+    env = dict(os.environ)
+    # the colfile under test (a source tree on sys.path, or an installed one)
+    pkg_parent = str(Path(colfile.__file__).resolve().parents[1])
+    env["PYTHONPATH"] = os.pathsep.join(
+        [pkg_parent, *filter(None, [env.get("PYTHONPATH")])])
+    out_json = tmp_path / "peers.json"
+    md = tmp_path / "performance.md"
+    md.write_text("# Performance\n\nkept\n")
+    cmd = [sys.executable, str(SCRIPT), "--quick", "--rows", "4096", "--md-columns", "20",
+           "--systems", ",".join([*systems, *variants, *(p for p in PEERS if p not in present)]),
+           "--tmpdir", str(tmp_path / "work"), "--cold-method", "fadvise",
+           "--json", str(out_json), "--markdown", str(md), "--timeout", "300"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    text = proc.stdout
+    assert "every measurement verified" in text
+    assert "| system | write (page cache) | write + fsync | read warm | read cold |" in text
+    for p in PEERS:
+        if p not in present:
+            assert f"note: skipping {p}" in text
+
+    res = json.loads(out_json.read_text())
+    assert res["failures"] == []
+    assert [s for s in res["systems"] if s not in variants] == systems
+    for v in variants:
+        assert v in res["systems"] or f"note: skipping {v}" in text
+    best = res["best"]
+    # numpy and colfile do every snapshot phase; colfile every metadata phase
+    for phase in ("write", "write_fsync", "read_warm", "read_cold", "read_out", "rows",
+                  "stride", "fancy_sorted", "fancy_unsorted"):
+        for s in ("numpy", "colfile"):
+            assert best[f"{s}/{phase}"]["verified"] is True
+            assert best[f"{s}/{phase}"]["seconds"] > 0
+    for phase in ("md_create", "md_read_warm", "md_read_cold"):
+        assert best[f"colfile/{phase}"]["verified"] is True
+    assert "memcpy/copyto" in best
+    assert res["skipped"]["numpy/md_create"]  # raw files have no attributes: n/a
+
+    doc = md.read_text()
+    assert doc.startswith("# Performance\n\nkept\n")
+    assert "## Peers: snapshot and metadata workloads" in doc
+    assert doc.count("<!-- peers:begin -->") == 1 and doc.count("<!-- peers:end -->") == 1
+    assert "bench/peers.py --quick" in doc
+
+
+def importable(name: str) -> bool:
+    if importlib.util.find_spec(name) is None:
+        return False
+    proc = subprocess.run([sys.executable, "-c", f"import {name}"], capture_output=True)
+    return proc.returncode == 0
