@@ -1,7 +1,8 @@
 """Benchmark queries that skip chunks, and what computing statistics costs.
 
-    .venv/bin/python bench/query.py [--rows 16777216] [--repeats 5] [--chunk-rows 65536]
-        [--fraction 0.01] [--bins 64] [--dir DIR] [--keep] [--markdown docs/performance.md]
+    .venv/bin/python bench/query.py [--rows 16777216] [--repeats 5] [--write-repeats 21]
+        [--chunk-rows 65536] [--fraction 0.01] [--bins 64] [--dir DIR] [--keep]
+        [--callgrind BUILD] [--markdown docs/performance.md]
 
 One run, in one process, on one snapshot it writes first:
 
@@ -25,10 +26,18 @@ One run, in one process, on one snapshot it writes first:
    close) with statistics computed (the default) and with them switched off
    (``cf_column_set_statistics(c, 0)``); ratio of the times (target: at most
    1.05).  Twice: into the page cache (the File system is synced before each
-   timed write, not during it), and to disk (the sync that follows the write
-   is timed too).
+   timed write, not during it; the File is opened without the fsyncs of
+   each commit), and to disk (the sync that follows the write is timed
+   too); then each column alone into the page cache.  The writes
+   with and without statistics alternate (``--write-repeats`` of each, which
+   goes first alternating too), so a change in the machine's load hits both
+   alike; the ratio reported is that of the medians, with the best times and
+   the process CPU time (both threads: the writer and the digest helper)
+   next to it.  With ``--callgrind BUILD`` the instructions per byte that
+   statistics cost are counted too (``bench/stats_cost.py``: exact, whatever
+   the load).
 
-Every timing is the best of ``--repeats`` after one warm-up run; the data is
+The query timings are the best of ``--repeats`` after one warm-up run; the data is
 in the page cache (warm), so the plain way is not slowed by a disk.  Every
 result is verified against numpy: the rows selected, the histogram counts,
 the data written read back, and the statistics written (valid, with the
@@ -38,13 +47,16 @@ Exit status 1 if any verification fails (targets missed only get reported).
 With ``--markdown`` the table replaces the text between the
 ``<!-- query:begin -->`` and ``<!-- query:end -->`` markers of that file
 (appended as a new section if they are absent), with the command line and
-the machine it ran on.
+the machine it ran on.  Text between ``<!-- query:notes:begin -->`` and
+``<!-- query:notes:end -->`` inside that section is written by hand and
+kept.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import inspect
 import os
 import platform
 import resource
@@ -62,6 +74,7 @@ import colfile
 
 BOX = 1000.0
 BEGIN, END = "<!-- query:begin -->", "<!-- query:end -->"
+NOTES_BEGIN, NOTES_END = "<!-- query:notes:begin -->", "<!-- query:notes:end -->"
 
 
 # ---------------------------------------------------------------------------
@@ -84,6 +97,12 @@ def best_of(fn: Callable[[], Any], repeats: int, before: Callable[[], None] | No
         result = fn()
         best = min(best, time.perf_counter() - t0)
     return best, result
+
+
+def median(xs: list[float]) -> float:
+    v = sorted(xs)
+    k = len(v)
+    return v[k // 2] if k % 2 else 0.5 * (v[k // 2 - 1] + v[k // 2])
 
 
 def cells(n: int, adj: str = "") -> str:
@@ -144,9 +163,13 @@ def make_data(n: int, seed: int) -> dict[str, np.ndarray]:
 
 
 def write_snapshot(path: str, data: dict[str, np.ndarray], chunk_rows: int | None,
-                   statistics: bool = True) -> None:
-    """Create, write and close the three columns (the timed unit of step 4)."""
-    with colfile.File(path, "w") as f:
+                   statistics: bool = True, durable: bool = True) -> None:
+    """Create, write and close the three columns (the timed unit of step 4);
+    ``durable=False``: without the fsyncs of each commit (where colfile has
+    them), so that the data stays in the page cache."""
+    opts = {} if durable or "durable" not in inspect.signature(colfile.File).parameters \
+        else {"durable": False}
+    with colfile.File(path, "w", **opts) as f:
         for name, arr in data.items():
             dtype: Any = arr.dtype if arr.ndim == 1 else (arr.dtype, arr.shape[1])
             col = f.create(f"1/{name}", dtype, size=len(arr), chunk_rows=chunk_rows)
@@ -313,32 +336,40 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         for label, names, durable in cases:
             part = {nm: data[nm] for nm in names}
             times: dict[bool, list[float]] = {True: [], False: []}
+            cpu: dict[bool, list[float]] = {True: [], False: []}
 
             def timed_write(stats: bool) -> None:
                 shutil.rmtree(scratch, ignore_errors=True)
                 os.sync()
                 gc.collect()
-                t0 = time.perf_counter()
-                write_snapshot(scratch, part, chunk_rows, statistics=stats)
+                t0, c0 = time.perf_counter(), time.process_time()
+                write_snapshot(scratch, part, chunk_rows, statistics=stats, durable=False)
                 if durable:
                     os.sync()
                 times[stats].append(time.perf_counter() - t0)
+                cpu[stats].append(time.process_time() - c0)
 
             for stats in (True, False):  # warm-up
                 timed_write(stats)
-            times = {True: [], False: []}
-            for r in range(args.repeats):  # interleaved, alternating which goes first
+            times, cpu = {True: [], False: []}, {True: [], False: []}
+            for r in range(args.write_repeats):  # interleaved, alternating which goes first
                 for stats in ((True, False) if r % 2 == 0 else (False, True)):
                     timed_write(stats)
             how = {"cache": "all, to the page cache", "disk": "all, to disk (write + sync)"
                    }.get(label, f"1/{label} alone, to the page cache")
+            nb = sum(x.nbytes for x in part.values())
             for stats in (True, False):
-                t = min(times[stats])
-                nb = sum(x.nbytes for x in part.values())
-                print(f"  {how}, statistics {'on: ' if stats else 'off:'} {t:.4f} s "
-                      f"({nb / t / 1e9:.2f} GB/s); runs "
+                t, b = median(times[stats]), min(times[stats])
+                print(f"  {how}, statistics {'on: ' if stats else 'off:'} median {t:.4f} s "
+                      f"({nb / t / 1e9:.2f} GB/s), best {b:.4f} s, CPU median "
+                      f"{median(cpu[stats]):.4f} s; runs "
                       f"{', '.join(f'{x:.3f}' for x in times[stats])}", flush=True)
-            write_t[label] = {True: min(times[True]), False: min(times[False]),
+            print(f"  {how}: ratio of the medians {median(times[True]) / median(times[False]):.3f}, "
+                  f"of the bests {min(times[True]) / min(times[False]):.3f}, of the CPU medians "
+                  f"{median(cpu[True]) / median(cpu[False]):.3f}", flush=True)
+            write_t[label] = {True: median(times[True]), False: median(times[False]),
+                              "best": {s_: min(times[s_]) for s_ in (True, False)},
+                              "cpu": {s_: median(cpu[s_]) for s_ in (True, False)},
                               "spread": max(times[False]) - min(times[False])}
         # the last write was with statistics on or off: verify both kinds
         for stats in (False, True):
@@ -358,6 +389,14 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
                           "no statistics were written with statistics off")
         results["write"] = {"bytes": nbytes, "cols": {nm: data[nm].nbytes for nm in data},
                             **write_t}
+        if args.callgrind:
+            print("\n[4] instructions per byte written, under callgrind (bench/stats_cost.py)",
+                  flush=True)
+            sys.path.insert(0, str(Path(__file__).resolve().parent))
+            import stats_cost  # noqa: E402 (bench/stats_cost.py)
+            exe = stats_cost.build(Path(args.callgrind).resolve())
+            results["callgrind"] = stats_cost.run_callgrind(exe, ["f8x3", "f4x3", "i8", "f4"],
+                                                            args.callgrind_mib)
     except Failed as exc:
         print(f"VERIFICATION FAILED: {exc}", file=sys.stderr)
         return 1
@@ -390,6 +429,15 @@ def markdown(args: argparse.Namespace, argv: list[str], r: dict[str, Any], expr:
     extra = {nm: w[nm][True] - w[nm][False] for nm in w["cols"]}
     worst = max(extra, key=extra.__getitem__)
     ratio = wc[True] / wc[False]
+
+    def wcell(x: dict[Any, Any], on: bool, nbytes: int | None = None) -> str:
+        rate = f" ({nbytes / x[on] / 1e9:.2f} GB/s)" if nbytes else ""
+        return (f"median {x[on]:.3f} s{rate}, best {x['best'][on]:.3f} s, CPU "
+                f"{x['cpu'][on]:.3f} s")
+
+    def wratio(x: dict[Any, Any]) -> str:
+        return (f"{x[True] / x[False]:.3f}x the time (medians; bests "
+                f"{x['best'][True] / x['best'][False]:.3f}x, CPU {x['cpu'][True] / x['cpu'][False]:.3f}x)")
     lay = r["layout"]
     chunks = ", ".join(f"{name} {nchunks} chunks of {crows} rows"
                        for name, (crows, nchunks, _) in lay.items())
@@ -397,8 +445,9 @@ def markdown(args: argparse.Namespace, argv: list[str], r: dict[str, Any], expr:
     lines = [
         BEGIN,
         f"Command: `.venv/bin/python bench/query.py{(' ' + command) if command else ''}` "
-        f"(best of {args.repeats} after a warm-up; {r['elapsed']:.0f} s in all, peak RSS "
-        f"{r['rss'] / 2**30:.2f} GiB).",
+        f"(queries: best of {args.repeats} after a warm-up; writes: {args.write_repeats} with "
+        f"statistics and {args.write_repeats} without, alternating, after a warm-up; "
+        f"{r['elapsed']:.0f} s in all, peak RSS {r['rss'] / 2**30:.2f} GiB).",
         f"Machine: {cpu_model()}, {os.cpu_count()} cores, {memory_total()}, "
         f"{platform.platform()}, Python {platform.python_version()}, numpy {np.__version__}, "
         f"colfile {colfile.__version__}.",
@@ -427,15 +476,13 @@ def markdown(args: argparse.Namespace, argv: list[str], r: dict[str, Any], expr:
         f"{h['t'] * 1e3:.1f} ms; read {mib(h['read'])} of {mib(h['total'])} | "
         f"{h['t_plain'] * 1e3:.1f} ms | {hspeed:.1f}x faster | | |",
         f"| write Position, ID, Mass ({mib(w['bytes'])}) to the page cache: statistics on "
-        f"vs off | {wc[True]:.3f} s ({w['bytes'] / wc[True] / 1e9:.2f} GB/s) | "
-        f"{wc[False]:.3f} s ({w['bytes'] / wc[False] / 1e9:.2f} GB/s) | "
-        f"{ratio:.3f}x the time | ≤ 1.05x | {yes(ratio <= 1.05)} |",
-        f"| the same, to disk (write + sync): statistics on vs off | {wd[True]:.3f} s "
-        f"({w['bytes'] / wd[True] / 1e9:.2f} GB/s) | {wd[False]:.3f} s "
-        f"({w['bytes'] / wd[False] / 1e9:.2f} GB/s) | {wd[True] / wd[False]:.3f}x the time "
+        f"vs off | {wcell(wc, True, w['bytes'])} | {wcell(wc, False, w['bytes'])} | "
+        f"{wratio(wc)} | ≤ 1.05x | {yes(ratio <= 1.05)} |",
+        f"| the same, to disk (write + sync): statistics on vs off | "
+        f"{wcell(wd, True, w['bytes'])} | {wcell(wd, False, w['bytes'])} | {wratio(wd)} "
         f"| ≤ 1.05x | {yes(wd[True] / wd[False] <= 1.05)} |",
-        *(f"| ... 1/{nm} alone ({mib(nb)}, page cache) | {w[nm][True]:.3f} s | "
-          f"{w[nm][False]:.3f} s | {w[nm][True] / w[nm][False]:.3f}x the time | | |"
+        *(f"| ... 1/{nm} alone ({mib(nb)}, page cache) | {wcell(w[nm], True)} | "
+          f"{wcell(w[nm], False)} | {wratio(w[nm])} | | |"
           for nm, nb in w["cols"].items()),
         "",
         f"The query read {100 * frac:.2f}% of the condition's columns: the "
@@ -450,21 +497,29 @@ def markdown(args: argparse.Namespace, argv: list[str], r: dict[str, Any], expr:
            "smaller chunks skip more precisely, for more statistics to keep "
            "(a few dozen bytes per chunk and component)."),
         "",
-        (f"Statistics are computed per write request while it is in the CPU cache, next "
-         f"to the byte sum and CRC32C that are computed either way, so what they cost is "
-         f"computation: {wc[True] - wc[False]:.3f} s for {mib(w['bytes'])} "
-         f"({w['bytes'] / max(wc[True] - wc[False], 1e-9) / 1e9:.1f} GB/s). Next to a "
-         f"write into the page cache (a memory copy, plus the byte sum and CRC32C) at "
-         f"{w['bytes'] / wc[False] / 1e9:.2f} GB/s, that is {100 * (ratio - 1):.0f}%"
-         + ("" if ratio <= 1.05 else
-            f" and misses the 5% target. Alone, 1/{worst} costs the most extra time "
-            f"({extra[worst]:.3f} s of {sum(extra.values()):.3f} s for the three"
-            + ("; a vector column's components are gathered one at a time into a buffer "
-               "for the min/max/sum kernels)" if worst == "Position" else ")"))
-         + f". Written to disk (write + sync) the difference is "
-         f"{100 * (wd[True] / wd[False] - 1):+.0f}% ({wd[True]:.2f} s against "
-         f"{wd[False]:.2f} s; the {args.repeats} runs without statistics alone spread "
+        (f"Statistics are computed with the byte sum and CRC32C that every write computes, "
+         f"on a helper thread, in one pass over each 2 MiB hand-over while the writing "
+         f"thread copies it into the file, so what they cost is the helper's computation "
+         f"and, when the helper has no core of its own, the writer's. Into the page cache "
+         f"the medians differ by {wc[True] - wc[False]:+.3f} s for {mib(w['bytes'])} "
+         f"({100 * (ratio - 1):+.1f}%"
+         + ("" if ratio <= 1.05 else ", missing the 5% target")
+         + f"; the CPU time of both threads by "
+         f"{100 * (wc['cpu'][True] / wc['cpu'][False] - 1):+.1f}%). "
+         + (f"Alone, 1/{worst} costs the most extra time ({extra[worst]:+.3f} s of "
+            f"{sum(extra.values()):+.3f} s for the three). " if sum(extra.values()) > 0 else "")
+         + f"Written to disk (write + sync) the difference is "
+         f"{100 * (wd[True] / wd[False] - 1):+.1f}% ({wd[True]:.2f} s against "
+         f"{wd[False]:.2f} s; the {args.write_repeats} runs without statistics alone spread "
          f"over {wd['spread']:.2f} s)."),
+        *([] if "callgrind" not in r else [
+            "",
+            f"Instructions per byte written (`--callgrind {args.callgrind}`: "
+            f"`bench/stats_cost.py --build {args.callgrind} --mib {args.callgrind_mib}`, "
+            "both threads, the kernel's side of pwrite not counted; exact and independent "
+            "of the machine's load):",
+            "",
+            *r["callgrind"]]),
         "",
         "Verified against numpy in the same run: the rows selected, the Mass values read, "
         "the histogram counts and edges, the data written (both ways) read back, and the "
@@ -490,6 +545,10 @@ costs when writing. Every result is checked against numpy.
 def update_markdown(path: Path, section: str) -> None:
     text = path.read_text() if path.exists() else "# Performance\n"
     if BEGIN in text and END in text and text.index(BEGIN) < text.index(END):
+        old = text[text.index(BEGIN):text.index(END)]
+        if NOTES_BEGIN in old and NOTES_END in old:  # hand-written notes stay
+            notes = old[old.index(NOTES_BEGIN):old.index(NOTES_END) + len(NOTES_END)]
+            section = section[:-len(END)].rstrip("\n") + "\n\n" + notes + "\n" + END
         text = text[:text.index(BEGIN)] + section + text[text.index(END) + len(END):]
     else:
         text = text.rstrip("\n") + "\n\n" + SECTION_HEAD + section + "\n"
@@ -502,7 +561,14 @@ def main(argv: list[str] | None = None) -> int:
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
                                 epilog="See the module docstring (bench/query.py) for details.")
     p.add_argument("--rows", type=int, default=1 << 24, help="rows of the snapshot (2**24)")
-    p.add_argument("--repeats", type=int, default=5, help="timed runs per measurement (5)")
+    p.add_argument("--repeats", type=int, default=5, help="timed runs per query measurement (5)")
+    p.add_argument("--write-repeats", type=int, default=21,
+                   help="timed writes with and without statistics each, alternating (21)")
+    p.add_argument("--callgrind", metavar="BUILD",
+                   help="also count instructions under callgrind (bench/stats_cost.py), "
+                        "against BUILD/libcolfile.a")
+    p.add_argument("--callgrind-mib", type=int, default=16,
+                   help="MiB per column written under callgrind (16)")
     p.add_argument("--chunk-rows", type=int, default=65536,
                    help="rows per statistics chunk (65536; 0: the core's default)")
     p.add_argument("--fraction", type=float, default=0.01,
@@ -513,8 +579,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--keep", action="store_true", help="keep the files written")
     p.add_argument("--markdown", help="file whose query section to replace")
     args = p.parse_args(argv)
-    if args.rows < 1 or args.repeats < 1 or args.chunk_rows < 0 or not 0 < args.fraction < 1:
-        p.error("--rows and --repeats must be positive, --chunk-rows not negative, "
+    if (args.rows < 1 or args.repeats < 1 or args.write_repeats < 1 or args.chunk_rows < 0
+            or not 0 < args.fraction < 1):
+        p.error("--rows, --repeats and --write-repeats must be positive, --chunk-rows not negative, "
                 "--fraction in (0, 1)")
     return run(args, argv)
 

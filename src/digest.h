@@ -18,6 +18,18 @@ typedef struct cf__digester cf__digester;
  * little, small enough that the data is still in cache for the write. */
 #define CF__DIGEST_CHUNK_BYTES ((int64_t)2 << 20)
 
+/* Bytes digested at a time by cf__digest: the byte sum and CRC32C pass
+ * leaves them in the L2 cache for the statistics. */
+#define CF__DIGEST_PIECE_BYTES ((int64_t)192 << 10)
+
+/* What a write computes from n elements at p, element `elem` of blob b of
+ * column c, in one pass over memory: adds them to the running byte sum
+ * *sum and CRC32C *crc and, unless the column's statistics are off, to
+ * the statistics of the chunks they fall in.  The same for any thread;
+ * writes of every size can use it. */
+void cf__digest(struct cf_column *c, int64_t b, int64_t elem, const unsigned char *p, int64_t n, uint32_t *sum,
+                uint32_t *crc);
+
 /* Start a helper thread for writes to column c.  CF_ENOMEM, CF_EIO. */
 int cf__digester_start(cf__digester **out, struct cf_column *c, cf_error *err);
 
@@ -28,7 +40,8 @@ int cf__digester_start(cf__digester **out, struct cf_column *c, cf_error *err);
 void cf__digester_post(cf__digester *d, const unsigned char *p, int64_t n, int64_t b, int64_t elem,
                        uint32_t *sum, uint32_t *crc);
 
-/* Wait until the posted work is done. */
+/* Wait until the posted work is done: if the helper has not started it,
+ * the caller does it (cf__digest) instead of waiting for a core. */
 void cf__digester_wait(cf__digester *d);
 
 /* Stop and join the helper thread (after the last wait).  Accepts NULL. */

@@ -16,6 +16,10 @@
  *   call, as checksum.c does for SSE4.2) and four scalar lanes otherwise;
  *   f4 uses AVX2 too (SSE2 spends its time widening to double for sums).
  *   Other targets (or -DCF__STATS_NO_SIMD) get portable lane loops.
+ * - native f4 and f8 in rows of 1 to 4 values (masses, positions,
+ *   velocities: most of what simulations write) are folded in place with
+ *   AVX2 (cf__float_rows_avx2), optimistically: without NaN masks, which a
+ *   block needs only when its sums come out NaN.
  * - everything else -- non-native byte order, f2, unaligned data, vectors
  *   (nmemb > 1) -- is gathered (one component at a time), byte swapped and
  *   widened into a small stack buffer, block by block, and handed to the
@@ -93,6 +97,16 @@ void cf__acc_init(cf__acc *a, const cf__dtype *d)
     cf__acc_init_class(a, cf__acc_class(d));
 }
 
+/* Counts add without overflowing: no data reaches 2^63 values, but a
+ * merged accumulator may come from another process (column_pending.c) in
+ * damaged bytes, and merging must stay defined for those too. */
+static inline int64_t cf__count_add(int64_t a, int64_t b)
+{
+    if (b > 0 && a > INT64_MAX - b) return INT64_MAX;
+    if (b < 0 && a < INT64_MIN - b) return INT64_MIN;
+    return a + b;
+}
+
 /* a < b in the order that puts -0.0 below +0.0 (never true with a NaN). */
 static inline int cf__f_below(double a, double b)
 {
@@ -101,8 +115,8 @@ static inline int cf__f_below(double a, double b)
 
 static inline void cf__merge_i(cf__acc *into, const cf__acc *from)
 {
-    into->count += from->count;
-    into->nan += from->nan;
+    into->count = cf__count_add(into->count, from->count);
+    into->nan = cf__count_add(into->nan, from->nan);
     into->sum += from->sum;
     if (from->v.i.min < into->v.i.min) into->v.i.min = from->v.i.min;
     if (from->v.i.max > into->v.i.max) into->v.i.max = from->v.i.max;
@@ -110,8 +124,8 @@ static inline void cf__merge_i(cf__acc *into, const cf__acc *from)
 
 static inline void cf__merge_u(cf__acc *into, const cf__acc *from)
 {
-    into->count += from->count;
-    into->nan += from->nan;
+    into->count = cf__count_add(into->count, from->count);
+    into->nan = cf__count_add(into->nan, from->nan);
     into->sum += from->sum;
     if (from->v.u.min < into->v.u.min) into->v.u.min = from->v.u.min;
     if (from->v.u.max > into->v.u.max) into->v.u.max = from->v.u.max;
@@ -119,8 +133,8 @@ static inline void cf__merge_u(cf__acc *into, const cf__acc *from)
 
 static inline void cf__merge_f(cf__acc *into, const cf__acc *from)
 {
-    into->count += from->count;
-    into->nan += from->nan;
+    into->count = cf__count_add(into->count, from->count);
+    into->nan = cf__count_add(into->nan, from->nan);
     into->sum += from->sum;
     if (cf__f_below(from->v.f.min, into->v.f.min)) into->v.f.min = from->v.f.min;
     if (cf__f_below(into->v.f.max, from->v.f.max)) into->v.f.max = from->v.f.max;
@@ -128,8 +142,8 @@ static inline void cf__merge_f(cf__acc *into, const cf__acc *from)
 
 static inline void cf__merge_0(cf__acc *into, const cf__acc *from)
 {
-    into->count += from->count;
-    into->nan += from->nan;
+    into->count = cf__count_add(into->count, from->count);
+    into->nan = cf__count_add(into->nan, from->nan);
 }
 
 static void cf__acc_merge_class(cf__acc *into, const cf__acc *from, char cls)
@@ -250,11 +264,12 @@ enum {
 /* Kernels: n <= CF__KBLOCK native-order values at an aligned address    */
 /* ------------------------------------------------------------------ */
 
-typedef void (*cf__kernel_fn)(cf__acc *a, const void *p, size_t n);
+/* avx2: the kernel may use AVX2 (the caller checked the CPU). */
+typedef void (*cf__kernel_fn)(cf__acc *a, const void *p, size_t n, int avx2);
 
 /* 1-4 byte integers: one fused loop, auto-vectorised. */
 #define CF__KERNEL_NARROW(t, T, cls, lo, hi, S)                                   \
-    static void cf__k_##t(cf__acc *a, const void *p, size_t n)                    \
+    static void cf__k_##t(cf__acc *a, const void *p, size_t n, int avx2)          \
     {                                                                             \
         const T *x = p;                                                           \
         T mn = hi, mx = lo;                                                       \
@@ -281,37 +296,46 @@ typedef struct {
     uint64_t kmin, kmax, hs, ls;
 } cf__wide_state;
 
-#if defined(CF__STATS_AVX2)
 static int cf__stats_have_avx2(void)
 {
+#if defined(CF__STATS_AVX2)
     return __builtin_cpu_supports("avx2") ? 1 : 0;
+#else
+    return 0;
+#endif
 }
 
+#if defined(CF__STATS_AVX2)
+
 /* Whole groups of 8 keys; returns how many values it consumed.  AVX2
- * compares signed 64-bit lanes, so it works on keys ^ 2^63. */
-__attribute__((target("avx2")))
-static size_t cf__wide_avx2(const uint64_t *x, size_t n, uint64_t flip, cf__wide_state *st)
+ * compares signed 64-bit lanes, so min and max work on keys ^ 2^63 (the
+ * values themselves for i8).  The sums: hs of the keys' high halves, and
+ * the keys' sum modulo 2^64, from which the sum of the low halves follows
+ * (ls = sum - 2^32 hs; ls < 2^52 is exact).  Inlined with a constant flip,
+ * so no operation is spent on a zero mask. */
+__attribute__((target("avx2"), always_inline))
+static inline size_t cf__wide_avx2(const uint64_t *x, size_t n, const uint64_t flip, cf__wide_state *st)
 {
     const __m256i cflip = _mm256_set1_epi64x(cf__u2i(flip ^ (UINT64_C(1) << 63)));
     const __m256i kflip = _mm256_set1_epi64x(cf__u2i(flip));
-    const __m256i low = _mm256_set1_epi64x(INT64_C(0xffffffff));
-    __m256i mn[2], mx[2], hs[2], ls[2];
+    __m256i mn[2], mx[2], hs[2], ks[2];
     for (int u = 0; u < 2; u++) {
         mn[u] = _mm256_set1_epi64x(INT64_MAX);
         mx[u] = _mm256_set1_epi64x(INT64_MIN);
         hs[u] = _mm256_setzero_si256();
-        ls[u] = _mm256_setzero_si256();
+        ks[u] = _mm256_setzero_si256();
     }
     size_t i = 0;
+#pragma GCC unroll 2
     for (; i + 8 <= n; i += 8) {
         for (int u = 0; u < 2; u++) {
             __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(x + i + 4 * u));
-            __m256i c = _mm256_xor_si256(v, cflip);
+            __m256i c = flip == (UINT64_C(1) << 63) ? v : _mm256_xor_si256(v, cflip);
             mn[u] = _mm256_blendv_epi8(mn[u], c, _mm256_cmpgt_epi64(mn[u], c));
             mx[u] = _mm256_blendv_epi8(mx[u], c, _mm256_cmpgt_epi64(c, mx[u]));
-            __m256i k = _mm256_xor_si256(v, kflip);
+            __m256i k = flip ? _mm256_xor_si256(v, kflip) : v;
             hs[u] = _mm256_add_epi64(hs[u], _mm256_srli_epi64(k, 32));
-            ls[u] = _mm256_add_epi64(ls[u], _mm256_and_si256(k, low));
+            ks[u] = _mm256_add_epi64(ks[u], k);
         }
     }
     uint64_t t[4][2][4];
@@ -319,7 +343,7 @@ static size_t cf__wide_avx2(const uint64_t *x, size_t n, uint64_t flip, cf__wide
         _mm256_storeu_si256((__m256i *)(void *)t[0][u], mn[u]);
         _mm256_storeu_si256((__m256i *)(void *)t[1][u], mx[u]);
         _mm256_storeu_si256((__m256i *)(void *)t[2][u], hs[u]);
-        _mm256_storeu_si256((__m256i *)(void *)t[3][u], ls[u]);
+        _mm256_storeu_si256((__m256i *)(void *)t[3][u], ks[u]);
     }
     for (int u = 0; u < 2; u++) {
         for (int l = 0; l < 4; l++) {
@@ -327,19 +351,31 @@ static size_t cf__wide_avx2(const uint64_t *x, size_t n, uint64_t flip, cf__wide
             st->kmin = kmin < st->kmin ? kmin : st->kmin;
             st->kmax = kmax > st->kmax ? kmax : st->kmax;
             st->hs += t[2][u][l];
-            st->ls += t[3][u][l];
+            st->ls += t[3][u][l] - (t[2][u][l] << 32); /* this lane's low halves */
         }
     }
     return i;
 }
+
+__attribute__((target("avx2")))
+static size_t cf__wide_avx2_i8(const uint64_t *x, size_t n, cf__wide_state *st)
+{
+    return cf__wide_avx2(x, n, UINT64_C(1) << 63, st);
+}
+
+__attribute__((target("avx2")))
+static size_t cf__wide_avx2_u8(const uint64_t *x, size_t n, cf__wide_state *st)
+{
+    return cf__wide_avx2(x, n, 0, st);
+}
 #endif
 
-static void cf__wide(cf__acc *a, const uint64_t *x, size_t n, uint64_t flip, char cls)
+static void cf__wide(cf__acc *a, const uint64_t *x, size_t n, uint64_t flip, char cls, int avx2)
 {
     cf__wide_state st = { UINT64_MAX, 0, 0, 0 };
     size_t i = 0;
 #if defined(CF__STATS_AVX2)
-    if (n >= 16 && cf__stats_have_avx2()) i = cf__wide_avx2(x, n, flip, &st);
+    if (n >= 16 && avx2) i = flip ? cf__wide_avx2_i8(x, n, &st) : cf__wide_avx2_u8(x, n, &st);
 #endif
     /* the rest (everything without AVX2): four scalar lanes */
     size_t i0 = i;
@@ -387,9 +423,9 @@ static void cf__wide(cf__acc *a, const uint64_t *x, size_t n, uint64_t flip, cha
 }
 
 #define CF__KERNEL_WIDE(t, T, cls, lo, hi, flip)                                  \
-    static void cf__k_##t(cf__acc *a, const void *p, size_t n)                    \
+    static void cf__k_##t(cf__acc *a, const void *p, size_t n, int avx2)          \
     {                                                                             \
-        cf__wide(a, p, n, flip, #cls[0]);                                         \
+        cf__wide(a, p, n, flip, #cls[0], avx2);                                   \
     }
 
 /* Floats.  The result of the fast loops is fixed up for the sign of zero:
@@ -408,7 +444,7 @@ static void cf__float_part(cf__acc *a, double mn, double mx, double s, int64_t n
     cf__merge_f(a, &part);
 }
 
-static void cf__k_f8(cf__acc *a, const void *p, size_t n)
+static void cf__k_f8(cf__acc *a, const void *p, size_t n, int avx2)
 {
     const double *x = p;
     double mn = INFINITY, mx = -INFINITY, s = 0.0;
@@ -539,7 +575,7 @@ static size_t cf__f4_avx2(const float *x, size_t n, float *mn, float *mx, double
 }
 #endif
 
-static void cf__k_f4(cf__acc *a, const void *p, size_t n)
+static void cf__k_f4(cf__acc *a, const void *p, size_t n, int avx2)
 {
     const float *x = p;
     float mn = INFINITY, mx = -INFINITY;
@@ -547,7 +583,7 @@ static void cf__k_f4(cf__acc *a, const void *p, size_t n)
     int64_t nn = 0;
     size_t i = 0;
 #if defined(CF__STATS_AVX2)
-    if (n >= 32 && cf__stats_have_avx2()) i = cf__f4_avx2(x, n, &mn, &mx, &s, &nn);
+    if (n >= 32 && avx2) i = cf__f4_avx2(x, n, &mn, &mx, &s, &nn);
 #endif
 #if defined(CF__STATS_SSE2)
     if (n - i >= 8) {
@@ -635,7 +671,7 @@ static void cf__k_f4(cf__acc *a, const void *p, size_t n)
 #define cf__k_f2 cf__k_f4
 
 #define CF__KERNEL_CPLX(t, T, cls, lo, hi, P)                                     \
-    static void cf__k_##t(cf__acc *a, const void *p, size_t n)                    \
+    static void cf__k_##t(cf__acc *a, const void *p, size_t n, int avx2)          \
     {                                                                             \
         const T *x = p;                                                           \
         int64_t nn = 0;                                                           \
@@ -646,7 +682,7 @@ static void cf__k_f4(cf__acc *a, const void *p, size_t n)
     }
 
 #define CF__KERNEL_BOOL(t, T, cls, lo, hi, P)                                     \
-    static void cf__k_##t(cf__acc *a, const void *p, size_t n)                    \
+    static void cf__k_##t(cf__acc *a, const void *p, size_t n, int avx2)          \
     {                                                                             \
         const T *x = p;                                                           \
         uint32_t ntrue = 0;                                                       \
@@ -783,7 +819,8 @@ static void cf__gather(unsigned char *dst, const unsigned char *src, size_t stri
 
 /* Fold cnt elements, `stride` bytes apart, into one accumulator, through
  * the stage (block by block). */
-static void cf__stage_run(cf__acc *a, int type, const unsigned char *src, size_t stride, size_t cnt, int swap)
+static void cf__stage_run(cf__acc *a, int type, const unsigned char *src, size_t stride, size_t cnt, int swap,
+                          int avx2)
 {
     const cf__stats_type *ty = &cf__stats_types[type];
     size_t w = (size_t)ty->width;
@@ -795,9 +832,9 @@ static void cf__stage_run(cf__acc *a, int type, const unsigned char *src, size_t
         if (swap) cf__swap_inplace(buf.u.b, ty->swap_unit, m * (w / ty->swap_unit));
         if (type == CF__ST_f2) {
             for (size_t i = 0; i < m; i++) buf.wide[i] = cf__stats_half((uint16_t)buf.u.i2[i]);
-            cf__k_f4(a, buf.wide, m);
+            cf__k_f4(a, buf.wide, m, avx2);
         } else {
-            ty->kernel(a, buf.u.b, m);
+            ty->kernel(a, buf.u.b, m, avx2);
         }
         cnt -= m;
         if (cnt) src += m * stride;   /* never past the caller's data */
@@ -887,12 +924,219 @@ static size_t cf__f8_interleaved(cf__acc *acc, int64_t nmemb, int64_t c0, const 
 }
 #endif
 
+
+#if defined(CF__STATS_AVX2)
+/* Rows of 1 to 4 native f8 or f4 values folded in place with AVX2, the
+ * way most columns are written (positions, velocities, masses).
+ *
+ * Lane q of the k-th register holds value 4k + q (f8) or 8k + q (f4) of
+ * a "round" of R registers; a round is a whole number of rows (R = 3 for
+ * rows of 3, otherwise R = 4 (f8) or 2 (f4)), so lane q always meets
+ * component (c0 + q) % nmemb.  Rounds are folded in blocks of at most
+ * CF__AVX_BLOCK values; each block is first folded optimistically: min,
+ * max and an unmasked sum only.  NaN propagates through addition, so a
+ * block whose lane sums are all numbers had no NaN (and no inf next to
+ * -inf): its NaN count is 0 and its sums are the masked sums bit for bit.
+ * Otherwise the block is folded again carefully (NaN masks and counts).
+ * MINPD/MAXPD return their second operand when the first is NaN, which is
+ * `x < m ? x : m` exactly, as in the SSE2 kernels.  f4 sums are in double:
+ * each half of a register's floats is widened as it is loaded.
+ *
+ * Lane results go to the components in lane order, so the sums depend only
+ * on the data and the split of the calls.  A component whose min or max is
+ * a zero has its zeros looked up (the sign rule), in that block only. */
+#define CF__AVX_BLOCK 8192   /* values per block: 64 KiB of f8, in L2 */
+
+typedef struct {
+    double mn[32], mx[32], sum[32]; /* per lane of a round */
+    int64_t nan[32];
+} cf__lanes;
+
+__attribute__((target("avx2"), always_inline))
+static inline void cf__f8_round_avx2(const double *x, size_t rounds, const int R, const int careful, cf__lanes *out)
+{
+    __m256d vmn[4], vmx[4], vs[4];
+    __m256i vc[4];
+    for (int r = 0; r < R; r++) {
+        vmn[r] = _mm256_set1_pd(INFINITY);
+        vmx[r] = _mm256_set1_pd(-INFINITY);
+        vs[r] = _mm256_setzero_pd();
+        vc[r] = _mm256_setzero_si256();
+    }
+#pragma GCC unroll 2
+    for (size_t b = 0; b < rounds; b++, x += 4 * R) {
+        for (int r = 0; r < R; r++) {
+            __m256d v = _mm256_loadu_pd(x + 4 * r);
+            if (careful) {
+                __m256d bad = _mm256_cmp_pd(v, v, _CMP_UNORD_Q);
+                vc[r] = _mm256_sub_epi64(vc[r], _mm256_castpd_si256(bad));
+                vs[r] = _mm256_add_pd(vs[r], _mm256_andnot_pd(bad, v));
+            } else {
+                vs[r] = _mm256_add_pd(vs[r], v);
+            }
+            vmn[r] = _mm256_min_pd(v, vmn[r]);
+            vmx[r] = _mm256_max_pd(v, vmx[r]);
+        }
+    }
+    for (int r = 0; r < R; r++) {
+        _mm256_storeu_pd(out->mn + 4 * r, vmn[r]);
+        _mm256_storeu_pd(out->mx + 4 * r, vmx[r]);
+        _mm256_storeu_pd(out->sum + 4 * r, vs[r]);
+        _mm256_storeu_si256((__m256i *)(void *)(out->nan + 4 * r), vc[r]);
+    }
+}
+
+__attribute__((target("avx2"), always_inline))
+static inline void cf__f4_round_avx2(const float *x, size_t rounds, const int R, const int careful, cf__lanes *out)
+{
+    __m256 vmn[3], vmx[3];
+    __m256d vlo[3], vhi[3];
+    __m256i vc[3];
+    for (int r = 0; r < R; r++) {
+        vmn[r] = _mm256_set1_ps(INFINITY);
+        vmx[r] = _mm256_set1_ps(-INFINITY);
+        vlo[r] = _mm256_setzero_pd();
+        vhi[r] = _mm256_setzero_pd();
+        vc[r] = _mm256_setzero_si256();
+    }
+#pragma GCC unroll 2
+    for (size_t b = 0; b < rounds; b++, x += 8 * R) {
+        for (int r = 0; r < R; r++) {
+            __m256 v = _mm256_loadu_ps(x + 8 * r);
+            if (careful) {
+                __m256 bad = _mm256_cmp_ps(v, v, _CMP_UNORD_Q);
+                vc[r] = _mm256_sub_epi32(vc[r], _mm256_castps_si256(bad));
+                __m256 g = _mm256_andnot_ps(bad, v);
+                vlo[r] = _mm256_add_pd(vlo[r], _mm256_cvtps_pd(_mm256_castps256_ps128(g)));
+                vhi[r] = _mm256_add_pd(vhi[r], _mm256_cvtps_pd(_mm256_extractf128_ps(g, 1)));
+            } else {
+                vlo[r] = _mm256_add_pd(vlo[r], _mm256_cvtps_pd(_mm_loadu_ps(x + 8 * r)));
+                vhi[r] = _mm256_add_pd(vhi[r], _mm256_cvtps_pd(_mm_loadu_ps(x + 8 * r + 4)));
+            }
+            vmn[r] = _mm256_min_ps(v, vmn[r]);
+            vmx[r] = _mm256_max_ps(v, vmx[r]);
+        }
+    }
+    for (int r = 0; r < R; r++) {
+        float tmn[8], tmx[8];
+        int32_t tc[8];
+        _mm256_storeu_ps(tmn, vmn[r]);
+        _mm256_storeu_ps(tmx, vmx[r]);
+        _mm256_storeu_pd(out->sum + 8 * r, vlo[r]);
+        _mm256_storeu_pd(out->sum + 8 * r + 4, vhi[r]);
+        _mm256_storeu_si256((__m256i *)(void *)tc, vc[r]);
+        for (int l = 0; l < 8; l++) {
+            out->mn[8 * r + l] = tmn[l];
+            out->mx[8 * r + l] = tmx[l];
+            out->nan[8 * r + l] = tc[l];
+        }
+    }
+}
+
+/* One block of whole rounds; `careful` 0 or 1, R the registers per round. */
+#define CF__ROUND_FN(ty, R, careful)                                                                   \
+    __attribute__((target("avx2"))) static void cf__##ty##_round_##R##_##careful(const void *x, size_t rounds, \
+                                                                               cf__lanes *out)        \
+    {                                                                                                  \
+        cf__##ty##_round_avx2(x, rounds, R, careful, out);                                             \
+    }
+CF__ROUND_FN(f8, 3, 0)
+CF__ROUND_FN(f8, 3, 1)
+CF__ROUND_FN(f8, 4, 0)
+CF__ROUND_FN(f8, 4, 1)
+CF__ROUND_FN(f4, 2, 0)
+CF__ROUND_FN(f4, 2, 1)
+CF__ROUND_FN(f4, 3, 0)
+CF__ROUND_FN(f4, 3, 1)
+#undef CF__ROUND_FN
+
+typedef void (*cf__round_fn)(const void *x, size_t rounds, cf__lanes *out);
+
+/* Which zeros component values x[first + k*stride] (k < cnt) hold, as
+ * cf__zeros64 / cf__zeros32 say. */
+static unsigned cf__zeros_strided(const void *p, int f4, size_t first, size_t stride, size_t cnt)
+{
+    unsigned z = 0;
+    for (size_t k = 0, i = first; k < cnt && z != 3u; k++, i += stride) {
+        double v;
+        if (f4) {
+            float f;
+            memcpy(&f, (const unsigned char *)p + 4 * i, sizeof f);
+            v = f;
+        } else {
+            memcpy(&v, (const unsigned char *)p + 8 * i, sizeof v);
+        }
+        if (v == 0) z |= signbit(v) ? 2u : 1u;
+    }
+    return z;
+}
+
+/* Fold as many whole rounds of x[0..n) (f8, or f4 if f4) as possible into
+ * acc (nmemb 1 to 4 components, the first value being component c0);
+ * returns the values consumed, a multiple of nmemb. */
+static size_t cf__float_rows_avx2(cf__acc *acc, int64_t nmemb, int64_t c0, const void *x, size_t n, int f4)
+{
+    int R = nmemb == 3 ? 3 : f4 ? 2 : 4;
+    size_t lanes = (size_t)R * (f4 ? 8 : 4), w = f4 ? 4 : 8;
+    cf__round_fn fast, careful;
+    if (f4) {
+        fast = R == 3 ? cf__f4_round_3_0 : cf__f4_round_2_0;
+        careful = R == 3 ? cf__f4_round_3_1 : cf__f4_round_2_1;
+    } else {
+        fast = R == 3 ? cf__f8_round_3_0 : cf__f8_round_4_0;
+        careful = R == 3 ? cf__f8_round_3_1 : cf__f8_round_4_1;
+    }
+    size_t per_block = CF__AVX_BLOCK / lanes, used = 0;
+    const unsigned char *p = x;
+    while (n - used >= lanes) {
+        size_t rounds = (n - used) / lanes;
+        if (rounds > per_block) rounds = per_block;
+        const unsigned char *q = p + used * w;
+        cf__lanes t;
+        fast(q, rounds, &t);
+        int again = 0;
+        for (size_t l = 0; l < lanes; l++) again |= t.sum[l] != t.sum[l];
+        if (again) careful(q, rounds, &t);
+        double mn[4], mx[4], sum[4];
+        int64_t nan[4];
+        for (int64_t j = 0; j < nmemb; j++) {
+            mn[j] = INFINITY;
+            mx[j] = -INFINITY;
+            sum[j] = 0.0;
+            nan[j] = 0;
+        }
+        for (size_t l = 0; l < lanes; l++) {
+            size_t j = (size_t)((c0 + (int64_t)l) % nmemb);
+            mn[j] = t.mn[l] < mn[j] ? t.mn[l] : mn[j];
+            mx[j] = t.mx[l] > mx[j] ? t.mx[l] : mx[j];
+            sum[j] += t.sum[l];
+            nan[j] += t.nan[l];
+        }
+        size_t values = rounds * lanes, per_comp = values / (size_t)nmemb;
+        for (int64_t j = 0; j < nmemb; j++) {
+            unsigned zeros = 0;
+            if (mn[j] == 0 || mx[j] == 0)
+                zeros = cf__zeros_strided(q, f4, (size_t)((j - c0 + nmemb) % nmemb), (size_t)nmemb, per_comp);
+            cf__float_part(&acc[j], mn[j], mx[j], sum[j], nan[j], per_comp, zeros);
+        }
+        used += values;
+    }
+    return used;
+}
+#endif
+
 /* Elements per span of the vector path: each component of a span is
  * gathered and folded as one run. */
 #define CF__SPAN ((int64_t)1 << 15)
 
 void cf__acc_add(cf__acc *acc, int64_t nmemb, int64_t component0, const void *data, int64_t n,
                  const cf__dtype *d)
+{
+    cf__acc_add_simd(acc, nmemb, component0, data, n, d, cf__stats_have_avx2());
+}
+
+void cf__acc_add_simd(cf__acc *acc, int64_t nmemb, int64_t component0, const void *data, int64_t n,
+                      const cf__dtype *d, int avx2)
 {
     if (n <= 0 || nmemb <= 0 || !acc || !data) return;
     int64_t c0 = component0 % nmemb;
@@ -912,15 +1156,25 @@ void cf__acc_add(cf__acc *acc, int64_t nmemb, int64_t component0, const void *da
     size_t w = (size_t)ty->width;
     int swap = d->order != cf__dtype_native_order() && ty->swap_unit > 1;
 
+#if defined(CF__STATS_AVX2)
+    if (avx2 && nmemb <= 4 && (type == CF__ST_f8 || type == CF__ST_f4) && !swap && (uintptr_t)p % w == 0 &&
+        n >= 64) {
+        size_t used = cf__float_rows_avx2(acc, nmemb, c0, p, (size_t)n, type == CF__ST_f4);
+        p += used * w; /* whole rows: the next value is component c0 again */
+        n -= (int64_t)used;
+        if (n == 0) return;
+    }
+#endif
+
     if (nmemb == 1) {
         if (!swap && type != CF__ST_f2 && (uintptr_t)p % ty->align == 0) {
             for (int64_t done = 0; done < n;) {
                 size_t m = (uint64_t)(n - done) < CF__KBLOCK ? (size_t)(n - done) : CF__KBLOCK;
-                ty->kernel(acc, p + (size_t)done * w, m);
+                ty->kernel(acc, p + (size_t)done * w, m, avx2);
                 done += (int64_t)m;
             }
         } else {
-            cf__stage_run(acc, type, p, w, (size_t)n, swap);
+            cf__stage_run(acc, type, p, w, (size_t)n, swap, avx2);
         }
         return;
     }
@@ -953,7 +1207,7 @@ void cf__acc_add(cf__acc *acc, int64_t nmemb, int64_t component0, const void *da
         for (int64_t q = 0; q < ncomp; q++) {
             int64_t comp = (cstart + q) % nmemb;
             size_t cnt = (size_t)((span - q - 1) / nmemb + 1);
-            cf__stage_run(&acc[comp], type, p + (size_t)(done + q) * w, stride, cnt, swap);
+            cf__stage_run(&acc[comp], type, p + (size_t)(done + q) * w, stride, cnt, swap, avx2);
         }
         done += span;
     }
@@ -1092,12 +1346,177 @@ static void cf__c_numeric_leave(cf__c_numeric *l)
     freelocale(l->c);
 }
 
-/* A double as the file spells it: nan, inf, -inf or %.17g (round-trips). */
+/* Decimal digits of u at out (no terminator); returns their number. */
+static size_t cf__fmt_u64(char *out, uint64_t u)
+{
+    char tmp[20];
+    size_t n = 0;
+    do {
+        tmp[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    for (size_t i = 0; i < n; i++) out[i] = tmp[n - 1 - i];
+    return n;
+}
+
+static size_t cf__fmt_i64(char *out, int64_t v)
+{
+    if (v >= 0) return cf__fmt_u64(out, (uint64_t)v);
+    out[0] = '-';
+    return 1 + cf__fmt_u64(out + 1, 0u - (uint64_t)v);
+}
+
+#if defined(__SIZEOF_INT128__)
+__extension__ typedef unsigned __int128 cf__u128;
+
+static int cf__fmt_digits(char *out, int neg, uint64_t d, int x);
+
+/* printf("%.17g", v) for finite v with 1e-11 <= |v| < 2^64, the range
+ * statistics live in, exactly as the C library prints it (17 significant
+ * digits of the exact binary value, rounded half to even, then the %g
+ * rules); -1 elsewhere.  v = m 2^e, so v 10^k = m 5^k 2^(e+k): with
+ * k <= 27, m 5^k < 2^116 and the digits come from one 128-bit product
+ * and a shift whose remainder decides the rounding.  printf's general
+ * conversion is a multi-precision one, about 40 times slower, and a
+ * statistics file formats three doubles per chunk and component. */
+static int cf__fmt_g17_fast(char *out, double v)
+{
+    static const uint64_t pow5[28] = {
+        UINT64_C(1), UINT64_C(5), UINT64_C(25), UINT64_C(125), UINT64_C(625), UINT64_C(3125),
+        UINT64_C(15625), UINT64_C(78125), UINT64_C(390625), UINT64_C(1953125), UINT64_C(9765625),
+        UINT64_C(48828125), UINT64_C(244140625), UINT64_C(1220703125), UINT64_C(6103515625),
+        UINT64_C(30517578125), UINT64_C(152587890625), UINT64_C(762939453125), UINT64_C(3814697265625),
+        UINT64_C(19073486328125), UINT64_C(95367431640625), UINT64_C(476837158203125),
+        UINT64_C(2384185791015625), UINT64_C(11920928955078125), UINT64_C(59604644775390625),
+        UINT64_C(298023223876953125), UINT64_C(1490116119384765625), UINT64_C(7450580596923828125),
+    };
+    const uint64_t lo = UINT64_C(10000000000000000), hi = UINT64_C(100000000000000000); /* 1e16, 1e17 */
+    double av = fabs(v);
+    if (av >= 1e17 && av < 18446744073709551616.0) {
+        /* an integer of 18 to 20 digits (integer sums): drop 1 to 3 of them */
+        uint64_t u = (uint64_t)av, p = 10;
+        int x = 17;
+        while (x < 19 && u / p >= hi) {
+            p *= 10;
+            x++;
+        }
+        uint64_t q = u / p, rem = u % p, d = q + (rem > p / 2 || (rem == p / 2 && (q & 1u)));
+        if (d == hi) {
+            d = lo;
+            x++;
+        }
+        return cf__fmt_digits(out, v < 0, d, x);
+    }
+    if (!(av >= 1e-11 && av < 1e17)) return -1;
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    int be = (int)((bits >> 52) & 0x7ffu);
+    if (be == 0) return -1; /* subnormal: not in range anyway */
+    uint64_t m = (bits & ((UINT64_C(1) << 52) - 1)) | (UINT64_C(1) << 52);
+    int e = be - 1075;
+    int x = (int)floor(log10(av)); /* the decimal exponent, maybe off by one */
+    /* x is right when 1e16 <= v 10^(16-x) < 1e17 before rounding; d is
+     * that number's integer part, then rounded */
+    uint64_t d = 0;
+    for (int tries = 0;; tries++) {
+        int k = 16 - x;
+        if (k < 0 || k > 27 || tries > 3) return -1;
+        cf__u128 nn = (cf__u128)m * pow5[k];
+        int sh = e + k, up = 0;
+        if (sh >= 0) {
+            if (sh >= 64 || nn > (cf__u128)(UINT64_MAX >> sh)) {
+                x++;
+                continue;
+            }
+            d = (uint64_t)(nn << sh);
+        } else if (-sh >= 128) {
+            d = 0;
+        } else {
+            int r = -sh;
+            cf__u128 q = nn >> r, rem = nn - (q << r), half = (cf__u128)1 << (r - 1);
+            if (q >= (cf__u128)hi) {
+                x++;
+                continue;
+            }
+            d = (uint64_t)q;
+            up = rem > half || (rem == half && (d & 1u));
+        }
+        if (d >= hi) {
+            x++;
+        } else if (d < lo) {
+            x--;
+        } else {
+            d += (uint64_t)up;
+            if (d == hi) { /* 9.99..95 rounded up to 10.0 */
+                d = lo;
+                x++;
+            }
+            break;
+        }
+    }
+    return cf__fmt_digits(out, v < 0, d, x);
+}
+
+/* The %.17g spelling of (-1)^neg d 10^(x-16), d 17 digits (1e16 <= d < 1e17). */
+static int cf__fmt_digits(char *out, int neg, uint64_t d, int x)
+{
+    char dig[17];
+    for (int i = 16; i >= 0; i--) {
+        dig[i] = (char)('0' + d % 10);
+        d /= 10;
+    }
+    int nd = 17;
+    while (nd > 1 && dig[nd - 1] == '0') nd--;
+    size_t n = 0;
+    if (neg) out[n++] = '-';
+    if (x < -4 || x >= 17) {
+        out[n++] = dig[0];
+        if (nd > 1) {
+            out[n++] = '.';
+            for (int i = 1; i < nd; i++) out[n++] = dig[i];
+        }
+        out[n++] = 'e';
+        out[n++] = x < 0 ? '-' : '+';
+        int ax = x < 0 ? -x : x;
+        if (ax < 10) out[n++] = '0';
+        n += cf__fmt_u64(out + n, (uint64_t)ax);
+    } else if (x >= 0) {
+        for (int i = 0; i <= x; i++) out[n++] = dig[i];
+        if (nd > x + 1) {
+            out[n++] = '.';
+            for (int i = x + 1; i < nd; i++) out[n++] = dig[i];
+        }
+    } else {
+        out[n++] = '0';
+        out[n++] = '.';
+        for (int i = 0; i < -x - 1; i++) out[n++] = '0';
+        for (int i = 0; i < nd; i++) out[n++] = dig[i];
+    }
+    out[n] = '\0';
+    return (int)n;
+}
+#endif
+
+/* A double as the file spells it: nan, inf, -inf or %.17g (round-trips).
+ * out has room for 32 characters. */
 static int cf__fmt_double(char *out, size_t cap, double v)
 {
     if (v != v) return snprintf(out, cap, "nan");
     if (isinf(v)) return snprintf(out, cap, v > 0 ? "inf" : "-inf");
+    if (v == 0) return snprintf(out, cap, signbit(v) ? "-0" : "0");
+#if defined(__SIZEOF_INT128__)
+    if (cap >= 32) {
+        int n = cf__fmt_g17_fast(out, v);
+        if (n >= 0) return n;
+    }
+#endif
     return snprintf(out, cap, "%.17g", v);
+}
+
+/* For the tests: cf__fmt_double. */
+int cf__stats_fmt_double(char *out, size_t cap, double v)
+{
+    return cf__fmt_double(out, cap, v);
 }
 
 /* Upper bounds of the line lengths (numbers: 20 digits and a sign; doubles
@@ -1147,31 +1566,42 @@ int cf__stats_format(const cf__stats *s, const cf__header *h, char **text, size_
         for (int64_t k = 0; k < nc; k++) {
             for (int64_t j = 0; j < s->nmemb; j++) {
                 const cf__acc *a = &s->acc[(s->first_chunk[b] + k) * s->nmemb + j];
-                char mn[32], mx[32], sm[32];
+                /* "<k> <j> count=<n> nan=<n> min=<v> max=<v> sum=<v>\n", at
+                 * most CF__CHUNK_LINE_MAX bytes, by hand: this runs for
+                 * every chunk and component at every commit */
+                char *o = buf + n;
+                o += cf__fmt_i64(o, k);
+                *o++ = ' ';
+                o += cf__fmt_i64(o, j);
+                memcpy(o, " count=", 7);
+                o += 7;
+                o += cf__fmt_i64(o, a->count);
+                memcpy(o, " nan=", 5);
+                o += 5;
+                o += cf__fmt_i64(o, a->nan);
+                memcpy(o, " min=", 5);
+                o += 5;
                 switch (cls) {
-                case 'i':
-                    snprintf(mn, sizeof mn, "%" PRId64, a->v.i.min);
-                    snprintf(mx, sizeof mx, "%" PRId64, a->v.i.max);
-                    break;
-                case 'u':
-                    snprintf(mn, sizeof mn, "%" PRIu64, a->v.u.min);
-                    snprintf(mx, sizeof mx, "%" PRIu64, a->v.u.max);
-                    break;
-                case 'f':
-                    cf__fmt_double(mn, sizeof mn, a->v.f.min);
-                    cf__fmt_double(mx, sizeof mx, a->v.f.max);
-                    break;
-                default:
-                    strcpy(mn, "-");
-                    strcpy(mx, "-");
-                    break;
+                case 'i': o += cf__fmt_i64(o, a->v.i.min); break;
+                case 'u': o += cf__fmt_u64(o, a->v.u.min); break;
+                case 'f': o += cf__fmt_double(o, 32, a->v.f.min); break;
+                default: *o++ = '-'; break;
                 }
-                if (cls) cf__fmt_double(sm, sizeof sm, a->sum);
-                else strcpy(sm, "-");
-                n += (size_t)snprintf(buf + n, (size_t)cap - n,
-                                      "%" PRId64 " %" PRId64 " count=%" PRId64 " nan=%" PRId64
-                                      " min=%s max=%s sum=%s\n",
-                                      k, j, a->count, a->nan, mn, mx, sm);
+                memcpy(o, " max=", 5);
+                o += 5;
+                switch (cls) {
+                case 'i': o += cf__fmt_i64(o, a->v.i.max); break;
+                case 'u': o += cf__fmt_u64(o, a->v.u.max); break;
+                case 'f': o += cf__fmt_double(o, 32, a->v.f.max); break;
+                default: *o++ = '-'; break;
+                }
+                memcpy(o, " sum=", 5);
+                o += 5;
+                if (cls) o += cf__fmt_double(o, 32, a->sum);
+                else *o++ = '-';
+                *o++ = '\n';
+                *o = '\0';
+                n = (size_t)(o - buf);
             }
         }
     }

@@ -54,6 +54,12 @@ void cf__acc_merge(cf__acc *into, const cf__acc *from, const cf__dtype *d);
 void cf__acc_add(cf__acc *acc, int64_t nmemb, int64_t component0, const void *data, int64_t n,
                  const cf__dtype *d);
 
+/* As cf__acc_add, with (avx2 1) or without (avx2 0) the AVX2 kernels; 1
+ * only if the CPU has AVX2.  For the tests: both give the same count, nan,
+ * min and max, and sums that differ at most in the last bits. */
+void cf__acc_add_simd(cf__acc *acc, int64_t nmemb, int64_t component0, const void *data, int64_t n,
+                      const cf__dtype *d, int avx2);
+
 /* Default rows per chunk for rows of `rowbytes` bytes: the largest power of
  * two <= 2^20 whose chunk holds at most 8 MiB (at least 1). */
 int64_t cf__stats_default_chunk_rows(int64_t rowbytes);
@@ -99,6 +105,10 @@ cf__acc *cf__stats_chunk(cf__stats *s, int64_t b, int64_t k);
  * says the same rows and rawsum for it (and DTYPE/NMEMB match). */
 int cf__stats_format(const cf__stats *s, const cf__header *h, char **text, size_t *len, const char *path,
                      cf_error *err);
+
+/* A double as the file spells it (nan, inf, -inf or printf's "%.17g" in
+ * the C locale) into out (cap >= 32); returns its length.  For the tests. */
+int cf__stats_fmt_double(char *out, size_t cap, double v);
 
 /* Parse the file for the column whose current header is h into s (which
  * must be zeroed or allocated; it is freed and re-allocated with the file's

@@ -431,6 +431,44 @@ static void test_crc32c_combine_huge_lengths(void)
     }
 }
 
+/* ---- both in one pass ------------------------------------------------ */
+
+/* cf__sum_crc32c equals the byte sum and the CRC32C computed apart, for
+ * lengths around its round sizes (three blocks of 4 KiB .. 256 KiB),
+ * any alignment and any running values; the all-0xFF sum wraps. */
+static void test_sum_crc32c_equals_both(void)
+{
+    uint64_t s = 0xC0FFEEu;
+    size_t n = ((size_t)3 << 20) + 100;
+    unsigned char *buf = malloc(n + 64);
+    CHECK(buf != NULL);
+    if (!buf) return;
+    fill_random(buf, n + 64, &s);
+    static const size_t lens[] = { 0, 1, 7, 8, 31, 32, 33, 12287, 12288, 12289, 24576, 24600, 65536,
+                                   196608, 196609, 786431, 786432, 786433, (size_t)2 << 20, ((size_t)3 << 20) + 100 };
+    for (int iter = 0; iter < 140; iter++) {
+        size_t len = iter < 40 ? lens[iter % 20] : (size_t)(rng_next(&s) % (iter < 100 ? 100000 : n));
+        size_t off = (size_t)(rng_next(&s) % 64);
+        uint32_t sum0 = (uint32_t)rng_next(&s), crc0 = (uint32_t)rng_next(&s);
+        uint32_t sum = sum0, crc = crc0;
+        cf__sum_crc32c(&sum, &crc, buf + off, len);
+        uint32_t want_sum = sysv_slow(sum0, buf + off, len);
+        uint32_t want_crc = cf__crc32c_sw(crc0, buf + off, len);
+        if (sum != want_sum || crc != want_crc) {
+            fprintf(stderr, "sum_crc32c len %zu off %zu: sum %08x/%08x crc %08x/%08x\n", len, off,
+                    (unsigned)sum, (unsigned)want_sum, (unsigned)crc, (unsigned)want_crc);
+            cf_test_failures++;
+        }
+    }
+    /* the lanes of the vector sum do not wrap before the 32-bit total does */
+    memset(buf, 0xFF, n);
+    uint32_t sum = 0xFFFFFF00u, crc = 0;
+    cf__sum_crc32c(&sum, &crc, buf, n);
+    CHECK_EQ_INT(sum, (uint32_t)(((uint64_t)n * 255u + 0xFFFFFF00u) & 0xFFFFFFFFu));
+    CHECK_EQ_INT(crc, cf__crc32c_sw(0, buf, n));
+    free(buf);
+}
+
 CF_TESTS(
     CF_TEST(test_sysv_worked_examples),
     CF_TEST(test_sysv_embedded_blobs),
@@ -440,5 +478,6 @@ CF_TESTS(
     CF_TEST(test_crc32c_sw_equals_hw),
     CF_TEST(test_crc32c_chaining),
     CF_TEST(test_crc32c_combine_random_splits),
-    CF_TEST(test_crc32c_combine_huge_lengths)
+    CF_TEST(test_crc32c_combine_huge_lengths),
+    CF_TEST(test_sum_crc32c_equals_both)
 )

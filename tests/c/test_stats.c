@@ -584,6 +584,65 @@ static void test_every_half(void)
     free(h);
 }
 
+
+/* The in-place AVX2 paths for rows of 1 to 4 f4 or f8 values (blocks of
+ * 8192 values folded optimistically, again carefully when a lane sum is
+ * NaN, zeros looked up for the sign rule) agree with the reference and with
+ * the paths without AVX2: every first component, lengths across block
+ * boundaries, one NaN, inf next to -inf, signed zeros at the extremes, a
+ * component of zeros only, NaNs only. */
+static void test_float_rows(void)
+{
+    static const int64_t lens[] = { 64, 100, 1000, 8191, 8192, 8193, 20000, 40000 };
+    static const char *toks[] = { "<f4", "<f8" };
+    unsigned char *buf = malloc(8 * 40000);
+    for (size_t t = 0; t < 2; t++) {
+        cf__dtype d = dt(toks[t]);
+        for (int64_t nmemb = 1; nmemb <= 4; nmemb++) {
+            for (size_t l = 0; l < sizeof lens / sizeof lens[0]; l++) {
+                int64_t n = lens[l];
+                for (int variant = 0; variant < 6; variant++) {
+                    int64_t c0 = (variant + l) % nmemb;
+                    for (int64_t k = 0; k < n; k++) {
+                        double v = (rnd_unit() - 0.3) * 1000.0;
+                        int64_t comp = (c0 + k) % nmemb;
+                        if (variant == 3 && comp == 0) v = (double)rnd_below(3) - 2.0;  /* max 0 */
+                        if (variant == 3 && comp == nmemb - 1) v = rnd_unit() * 5.0;    /* min 0 */
+                        if (variant == 4 && comp == 0) v = rnd() & 1 ? 0.0 : -0.0;
+                        if (variant == 5) v = NAN;
+                        put_float(buf, &d, k, v);
+                    }
+                    if (variant == 1) put_float(buf, &d, (int64_t)rnd_below((uint64_t)n), NAN);
+                    if (variant == 2) {
+                        put_float(buf, &d, (int64_t)rnd_below((uint64_t)n), INFINITY);
+                        put_float(buf, &d, (int64_t)rnd_below((uint64_t)n), -INFINITY);
+                    }
+                    if (variant == 3) {
+                        put_float(buf, &d, (int64_t)rnd_below((uint64_t)n / 2) * 2, -0.0);
+                        put_float(buf, &d, (int64_t)rnd_below((uint64_t)n / 2) * 2 + 1, 0.0);
+                    }
+                    ref_acc ref[4];
+                    ref_init(ref, nmemb, &d);
+                    ref_add(ref, nmemb, c0, buf, n, &d);
+                    for (int avx2 = 0; avx2 < 2; avx2++) {
+                        cf__acc acc[4];
+                        for (int64_t j = 0; j < nmemb; j++) cf__acc_init(&acc[j], &d);
+                        cf__acc_add_simd(acc, nmemb, c0, buf, n, &d, avx2);
+                        for (int64_t j = 0; j < nmemb; j++) {
+                            char what[96];
+                            snprintf(what, sizeof what, "%s n=%lld nmemb=%lld c0=%lld variant=%d avx2=%d comp=%lld",
+                                     toks[t], (long long)n, (long long)nmemb, (long long)c0, variant, avx2,
+                                     (long long)j);
+                            if (!acc_matches(&acc[j], &ref[j], &d, 0, what)) cf_test_failures++;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    free(buf);
+}
+
 /* Integer sums are exact within a block, whatever the magnitudes. */
 static void test_int_sums(void)
 {
@@ -637,6 +696,30 @@ static void test_int_sums(void)
 
 /* Splitting the data anywhere, accumulating the parts and merging them
  * in any order gives what one pass gives. */
+/* Found by tests/fuzz/fuzz_pending: counts merged from damaged state of
+ * another process overflowed int64.  They saturate instead. */
+static void test_merge_counts_saturate(void)
+{
+    static const char *toks[] = { "<i4", "<u8", "<b1", "<f8", "<c8", "<S3" };
+    for (size_t t = 0; t < sizeof toks / sizeof toks[0]; t++) {
+        cf__dtype d = dt(toks[t]);
+        cf__acc a, b;
+        cf__acc_init(&a, &d);
+        cf__acc_init(&b, &d);
+        a.count = b.count = INT64_MAX - 1;
+        a.nan = b.nan = INT64_MAX / 2 + 1;
+        cf__acc_merge(&a, &b, &d);
+        CHECK_EQ_INT(a.count, INT64_MAX);
+        CHECK_EQ_INT(a.nan, INT64_MAX);
+        a.count = 5;
+        b.count = 7;
+        a.nan = b.nan = 1;
+        cf__acc_merge(&a, &b, &d);
+        CHECK_EQ_INT(a.count, 12);
+        CHECK_EQ_INT(a.nan, 2);
+    }
+}
+
 static void test_merge_associativity(void)
 {
     static const char *toks[] = { "<i1", "<i2", ">i4", "<i8", ">u8", "<u1", "<u4", "|b1", "<f2",
@@ -1413,9 +1496,61 @@ static void test_locale_independent(void)
     cf__header_free(&h);
 }
 
+/* The file's doubles are printf's "%.17g" (C locale), also where stats.c
+ * computes the digits itself: every magnitude, integers, values next to
+ * powers of ten, ties (short binary fractions), floats widened. */
+static void check_fmt(double v, int *bad)
+{
+    char got[40], want[40];
+    cf__stats_fmt_double(got, 32, v);
+    if (v != v) snprintf(want, sizeof want, "nan");
+    else if (isinf(v)) snprintf(want, sizeof want, v > 0 ? "inf" : "-inf");
+    else snprintf(want, sizeof want, "%.17g", v);
+    if (strcmp(got, want) != 0 && (*bad)++ < 10) {
+        fprintf(stderr, "fmt %a: got %s, want %s\n", v, got, want);
+        cf_test_failures++;
+    }
+}
+
+static void test_fmt_double(void)
+{
+    int bad = 0;
+    static const double fixed[] = { 0.0, -0.0, 1.0, -1.0, 0.1, 0.25, 1.5, 1e-11, 9.9999999999999994e-12, 1e-5,
+                                    1e-4, 0.001, 1e16, 1e17, 99999999999999999.0, 9007199254740993.0,
+                                    123456789012345678.0, 1e300, 5e-324, 2.2250738585072014e-308, NAN, INFINITY,
+                                    -INFINITY, 0.30000000000000004, 1.0000000000000001e+300, 32.5, 1149.0 };
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
+        check_fmt(fixed[i], &bad);
+        check_fmt(-fixed[i], &bad);
+    }
+    for (int e = -330; e <= 310; e++) {
+        double p = pow(10.0, e);
+        check_fmt(p, &bad);
+        check_fmt(nextafter(p, 0), &bad);
+        check_fmt(nextafter(p, INFINITY), &bad);
+        check_fmt(-nextafter(p, INFINITY), &bad);
+    }
+    for (int i = 0; i < 400000; i++) {
+        double v;
+        switch (i % 6) {
+        case 0: v = u64_as_double(rnd()); break;                                  /* any bits */
+        case 1: v = ldexp(rnd_unit() + 0.5, (int)rnd_below(140) - 70); break;     /* stats' range */
+        case 2: /* integers, up to 2^64 */
+            v = i % 4 ? (double)(int64_t)(rnd() >> rnd_below(64)) : (double)(rnd() >> rnd_below(12));
+            break;
+        case 3: v = ldexp((double)(rnd() >> (11 + rnd_below(50))), -(int)rnd_below(60)); break; /* ties */
+        case 4: v = (double)(float)((rnd_unit() - 0.5) * pow(10.0, (double)rnd_below(30) - 12)); break;
+        default: v = (rnd_unit() - 0.5) * pow(10.0, (double)rnd_below(40) - 15); break;
+        }
+        if (rnd() & 1) v = -v;
+        check_fmt(v, &bad);
+    }
+}
+
 CF_TESTS(CF_TEST(test_class_and_init), CF_TEST(test_every_dtype), CF_TEST(test_wide_vectors),
-         CF_TEST(test_component_offset), CF_TEST(test_float_specials), CF_TEST(test_every_half),
-         CF_TEST(test_int_sums), CF_TEST(test_merge_associativity), CF_TEST(test_default_chunk_rows),
+         CF_TEST(test_component_offset), CF_TEST(test_float_specials), CF_TEST(test_float_rows), CF_TEST(test_every_half),
+         CF_TEST(test_int_sums), CF_TEST(test_merge_associativity), CF_TEST(test_merge_counts_saturate),
+         CF_TEST(test_default_chunk_rows),
          CF_TEST(test_layout_and_grow), CF_TEST(test_format_golden), CF_TEST(test_round_trip),
          CF_TEST(test_staleness), CF_TEST(test_parse_errors), CF_TEST(test_truncations),
-         CF_TEST(test_random_bytes), CF_TEST(test_locale_independent))
+         CF_TEST(test_random_bytes), CF_TEST(test_locale_independent), CF_TEST(test_fmt_double))
