@@ -334,3 +334,23 @@ def test_mpi_flag_without_launcher(tmp_path, lib):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.startswith("indexed 14 blobs") and " on " not in proc.stdout
     _assert_indexed(path)
+
+
+@pytest.mark.parametrize("nranks", [2])
+def test_check_under_mpiexec_finds_damage_on_any_rank(nranks, tmp_path, lib):
+    """colfile check shares the blobs over the ranks; rank 0 reports every
+    damaged blob, in order, once, and the exit status says so."""
+    mpiexec()
+    path = _bigfile_snapshot(tmp_path / "par")
+    serial = subprocess.run([sys.executable, "-m", "colfile.cli", "check", path],
+                            env=child_env(), capture_output=True, text=True, timeout=120)
+    assert serial.returncode == 0, serial.stdout
+    with open(os.path.join(path, "1", "Position", "000002"), "r+b") as fh:
+        byte = fh.read(1)
+        fh.seek(0)
+        fh.write(bytes([byte[0] ^ 0x40]))
+    proc = launch(nranks, [sys.executable, "-m", "colfile.cli", "check", "--no-progress", path])
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 2 and "1/Position/000002" in lines[0] and "sum mismatch" in lines[0], lines
+    assert f"on {nranks} ranks: DAMAGE FOUND: 1 damaged blob" in lines[1]
