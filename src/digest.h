@@ -33,18 +33,29 @@ void cf__digest(struct cf_column *c, int64_t b, int64_t elem, const unsigned cha
 /* Start a helper thread for writes to column c.  CF_ENOMEM, CF_EIO. */
 int cf__digester_start(cf__digester **out, struct cf_column *c, cf_error *err);
 
+/* Hand-overs posted and not yet waited for, at most. */
+#define CF__DIGEST_QUEUE 2
+
 /* Hand over n elements at p, element `elem` of blob b: the helper adds them
- * to *sum, *crc and (unless off) the blob's statistics.  The caller must not
- * touch p's bytes' destination, *sum, *crc or the statistics until
- * cf__digester_wait returns. */
+ * to *sum, *crc and (unless off) the blob's statistics, after the
+ * hand-overs posted before.  The caller must not touch p's bytes, *sum,
+ * *crc or the statistics until the cf__digester_wait that returns this
+ * hand-over.  At most CF__DIGEST_QUEUE may be outstanding (a post beyond
+ * waits for the oldest first).  Posting the next hand-over before waiting
+ * for the previous one keeps the helper busy without a wake-up between
+ * them:
+ *
+ *     post(0); for k: { post(k+1) if any; write(k); wait(); }  */
 void cf__digester_post(cf__digester *d, const unsigned char *p, int64_t n, int64_t b, int64_t elem,
                        uint32_t *sum, uint32_t *crc);
 
-/* Wait until the posted work is done: if the helper has not started it,
- * the caller does it (cf__digest) instead of waiting for a core. */
+/* Wait until the oldest posted hand-over is done: if the helper has not
+ * started it, the caller does it (cf__digest) instead of waiting for a
+ * core.  Returns at once when nothing is posted. */
 void cf__digester_wait(cf__digester *d);
 
-/* Stop and join the helper thread (after the last wait).  Accepts NULL. */
+/* Wait for what is still posted, then stop and join the helper thread.
+ * Accepts NULL. */
 void cf__digester_stop(cf__digester *d);
 
 #endif

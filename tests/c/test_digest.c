@@ -137,8 +137,9 @@ static void pause_us(long us)
 
 /* The helper thread and the writer taking a hand-over back compute the
  * same bits: hand-overs waited for at once (the helper has probably not
- * started), after a pause (it has finished) and at random, against
- * cf__digest on this thread. */
+ * started), after a pause (it has finished) and at random, one posted at a
+ * time or the next posted before the wait, against cf__digest on this
+ * thread. */
 static void test_digester_whoever_digests(void)
 {
     cf_error err;
@@ -152,23 +153,46 @@ static void test_digester_whoever_digests(void)
     int64_t step = CF__DIGEST_CHUNK_BYTES / 8;
     for (int64_t e = 0; e < n; e += step)
         cf__digest(ref, 0, e, (const unsigned char *)(data + e), n - e < step ? n - e : step, &sr, &cr);
-    for (int mode = 0; mode < 3; mode++) {
+    static const char *modes[6] = { "at once", "after a pause", "at random", "queued, at once",
+                                    "queued, after a pause", "queued, at random" };
+    for (int mode = 0; mode < 6; mode++) {
+        int queued = mode >= 3, m = mode % 3;
         cf_column *c = make(f, "c", "f8", nmemb, rows, 100000);
         cf__digester *dg = NULL;
         CHECK_OK(cf__digester_start(&dg, c, &err), &err);
         if (!dg) break;
         uint32_t s = 0, crc = 0;
+        if (queued) cf__digester_post(dg, (const unsigned char *)data, step, 0, 0, &s, &crc);
         for (int64_t e = 0; e < n; e += step) {
-            cf__digester_post(dg, (const unsigned char *)(data + e), n - e < step ? n - e : step, 0, e, &s, &crc);
-            if (mode == 1 || (mode == 2 && rnd() % 2)) pause_us(3000);
+            int64_t next = e + (queued ? step : 0);
+            if (next < n)
+                cf__digester_post(dg, (const unsigned char *)(data + next), n - next < step ? n - next : step, 0,
+                                  next, &s, &crc);
+            if (m == 1 || (m == 2 && rnd() % 2)) pause_us(3000);
             cf__digester_wait(dg);
         }
+        cf__digester_wait(dg); /* nothing left: returns at once */
         cf__digester_stop(dg);
         CHECK_EQ_INT(s, sr);
         CHECK_EQ_INT(crc, cr);
-        compare_stats(c, ref, 1, mode == 0 ? "at once" : mode == 1 ? "after a pause" : "at random");
+        compare_stats(c, ref, 1, modes[mode]);
         cf_column_close(c, NULL);
     }
+    /* stop waits for what is still posted */
+    cf_column *c = make(f, "c", "f8", nmemb, rows, 100000);
+    cf__digester *dg = NULL;
+    CHECK_OK(cf__digester_start(&dg, c, &err), &err);
+    uint32_t s = 0, crc = 0;
+    if (dg) {
+        cf__digester_post(dg, (const unsigned char *)data, step, 0, 0, &s, &crc);
+        cf__digester_post(dg, (const unsigned char *)(data + step), step, 0, step, &s, &crc);
+        cf__digester_stop(dg);
+        uint32_t s2 = 0, c2 = 0;
+        cf__sum_crc32c(&s2, &c2, data, (size_t)(2 * step) * sizeof *data);
+        CHECK_EQ_INT(s, s2);
+        CHECK_EQ_INT(crc, c2);
+    }
+    cf_column_close(c, NULL);
     cf_column_close(ref, NULL);
     free(data);
     cf_file_close(f);
