@@ -58,11 +58,8 @@ static int lock_held(const char *dir, const char *leaf, size_t leaf_len)
     char *p = malloc(n);
     if (!p) return 1; /* cannot tell: leave it */
     snprintf(p, n, "%s/%s%.*s", dir, CF__LOCK_PREFIX, (int)leaf_len, leaf);
-    int fd = open(p, O_RDONLY | O_CLOEXEC);
+    int held = cf__lock_probe_path(p) != 0; /* unknown counts as held */
     free(p);
-    if (fd < 0) return 0;
-    int held = cf__lock_probe(fd) != 0; /* unknown counts as held */
-    close(fd);
     return held;
 }
 

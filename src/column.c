@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "checksum.h"
@@ -219,20 +218,28 @@ void cf__column_stats_reset_blob(cf_column *c, int64_t b)
     c->stats.valid[b] = c->h.rows[b] == 0;
 }
 
-/* Add n column-typed elements, starting at element `elem` of blob b, to
- * the statistics of the chunks they fall in. */
-void cf__column_stats_add(cf_column *c, int64_t b, int64_t elem, const unsigned char *p, int64_t n)
+/* Add n column-typed elements, starting at element `elem` of a blob, to
+ * the accumulators of the chunks they fall in: chunk k's nmemb
+ * accumulators start at chunk0 + k * nmemb. */
+static void add_to_chunks(const cf_column *c, cf__acc *chunk0, int64_t elem, const unsigned char *p, int64_t n)
 {
     int64_t nmemb = c->h.nmemb, w = c->h.dtype.width, chunk_elems = c->stats.chunk_rows * nmemb;
     while (n > 0) {
         int64_t k = elem / chunk_elems;
         int64_t m = (k + 1) * chunk_elems - elem;
         if (m > n) m = n;
-        cf__acc_add(cf__stats_chunk(&c->stats, b, k), nmemb, elem % nmemb, p, m, &c->h.dtype);
+        cf__acc_add(chunk0 + k * nmemb, nmemb, elem % nmemb, p, m, &c->h.dtype);
         p += m * w;
         elem += m;
         n -= m;
     }
+}
+
+/* Add n column-typed elements, starting at element `elem` of blob b, to
+ * the statistics of the chunks they fall in. */
+void cf__column_stats_add(cf_column *c, int64_t b, int64_t elem, const unsigned char *p, int64_t n)
+{
+    if (n > 0) add_to_chunks(c, cf__stats_chunk(&c->stats, b, 0), elem, p, n);
 }
 
 /* Create or truncate blob i to zero bytes. */
@@ -326,24 +333,15 @@ static int fsync_parent(const char *path, cf_error *err)
     return rc;
 }
 
-static uint64_t unique_bits(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    uint64_t x = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 30) ^ ((uint64_t)(uintptr_t)&ts << 7);
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    return x;
-}
-
 /* A new hidden sibling directory or name that does not exist yet:
  * <prefix><leaf>.<pid>.<random>.  With make_dir the directory is made. */
 static int fresh_sibling(const char *path, const char *prefix, int make_dir, char **out, cf_error *err)
 {
+    uint64_t seed = cf__unique_seed();
     for (int attempt = 0; attempt < 64; attempt++) {
         char suffix[64];
-        snprintf(suffix, sizeof suffix, ".%ld.%08" PRIx64, (long)getpid(), unique_bits() >> 32);
+        seed = cf__unique_next(seed);
+        snprintf(suffix, sizeof suffix, ".%ld.%08" PRIx64, (long)getpid(), seed >> 32);
         char *p = sibling_path(path, prefix, suffix);
         if (!p) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", path);
         if (!make_dir) {
@@ -418,12 +416,8 @@ int cf__column_begin_change(cf_column *c, cf_error *err)
 static int writer_alive(const cf_column *c)
 {
     char *lp = sibling_path(c->path, CF__LOCK_PREFIX, "");
-    if (!lp) return 0;
-    int fd = open(lp, O_RDONLY | O_CLOEXEC);
+    int held = lp && cf__lock_probe_path(lp) == 1;
     free(lp);
-    if (fd < 0) return 0;
-    int held = cf__lock_probe(fd) == 1;
-    close(fd);
     return held;
 }
 
@@ -1676,7 +1670,7 @@ int cf_column_verify_blob(cf_column *c, int64_t i, unsigned *status, cf_error *e
     /* Recorded statistics are recomputed alongside, into scratch
      * accumulators laid out like the blob's chunks. */
     int64_t nmemb = c->h.nmemb, chunks = c->stats.valid && c->stats.valid[i] ? cf__stats_blob_chunks(&c->stats, i) : 0;
-    int64_t w = c->h.dtype.width, chunk_elems = c->stats.chunk_rows * nmemb;
+    int64_t w = c->h.dtype.width;
     if (chunks > 0 && bytes % w == 0) {
         acc = malloc((size_t)(chunks * nmemb) * sizeof *acc);
         if (!acc) {
@@ -1692,18 +1686,7 @@ int cf_column_verify_blob(cf_column *c, int64_t i, unsigned *status, cf_error *e
         if ((rc = cf__pread_all(fd, c->scratch, want, off, &got, p, err))) break;
         sum = cf__sysv_add(sum, c->scratch, got);
         crc = cf__crc32c_update(crc, c->scratch, got);
-        if (acc && got % (size_t)w == 0) {
-            int64_t elem = off / w, n = (int64_t)got / w;
-            const unsigned char *q = c->scratch;
-            while (n > 0) {
-                int64_t k = elem / chunk_elems, m = (k + 1) * chunk_elems - elem;
-                if (m > n) m = n;
-                cf__acc_add(acc + k * nmemb, nmemb, elem % nmemb, q, m, &c->h.dtype);
-                q += m * w;
-                elem += m;
-                n -= m;
-            }
-        }
+        if (acc && got % (size_t)w == 0) add_to_chunks(c, acc, off / w, c->scratch, (int64_t)got / w);
         off += (int64_t)got;
         if (got < want) {
             st |= CF_BLOB_SHORT;

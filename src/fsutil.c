@@ -73,14 +73,19 @@ done:
 /* Open a new hidden temporary file next to `final` with mode 0666 (minus
  * umask).  The name mixes pid, time and a stack address so that concurrent
  * writers in other threads or processes do not collide; EEXIST retries. */
-static int open_temporary(const char *dir, const char *name, char *tmp, size_t cap,
-                          const char *final, cf_error *err)
+uint64_t cf__unique_seed(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    uint64_t seed = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ (uint64_t)(uintptr_t)&ts;
+    return (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ (uint64_t)(uintptr_t)&ts;
+}
+
+static int open_temporary(const char *dir, const char *name, char *tmp, size_t cap,
+                          const char *final, cf_error *err)
+{
+    uint64_t seed = cf__unique_seed();
     for (int attempt = 0; attempt < 64; attempt++) {
-        seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+        seed = cf__unique_next(seed);
         int n = snprintf(tmp, cap, "%s/.%s.tmp.%ld.%08llx", dir, name, (long)getpid(),
                          (unsigned long long)(seed >> 32));
         if (n < 0 || (size_t)n >= cap)

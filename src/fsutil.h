@@ -31,6 +31,15 @@ int cf__write_file_atomic(const char *dir, const char *name, const void *data,
 int cf__fsync_fd(int fd, const char *path, cf_error *err);
 int cf__fsync_path(const char *path, cf_error *err);
 
+/* Random-enough bits for names that must not collide between threads and
+ * processes (with the pid beside them): a seed from the clock and a stack
+ * address, stepped by a 64-bit LCG; use the high 32 bits. */
+uint64_t cf__unique_seed(void);
+static inline uint64_t cf__unique_next(uint64_t x)
+{
+    return x * 6364136223846793005ULL + 1442695040888963407ULL;
+}
+
 /* rm -r path without following symbolic links (ENOENT is not an error). */
 int cf__remove_tree(const char *path, cf_error *err);
 

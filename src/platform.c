@@ -68,6 +68,15 @@ int cf__lock_probe(int fd)
     return errno == EWOULDBLOCK ? 1 : -1;
 }
 
+int cf__lock_probe_path(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    int held = cf__lock_probe(fd);
+    close(fd);
+    return held;
+}
+
 const char *cf__fs_type(const char *path)
 {
 #if defined(__linux__)

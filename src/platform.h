@@ -25,6 +25,10 @@ int cf__lock_shared(int fd);
  * as fd (which may be read-only): 1 held, 0 free, -1 cannot tell. */
 int cf__lock_probe(int fd);
 
+/* The same for the lock file at path: 0 also when it cannot be opened
+ * (absent: no writer ever took it, or the last one let go). */
+int cf__lock_probe_path(const char *path);
+
 /* The statfs(2) file system name ("ext4", "nfs", ...), "other" or "unknown". */
 const char *cf__fs_type(const char *path);
 

@@ -34,7 +34,7 @@ from typing import Any
 
 import cffi  # type: ignore[import-untyped,unused-ignore]
 
-__all__ = ["CDEF", "ffi", "lib", "library_path"]
+__all__ = ["CDEF", "ffi", "lib", "library_path", "take_strings"]
 
 #: The C declarations given to cffi.  Keep in step with include/colfile.h.
 CDEF = r"""
@@ -259,6 +259,16 @@ def string(ptr: Any) -> str:
     if ptr == ffi.NULL:
         return ""
     return str(ffi.string(ptr).decode("utf-8", "surrogateescape"))
+
+
+def take_strings(array: Any, count: int) -> list[str]:
+    """Decode a ``char **`` list the library returned (``cf_file_list``,
+    ``cf_file_cleanup``, ``cf_column_attr_names``) and free it
+    (``cf_names_free``)."""
+    try:
+        return [string(array[i]) for i in range(count)]
+    finally:
+        lib().cf_names_free(array, count)
 
 
 def encode(text: str | bytes | os.PathLike[str]) -> bytes:

@@ -26,7 +26,7 @@ import numpy as np
 from . import _indexing
 from . import mpi as _mpi
 from ._dtypes import as_array, from_token, token
-from ._ffi import encode_name, ffi, lib, new_error, string
+from ._ffi import encode_name, ffi, lib, new_error, string, take_strings
 from .errors import ClosedError, RangeError, raise_error
 
 if TYPE_CHECKING:
@@ -636,10 +636,7 @@ class Column:
         names = ffi.new("char ***")
         count = ffi.new("int64_t *")
         self._call("cf_column_attr_names", names, count)
-        try:
-            return [string(names[0][i]) for i in range(count[0])]
-        finally:
-            lib().cf_names_free(names[0], count[0])
+        return take_strings(names[0], count[0])
 
     # ------------------------------------------------------------------
     # blobs, checksums

@@ -31,7 +31,7 @@ import numpy as np
 
 from . import mpi as _mpi
 from ._dtypes import split_vector, token
-from ._ffi import encode, encode_name, ffi, lib, new_error, string
+from ._ffi import encode, encode_name, ffi, lib, new_error, string, take_strings
 from .attrs import AttributeManager
 from .column import Column
 from .errors import (
@@ -519,10 +519,7 @@ class File(Group):
                 rc = L.cf_file_cleanup(self._check_open(), 1 if dry_run else 0, lines, count, err)
             if rc < 0:
                 raise_error(rc, err, "file")
-            try:
-                return [string(lines[0][i]) for i in range(count[0])]
-            finally:
-                L.cf_names_free(lines[0], count[0])
+            return take_strings(lines[0], count[0])
 
         return list(self._on_root(run))
 
@@ -580,10 +577,7 @@ class File(Group):
                 rc = L.cf_file_list(self._check_open(), names, count, err)
             if rc < 0:
                 raise_error(rc, err)
-            try:
-                return [string(names[0][i]) for i in range(count[0])]
-            finally:
-                L.cf_names_free(names[0], count[0])
+            return take_strings(names[0], count[0])
 
         self._check_open()
         names = list(self._on_root(run))

@@ -14,7 +14,6 @@ from ._common import (
     Progress,
     blob_id,
     blob_path,
-    column_nbytes,
     dump_json,
     fmt_bytes,
     fmt_rows,

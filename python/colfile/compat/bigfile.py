@@ -159,7 +159,7 @@ import numpy as np
 
 from .. import mpi as _mpi
 from ..attrs import encode_value
-from .._ffi import encode, encode_name, ffi, lib, new_error, string
+from .._ffi import encode, encode_name, ffi, lib, new_error, take_strings
 from ..column import Column as _CoreColumn
 from ..errors import ClosedError as _CoreClosedError
 from ..errors import (
@@ -919,10 +919,7 @@ class File:
             rc = L.cf_file_list(self._h, names, count, err)
         if rc < 0:
             raise_error(rc, err)
-        try:
-            return [string(names[0][i]) for i in range(count[0])]
-        finally:
-            L.cf_names_free(names[0], count[0])
+        return take_strings(names[0], count[0])
 
     def keys(self) -> list[str]:
         """Same as :attr:`blocks`."""
