@@ -25,9 +25,9 @@ def test_peers_quick(tmp_path: Path, lib: Any) -> None:
     # skipped with a note, not fail the run.
     present = [p for p in PEERS if importable(p)]
     systems = ["numpy", "colfile", *present]
-    # colfile with durable=False / verify=False: skipped with a note by a
+    # colfile with durable=False / verify=True: skipped with a note by a
     # colfile without those options
-    variants = ["colfile-nodurable", "colfile-noverify"]
+    variants = ["colfile-nodurable", "colfile-verify"]
     env = dict(os.environ)
     # the colfile under test (a source tree on sys.path, or an installed one)
     pkg_parent = str(Path(colfile.__file__).resolve().parents[1])
