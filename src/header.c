@@ -156,15 +156,17 @@ int cf__header_parse(cf__header *h, const char *text, size_t len,
         }
         uint64_t id = 0;
         int digits = 0;
-        while (c.p < c.end && digits < 17) {
+        /* At most 6 digits, as the original's "%6X" reads: a longer id
+         * (even "0000001") is invalid there, so it is invalid here. */
+        while (c.p < c.end && digits < 7) {
             int d = cf__hex_digit(*c.p);
             if (d < 0) break;
             id = id * 16 + (unsigned)d;
             digits++;
             c.p++;
         }
-        if (digits == 0 || digits > 16 || c.p >= c.end || *c.p != ':') {
-            rc = CF_FAIL(err, CF_EFORMAT, "%s:%lld: expected a blob line '<hex id>: <rows> : <sum> : <fold>'",
+        if (digits == 0 || digits > 6 || c.p >= c.end || *c.p != ':') {
+            rc = CF_FAIL(err, CF_EFORMAT, "%s:%lld: expected a blob line '<hex id, at most 6 digits>: <rows> : <sum> : <fold>'",
                          path, (long long)line);
             goto fail;
         }

@@ -43,16 +43,19 @@ static void test_reader_tolerance(void)
     cf_error err;
     cf__header h;
     /* No space after DTYPE:, tabs, CR, lowercase hex, lines out of order,
-     * trailing junk lines, missing final LF, more than 6 hex digits. */
+     * trailing junk lines, missing final LF. */
     CHECK_OK(parse("  DTYPE:<f8\r\nNMEMB:\t3\r\nNFILE: 2\r\n1: 5 : 10 : 10\r\n0:2:4:4\r\nextra stuff", &h, &err), &err);
     CHECK_EQ_INT(h.nmemb, 3);
     CHECK_EQ_INT(h.rows[0], 2);
     CHECK_EQ_INT(h.rows[1], 5);
     CHECK_EQ_INT(h.sums[1], 10);
     cf__header_free(&h);
-    CHECK_OK(parse("DTYPE: >c16\nNMEMB: 1\nNFILE: 1\n0000000: 1 : 1 : 1", &h, &err), &err);
+    CHECK_OK(parse("DTYPE: >c16\nNMEMB: 1\nNFILE: 1\n000000: 1 : 1 : 1", &h, &err), &err);
     CHECK_EQ_INT(h.dtype.order, '>');
     cf__header_free(&h);
+    /* A 7-digit id, even with a leading zero, is more than the original's
+     * "%6X" reads: invalid, as there. */
+    CHECK_FAILS(parse("DTYPE: <f8\nNMEMB: 1\nNFILE: 1\n0000000: 1 : 1 : 1", &h, &err), CF_EFORMAT, &err, "at most 6 digits");
     /* Zero blobs. */
     CHECK_OK(parse("DTYPE: <f4\nNMEMB: 1\nNFILE: 0\n", &h, &err), &err);
     CHECK_EQ_INT(h.nfile, 0);
