@@ -623,6 +623,18 @@ def _check_same(values: list[Any], what: str) -> Any:
     return first
 
 
+def _can_convert(dtype: np.dtype, col: Any) -> None:
+    """Raise the core's error if rows of ``dtype`` cannot be converted to
+    the column's dtype (checked before aggregation sends any)."""
+    err = new_error()
+    rc = lib().cf_dtype_convert(ffi.NULL, 0, token(col.dtype), ffi.NULL, 0, token(dtype), 0, err)
+    if rc < 0:
+        try:
+            raise_error(rc, err)
+        except Error as exc:
+            raise type(exc)(f"{col.path}: {exc}", exc.code) from None
+
+
 def write_all(comm: Comm, col: Any, data: Any, start: int | None = None, *,
               mode: str = "auto", concurrency: int | None = None) -> str:
     """Collective write of every rank's rows; see :meth:`colfile.Column.write_all`.
@@ -648,6 +660,8 @@ def write_all(comm: Comm, col: Any, data: Any, start: int | None = None, *,
         if arr.ndim == 0:
             raise ValueError("write_all() needs an array of rows, not a scalar")
         arr = col._rows_of(arr, len(arr))
+        if mode != "throttled" and comm.size > 1 and comm.can_aggregate:
+            _can_convert(arr.dtype, col)  # aggregation converts before sending
         arr_box.append(arr)
         return (len(arr), None if start is None else int(start), mode,
                 None if concurrency is None else int(concurrency))
@@ -695,17 +709,6 @@ def write_all(comm: Comm, col: Any, data: Any, start: int | None = None, *,
 
     # aggregated: convert (core converter), gather to group leaders in pieces
     to = token(col.dtype)
-
-    def can_convert() -> None:
-        err = new_error()
-        rc = lib().cf_dtype_convert(ffi.NULL, 0, to, ffi.NULL, 0, token(arr.dtype), 0, err)
-        if rc < 0:
-            try:
-                raise_error(rc, err)
-            except Error as exc:
-                raise type(exc)(f"{col.path}: {exc}", exc.code) from None
-
-    agree(comm, can_convert)
     leaders = plan_groups(rank_bytes, GROUP_BYTES)
     lead = leaders[me]
     members = [r for r in range(comm.size) if leaders[r] == lead]
@@ -716,18 +719,27 @@ def write_all(comm: Comm, col: Any, data: Any, start: int | None = None, *,
     mine_at = members.index(me)
     lo, hi = offsets[mine_at], offsets[mine_at + 1]
     piece = max(1, (PIECE_BYTES or int(lib().CF_PLAN_GROUP_BYTES)) // max(rowbytes, 1))
-    sub = comm.split(lead, me)
+    # One group (the usual case of small writes) gathers on comm itself: a
+    # split is a collective of its own, costing more than a small write.
+    single = len(set(leaders)) == 1
+    sub = comm if single else comm.split(lead, me)
+    # Rows already in the column's dtype, contiguous, are sent as they are.
+    direct = (arr.reshape(-1).view(np.uint8)
+              if token(arr.dtype) == to and arr.flags.c_contiguous else None)
     try:
         for p0 in range(0, total, piece):
             p1 = min(total, p0 + piece)
             a, b = max(lo, p0), min(hi, p1)
             k = max(0, b - a)
-            send = np.zeros(k * rowbytes, np.uint8)
-            if k and failure is None:
-                try:
-                    _convert_rows(arr, a - lo, b - lo, send, to, itemsize, nmemb)
-                except Exception as exc:
-                    failure = exc
+            if direct is not None:
+                send = direct[(a - lo) * rowbytes:(a - lo + k) * rowbytes]
+            else:
+                send = np.zeros(k * rowbytes, np.uint8)
+                if k and failure is None:
+                    try:
+                        _convert_rows(arr, a - lo, b - lo, send, to, itemsize, nmemb)
+                    except Exception as exc:
+                        failure = exc
             sizes = [max(0, min(offsets[i + 1], p1) - max(offsets[i], p0)) * rowbytes
                      for i in range(len(members))]
             got = sub.gatherv(send, sizes, root=0)
@@ -758,7 +770,8 @@ def write_all(comm: Comm, col: Any, data: Any, start: int | None = None, *,
             except Exception as exc:
                 failure = exc
     finally:
-        sub.free()
+        if not single:
+            sub.free()
     agree(comm, failure=failure)
     return "aggregated"
 

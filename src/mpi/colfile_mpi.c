@@ -316,10 +316,13 @@ int cf_mpi_file_open(cf_file **out, MPI_Comm comm, const char *path, int flags, 
     str_field strs[] = { { "path", path } };
     rc = check_same(comm, "cf_mpi_file_open", ints, 1, strs, 1, rc, &e);
     if ((rc = agree(comm, rc, &e, err))) return rc;
-    /* The others trust rank 0, which creates or truncates once. */
+    /* The others trust rank 0, which creates or truncates once; they keep
+     * the bits that change how their handle behaves (durability, torn
+     * columns, verified reads, the shared lock). */
     cf_file *f = NULL;
+    int keep = CF_OPEN_WRITE | CF_OPEN_NODURABLE | CF_OPEN_TORN_OK | CF_OPEN_VERIFY | CF_OPEN_NOLOCK;
     rc = rank == 0 ? cf_file_open(&f, path, flags, &e)
-                   : cf_file_open(&f, path, (flags & CF_OPEN_WRITE) | CF_OPEN_NOCHECK, &e);
+                   : cf_file_open(&f, path, (flags & keep) | CF_OPEN_NOCHECK, &e);
     if ((rc = agree(comm, rc, &e, err))) {
         cf_file_close(f);
         return rc;
@@ -636,8 +639,10 @@ static int write_aggregated(cf_column *c, MPI_Comm comm, const int64_t *ranges, 
     }
     if ((rc = agree(comm, rc, e, err))) goto done;
 
-    MPI_Comm group = MPI_COMM_NULL;
-    if (biggest > 1) MPI_Comm_split(comm, lead, rank, &group);
+    /* One group (the usual case of small writes) gathers on comm itself:
+     * a split costs a collective of its own, more than a small write. */
+    MPI_Comm group = nleaders == 1 ? comm : MPI_COMM_NULL;
+    if (nleaders > 1 && biggest > 1) MPI_Comm_split(comm, lead, rank, &group);
     turns t;
     int next_leader = end < size ? end : -1;
     turns_open(&t, comm, rank == lead ? my_index : -1, nleaders, lead > 0 ? (int)leader[lead - 1] : -1, next_leader,
@@ -672,7 +677,7 @@ static int write_aggregated(cf_column *c, MPI_Comm comm, const int64_t *ranges, 
     }
     if (rank == lead) turn_end(&t);
     turns_close(&t);
-    if (group != MPI_COMM_NULL) MPI_Comm_free(&group);
+    if (group != MPI_COMM_NULL && group != comm) MPI_Comm_free(&group);
     rc = agree(comm, lrc, e, err);
 done:
     free(bytes);

@@ -524,7 +524,26 @@ static void test_truncate_once(void)
     cf_file_close(f);
 }
 
-CF_MPI_TESTS(CF_TEST(test_round_trip_layouts), CF_TEST(test_modes_match_serial),
+/* Every rank's handle keeps the flags that change its behaviour (an
+ * iosim run without fsync must skip it on every rank, not only rank 0). */
+static void test_open_keeps_behaviour_flags(void)
+{
+    MPI_Comm comm = cf_test_comm();
+    char dir[4200];
+    path_in(dir, sizeof dir, "flags");
+    cf_error err;
+    cf_file *f = NULL;
+    int keep = CF_OPEN_NODURABLE | CF_OPEN_VERIFY | CF_OPEN_TORN_OK;
+    CHECK_OK(cf_mpi_file_open(&f, comm, dir, CF_OPEN_WRITE | CF_OPEN_CREATE | keep, &err), &err);
+    CHECK_EQ_INT(cf_file_flags(f) & keep, keep);
+    CHECK_EQ_INT(cf_file_writable(f), 1);
+    cf_file_close(f);
+    CHECK_OK(cf_mpi_file_open(&f, comm, dir, CF_OPEN_READ, &err), &err);
+    CHECK_EQ_INT(cf_file_flags(f) & keep, 0);
+    cf_file_close(f);
+}
+
+CF_MPI_TESTS(CF_TEST(test_open_keeps_behaviour_flags), CF_TEST(test_round_trip_layouts), CF_TEST(test_modes_match_serial),
              CF_TEST(test_unordered_ranges_fall_back), CF_TEST(test_nfile_automatic_and_explicit),
              CF_TEST(test_align_blobs_to_ranks), CF_TEST(test_readers_other_than_writers),
              CF_TEST(test_attributes), CF_TEST(test_file_list), CF_TEST(test_truncate_once))

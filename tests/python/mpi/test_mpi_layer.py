@@ -111,7 +111,9 @@ def test_iosim_small(nranks: int, tmp_path: Path, lib: Any) -> None:
     assert report["nfile"] == 1 and report["concurrency"] == 64
     for phase in ("create", "write", "read"):
         assert report[f"{phase}_seconds"] >= 0
+    assert 0 <= report["write_data_seconds"] <= report["write_seconds"]
     assert report["write_GBps"] >= 0 and report["read_GBps"] >= 0
+    assert report["durable"] is False  # page-cache figures unless --durable
     assert report["kept"] is False and not os.path.exists(report["path"])
     assert list(tmp_path.glob("colfile-iosim-*")) == []  # the temporary File is gone
 
@@ -135,6 +137,29 @@ def test_iosim_options_and_text_report(tmp_path: Path, lib: Any) -> None:
         col = f["iosim"]
         assert col.shape == (2000, 3) and col.nfile == 2
         assert all(col.verify_blob(i) == {"OK"} for i in range(2))
+
+
+def test_iosim_durable_and_same_report_as_c(tmp_path: Path, lib: Any) -> None:
+    """--durable is reported; the C colfile-iosim (if built) prints a JSON
+    report with the same fields."""
+    mpiexec()
+    proc = iosim(2, "--rows", "100", "--durable", "--json", tmp=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = json.loads(proc.stdout.splitlines()[0])
+    assert report["durable"] is True and report["verified"] is True
+    build = os.environ.get("COLFILE_C_BUILD")
+    exe = Path(build) / "colfile-iosim" if build else None
+    if exe is None or not exe.is_file():
+        unavailable("no C build with colfile-iosim (COLFILE_C_BUILD)")
+    assert exe is not None
+    cproc = launch(2, [str(exe), "--rows", "100", "--durable", "--json"],
+                   env=child_env(TMPDIR=str(tmp_path)))
+    assert cproc.returncode == 0, cproc.stdout + cproc.stderr
+    creport = json.loads(cproc.stdout.splitlines()[0])
+    assert sorted(creport) == sorted(report)
+    for key in ("ranks", "rows", "bytes", "dtype", "nmemb", "mode", "mode_used", "nfile",
+                "durable", "verified"):
+        assert creport[key] == report[key], key
 
 
 def test_iosim_without_mpi(tmp_path: Path, lib: Any) -> None:
