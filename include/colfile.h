@@ -175,6 +175,20 @@ CF_API const char *cf_file_fs_type(const cf_file *f);
  * *count malloc'd strings; free it with cf_names_free. */
 CF_API int cf_file_list(cf_file *f, char ***names, int64_t *count, cf_error *err);
 
+/* Rebuild the File's catalog (docs/format.md, "The catalog"): one hidden
+ * file holding every column's metadata files with the stamps (inode, size,
+ * mtime, ctime) that prove them current, which cf_file_list and
+ * cf_column_open use instead of reading the column directories wherever a
+ * fresh lstat of everything an entry depends on matches its stamps.  Scans
+ * the File (reusing the entries of the catalog loaded at open that still
+ * hold), then replaces the catalog atomically if it changed; removes it if
+ * the File changed during the scan.  The catalog is a cache: callers may
+ * ignore a failure (CF_EREADONLY on a read-only handle; CF_EIO or CF_ENOENT
+ * where it cannot be written; CF_ENOMEM).  Durable unless the File was
+ * opened with CF_OPEN_NODURABLE.  The handle keeps using the catalog it
+ * loaded at open. */
+CF_API int cf_file_catalog_update(cf_file *f, cf_error *err);
+
 /* Free a list returned by cf_file_list or cf_column_attr_names. NULL ok. */
 CF_API void cf_names_free(char **names, int64_t count);
 
@@ -274,11 +288,21 @@ CF_API int cf_column_read(cf_column *c, int64_t start, int64_t count,
                    void *buf, const char *buf_dtype,
                    int64_t row_stride, int64_t elem_stride, cf_error *err);
 
-/* Read the `count` rows listed in `rows` (each in [0, size), sorted in
- * non-decreasing order, repeats allowed) into consecutive destination rows,
- * laid out as in cf_column_read.  CF_EARG if unsorted, CF_ERANGE if out of
- * range. */
+/* Read the `count` rows listed in `rows` (each in [0, size), in any order,
+ * repeats allowed) into consecutive destination rows, laid out as in
+ * cf_column_read.  Sorted lists are read in windows of nearby rows; a list
+ * out of order is gathered as listed when the column is in the page cache,
+ * else sorted first (O(count log count) time, 32 bytes of temporary memory
+ * per row: CF_ENOMEM).  CF_ERANGE if a row is out of range. */
 CF_API int cf_column_read_rows(cf_column *c, const int64_t *rows, int64_t count,
+                        void *buf, const char *buf_dtype,
+                        int64_t row_stride, int64_t elem_stride, cf_error *err);
+
+/* Read the `count` rows start, start+step, ..., start+(count-1)*step
+ * (step >= 1) into consecutive destination rows, laid out as in
+ * cf_column_read: cf_column_read_rows of that list, without the list.
+ * CF_EARG if step < 1, CF_ERANGE if a row is outside [0, size). */
+CF_API int cf_column_read_step(cf_column *c, int64_t start, int64_t step, int64_t count,
                         void *buf, const char *buf_dtype,
                         int64_t row_stride, int64_t elem_stride, cf_error *err);
 
@@ -369,7 +393,8 @@ CF_API int cf_column_verify_blob(cf_column *c, int64_t i, unsigned *status,
 
 /* Set attribute `name` to `nmemb` elements of `dtype` (kinds i u f c b S,
  * plus `a`: a byte string stored as <a1) from `data`, and write the
- * attribute files atomically before returning.  nmemb 0 is allowed.
+ * attribute files atomically before returning (on a new column not yet
+ * committed, its first commit writes them).  nmemb 0 is allowed.
  * CF_ENAME for names with space, tab, newline, NUL or empty; CF_EDTYPE. */
 CF_API int cf_column_attr_set(cf_column *c, const char *name, const char *dtype,
                        int64_t nmemb, const void *data, cf_error *err);

@@ -21,6 +21,7 @@
 #include "hex.h"
 #include "names.h"
 #include "platform.h"
+#include "readmap.h"
 
 /* ---- small helpers ---------------------------------------------------- */
 
@@ -161,37 +162,39 @@ static char *attr_dir_of(const cf_file *f, const char *name)
     return cf__path_join(f->path, name);
 }
 
-static int write_header(cf_column *c, cf_error *err)
+/* Write a metadata file of the column: replaced atomically (and fsynced
+ * when durable), or, in a staging directory nobody else sees yet, written
+ * in place for the commit to sync (private_). */
+static int write_meta(cf_column *c, const char *name, char *text, size_t len, int private_, cf_error *err)
+{
+    int rc = private_ ? cf__write_file_private(c->dir, name, text, len, err)
+                      : cf__write_file_atomic(c->dir, name, text, len, c->durable, err);
+    free(text);
+    return rc;
+}
+
+static int write_header(cf_column *c, int private_, cf_error *err)
 {
     char *text;
     size_t len;
     int rc = cf__header_format(&c->h, &text, &len, c->path, err);
-    if (rc) return rc;
-    rc = cf__write_file_atomic(c->dir, "header", text, len, c->durable, err);
-    free(text);
-    return rc;
+    return rc ? rc : write_meta(c, "header", text, len, private_, err);
 }
 
-static int write_ext(cf_column *c, cf_error *err)
+static int write_ext(cf_column *c, int private_, cf_error *err)
 {
     char *text;
     size_t len;
     int rc = cf__ext_format(&c->h, c->crc, c->crc_known, &text, &len, c->path, err);
-    if (rc) return rc;
-    rc = cf__write_file_atomic(c->dir, CF__EXT_NAME, text, len, c->durable, err);
-    free(text);
-    return rc;
+    return rc ? rc : write_meta(c, CF__EXT_NAME, text, len, private_, err);
 }
 
-static int write_stats(cf_column *c, cf_error *err)
+static int write_stats(cf_column *c, int private_, cf_error *err)
 {
     char *text;
     size_t len;
     int rc = cf__stats_format(&c->stats, &c->h, &text, &len, c->path, err);
-    if (rc) return rc;
-    rc = cf__write_file_atomic(c->dir, CF__STATS_NAME, text, len, c->durable, err);
-    free(text);
-    return rc;
+    return rc ? rc : write_meta(c, CF__STATS_NAME, text, len, private_, err);
 }
 
 int cf__column_apply_stats(cf_column *c, const char *text, size_t len, const char *path, cf_error *err)
@@ -377,8 +380,12 @@ int cf__column_begin_change(cf_column *c, cf_error *err)
             rc = CF_FAIL(err, CF_EBUSY, "%s: the writer lock %s keeps changing", c->path, lp);
             break;
         }
-        fd = open(lp, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-        if (fd < 0) {
+        /* Never through a link: a planted one could point anywhere. */
+        fd = open(lp, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
+        if (fd < 0 && errno == ELOOP) {
+            rc = CF_FAIL(err, CF_ENAME, "%s: symbolic link where the writer lock belongs; colfile does not "
+                         "follow links next to a column", lp);
+        } else if (fd < 0) {
             int e = errno;
             rc = CF_FAIL(err, cf__errno_code(e), "%s: cannot open the writer lock %s: %s", c->path, lp, strerror(e));
         } else if ((c->nolock ? cf__lock_shared(fd) : cf__lock_exclusive(fd)) != 0) {
@@ -621,7 +628,10 @@ int cf_column_create_blobs(cf_column **out, cf_file *f, const char *name,
     if ((rc = cf_name_check(name, err))) return rc;
     if (!f->writable)
         return CF_FAIL(err, CF_EREADONLY, "%s: File is open read-only; cannot create '%s'", f->path, name);
-    if ((rc = cf__name_confine(f->path, name, err))) return rc;
+    /* The parent's hidden names are not listed (a cost growing with the
+     * columns beside it): create makes fresh ones and takes the lock
+     * without following links. */
+    if ((rc = cf__name_confine_own(f->path, name, err))) return rc;
     if (is_attrs_only_name(name)) {
         if (dtype) return CF_FAIL(err, CF_EKIND, "%s: '%s' names attributes and cannot hold data", f->path, name);
         return create_attrs_only(out, f, name, err);
@@ -665,11 +675,13 @@ int cf_column_create_blobs(cf_column **out, cf_file *f, const char *name,
         cf__header_free(&stored);
         return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", f->path);
     }
-    if (cf__exists(dir) && !cf__is_dir(dir)) {
-        rc = CF_FAIL(err, CF_EEXIST, "%s: exists and is not a directory", dir);
-        goto fail;
+    if (cf__exists(dir)) {
+        if (!cf__is_dir(dir)) {
+            rc = CF_FAIL(err, CF_EEXIST, "%s: exists and is not a directory", dir);
+            goto fail;
+        }
+        if ((rc = check_replaceable(dir, err))) goto fail;
     }
-    if ((rc = check_replaceable(dir, err))) goto fail;
     c = column_new(name, dir, dir);
     if (!c) {
         rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", dir);
@@ -711,8 +723,8 @@ int cf_column_create_blobs(cf_column **out, cf_file *f, const char *name,
         rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", dir);
         goto fail;
     }
+    /* The metadata files, attr-v2 included, are written by the commit. */
     for (int64_t i = 0; i < c->h.nfile && rc == 0; i++) rc = truncate_blob(c, i, err);
-    if (rc == 0) rc = cf__write_file_atomic(c->dir, "attr-v2", "", 0, 0, err);
     if (rc) goto fail;
     free(dir);
     *out = c;
@@ -810,9 +822,26 @@ int cf_column_open(cf_column **out, cf_file *f, const char *name, cf_error *err)
     cf_column *c;
     int rc = cf__column_new_for(&c, f, name, err);
     if (rc) return rc;
+    /* A read-only handle takes the metadata files from the File's catalog
+     * where fresh stamps prove them current (catalog.c); anything unexpected
+     * there, and the files themselves decide, with their own errors. */
+    cf__catalog_file cached[CF__CAT_NSLOTS];
+    if (!f->writable && f->catalog && !is_attrs_only_name(name) &&
+        cf__catalog_column(f->catalog, f->path, name, cached)) {
+        if (cf__column_apply_cached(c, cached, NULL) == 0) {
+            *out = c;
+            return 0;
+        }
+        cf__column_free(c);
+        if ((rc = cf__column_new_for(&c, f, name, err))) return rc;
+    }
     char *text = NULL, *hp = NULL, *xp = NULL;
     size_t len;
-    if ((rc = cf__name_confine(f->path, name, err))) goto done;
+    /* Readers touch nothing beside the column directory, except the writer
+     * lock probed below when the column is marked torn; listing the parent
+     * for links among the hidden companions (a cost that grows with the
+     * columns beside it) is left to writers and to that case. */
+    if ((rc = (f->writable ? cf__name_confine : cf__name_confine_own)(f->path, name, err))) goto done;
     if (is_attrs_only_name(name)) {
         if (!cf__is_dir(c->attr_dir)) {
             rc = CF_FAIL(err, CF_ENOENT, "%s: no group '%s' in File %s", c->attr_dir, name, f->path);
@@ -839,6 +868,7 @@ int cf_column_open(cf_column **out, cf_file *f, const char *name, cf_error *err)
         }
         int marked = cf__exists(tp);
         free(tp);
+        if (marked && !f->writable && (rc = cf__name_confine(f->path, name, err))) goto done;
         c->torn_at_open = marked && !writer_alive(c);
         if (marked) c->verify = 0; /* its recorded CRCs are known to be stale */
         if (c->torn_at_open && !(f->flags & CF_OPEN_TORN_OK)) {
@@ -986,10 +1016,63 @@ static int settle_writes(cf_column *c, cf_error *err)
     return rc;
 }
 
+/* The first commit of a new column, whose files are in a staging
+ * directory no one else looks at: every metadata file is written in place
+ * (no temporaries), then, when durable, the blobs written and every file
+ * made are fsynced together (write-back of all started first, so that one
+ * journal commit can cover them), then the directory; only then is it moved
+ * into place (publish), and the parent synced. */
+static int commit_staged(cf_column *c, cf_error *err)
+{
+    int rc;
+    if ((rc = write_header(c, 1, err))) return rc;
+    if (c->kind == CF_KIND_DATA) {
+        if ((rc = write_ext(c, 1, err))) return rc;
+        if ((rc = write_stats(c, 1, err))) return rc;
+    }
+    const char *meta[8];
+    size_t nmeta = 0;
+    meta[nmeta++] = "header";
+    if (c->kind == CF_KIND_DATA) {
+        meta[nmeta++] = CF__EXT_NAME;
+        meta[nmeta++] = CF__STATS_NAME;
+    }
+    if ((rc = cf__column_write_staged_attrs(c, meta, &nmeta, err))) return rc;
+    if (c->durable) {
+        int64_t nblob = 0;
+        for (int64_t i = 0; i < c->h.nfile; i++) nblob += c->unsynced[i] != 0;
+        char (*blobs)[32] = nblob ? malloc((size_t)nblob * sizeof *blobs) : NULL;
+        const char **names = malloc(((size_t)nblob + nmeta) * sizeof *names);
+        if ((nblob && !blobs) || !names) {
+            free(blobs);
+            free(names);
+            return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
+        }
+        size_t n = 0;
+        for (int64_t i = 0, k = 0; i < c->h.nfile; i++) {
+            if (!c->unsynced[i]) continue;
+            blob_name(i, blobs[k]);
+            names[n++] = blobs[k++];
+        }
+        for (size_t j = 0; j < nmeta; j++) names[n++] = meta[j];
+        rc = cf__fsync_files(c->dir, names, n, err);
+        free(blobs);
+        free(names);
+        if (rc) {
+            c->failed = 1;
+            return rc;
+        }
+        if ((rc = cf__fsync_path(c->dir, err))) return rc;
+    }
+    memset(c->unsynced, 0, (size_t)c->h.nfile);
+    return publish(c, err);
+}
+
 /* The commit, in the order that makes a crash at any point leave the
  * previous or the new version (docs/reliability.md): blob data durable,
  * then the metadata files (each atomically), then the directory, then
- * (new columns) the move into place, and last the torn marker's removal. */
+ * (new columns) the move into place, and last the torn marker's removal.
+ * A new column's first commit is commit_staged. */
 int cf_column_flush(cf_column *c, cf_error *err)
 {
     if (!c) return CF_FAIL(err, CF_EARG, "cf_column_flush: NULL column");
@@ -1002,24 +1085,25 @@ int cf_column_flush(cf_column *c, cf_error *err)
     if (c->kind != CF_KIND_DATA && !staged) return 0;
     int rc = 0;
     if ((rc = settle_writes(c, err))) return rc;
-    if ((rc = cf__column_sync_blobs(c, err))) return rc;
-    int meta = staged || c->header_dirty || c->ext_dirty;
-    if (staged || c->header_dirty) {
-        if ((rc = write_header(c, err))) return rc;
+    if (staged) {
+        if ((rc = commit_staged(c, err))) return rc;
+    } else {
+        if ((rc = cf__column_sync_blobs(c, err))) return rc;
+        int meta = c->header_dirty || c->ext_dirty;
+        if (c->header_dirty && (rc = write_header(c, 0, err))) return rc;
+        if (c->kind == CF_KIND_DATA && c->ext_dirty) {
+            if ((rc = write_ext(c, 0, err))) return rc;
+            if ((rc = write_stats(c, 0, err))) return rc;
+        }
+        if (meta && c->durable && (rc = cf__fsync_path(c->dir, err))) return rc;
     }
-    if (c->kind == CF_KIND_DATA && (staged || c->ext_dirty)) {
-        if ((rc = write_ext(c, err))) return rc;
-        if ((rc = write_stats(c, err))) return rc;
-    }
-    if (meta && c->durable && (rc = cf__fsync_path(c->dir, err))) return rc;
-    if (staged && (rc = publish(c, err))) return rc;
     c->header_dirty = 0;
     c->ext_dirty = 0;
     c->committed_nfile = c->h.nfile;
     if (c->h.nfile) memcpy(c->committed_sums, c->h.sums, (size_t)c->h.nfile * sizeof *c->h.sums);
     /* This session's in-place updates (by any handle of it) are committed;
      * a marker found at open stays until `colfile repair`. */
-    if (!c->torn_at_open) {
+    if (!c->torn_at_open && (!staged || c->torn_marked)) {
         char *tp = cf__path_join(c->dir, CF__TORN_NAME);
         if (!tp) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
         if (unlink(tp) == 0) {
@@ -1243,6 +1327,95 @@ static int crc_mismatch_error(cf_column *c, int64_t b, uint32_t got, cf_error *e
                    (long long)c->first_row[b], (long long)c->first_row[b + 1] - 1);
 }
 
+/* Copy nbytes at byte off of blob b (open as fd) to dst, adding them to
+ * *crc when crc is not NULL.  Ranges the page cache holds are copied from
+ * a map of the blob (readmap.h), checked piecewise as they are copied; the
+ * rest is read with pread (in pieces of CF__READ_CHECK_BYTES when
+ * checked). */
+/* Bytes read with one pread, then checked, when a checked read is not
+ * mapped (the range is not in the page cache): as much as the kernel reads
+ * ahead, so that the next piece is on its way from disk while the CPU
+ * checks this one. */
+#define CF__READ_CHECK_BYTES ((int64_t)8 << 20)
+
+static int copy_blob(cf_column *c, int64_t b, int fd, int64_t off, int64_t nbytes, unsigned char *dst,
+                     uint32_t *crc, cf_error *err)
+{
+    int use_map = nbytes >= CF__MAP_MIN_BYTES;
+    for (int64_t done = 0; done < nbytes;) {
+        int64_t n = nbytes - done < CF__MAP_WINDOW_BYTES ? nbytes - done : CF__MAP_WINDOW_BYTES;
+        cf__map m;
+        if (use_map && cf__map_range(fd, off + done, n, &m)) {
+            if (crc) {
+                for (int64_t k = 0; k < n; k += CF__DIGEST_PIECE_BYTES) {
+                    size_t piece = (size_t)(n - k < CF__DIGEST_PIECE_BYTES ? n - k : CF__DIGEST_PIECE_BYTES);
+                    *crc = cf__crc32c_update(*crc, m.at + k, piece);
+                    memcpy(dst + done + k, m.at + k, piece);
+                }
+            } else {
+                memcpy(dst + done, m.at, (size_t)n);
+            }
+            cf__map_release(&m);
+            done += n;
+            continue;
+        }
+        int64_t step = crc ? CF__READ_CHECK_BYTES : n;
+        for (int64_t k = 0; k < n;) {
+            int64_t piece = n - k < step ? n - k : step;
+            size_t got;
+            int rc = cf__pread_all(fd, dst + done + k, (size_t)piece, off + done + k, &got, c->path, err);
+            if (rc) return rc;
+            if ((int64_t)got < piece) return short_blob_error(c, b, off + done + k + piece, err);
+            if (crc) *crc = cf__crc32c_update(*crc, dst + done + k, (size_t)piece);
+            k += piece;
+        }
+        done += n;
+    }
+    return 0;
+}
+
+/* Convert `elems` elements at byte off of blob b (open as fd) to the
+ * caller's buffer from flat element e on, adding their bytes to *crc when
+ * crc is not NULL: from a map of the blob when the page cache holds them,
+ * else through the scratch buffer. */
+static int convert_blob(cf_column *c, int64_t b, int fd, int64_t off, int64_t elems, const buffer_view *v,
+                        int64_t e, uint32_t *crc, cf_error *err)
+{
+    int64_t w = c->h.dtype.width;
+    int64_t chunk_elems = CF__CHUNK_BYTES / w > 0 ? CF__CHUNK_BYTES / w : 1;
+    int64_t window_elems = CF__MAP_WINDOW_BYTES / w > 0 ? CF__MAP_WINDOW_BYTES / w : 1;
+    int use_map = elems * w >= CF__MAP_MIN_BYTES;
+    int rc;
+    while (elems > 0) {
+        int64_t n = elems < window_elems ? elems : window_elems;
+        cf__map m;
+        if (use_map && cf__map_range(fd, off, n * w, &m)) {
+            for (int64_t k = 0; k < n; k += chunk_elems) {
+                int64_t piece = n - k < chunk_elems ? n - k : chunk_elems;
+                if (crc) *crc = cf__crc32c_update(*crc, m.at + k * w, (size_t)(piece * w));
+                scatter(c, v, e + k, piece, m.at + k * w);
+            }
+            cf__map_release(&m);
+        } else {
+            if ((rc = need_scratch(c, err))) return rc;
+            for (int64_t k = 0; k < n;) {
+                int64_t piece = n - k < chunk_elems ? n - k : chunk_elems;
+                size_t got;
+                if ((rc = cf__pread_all(fd, c->scratch, (size_t)(piece * w), off + k * w, &got, c->path, err)))
+                    return rc;
+                if ((int64_t)got < piece * w) return short_blob_error(c, b, off + (k + piece) * w, err);
+                if (crc) *crc = cf__crc32c_update(*crc, c->scratch, (size_t)(piece * w));
+                scatter(c, v, e + k, piece, c->scratch);
+                k += piece;
+            }
+        }
+        e += n;
+        off += n * w;
+        elems -= n;
+    }
+    return 0;
+}
+
 /* Read `count` rows from `start` into the caller's buffer, where the first
  * of them is flat element e0 of the view.  With verification on, a blob
  * read whole with a known CRC32C is checked as its bytes pass through
@@ -1250,7 +1423,6 @@ static int crc_mismatch_error(cf_column *c, int64_t b, uint32_t got, cf_error *e
 static int read_range(cf_column *c, int64_t start, int64_t count, const buffer_view *v, int64_t e0, cf_error *err)
 {
     int64_t w = c->h.dtype.width;
-    int64_t chunk_elems = CF__CHUNK_BYTES / w > 0 ? CF__CHUNK_BYTES / w : 1;
     int rc;
     if (!v->direct && w > CF__CHUNK_BYTES)
         return CF_FAIL(err, CF_EDTYPE, "%s: elements of %lld bytes are too wide to convert", c->path, (long long)w);
@@ -1268,35 +1440,13 @@ static int read_range(cf_column *c, int64_t start, int64_t count, const buffer_v
         int check = c->verify && c->crc_known[b] && off == 0 && in_blob == c->h.rows[b] &&
                     cf__column_first_touch(c, b) && !c->unsynced[b];
         uint32_t crc = 0;
-        if (v->direct) {
-            /* Straight into the caller's buffer; checked piecewise. */
-            int64_t step = check ? CF__DIGEST_CHUNK_BYTES : nbytes;
-            unsigned char *dst = (unsigned char *)v->base + e * w;
-            for (int64_t done = 0; done < nbytes;) {
-                int64_t n = nbytes - done < step ? nbytes - done : step;
-                size_t got;
-                if ((rc = cf__pread_all(fd, dst + done, (size_t)n, off + done, &got, c->path, err))) return rc;
-                if ((int64_t)got < n) return short_blob_error(c, b, off + done + n, err);
-                if (check) crc = cf__crc32c_update(crc, dst + done, (size_t)n);
-                done += n;
-            }
-            e += in_blob * c->h.nmemb;
-        } else {
-            if ((rc = need_scratch(c, err))) return rc;
-            int64_t elems = in_blob * c->h.nmemb;
-            while (elems > 0) {
-                int64_t n = elems < chunk_elems ? elems : chunk_elems;
-                size_t got;
-                if ((rc = cf__pread_all(fd, c->scratch, (size_t)(n * w), off, &got, c->path, err))) return rc;
-                if ((int64_t)got < n * w) return short_blob_error(c, b, off + n * w, err);
-                if (check) crc = cf__crc32c_update(crc, c->scratch, (size_t)(n * w));
-                scatter(c, v, e, n, c->scratch);
-                e += n;
-                off += n * w;
-                elems -= n;
-            }
-        }
+        if (v->direct)
+            rc = copy_blob(c, b, fd, off, nbytes, (unsigned char *)v->base + e * w, check ? &crc : NULL, err);
+        else
+            rc = convert_blob(c, b, fd, off, in_blob * c->h.nmemb, v, e, check ? &crc : NULL, err);
+        if (rc) return rc;
         if (check && crc != c->crc[b]) return crc_mismatch_error(c, b, crc, err);
+        e += in_blob * c->h.nmemb;
         row += in_blob;
         count -= in_blob;
     }
@@ -1316,6 +1466,219 @@ int cf_column_read(cf_column *c, int64_t start, int64_t count,
     return read_range(c, start, count, &v, 0, err);
 }
 
+/* Rows to read: the list `list` (sorted), or when it is NULL the
+ * progression start, start+step, ...  Row k goes to destination row
+ * dst[k], or k when dst is NULL. */
+typedef struct {
+    const int64_t *list;
+    int64_t start, step;
+    const int64_t *dst;
+} row_source;
+
+static inline int64_t row_at(const row_source *s, int64_t k)
+{
+    return s->list ? s->list[k] : s->start + k * s->step;
+}
+
+/* The end of the run of listed rows from i on (i < count) that lie in
+ * [.., lim): rows i..j-1 with row_at(j-1) < lim <= row_at(j). */
+static int64_t run_end(const row_source *s, int64_t i, int64_t count, int64_t lim)
+{
+    if (!s->list) {
+        int64_t j = i + 1 + (lim - 1 - row_at(s, i)) / s->step;
+        return j < count ? j : count;
+    }
+    int64_t j = i + 1;
+    while (j < count && s->list[j] < lim) j++;
+    return j;
+}
+
+/* Copy listed rows i..j-1 (all in [r0, ..)) from `src`, which holds row r0
+ * first, to destination rows i..j-1.  Rows of common widths are copied
+ * with fixed-size copies the compiler inlines. */
+static void gather_rows(const cf_column *c, const buffer_view *v, const row_source *s, int64_t i, int64_t j,
+                        int64_t r0, const unsigned char *src)
+{
+    int64_t rb = c->rowbytes, nmemb = c->h.nmemb;
+    if (!v->direct) {
+        for (int64_t k = i; k < j; k++)
+            scatter(c, v, (s->dst ? s->dst[k] : k) * nmemb, nmemb, src + (row_at(s, k) - r0) * rb);
+        return;
+    }
+    unsigned char *dst = (unsigned char *)v->base;
+#define CF__GATHER(W)                                                                           \
+    do {                                                                                        \
+        if (s->dst)                                                                             \
+            for (int64_t k = i; k < j; k++) memcpy(dst + s->dst[k] * (W), src + (row_at(s, k) - r0) * (W), (W)); \
+        else if (s->list)                                                                       \
+            for (int64_t k = i; k < j; k++) memcpy(dst + k * (W), src + (s->list[k] - r0) * (W), (W)); \
+        else                                                                                    \
+            for (int64_t k = i; k < j; k++)                                                     \
+                memcpy(dst + k * (W), src + (k - i) * s->step * (W) + (row_at(s, i) - r0) * (W), (W)); \
+    } while (0)
+    switch (rb) {
+    case 1: CF__GATHER(1); break;
+    case 2: CF__GATHER(2); break;
+    case 4: CF__GATHER(4); break;
+    case 8: CF__GATHER(8); break;
+    case 12: CF__GATHER(12); break;
+    case 16: CF__GATHER(16); break;
+    case 24: CF__GATHER(24); break;
+    case 32: CF__GATHER(32); break;
+    default: CF__GATHER(rb); break;
+    }
+#undef CF__GATHER
+}
+
+/* Read the `count` rows of s (sorted, in range) into consecutive
+ * destination rows of v.  Within one blob, the rows of a window of
+ * CF__MAP_WINDOW_BYTES are gathered from a map of the blob when the page
+ * cache holds them and they are not too sparse; otherwise runs of rows
+ * whose span fits the scratch buffer and whose gaps are small are read with
+ * one pread each. */
+static int read_listed(cf_column *c, const row_source *s, int64_t count, const buffer_view *v, cf_error *err)
+{
+    int64_t rb = c->rowbytes, nmemb = c->h.nmemb;
+    int rc;
+    if (rb > CF__CHUNK_BYTES / 4) {
+        /* Wide rows: one contiguous read per listed row. */
+        for (int64_t i = 0; i < count; i++)
+            if ((rc = read_range(c, row_at(s, i), 1, v, (s->dst ? s->dst[i] : i) * nmemb, err))) return rc;
+        return 0;
+    }
+    const int64_t max_gap = 64 * 1024 / rb + 1;
+    const int64_t max_span = CF__CHUNK_BYTES / rb;
+    const int64_t map_span = CF__MAP_WINDOW_BYTES / rb;
+    int64_t i = 0;
+    while (i < count) {
+        int64_t r0 = row_at(s, i);
+        int64_t b = locate(c, r0);
+        int64_t blob_end = c->first_row[b + 1];
+        int fd = blob_fd(c, b, 0, err);
+        if (fd < 0) return fd;
+        int64_t lim = r0 + map_span < blob_end ? r0 + map_span : blob_end;
+        int64_t end = run_end(s, i, count, lim);
+        int64_t span_bytes = (row_at(s, end - 1) - r0 + 1) * rb;
+        /* Mapped: at least one listed row per 64 KiB on average. */
+        cf__map m;
+        if (span_bytes >= CF__MAP_MIN_BYTES && (end - i) * 65536 >= span_bytes &&
+            cf__map_range(fd, (r0 - c->first_row[b]) * rb, span_bytes, &m)) {
+            gather_rows(c, v, s, i, end, r0, m.at);
+            cf__map_release(&m);
+            i = end;
+            continue;
+        }
+        if ((rc = need_scratch(c, err))) return rc;
+        while (i < end) {
+            r0 = row_at(s, i);
+            int64_t j = i + 1;
+            if (s->list) {
+                while (j < end && s->list[j] - r0 < max_span && s->list[j] - s->list[j - 1] <= max_gap) j++;
+            } else if (s->step <= max_gap) {
+                j = run_end(s, i, end, r0 + max_span);
+            }
+            int64_t span = row_at(s, j - 1) - r0 + 1;
+            int64_t off = (r0 - c->first_row[b]) * rb;
+            size_t got;
+            if ((rc = cf__pread_all(fd, c->scratch, (size_t)(span * rb), off, &got, c->path, err))) return rc;
+            if ((int64_t)got < span * rb) return short_blob_error(c, b, off + span * rb, err);
+            gather_rows(c, v, s, i, j, r0, c->scratch);
+            i = j;
+        }
+    }
+    return 0;
+}
+
+/* Columns of at most this many bytes, all in the page cache, are mapped
+ * whole to gather rows listed out of order. */
+#define CF__GATHER_MAP_MAX ((int64_t)16 << 30)
+
+/* Rows listed out of order, gathered in that order from maps of every
+ * blob: no sort.  *done is 0 (nothing read) when the column is small,
+ * large, not all in the page cache or a blob cannot be opened: the caller
+ * then sorts. */
+static void gather_mapped(cf_column *c, const int64_t *rows, int64_t count, const buffer_view *v, int *done)
+{
+    int64_t nfile = c->h.nfile, rb = c->rowbytes, nmemb = c->h.nmemb;
+    *done = 0;
+    if (c->size * rb < CF__MAP_MIN_BYTES || c->size * rb > CF__GATHER_MAP_MAX || rb > CF__CHUNK_BYTES) return;
+    cf__map *maps = calloc((size_t)nfile, sizeof *maps);
+    if (!maps) return;
+    int64_t b = 0;
+    for (; b < nfile; b++) {
+        if (c->h.rows[b] == 0) continue;
+        cf_error ignored;
+        int fd = blob_fd(c, b, 0, &ignored);
+        if (fd < 0 || !cf__map_range(fd, 0, c->h.rows[b] * rb, &maps[b])) break;
+    }
+    if (b == nfile) {
+        unsigned char *dst = (unsigned char *)v->base;
+#define CF__GATHER_ANY(W)                                                                       \
+    for (int64_t k = 0; k < count; k++) {                                                       \
+        int64_t r = rows[k], i = nfile == 1 ? 0 : locate(c, r);                                 \
+        memcpy(dst + k * (W), maps[i].at + (r - c->first_row[i]) * (W), (W));                   \
+    }
+        if (!v->direct) {
+            for (int64_t k = 0; k < count; k++) {
+                int64_t r = rows[k], i = nfile == 1 ? 0 : locate(c, r);
+                scatter(c, v, k * nmemb, nmemb, maps[i].at + (r - c->first_row[i]) * rb);
+            }
+        } else {
+            switch (rb) {
+            case 4: CF__GATHER_ANY(4); break;
+            case 8: CF__GATHER_ANY(8); break;
+            case 12: CF__GATHER_ANY(12); break;
+            case 16: CF__GATHER_ANY(16); break;
+            case 24: CF__GATHER_ANY(24); break;
+            default: CF__GATHER_ANY(rb); break;
+            }
+        }
+#undef CF__GATHER_ANY
+        *done = 1;
+    }
+    for (int64_t i = 0; i < nfile; i++) cf__map_release(&maps[i]);
+    free(maps);
+}
+
+typedef struct {
+    int64_t row, pos;
+} row_pos;
+
+static int by_row(const void *a, const void *b)
+{
+    const row_pos *x = a, *y = b;
+    return x->row < y->row ? -1 : x->row > y->row ? 1 : (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+/* Rows listed out of order: gathered from maps of the column when it can
+ * (gather_mapped), else sorted (O(n log n), 32 bytes per row of temporary
+ * memory), read in row order and put in place. */
+static int read_unsorted(cf_column *c, const int64_t *rows, int64_t count, const buffer_view *v, cf_error *err)
+{
+    int done;
+    gather_mapped(c, rows, count, v, &done);
+    if (done) return 0;
+    row_pos *pairs = malloc((size_t)count * sizeof *pairs);
+    int64_t *sorted = malloc((size_t)count * 2 * sizeof *sorted);
+    int rc = 0;
+    if (!pairs || !sorted) {
+        rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory to sort %lld rows", c->path, (long long)count);
+        goto done;
+    }
+    for (int64_t k = 0; k < count; k++) pairs[k] = (row_pos){rows[k], k};
+    qsort(pairs, (size_t)count, sizeof *pairs, by_row);
+    for (int64_t k = 0; k < count; k++) {
+        sorted[k] = pairs[k].row;
+        sorted[count + k] = pairs[k].pos;
+    }
+    row_source s = {sorted, 0, 0, sorted + count};
+    rc = read_listed(c, &s, count, v, err);
+done:
+    free(pairs);
+    free(sorted);
+    return rc;
+}
+
 int cf_column_read_rows(cf_column *c, const int64_t *rows, int64_t count,
                         void *buf, const char *buf_dtype,
                         int64_t row_stride, int64_t elem_stride, cf_error *err)
@@ -1324,48 +1687,39 @@ int cf_column_read_rows(cf_column *c, const int64_t *rows, int64_t count,
     int rc = check_range(c, 0, 0, err);
     if (rc || count == 0) return rc;
     if (count < 0 || !rows || !buf) return CF_FAIL(err, CF_EARG, "%s: bad row list", c->path);
+    int is_sorted = 1;
     for (int64_t i = 0; i < count; i++) {
         if (rows[i] < 0 || rows[i] >= c->size)
             return CF_FAIL(err, CF_ERANGE, "%s: row %lld is outside the column's %lld rows",
                            c->path, (long long)rows[i], (long long)c->size);
-        if (i > 0 && rows[i] < rows[i - 1])
-            return CF_FAIL(err, CF_EARG, "%s: row list is not sorted (row %lld after %lld)",
-                           c->path, (long long)rows[i], (long long)rows[i - 1]);
+        if (i > 0 && rows[i] < rows[i - 1]) is_sorted = 0;
     }
     if (c->h.nmemb == 0) return 0;
     buffer_view v;
     if ((rc = make_view(c, &v, buf, buf_dtype, row_stride, elem_stride, 0, err))) return rc;
-    int64_t rb = c->rowbytes;
-    if (rb > CF__CHUNK_BYTES / 4) {
-        /* Wide rows: one contiguous read per listed row. */
-        for (int64_t i = 0; i < count; i++)
-            if ((rc = read_range(c, rows[i], 1, &v, i * c->h.nmemb, err))) return rc;
-        return 0;
-    }
-    if ((rc = need_scratch(c, err))) return rc;
-    /* Windows: runs of listed rows in one blob whose span fits the scratch
-     * buffer and whose gaps are small are read with one pread. */
-    const int64_t max_gap = 64 * 1024 / rb + 1;
-    const int64_t max_span = CF__CHUNK_BYTES / rb;
-    int64_t i = 0;
-    while (i < count) {
-        int64_t r0 = rows[i];
-        int64_t b = locate(c, r0);
-        int64_t blob_end = c->first_row[b + 1];
-        int64_t j = i + 1;
-        while (j < count && rows[j] < blob_end && rows[j] - r0 < max_span && rows[j] - rows[j - 1] <= max_gap) j++;
-        int64_t span = rows[j - 1] - r0 + 1;
-        int fd = blob_fd(c, b, 0, err);
-        if (fd < 0) return fd;
-        int64_t off = (r0 - c->first_row[b]) * rb;
-        size_t got;
-        if ((rc = cf__pread_all(fd, c->scratch, (size_t)(span * rb), off, &got, c->path, err))) return rc;
-        if ((int64_t)got < span * rb) return short_blob_error(c, b, off + span * rb, err);
-        for (int64_t k = i; k < j; k++)
-            scatter(c, &v, k * c->h.nmemb, c->h.nmemb, c->scratch + (rows[k] - r0) * rb);
-        i = j;
-    }
-    return 0;
+    if (!is_sorted) return read_unsorted(c, rows, count, &v, err);
+    row_source s = {rows, 0, 0, NULL};
+    return read_listed(c, &s, count, &v, err);
+}
+
+int cf_column_read_step(cf_column *c, int64_t start, int64_t step, int64_t count,
+                        void *buf, const char *buf_dtype,
+                        int64_t row_stride, int64_t elem_stride, cf_error *err)
+{
+    if (!c) return CF_FAIL(err, CF_EARG, "cf_column_read_step: NULL column");
+    int rc = check_range(c, 0, 0, err);
+    if (rc || count == 0) return rc;
+    if (step < 1 || count < 0 || !buf)
+        return CF_FAIL(err, CF_EARG, "%s: bad stepped read (step %lld, count %lld)", c->path, (long long)step,
+                       (long long)count);
+    if (start < 0 || start >= c->size || (count - 1) > (c->size - 1 - start) / step)
+        return CF_FAIL(err, CF_ERANGE, "%s: rows %lld, %lld, ... (%lld of them) are outside the column's %lld rows",
+                       c->path, (long long)start, (long long)start + step, (long long)count, (long long)c->size);
+    if (c->h.nmemb == 0) return 0;
+    buffer_view v;
+    if ((rc = make_view(c, &v, buf, buf_dtype, row_stride, elem_stride, 0, err))) return rc;
+    row_source s = {NULL, start, step, NULL};
+    return read_listed(c, &s, count, &v, err);
 }
 
 /* Remember that bytes [off, off+len) of blob i were written with CRC crc. */
@@ -1432,11 +1786,30 @@ int cf__column_note_segment(cf_column *c, int64_t i, int64_t off, int64_t len, u
     return 0;
 }
 
+/* The n elements from flat element e of the caller's buffer, column-typed
+ * and contiguous: in place when the buffer is so already, else converted
+ * into buf. */
+static const unsigned char *piece_at(const cf_column *c, const buffer_view *v, int64_t e, int64_t n,
+                                     unsigned char *buf)
+{
+    if (v->direct) return (const unsigned char *)v->base + e * c->h.dtype.width;
+    gather(c, v, e, n, buf);
+    return buf;
+}
+
+/* In durable mode, a write asks the kernel to start writing back every
+ * this many bytes it has copied into a blob (cf__writeback_range): the disk
+ * then works while the rest is copied, and the fsync of the commit waits
+ * for the last piece rather than the whole write. */
+#define CF__WRITEBACK_BYTES ((int64_t)16 << 20)
+
 /* Write `count` rows from `start`, taken from the caller's buffer starting
- * at flat element e0 of the view.  Each request's bytes get their byte sum,
- * CRC32C and statistics while they are in cache: on this thread for small
- * writes, on a helper thread (digest.h) overlapping the copy into the file
- * for large ones. */
+ * at flat element e0 of the view.  Each piece's bytes get their byte sum,
+ * CRC32C and statistics (cf__digest, one pass) while they are in cache: on
+ * this thread for small writes, on a helper thread (digest.h) overlapping
+ * the copy into the file for large ones.  There the next piece is handed
+ * over before the current one is written, so the helper goes from one to
+ * the next without waiting to be woken. */
 static int write_range(cf_column *c, int64_t start, int64_t count, const buffer_view *v, int64_t e0,
                        cf_error *err)
 {
@@ -1446,6 +1819,10 @@ static int write_range(cf_column *c, int64_t start, int64_t count, const buffer_
         return CF_FAIL(err, CF_EDTYPE, "%s: elements of %lld bytes are too wide to convert", c->path, (long long)w);
     cf__digester *dg = NULL;
     unsigned char *pair[2] = { NULL, NULL };
+    /* The running byte sum and CRC32C of the blob being written.  Posted
+     * hand-overs add to them until waited for, so they live as long as
+     * the helper (cf__digester_stop at `done` waits for the last ones). */
+    uint32_t sum = 0, crc = 0;
     int64_t chunk_bytes = CF__CHUNK_BYTES;
     if (count * c->rowbytes >= CF__DIGEST_MIN_BYTES && cf__digester_start(&dg, c, NULL) == 0) {
         chunk_bytes = CF__DIGEST_CHUNK_BYTES;
@@ -1470,43 +1847,48 @@ static int write_range(cf_column *c, int64_t start, int64_t count, const buffer_
             goto done;
         }
         c->unsynced[b] = 1;
-        int64_t off0 = (row - c->first_row[b]) * c->rowbytes, off = off0;
+        int64_t off0 = (row - c->first_row[b]) * c->rowbytes, off = off0, kicked = off0;
         int64_t elems = in_blob * c->h.nmemb;
-        uint32_t sum = c->h.sums[b], crc = 0;
+        sum = c->h.sums[b];
+        crc = 0;
         if (cf__column_first_touch(c, b)) cf__column_stats_reset_blob(c, b);
         c->fresh = 0;
-        /* End the first request on a file-system block boundary so that the
+        /* End the first piece on a file-system block boundary so that the
          * rest start aligned (whole blocks, no read-modify-write of a block
          * shared with a neighbouring writer's request). */
-        int64_t head = 0, bs = c->fd_blksize;
-        if (bs > 0 && bs % w == 0 && off % w == 0 && off % bs != 0) head = (bs - off % bs) / w;
-        while (elems > 0) {
-            int64_t n = elems < chunk_elems ? elems : chunk_elems;
-            if (head > 0 && head < n) n = head;
-            head = 0;
-            const unsigned char *p;
-            if (v->direct) {
-                p = (const unsigned char *)v->base + e * w;
-            } else {
-                unsigned char *buf = dg ? pair[k & 1] : c->scratch;
-                gather(c, v, e, n, buf);
-                p = buf;
+        int64_t n = elems < chunk_elems ? elems : chunk_elems, bs = c->fd_blksize;
+        if (bs > 0 && bs % w == 0 && off % w == 0 && off % bs != 0 && (bs - off % bs) / w < n)
+            n = (bs - off % bs) / w;
+        const unsigned char *p = piece_at(c, v, e, n, dg ? pair[k & 1] : c->scratch);
+        if (dg) cf__digester_post(dg, p, n, b, off / w, &sum, &crc);
+        for (;;) {
+            /* piece k: n elements at p, posted to the helper if there is one */
+            int64_t next = elems - n < chunk_elems ? elems - n : chunk_elems;
+            const unsigned char *q = NULL;
+            if (!dg) {
+                cf__digest(c, b, off / w, p, n, &sum, &crc);
+            } else if (next > 0) {
+                q = piece_at(c, v, e + n, next, pair[(k + 1) & 1]);
+                cf__digester_post(dg, q, next, b, off / w + n, &sum, &crc);
             }
-            if (dg) {
-                cf__digester_post(dg, p, n, b, off / w, &sum, &crc);
-                rc = cf__pwrite_all(fd, p, (size_t)(n * w), off, c->path, err);
-                cf__digester_wait(dg);
-            } else {
-                sum = cf__sysv_add(sum, p, (size_t)(n * w));
-                crc = cf__crc32c_update(crc, p, (size_t)(n * w));
-                if (!c->stats_off) cf__column_stats_add(c, b, off / w, p, n);
-                rc = cf__pwrite_all(fd, p, (size_t)(n * w), off, c->path, err);
+            rc = cf__pwrite_all(fd, p, (size_t)(n * w), off, c->path, err);
+            if (dg) cf__digester_wait(dg);
+            if (rc) {
+                /* the next piece, posted, adds to sum and crc too */
+                if (dg) cf__digester_wait(dg);
+                goto done;
             }
-            if (rc) goto done;
             e += n;
             off += n * w;
             elems -= n;
             k++;
+            if (c->durable && off - kicked >= CF__WRITEBACK_BYTES) {
+                cf__writeback_range(fd, kicked, off - kicked);
+                kicked = off;
+            }
+            if (elems == 0) break;
+            n = next;
+            p = dg ? q : piece_at(c, v, e, n, c->scratch);
         }
         c->h.sums[b] = sum;
         c->header_dirty = 1;

@@ -107,8 +107,15 @@ int cf__column_sync_blobs(cf_column *c, cf_error *err);
 /* Load the attribute files of c->attr_dir into c->attrs / c->attrs_v1. */
 int cf__column_load_attrs(cf_column *c, cf_error *err);
 
-/* Write c->attrs back (attr-v2, colfile-attrs; `attr` when v1_changed). */
+/* Write c->attrs back (attr-v2, colfile-attrs; `attr` when v1_changed),
+ * each file atomically and durably (when c->durable).  Nothing for a
+ * column not yet published: its commit writes them. */
 int cf__column_save_attrs(cf_column *c, int v1_changed, cf_error *err);
+
+/* The commit of a staged column: write its attribute files in place in the
+ * staging directory, unsynced, and append their names (static strings, at
+ * most 3) to written[], counted by *n, for the commit to fsync. */
+int cf__column_write_staged_attrs(cf_column *c, const char **written, size_t *n, cf_error *err);
 
 #define CF__ATTRS_EXT_NAME "colfile-attrs"
 
@@ -118,6 +125,12 @@ int cf__column_apply_header(cf_column *c, const char *text, size_t len, const ch
 void cf__column_apply_ext(cf_column *c, const char *text, size_t len, const char *path);
 void cf__column_set_attrs_only(cf_column *c);
 void cf__column_free(cf_column *c);
+
+/* Fill a column just made by cf__column_new_for from its metadata files as
+ * the File's catalog holds them (column_meta.c): what cf_column_open does
+ * with the files themselves, no colfile-torn being there. */
+struct cf__catalog_file;
+int cf__column_apply_cached(cf_column *c, const struct cf__catalog_file *files, cf_error *err);
 
 /* 1 if blob b has no write recorded since the last commit (column.c). */
 int cf__column_first_touch(const cf_column *c, int64_t b);

@@ -47,11 +47,24 @@ int cf__column_load_attrs(cf_column *c, cf_error *err)
 static int bigfile_readable(const cf__attr *a) { return a->nmemb > 0 && strlen(a->dtype) <= 7; }
 static int bigfile_unreadable(const cf__attr *a) { return !bigfile_readable(a); }
 
-/* Write the attribute files: each replaced atomically, then the directory
- * synced once (a staged column's directory is synced by its commit).
- * Attribute changes take no writer lock: each file is replaced whole, so
- * concurrent writers can lose an update but never tear a file. */
-static int write_attr_files(cf_column *c, int v1_changed, int durable, cf_error *err)
+/* Write one attribute file: replaced atomically, or (private) written in
+ * place in a staging directory nobody else sees yet.  Its name goes to
+ * written[(*n)++] for the caller to sync. */
+static int write_one(cf_column *c, const char *name, const void *data, size_t len, int durable, int private_,
+                     const char **written, size_t *n, cf_error *err)
+{
+    int rc = private_ ? cf__write_file_private(c->attr_dir, name, data, len, err)
+                      : cf__write_file_atomic(c->attr_dir, name, data, len, durable, err);
+    if (rc == 0 && written) written[(*n)++] = name;
+    return rc;
+}
+
+/* Write the attribute files: attr-v2, colfile-attrs when some attribute
+ * needs it, the legacy attr when v1_changed.  Attribute changes take no
+ * writer lock: each file is replaced whole, so concurrent writers can lose
+ * an update but never tear a file. */
+static int write_attr_files(cf_column *c, int v1_changed, int durable, int private_,
+                            const char **written, size_t *n, cf_error *err)
 {
     int rc;
     char *text = NULL;
@@ -60,14 +73,14 @@ static int write_attr_files(cf_column *c, int v1_changed, int durable, cf_error 
     for (size_t i = 0; i < c->attrs.count; i++) empties += bigfile_unreadable(&c->attrs.items[i]);
 
     if ((rc = cf__attrset_format_v2(&c->attrs, bigfile_readable, &text, &len, err))) return rc;
-    rc = cf__write_file_atomic(c->attr_dir, "attr-v2", text, len, durable, err);
+    rc = write_one(c, "attr-v2", text, len, durable, private_, written, n, err);
     free(text);
     if (rc) return rc;
     if (empties) {
         if ((rc = cf__attrset_format_v2(&c->attrs, bigfile_unreadable, &text, &len, err))) return rc;
-        rc = cf__write_file_atomic(c->attr_dir, CF__ATTRS_EXT_NAME, text, len, durable, err);
+        rc = write_one(c, CF__ATTRS_EXT_NAME, text, len, durable, private_, written, n, err);
         free(text);
-    } else {
+    } else if (!private_) {
         rc = cf__remove_if_exists(c->attr_dir, CF__ATTRS_EXT_NAME, err);
     }
     if (rc || !v1_changed) return rc;
@@ -75,9 +88,15 @@ static int write_attr_files(cf_column *c, int v1_changed, int durable, cf_error 
     if (c->attrs_v1.count == 0) return cf__remove_if_exists(c->attr_dir, "attr", err);
     unsigned char *bytes = NULL;
     if ((rc = cf__attrset_format_v1(&c->attrs_v1, NULL, &bytes, &len, err))) return rc;
-    rc = cf__write_file_atomic(c->attr_dir, "attr", bytes, len, durable, err);
+    rc = write_one(c, "attr", bytes, len, durable, private_, written, n, err);
     free(bytes);
     return rc;
+}
+
+int cf__column_write_staged_attrs(cf_column *c, const char **written, size_t *n, cf_error *err)
+{
+    /* A new column has no legacy attr file; colfile-attrs only if needed. */
+    return write_attr_files(c, 0, 0, 1, written, n, err);
 }
 
 int cf__column_save_attrs(cf_column *c, int v1_changed, cf_error *err)
@@ -86,9 +105,12 @@ int cf__column_save_attrs(cf_column *c, int v1_changed, cf_error *err)
     if (!c->writable)
         return CF_FAIL(err, CF_EREADONLY, "%s: opened read-only; attributes cannot change", c->attr_dir);
     if (c->replica) return 0; /* the handle that read the files writes them */
+    /* A column not yet published keeps its attributes in memory: its
+     * commit writes them with the rest (cf_column_flush). */
+    if (CF__STAGED(c)) return 0;
     if ((rc = cf__mkdirs_durable(c->attr_dir, c->durable, err))) return rc;
-    if ((rc = write_attr_files(c, v1_changed, c->durable, err))) return rc;
-    return c->durable && !CF__STAGED(c) ? cf__fsync_path(c->attr_dir, err) : 0;
+    if ((rc = write_attr_files(c, v1_changed, c->durable, 0, NULL, NULL, err))) return rc;
+    return c->durable ? cf__fsync_path(c->attr_dir, err) : 0;
 }
 
 int cf_column_attr_set(cf_column *c, const char *name, const char *dtype,

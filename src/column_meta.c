@@ -12,10 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "catalog.h"
 #include "column.h"
 #include "error.h"
 #include "ext.h"
 #include "file.h"
+#include "fsutil.h"
 #include "wire.h"
 
 int cf_column_export_meta(cf_column *c, void **buf, size_t *len, cf_error *err)
@@ -102,5 +104,67 @@ int cf_column_open_meta(cf_column **out, cf_file *f, const void *buf, size_t len
     return 0;
 fail:
     cf__column_free(c);
+    return rc;
+}
+
+/* The bytes of catalog slot s: inline, read from the column directory when
+ * too large to be kept, or NULL when absent.  *owned gets what to free. */
+static int cached_bytes(const cf_column *c, const cf__catalog_file *f, const char *leaf,
+                        const char **text, size_t *len, char **owned, cf_error *err)
+{
+    *text = NULL;
+    *len = 0;
+    *owned = NULL;
+    if (!f->present) return 0;
+    if (f->inline_bytes) {
+        *text = f->data;
+        *len = f->len;
+        return 0;
+    }
+    char *p = cf__path_join(c->path, leaf);
+    if (!p) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
+    int rc = cf__read_file(p, owned, len, err);
+    free(p);
+    *text = *owned;
+    return rc;
+}
+
+int cf__column_apply_cached(cf_column *c, const cf__catalog_file *files, cf_error *err)
+{
+    static const char *const leaf[CF__CAT_NSLOTS] = {
+        "header", CF__EXT_NAME, CF__STATS_NAME, "attr", "attr-v2", CF__ATTRS_EXT_NAME,
+    };
+    const char *text[CF__CAT_NSLOTS];
+    size_t len[CF__CAT_NSLOTS];
+    char *owned[CF__CAT_NSLOTS] = { NULL };
+    int rc = 0;
+    for (int s = 0; s < CF__CAT_NSLOTS && rc == 0; s++)
+        rc = cached_bytes(c, &files[s], leaf[s], &text[s], &len[s], &owned[s], err);
+    if (rc) goto done;
+    if (!text[CF__CAT_HEADER]) {
+        rc = CF_FAIL(err, CF_ENOENT, "%s: no header", c->path);
+        goto done;
+    }
+    /* the order and the rules of cf_column_open and cf__column_load_attrs */
+    if ((rc = cf__column_apply_header(c, text[CF__CAT_HEADER], len[CF__CAT_HEADER], c->path, err))) goto done;
+    c->committed_nfile = c->h.nfile;
+    cf__column_apply_ext(c, text[CF__CAT_EXT], len[CF__CAT_EXT], c->path);
+    if ((rc = cf__column_apply_stats(c, text[CF__CAT_STATS], len[CF__CAT_STATS], c->path, err))) goto done;
+    if (text[CF__CAT_ATTR_V1] &&
+        (rc = cf__attrset_parse_v1(&c->attrs_v1, (const unsigned char *)text[CF__CAT_ATTR_V1],
+                                   len[CF__CAT_ATTR_V1], c->attr_dir, err)))
+        goto done;
+    for (size_t i = 0; i < c->attrs_v1.count && rc == 0; i++) {
+        const cf__attr *a = &c->attrs_v1.items[i];
+        rc = cf__attrset_set(&c->attrs, a->name, a->dtype, a->nmemb, a->data, err);
+    }
+    if (rc) goto done;
+    if (text[CF__CAT_ATTR_V2] &&
+        (rc = cf__attrset_parse_v2(&c->attrs, text[CF__CAT_ATTR_V2], len[CF__CAT_ATTR_V2], c->attr_dir, err)))
+        goto done;
+    if (text[CF__CAT_ATTRS_EXT])
+        rc = cf__attrset_parse_v2(&c->attrs, text[CF__CAT_ATTRS_EXT], len[CF__CAT_ATTRS_EXT], c->attr_dir, err);
+done:
+    for (int s = 0; s < CF__CAT_NSLOTS; s++) free(owned[s]);
     return rc;
 }

@@ -132,6 +132,9 @@ int cf_file_open(cf_file **out, const char *path, int flags, cf_error *err)
     }
     f->writable = writable;
     f->flags = flags;
+    /* the catalog of what is there (not where we just emptied or made the
+     * directory, nor on the ranks that only vouch for rank 0's open) */
+    if (exists && !(flags & (CF_OPEN_TRUNCATE | CF_OPEN_NOCHECK))) f->catalog = cf__catalog_load(path);
     *out = f;
     return 0;
 }
@@ -139,6 +142,7 @@ int cf_file_open(cf_file **out, const char *path, int flags, cf_error *err)
 void cf_file_close(cf_file *f)
 {
     if (!f) return;
+    cf__catalog_free(f->catalog);
     free(f->path);
     free(f);
 }
@@ -220,8 +224,11 @@ static int compare_names(const void *a, const void *b)
 int cf_file_list(cf_file *f, char ***names, int64_t *count, cf_error *err)
 {
     if (!f || !names || !count) return CF_FAIL(err, CF_EARG, "cf_file_list: NULL argument");
+    int rc = cf__catalog_list(f->catalog, f->path, names, count);
+    if (rc == 1) return 0;
+    if (rc < 0) return CF_FAIL(err, rc, "%s: out of memory", f->path);
     name_list l = { NULL, 0, 0 };
-    int rc = list_dir(f->path, "", &l, 0, err);
+    rc = list_dir(f->path, "", &l, 0, err);
     if (rc) {
         cf_names_free(l.items, l.count);
         return rc;
@@ -230,6 +237,14 @@ int cf_file_list(cf_file *f, char ***names, int64_t *count, cf_error *err)
     *names = l.items;
     *count = l.count;
     return 0;
+}
+
+int cf_file_catalog_update(cf_file *f, cf_error *err)
+{
+    if (!f) return CF_FAIL(err, CF_EARG, "cf_file_catalog_update: NULL argument");
+    if (!f->writable)
+        return CF_FAIL(err, CF_EREADONLY, "%s: File is open read-only; readers never write the catalog", f->path);
+    return cf__catalog_update(f->path, f->catalog, CF__DURABLE(f), err);
 }
 
 void cf_names_free(char **names, int64_t count)

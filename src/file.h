@@ -2,12 +2,14 @@
 #ifndef CF_FILE_H
 #define CF_FILE_H
 
+#include "catalog.h"
 #include "colfile.h"
 
 struct cf_file {
     char *path;    /* as given by the caller */
     int writable;
     int flags;     /* the cf_open_flags it was opened with */
+    cf__catalog *catalog; /* loaded at open (NULL: none or unusable); read only */
 };
 
 /* 1 unless the File was opened with CF_OPEN_NODURABLE. */

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "platform.h"
 
 char *cf__path_join(const char *a, const char *b)
 {
@@ -149,6 +150,64 @@ done:
     return rc;
 }
 
+int cf__write_file_private(const char *dir, const char *name, const void *data,
+                           size_t len, cf_error *err)
+{
+    char *p = cf__path_join(dir, name);
+    if (!p) return CF_FAIL(err, CF_ENOMEM, "%s/%s: out of memory", dir, name);
+    int rc = 0;
+    int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        int e = errno;
+        rc = CF_FAIL(err, cf__errno_code(e), "%s: cannot create: %s", p, strerror(e));
+    } else {
+        rc = cf__pwrite_all(fd, data, len, 0, p, err);
+        if (close(fd) != 0 && rc == 0) {
+            int e = errno;
+            rc = CF_FAIL(err, CF_EIO, "%s: close failed: %s", p, strerror(e));
+        }
+    }
+    free(p);
+    return rc;
+}
+
+/* Descriptors held open at once by cf__fsync_files. */
+#define CF__SYNC_BATCH 64
+
+int cf__fsync_files(const char *dir, const char *const *names, size_t n, cf_error *err)
+{
+    int rc = 0;
+    for (size_t i0 = 0; i0 < n && rc == 0; i0 += CF__SYNC_BATCH) {
+        size_t m = n - i0 < CF__SYNC_BATCH ? n - i0 : CF__SYNC_BATCH, k = 0;
+        int fds[CF__SYNC_BATCH];
+        char *paths[CF__SYNC_BATCH];
+        /* Start every file's write-back before waiting for any: the file
+         * system then allocates and writes them together, and one journal
+         * commit can cover them all. */
+        for (; k < m; k++) {
+            paths[k] = cf__path_join(dir, names[i0 + k]);
+            if (!paths[k]) {
+                rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", dir);
+                break;
+            }
+            fds[k] = open(paths[k], O_RDONLY | O_CLOEXEC);
+            if (fds[k] < 0) {
+                int e = errno;
+                rc = CF_FAIL(err, cf__errno_code(e), "%s: cannot open to fsync: %s", paths[k], strerror(e));
+                free(paths[k]);
+                break;
+            }
+            cf__writeback_start(fds[k]);
+        }
+        for (size_t j = 0; j < k; j++) {
+            if (rc == 0) rc = cf__fsync_fd(fds[j], paths[j], err);
+            close(fds[j]);
+            free(paths[j]);
+        }
+    }
+    return rc;
+}
+
 int cf__remove_tree(const char *path, cf_error *err)
 {
     struct stat st;
@@ -207,6 +266,8 @@ int cf__mkdirs(const char *path, cf_error *err)
 
 int cf__mkdirs_durable(const char *path, int durable, cf_error *err)
 {
+    /* Mostly the directory is there already: one stat, no failing mkdirs. */
+    if (cf__is_dir(path)) return 0;
     size_t n = strlen(path);
     char *p = malloc(n + 1);
     if (!p) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", path);

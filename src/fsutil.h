@@ -26,6 +26,20 @@ int cf__read_file(const char *path, char **data, size_t *len, cf_error *err);
 int cf__write_file_atomic(const char *dir, const char *name, const void *data,
                           size_t len, int durable, cf_error *err);
 
+/* Write dir/name in place (created or truncated), without a temporary and
+ * without fsync: only for files in a directory nobody else looks at yet (a
+ * staging directory before it is published), which the commit then syncs
+ * with cf__fsync_files.  A symbolic link at dir/name is not followed (the
+ * open fails: CF_EIO naming the path). */
+int cf__write_file_private(const char *dir, const char *name, const void *data,
+                           size_t len, cf_error *err);
+
+/* fsync the n files dir/names[i]: the write-back of all of them (up to 64
+ * at a time) is started before the first fsync waits, so that the file
+ * system writes them together.  The first failure is reported (naming the
+ * file); the rest of that batch is still closed. */
+int cf__fsync_files(const char *dir, const char *const *names, size_t n, cf_error *err);
+
 /* fsync an open descriptor / a file or directory by path.  EINVAL and EROFS
  * (file systems that cannot sync that object) count as success. */
 int cf__fsync_fd(int fd, const char *path, cf_error *err);

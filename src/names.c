@@ -225,7 +225,7 @@ static int check_entries(const char *root, const char *dir, int column, int hidd
     return rc;
 }
 
-int cf__name_confine(const char *root, const char *name, cf_error *err)
+static int confine(const char *root, const char *name, int companions, cf_error *err)
 {
     char qr[CF__QUOTE_BUF], qn[CF__QUOTE_BUF];
     size_t rl = strlen(root), nl = strlen(name);
@@ -267,7 +267,7 @@ int cf__name_confine(const char *root, const char *name, cf_error *err)
             exists = 0; /* a file where a directory should be: the operation says so */
         }
         if (rc) break;
-        if (i >= walk && !attrs_only) {
+        if (companions && i >= walk && !attrs_only) {
             /* The parent of a column's directory holds colfile's hidden
              * companions of it (.colfile-*): none may be a link. */
             char saved = path[parent_end];
@@ -279,4 +279,14 @@ int cf__name_confine(const char *root, const char *name, cf_error *err)
     if (rc == 0 && exists) rc = check_entries(root, path, !attrs_only, 0, err);
     free(path);
     return rc;
+}
+
+int cf__name_confine(const char *root, const char *name, cf_error *err)
+{
+    return confine(root, name, 1, err);
+}
+
+int cf__name_confine_own(const char *root, const char *name, cf_error *err)
+{
+    return confine(root, name, 0, err);
 }

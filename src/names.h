@@ -24,6 +24,13 @@
  * when it resolves outside root, or cannot be resolved). */
 int cf__name_confine(const char *root, const char *name, cf_error *err);
 
+/* The same without listing the parent directory for hidden companions
+ * (.colfile-lock.<leaf>, staging and old versions), a cost that grows with
+ * the number of columns beside it: for cf_column_create, which makes its
+ * staging directory and old-version names fresh (mkdir and rename never
+ * follow a link) and opens the lock with O_NOFOLLOW. */
+int cf__name_confine_own(const char *root, const char *name, cf_error *err);
+
 /* Check a File path given to cf_file_open before anything is made: shorter
  * than PATH_MAX, no component longer than 255 bytes.  CF_ENAME. */
 int cf__file_path_check(const char *path, cf_error *err);

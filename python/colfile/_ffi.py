@@ -82,6 +82,7 @@ const char *cf_file_fs_type(const cf_file *f);
 int cf_file_cleanup(cf_file *f, int dry_run, char ***lines, int64_t *count, cf_error *err);
 int cf_file_list(cf_file *f, char ***names, int64_t *count, cf_error *err);
 void cf_names_free(char **names, int64_t count);
+int cf_file_catalog_update(cf_file *f, cf_error *err);
 int cf_file_remove(cf_file *f, const char *name, cf_error *err);
 int cf_name_check(const char *name, cf_error *err);
 
@@ -115,6 +116,9 @@ int cf_column_read(cf_column *c, int64_t start, int64_t count,
                    void *buf, const char *buf_dtype,
                    int64_t row_stride, int64_t elem_stride, cf_error *err);
 int cf_column_read_rows(cf_column *c, const int64_t *rows, int64_t count,
+                        void *buf, const char *buf_dtype,
+                        int64_t row_stride, int64_t elem_stride, cf_error *err);
+int cf_column_read_step(cf_column *c, int64_t start, int64_t step, int64_t count,
                         void *buf, const char *buf_dtype,
                         int64_t row_stride, int64_t elem_stride, cf_error *err);
 int cf_column_write(cf_column *c, int64_t start, int64_t count,

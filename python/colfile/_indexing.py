@@ -10,17 +10,18 @@ split by :func:`parse` into
   (the vector component of an ``nmemb > 1`` column, e.g. ``col[:, 0]``).
 
 :func:`read` and :func:`write` execute a selection against any object with
-the three primitives of :class:`RowIO`:
+the primitives of :class:`RowIO`:
 
 * contiguous slices go to C in one call, straight into / out of the caller's
   buffer (negative steps use a reversed view, not a copy);
-* slices with a step ``k > 1`` read the covering range in memory-bounded
-  chunks when rows are small (``k * rowbytes`` up to a page), else read the
-  explicit rows; writes go out row by row (the C API has no scatter write);
-* integer arrays are sorted once (stable ``argsort``, O(n log n)), read
-  sorted with ``cf_column_read_rows`` and scattered back; writes are sorted,
-  de-duplicated (the last value wins, as in numpy) and sent as runs of
-  consecutive rows.
+* slices with a step ``k > 1`` are read by one ``cf_column_read_step`` call
+  (the core gathers the rows, no list of them is built); writes go out as
+  explicit rows (the C API has no stepped write);
+* integer arrays go to ``cf_column_read_rows`` as they are: the core reads
+  sorted lists in windows of nearby rows, and gathers a list out of order
+  as listed from the page cache, or sorts it (O(n log n)) when the column
+  is not all cached; writes are sorted (stable argsort: the last value
+  wins, as in numpy), de-duplicated and sent as runs of consecutive rows.
 """
 
 from __future__ import annotations
@@ -35,11 +36,7 @@ from .errors import RangeError
 
 __all__ = ["Rows", "RowIO", "parse", "read", "write", "getitem", "setitem"]
 
-#: Bytes read per chunk when a stepped slice is served by covering reads.
-CHUNK_BYTES = 8 << 20
-#: Largest ``step * rowbytes`` for which covering reads are used.
-COVER_LIMIT = 4096
-#: Rows listed per cf_column_read_rows call for large stepped slices.
+#: Rows listed per cf_column_write_rows call for stepped slices.
 ROWS_PER_CALL = 1 << 20
 
 
@@ -48,7 +45,9 @@ class RowIO(Protocol):
 
     def _read_contig(self, start: int, count: int, out: np.ndarray) -> None: ...
 
-    def _read_sorted(self, rows: np.ndarray, out: np.ndarray) -> None: ...
+    def _read_rows(self, rows: np.ndarray, out: np.ndarray) -> None: ...
+
+    def _read_step(self, start: int, step: int, count: int, out: np.ndarray) -> None: ...
 
     def _write_contig(self, start: int, count: int, data: np.ndarray) -> None: ...
 
@@ -90,7 +89,8 @@ class Rows:
 
     @cached_property
     def order(self) -> np.ndarray | None:
-        """Stable sort permutation of explicit rows (None if sorted)."""
+        """Stable sort permutation of explicit rows (None if sorted): what
+        writes need (of repeated rows, the last value wins)."""
         if self.rows is None or self.is_sorted:
             return None
         return np.argsort(self.rows, kind="stable")
@@ -239,35 +239,12 @@ def read(sel: Rows, io: RowIO, out: np.ndarray) -> None:
         if step == 1:
             io._read_contig(start, n, out)
         else:
-            _read_stepped(io, start, step, n, out)
+            io._read_step(start, step, n, out)
         return
     if sel.is_run:
         io._read_contig(int(sel.rows[0]), n, out)
-    elif sel.order is None:
-        io._read_sorted(sel.rows, out)
     else:
-        order = sel.order
-        tmp = np.empty(out.shape, out.dtype)
-        io._read_sorted(np.ascontiguousarray(sel.rows[order]), tmp)
-        out[order] = tmp
-
-
-def _read_stepped(io: RowIO, start: int, step: int, n: int, out: np.ndarray) -> None:
-    rowbytes = max(1, out.dtype.itemsize * int(np.prod(out.shape[1:], dtype=np.int64)))
-    if step * rowbytes <= COVER_LIMIT:
-        per = max(1, CHUNK_BYTES // (step * rowbytes))
-        per = min(per, n)
-        buf = np.empty(((per - 1) * step + 1,) + out.shape[1:], out.dtype)
-        for i0 in range(0, n, per):
-            m = min(per, n - i0)
-            span = (m - 1) * step + 1
-            io._read_contig(start + i0 * step, span, buf[:span])
-            out[i0:i0 + m] = buf[:span:step]
-    else:
-        for i0 in range(0, n, ROWS_PER_CALL):
-            m = min(ROWS_PER_CALL, n - i0)
-            rows = start + step * np.arange(i0, i0 + m, dtype=np.int64)
-            io._read_sorted(rows, out[i0:i0 + m])
+        io._read_rows(sel.rows, out)
 
 
 def write(sel: Rows, io: RowIO, data: np.ndarray) -> None:

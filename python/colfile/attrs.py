@@ -58,6 +58,7 @@ False
 
 from __future__ import annotations
 
+import struct
 import sys
 from collections.abc import Callable, Iterator, MutableMapping
 from typing import TYPE_CHECKING, Any
@@ -72,6 +73,7 @@ if TYPE_CHECKING:
 __all__ = ["AttributeManager", "encode_value", "decode_value"]
 
 _NATIVE = "<" if sys.byteorder == "little" else ">"
+_F8 = struct.Struct("=d")  # a native IEEE double, as numpy's native f8
 
 
 def _strings(items: list[bytes]) -> tuple[str, int, bytes]:
@@ -126,13 +128,14 @@ def encode_value(value: Any) -> tuple[str, int, bytes]:
     if isinstance(value, bool):
         return "|b1", 1, b"\1" if value else b"\0"
     if isinstance(value, int):
-        for dt in ("i8", "u8"):
-            info = np.iinfo(dt)
-            if info.min <= value <= info.max:
-                return _array(np.array(value, dtype=_NATIVE + dt), value)
+        # i8 if it fits, else u8: the bytes numpy would give, made directly
+        if -(1 << 63) <= value < (1 << 63):
+            return _NATIVE + "i8", 1, value.to_bytes(8, sys.byteorder, signed=True)
+        if 0 <= value < (1 << 64):
+            return _NATIVE + "u8", 1, value.to_bytes(8, sys.byteorder)
         raise ValueError(f"integer attribute {value} does not fit in 64 bits")
     if isinstance(value, float):
-        return _array(np.array(value, dtype=_NATIVE + "f8"), value)
+        return _NATIVE + "f8", 1, _F8.pack(value)
     if isinstance(value, complex):
         return _array(np.array(value, dtype=_NATIVE + "c16"), value)
     if isinstance(value, (list, tuple)):
@@ -187,7 +190,9 @@ class AttributeManager(MutableMapping[str, Any]):
 
     A :class:`collections.abc.MutableMapping` from names to values (see the
     module documentation for how values are stored and read back).  Every
-    assignment or deletion is written to disk before it returns.  Names may
+    assignment or deletion is written to disk before it returns, except on
+    a new column not committed yet: its attributes are written by its first
+    commit (flush or close), with the rest of it.  Names may
     hold anything but space, tab, newline, carriage return and NUL
     (:class:`~colfile.InvalidNameError` otherwise).
     """

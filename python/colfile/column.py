@@ -27,12 +27,12 @@ from . import _indexing
 from . import mpi as _mpi
 from ._dtypes import as_array, from_token, token
 from ._ffi import encode_name, ffi, lib, new_error, string, take_strings
+from .attrs import AttributeManager
 from .errors import ClosedError, RangeError, raise_error
 
 if TYPE_CHECKING:
     import dask.array
 
-    from .attrs import AttributeManager
     from .file import File
 
 __all__ = ["Column", "CHUNK_STATS_DTYPE"]
@@ -66,6 +66,27 @@ _REPAIR_BITS = (
 def _release(handle: Any) -> None:
     """Finalizer: close a handle nobody closed (errors cannot be reported)."""
     lib().cf_column_close(handle, ffi.NULL)
+
+
+_DTYPES: dict[str, np.dtype[Any]] = {}
+_CTYPES: list[Any] = []
+
+
+def _ctypes() -> list[Any]:
+    """The cffi types :meth:`Column._attr_get` allocates, parsed once."""
+    if not _CTYPES:
+        _CTYPES.extend(ffi.typeof(t) for t in
+                       ("const char **", "int64_t *", "const void **", "cf_error *"))
+    return _CTYPES
+
+
+def _dtype_of(tok: str) -> np.dtype[Any]:
+    """``from_token``, remembered per token (opening thousands of columns
+    would otherwise build the same numpy dtype each time)."""
+    dt = _DTYPES.get(tok)
+    if dt is None:
+        dt = _DTYPES[tok] = from_token(tok)
+    return dt
 
 
 def _ptr(arr: np.ndarray) -> Any:
@@ -124,15 +145,29 @@ class Column:
         self._comm: _mpi.Comm = _mpi.as_comm(comm)
         self._lock = threading.Lock()
         self._file_ref = weakref.ref(file) if file is not None else None
-        self._finalizer = weakref.finalize(self, _release, handle)
+        self._writable = bool(L.cf_column_writable(handle))
+        # A handle that can commit is closed (committed) by a finalizer that
+        # also runs at exit; a read-only one holds only memory, which __del__
+        # gives back: a weakref.finalize costs more than opening from the
+        # catalog.
+        self._finalizer: Any = weakref.finalize(self, _release, handle) if self._writable else None
         self._name = string(L.cf_column_name(handle))
         self._path = string(L.cf_column_path(handle))
         self._token = string(L.cf_column_dtype(handle))
-        self._dtype = from_token(self._token)
+        self._dtype = _dtype_of(self._token)
         self._nmemb = int(L.cf_column_nmemb(handle))
         self._kind = int(L.cf_column_kind(handle))
-        self._writable = bool(L.cf_column_writable(handle))
         self._file_path = file.path if file is not None else None
+
+    def __del__(self) -> None:
+        # read-only handles (see __init__); errors cannot be reported here
+        h = getattr(self, "_h", None)
+        if h is not None and getattr(self, "_finalizer", 0) is None:
+            self._h = None
+            try:
+                _release(h)
+            except Exception:  # the library is gone at interpreter exit
+                pass
 
     # ------------------------------------------------------------------
     # plumbing
@@ -157,17 +192,21 @@ class Column:
             return arr.strides[0], arr.itemsize
         return arr.strides[0], arr.strides[1]
 
-    # the three primitives of _indexing.RowIO
+    # the primitives of _indexing.RowIO
 
     def _read_contig(self, start: int, count: int, out: np.ndarray) -> None:
         rs, es = self._strides(out)
         self._call("cf_column_read", start, count, _ptr(out), token(out.dtype), rs, es)
 
-    def _read_sorted(self, rows: np.ndarray, out: np.ndarray) -> None:
+    def _read_rows(self, rows: np.ndarray, out: np.ndarray) -> None:
         rs, es = self._strides(out)
         rows = np.ascontiguousarray(rows, dtype=np.int64)
         self._call("cf_column_read_rows", ffi.cast("int64_t *", rows.ctypes.data),
                    len(rows), _ptr(out), token(out.dtype), rs, es)
+
+    def _read_step(self, start: int, step: int, count: int, out: np.ndarray) -> None:
+        rs, es = self._strides(out)
+        self._call("cf_column_read_step", start, step, count, _ptr(out), token(out.dtype), rs, es)
 
     def _write_contig(self, start: int, count: int, data: np.ndarray) -> None:
         rs, es = self._strides(data)
@@ -216,7 +255,8 @@ class Column:
         """Adopt a new ``cf_column *`` for the same column, releasing the old."""
         with self._lock:
             old = self._h
-            self._finalizer.detach()
+            if self._finalizer is not None:
+                self._finalizer.detach()
             self._h = handle
             self._finalizer = weakref.finalize(self, _release, handle)
         if old is not None:
@@ -315,8 +355,6 @@ class Column:
     def attrs(self) -> AttributeManager:
         """The column's attributes, a mutable mapping (see
         :class:`~colfile.attrs.AttributeManager`)."""
-        from .attrs import AttributeManager
-
         return AttributeManager(lambda create: self, self._path)
 
     def __len__(self) -> int:
@@ -365,7 +403,8 @@ class Column:
             if h is None:
                 return
             self._h = None
-            self._finalizer.detach()
+            if self._finalizer is not None:
+                self._finalizer.detach()
             err = new_error()
             rc = lib().cf_column_close(h, err)
         if rc < 0:
@@ -605,20 +644,21 @@ class Column:
     # attributes (used by attrs.AttributeManager)
 
     def _attr_get(self, name: str) -> tuple[str, int, bytes]:
-        tok = ffi.new("const char **")
-        nmemb = ffi.new("int64_t *")
-        data = ffi.new("const void **")
-        err = new_error()
+        T = _ctypes()
+        tok = ffi.new(T[0])
+        nmemb = ffi.new(T[1])
+        data = ffi.new(T[2])
+        err = ffi.new(T[3])
         with self._lock:
             rc = lib().cf_column_attr_get(self._handle(), encode_name(name),
                                           tok, nmemb, data, err)
             if rc < 0:
                 raise_error(rc, err, "attr")
-            t = string(tok[0])
-            n = int(nmemb[0])
+            t = ffi.string(tok[0]).decode("ascii", "surrogateescape")
+            n = nmemb[0]
             width = int(t[2:]) if t[2:].isdigit() else 0
             nbytes = n * width
-            raw = bytes(ffi.buffer(data[0], nbytes)) if nbytes else b""
+            raw = ffi.buffer(data[0], nbytes)[:] if nbytes else b""
         return t, n, raw
 
     def _attr_set(self, name: str, tok: str, nmemb: int, data: bytes) -> None:

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from . import mpi as _mpi
-from ._dtypes import split_vector, token
+from ._dtypes import as_array, split_vector, token
 from ._ffi import encode, encode_name, ffi, lib, new_error, string, take_strings
 from .attrs import AttributeManager
 from .column import Column
@@ -537,8 +537,11 @@ class File(Group):
     def close(self) -> None:
         """Close every column opened through this File, then the File.
 
-        The first error met while committing a column is raised after all
-        handles are released.  Closing twice is harmless.  Collective under
+        A writable File then brings the File's catalog up to date (a cache
+        of every column's metadata files that makes listing and opening
+        columns cheap: docs/format.md 8.5); failing to write it is not an
+        error.  The first error met while committing a column is raised
+        after all handles are released.  Closing twice is harmless.  Collective under
         MPI.
         """
         if self._h is None:
@@ -551,12 +554,26 @@ class File(Group):
                 first = first or exc
         self._cols.clear()
         self._attr_cols.clear()
+        if self.writable:
+            self._update_catalog()
         with self._lock:
             h, self._h = self._h, None
             self._finalizer.detach()
             lib().cf_file_close(h)
         if first is not None:
             raise first
+
+    def _update_catalog(self) -> None:
+        """Rebuild the File's catalog after this writer's commits
+        (``cf_file_catalog_update``; rank 0 under MPI).  The catalog is a
+        cache: a failure to write it (a read-only directory, ...) leaves
+        readers on the per-column files and is not an error of the close."""
+        h = self._h
+
+        def run() -> None:
+            lib().cf_file_catalog_update(h, new_error())
+
+        self._on_root(run)
 
     def __enter__(self) -> File:
         return self
@@ -629,7 +646,8 @@ class File(Group):
             if col is not None and not col.closed:
                 return col
             h = self._check_open()
-            handle = _mpi.replicate(self._comm, h, self._opener(h, full))
+            make = self._opener(h, full)
+            handle = make() if self._comm.serial else _mpi.replicate(self._comm, h, make)
             col = Column(handle, self)
             self._cols[full] = col
             return col
@@ -681,6 +699,8 @@ class File(Group):
             if mode not in _mpi.IO_MODES:
                 raise ValueError(f"invalid mode {mode!r}: use one of "
                                  f"{', '.join(repr(m) for m in _mpi.IO_MODES)}")
+            if concurrency is not None and int(concurrency) < 1:
+                raise ValueError(f"concurrency must be at least 1, not {concurrency}")
             crows = None
             if chunk_rows is not None:
                 if dt is None:
@@ -774,7 +794,13 @@ class File(Group):
             self._cols[full] = col
         if has_data:
             arr = box["arr"]
-            if not serial or len(arr):
+            if serial:
+                # One process: the rows go straight in (what write_all would
+                # do, without its collective bookkeeping).
+                if len(arr):
+                    data_ = as_array(arr, col.dtype)
+                    col._write_contig(0, len(data_), col._rows_of(data_, len(data_)))
+            else:
                 col.write_all(arr, mode=mode, concurrency=concurrency)
         return col
 

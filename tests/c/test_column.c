@@ -155,10 +155,31 @@ static void test_read_rows(void)
     CHECK_EQ_INT(out[0], 14);
     int64_t repeated[] = { 3, 3 };
     CHECK_FAILS(cf_column_write_rows(c, repeated, 2, wvals, "i8", 8, 8, &err), CF_EARG, &err, "strictly");
-    int64_t unsorted[] = { 5, 1 };
-    CHECK_FAILS(cf_column_read_rows(c, unsorted, 2, out, "i8", 8, 8, &err), CF_EARG, &err, "not sorted");
+    /* Out of order (a column this small is sorted, not mapped): as listed. */
+    int64_t unsorted[] = { 99999, 5, 1, 14286, 5, 0 };
+    CHECK_OK(cf_column_read_rows(c, unsorted, 6, out, "i8", 8, 8, &err), &err);
+    int64_t expect[] = { 99999 * 7, -3, 7, -4, -3, 0 };
+    CHECK_EQ_MEM(out, expect, sizeof expect);
     int64_t outside[] = { 1, N };
     CHECK_FAILS(cf_column_read_rows(c, outside, 2, out, "i8", 8, 8, &err), CF_ERANGE, &err, "outside");
+    /* Stepped reads: the same as the listed rows, across blob boundaries,
+     * with steps below and above the gap that one pread covers. */
+    int64_t steps[] = { 1, 3, 16, 20000, 99999 };
+    int64_t *want = malloc(N * sizeof *want), *got = malloc(N * sizeof *got), *list = malloc(N * sizeof *list);
+    for (size_t t = 0; t < sizeof steps / sizeof *steps; t++) {
+        int64_t start = (int64_t)t, step = steps[t], count = (N - 1 - start) / step + 1;
+        for (int64_t k = 0; k < count; k++) list[k] = start + k * step;
+        CHECK_OK(cf_column_read_rows(c, list, count, want, "i8", 8, 8, &err), &err);
+        CHECK_OK(cf_column_read_step(c, start, step, count, got, "i8", 8, 8, &err), &err);
+        CHECK_EQ_MEM(got, want, (size_t)count * sizeof *got);
+    }
+    CHECK_OK(cf_column_read_step(c, 7, 2, 0, got, NULL, 4, 4, &err), &err);
+    CHECK_FAILS(cf_column_read_step(c, 0, 0, 2, got, NULL, 4, 4, &err), CF_EARG, &err, "step");
+    CHECK_FAILS(cf_column_read_step(c, 0, 50000, 3, got, NULL, 4, 4, &err), CF_ERANGE, &err, "outside");
+    CHECK_FAILS(cf_column_read_step(c, N, 1, 1, got, NULL, 4, 4, &err), CF_ERANGE, &err, "outside");
+    free(want);
+    free(got);
+    free(list);
     CHECK_OK(cf_column_close(c, &err), &err);
     free(v);
     cf_file_close(f);

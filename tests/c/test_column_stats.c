@@ -2,7 +2,12 @@
  * rebuilt by indexing, never trusted when stale. */
 #include "harness.h"
 
+#include "column.h"
+#include "digest.h"
+
 #include <math.h>
+#include <signal.h>
+#include <sys/resource.h>
 
 static cf_column *make(cf_file *f, const char *name, const double *v, int64_t n, int64_t nfile, int64_t chunk)
 {
@@ -297,5 +302,114 @@ static void test_large_writes_match_small_ones(void)
     cf_file_close(f);
 }
 
-CF_TESTS(CF_TEST(test_large_writes_match_small_ones), CF_TEST(test_statistics_switched_off), CF_TEST(test_writes_compute_statistics), CF_TEST(test_stale_statistics_are_not_trusted),
+/* Every way write_range cuts a write -- digested inline below
+ * CF__DIGEST_MIN_BYTES, on the helper with the next hand-over posted ahead
+ * above it, hand-overs of CF__DIGEST_CHUNK_BYTES and the short last one,
+ * write-back started every 16 MiB of a durable write, requests crossing a
+ * blob boundary, in place or converted from a strided buffer -- gives the
+ * files that one write of everything gives, and blobs whose recorded byte
+ * sums, CRC32C and statistics a fresh read of the data confirms. */
+static void test_write_sizes_around_the_thresholds(void)
+{
+    const int64_t w = 8, rows = 5 * CF__DIGEST_MIN_BYTES / w + 12345; /* about 40 MiB */
+    const int64_t nfile = 2;                                            /* blobs of about 20 MiB */
+    double *v = malloc((size_t)rows * sizeof *v);
+    double *wide = malloc((size_t)rows * 2 * sizeof *wide); /* v at a stride of 16 bytes */
+    for (int64_t i = 0; i < rows; i++) {
+        /* multiples of 1/8: every partial sum is exact, whatever the order */
+        v[i] = (double)((i * 2654435761u) % 1000003) * 0.125 - 60000.0;
+        if (i % 1000001 == 77) v[i] = NAN;
+        wide[2 * i] = v[i];
+        wide[2 * i + 1] = -1.0;
+    }
+    /* The requests' sizes in rows, cycled through until the column is full:
+     * just under, at and just over the helper's threshold and hand-over, a
+     * few rows, the inline pieces. */
+    const int64_t m = CF__DIGEST_MIN_BYTES / w, h = CF__DIGEST_CHUNK_BYTES / w;
+    const int64_t sizes[] = { m - 1, m, m + 1, 3, h + 1, 2 * m + 5, CF__CHUNK_BYTES / w + 1, h - 1, m + h };
+    const int nsizes = (int)(sizeof sizes / sizeof sizes[0]);
+    cf_error err;
+    cf_file *f;
+    CHECK_OK(cf_file_open(&f, cf_test_dir(), CF_OPEN_WRITE, &err), &err);
+    const char *names[3] = { "whole", "pieces", "pieces-converted" };
+    for (int t = 0; t < 3; t++) {
+        cf_column *c;
+        CHECK_OK(cf_column_create(&c, f, names[t], "f8", 1, rows, nfile, &err), &err);
+        CHECK_OK(cf_column_set_chunk_rows(c, 100000, &err), &err);
+        if (t == 0) {
+            CHECK_OK(cf_column_write(c, 0, rows, v, NULL, 8, 8, &err), &err);
+        } else {
+            int64_t r = 0;
+            for (int k = 0; r < rows; k++) {
+                int64_t n = sizes[k % nsizes] < rows - r ? sizes[k % nsizes] : rows - r;
+                if (t == 1) CHECK_OK(cf_column_write(c, r, n, v + r, NULL, 8, 8, &err), &err);
+                else CHECK_OK(cf_column_write(c, r, n, wide + 2 * r, NULL, 16, 16, &err), &err);
+                r += n;
+            }
+        }
+        CHECK_OK(cf_column_close(c, &err), &err);
+    }
+    const char *files[] = { "header", "colfile-v1", "colfile-stats-v1", "000000", "000001" };
+    char a[4200], b[4200];
+    snprintf(a, sizeof a, "%s/whole", cf_test_dir());
+    for (int t = 1; t < 3; t++) {
+        snprintf(b, sizeof b, "%s/%s", cf_test_dir(), names[t]);
+        for (int k = 0; k < 5; k++) {
+            char *ta = slurp_file(a, files[k]), *tb = slurp_file(b, files[k]);
+            CHECK(ta && tb);
+            if (ta && tb) {
+                if (k < 3) CHECK_EQ_STR(ta, tb);
+                else CHECK(memcmp(ta, tb, (size_t)(rows / nfile) * 8) == 0);
+            }
+            free(ta);
+            free(tb);
+        }
+    }
+    for (int t = 0; t < 3; t++) {
+        cf_column *c;
+        CHECK_OK(cf_column_open(&c, f, names[t], &err), &err);
+        for (int64_t i = 0; i < nfile; i++) {
+            unsigned status = 99;
+            CHECK_OK(cf_column_verify_blob(c, i, &status, &err), &err);
+            CHECK_EQ_INT(status, CF_BLOB_OK);
+        }
+        check_all(c, v);
+        CHECK_OK(cf_column_close(c, &err), &err);
+    }
+    free(wide);
+    free(v);
+    cf_file_close(f);
+}
+
+/* A large write whose copy into the file fails (the file size limit) while
+ * the helper holds the next hand-over: the write fails with CF_EIO, returns
+ * only once the helper is done with the caller's bytes and the writer's
+ * running sums, and the handle commits nothing. */
+static void test_failed_large_write(void)
+{
+    const int64_t rows = 3 * CF__DIGEST_MIN_BYTES / 8;
+    double *v = malloc((size_t)rows * sizeof *v);
+    for (int64_t i = 0; i < rows; i++) v[i] = (double)i;
+    struct rlimit old, lim;
+    CHECK(getrlimit(RLIMIT_FSIZE, &old) == 0);
+    void (*old_handler)(int) = signal(SIGXFSZ, SIG_IGN); /* EFBIG instead of the signal */
+    cf_error err;
+    cf_file *f;
+    CHECK_OK(cf_file_open(&f, cf_test_dir(), CF_OPEN_WRITE, &err), &err);
+    cf_column *c;
+    CHECK_OK(cf_column_create(&c, f, "x", "f8", 1, rows, 1, &err), &err);
+    lim = old;
+    lim.rlim_cur = (rlim_t)(CF__DIGEST_MIN_BYTES + CF__DIGEST_CHUNK_BYTES / 2);
+    CHECK(setrlimit(RLIMIT_FSIZE, &lim) == 0);
+    CHECK_FAILS(cf_column_write(c, 0, rows, v, NULL, 8, 8, &err), CF_EIO, &err, "write of");
+    CHECK(setrlimit(RLIMIT_FSIZE, &old) == 0);
+    signal(SIGXFSZ, old_handler);
+    CHECK_FAILS(cf_column_close(c, &err), CF_EIO, &err, "not committed");
+    CHECK_FAILS(cf_column_open(&c, f, "x", &err), CF_ENOENT, &err, NULL);
+    cf_file_close(f);
+    free(v);
+}
+
+CF_TESTS(CF_TEST(test_large_writes_match_small_ones), CF_TEST(test_write_sizes_around_the_thresholds),
+         CF_TEST(test_failed_large_write), CF_TEST(test_statistics_switched_off), CF_TEST(test_writes_compute_statistics), CF_TEST(test_stale_statistics_are_not_trusted),
          CF_TEST(test_partial_chunks_merge), CF_TEST(test_integer_bounds_round_outward))

@@ -230,3 +230,48 @@ def test_attributes_survive_rewrites_of_data(path: str) -> None:
         assert f["c"].attrs["unit"] == "m"
         f.create("c", "i4", size=1)  # re-creating empties the attributes
         assert dict(f["c"].attrs) == {}
+
+
+@pytest.mark.parametrize("value", [0, 1, -1, 2**63 - 1, -(2**63), 2**63, 2**64 - 1,
+                                   0.0, -0.0, 1e300, -2.5, float("inf"), float("nan")])
+def test_encode_scalar_bytes_are_numpys(value: Any) -> None:
+    """Python ints and floats take a short path: the bytes numpy would give."""
+    dt = "f8" if isinstance(value, float) else ("i8" if value < 2**63 else "u8")
+    assert encode_value(value) == (NATIVE + dt, 1, np.array(value, NATIVE + dt).tobytes())
+
+
+def test_attributes_of_a_new_column_are_written_by_its_commit(path: str) -> None:
+    """Until its first commit a new column lives in a staging directory, its
+    attributes in memory; the commit writes them with the rest, in place
+    (no temporaries left), and bigfile's attr-v2 and colfile-attrs hold them."""
+    with colfile.File(path, "w") as f:
+        col = f.create("c", data=np.arange(4, dtype="i8"))
+        col.attrs["index"] = 7
+        col.attrs["empty"] = np.array([], "<u4")  # bigfile cannot read it: colfile-attrs
+        col.attrs["gone"] = 1.5
+        del col.attrs["gone"]
+        assert not Path(path, "c").exists()  # not published yet
+        assert list(col.attrs) == ["empty", "index"] and col.attrs["index"] == 7
+        col.close()
+        files = sorted(p.name for p in Path(path, "c").iterdir())
+        assert files == ["000000", "attr-v2", "colfile-attrs", "colfile-stats-v1", "colfile-v1", "header"]
+        assert not [p for p in Path(path).iterdir() if p.name.startswith(".colfile-")]
+        text = Path(path, "c", "attr-v2").read_text()
+        assert text.startswith(f"index {NATIVE}i8 1 {np.int64(7).tobytes().hex().upper()} ")
+        assert "gone" not in text and "empty" not in text
+        assert Path(path, "c", "colfile-attrs").read_text().startswith("empty <u4 0 ")
+    with colfile.File(path) as f:
+        attrs = f["c"].attrs
+        assert sorted(attrs) == ["empty", "index"] and attrs["index"] == 7
+        assert attrs.raw("empty") == ("<u4", 0, b"")
+        np.testing.assert_array_equal(f["c"][:], np.arange(4))
+
+
+@pytest.mark.parametrize("durable", [True, False])
+def test_new_column_without_attributes_has_an_empty_attr_v2(path: str, durable: bool) -> None:
+    with colfile.File(path, "w", durable=durable) as f:
+        f.create("g/h", None)
+        f.create("g/x", "f4", size=0)
+    for name in ("h", "x"):
+        assert Path(path, "g", name, "attr-v2").read_bytes() == b""
+        assert not Path(path, "g", name, "colfile-attrs").exists()

@@ -50,6 +50,8 @@ def snapshot(root: Path, skip: str | None = None) -> Snapshot:
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         if skip and Path(dirpath) == root and skip in dirnames:
             dirnames.remove(skip)
+        if ".colfile-catalog" in dirnames:  # a cache every writer may rewrite (format.md 8.5)
+            dirnames.remove(".colfile-catalog")
         for name in sorted(dirnames + filenames):
             if skip and Path(dirpath) == root and name == skip:
                 continue

@@ -33,6 +33,9 @@ verify the content exactly, the statistics (count, NaNs, min, max, sum per
 chunk; 'colfile stats') let queries skip data.  Data, headers and the
 bigfile byte sums are not changed; colfile's extra files (colfile-v1,
 colfile-stats-v1) are rewritten, so bigfile 0.1.52 still reads the File.
+At the end the File's catalog (.colfile-catalog/, docs/format.md 8.5) is
+rebuilt, as after every writer: a File written by bigfile lists and opens
+faster from then on.
 
 Blobs whose CRC32C and statistics are already current are skipped, unless
 --force is given.  Statistics become unknown when a blob is written by

@@ -70,7 +70,9 @@ def launch(nranks: int, args: Sequence[str], cwd: Path | str | None = None,
 
 
 def tree(root: Path | str) -> dict[str, bytes]:
-    """{relative path: bytes} of every file below ``root``."""
+    """{relative path: bytes} of every file below ``root``, but the File
+    catalog (docs/format.md 8.5): a cache whose stamps hold inode numbers."""
     root = Path(root)
     return {str(p.relative_to(root)): p.read_bytes()
-            for p in sorted(root.rglob("*")) if p.is_file()}
+            for p in sorted(root.rglob("*"))
+            if p.is_file() and ".colfile-catalog" not in p.relative_to(root).parts}

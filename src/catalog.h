@@ -1,0 +1,62 @@
+/* catalog.h - the File catalog: a cache of every column's metadata files
+ * in one file, used only where fresh stat()s prove it current
+ * (docs/format.md, "The catalog") (internal). */
+#ifndef CF_CATALOG_H
+#define CF_CATALOG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "colfile.h"
+
+/* Where the catalog lives, relative to the File root: a hidden directory
+ * (so that replacing the catalog file changes the directory stamps of the
+ * root, which the catalog itself records, only when it is first made). */
+#define CF__CATALOG_DIR ".colfile-catalog"
+#define CF__CATALOG_NAME "colfile-catalog-v1"
+
+/* The metadata files a column entry caches, in the order cf_column_open
+ * reads them. */
+enum {
+    CF__CAT_HEADER = 0,
+    CF__CAT_EXT,       /* colfile-v1 */
+    CF__CAT_STATS,     /* colfile-stats-v1 */
+    CF__CAT_ATTR_V1,   /* attr */
+    CF__CAT_ATTR_V2,   /* attr-v2 */
+    CF__CAT_ATTRS_EXT, /* colfile-attrs */
+    CF__CAT_NSLOTS
+};
+
+/* One metadata file of a column as the catalog knows it. */
+typedef struct cf__catalog_file {
+    int present;         /* 0: proven absent (by the column directory's stamp) */
+    int inline_bytes;    /* 1: `data` holds its bytes; 0: too large, read it */
+    const char *data;    /* NUL terminated copy (owned by the catalog) */
+    size_t len;
+} cf__catalog_file;
+
+typedef struct cf__catalog cf__catalog;
+
+/* Load the catalog of the File at root.  Returns NULL when there is none or
+ * it is damaged, truncated or otherwise unusable (it is a cache: never an
+ * error). */
+cf__catalog *cf__catalog_load(const char *root);
+void cf__catalog_free(cf__catalog *cat);
+
+/* The column names, sorted, if every directory stamp the listing depends on
+ * matches a fresh lstat: returns 1 and a list to free with cf_names_free.
+ * 0: not usable (list the directories).  CF_ENOMEM. */
+int cf__catalog_list(const cf__catalog *cat, const char *root, char ***names, int64_t *count);
+
+/* The cached metadata files of column `name`, if its entry is complete and
+ * every stamp it depends on matches a fresh lstat: returns 1 and fills
+ * files[CF__CAT_NSLOTS] (pointers into cat).  0: read the files. */
+int cf__catalog_column(const cf__catalog *cat, const char *root, const char *name,
+                       cf__catalog_file files[CF__CAT_NSLOTS]);
+
+/* Rebuild the catalog of the File at root from a fresh scan (reusing the
+ * entries of `old`, which may be NULL, that still validate) and replace it
+ * atomically when it differs from what is on disk.  fsyncs when `durable`. */
+int cf__catalog_update(const char *root, const cf__catalog *old, int durable, cf_error *err);
+
+#endif

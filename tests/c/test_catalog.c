@@ -1,0 +1,310 @@
+/* test_catalog.c - the File catalog: used where its stamps hold, giving what
+ * the files give; every change to the files seen; damage ignored. */
+#include "harness.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "catalog.h"
+#include "column.h"
+#include "file.h"
+#include "fsutil.h"
+
+static void path_of(char *out, size_t cap, const char *rel)
+{
+    snprintf(out, cap, "%s/F%s%s", cf_test_dir(), rel[0] ? "/" : "", rel);
+}
+
+static void put_file(const char *rel, const void *data, size_t len)
+{
+    char p[4200];
+    path_of(p, sizeof p, rel);
+    FILE *fp = fopen(p, "wb"); /* in place, as bigfile writes */
+    CHECK(fp != NULL);
+    if (!fp) return;
+    CHECK(fwrite(data, 1, len, fp) == len);
+    fclose(fp);
+}
+
+/* A File with columns of every kind, nested, with all three attribute files. */
+static void make_world(void)
+{
+    cf_error err;
+    cf_file *f;
+    char root[4200];
+    path_of(root, sizeof root, "");
+    CHECK_OK(cf_file_open(&f, root, CF_OPEN_WRITE | CF_OPEN_CREATE, &err), &err);
+    const char *names[] = { "a", "g/b", "g/h/c", "v", "meta" };
+    for (int i = 0; i < 5; i++) {
+        cf_column *c;
+        int64_t v[6] = { i, i + 1, i + 2, i + 3, i + 4, i + 5 };
+        if (i == 4) {
+            CHECK_OK(cf_column_create(&c, f, names[i], NULL, 0, 0, 0, &err), &err);
+        } else {
+            CHECK_OK(cf_column_create(&c, f, names[i], "i8", i == 3 ? 2 : 1, i == 3 ? 3 : 6, 2, &err), &err);
+            CHECK_OK(cf_column_write(c, 0, i == 3 ? 3 : 6, v, NULL, i == 3 ? 16 : 8, 8, &err), &err);
+        }
+        int64_t idx = i;
+        CHECK_OK(cf_column_attr_set(c, "index", "<i8", 1, &idx, &err), &err);
+        CHECK_OK(cf_column_attr_set(c, "empty", "<f8", 0, NULL, &err), &err); /* colfile-attrs */
+        CHECK_OK(cf_column_close(c, &err), &err);
+    }
+    CHECK_OK(cf_file_catalog_update(f, &err), &err);
+    cf_file_close(f);
+}
+
+/* Everything cf_column_open gives, as bytes (cf_column_export_meta). */
+static char *meta_of(cf_file *f, const char *name, size_t *len)
+{
+    cf_error err;
+    cf_column *c = NULL;
+    void *buf = NULL;
+    if (cf_column_open(&c, f, name, &err) != 0) return NULL;
+    CHECK_OK(cf_column_export_meta(c, &buf, len, &err), &err);
+    cf_column_close(c, NULL);
+    return buf;
+}
+
+static cf_file *open_ro(void)
+{
+    cf_error err;
+    cf_file *f = NULL;
+    char root[4200];
+    path_of(root, sizeof root, "");
+    CHECK_OK(cf_file_open(&f, root, CF_OPEN_READ, &err), &err);
+    return f;
+}
+
+static int catalog_serves(cf_file *f, const char *name)
+{
+    cf__catalog_file m[CF__CAT_NSLOTS];
+    return cf__catalog_column(f->catalog, f->path, name, m);
+}
+
+static int listing_served(cf_file *f)
+{
+    char **names;
+    int64_t n;
+    int r = cf__catalog_list(f->catalog, f->path, &names, &n);
+    if (r == 1) cf_names_free(names, n);
+    return r;
+}
+
+/* The same listing and the same metadata, byte for byte, as the files. */
+static void check_same_as_files(cf_file *fast)
+{
+    char root[4200], catdir[4300], hidden[4300];
+    path_of(root, sizeof root, "");
+    snprintf(catdir, sizeof catdir, "%s/" CF__CATALOG_DIR, root);
+    snprintf(hidden, sizeof hidden, "%s/hidden-catalog", cf_test_dir());
+    cf_error err;
+    char **a, **b;
+    int64_t na, nb;
+    CHECK_OK(cf_file_list(fast, &a, &na, &err), &err);
+    /* the slow path: a handle opened while there is no catalog */
+    CHECK(rename(catdir, hidden) == 0);
+    cf_file *slow = open_ro();
+    CHECK(slow && slow->catalog == NULL);
+    CHECK_OK(cf_file_list(slow, &b, &nb, &err), &err);
+    CHECK_EQ_INT(na, nb);
+    for (int64_t i = 0; i < na && i < nb; i++) {
+        CHECK_EQ_STR(a[i], b[i]);
+        size_t la = 0, lb = 0;
+        char *ma = meta_of(fast, a[i], &la), *mb = meta_of(slow, b[i], &lb);
+        CHECK((ma == NULL) == (mb == NULL));
+        if (ma && mb) {
+            CHECK_EQ_INT(la, lb);
+            if (la == lb) CHECK_EQ_MEM(ma, mb, la);
+        }
+        cf_free(ma);
+        cf_free(mb);
+    }
+    cf_names_free(a, na);
+    cf_names_free(b, nb);
+    cf_file_close(slow);
+    CHECK(rename(hidden, catdir) == 0);
+}
+
+static void test_catalog_serves_and_matches(void)
+{
+    make_world();
+    cf_file *f = open_ro();
+    CHECK(f && f->catalog != NULL);
+    const char *names[] = { "a", "g/b", "g/h/c", "v", "meta" };
+    for (int i = 0; i < 5; i++) CHECK_EQ_INT(catalog_serves(f, names[i]), 1);
+    CHECK_EQ_INT(catalog_serves(f, "g"), 0);
+    CHECK_EQ_INT(catalog_serves(f, "nope"), 0);
+    check_same_as_files(f);
+    cf_file_close(f);
+}
+
+/* Rewritten in place, same size, at once (the same second): seen. */
+static void test_in_place_rewrite_seen(void)
+{
+    make_world();
+    cf_file *f = open_ro();
+    CHECK(f && f->catalog != NULL);
+    char p[4200];
+    path_of(p, sizeof p, "a/attr-v2");
+    char *old = NULL;
+    size_t len = 0;
+    CHECK_OK(cf__read_file(p, &old, &len, NULL), NULL);
+    /* "index" is 0 for column a: make it 7, same length */
+    char *at = old ? strstr(old, "0000000000000000") : NULL;
+    CHECK(at != NULL);
+    if (at) {
+        at[1] = '7';
+        put_file("a/attr-v2", old, len);
+    }
+    CHECK_EQ_INT(catalog_serves(f, "a"), 0);
+    cf_error err;
+    cf_column *c;
+    CHECK_OK(cf_column_open(&c, f, "a", &err), &err);
+    const char *dt;
+    int64_t nmemb;
+    const void *data;
+    CHECK_OK(cf_column_attr_get(c, "index", &dt, &nmemb, &data, &err), &err);
+    int64_t v;
+    memcpy(&v, data, 8);
+    CHECK_EQ_INT(v, 7);
+    cf_column_close(c, NULL);
+    CHECK_EQ_INT(catalog_serves(f, "g/b"), 1); /* the others still hold */
+    check_same_as_files(f);
+    free(old);
+    cf_file_close(f);
+}
+
+/* Columns added, removed or renamed behind the catalog's back. */
+static void test_tree_changes_seen(void)
+{
+    make_world();
+    char p[4200], q[4200];
+    cf_error err;
+    for (int round = 0; round < 4; round++) {
+        cf_file *w;
+        char root[4200];
+        path_of(root, sizeof root, "");
+        CHECK_OK(cf_file_open(&w, root, CF_OPEN_WRITE, &err), &err);
+        CHECK_OK(cf_file_catalog_update(w, &err), &err);
+        cf_file_close(w);
+        cf_file *f = open_ro();
+        CHECK(f && f->catalog != NULL);
+        CHECK_EQ_INT(listing_served(f), 1);
+        if (round == 0) { /* a new column by plain writes */
+            path_of(p, sizeof p, "g/new");
+            CHECK(mkdir(p, 0777) == 0);
+            const char *h = "DTYPE: <i8\nNMEMB: 1\nNFILE: 0\n";
+            put_file("g/new/header", h, strlen(h));
+        } else if (round == 1) { /* removed */
+            CHECK_OK(cf_file_open(&w, root, CF_OPEN_WRITE, &err), &err);
+            CHECK_OK(cf_file_remove(w, "g/h/c", &err), &err);
+            cf_file_close(w);
+        } else if (round == 2) { /* renamed */
+            path_of(p, sizeof p, "v");
+            path_of(q, sizeof q, "w");
+            CHECK(rename(p, q) == 0);
+        } else { /* a group gains a header and hides what is below */
+            put_file("g/header", "DTYPE: <i8\nNMEMB: 0\nNFILE: 0\n", 29);
+        }
+        CHECK_EQ_INT(listing_served(f), 0);
+        check_same_as_files(f);
+        cf_file_close(f);
+    }
+}
+
+/* Damaged, truncated or hostile catalogs are ignored, never trusted. */
+static void test_damaged_catalog_ignored(void)
+{
+    make_world();
+    char root[4200], cat[4400];
+    path_of(root, sizeof root, "");
+    snprintf(cat, sizeof cat, "%s/" CF__CATALOG_DIR "/" CF__CATALOG_NAME, root);
+    char *good = NULL;
+    size_t len = 0;
+    CHECK_OK(cf__read_file(cat, &good, &len, NULL), NULL);
+    if (!good) return;
+    cf__catalog *ok = cf__catalog_load(root);
+    CHECK(ok != NULL);
+    cf__catalog_free(ok);
+    unsigned char *bad = malloc(len);
+    /* every truncation, and a flipped bit in every byte */
+    for (size_t cut = 0; cut < len; cut += (cut < 256 ? 1 : 7)) {
+        FILE *fp = fopen(cat, "wb");
+        fwrite(good, 1, cut, fp);
+        fclose(fp);
+        cf__catalog *c = cf__catalog_load(root);
+        CHECK(c == NULL);
+        cf__catalog_free(c);
+    }
+    for (size_t i = 0; i < len; i++) {
+        memcpy(bad, good, len);
+        bad[i] ^= (unsigned char)(1u << (i % 8));
+        FILE *fp = fopen(cat, "wb");
+        fwrite(bad, 1, len, fp);
+        fclose(fp);
+        cf__catalog *c = cf__catalog_load(root);
+        CHECK(c == NULL);
+        cf__catalog_free(c);
+    }
+    /* a catalog for another tree: stamps do not hold, nothing is served */
+    FILE *fp = fopen(cat, "wb");
+    fwrite(good, 1, len, fp);
+    fclose(fp);
+    char other[4200];
+    snprintf(other, sizeof other, "%s/F2", cf_test_dir());
+    char cmd[9000];
+    snprintf(cmd, sizeof cmd, "cp -a '%s' '%s'", root, other);
+    CHECK(system(cmd) == 0);
+    cf_error err;
+    cf_file *f;
+    CHECK_OK(cf_file_open(&f, other, CF_OPEN_READ, &err), &err);
+    CHECK(f->catalog != NULL);
+    CHECK_EQ_INT(catalog_serves(f, "a"), 0);
+    CHECK_EQ_INT(listing_served(f), 0);
+    cf_file_close(f);
+    /* a link in the catalog's place is not followed */
+    unlink(cat);
+    CHECK(symlink("/etc/passwd", cat) == 0);
+    CHECK(cf__catalog_load(root) == NULL);
+    unlink(cat);
+    f = open_ro();
+    CHECK(f->catalog == NULL);
+    char **names;
+    int64_t n;
+    CHECK_OK(cf_file_list(f, &names, &n, &err), &err);
+    CHECK_EQ_INT(n, 5);
+    cf_names_free(names, n);
+    cf_file_close(f);
+    free(bad);
+    free(good);
+}
+
+/* The listing is served once the catalog is rebuilt after the last change;
+ * a reader never writes; a read-only directory only loses the cache. */
+static void test_update_rules(void)
+{
+    make_world();
+    cf_error err;
+    char root[4200];
+    path_of(root, sizeof root, "");
+    cf_file *ro = open_ro();
+    CHECK_FAILS(cf_file_catalog_update(ro, &err), CF_EREADONLY, &err, "read-only");
+    CHECK_EQ_INT(listing_served(ro), 1);
+    cf_file_close(ro);
+    /* nothing changed: the file is left as it is */
+    char cat[4400];
+    snprintf(cat, sizeof cat, "%s/" CF__CATALOG_DIR "/" CF__CATALOG_NAME, root);
+    struct stat s1, s2;
+    CHECK(stat(cat, &s1) == 0);
+    cf_file *w;
+    CHECK_OK(cf_file_open(&w, root, CF_OPEN_WRITE, &err), &err);
+    CHECK_OK(cf_file_catalog_update(w, &err), &err);
+    cf_file_close(w);
+    CHECK(stat(cat, &s2) == 0);
+    CHECK_EQ_INT(s1.st_ino, s2.st_ino);
+}
+
+CF_TESTS(CF_TEST(test_catalog_serves_and_matches), CF_TEST(test_in_place_rewrite_seen),
+         CF_TEST(test_tree_changes_seen), CF_TEST(test_damaged_catalog_ignored),
+         CF_TEST(test_update_rules))
