@@ -265,6 +265,20 @@ CF_API int64_t cf_column_itemsize(const cf_column *c);   /* bytes of one element
 CF_API int64_t cf_column_nmemb(const cf_column *c);      /* elements per row */
 CF_API int64_t cf_column_size(const cf_column *c);       /* rows */
 CF_API int64_t cf_column_nfile(const cf_column *c);      /* blobs */
+/* What a binding reads once per handle, filled in one call by
+ * cf_column_describe: the values of cf_column_name, cf_column_path,
+ * cf_column_dtype, cf_column_kind, cf_column_writable and cf_column_nmemb
+ * (the strings owned by the handle, valid until it is closed). */
+typedef struct cf_column_desc {
+    const char *name;
+    const char *path;
+    const char *dtype;
+    int kind;
+    int writable;
+    int64_t nmemb;
+} cf_column_desc;
+/* Fill *d for c (for bindings where every call costs).  Never fails. */
+CF_API void cf_column_describe(const cf_column *c, cf_column_desc *d);
 /* Rows held by blob i (0 <= i < nfile), or -1 if i is out of range. */
 CF_API int64_t cf_column_blob_rows(const cf_column *c, int64_t i);
 /* The bigfile running byte sum of blob i as it stands in the header. */

@@ -18,6 +18,10 @@
  * A stamp is seven u64: inode, size, mode, mtime s, mtime ns, ctime s,
  * ctime ns.
  */
+/* the type of directory entries (d_type: DT_LNK, DT_UNKNOWN) */
+#ifndef _DEFAULT_SOURCE
+#define _DEFAULT_SOURCE 1
+#endif
 #include "catalog.h"
 
 #include <dirent.h>
@@ -583,39 +587,98 @@ static int reuse(build *b, build_col *c, const stamp *dir)
     return 1;
 }
 
-/* Read the metadata files of column directory `abs` into c.  Returns 1 if
- * every file was read with a trusted stamp that held before and after. */
-static int read_column(build *b, build_col *c, const char *abs)
+/* Read the metadata file `name` of the column directory open as dfd into
+ * slot f (state 1 or 2).  The clock is read before the file is opened; its
+ * stamp (an fstat of the file opened without following a link: what lstat
+ * of the path gives) must be trusted and hold after the read, which takes
+ * exactly its size.  Returns 1, or 0 when the slot cannot be recorded. */
+static int read_slot(build *b, int dfd, const char *name, cat_slot *f, char **owned)
 {
-    char buf[PATH_MAX];
-    if (full_path(buf, sizeof buf, abs, "", CF__TORN_NAME) == 0 && access(buf, F_OK) == 0) return 0;
-    for (int s = 0; s < CF__CAT_NSLOTS; s++) {
+    struct timespec before;
+    file_clock(&before);
+    int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    struct stat st;
+    stamp s1, s2;
+    int ok = 0;
+    if (fstat(fd, &st) != 0) goto done;
+    fill_stamp(&st, &s1);
+    if (!S_ISREG((mode_t)s1.mode) || !trusted(&s1, &before, b->fine)) goto done;
+    f->st = s1;
+    if (s1.size > INLINE_MAX) {
+        f->state = 2;
+        ok = 1;
+        goto done;
+    }
+    char *text = malloc((size_t)s1.size + 1);
+    if (!text) goto done;
+    *owned = text;
+    size_t got = 0;
+    while (got < (size_t)s1.size) {
+        ssize_t n = pread(fd, text + got, (size_t)s1.size - got, (off_t)got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) goto done;
+        got += (size_t)n;
+    }
+    text[got] = '\0';
+    if (fstat(fd, &st) != 0) goto done;
+    fill_stamp(&st, &s2);
+    if (!same_stamp(&s1, &s2)) goto done;
+    f->state = 1;
+    f->data = text;
+    f->len = got;
+    ok = 1;
+done:
+    close(fd);
+    return ok;
+}
+
+/* Read the metadata files of column directory `abs` (`rel` below the root)
+ * into c, after its directory's stamp was taken; the caller checks that
+ * stamp again afterwards, which keeps the listing below (files absent stay
+ * absent, the names present name the files read) true for that stamp.
+ * Returns 1 if every file was read with a trusted stamp that held before
+ * and after; 0 (incomplete) as well for a torn column, a path too long to
+ * work on, or a symbolic link among the files colfile uses in it. */
+static int read_column(build *b, build_col *c, const char *abs, const char *rel)
+{
+    if (strlen(b->root) + 1 + strlen(rel) + CF__PATH_ROOM >= PATH_MAX) return 0;
+    DIR *d = opendir(abs);
+    if (!d) return 0;
+    int dfd = dirfd(d);
+    unsigned char present[CF__CAT_NSLOTS] = { 0 };
+    int ok = 1;
+    struct dirent *ent;
+    while (ok && (ent = readdir(d)) != NULL) {
+        const char *nm = ent->d_name;
+        if (!cf__name_guarded(nm, 1)) continue;
+        if (strcmp(nm, CF__TORN_NAME) == 0) {
+            ok = 0;
+            break;
+        }
+        int lnk = 0;
+#if defined(DT_LNK) && defined(DT_UNKNOWN)
+        if (ent->d_type == DT_LNK) lnk = 1;
+        else if (ent->d_type == DT_UNKNOWN)
+#endif
+        {
+            struct stat st;
+            lnk = fstatat(dfd, nm, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
+        }
+        if (lnk) ok = 0;
+        for (int s = 0; s < CF__CAT_NSLOTS; s++)
+            if (strcmp(nm, slot_names[s]) == 0) present[s] = 1;
+    }
+    for (int s = 0; ok && s < CF__CAT_NSLOTS; s++) {
         cat_slot *f = &c->slot[s];
-        if (full_path(buf, sizeof buf, abs, "", slot_names[s])) return 0;
-        struct timespec before;
-        file_clock(&before);
-        stamp s1;
-        if (take_stamp(buf, &s1) != 0) {
-            if (errno != ENOENT) return 0;
+        if (!present[s]) {
             f->state = 0; /* the directory's stamp keeps it absent */
             continue;
         }
-        if (!S_ISREG((mode_t)s1.mode) || !trusted(&s1, &before, b->fine)) return 0;
-        f->st = s1;
-        if (s1.size > INLINE_MAX) {
-            f->state = 2;
-            continue;
-        }
-        char *text = NULL;
-        size_t len = 0;
-        if (cf__read_file(buf, &text, &len, NULL) != 0) return 0;
-        c->owned[s] = text;
-        if (!still(buf, &s1) || len != s1.size) return 0;
-        f->state = 1;
-        f->data = text;
-        f->len = len;
+        ok = read_slot(b, dfd, slot_names[s], f, &c->owned[s]);
     }
-    return 1;
+    closedir(d);
+    return ok;
 }
 
 static int has_header(const char *dir)
@@ -653,6 +716,7 @@ static int scan(build *b, const char *rel, int depth)
             break;
         }
         struct stat st;
+        file_clock(&before);
         if (lstat(subabs, &st) != 0 || !S_ISDIR(st.st_mode)) continue;
         if (!has_header(subabs)) {
             rc = scan(b, sub, depth + 1);
@@ -671,19 +735,16 @@ static int scan(build *b, const char *rel, int depth)
             rc = -1;
             break;
         }
-        file_clock(&before);
+        /* its stamp: the lstat above, taken after reading the clock */
         stamp c1;
-        if (take_stamp(subabs, &c1) != 0 || !S_ISDIR((mode_t)c1.mode) || !trusted(&c1, &before, b->fine)) {
+        fill_stamp(&st, &c1);
+        if (!trusted(&c1, &before, b->fine)) {
             rc = -1;
             break;
         }
         b->dirs[ci].st = c1;
-        if (reuse(b, c, &c1)) {
-            c->complete = 1;
-        } else {
-            cf_error ignored;
-            c->complete = cf__name_confine_own(b->root, sub, &ignored) == 0 && read_column(b, c, subabs);
-        }
+        if (reuse(b, c, &c1)) c->complete = 1;
+        else c->complete = read_column(b, c, subabs, sub);
         if (!still(subabs, &c1)) rc = -1;
     }
     closedir(d);

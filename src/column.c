@@ -245,22 +245,33 @@ void cf__column_stats_add(cf_column *c, int64_t b, int64_t elem, const unsigned 
     if (n > 0) add_to_chunks(c, cf__stats_chunk(&c->stats, b, 0), elem, p, n);
 }
 
-/* Create or truncate blob i to zero bytes. */
-static int truncate_blob(cf_column *c, int64_t i, cf_error *err)
+/* Create or truncate blob i to zero bytes.  With `keep`, the blob stays
+ * open for writing as the handle's cached descriptor (what blob_fd would
+ * open for the first write of it). */
+static int truncate_blob_keep(cf_column *c, int64_t i, int keep, cf_error *err)
 {
     char *p = blob_path(c, i);
     if (!p) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
     int rc = 0;
-    int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    int fd = open(p, (keep ? O_RDWR : O_WRONLY) | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
     if (fd < 0) {
         int e = errno;
         rc = CF_FAIL(err, CF_EIO, "%s: cannot create blob: %s", p, strerror(e));
+    } else if (keep) {
+        struct stat st;
+        close_fd(c);
+        c->fd = fd;
+        c->fd_blob = i;
+        c->fd_writable = 1;
+        c->fd_blksize = fstat(fd, &st) == 0 && st.st_blksize > 0 ? (int64_t)st.st_blksize : 4096;
     } else {
         close(fd);
     }
     free(p);
     return rc;
 }
+
+static int truncate_blob(cf_column *c, int64_t i, cf_error *err) { return truncate_blob_keep(c, i, 0, err); }
 
 /* Remove blob files numbered >= nfile left by an earlier, larger column. */
 static int remove_stale_blobs(const char *dir, int64_t nfile, int *removed, cf_error *err)
@@ -723,8 +734,9 @@ int cf_column_create_blobs(cf_column **out, cf_file *f, const char *name,
         rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", dir);
         goto fail;
     }
-    /* The metadata files, attr-v2 included, are written by the commit. */
-    for (int64_t i = 0; i < c->h.nfile && rc == 0; i++) rc = truncate_blob(c, i, err);
+    /* The metadata files, attr-v2 included, are written by the commit.
+     * Blob 0 stays open for the first write, which usually starts there. */
+    for (int64_t i = 0; i < c->h.nfile && rc == 0; i++) rc = truncate_blob_keep(c, i, i == 0, err);
     if (rc) goto fail;
     free(dir);
     *out = c;
@@ -1137,6 +1149,16 @@ int64_t cf_column_itemsize(const cf_column *c) { return c->h.dtype.width; }
 int64_t cf_column_nmemb(const cf_column *c) { return c->h.nmemb; }
 int64_t cf_column_size(const cf_column *c) { return c->size; }
 int64_t cf_column_nfile(const cf_column *c) { return c->h.nfile; }
+
+void cf_column_describe(const cf_column *c, cf_column_desc *d)
+{
+    d->name = c->name;
+    d->path = c->path;
+    d->dtype = c->dtype_token;
+    d->kind = c->kind;
+    d->writable = c->writable;
+    d->nmemb = c->h.nmemb;
+}
 
 int64_t cf_column_blob_rows(const cf_column *c, int64_t i)
 {

@@ -290,3 +290,5 @@ int cf__name_confine_own(const char *root, const char *name, cf_error *err)
 {
     return confine(root, name, 0, err);
 }
+
+int cf__name_guarded(const char *entry, int column) { return is_guarded_name(entry, column); }

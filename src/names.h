@@ -31,6 +31,11 @@ int cf__name_confine(const char *root, const char *name, cf_error *err);
  * follow a link) and opens the lock with O_NOFOLLOW. */
 int cf__name_confine_own(const char *root, const char *name, cf_error *err);
 
+/* 1 if `entry`, an entry of a column directory (`column`) or of a group or
+ * File directory, is one colfile reads or writes there, so that it must not
+ * be a symbolic link (what cf__name_confine checks in the directory). */
+int cf__name_guarded(const char *entry, int column);
+
 /* Check a File path given to cf_file_open before anything is made: shorter
  * than PATH_MAX, no component longer than 255 bytes.  CF_ENAME. */
 int cf__file_path_check(const char *path, cf_error *err);

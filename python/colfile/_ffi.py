@@ -104,6 +104,15 @@ const char *cf_column_path(const cf_column *c);
 const char *cf_column_dtype(const cf_column *c);
 int cf_column_kind(const cf_column *c);
 int cf_column_writable(const cf_column *c);
+typedef struct cf_column_desc {
+    const char *name;
+    const char *path;
+    const char *dtype;
+    int kind;
+    int writable;
+    int64_t nmemb;
+} cf_column_desc;
+void cf_column_describe(const cf_column *c, cf_column_desc *d);
 int64_t cf_column_itemsize(const cf_column *c);
 int64_t cf_column_nmemb(const cf_column *c);
 int64_t cf_column_size(const cf_column *c);

@@ -155,6 +155,10 @@ def encode_value(value: Any) -> tuple[str, int, bytes]:
                      "use numbers, booleans, strings, bytes, lists or numpy arrays")
 
 
+#: numpy dtypes of attribute tokens met so far (a few kinds at most)
+_DTYPES: dict[str, np.dtype[Any]] = {}
+
+
 def decode_value(token: str, nmemb: int, data: bytes) -> Any:
     """Turn stored ``(dtype token, nmemb, raw bytes)`` into a Python value.
 
@@ -175,14 +179,17 @@ def decode_value(token: str, nmemb: int, data: bytes) -> Any:
     if kind == "S":
         width = int(token[2:]) if token[2:].isdigit() else 1
         return [_text(data[i * width:(i + 1) * width].rstrip(b"\0")) for i in range(nmemb)]
-    try:
-        dt = np.dtype(token)
-    except TypeError:
-        return data
-    arr = np.frombuffer(data, dtype=dt, count=nmemb).copy()
+    dt = _DTYPES.get(token)
+    if dt is None:
+        try:
+            dt = np.dtype(token)
+        except TypeError:
+            return data
+        if len(_DTYPES) < 256:
+            _DTYPES[token] = dt
     if nmemb == 1:
-        return arr[0]
-    return arr
+        return np.frombuffer(data, dtype=dt, count=1)[0]  # a scalar: a copy
+    return np.frombuffer(data, dtype=dt, count=nmemb).copy()
 
 
 class AttributeManager(MutableMapping[str, Any]):

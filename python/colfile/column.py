@@ -69,14 +69,17 @@ def _release(handle: Any) -> None:
 
 
 _DTYPES: dict[str, np.dtype[Any]] = {}
+_ATTR_BUFS = threading.local()
 _CTYPES: list[Any] = []
 
 
 def _ctypes() -> list[Any]:
-    """The cffi types :meth:`Column._attr_get` allocates, parsed once."""
+    """The cffi types :meth:`Column._attr_get` and ``__init__`` allocate,
+    parsed once."""
     if not _CTYPES:
         _CTYPES.extend(ffi.typeof(t) for t in
-                       ("const char **", "int64_t *", "const void **", "cf_error *"))
+                       ("const char **", "int64_t *", "const void **", "cf_error *",
+                        "cf_column_desc *"))
     return _CTYPES
 
 
@@ -90,7 +93,11 @@ def _dtype_of(tok: str) -> np.dtype[Any]:
 
 
 def _ptr(arr: np.ndarray) -> Any:
-    """The address of element 0 of ``arr`` (whatever its strides)."""
+    """The address of element 0 of ``arr`` (whatever its strides).  A
+    C-contiguous array is passed as its buffer (which keeps it alive while
+    the pointer is), much cheaper than ``arr.ctypes``."""
+    if arr.flags.c_contiguous and arr.size:
+        return ffi.from_buffer(arr)
     return ffi.cast("void *", arr.ctypes.data)
 
 
@@ -145,18 +152,20 @@ class Column:
         self._comm: _mpi.Comm = _mpi.as_comm(comm)
         self._lock = threading.Lock()
         self._file_ref = weakref.ref(file) if file is not None else None
-        self._writable = bool(L.cf_column_writable(handle))
+        d = ffi.new(_ctypes()[4])
+        L.cf_column_describe(handle, d)  # one call: each costs ~1.5 us
+        self._writable = bool(d.writable)
         # A handle that can commit is closed (committed) by a finalizer that
         # also runs at exit; a read-only one holds only memory, which __del__
         # gives back: a weakref.finalize costs more than opening from the
         # catalog.
         self._finalizer: Any = weakref.finalize(self, _release, handle) if self._writable else None
-        self._name = string(L.cf_column_name(handle))
-        self._path = string(L.cf_column_path(handle))
-        self._token = string(L.cf_column_dtype(handle))
+        self._name = string(d.name)
+        self._path = string(d.path)
+        self._token = string(d.dtype)
         self._dtype = _dtype_of(self._token)
-        self._nmemb = int(L.cf_column_nmemb(handle))
-        self._kind = int(L.cf_column_kind(handle))
+        self._nmemb = int(d.nmemb)
+        self._kind = int(d.kind)
         self._file_path = file.path if file is not None else None
 
     def __del__(self) -> None:
@@ -533,8 +542,11 @@ class Column:
             self._write_contig(start, n, arr)
 
     def _rows_of(self, arr: np.ndarray, n: int) -> np.ndarray:
+        shape = (n,) + self._row_shape
+        if arr.shape == shape:
+            return arr  # already rows: nothing to broadcast
         try:
-            return np.broadcast_to(arr, (n,) + self._row_shape)
+            return np.broadcast_to(arr, shape)
         except ValueError:
             raise ValueError(f"{self._what()}: data of shape {arr.shape} does not fit "
                              f"rows of shape {self._row_shape}") from None
@@ -644,11 +656,13 @@ class Column:
     # attributes (used by attrs.AttributeManager)
 
     def _attr_get(self, name: str) -> tuple[str, int, bytes]:
-        T = _ctypes()
-        tok = ffi.new(T[0])
-        nmemb = ffi.new(T[1])
-        data = ffi.new(T[2])
-        err = ffi.new(T[3])
+        # the out-parameters: this thread's, allocated once (they are read
+        # before the call returns to Python code that could use them again)
+        bufs = getattr(_ATTR_BUFS, "v", None)
+        if bufs is None:
+            T = _ctypes()
+            bufs = _ATTR_BUFS.v = tuple(ffi.new(t) for t in T[:4])
+        tok, nmemb, data, err = bufs
         with self._lock:
             rc = lib().cf_column_attr_get(self._handle(), encode_name(name),
                                           tok, nmemb, data, err)

@@ -725,16 +725,21 @@ class File(Group):
                     "concurrency": None if concurrency is None else int(concurrency)}
 
         specs: list[dict[str, Any]] = _mpi.agree(comm, prep, collect=True)
-        same = _mpi._check_same
-        for key, what in (("name", "column name"), ("size", "size"), ("nfile", "nfile"),
-                          ("rows", "blob_rows"), ("align", "align_blobs_to_ranks"),
-                          ("mode", "mode"), ("concurrency", "concurrency"),
-                          ("chunk_rows", "chunk_rows"),
-                          ("inferred", "whether dtype is given")):
-            same([sp[key] for sp in specs], what)
-        has_data = same([sp["local"] is not None for sp in specs], "whether data is given")
-        typed = [sp for sp in specs if not sp["inferred"] or sp["local"]] or specs
-        tok, nmemb = same([(sp["tok"], sp["nmemb"]) for sp in typed], "dtype")
+        if serial:
+            # one process: nothing to compare between ranks
+            has_data = specs[0]["local"] is not None
+            tok, nmemb = specs[0]["tok"], specs[0]["nmemb"]
+        else:
+            same = _mpi._check_same
+            for key, what in (("name", "column name"), ("size", "size"), ("nfile", "nfile"),
+                              ("rows", "blob_rows"), ("align", "align_blobs_to_ranks"),
+                              ("mode", "mode"), ("concurrency", "concurrency"),
+                              ("chunk_rows", "chunk_rows"),
+                              ("inferred", "whether dtype is given")):
+                same([sp[key] for sp in specs], what)
+            has_data = same([sp["local"] is not None for sp in specs], "whether data is given")
+            typed = [sp for sp in specs if not sp["inferred"] or sp["local"]] or specs
+            tok, nmemb = same([(sp["tok"], sp["nmemb"]) for sp in typed], "dtype")
         size_ = specs[0]["size"]
         if has_data:
             counts = [int(sp["local"]) for sp in specs]

@@ -51,6 +51,14 @@ static void test_roundtrip_vector_column(void)
     cf_column *c = NULL;
     CHECK_OK(cf_column_create(&c, f, "1/Position", "f8", 3, 5, 2, &err), &err);
     CHECK_EQ_STR(cf_column_dtype(c), "<f8");
+    cf_column_desc d;
+    cf_column_describe(c, &d);
+    CHECK_EQ_STR(d.name, "1/Position");
+    CHECK_EQ_STR(d.path, cf_column_path(c));
+    CHECK_EQ_STR(d.dtype, "<f8");
+    CHECK_EQ_INT(d.kind, CF_KIND_DATA);
+    CHECK_EQ_INT(d.writable, 1);
+    CHECK_EQ_INT(d.nmemb, 3);
     CHECK_EQ_INT(cf_column_size(c), 5);
     CHECK_EQ_INT(cf_column_blob_rows(c, 0), 2);
     CHECK_EQ_INT(cf_column_blob_rows(c, 1), 3);

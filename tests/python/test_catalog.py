@@ -193,3 +193,43 @@ def test_truncating_open_removes_it(path: str) -> None:
         f.create("only", data=np.arange(3))
     with colfile.File(path) as f:
         assert f.columns == ["only"]
+
+
+@pytest.mark.parametrize("how", ["linked blob", "linked attr-v2", "torn"])
+def test_columns_it_cannot_vouch_for_are_read_from_their_files(path: str, tmp_path: Path,
+                                                               how: str) -> None:
+    """A column whose directory holds a symbolic link among colfile's files
+    or a torn mark is left to its files (recorded incomplete): opening it
+    behaves exactly as without a catalog."""
+    with colfile.File(path, "w") as f:
+        for name in ("a", "b"):
+            f.create(name, data=np.arange(6, dtype="i4"), nfile=2).attrs["k"] = 1
+    d = os.path.join(path, "b")
+    if how.startswith("linked"):
+        leaf = "000001" if how == "linked blob" else "attr-v2"
+        target = str(tmp_path / "elsewhere")
+        shutil.copy(os.path.join(d, leaf), target)
+        os.remove(os.path.join(d, leaf))
+        os.symlink(target, os.path.join(d, leaf))
+    else:
+        Path(d, "colfile-torn").write_bytes(b"")
+    with colfile.File(path, "a"):
+        pass  # rebuilds the catalog around b
+    assert os.path.isfile(catalog_of(path))
+
+    def outcome(p: str) -> Any:
+        with colfile.File(p) as f:
+            assert f.columns == ["a", "b"]
+            assert f["a"][:].tolist() == list(range(6))
+            try:
+                c = f["b"]
+                return ("opened", c[:].tolist(), {k: c.attrs.raw(k) for k in c.attrs})
+            except (colfile.Error, OSError) as exc:
+                return ("refused", type(exc).__name__)
+
+    copy = str(tmp_path / "copy")
+    shutil.copytree(path, copy, symlinks=True)
+    shutil.rmtree(os.path.join(copy, ".colfile-catalog"))
+    got, want = outcome(path), outcome(copy)
+    assert got == want
+    assert got[0] == "refused"
