@@ -76,6 +76,26 @@ int cf__map_range(int fd, int64_t off, int64_t n, cf__map *m)
 #endif
 }
 
+int cf__buffer_touched(const void *p, int64_t n)
+{
+#if CF__CAN_MAP
+    if (n <= 0) return 1;
+    long pg = sysconf(_SC_PAGESIZE);
+    if (pg <= 0) return 1;
+    const int64_t probes[3] = {0, n / 2, n - 1};
+    for (int i = 0; i < 3; i++) {
+        uintptr_t at = (uintptr_t)p + (uintptr_t)probes[i];
+        unsigned char v;
+        if (mincore((void *)(at - at % (uintptr_t)pg), (size_t)pg, &v) != 0 || !(v & 1)) return 0;
+    }
+    return 1;
+#else
+    (void)p;
+    (void)n;
+    return 1;
+#endif
+}
+
 void cf__map_release(cf__map *m)
 {
 #if CF__CAN_MAP
