@@ -197,7 +197,7 @@ int cf__fsync_files(const char *dir, const char *const *names, size_t n, cf_erro
                 free(paths[k]);
                 break;
             }
-            cf__writeback_start(fds[k]);
+            cf__writeback_range(fds[k], 0, 0);
         }
         for (size_t j = 0; j < k; j++) {
             if (rc == 0) rc = cf__fsync_fd(fds[j], paths[j], err);

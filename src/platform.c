@@ -28,28 +28,30 @@ int cf__rename_exchange(const char *a, const char *b)
 #endif
 }
 
-int cf__lock_shared(int fd)
+/* An OFD lock of the given type on the whole file, else flock(2) with
+ * flock_op where the kernel has no OFD locks. */
+static int take_lock(int fd, short type, int flock_op)
 {
 #if defined(F_OFD_SETLK)
     struct flock fl = { 0 };
-    fl.l_type = F_RDLCK;
+    fl.l_type = type;
     fl.l_whence = SEEK_SET;
     if (fcntl(fd, F_OFD_SETLK, &fl) == 0) return 0;
     if (errno != EINVAL) return -1;
+#else
+    (void)type;
 #endif
-    return flock(fd, LOCK_SH | LOCK_NB);
+    return flock(fd, flock_op | LOCK_NB);
+}
+
+int cf__lock_shared(int fd)
+{
+    return take_lock(fd, F_RDLCK, LOCK_SH);
 }
 
 int cf__lock_exclusive(int fd)
 {
-#if defined(F_OFD_SETLK)
-    struct flock fl = { 0 };
-    fl.l_type = F_WRLCK;
-    fl.l_whence = SEEK_SET;
-    if (fcntl(fd, F_OFD_SETLK, &fl) == 0) return 0;
-    if (errno != EINVAL) return -1;
-#endif
-    return flock(fd, LOCK_EX | LOCK_NB);
+    return take_lock(fd, F_WRLCK, LOCK_EX);
 }
 
 int cf__lock_probe(int fd)
@@ -75,15 +77,6 @@ int cf__lock_probe_path(const char *path)
     int held = cf__lock_probe(fd);
     close(fd);
     return held;
-}
-
-void cf__writeback_start(int fd)
-{
-#if defined(__linux__) && defined(SYNC_FILE_RANGE_WRITE)
-    (void)sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
-#else
-    (void)fd;
-#endif
 }
 
 void cf__writeback_range(int fd, int64_t offset, int64_t length)

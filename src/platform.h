@@ -31,15 +31,13 @@ int cf__lock_probe(int fd);
  * (absent: no writer ever took it, or the last one let go). */
 int cf__lock_probe_path(const char *path);
 
-/* Start writing back the dirty pages of the open file fd without waiting
- * (Linux sync_file_range; nothing elsewhere).  A hint that lets the file
- * system batch the write-back of several files before they are fsynced:
- * never a substitute for fsync, and its failure is ignored. */
-void cf__writeback_start(int fd);
-
-/* The same for bytes [offset, offset + length) of fd only: a writer calls
- * it on what it has just written, so that the disk works while it goes on
- * and the fsync of the commit finds little left to write. */
+/* Start writing back the dirty pages of bytes [offset, offset + length) of
+ * the open file fd without waiting (Linux sync_file_range; nothing
+ * elsewhere); length 0 means to the end of the file.  A hint: a writer
+ * calls it on what it has just written, so that the disk works while it
+ * goes on, and a commit on each file before fsyncing them all, so that the
+ * file system batches their write-back.  Never a substitute for fsync; its
+ * failure is ignored. */
 void cf__writeback_range(int fd, int64_t offset, int64_t length);
 
 /* The statfs(2) file system name ("ext4", "nfs", ...), "other" or "unknown". */
