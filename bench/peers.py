@@ -1,7 +1,8 @@
 """colfile side by side with its peers: snapshot and metadata workloads (issue #6).
 
     python bench/peers.py [--rows 16777216] [--repeats 3]
-        [--systems numpy,colfile,colfile-nodurable,colfile-verify,h5py,zarr,adios2,bigfile]
+        [--systems numpy,colfile,colfile-nodurable,colfile-verify,colfile-percolumn,h5py,zarr,
+                   adios2,bigfile,fs-floor]
         [--tmpdir DIR]
         [--cold-method auto|drop_caches|fadvise] [--nice -20] [--markdown docs/performance.md]
         [--json FILE] [--quick]
@@ -13,8 +14,8 @@ is skipped with a note):
   partial reads through ``np.fromfile(offset=)`` and ``np.memmap``), the
   baseline every ratio is measured against;
 * ``colfile``: its public Python API (``File.create(data=)``, ``col[...]``,
-  ``col.read(out=)``), checksums and statistics on, durable commits (the
-  defaults);
+  ``col.read(out=)``, ``File.column_attrs()`` for the metadata reads),
+  checksums and statistics on, durable commits (the defaults);
 * ``colfile-nodurable``: the same writes with ``File(..., durable=False)``
   (commits not fsynced; where ``File`` has no ``durable=``, the
   ``CF_OPEN_NODURABLE`` flag through a private mode): colfile's page-cache
@@ -23,11 +24,21 @@ is skipped with a note):
 * ``colfile-verify``: the same reads with ``File(..., verify=True)`` (the
   CRC32C of every blob a read covers whole is checked; off by default), to
   tell what verifying reads costs (its writes are colfile's, not run again);
+* ``colfile-percolumn``: the metadata reads the way they were written
+  before ``File.column_attrs`` (``f[name].attrs["index"]`` for each name of
+  ``f.columns``), to tell what the one-call path buys (its files are
+  written as colfile's);
 * ``h5py``: one HDF5 file, contiguous datasets (no chunks, no filters);
 * ``zarr``: zarr 3 group, uncompressed (no compressors, no filters), chunks
   of ``--zarr-chunk-rows`` rows;
 * ``adios2``: BP5 engine, one step, serial;
-* ``bigfile``: bigfile 0.1.52 (one blob per column).
+* ``bigfile``: bigfile 0.1.52 (one blob per column);
+* ``fs-floor``: not a library: the metadata workload in bigfile's layout with
+  bare ``os`` calls (per column ``mkdir`` and the three files bigfile writes,
+  ``header``, ``attr-v2`` and ``000000``, in its exact bytes; reads list the
+  root and parse each ``attr-v2``): how much of that workload is the file
+  system making and finding inodes, a floor for any library keeping the
+  layout.
 
 **Snapshot workload.**  ``--rows`` rows (2**24: 805 MB) of ``Position`` f8 x 3,
 ``Velocity`` f4 x 3, ``ID`` i8, ``Mass`` f4.  Phases:
@@ -113,22 +124,25 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 BEGIN, END = "<!-- peers:begin -->", "<!-- peers:end -->"
 
-SYSTEMS = ["numpy", "colfile", "colfile-nodurable", "colfile-verify", "h5py", "zarr", "adios2",
-           "bigfile"]
-#: colfile with a non-default option: measured only in some phases
-VARIANTS = {"colfile-nodurable", "colfile-verify"}
+SYSTEMS = ["numpy", "colfile", "colfile-nodurable", "colfile-verify", "colfile-percolumn", "h5py",
+           "zarr", "adios2", "bigfile", "fs-floor"]
+#: rows measured only in the phases their class lists (colfile with a
+#: non-default option; the file-system floor of the metadata workload)
+VARIANTS = {"colfile-nodurable", "colfile-verify", "colfile-percolumn", "fs-floor"}
 LABELS = {
     "numpy": "numpy raw (tofile/fromfile, one file per column)",
     "colfile": "colfile",
     "colfile-nodurable": "colfile, durable=False (commits not fsynced)",
     "colfile-verify": "colfile, verify=True (reads check CRC32C)",
+    "colfile-percolumn": "colfile, attributes column by column (f[name].attrs)",
     "h5py": "h5py, contiguous",
     "zarr": "zarr 3, uncompressed",
     "adios2": "adios2 BP5",
     "bigfile": "bigfile",
+    "fs-floor": "file-system floor (bare os calls: mkdir, header, attr-v2, 000000)",
 }
 MODULES = {"numpy": "numpy", "colfile": "colfile", "colfile-nodurable": "colfile",
-           "colfile-verify": "colfile",
+           "colfile-verify": "colfile", "colfile-percolumn": "colfile",
            "h5py": "h5py", "zarr": "zarr",
            "adios2": "adios2", "bigfile": "bigfile"}
 
@@ -444,6 +458,27 @@ class Colfile(Peer):
                 c = f.create(name, data=small_rows(i))
                 c.attrs["index"] = i
                 c.close()
+
+    def md_read(self, path):
+        import colfile
+
+        with colfile.File(path) as f:
+            if not hasattr(f, "column_attrs"):  # a colfile before the bulk call
+                names = f.columns
+                return names, [int(f[n].attrs["index"]) for n in names]
+            attrs = f.column_attrs()
+            return list(attrs), [int(a["index"]) for a in attrs.values()]
+
+
+class ColfilePerColumn(Colfile):
+    """colfile's metadata reads column by column: ``f.columns``, then
+    ``f[name].attrs["index"]`` for each (a Column and its attribute manager
+    per column), as a program that does not use ``File.column_attrs``
+    reads them: a diagnostic row, to tell what the one-call path buys.
+    Its files are written as colfile's."""
+
+    name = "colfile-percolumn"
+    phases = ["md_read_warm", "md_read_cold"]
 
     def md_read(self, path):
         import colfile
@@ -772,9 +807,61 @@ class Bigfile(Peer):
         return names, vals
 
 
+class FsFloor(Peer):
+    """Not a library: the least any File in bigfile's layout can cost.  For
+    each column it makes the directory and writes the three files bigfile
+    itself writes (``header``, ``attr-v2``, blob ``000000``) with bare
+    ``os`` calls, in bigfile's exact bytes; its reads list the root and
+    parse each ``attr-v2``.  Its create time against bigfile's shows how
+    much of the metadata workload is the file system making inodes, which
+    no library keeping this layout can avoid."""
+
+    name = "fs-floor"
+    phases = META
+
+    def version(self) -> str:
+        return "os"
+
+    def load(self) -> None:
+        pass
+
+    @staticmethod
+    def _put(path: str, data: bytes) -> None:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+
+    def md_create(self, path, names):
+        os.makedirs(path, exist_ok=True)
+        for i, name in enumerate(names):
+            d = os.path.join(path, name)
+            os.mkdir(d)
+            blob = small_rows(i).tobytes()
+            s = sum(blob)
+            r = (s & 0xFFFF) + (s >> 16)
+            fold = (r & 0xFFFF) + (r >> 16)
+            self._put(os.path.join(d, "000000"), blob)
+            self._put(os.path.join(d, "header"),
+                      f"DTYPE: <i8\nNMEMB: 1\nNFILE: 1\n000000: 4 : {s} : {fold}\n".encode())
+            self._put(os.path.join(d, "attr-v2"),
+                      f"index <i8 1 {np.int64(i).tobytes().hex().upper()} "
+                      f"#HUMANE [ {i} ]\n".encode())
+
+    def md_read(self, path):
+        names = sorted(n for n in os.listdir(path) if not n.startswith("."))
+        vals = []
+        for n in names:
+            with open(os.path.join(path, n, "attr-v2"), "rb") as fh:
+                hexval = fh.read().split(b" ", 4)[3]
+            vals.append(int(np.frombuffer(bytes.fromhex(hexval.decode()), "<i8")[0]))
+        return names, vals
+
+
 PEERS: dict[str, type[Peer]] = {p.name: p for p in
-                                 (NumpyRaw, Colfile, ColfileNoDurable, ColfileVerify, H5py,
-                                  Zarr, Adios2, Bigfile)}
+                                 (NumpyRaw, Colfile, ColfileNoDurable, ColfileVerify,
+                                  ColfilePerColumn, H5py, Zarr, Adios2, Bigfile, FsFloor)}
 
 
 # ---------------------------------------------------------------------------
@@ -1181,9 +1268,8 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         need_md = any(p in phases for p in ("md_read_warm", "md_read_cold"))
         print("\nsetup: writing the files the reads read", flush=True)
         for s in systems:
-            if s in VARIANTS and not any(p in PEERS[s].phases for p in SNAP_READ + PARTIAL):
-                continue  # writes only
-            if need_snap:
+            if need_snap and (s not in VARIANTS
+                              or any(p in PEERS[s].phases for p in SNAP_READ + PARTIAL)):
                 r = one(s, "setup_snap", paths(s)["snap"], f"{s} snapshot")
                 if not r.get("verified"):
                     for p in SNAP_READ + PARTIAL:
@@ -1289,6 +1375,10 @@ def markdown(r: dict[str, Any]) -> str:
         a, b = get(s, p), get(ref, p)
         return "" if a is None or b is None else f" ({b['seconds'] / a['seconds']:.2f}x)"
 
+    def shown(ps: list[str]) -> list[str]:
+        """The systems with a row in a table of phases ``ps``."""
+        return [s for s in systems if s not in VARIANTS or any(p in PEERS[s].phases for p in ps)]
+
     command = r["command"]
     lines = [
         BEGIN,
@@ -1315,7 +1405,7 @@ def markdown(r: dict[str, Any]) -> str:
         "| system | write (page cache) | write + fsync | read warm | read cold |",
         "|---|---|---|---|---|",
     ]
-    for s in systems:
+    for s in shown(["write", "write_fsync", "read_warm", "read_cold"]):
         cells = []
         for p in ["write", "write_fsync", "read_warm", "read_cold"]:
             x = get(s, p)
@@ -1335,7 +1425,7 @@ def markdown(r: dict[str, Any]) -> str:
     ]
     if copy:
         lines.append(f"| np.copyto (memcpy) | {gbs(copy):.2f} | 1.00x | |")
-    for s in systems:
+    for s in shown(["read_out", "read_warm"]):
         x, w = get(s, "read_out"), get(s, "read_warm")
         ratio = "" if x is None or copy is None else f"{copy['seconds'] / x['seconds']:.2f}x"
         lines.append(f"| {LABELS[s]} | {na(s, 'read_out') if x is None else f'{gbs(x):.2f}'} "
@@ -1361,7 +1451,7 @@ def markdown(r: dict[str, Any]) -> str:
                   if o != s and not o.startswith("colfile") and get(o, p)]
         return min(others, key=lambda x: x["seconds"]) if others else None
 
-    for s in systems:
+    for s in shown(PARTIAL):
         cells = []
         for p in PARTIAL:
             x = get(s, p)
@@ -1417,7 +1507,7 @@ def markdown(r: dict[str, Any]) -> str:
         x = get(s, p)
         return na(s, p) if x is None else f"{x['cpu']:.2f} / {x['seconds']:.2f}"
 
-    for s in systems:
+    for s in shown(SNAP_WRITE + SNAP_READ):
         lines.append(f"| {LABELS[s]} | {mem(s, 'write')} | {cpu(s, 'write')} | "
                      f"{mem(s, 'read_warm')} | {cpu(s, 'read_warm')} | {mem(s, 'read_out')} "
                      f"| {cpu(s, 'read_cold')} |")
@@ -1480,6 +1570,12 @@ def targets(r: dict[str, Any], get: Callable[[str, str], Any],
         None if a is None or b is None else a["seconds"] / b["seconds"], 0.5, higher=False,
         variant=None if a2 is None or b is None else a2["seconds"] / b["seconds"],
         variant_name="durable commits")
+    fl = get("fs-floor", "md_create")
+    if fl is not None and b is not None:
+        rows.append(f"| ... the file-system floor of bigfile's layout (bare `os` calls making "
+                    f"the same directories and files), time vs bigfile's low-level API | "
+                    f"{fl['seconds'] / b['seconds']:.2f}x | (a bound: no library keeping the "
+                    f"layout goes below it) | |")
     w = get("colfile", "md_read_warm")
     row("open + list + read an attribute of each, warm (s)",
         None if w is None else w["seconds"], 0.05, "{:.3f}", higher=False)

@@ -189,6 +189,38 @@ CF_API int cf_file_list(cf_file *f, char ***names, int64_t *count, cf_error *err
  * loaded at open. */
 CF_API int cf_file_catalog_update(cf_file *f, cf_error *err);
 
+/* The attributes of every column of the File, in one call: what
+ * cf_file_list lists, each with exactly what cf_column_open followed by
+ * cf_column_attr_names / cf_column_attr_get gives (the legacy `attr`, then
+ * `attr-v2`, then `colfile-attrs`, later files winning).  On a read-only
+ * File, entries of the catalog (docs/format.md 8.5) are used where fresh
+ * lstats prove the attribute files current; everything else is read from
+ * the files.  Only attribute files are read: a column whose header is
+ * damaged, or which is marked torn, still gives its attributes (opening it
+ * would fail).  Attribute blocks of groups and of the File itself are not
+ * included.  A column removed while the call runs is left out.
+ *
+ * On success *buf (release with cf_free) holds *len bytes, every number a
+ * uint64_t in the host's byte order at an 8-byte aligned offset, every
+ * offset counted from the start of the buffer:
+ *   [0] C, the number of columns;  [1] A, the number of attributes;
+ *   [2] where the text area starts, [3] where the data area starts (the
+ *     text area holds every name and token, the data area every value);
+ *   then C column records of 4 words: name offset, name length, index of
+ *     its first attribute record, its number of attributes; the columns in
+ *     cf_file_list order (strcmp), their attributes sorted by name (strcmp);
+ *   then A attribute records of 7 words: name offset, name length, dtype
+ *     token offset, token length, nmemb, data offset, data length in bytes
+ *     (nmemb times the token's width; the bytes in the stored byte order);
+ *   then the two areas.  Every name, token and data block is followed by a
+ *     NUL byte not counted in its length, so names and tokens can be used
+ *     as C strings; attributes with the same token may share its bytes.
+ * Errors: those of cf_file_list, and for a column whose attribute files
+ * are damaged or unreadable the error cf_column_open gives for it
+ * (CF_EFORMAT "<file>:<line>: ...", CF_EIO, CF_ENAME for a link), the whole
+ * call then failing; CF_ENOMEM. */
+CF_API int cf_file_column_attrs(cf_file *f, void **buf, size_t *len, cf_error *err);
+
 /* Free a list returned by cf_file_list or cf_column_attr_names. NULL ok. */
 CF_API void cf_names_free(char **names, int64_t count);
 
@@ -380,7 +412,7 @@ CF_API int cf_column_export_meta(cf_column *c, void **buf, size_t *len, cf_error
 CF_API int cf_column_open_meta(cf_column **out, cf_file *f, const void *buf, size_t len, cf_error *err);
 
 /* Release memory returned by libcolfile (cf_column_pending_export,
- * cf_column_export_meta). */
+ * cf_column_export_meta, cf_file_column_attrs). */
 CF_API void cf_free(void *p);
 
 /* Verification of one blob against the metadata (for `colfile check`). */

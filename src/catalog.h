@@ -54,6 +54,23 @@ int cf__catalog_list(const cf__catalog *cat, const char *root, char ***names, in
 int cf__catalog_column(const cf__catalog *cat, const char *root, const char *name,
                        cf__catalog_file files[CF__CAT_NSLOTS]);
 
+/* The attribute files of one column as cf__catalog_attrs gives them. */
+typedef struct cf__catalog_col_attrs {
+    const char *name;               /* the column's name (owned by the catalog) */
+    int valid;                      /* 1: files[] are proven current */
+    cf__catalog_file files[3];      /* attr, attr-v2, colfile-attrs */
+} cf__catalog_col_attrs;
+
+/* Every column with its attribute files, in one pass.  When every
+ * directory stamp the listing depends on matches a fresh lstat (the rule
+ * of cf__catalog_list), returns 1 and *out, a malloc'd array of *count
+ * entries sorted by name; an entry is valid when it is complete and a
+ * fresh lstat of each of its attribute files recorded present matches
+ * (its header and extension files are not checked: an attribute read does
+ * not depend on them; docs/format.md 8.5).  0: the listing is not usable.
+ * CF_ENOMEM. */
+int cf__catalog_attrs(const cf__catalog *cat, const char *root, cf__catalog_col_attrs **out, size_t *count);
+
 /* Rebuild the catalog of the File at root from a fresh scan (reusing the
  * entries of `old`, which may be NULL, that still validate) and replace it
  * atomically when it differs from what is on disk.  fsyncs when `durable`. */

@@ -83,6 +83,7 @@ int cf_file_cleanup(cf_file *f, int dry_run, char ***lines, int64_t *count, cf_e
 int cf_file_list(cf_file *f, char ***names, int64_t *count, cf_error *err);
 void cf_names_free(char **names, int64_t count);
 int cf_file_catalog_update(cf_file *f, cf_error *err);
+int cf_file_column_attrs(cf_file *f, void **buf, size_t *len, cf_error *err);
 int cf_file_remove(cf_file *f, const char *name, cf_error *err);
 int cf_name_check(const char *name, cf_error *err);
 
