@@ -80,6 +80,7 @@ void cf__column_free(cf_column *c)
     cf__header_free(&c->h);
     free(c->first_row);
     cf__stats_free(&c->stats);
+    free(c->stats_text);
     free(c->committed_sums);
     free(c->crc);
     free(c->crc_known);
@@ -165,45 +166,82 @@ static char *attr_dir_of(const cf_file *f, const char *name)
 /* Write a metadata file of the column: replaced atomically (and fsynced
  * when durable), or, in a staging directory nobody else sees yet, written
  * in place for the commit to sync (private_). */
-static int write_meta(cf_column *c, const char *name, char *text, size_t len, int private_, cf_error *err)
+/* keep (private_ only; may be NULL): leave the file open there (-1 on
+ * failure), for the commit to fsync without opening it again. */
+static int write_meta(cf_column *c, const char *name, char *text, size_t len, int private_, int *keep,
+                      cf_error *err)
 {
-    int rc = private_ ? cf__write_file_private(c->dir, name, text, len, err)
+    int rc = private_ ? cf__write_file_private_keep(c->dir, name, text, len, keep, err)
                       : cf__write_file_atomic(c->dir, name, text, len, c->durable, err);
     free(text);
     return rc;
 }
 
-static int write_header(cf_column *c, int private_, cf_error *err)
+static int write_header(cf_column *c, int private_, int *keep, cf_error *err)
 {
     char *text;
     size_t len;
     int rc = cf__header_format(&c->h, &text, &len, c->path, err);
-    return rc ? rc : write_meta(c, "header", text, len, private_, err);
+    return rc ? rc : write_meta(c, "header", text, len, private_, keep, err);
 }
 
-static int write_ext(cf_column *c, int private_, cf_error *err)
+static int write_ext(cf_column *c, int private_, int *keep, cf_error *err)
 {
     char *text;
     size_t len;
     int rc = cf__ext_format(&c->h, c->crc, c->crc_known, &text, &len, c->path, err);
-    return rc ? rc : write_meta(c, CF__EXT_NAME, text, len, private_, err);
+    return rc ? rc : write_meta(c, CF__EXT_NAME, text, len, private_, keep, err);
 }
 
-static int write_stats(cf_column *c, int private_, cf_error *err)
+static int write_stats(cf_column *c, int private_, int *keep, cf_error *err)
 {
     char *text;
     size_t len;
     int rc = cf__stats_format(&c->stats, &c->h, &text, &len, c->path, err);
-    return rc ? rc : write_meta(c, CF__STATS_NAME, text, len, private_, err);
+    return rc ? rc : write_meta(c, CF__STATS_NAME, text, len, private_, keep, err);
+}
+
+static int load_stats(cf_column *c, const char *text, size_t len, const char *path, cf_error *err)
+{
+    /* Damaged statistics are no statistics: never a reason not to open. */
+    if (text && cf__stats_parse(&c->stats, &c->h, text, len, path, NULL) == 0) return 0;
+    cf__stats_free(&c->stats);
+    return cf__stats_alloc(&c->stats, &c->h, cf__stats_default_chunk_rows(c->rowbytes), path, err);
 }
 
 int cf__column_apply_stats(cf_column *c, const char *text, size_t len, const char *path, cf_error *err)
 {
     if (c->kind != CF_KIND_DATA) return 0;
-    /* Damaged statistics are no statistics: never a reason not to open. */
-    if (text && cf__stats_parse(&c->stats, &c->h, text, len, path, NULL) == 0) return 0;
-    cf__stats_free(&c->stats);
-    return cf__stats_alloc(&c->stats, &c->h, cf__stats_default_chunk_rows(c->rowbytes), path, err);
+    if (c->writable) return load_stats(c, text, len, path, err);
+    /* Parsing is most of the cost of opening a column from the catalog
+     * (a text number per chunk and component), and reads of rows never
+     * look at statistics: a reader keeps the text for when it is asked. */
+    free(c->stats_text);
+    c->stats_text = NULL;
+    c->stats_len = 0;
+    if (text) {
+        c->stats_text = malloc(len + 1);
+        if (!c->stats_text) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", path);
+        memcpy(c->stats_text, text, len);
+        c->stats_text[len] = '\0';
+        c->stats_len = len;
+    }
+    c->stats_pending = 1;
+    return 0;
+}
+
+int cf__column_stats_need(const cf_column *cc, cf_error *err)
+{
+    if (!cc->stats_pending) return 0;
+    /* Filling a cache: a handle is used by one thread at a time. */
+    cf_column *c = (cf_column *)cc;
+    int rc = load_stats(c, c->stats_text, c->stats_len, c->path, err);
+    if (rc) return rc;
+    free(c->stats_text);
+    c->stats_text = NULL;
+    c->stats_len = 0;
+    c->stats_pending = 0;
+    return 0;
 }
 
 int cf__column_first_touch(const cf_column *c, int64_t b)
@@ -716,7 +754,7 @@ int cf_column_create_blobs(cf_column **out, cf_file *f, const char *name,
     /* Everything goes into a hidden staging directory next to the final
      * name; the first commit moves it into place (publish), so that until
      * then readers see the previous version or no column at all. */
-    {
+    if (strchr(name, '/')) { /* the File's own directory is there: it is open */
         char *parent = parent_of(dir);
         if (!parent) rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", dir);
         else rc = cf__mkdirs_durable(parent, c->durable, err);
@@ -1032,50 +1070,58 @@ static int settle_writes(cf_column *c, cf_error *err)
  * directory no one else looks at: every metadata file is written in place
  * (no temporaries), then, when durable, the blobs written and every file
  * made are fsynced together (write-back of all started first, so that one
- * journal commit can cover them), then the directory; only then is it moved
- * into place (publish), and the parent synced. */
+ * journal commit can cover them; the files this handle still has open are
+ * synced through those descriptors, not opened again), then the directory;
+ * only then is it moved into place (publish), and the parent synced. */
 static int commit_staged(cf_column *c, cf_error *err)
 {
-    int rc;
-    if ((rc = write_header(c, 1, err))) return rc;
-    if (c->kind == CF_KIND_DATA) {
-        if ((rc = write_ext(c, 1, err))) return rc;
-        if ((rc = write_stats(c, 1, err))) return rc;
-    }
     const char *meta[8];
-    size_t nmeta = 0;
+    int kept[8];
+    size_t nmeta = 0, nkept;
+    int rc, *keep = c->durable ? kept : NULL;
+    for (size_t j = 0; j < 8; j++) kept[j] = -1;
     meta[nmeta++] = "header";
-    if (c->kind == CF_KIND_DATA) {
+    rc = write_header(c, 1, keep, err);
+    if (rc == 0 && c->kind == CF_KIND_DATA) {
         meta[nmeta++] = CF__EXT_NAME;
+        rc = write_ext(c, 1, keep ? &kept[1] : NULL, err);
         meta[nmeta++] = CF__STATS_NAME;
+        if (rc == 0) rc = write_stats(c, 1, keep ? &kept[2] : NULL, err);
     }
-    if ((rc = cf__column_write_staged_attrs(c, meta, &nmeta, err))) return rc;
-    if (c->durable) {
+    nkept = nmeta;
+    if (rc == 0) rc = cf__column_write_staged_attrs(c, meta, &nmeta, err);
+    if (rc == 0 && c->durable) {
         int64_t nblob = 0;
         for (int64_t i = 0; i < c->h.nfile; i++) nblob += c->unsynced[i] != 0;
         char (*blobs)[32] = nblob ? malloc((size_t)nblob * sizeof *blobs) : NULL;
-        const char **names = malloc(((size_t)nblob + nmeta) * sizeof *names);
-        if ((nblob && !blobs) || !names) {
-            free(blobs);
-            free(names);
-            return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
+        size_t total = (size_t)nblob + nmeta;
+        const char **names = malloc(total * sizeof *names);
+        int *fds = malloc(total * sizeof *fds);
+        if ((nblob && !blobs) || !names || !fds) {
+            rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
+        } else {
+            size_t n = 0;
+            for (int64_t i = 0, k = 0; i < c->h.nfile; i++) {
+                if (!c->unsynced[i]) continue;
+                blob_name(i, blobs[k]);
+                fds[n] = c->fd >= 0 && c->fd_blob == i ? c->fd : -1;
+                names[n++] = blobs[k++];
+            }
+            for (size_t j = 0; j < nmeta; j++) {
+                fds[n] = j < nkept ? kept[j] : -1;
+                names[n++] = meta[j];
+            }
+            rc = cf__fsync_files(c->dir, names, fds, n, err);
+            if (rc) c->failed = 1;
         }
-        size_t n = 0;
-        for (int64_t i = 0, k = 0; i < c->h.nfile; i++) {
-            if (!c->unsynced[i]) continue;
-            blob_name(i, blobs[k]);
-            names[n++] = blobs[k++];
-        }
-        for (size_t j = 0; j < nmeta; j++) names[n++] = meta[j];
-        rc = cf__fsync_files(c->dir, names, n, err);
         free(blobs);
         free(names);
-        if (rc) {
-            c->failed = 1;
-            return rc;
-        }
-        if ((rc = cf__fsync_path(c->dir, err))) return rc;
+        free(fds);
     }
+    for (size_t j = 0; j < nkept; j++)
+        if (kept[j] >= 0) close(kept[j]);
+    if (rc) return rc;
+    if (c->durable && (rc = cf__fsync_path(c->dir, err))) return rc;
     memset(c->unsynced, 0, (size_t)c->h.nfile);
     return publish(c, err);
 }
@@ -1102,10 +1148,18 @@ int cf_column_flush(cf_column *c, cf_error *err)
     } else {
         if ((rc = cf__column_sync_blobs(c, err))) return rc;
         int meta = c->header_dirty || c->ext_dirty;
-        if (c->header_dirty && (rc = write_header(c, 0, err))) return rc;
+        /* Blobs this commit adds are new directory entries: they must be
+         * durable before the header that lists them can be, or a crash
+         * could keep the renamed header and lose the blob files (file
+         * systems need not keep the order of unsynced directory changes). */
+        if (c->durable && c->h.nfile > c->committed_nfile && (rc = cf__fsync_path(c->dir, err))) {
+            c->failed = 1;
+            return rc;
+        }
+        if (c->header_dirty && (rc = write_header(c, 0, NULL, err))) return rc;
         if (c->kind == CF_KIND_DATA && c->ext_dirty) {
-            if ((rc = write_ext(c, 0, err))) return rc;
-            if ((rc = write_stats(c, 0, err))) return rc;
+            if ((rc = write_ext(c, 0, NULL, err))) return rc;
+            if ((rc = write_stats(c, 0, NULL, err))) return rc;
         }
         if (meta && c->durable && (rc = cf__fsync_path(c->dir, err))) return rc;
     }
@@ -1220,7 +1274,8 @@ static int blob_fd(cf_column *c, int64_t i, int for_write, cf_error *err)
     c->fd = fd;
     c->fd_blob = i;
     c->fd_writable = for_write;
-    c->fd_blksize = fstat(fd, &st) == 0 && st.st_blksize > 0 ? (int64_t)st.st_blksize : 4096;
+    /* only writes align to it; a read descriptor is never reused to write */
+    c->fd_blksize = !for_write ? 0 : fstat(fd, &st) == 0 && st.st_blksize > 0 ? (int64_t)st.st_blksize : 4096;
     return fd;
 }
 
@@ -2050,6 +2105,7 @@ int cf_column_verify_blob(cf_column *c, int64_t i, unsigned *status, cf_error *e
         return CF_FAIL(err, CF_EARG, "%s: blob %lld does not exist (NFILE %lld)", c->path, (long long)i,
                        (long long)c->h.nfile);
     int rc = need_scratch(c, err);
+    if (rc == 0 && c->kind == CF_KIND_DATA) rc = cf__column_stats_need(c, err);
     if (rc) return rc;
     unsigned st = 0;
     char *p = blob_path(c, i);
@@ -2197,7 +2253,7 @@ int cf_column_repair(cf_column *c, unsigned *fixed, cf_error *err)
 
 int64_t cf_column_chunk_rows(const cf_column *c)
 {
-    return c->kind == CF_KIND_DATA ? c->stats.chunk_rows : 0;
+    return c->kind == CF_KIND_DATA && cf__column_stats_need(c, NULL) == 0 ? c->stats.chunk_rows : 0;
 }
 
 int cf_column_set_chunk_rows(cf_column *c, int64_t rows, cf_error *err)
@@ -2228,7 +2284,8 @@ int cf_column_set_statistics(cf_column *c, int enabled, cf_error *err)
 
 int64_t cf_column_chunk_count(const cf_column *c)
 {
-    return c->kind == CF_KIND_DATA && c->stats.first_chunk ? c->stats.first_chunk[c->h.nfile] : 0;
+    return c->kind == CF_KIND_DATA && cf__column_stats_need(c, NULL) == 0 && c->stats.first_chunk
+        ? c->stats.first_chunk[c->h.nfile] : 0;
 }
 
 /* x as a double no greater (down) or no smaller (up) than x. */
@@ -2249,6 +2306,8 @@ static double outward_u64(uint64_t x, int up)
 int cf_column_chunk_stats(const cf_column *c, int64_t k, int64_t component, cf_chunk_stats *out, cf_error *err)
 {
     if (!c || !out) return CF_FAIL(err, CF_EARG, "cf_column_chunk_stats: NULL argument");
+    int rc = c->kind == CF_KIND_DATA ? cf__column_stats_need(c, err) : 0;
+    if (rc) return rc;
     int64_t n = cf_column_chunk_count(c);
     if (k < 0 || k >= n || component < 0 || component >= c->h.nmemb)
         return CF_FAIL(err, CF_ERANGE, "%s: no chunk %lld component %lld (%lld chunks, %lld components)", c->path,

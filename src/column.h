@@ -52,6 +52,10 @@ struct cf_column {
     unsigned char *unsynced; /* blobs written since their last fsync */
     cf__blob_writes *writes; /* nfile entries, NULL until the first write */
     cf__stats stats;    /* per-chunk statistics (data columns) */
+    int stats_pending;  /* read-only: `stats` not parsed yet from stats_text
+                           (cf__column_stats_need) */
+    char *stats_text;   /* colfile-stats-v1 as read at open, NULL if none */
+    size_t stats_len;
     int fresh;          /* created by this handle, nothing written yet */
     int stats_off;      /* writes skip statistics (they become unknown) */
     int durable;        /* fsync before each commit (no CF_OPEN_NODURABLE) */
@@ -139,8 +143,14 @@ void cf__column_stats_reset_blob(cf_column *c, int64_t b);
 /* Add n column-typed elements, from element `elem` of blob b, to the
  * statistics of the chunks they fall in (column.c). */
 void cf__column_stats_add(cf_column *c, int64_t b, int64_t elem, const unsigned char *p, int64_t n);
-/* Load statistics from the text of colfile-stats-v1 (NULL: none). */
+/* Load statistics from the text of colfile-stats-v1 (NULL: none).  A
+ * read-only handle keeps a copy of the text and parses it only when
+ * cf__column_stats_need is first called (most readers never ask). */
 int cf__column_apply_stats(cf_column *c, const char *text, size_t len, const char *path, cf_error *err);
+/* Make c->stats hold the column's statistics (parse a read-only handle's
+ * deferred text): call before any use of c->stats.  Fails only for lack of
+ * memory; damaged statistics load as unknown, as at open (column.c). */
+int cf__column_stats_need(const cf_column *c, cf_error *err);
 
 /* Remember that bytes [off, off+len) of blob i were written with CRC crc
  * (column.c). */

@@ -31,7 +31,18 @@ int cf_column_export_meta(cf_column *c, void **buf, size_t *len, cf_error *err)
         if ((rc = cf__header_format(&c->h, &header, &hl, c->path, err))) goto done;
         if ((rc = cf__ext_format(&c->h, c->crc, c->crc_known, &ext, &xl, c->path, err))) goto done;
     }
-    if (c->kind == CF_KIND_DATA && (rc = cf__stats_format(&c->stats, &c->h, &stats, &sl, c->path, err))) goto done;
+    if (c->kind == CF_KIND_DATA && c->stats_pending) {
+        /* not parsed yet: the text as read (the replica parses it alike) */
+        if (c->stats_text && !(stats = malloc(c->stats_len + 1))) {
+            rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
+            goto done;
+        }
+        if (stats) memcpy(stats, c->stats_text, c->stats_len);
+        sl = c->stats_text ? c->stats_len : 0;
+    } else if (c->kind == CF_KIND_DATA &&
+               (rc = cf__stats_format(&c->stats, &c->h, &stats, &sl, c->path, err))) {
+        goto done;
+    }
     if ((rc = cf__attrset_format_v2(&c->attrs, NULL, &attrs, &al, err))) goto done;
     if (c->attrs_v1.count && (rc = cf__attrset_format_v1(&c->attrs_v1, NULL, &v1, &vl, err))) goto done;
     cf__wire_out o = { NULL, 0, 0, 0 };

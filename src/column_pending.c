@@ -63,6 +63,7 @@ int cf_column_pending_export(cf_column *c, void **buf, size_t *len, cf_error *er
     /* The committing handle will describe these bytes in the header: they
      * must be durable before that. */
     int rc = cf__column_sync_blobs(c, err);
+    if (rc == 0 && c->kind == CF_KIND_DATA) rc = cf__column_stats_need(c, err);
     if (rc) return rc;
     cf__wire_out o = { NULL, 0, 0, 0 };
     int64_t entries = 0;

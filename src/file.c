@@ -108,8 +108,12 @@ int cf_file_open(cf_file **out, const char *path, int flags, cf_error *err)
         return CF_FAIL(err, CF_EARG, "%s: NOCHECK cannot be combined with CREATE, EXCL or TRUNCATE", path);
     int rc;
     if ((rc = cf__file_path_check(path, err))) return rc;
-    int exists = (flags & CF_OPEN_NOCHECK) ? 1 : cf__exists(path);
-    if (exists && !(flags & CF_OPEN_NOCHECK) && !cf__is_dir(path))
+    /* one stat in the common case (a directory); lstat tells a dangling
+     * link (there, but not a directory) from nothing */
+    struct stat st;
+    int is_dir = (flags & CF_OPEN_NOCHECK) || (stat(path, &st) == 0 && S_ISDIR(st.st_mode));
+    int exists = is_dir || cf__exists(path);
+    if (exists && !is_dir)
         return CF_FAIL(err, CF_ENOTFILE, "%s: exists and is not a directory", path);
     if (exists && (flags & CF_OPEN_EXCL))
         return CF_FAIL(err, CF_EEXIST, "%s: File already exists", path);

@@ -150,9 +150,10 @@ done:
     return rc;
 }
 
-int cf__write_file_private(const char *dir, const char *name, const void *data,
-                           size_t len, cf_error *err)
+int cf__write_file_private_keep(const char *dir, const char *name, const void *data,
+                                size_t len, int *keep_fd, cf_error *err)
 {
+    if (keep_fd) *keep_fd = -1;
     char *p = cf__path_join(dir, name);
     if (!p) return CF_FAIL(err, CF_ENOMEM, "%s/%s: out of memory", dir, name);
     int rc = 0;
@@ -162,7 +163,9 @@ int cf__write_file_private(const char *dir, const char *name, const void *data,
         rc = CF_FAIL(err, cf__errno_code(e), "%s: cannot create: %s", p, strerror(e));
     } else {
         rc = cf__pwrite_all(fd, data, len, 0, p, err);
-        if (close(fd) != 0 && rc == 0) {
+        if (rc == 0 && keep_fd) {
+            *keep_fd = fd;
+        } else if (close(fd) != 0 && rc == 0) {
             int e = errno;
             rc = CF_FAIL(err, CF_EIO, "%s: close failed: %s", p, strerror(e));
         }
@@ -171,15 +174,21 @@ int cf__write_file_private(const char *dir, const char *name, const void *data,
     return rc;
 }
 
+int cf__write_file_private(const char *dir, const char *name, const void *data,
+                           size_t len, cf_error *err)
+{
+    return cf__write_file_private_keep(dir, name, data, len, NULL, err);
+}
+
 /* Descriptors held open at once by cf__fsync_files. */
 #define CF__SYNC_BATCH 64
 
-int cf__fsync_files(const char *dir, const char *const *names, size_t n, cf_error *err)
+int cf__fsync_files(const char *dir, const char *const *names, const int *open_fds, size_t n, cf_error *err)
 {
     int rc = 0;
     for (size_t i0 = 0; i0 < n && rc == 0; i0 += CF__SYNC_BATCH) {
         size_t m = n - i0 < CF__SYNC_BATCH ? n - i0 : CF__SYNC_BATCH, k = 0;
-        int fds[CF__SYNC_BATCH];
+        int fds[CF__SYNC_BATCH], own[CF__SYNC_BATCH];
         char *paths[CF__SYNC_BATCH];
         /* Start every file's write-back before waiting for any: the file
          * system then allocates and writes them together, and one journal
@@ -190,7 +199,8 @@ int cf__fsync_files(const char *dir, const char *const *names, size_t n, cf_erro
                 rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", dir);
                 break;
             }
-            fds[k] = open(paths[k], O_RDONLY | O_CLOEXEC);
+            own[k] = !open_fds || open_fds[i0 + k] < 0;
+            fds[k] = own[k] ? open(paths[k], O_RDONLY | O_CLOEXEC) : open_fds[i0 + k];
             if (fds[k] < 0) {
                 int e = errno;
                 rc = CF_FAIL(err, cf__errno_code(e), "%s: cannot open to fsync: %s", paths[k], strerror(e));
@@ -201,7 +211,7 @@ int cf__fsync_files(const char *dir, const char *const *names, size_t n, cf_erro
         }
         for (size_t j = 0; j < k; j++) {
             if (rc == 0) rc = cf__fsync_fd(fds[j], paths[j], err);
-            close(fds[j]);
+            if (own[j]) close(fds[j]);
             free(paths[j]);
         }
     }

@@ -33,12 +33,19 @@ int cf__write_file_atomic(const char *dir, const char *name, const void *data,
  * open fails: CF_EIO naming the path). */
 int cf__write_file_private(const char *dir, const char *name, const void *data,
                            size_t len, cf_error *err);
+/* The same, leaving the file open: on success *keep_fd (-1 on failure) is
+ * a descriptor for the caller to fsync (cf__fsync_files) and close. */
+int cf__write_file_private_keep(const char *dir, const char *name, const void *data,
+                                size_t len, int *keep_fd, cf_error *err);
 
 /* fsync the n files dir/names[i]: the write-back of all of them (up to 64
  * at a time) is started before the first fsync waits, so that the file
- * system writes them together.  The first failure is reported (naming the
- * file); the rest of that batch is still closed. */
-int cf__fsync_files(const char *dir, const char *const *names, size_t n, cf_error *err);
+ * system writes them together.  open_fds (may be NULL) holds a descriptor
+ * already open on dir/names[i], used instead of opening it again and left
+ * open, or -1.  The first failure is reported (naming the file); the rest
+ * of that batch is still closed. */
+int cf__fsync_files(const char *dir, const char *const *names, const int *open_fds, size_t n,
+                    cf_error *err);
 
 /* fsync an open descriptor / a file or directory by path.  EINVAL and EROFS
  * (file systems that cannot sync that object) count as success. */

@@ -13,7 +13,10 @@ split by :func:`parse` into
 the primitives of :class:`RowIO`:
 
 * contiguous slices go to C in one call, straight into / out of the caller's
-  buffer (negative steps use a reversed view, not a copy);
+  buffer (negative steps use a reversed view, not a copy); the plainest
+  read of all, ``col[a:b]`` (no step, nothing else), takes a shorter way
+  with the same result (:meth:`Column.__getitem__`), because it is the
+  read whose fixed cost matters most;
 * slices with a step ``k > 1`` are read by one ``cf_column_read_step`` call
   (the core gathers the rows, no list of them is built); writes go out as
   explicit rows (the C API has no stepped write);

@@ -229,16 +229,18 @@ class AttributeManager(MutableMapping[str, Any]):
     def set_raw(self, name: str, dtype: str, nmemb: int, data: bytes) -> None:
         """Store ``nmemb`` elements of ``dtype`` (a token such as ``"<f8"`` or
         ``"<a1"``) given as raw bytes, bypassing the value mapping."""
-        col = self._col(True)
+        col = self._opener(True)
         assert col is not None
-        col._attr_set(self._key(name), dtype, nmemb, bytes(data))
+        col._attr_set(self._key(name), dtype, nmemb, data if type(data) is bytes else bytes(data))
 
     def __getitem__(self, name: str) -> Any:
         return decode_value(*self.raw(name))
 
     def __setitem__(self, name: str, value: Any) -> None:
-        tok, nmemb, data = encode_value(value)
-        self.set_raw(name, tok, nmemb, data)
+        tok, nmemb, data = encode_value(value)  # data: bytes
+        col = self._opener(True)
+        assert col is not None
+        col._attr_set(self._key(name), tok, nmemb, data)
 
     def __delitem__(self, name: str) -> None:
         col = self._col()

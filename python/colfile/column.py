@@ -26,7 +26,7 @@ import numpy as np
 from . import _indexing
 from . import mpi as _mpi
 from ._dtypes import as_array, from_token, token
-from ._ffi import encode_name, ffi, lib, new_error, string, take_strings
+from ._ffi import encode_name, ffi, lib, new_error, take_strings
 from .attrs import AttributeManager
 from .errors import ClosedError, RangeError, raise_error
 
@@ -145,28 +145,34 @@ class Column:
     """
 
     def __init__(self, handle: Any, file: File | None = None, *, comm: Any = None) -> None:
-        L = lib()
+        # Opening a column is mostly this method when the catalog is fresh:
+        # kept to plain steps (the Comm of a File is taken as it is).
         self._h: Any = handle
         if comm is None:
-            comm = getattr(file, "_comm", None)
-        self._comm: _mpi.Comm = _mpi.as_comm(comm)
+            comm = file._comm if file is not None else None
+        self._comm: _mpi.Comm = comm if isinstance(comm, _mpi.Comm) else _mpi.as_comm(comm)
         self._lock = threading.Lock()
-        self._file_ref = weakref.ref(file) if file is not None else None
+        if file is not None:
+            self._file_ref: Any = weakref.ref(file)
+            self._file_path: str | None = file._path
+        else:
+            self._file_ref = self._file_path = None
         d = ffi.new(_ctypes()[4])
-        L.cf_column_describe(handle, d)  # one call: each costs ~1.5 us
+        lib().cf_column_describe(handle, d)  # one call: each costs ~1.5 us
         self._writable = bool(d.writable)
         # A handle that can commit is closed (committed) by a finalizer that
         # also runs at exit; a read-only one holds only memory, which __del__
         # gives back: a weakref.finalize costs more than opening from the
         # catalog.
         self._finalizer: Any = weakref.finalize(self, _release, handle) if self._writable else None
-        self._name = string(d.name)
-        self._path = string(d.path)
-        self._token = string(d.dtype)
-        self._dtype = _dtype_of(self._token)
-        self._nmemb = int(d.nmemb)
-        self._kind = int(d.kind)
-        self._file_path = file.path if file is not None else None
+        tostr = ffi.string  # the core never gives NULL here
+        self._name = tostr(d.name).decode("utf-8", "surrogateescape")
+        self._path = tostr(d.path).decode("utf-8", "surrogateescape")
+        self._token = tok = tostr(d.dtype).decode("ascii")
+        dt = _DTYPES.get(tok)
+        self._dtype = dt if dt is not None else _dtype_of(tok)
+        self._nmemb = d.nmemb
+        self._kind = d.kind
 
     def __del__(self) -> None:
         # read-only handles (see __init__); errors cannot be reported here
@@ -204,8 +210,17 @@ class Column:
     # the primitives of _indexing.RowIO
 
     def _read_contig(self, start: int, count: int, out: np.ndarray) -> None:
+        # The most frequent call: spelled out (no getattr, no dtype token
+        # when ``out`` has the column's dtype: NULL means that in C).
         rs, es = self._strides(out)
-        self._call("cf_column_read", start, count, _ptr(out), token(out.dtype), rs, es)
+        dt = out.dtype
+        tok = ffi.NULL if dt == self._dtype else token(dt)
+        err = ffi.new(_ctypes()[3])
+        L = lib()
+        with self._lock:
+            rc = L.cf_column_read(self._handle(), start, count, _ptr(out), tok, rs, es, err)
+        if rc < 0:
+            raise_error(rc, err, "file")
 
     def _read_rows(self, rows: np.ndarray, out: np.ndarray) -> None:
         rs, es = self._strides(out)
@@ -218,8 +233,17 @@ class Column:
         self._call("cf_column_read_step", start, step, count, _ptr(out), token(out.dtype), rs, es)
 
     def _write_contig(self, start: int, count: int, data: np.ndarray) -> None:
+        # Spelled out like _read_contig (a create with data= comes here once
+        # per column): NULL dtype when the rows already have the column's.
         rs, es = self._strides(data)
-        self._call("cf_column_write", start, count, _ptr(data), token(data.dtype), rs, es)
+        dt = data.dtype
+        tok = ffi.NULL if dt == self._dtype else token(dt)
+        err = ffi.new(_ctypes()[3])
+        L = lib()
+        with self._lock:
+            rc = L.cf_column_write(self._handle(), start, count, _ptr(data), tok, rs, es, err)
+        if rc < 0:
+            raise_error(rc, err, "file")
 
     # several writers, one commit (the parallel layers move these bytes)
 
@@ -414,7 +438,7 @@ class Column:
             self._h = None
             if self._finalizer is not None:
                 self._finalizer.detach()
-            err = new_error()
+            err = ffi.new(_ctypes()[3])
             rc = lib().cf_column_close(h, err)
         if rc < 0:
             raise_error(rc, err)
@@ -429,8 +453,27 @@ class Column:
     # reading
 
     def __getitem__(self, key: Any) -> Any:
+        if type(key) is slice and key.step is None:
+            return self._read_slice(key)
         return _indexing.getitem(self, key, self.size, self._row_shape,
                                  self._dtype, self._what())
+
+    def _read_slice(self, key: slice) -> np.ndarray:
+        """``col[a:b]``: what ``_indexing.getitem`` does for a slice without
+        a step, in the fewest steps (a small read's cost is mostly these)."""
+        L = lib()
+        err = ffi.new(_ctypes()[3])
+        with self._lock:
+            h = self._handle()
+            start, stop, _ = key.indices(L.cf_column_size(h))
+            n = stop - start if stop > start else 0
+            out = np.empty((n,) + self._row_shape, self._dtype)
+            if n:
+                rc = L.cf_column_read(h, start, n, _ptr(out), ffi.NULL, out.strides[0],
+                                      out.itemsize, err)
+                if rc < 0:
+                    raise_error(rc, err, "file")
+        return out
 
     def __iter__(self) -> Iterator[Any]:
         """Iterate over rows, reading blocks of rows at a time."""
@@ -678,9 +721,20 @@ class Column:
     def _attr_set(self, name: str, tok: str, nmemb: int, data: bytes) -> None:
         # Under MPI every rank calls: rank 0's handle writes the files, the
         # replicas keep the value in memory; failures are agreed on.
-        _mpi.agree(self._comm, lambda: self._call(
-            "cf_column_attr_set", encode_name(name), tok.encode("ascii"), nmemb,
-            ffi.from_buffer(data) if data else ffi.NULL, context="attr"))
+        def call() -> None:
+            err = ffi.new(_ctypes()[3])
+            buf = ffi.from_buffer(data) if data else ffi.NULL
+            L = lib()
+            with self._lock:
+                rc = L.cf_column_attr_set(self._handle(), encode_name(name), tok.encode("ascii"),
+                                          nmemb, buf, err)
+            if rc < 0:
+                raise_error(rc, err, "attr")
+
+        if self._comm.serial:
+            call()
+        else:
+            _mpi.agree(self._comm, call)
 
     def _attr_delete(self, name: str) -> None:
         _mpi.agree(self._comm, lambda: self._call(

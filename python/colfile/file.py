@@ -86,6 +86,11 @@ def _release_file(handle: Any) -> None:
     lib().cf_file_close(handle)
 
 
+#: cffi types opening a column allocates, parsed once
+_COLUMN_PP = ffi.typeof("cf_column **")
+_ERROR_P = ffi.typeof("cf_error *")
+
+
 _name_check = _mpi._name_check_or_raise
 
 
@@ -452,13 +457,27 @@ class File(Group):
             flags |= L.CF_OPEN_VERIFY
         handle = _mpi.open_file(self._comm, encode(path), flags)
         self._h = handle
-        self._finalizer = weakref.finalize(self, _release_file, self._h)
-        self._path = string(L.cf_file_path(self._h))
+        # A writable File's handle is released by a finalizer that also runs
+        # at exit; a read-only one holds only memory, which __del__ gives
+        # back (as for columns: cheaper).  self._path already is the path
+        # the core keeps (cf_file_path: the same bytes, decoded the same).
+        self._finalizer: Any = (weakref.finalize(self, _release_file, handle)
+                                if flags & _WRITE else None)
         if flags & _WRITE and self._comm.rank == 0:
             fs = string(L.cf_file_fs_type(self._h))
             if fs in _SHARED_FS_NOTES:
                 warnings.warn(f"{self._path}: on {fs}: {_SHARED_FS_NOTES[fs]}", FileSystemWarning,
                               stacklevel=2)
+
+    def __del__(self) -> None:
+        # read-only Files (see __init__); errors cannot be reported here
+        h = getattr(self, "_h", None)
+        if h is not None and getattr(self, "_finalizer", 0) is None:
+            self._h = None
+            try:
+                _release_file(h)
+            except Exception:  # the library is gone at interpreter exit
+                pass
 
     # -- description ---------------------------------------------------
 
@@ -663,18 +682,20 @@ class File(Group):
         if self._h is None:
             return
         first: Error | None = None
-        for col in self._live():
-            try:
-                col.close()
-            except Error as exc:
-                first = first or exc
-        self._cols.clear()
-        self._attr_cols.clear()
-        if self.writable:
+        if self._cols or self._attr_cols:
+            for col in self._live():
+                try:
+                    col.close()
+                except Error as exc:
+                    first = first or exc
+            self._cols.clear()
+            self._attr_cols.clear()
+        if self._mode != "r":
             self._update_catalog()
         with self._lock:
             h, self._h = self._h, None
-            self._finalizer.detach()
+            if self._finalizer is not None:
+                self._finalizer.detach()
             lib().cf_file_close(h)
         if first is not None:
             raise first
@@ -727,11 +748,12 @@ class File(Group):
         ``create_attrs`` (attribute blocks), a missing block gives ``None``
         (False) or is created (True)."""
         def make() -> Any:
-            out = ffi.new("cf_column **")
-            err = new_error()
-            rc = lib().cf_column_open(out, h, encode_name(full), err)
+            L = lib()
+            out = ffi.new(_COLUMN_PP)
+            err = ffi.new(_ERROR_P)
+            rc = L.cf_column_open(out, h, encode_name(full), err)
             if rc >= 0:
-                if lib().cf_column_torn(out[0]):
+                if L.cf_column_torn(out[0]):
                     warnings.warn(f"{string(lib().cf_column_path(out[0]))}: an in-place update was "
                                   "interrupted; rows may mix old and new values (colfile repair "
                                   "clears this)", TornWarning, stacklevel=4)
@@ -755,15 +777,17 @@ class File(Group):
 
     def _open_column(self, full: str) -> Column:
         with self._lock:
-            if not self._comm.serial:
+            serial = self._comm.serial
+            if not serial:
                 # before the cache: every rank must take the same path
                 self._checked_name(full)
-            col = self._cols.get(full)
-            if col is not None and not col.closed:
-                return col
+            if self._cols:
+                col = self._cols.get(full)
+                if col is not None and not col.closed:
+                    return col
             h = self._check_open()
             make = self._opener(h, full)
-            handle = make() if self._comm.serial else _mpi.replicate(self._comm, h, make)
+            handle = make() if serial else _mpi.replicate(self._comm, h, make)
             col = Column(handle, self)
             self._cols[full] = col
             return col

@@ -146,6 +146,88 @@ static void test_stale_statistics_are_not_trusted(void)
     cf_file_close(f);
 }
 
+/* Read-only handles keep the statistics text and parse it when first
+ * asked: every accessor, the metadata export and verification see the
+ * same statistics as a writer, from the catalog or from the files. */
+static void check_reader(cf_file *r, const double *v, int64_t n)
+{
+    cf_error err;
+    cf_column *c;
+    double got[32];
+    CHECK_OK(cf_column_open(&c, r, "x", &err), &err);
+    CHECK(c->stats_pending);
+    CHECK_OK(cf_column_read(c, 0, n, got, NULL, 8, 8, &err), &err);
+    CHECK_EQ_MEM(got, v, (size_t)n * sizeof *v);
+    CHECK(c->stats_pending); /* reading rows does not parse them */
+    /* A snapshot for other ranks carries the text; the replica parses it. */
+    void *meta;
+    size_t len;
+    CHECK_OK(cf_column_export_meta(c, &meta, &len, &err), &err);
+    cf_column *rep;
+    CHECK_OK(cf_column_open_meta(&rep, r, meta, len, &err), &err);
+    cf_free(meta);
+    CHECK_EQ_INT(cf_column_chunk_rows(rep), 4);
+    check_all(rep, v);
+    CHECK_OK(cf_column_close(rep, &err), &err);
+    CHECK_EQ_INT(cf_column_chunk_rows(c), 4);
+    CHECK(!c->stats_pending);
+    CHECK_EQ_INT(cf_column_chunk_count(c), 6);
+    check_all(c, v);
+    CHECK_OK(cf_column_close(c, &err), &err);
+    /* first asked through chunk_stats or verify_blob */
+    cf_chunk_stats s;
+    CHECK_OK(cf_column_open(&c, r, "x", &err), &err);
+    CHECK_OK(cf_column_chunk_stats(c, 2, 0, &s, &err), &err);
+    expect(&s, v, 8, 11);
+    CHECK_OK(cf_column_close(c, &err), &err);
+    CHECK_OK(cf_column_open(&c, r, "x", &err), &err);
+    unsigned st = 0;
+    for (int64_t b = 0; b < 2; b++) {
+        CHECK_OK(cf_column_verify_blob(c, b, &st, &err), &err);
+        CHECK_EQ_INT(st, 0);
+    }
+    CHECK_OK(cf_column_close(c, &err), &err);
+}
+
+static void test_readers_parse_statistics_when_asked(void)
+{
+    cf_error err;
+    cf_file *f, *r;
+    CHECK_OK(cf_file_open(&f, cf_test_dir(), CF_OPEN_WRITE, &err), &err);
+    double v[23];
+    for (int i = 0; i < 23; i++) v[i] = (i * 29 % 23) * 0.1 - 1.0;
+    v[5] = NAN;
+    cf_column *c = make(f, "x", v, 23, 2, 4);
+    CHECK_OK(cf_column_close(c, &err), &err);
+    /* from the files */
+    CHECK_OK(cf_file_open(&r, cf_test_dir(), 0, &err), &err);
+    check_reader(r, v, 23);
+    cf_file_close(r);
+    /* from the catalog */
+    CHECK_OK(cf_file_catalog_update(f, &err), &err);
+    CHECK_OK(cf_file_open(&r, cf_test_dir(), 0, &err), &err);
+    check_reader(r, v, 23);
+    cf_file_close(r);
+    cf_file_close(f);
+    /* Damaged statistics: rows still read, statistics unknown (as for a writer). */
+    char path[4200];
+    snprintf(path, sizeof path, "%s/x/colfile-stats-v1", cf_test_dir());
+    FILE *fp = fopen(path, "w");
+    fputs("COLFILE-STATS: 1\nDTYPE: <f8\nNMEMB: 1\nNFILE: 2\nCHUNK: 4\n000000: 11 : x\n", fp);
+    fclose(fp);
+    CHECK_OK(cf_file_open(&r, cf_test_dir(), 0, &err), &err);
+    CHECK_OK(cf_column_open(&c, r, "x", &err), &err);
+    double got[23];
+    CHECK_OK(cf_column_read(c, 0, 23, got, NULL, 8, 8, &err), &err);
+    CHECK_EQ_MEM(got, v, sizeof v);
+    cf_chunk_stats s;
+    CHECK(cf_column_chunk_count(c) > 0);
+    CHECK_OK(cf_column_chunk_stats(c, 0, 0, &s, &err), &err);
+    CHECK(!s.valid);
+    CHECK_OK(cf_column_close(c, &err), &err);
+    cf_file_close(r);
+}
+
 /* Two handles write halves that split chunks; the merged statistics equal
  * a single writer's. */
 static void test_partial_chunks_merge(void)
@@ -410,6 +492,6 @@ static void test_failed_large_write(void)
     free(v);
 }
 
-CF_TESTS(CF_TEST(test_large_writes_match_small_ones), CF_TEST(test_write_sizes_around_the_thresholds),
+CF_TESTS(CF_TEST(test_readers_parse_statistics_when_asked), CF_TEST(test_large_writes_match_small_ones), CF_TEST(test_write_sizes_around_the_thresholds),
          CF_TEST(test_failed_large_write), CF_TEST(test_statistics_switched_off), CF_TEST(test_writes_compute_statistics), CF_TEST(test_stale_statistics_are_not_trusted),
          CF_TEST(test_partial_chunks_merge), CF_TEST(test_integer_bounds_round_outward))

@@ -315,3 +315,21 @@ def test_nul_in_names_is_refused_before_c_sees_it(path: str, name: str) -> None:
         assert sorted(os.listdir(path)) in ([], ["attr-v2"])
     with pytest.raises(colfile.errors.InvalidNameError, match="NUL"):
         colfile.File(path + "\x00x", "w")
+
+
+def test_read_only_file_released_without_close(path: str) -> None:
+    # a read-only File frees its handle when dropped (no finalizer); its
+    # columns stay readable, a writable File keeps its finalizer
+    with colfile.File(path, "w") as w:
+        w.create("x", data=np.arange(10, dtype="<i8"))
+        assert w._finalizer is not None
+    col = colfile.File(path)["x"]  # the File is gone at once
+    assert col[2:5].tobytes() == np.arange(2, 5, dtype="<i8").tobytes()
+    f = colfile.File(path)
+    assert f._finalizer is None and f.path == path
+    c = f["x"]
+    f.close()
+    f.close()  # twice: harmless
+    assert c.closed and f.closed
+    with pytest.raises(colfile.ClosedError):
+        f["x"]

@@ -17,6 +17,9 @@ RNG = np.random.default_rng(7)
 def first_axis_keys() -> list[Any]:
     keys: list[Any] = [0, 5, 49, -1, -50, np.int64(3), np.uint8(7), np.array(4),
                        slice(None), slice(5, 5), slice(60, 70), slice(-100, 100),
+                       # contiguous slices (the fast path of _indexing.getitem)
+                       slice(-5, None), slice(None, -3), slice(10, 3), slice(49, 50),
+                       slice(-60, 7), slice(np.int64(2), np.uint8(9)), slice(0, 0),
                        Ellipsis, (), [], np.array([], dtype=np.int64),
                        [3], [49, 0], [-1, -2, 0], np.arange(N)[::-1],
                        RNG.integers(-N, N, 30), RNG.integers(0, N, 200),
