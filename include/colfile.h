@@ -557,8 +557,10 @@ CF_API int cf_column_index_blob(cf_column *c, int64_t i, cf_error *err);
 /* ------------------------------------------------------------------ */
 
 /* Default blob size for cf_plan_nfile: large enough that opening, locking
- * and listing blobs costs nothing next to moving their bytes. */
-#define CF_PLAN_BLOB_BYTES ((int64_t)1 << 30)
+ * and listing blobs costs nothing next to moving their bytes, small enough
+ * that ranks writing hundreds of MiB each get files of their own (writes
+ * into one file serialize on its inode lock: docs/parallel.md). */
+#define CF_PLAN_BLOB_BYTES ((int64_t)256 << 20)
 /* Default data per aggregation group leader. */
 #define CF_PLAN_GROUP_BYTES ((int64_t)64 << 20)
 /* Below this many bytes per rank, automatic mode aggregates. */

@@ -188,7 +188,7 @@ enum cf_repair_bits {
 };
 int cf_column_repair(cf_column *c, unsigned *fixed, cf_error *err);
 
-#define CF_PLAN_BLOB_BYTES 1073741824
+#define CF_PLAN_BLOB_BYTES 268435456
 #define CF_PLAN_GROUP_BYTES 67108864
 #define CF_PLAN_SMALL_BYTES 4194304
 #define CF_PLAN_CONCURRENCY 64

@@ -246,7 +246,7 @@ class Group:
             sum over the ranks).
         nfile : int, optional
             Blob files to spread the rows over (bigfile's split rule).  By
-            default one per GiB of data, at most one per rank
+            default one per 256 MiB of data, at most one per rank
             (``cf_plan_nfile``): 1 when serial.
         blob_rows : sequence of int, optional
             The rows of each blob explicitly (overrides ``nfile``).

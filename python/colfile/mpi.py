@@ -379,10 +379,10 @@ def plan_share(total: int, parts: int, i: int) -> tuple[int, int]:
 
 def plan_nfile(total_bytes: int, nranks: int, blob_bytes: int = 0) -> int:
     """Blobs for a column of ``total_bytes`` written by ``nranks`` ranks
-    (``cf_plan_nfile``): one per GiB, at most one per rank.
+    (``cf_plan_nfile``): one per 256 MiB, at most one per rank.
 
     >>> plan_nfile(3 << 30, 2), plan_nfile(3 << 30, 64), plan_nfile(100, 64)
-    (2, 3, 1)
+    (2, 12, 1)
     """
     return int(lib().cf_plan_nfile(total_bytes, nranks, blob_bytes))
 

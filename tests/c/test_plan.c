@@ -20,7 +20,9 @@ static void test_nfile(void)
     CHECK_EQ_INT(cf_plan_nfile(0, 4, 0), 1);
     CHECK_EQ_INT(cf_plan_nfile(100, 4, 0), 1);
     CHECK_EQ_INT(cf_plan_nfile((INT64_C(5) << 30) + 1, 4, 0), 4);   /* capped at one per rank */
-    CHECK_EQ_INT(cf_plan_nfile((INT64_C(5) << 30) + 1, 100, 0), 6);
+    CHECK_EQ_INT(cf_plan_nfile((INT64_C(5) << 30) + 1, 100, 0), 21); /* one per 256 MiB */
+    CHECK_EQ_INT(cf_plan_nfile(INT64_C(512) << 20, 2, 0), 2);        /* 256 MiB per rank: a blob each */
+    CHECK_EQ_INT(cf_plan_nfile(INT64_C(256) << 20, 2, 0), 1);
     CHECK_EQ_INT(cf_plan_nfile(INT64_C(1) << 62, INT64_C(1) << 40, 1), INT64_C(1) << 24);
 }
 
