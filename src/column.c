@@ -22,6 +22,7 @@
 #include "names.h"
 #include "platform.h"
 #include "readmap.h"
+#include "readsplit.h"
 
 /* ---- small helpers ---------------------------------------------------- */
 
@@ -1408,7 +1409,7 @@ static int crc_mismatch_error(cf_column *c, int64_t b, uint32_t got, cf_error *e
  * *crc when crc is not NULL.  Ranges the page cache holds are copied from
  * a map of the blob (readmap.h), checked piecewise as they are copied; the
  * rest is read with pread (in pieces of CF__READ_CHECK_BYTES when
- * checked). */
+ * checked; large cached ranges on two threads: readsplit.h). */
 /* Bytes read with one pread, then checked, when a checked read is not
  * mapped (the range is not in the page cache): as much as the kernel reads
  * ahead, so that the next piece is on its way from disk while the CPU
@@ -1437,16 +1438,11 @@ static int copy_blob(cf_column *c, int64_t b, int fd, int64_t off, int64_t nbyte
             done += n;
             continue;
         }
-        int64_t step = crc ? CF__READ_CHECK_BYTES : n;
-        for (int64_t k = 0; k < n;) {
-            int64_t piece = n - k < step ? n - k : step;
-            size_t got;
-            int rc = cf__pread_all(fd, dst + done + k, (size_t)piece, off + done + k, &got, c->path, err);
-            if (rc) return rc;
-            if ((int64_t)got < piece) return short_blob_error(c, b, off + done + k + piece, err);
-            if (crc) *crc = cf__crc32c_update(*crc, dst + done + k, (size_t)piece);
-            k += piece;
-        }
+        size_t got;
+        int rc = cf__pread_split(fd, dst + done, (size_t)n, off + done, crc ? (size_t)CF__READ_CHECK_BYTES : 0, crc,
+                                 &got, c->path, err);
+        if (rc) return rc;
+        if ((int64_t)got < n) return short_blob_error(c, b, off + done + n, err);
         done += n;
     }
     return 0;

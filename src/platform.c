@@ -1,5 +1,5 @@
-/* platform.c - renameat2, open file description locks, sync_file_range and
- * statfs: Linux calls with fallbacks elsewhere.  This is the one file built
+/* platform.c - renameat2, open file description locks, sync_file_range,
+ * cachestat, sched_getaffinity and statfs: Linux calls with fallbacks elsewhere.  This is the one file built
  * with the GNU feature set; the rest of the core sticks to POSIX.1-2008. */
 #undef _POSIX_C_SOURCE
 #define _GNU_SOURCE 1
@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -87,6 +88,50 @@ void cf__writeback_range(int fd, int64_t offset, int64_t length)
     (void)fd;
     (void)offset;
     (void)length;
+#endif
+}
+
+#if defined(__linux__)
+/* cachestat(2) (Linux 6.5): the same number on every architecture; the C
+ * library may predate it. */
+#ifndef SYS_cachestat
+#define SYS_cachestat 451
+#endif
+struct cf__cachestat_range {
+    uint64_t off, len;
+};
+struct cf__cachestat {
+    uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted;
+};
+#endif
+
+int cf__range_cached(int fd, int64_t offset, int64_t length)
+{
+#if defined(__linux__)
+    if (offset < 0 || length <= 0) return 0;
+    int64_t page = sysconf(_SC_PAGESIZE);
+    if (page <= 0) return 0;
+    struct cf__cachestat_range r = { (uint64_t)offset, (uint64_t)length };
+    struct cf__cachestat cs;
+    if (syscall(SYS_cachestat, fd, &r, &cs, 0) != 0) return 0;
+    uint64_t pages = (uint64_t)((offset + length - 1) / page - offset / page + 1);
+    return cs.nr_cache >= pages;
+#else
+    (void)fd;
+    (void)offset;
+    (void)length;
+    return 0;
+#endif
+}
+
+int cf__can_run_parallel(void)
+{
+#if defined(__linux__)
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) != 0) return 0;
+    return CPU_COUNT(&set) > 1;
+#else
+    return 0;
 #endif
 }
 

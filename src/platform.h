@@ -40,6 +40,16 @@ int cf__lock_probe_path(const char *path);
  * failure is ignored. */
 void cf__writeback_range(int fd, int64_t offset, int64_t length);
 
+/* Whether the page cache holds every page of bytes [offset, offset +
+ * length) of the open file fd (Linux cachestat, 6.5 and later): 1 yes,
+ * 0 no or cannot tell (older kernels, other systems).  One system call,
+ * no map: cheap enough to ask before every large read. */
+int cf__range_cached(int fd, int64_t offset, int64_t length);
+
+/* Whether this thread may run on more than one CPU (its affinity mask;
+ * a rank pinned to one core by its MPI launcher says no). */
+int cf__can_run_parallel(void);
+
 /* The statfs(2) file system name ("ext4", "nfs", ...), "other" or "unknown". */
 const char *cf__fs_type(const char *path);
 

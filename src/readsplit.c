@@ -1,0 +1,110 @@
+/* readsplit.c - one large read out of the page cache on two threads. */
+#include "readsplit.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "checksum.h"
+#include "fsutil.h"
+#include "platform.h"
+
+/* Who reads a part: nobody yet, the helper thread, or the caller. */
+enum { UNCLAIMED, BY_HELPER, BY_CALLER };
+
+typedef struct {
+    int fd;
+    unsigned char *dst;
+    size_t n, piece;
+    int64_t offset;
+    int want_crc;
+    const char *path;
+    atomic_int owner;
+    /* results */
+    int rc;
+    size_t got;
+    uint32_t crc;
+    cf_error err;
+} part;
+
+static void read_part(part *p)
+{
+    p->got = 0;
+    p->crc = 0;
+    p->rc = 0;
+    while (p->got < p->n) {
+        size_t want = p->n - p->got;
+        if (p->piece && want > p->piece) want = p->piece;
+        size_t got;
+        p->rc = cf__pread_all(p->fd, p->dst + p->got, want, p->offset + (int64_t)p->got, &got, p->path, &p->err);
+        if (p->rc) return;
+        if (p->want_crc) p->crc = cf__crc32c_update(p->crc, p->dst + p->got, got);
+        p->got += got;
+        if (got < want) return; /* end of file */
+    }
+}
+
+static int claim(part *p, int who)
+{
+    int expected = UNCLAIMED;
+    return atomic_compare_exchange_strong(&p->owner, &expected, who);
+}
+
+static void *helper(void *arg)
+{
+    part *p = arg;
+    if (claim(p, BY_HELPER)) read_part(p);
+    return NULL;
+}
+
+static void init_part(part *p, int fd, unsigned char *dst, size_t n, int64_t offset, size_t piece, int want_crc,
+                      const char *path)
+{
+    p->fd = fd;
+    p->dst = dst;
+    p->n = n;
+    p->piece = piece;
+    p->offset = offset;
+    p->want_crc = want_crc;
+    p->path = path;
+    atomic_init(&p->owner, UNCLAIMED);
+}
+
+int cf__pread_split(int fd, void *buf, size_t n, int64_t offset, size_t piece, uint32_t *crc, size_t *got,
+                    const char *path, cf_error *err)
+{
+    /* The second half starts on a page boundary of the file, so each
+     * thread copies whole cached pages. */
+    size_t half = (size_t)(((offset + (int64_t)(n / 2)) & ~(int64_t)4095) - offset);
+    int split = (int64_t)n >= CF__SPLIT_MIN_BYTES && half > 0 && half < n && cf__can_run_parallel() &&
+                cf__range_cached(fd, offset, (int64_t)n);
+    part a, b;
+    init_part(&a, fd, buf, split ? half : n, offset, piece, crc != NULL, path);
+    pthread_t thread;
+    int started = 0;
+    if (split) {
+        init_part(&b, fd, (unsigned char *)buf + half, n - half, offset + (int64_t)half, piece, crc != NULL, path);
+        started = pthread_create(&thread, NULL, helper, &b) == 0;
+    }
+    read_part(&a);
+    if (split && claim(&b, BY_CALLER)) read_part(&b);
+    if (started) pthread_join(thread, NULL);
+
+    if (a.rc) {
+        *err = a.err;
+        return a.rc;
+    }
+    size_t total = a.got;
+    uint32_t c = a.crc;
+    if (split && a.got == a.n) {
+        if (b.rc) {
+            *err = b.err;
+            return b.rc;
+        }
+        total += b.got;
+        if (crc) c = cf__crc32c_combine(c, b.crc, b.got);
+    }
+    if (crc) *crc = cf__crc32c_combine(*crc, c, total);
+    *got = total;
+    return 0;
+}
