@@ -81,7 +81,17 @@ timed); systems are interleaved within each repeat (the order rotates from
 repeat to repeat), and each figure is the best of ``--repeats``.  On a
 machine shared with other work, ``--nice -20`` (root) runs each measurement
 in a session of its own whose scheduler autogroup gets that priority;
-otherwise the others' processes take most of its CPU time.  Every read is verified with ``np.array_equal`` against the
+otherwise the others' processes take most of its CPU time.
+
+Memory priming: on a virtual machine whose host takes back the memory the
+guest frees (free page reporting, as on the benchmark machine: freed pages
+go back to the host within seconds), the first write to a page the guest
+has not used lately faults into the host, about 2 ms per MiB there (0.45
+GB/s, slower than the disk), and a timed write or read that lands on such
+pages measures the host rather than the library.  Before each timed part
+the child therefore touches and frees ``--prime`` bytes of memory (default:
+the snapshot's size plus a quarter), so that every system finds the same
+recently used free memory; ``--prime 0`` turns it off.  Every read is verified with ``np.array_equal`` against the
 data written (regenerated from the seed after the timed part); every write is
 read back and verified; every metadata read checks the names and each
 attribute.  A measurement that does not verify is reported as FAILED and the
@@ -106,6 +116,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import mmap
 import os
 import platform
 import resource
@@ -874,8 +885,28 @@ def equal(got: dict[str, np.ndarray], want: dict[str, np.ndarray]) -> bool:
         for k in want)
 
 
+PRIME_BYTES = 0  # set by child() from the spec: see the module docstring
+
+
+def prime_memory(nbytes: int) -> None:
+    """Touch ``nbytes`` of fresh anonymous memory a page at a time, then
+    free it: the free pages the next allocations and page-cache pages get
+    are then backed by the host (module docstring, "Memory priming")."""
+    if nbytes <= 0:
+        return
+    m = mmap.mmap(-1, nbytes)
+    try:
+        view = np.frombuffer(m, dtype=np.uint8)
+        view[::mmap.PAGESIZE] = 1
+        del view
+    finally:
+        m.close()
+
+
 def timed(fn: Callable[[], Any]) -> tuple[float, float, Any, int, int]:
-    """(seconds, cpu seconds, result, rss before, peak rss) of ``fn()``."""
+    """(seconds, cpu seconds, result, rss before, peak rss) of ``fn()``,
+    after priming PRIME_BYTES of memory."""
+    prime_memory(PRIME_BYTES)
     gc.collect()
     reset_peak()
     base = rss_now()
@@ -888,7 +919,9 @@ def timed(fn: Callable[[], Any]) -> tuple[float, float, Any, int, int]:
 
 
 def child(spec: dict[str, Any]) -> dict[str, Any]:
+    global PRIME_BYTES
     system, phase, n, seed = spec["system"], spec["phase"], spec["rows"], spec["seed"]
+    PRIME_BYTES = spec.get("prime", 0)
     path = spec["path"]
     res: dict[str, Any] = {"system": system, "phase": phase}
     if phase == "probe":
@@ -1209,7 +1242,8 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     workdir = tempfile.mkdtemp(prefix="colfile-peers-", dir=args.tmpdir)
     base_spec = {"rows": args.rows, "seed": args.seed, "stride": args.stride,
                  "fancy": args.fancy, "md_columns": args.md_columns, "cold_method": cold,
-                 "zarr_chunk_rows": args.zarr_chunk_rows, "nice": args.nice}
+                 "zarr_chunk_rows": args.zarr_chunk_rows, "nice": args.nice,
+                 "prime": args.prime}
 
     probe = run_child({**base_spec, "system": "-", "phase": "probe", "path": "",
                        "systems": wanted}, args.timeout)
@@ -1388,6 +1422,8 @@ def markdown(r: dict[str, Any]) -> str:
         + (f"; each measurement in a session of its own at scheduling priority "
            f"{args['nice']} (autogroup nice), as the machine is shared with other work"
            if args.get("nice") else "")
+        + (f"; {args['prime'] / 1e6:.0f} MB of memory touched and freed before each "
+           f"timed part (memory priming: bench/peers.py)" if args.get("prime") else "")
         + "). Cold reads: "
         + ("`sync; echo 3 > /proc/sys/vm/drop_caches` (root)." if r["cold_method"] ==
            "drop_caches" else
@@ -1656,6 +1692,9 @@ def main(argv: list[str] | None = None) -> int:
                         "priority (e.g. -20, needs root): on a machine shared with other "
                         "work, a negative value keeps the others from taking most of its "
                         "CPU time (default 0: unchanged)")
+    p.add_argument("--prime", type=int, default=None,
+                   help="bytes of memory to touch and free before each timed part "
+                        "(default: 1.25x the snapshot; 0: off; see the docstring)")
     p.add_argument("--seed", type=int, default=6)
     p.add_argument("--markdown", help="file whose peers section to replace")
     p.add_argument("--json", help="write every run's figures to this file")
@@ -1669,6 +1708,8 @@ def main(argv: list[str] | None = None) -> int:
         args.repeats = 1 if args.quick else 3
     if args.fancy is None:
         args.fancy = min(10**6, args.rows // 8) if args.quick else 10**6
+    if args.prime is None:
+        args.prime = snapshot_bytes(args.rows) * 5 // 4
     if args.md_columns is None:
         args.md_columns = 100 if args.quick else 10000
     if min(args.rows, args.repeats, args.stride, args.fancy, args.md_columns,
