@@ -8,7 +8,12 @@
 One run prints four tables, all measured in the same run:
 
 1. page cache: every load, rank count, layer and mode, with commits that
-   skip fsync (``CF_OPEN_NODURABLE`` / ``durable=False``, iosim's default);
+   skip fsync (``CF_OPEN_NODURABLE`` / ``durable=False``, iosim's default),
+   and the CPU time of the write phase (user + system, all threads, summed
+   over ranks: ``write_cpu_seconds``) with the cores it kept busy on
+   average (``write_cpu_per_wall``: CPU time per second of the write; with
+   more than one rank it includes MPI polling while ranks wait for each
+   other);
 2. durable: the ``--durable-load`` with ``--durable`` (every commit fsyncs),
    auto mode, for comparison with the same rows of table 1;
 3. request cost: the ``small``, ``medium`` and ``large`` loads on
@@ -20,7 +25,12 @@ One run prints four tables, all measured in the same run:
    LD_PRELOAD, never part of colfile) adds the cost and counts the requests
    each rank makes, which the table shows;
 4. targets: the ratios docs/performance.md sets as goals, each computed
-   from the tables above, and whether it is met.
+   from the tables above, and whether it is met; next to the 2-rank scaling
+   target, its CPU ceiling: if 1 rank writing the largest load keeps ``u``
+   cores busy, 2 ranks on ``os.cpu_count()`` cores can write at most
+   ``min(2, cores / u)`` times as fast when the write is CPU bound (as
+   page-cache writes are; 1 rank makes no MPI wait, so ``u`` is the
+   write's own).
 
 Each configuration runs ``repeats`` times, the configurations taking turns
 (round-robin), and the tables keep the best run of each phase (these machines
@@ -80,15 +90,42 @@ def run_one(cmd: list[str], env: dict[str, str] | None = None) -> dict[str, Any]
     return report
 
 
+#: Figures of the write phase taken from the run with the fastest write
+#: (they describe that run, not the fastest of each).
+WRITE_CPU = ("write_cpu_seconds", "write_cpu_per_wall")
+
+
 def best_of(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """The first run, with each phase's time (and speed) the fastest of all."""
+    """The first run, with each phase's time (and speed) the fastest of all,
+    and the write's CPU figures those of the run with the fastest write."""
     best = dict(runs[0])
     for phase in PHASES:
         fastest = min(runs, key=lambda r: r[f"{phase}_seconds"])
         best[f"{phase}_seconds"] = fastest[f"{phase}_seconds"]
         if f"{phase}_GBps" in fastest:
             best[f"{phase}_GBps"] = fastest[f"{phase}_GBps"]
+        if phase == "write":
+            for key in WRITE_CPU:
+                if key in fastest:
+                    best[key] = fastest[key]
     return best
+
+
+def cpu_ceiling(cores_busy: float, nranks: int, cores: int) -> float | None:
+    """How many times as fast as 1 rank ``nranks`` ranks can write on
+    ``cores`` cores when the write is CPU bound and 1 rank keeps
+    ``cores_busy`` cores busy: ``min(nranks, cores / cores_busy)``."""
+    if cores_busy <= 0:
+        return None
+    return min(float(nranks), cores / cores_busy)
+
+
+def fmt_cpu(r: dict[str, Any]) -> str:
+    """The write's CPU seconds and cores busy, "" if the program did not
+    report them (an older colfile-iosim)."""
+    if "write_cpu_seconds" not in r:
+        return ""
+    return f"{r['write_cpu_seconds']:.4f} ({r['write_cpu_per_wall']:.2f})"
 
 
 def measure(configs: dict[Any, Callable[[], dict[str, Any]]], repeats: int,
@@ -101,7 +138,8 @@ def measure(configs: dict[Any, Callable[[], dict[str, Any]]], repeats: int,
         for key, run in configs.items():
             runs[key].append(run())
             r = runs[key][-1]
-            print(label, rep, *key, r["write_seconds"], r["write_GBps"], flush=True)
+            print(label, rep, *key, r["write_seconds"], r["write_GBps"],
+                  r.get("write_cpu_per_wall", ""), flush=True)
     return {key: best_of(rs) for key, rs in runs.items()}
 
 
@@ -194,14 +232,14 @@ def main(argv: list[str] | None = None) -> int:
         return float(thr[field] / agg[field])
 
     page = ["| load | ranks | layer | mode (used) | nfile | bytes | create s | write s | write GB/s "
-            "| read s | read GB/s | aggregated/throttled write speed |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+            "| write cpu s (cores busy) | read s | read GB/s | aggregated/throttled write speed |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for (load, n, layer, mode), r in results.items():
         ratio = agg_ratio((load, n, layer)) if mode == "aggregated" else None
         page.append(f"| {load} | {n} | {layer} | {mode} ({r['mode_used']}) | {r['nfile']} | "
                     f"{r['bytes']} | {r['create_seconds']:.4f} | {r['write_seconds']:.4f} | "
-                    f"{r['write_GBps']:.2f} | {r['read_seconds']:.4f} | {r['read_GBps']:.2f} | "
-                    f"{fmt_ratio(ratio)} |")
+                    f"{r['write_GBps']:.2f} | {fmt_cpu(r)} | {r['read_seconds']:.4f} | "
+                    f"{r['read_GBps']:.2f} | {fmt_ratio(ratio)} |")
 
     # 2. durable
     durable: dict[Any, dict[str, Any]] = {}
@@ -261,11 +299,22 @@ def main(argv: list[str] | None = None) -> int:
         return r["write_GBps"] if r else None
 
     big = "large" if "large" in loads else loads[-1]
+    cores = os.cpu_count() or 1
     for layer in layers:
         s1, s2, s4 = (speed(results, big, n, layer, "auto") for n in (1, 2, 4))
         v = s2 / s1 if s1 and s2 else None
         target(f"{layer}: 2 ranks write `{big}` at >= {SCALE_2}x the speed of 1 rank (page "
                "cache, auto mode)", v, v is not None and v >= SCALE_2)
+        r1, r2 = (results.get((big, n, layer, "auto")) for n in (1, 2))
+        if r1 and "write_cpu_per_wall" in r1:
+            u = r1["write_cpu_per_wall"]
+            ceiling = cpu_ceiling(u, 2, cores)
+            busy2 = (f"; 2 ranks kept {r2['write_cpu_per_wall']:.2f} cores busy"
+                     if r2 and "write_cpu_per_wall" in r2 else "")
+            target(f"{layer}: 1 rank keeps {u:.2f} cores busy while writing `{big}`; CPU "
+                   f"ceiling for 2 ranks on {cores} cores: min(2, {cores}/{u:.2f}) = "
+                   f"{fmt_ratio(ceiling)}x (measured scaling: {fmt_ratio(v) or 'n/a'}x{busy2}; "
+                   "not a target: the most a CPU-bound write can reach)", ceiling, None)
         v = s4 / s2 if s2 and s4 else None
         target(f"{layer}: 4 ranks on 2 cores (oversubscribed) keep >= {OVERSUB_4}x the write "
                f"speed of 2 ranks, `{big}` (does not collapse)", v,

@@ -5,9 +5,11 @@
  *
  * Every rank holds the same number of rows; each phase is timed from a
  * barrier to the last rank's end (the maximum over ranks of MPI_Wtime), and
- * the data read back is compared with what was written.  Commits skip fsync
- * (CF_OPEN_NODURABLE: page-cache speed) unless --durable is given.  Exit status: 0,
- * 1 on an I/O error or a mismatch, 2 on bad arguments.
+ * the data read back is compared with what was written.  The write phase's
+ * CPU time (user + system, every thread of the process: getrusage) is summed
+ * over ranks, so that the report tells how many cores the write kept busy.
+ * Commits skip fsync (CF_OPEN_NODURABLE: page-cache speed) unless --durable is
+ * given.  Exit status: 0, 1 on an I/O error or a mismatch, 2 on bad arguments.
  */
 #define _XOPEN_SOURCE 700 /* nftw */
 #include <errno.h>
@@ -16,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "colfile_mpi.h"
@@ -27,7 +30,10 @@ static const char usage[] =
     "Create, write and read one column collectively and report the time and\n"
     "throughput of each phase (the slowest rank's), then check the data.\n"
     "The write phase is the collective write and the commit (closing the\n"
-    "column); the report also gives the write alone ('data').\n"
+    "column); the report also gives the write alone ('data') and the CPU time\n"
+    "(user + system, all threads) the ranks spent in the write phase, summed\n"
+    "over ranks, and that CPU time per second of the phase: the cores the\n"
+    "write kept busy on average.\n"
     "\n"
     "  --load small|medium|large  rows of int32 per rank: 4Ki, 4Mi, 64Mi (default small)\n"
     "  --rows N                   rows per rank (instead of --load)\n"
@@ -179,6 +185,16 @@ static void slowest2(double a, double b, double *max_a, double *max_b, MPI_Comm 
     *max_b = max[1];
 }
 
+/* CPU seconds (user + system) this process has used so far, all its
+ * threads included (a rank's write may digest on a helper thread). */
+static double cpu_seconds(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0) return 0.0;
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 + (double)ru.ru_stime.tv_sec +
+           (double)ru.ru_stime.tv_usec * 1e-6;
+}
+
 static double gbps(int64_t bytes, double seconds)
 {
     return seconds > 0 ? (double)bytes / seconds / 1e9 : 0.0;
@@ -250,7 +266,7 @@ int main(int argc, char **argv)
     cf_file *f = NULL;
     cf_column *c = NULL;
     int64_t first = 0, nfile = 0, bad = 0, bad_total = 0;
-    double t_create = 0, t_write = 0, t_data = 0, t_read = 0;
+    double t_create = 0, t_write = 0, t_data = 0, t_read = 0, cpu_write = 0;
     int rc;
 
     /* create */
@@ -266,12 +282,15 @@ int main(int argc, char **argv)
     fill(data, local_bytes, (uint64_t)(first * rowbytes));
     MPI_Barrier(comm);
     t0 = MPI_Wtime();
+    double cpu0 = cpu_seconds();
     rc = cf_mpi_column_write(c, comm, first, s.rows, data, NULL, rowbytes, rowbytes / s.nmemb, &opt, &err);
     double t1 = MPI_Wtime();
     int rc2 = cf_mpi_column_close(c, comm, &err);
+    double t2 = MPI_Wtime(), cpu = cpu_seconds() - cpu0;
     c = NULL;
     if (rc == 0) rc = rc2;
-    slowest2(t1 - t0, MPI_Wtime() - t0, &t_data, &t_write, comm);
+    slowest2(t1 - t0, t2 - t0, &t_data, &t_write, comm);
+    MPI_Allreduce(&cpu, &cpu_write, 1, MPI_DOUBLE, MPI_SUM, comm);
     if (rc) goto fail;
 
     /* read */
@@ -296,16 +315,18 @@ int main(int argc, char **argv)
     const char *used = mode_text(nranks < 2 ? CF_IO_THROTTLED
                                  : s.mode == CF_IO_AUTO ? cf_plan_mode(total_bytes, nranks, 0) : s.mode);
     int64_t conc = s.concurrency ? s.concurrency : CF_PLAN_CONCURRENCY;
+    double cpu_per_wall = t_write > 0 ? cpu_write / t_write : 0.0;
     if (rank == 0 && s.json) {
         printf("{\"ranks\": %d, \"rows_per_rank\": %" PRId64 ", \"rows\": %" PRId64 ", \"dtype\": \"%s\", "
                "\"nmemb\": %" PRId64 ", \"bytes\": %" PRId64 ", \"mode\": \"%s\", \"mode_used\": \"%s\", "
                "\"nfile\": %" PRId64 ", \"concurrency\": %" PRId64 ", \"durable\": %s, \"path\": \"%s\", \"kept\": %s, "
                "\"create_seconds\": %.6f, \"write_seconds\": %.6f, \"write_data_seconds\": %.6f, \"write_GBps\": %.6f, "
+               "\"write_cpu_seconds\": %.6f, \"write_cpu_per_wall\": %.6f, "
                "\"read_seconds\": %.6f, \"read_GBps\": %.6f, \"mismatched_bytes\": %" PRId64 ", \"verified\": %s}\n",
                nranks, s.rows, s.rows * nranks, dtype, s.nmemb, total_bytes, s.mode_name, used, nfile, conc,
-               s.durable ? "true" : "false", path,
-               s.keep ? "true" : "false", t_create, t_write, t_data, gbps(total_bytes, t_write), t_read,
-               gbps(total_bytes, t_read), bad_total, bad_total ? "false" : "true");
+               s.durable ? "true" : "false", path, s.keep ? "true" : "false", t_create, t_write, t_data,
+               gbps(total_bytes, t_write), cpu_write, cpu_per_wall, t_read, gbps(total_bytes, t_read), bad_total,
+               bad_total ? "false" : "true");
     } else if (rank == 0) {
         printf("colfile-iosim: %d ranks x %" PRId64 " rows of %s x %" PRId64 " = %" PRId64 " bytes\n", nranks, s.rows,
                dtype, s.nmemb, total_bytes);
@@ -314,6 +335,8 @@ int main(int argc, char **argv)
         printf("  create %10.4f s\n", t_create);
         printf("  write  %10.4f s %10.3f GB/s (data %.4f s, then the commit)\n", t_write, gbps(total_bytes, t_write),
                t_data);
+        printf("  cpu    %10.4f s %10.2f cores busy writing (user+system, all ranks and threads)\n", cpu_write,
+               cpu_per_wall);
         printf("  read   %10.4f s %10.3f GB/s\n", t_read, gbps(total_bytes, t_read));
         printf("  verify %s\n", bad_total ? "FAILED" : "ok");
         if (bad_total) printf("  %" PRId64 " bytes read back differ from those written\n", bad_total);

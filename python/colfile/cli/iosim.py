@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import sys
 import tempfile
@@ -33,7 +34,11 @@ Create, write and read one column collectively and report the time and
 throughput of each phase -- the slowest rank's, from a barrier to the last
 rank's end -- then check that the data read back is the data written.
 The write phase is the collective write and the commit of the header
-(closing the column); the report also gives the write alone ('data').
+(closing the column); the report also gives the write alone ('data') and
+the CPU time (user + system, all threads) the ranks spent in the write
+phase, summed over ranks, and that CPU time per second of the phase: the
+cores the write kept busy on average ('cpu', JSON write_cpu_seconds and
+write_cpu_per_wall).
 
 Run it under MPI to measure parallel I/O:
 
@@ -138,6 +143,13 @@ def pattern(offset: int, n: int) -> np.ndarray:
     return out
 
 
+def cpu_seconds() -> float:
+    """CPU seconds (user + system) this process has used so far, all its
+    threads included (a rank's write may digest on a helper thread)."""
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return float(ru.ru_utime + ru.ru_stime)
+
+
 class _Timer:
     def __init__(self, comm: Any) -> None:
         self.comm = comm
@@ -149,11 +161,14 @@ class _Timer:
     def slowest(self, t0: float) -> float:
         return float(max(self.comm.allgather(time.perf_counter() - t0)))
 
-    def slowest2(self, t0: float, t1: float) -> tuple[float, float]:
-        """The slowest rank's ``t1 - t0`` and time since ``t0`` (one
-        collective for both)."""
-        spans = self.comm.allgather((t1 - t0, time.perf_counter() - t0))
-        return float(max(a for a, _ in spans)), float(max(b for _, b in spans))
+    def slowest2_cpu(self, t0: float, t1: float, cpu0: float) -> tuple[float, float, float]:
+        """The slowest rank's ``t1 - t0`` and time since ``t0``, and the CPU
+        time since ``cpu0`` (:func:`cpu_seconds`) summed over ranks (one
+        collective for the three)."""
+        t2, cpu = time.perf_counter(), cpu_seconds() - cpu0
+        spans = self.comm.allgather((t1 - t0, t2 - t0, cpu))
+        return (float(max(s[0] for s in spans)), float(max(s[1] for s in spans)),
+                float(sum(s[2] for s in spans)))
 
 
 def run(args: Any) -> int:
@@ -217,11 +232,12 @@ def run(args: Any) -> int:
             nfile = col.nfile
 
             t0 = timer.start()
+            cpu0 = cpu_seconds()
             col.write_all(rowsview, first, mode=args.mode,
                           concurrency=args.concurrency or None)
             t1 = time.perf_counter()
             col.close()
-            t_data, t_write = timer.slowest2(t0, t1)
+            t_data, t_write, cpu_write = timer.slowest2_cpu(t0, t1, cpu0)
 
             t0 = timer.start()
             col = f[COLUMN]
@@ -248,6 +264,7 @@ def run(args: Any) -> int:
         used = args.mode if nranks > 1 else "throttled"
     conc = args.concurrency or int(colfile._ffi.lib().CF_PLAN_CONCURRENCY)
     gb = (lambda s: total_bytes / s / 1e9 if s > 0 else 0.0)
+    cpu_per_wall = cpu_write / t_write if t_write > 0 else 0.0
     if rank == 0:
         if args.json:
             report = {"ranks": nranks, "rows_per_rank": rows, "rows": rows * nranks,
@@ -258,6 +275,8 @@ def run(args: Any) -> int:
                       "create_seconds": round(t_create, 6),
                       "write_seconds": round(t_write, 6), "write_data_seconds": round(t_data, 6),
                       "write_GBps": round(gb(t_write), 6),
+                      "write_cpu_seconds": round(cpu_write, 6),
+                      "write_cpu_per_wall": round(cpu_per_wall, 6),
                       "read_seconds": round(t_read, 6), "read_GBps": round(gb(t_read), 6),
                       "mismatched_bytes": bad_total, "verified": bad_total == 0}
             print(json.dumps(report))
@@ -270,6 +289,8 @@ def run(args: Any) -> int:
             print(f"  create {t_create:10.4f} s")
             print(f"  write  {t_write:10.4f} s {gb(t_write):10.3f} GB/s "
                   f"(data {t_data:.4f} s, then the commit)")
+            print(f"  cpu    {cpu_write:10.4f} s {cpu_per_wall:10.2f} cores busy writing "
+                  "(user+system, all ranks and threads)")
             print(f"  read   {t_read:10.4f} s {gb(t_read):10.3f} GB/s")
             print(f"  verify {'FAILED' if bad_total else 'ok'}")
             if bad_total:

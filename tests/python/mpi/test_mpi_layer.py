@@ -94,6 +94,30 @@ def iosim(nranks: int | None, *args: str, tmp: Path) -> subprocess.CompletedProc
     return launch(nranks, cmd, env=env)
 
 
+def c_iosim() -> Path:
+    """The C colfile-iosim of the build in COLFILE_C_BUILD."""
+    build = os.environ.get("COLFILE_C_BUILD")
+    exe = Path(build) / "colfile-iosim" if build else None
+    if exe is None or not exe.is_file():
+        unavailable("no C build with colfile-iosim (COLFILE_C_BUILD)")
+    assert exe is not None
+    return exe
+
+
+def check_write_cpu(report: dict[str, Any]) -> None:
+    """The write phase's CPU figures: present, not negative, and
+    write_cpu_per_wall = write_cpu_seconds / write_seconds (each printed to
+    6 decimals)."""
+    cpu, per, wall = (report["write_cpu_seconds"], report["write_cpu_per_wall"],
+                      report["write_seconds"])
+    assert isinstance(cpu, float) and isinstance(per, float), report
+    assert cpu >= 0 and per >= 0, report
+    if wall > 0:
+        assert per * wall == pytest.approx(cpu, rel=1e-3, abs=1e-5), report
+    else:
+        assert per == 0, report
+
+
 @pytest.mark.parametrize("nranks", [1, 2, 4])
 def test_iosim_small(nranks: int, tmp_path: Path, lib: Any) -> None:
     mpiexec()
@@ -113,6 +137,7 @@ def test_iosim_small(nranks: int, tmp_path: Path, lib: Any) -> None:
         assert report[f"{phase}_seconds"] >= 0
     assert 0 <= report["write_data_seconds"] <= report["write_seconds"]
     assert report["write_GBps"] >= 0 and report["read_GBps"] >= 0
+    check_write_cpu(report)
     assert report["durable"] is False  # page-cache figures unless --durable
     assert report["kept"] is False and not os.path.exists(report["path"])
     assert list(tmp_path.glob("colfile-iosim-*")) == []  # the temporary File is gone
@@ -130,6 +155,7 @@ def test_iosim_options_and_text_report(tmp_path: Path, lib: Any) -> None:
     assert "mode throttled (throttled), nfile 2, concurrency 1" in text and "(kept)" in text
     for phase in ("create", "write", "read"):
         assert f"  {phase} " in text
+    assert " cores busy writing (user+system, all ranks and threads)\n" in text
     assert "verify ok" in text
     import colfile
 
@@ -147,19 +173,36 @@ def test_iosim_durable_and_same_report_as_c(tmp_path: Path, lib: Any) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     report = json.loads(proc.stdout.splitlines()[0])
     assert report["durable"] is True and report["verified"] is True
-    build = os.environ.get("COLFILE_C_BUILD")
-    exe = Path(build) / "colfile-iosim" if build else None
-    if exe is None or not exe.is_file():
-        unavailable("no C build with colfile-iosim (COLFILE_C_BUILD)")
-    assert exe is not None
+    exe = c_iosim()
     cproc = launch(2, [str(exe), "--rows", "100", "--durable", "--json"],
                    env=child_env(TMPDIR=str(tmp_path)))
     assert cproc.returncode == 0, cproc.stdout + cproc.stderr
     creport = json.loads(cproc.stdout.splitlines()[0])
     assert sorted(creport) == sorted(report)
+    for r in (report, creport):
+        assert "write_cpu_seconds" in r and "write_cpu_per_wall" in r
+        check_write_cpu(r)
     for key in ("ranks", "rows", "bytes", "dtype", "nmemb", "mode", "mode_used", "nfile",
                 "durable", "verified"):
         assert creport[key] == report[key], key
+
+
+@pytest.mark.parametrize("layer", ["Python", "C"])
+def test_iosim_write_cpu(layer: str, tmp_path: Path, lib: Any) -> None:
+    """Writing 8 MiB costs CPU time, which both programs report; one rank
+    cannot keep more cores busy than the machine has (a CPU time counted
+    from the process's start, or in the wrong unit, would)."""
+    mpiexec()
+    args = ["--rows", str(2 << 20), "--json"]
+    if layer == "C":
+        proc = launch(1, [str(c_iosim()), *args], env=child_env(TMPDIR=str(tmp_path)))
+    else:
+        proc = iosim(1, *args, tmp=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = json.loads(proc.stdout.splitlines()[0])
+    check_write_cpu(report)
+    assert report["write_cpu_seconds"] > 0, report
+    assert report["write_cpu_per_wall"] <= (os.cpu_count() or 1) * 1.05 + 0.05, report
 
 
 def test_iosim_without_mpi(tmp_path: Path, lib: Any) -> None:
