@@ -39,6 +39,15 @@ replace the text between the ``<!-- iosim:begin -->`` and
 ``<!-- iosim:end -->`` markers of that file, together with the command line
 and the machine it ran on.
 
+Memory priming: just before the write, each rank touches and frees twice
+the bytes it writes (``iosim --prime``; ``--prime-factor``, 0 turns it
+off).  On a virtual machine that hands memory the guest frees back to its
+host within seconds (free page reporting, as on the benchmark machine), the
+first write to such a page faults into the host, about 2 ms per MiB there;
+priming gives every run recently used memory, so that runs differ by what
+colfile does, not by where the guest's free pages were (bench/peers.py
+does the same).
+
 Runs with more ranks than cores are oversubscribed; MPICH then spins in its
 progress loop, so the MPICH progress-throttle variables below are set for every
 run (other MPIs ignore them).
@@ -76,6 +85,10 @@ NO_LOSS = 0.8      # aggregated mode that falls back to per-rank writes keeps th
 #: (4 ranks make one 64 MiB group: aggregation copies and should lose), large
 #: (every rank is a group of its own: aggregated mode writes like throttled).
 COST_LOADS = ("small", "medium", "large")
+
+
+#: Bytes per rank of each --load (as both iosim programs define them).
+LOAD_BYTES = {"small": 4 << 12, "medium": 4 << 22, "large": 4 << 26}
 
 
 def run_one(cmd: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
@@ -203,6 +216,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cost-ranks", type=int, default=4)
     p.add_argument("--scratch", help="directory for the request-cost runs (default: $TMPDIR)")
     p.add_argument("--markdown", help="file whose iosim section to replace")
+    p.add_argument("--prime-factor", type=float, default=2.0,
+                   help="each rank touches and frees this many times the bytes it writes "
+                        "just before its write (iosim --prime; default 2; 0: off; see the "
+                        "docstring)")
     args = p.parse_args(argv)
 
     mpiexec = str(Path(sys.executable).parent / "mpiexec")
@@ -215,8 +232,9 @@ def main(argv: list[str] | None = None) -> int:
     modes = args.modes.split(",")
 
     def command(n: int, layer: str, load: str, mode: str, *extra: str) -> list[str]:
+        prime = int(args.prime_factor * LOAD_BYTES[load])
         return [mpiexec, "-n", str(n), *layers[layer], "--load", load, "--mode", mode,
-                "--json", *extra]
+                "--json", *(["--prime", str(prime)] if prime > 0 else []), *extra]
 
     load_before = os.getloadavg()[0]
     # 1. page cache
@@ -343,7 +361,10 @@ def main(argv: list[str] | None = None) -> int:
     section = "\n".join([
         "<!-- iosim:begin -->",
         f"Command: `.venv/bin/python {cmdline.strip()}` (one run; best of {args.repeats} "
-        "per phase).",
+        "per phase"
+        + (f"; just before its write, each rank touched and freed {args.prime_factor:g}x the "
+           "bytes it writes: memory priming, bench/iosim.py" if args.prime_factor > 0 else "")
+        + ").",
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, {platform.platform()}; "
         "runs with more ranks than cores are oversubscribed. Load average (1 min) when the "
         f"run started: {load_before:.1f}, when it ended: {load_after:.1f} (other work on the "

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import mmap
 import os
 import resource
 import shutil
@@ -95,6 +96,11 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                    help="fsync every commit (default: the page cache only, durable=False)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--keep", action="store_true", help="keep the data afterwards")
+    p.add_argument("--prime", type=_count, default=0, metavar="B",
+                   help="touch and free B bytes of memory on every rank just before the "
+                        "write (default 0): on a virtual machine that hands freed memory "
+                        "back to its host, the write then lands on memory the host still "
+                        "backs (docs/performance.md)")
     p.add_argument("--mpi", action="store_true",
                    help="use MPI (mpi4py) even without a launcher's environment")
     return p
@@ -141,6 +147,22 @@ def pattern(offset: int, n: int) -> np.ndarray:
         off = np.arange(offset + start, offset + stop, dtype=np.uint64)
         out[start:stop] = (off * np.uint64(131)) ^ (off >> np.uint64(8)) ^ (off >> np.uint64(19))
     return out
+
+
+def _prime_memory(nbytes: int) -> None:
+    """Touch ``nbytes`` of fresh memory a page at a time, then free it
+    (--prime)."""
+    if nbytes <= 0:
+        return
+    m = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE)
+    try:
+        # In huge pages: the memory a guest hands back to its host is whole
+        # 2 MiB blocks, which 4 KiB faults do not take.
+        if hasattr(mmap, "MADV_HUGEPAGE"):
+            m.madvise(mmap.MADV_HUGEPAGE)
+        np.frombuffer(m, dtype=np.uint8)[::mmap.PAGESIZE] = 1
+    finally:
+        m.close()
 
 
 def cpu_seconds() -> float:
@@ -231,6 +253,7 @@ def run(args: Any) -> int:
             t_create = timer.slowest(t0)
             nfile = col.nfile
 
+            _prime_memory(args.prime)
             t0 = timer.start()
             cpu0 = cpu_seconds()
             col.write_all(rowsview, first, mode=args.mode,
