@@ -57,6 +57,23 @@
  *                             probability p (data of a file as one unit,
  *                             each directory operation on its own)
  *   CF_FAULT_SEED=s           the seed of those draws
+ *   CF_FAULT_KEEP_NAMES=list  powerloss: the directory changes not durable
+ *                             whose name matches one of these fnmatch(3)
+ *                             patterns (comma list) survive as well -- the
+ *                             name created, removed or made (mkdir), or
+ *                             the new name of a rename (either name of an
+ *                             exchange); last component only.  With the
+ *                             default CF_FAULT_KEEP=0 nothing else does: a
+ *                             deterministic worst case such as "the new
+ *                             header's rename reached the disk, the new
+ *                             blobs' names did not" (CF_FAULT_KEEP_NAMES=
+ *                             header)
+ *   CF_FAULT_NOSYNC=list      test-only: the counted operations with these
+ *                             numbers (comma list, as CF_FAULT_AT counts),
+ *                             when they are fsync/fdatasync, return 0 and
+ *                             make nothing durable: a sync the writer no
+ *                             longer makes, to prove that a test sees its
+ *                             loss (only the rank that acts; CF_FAULT_RANK)
  *   CF_FAULT_VERBOSE=1        say on stderr what was injected
  *
  * faultshim_io.so is the same without the allocation part (-DFAULTSHIM_NO_ALLOC),
@@ -84,9 +101,10 @@
  * Limits of the model (it is the worst case of one simple model, not of
  * every file system):
  *   - it drops ALL changes that are not durable (or, with CF_FAULT_KEEP, an
- *     arbitrary subset); it never tears a single write into pieces (sectors
- *     or pages persisted out of order within one write) and never keeps
- *     part of one file's unsynced data while dropping the rest;
+ *     arbitrary subset; with CF_FAULT_KEEP_NAMES, a chosen one); it never
+ *     tears a single write into pieces (sectors or pages persisted out of
+ *     order within one write) and never keeps part of one file's unsynced
+ *     data while dropping the rest;
  *   - fsync of a file does not make the file's own name durable (POSIX), and
  *     no file system journaling that would commit unrelated names together
  *     is modelled: this is stricter than ext4 or xfs;
@@ -105,6 +123,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <limits.h>
 #include <link.h>
 #include <pthread.h>
@@ -240,6 +259,12 @@ static int g_target_rank;            /* the rank that acts */
 static char g_journal[PATH_MAX];
 static int g_journaling;
 static double g_keep;
+#define MAX_KEEP_NAMES 16
+static char g_keep_names[MAX_KEEP_NAMES][NAME_MAX + 1]; /* CF_FAULT_KEEP_NAMES */
+static int g_nkeep_names;
+#define MAX_NOSYNC 64
+static long long g_nosync[MAX_NOSYNC];  /* CF_FAULT_NOSYNC */
+static int g_nnosync;
 static unsigned long long g_seed;
 static int g_verbose;
 static char g_libs[256] = "libcolfile";
@@ -873,6 +898,30 @@ static double unit(unsigned long long x)
     return (double)(x >> 11) / 9007199254740992.0;
 }
 
+/* A directory change that CF_FAULT_KEEP_NAMES keeps. */
+static int name_listed(const char *encoded)
+{
+    char name[NAME_MAX + 1];
+    decode_name(encoded, name, sizeof name);
+    for (int i = 0; i < g_nkeep_names; i++)
+        if (fnmatch(g_keep_names[i], name, FNM_PERIOD) == 0) return 1;
+    return 0;
+}
+
+static int keep_by_name(const rec *r)
+{
+    switch (r->type) {
+    case 'C': case 'U': case 'D':
+        return name_listed(r->name);
+    case 'R':
+        return name_listed(r->name2);
+    case 'X':
+        return name_listed(r->name) || name_listed(r->name2);
+    default:
+        return 0;
+    }
+}
+
 /* Read the journal, decide what survives, undo the rest (newest first). */
 static void power_loss(void)
 {
@@ -1000,19 +1049,25 @@ static void power_loss(void)
             }
         }
     }
-    /* What survives although not durable (CF_FAULT_KEEP). */
+    /* What survives although not durable (CF_FAULT_KEEP, CF_FAULT_KEEP_NAMES). */
     unsigned long long rs = g_seed ^ 0x5DEECE66DULL;
     size_t nondurable = 0, kept = 0;
     for (size_t i = 0; i < nrec; i++) {
         rec *r = &recs[i];
         if (r->type == 'S' || r->type == 'Y' || r->durable) continue;
         nondurable++;
-        if (g_keep <= 0) continue;
-        if (r->type == 'W' || r->type == 'T') {
-            unsigned long long h = g_seed ^ (r->ino * 0x9E3779B97F4A7C15ULL);
-            r->keep = unit(splitmix(&h)) < g_keep;
-        } else {
-            r->keep = unit(splitmix(&rs)) < g_keep;
+        if (g_keep > 0) {
+            if (r->type == 'W' || r->type == 'T') {
+                unsigned long long h = g_seed ^ (r->ino * 0x9E3779B97F4A7C15ULL);
+                r->keep = unit(splitmix(&h)) < g_keep;
+            } else {
+                r->keep = unit(splitmix(&rs)) < g_keep;
+            }
+        }
+        if (!r->keep && keep_by_name(r)) {
+            r->keep = 1;
+            undo_note("keep %c %s%s%s (CF_FAULT_KEEP_NAMES)\n", r->type, r->name, r->type == 'R' ? " -> " : "",
+                      r->type == 'R' ? r->name2 : "");
         }
         kept += (size_t)r->keep;
     }
@@ -1246,6 +1301,30 @@ __attribute__((constructor)) static void shim_init(void)
     if ((v = getenv("CF_FAULT_STICKY")) && *v && strcmp(v, "0") != 0) g_sticky = 1;
     if ((v = getenv("CF_FAULT_KEEP")) && *v) g_keep = atof(v);
     if ((v = getenv("CF_FAULT_SEED")) && *v) g_seed = strtoull(v, NULL, 10);
+    if ((v = getenv("CF_FAULT_KEEP_NAMES")) && *v) {
+        char buf[1024];
+        snprintf(buf, sizeof buf, "%s", v);
+        char *save = NULL;
+        for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+            if (g_nkeep_names == MAX_KEEP_NAMES) {
+                say("faultshim: CF_FAULT_KEEP_NAMES: more than %d patterns\n", MAX_KEEP_NAMES);
+                break;
+            }
+            snprintf(g_keep_names[g_nkeep_names++], NAME_MAX + 1, "%s", tok);
+        }
+    }
+    if ((v = getenv("CF_FAULT_NOSYNC")) && *v) {
+        char buf[1024];
+        snprintf(buf, sizeof buf, "%s", v);
+        char *save = NULL;
+        for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+            if (g_nnosync == MAX_NOSYNC) {
+                say("faultshim: CF_FAULT_NOSYNC: more than %d operations\n", MAX_NOSYNC);
+                break;
+            }
+            g_nosync[g_nnosync++] = atoll(tok);
+        }
+    }
     if ((v = getenv("CF_FAULT_RANK")) && *v) g_target_rank = atoi(v);
     if ((v = getenv("CF_FAULT_ACTION")) && *v) {
         if (strcmp(v, "eio") == 0) g_action = A_EIO;
@@ -1806,15 +1885,28 @@ SHIM_API int posix_fallocate64(int fd, off_t off, off_t len) { return do_falloca
 
 /* ---- durability ------------------------------------------------------------------ */
 
+static int nosync_listed(long long n)
+{
+    if (!may_act()) return 0;
+    for (int i = 0; i < g_nnosync; i++)
+        if (g_nosync[i] == n) return 1;
+    return 0;
+}
+
 static int do_fsync(int fd, int data)
 {
     const char *path = NULL;
     if (passthrough() || !fd_in_scope(fd, &path)) return data ? real_fdatasync(fd) : real_fsync(fd);
     enter();
+    long long before = g_io_count;
     int action = count_io(OC_FSYNC, path, -1);
     int rc;
     if (action == A_EIO || action == A_ENOSPC) {
         rc = fail_errno(action);
+    } else if (g_io_count != before && nosync_listed(g_io_count)) {
+        /* CF_FAULT_NOSYNC: as if the writer had not called it */
+        if (g_verbose) say("faultshim[%ld]: no sync at I/O op %lld (fsync %s)\n", (long)getpid(), g_io_count, path);
+        rc = 0;
     } else {
         rc = data ? real_fdatasync(fd) : real_fsync(fd);
         if (rc == 0) journal_sync_fd(fd);

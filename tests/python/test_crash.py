@@ -9,7 +9,11 @@ tests/crash/ (see tests/crash/README.md):
   mode -- random-time SIGKILL of a writer and of one rank of two, SIGKILL
   and power loss at swept I/O operations, EIO / ENOSPC / short writes / NULL
   allocations at swept sites -- with serial and MPI (2 ranks) writers: zero
-  violations of the promise.
+  violations of the promise;
+* pinned windows: power losses at crash points found by their syscall
+  pattern, with what survives chosen (CF_FAULT_KEEP_NAMES), for durability
+  rules the code once broke -- each with a twin showing that it fails when
+  the sync it protects is dropped (CF_FAULT_NOSYNC).
 
 The budget is ``$COLFILE_CRASH_BUDGET`` seconds (default 70).  Longer runs,
 on demand::
@@ -48,15 +52,16 @@ def _missing(reason: str) -> Any:
 
 def _build_dir() -> Path | None:
     for cand in (os.environ.get("COLFILE_C_BUILD"), REPO / "build" / "crash", REPO / "build" / "release"):
+        # absolute: the driver runs writers in their trial directories
         if cand and (Path(cand) / "tests" / "crash" / "faultshim.so").exists():
-            return Path(cand)
+            return Path(cand).resolve()
     return None
 
 
 def _sanitize_dir(build: Path | None) -> Path | None:
     cand = os.environ.get("COLFILE_CRASH_SANITIZE_BUILD")
     if cand:
-        return Path(cand)
+        return Path(cand).resolve()
     if build is not None and (build.parent / "sanitize" / "tests" / "crash" / "crash_writer").exists():
         return build.parent / "sanitize"
     return None
@@ -95,9 +100,11 @@ def _tree(root: Path) -> dict[str, str]:
 
 
 def _power_loss(tmp_path: Path, shim: Path, setup: list[list[Any]], script: list[list[Any]],
-                keep: float | None = None) -> dict[str, str]:
+                keep: float | None = None, env_of: Any = None) -> dict[str, str]:
     """Run setup for real (then sync), then script under the shim with a
-    power loss after its last operation; the tree that survives."""
+    power loss after its last operation; the tree that survives.  env_of
+    (optional): the counted operations [number, class, path] -> more
+    environment for the power-loss run."""
     root = tmp_path / "F"
     root.mkdir()
     r = _probe(root, setup + [["sync"]], {})
@@ -118,6 +125,8 @@ def _power_loss(tmp_path: Path, shim: Path, setup: list[list[Any]], script: list
            "CF_FAULT_ACTION": "powerloss", "CF_FAULT_JOURNAL": str(journal)}
     if keep is not None:
         env["CF_FAULT_KEEP"] = str(keep)
+    if env_of is not None:
+        env.update(env_of(ops))
     r = _probe(root, script, env)
     assert r.returncode == -9, (r.returncode, r.stdout, r.stderr)
     return _tree(root)
@@ -192,6 +201,32 @@ def test_power_loss_keep_everything(tmp_path: Path, shim: Path) -> None:
     assert got == {"A": "data", "D": "<dir>"}
 
 
+def test_power_loss_keep_names(tmp_path: Path, shim: Path) -> None:
+    """CF_FAULT_KEEP_NAMES: the directory changes not durable whose name
+    matches survive, the others do not -- here the rename over A (by its
+    new name) but not the creation of B, whose data was synced."""
+    got = _power_loss(tmp_path, shim, [["write", "A", "old"]],
+                      [["write", "B", "blob"], ["fsync", "B"], ["write", "t", "new"], ["fsync", "t"],
+                       ["rename", "t", "A"]], env_of=lambda ops: {"CF_FAULT_KEEP_NAMES": "x*,A"})
+    assert got == {"A": "new"}
+
+
+def test_power_loss_nosync(tmp_path: Path, shim: Path) -> None:
+    """CF_FAULT_NOSYNC: the listed fsync makes nothing durable (the other
+    fsyncs still do)."""
+    script = [["write", "A", "data"], ["fsync", "A"], ["fsync", "."]]
+
+    def dirsync(ops: list[list[str]]) -> dict[str, str]:
+        n = [op[0] for op in ops if op[1:3] == ["fsync", "."]]
+        assert len(n) == 1, ops
+        return {"CF_FAULT_NOSYNC": n[0]}
+
+    (tmp_path / "synced").mkdir()
+    (tmp_path / "nosync").mkdir()
+    assert _power_loss(tmp_path / "synced", shim, [], script) == {"A": "data"}
+    assert _power_loss(tmp_path / "nosync", shim, [], script, env_of=dirsync) == {}
+
+
 @pytest.mark.parametrize("action, errno_name", [("eio", "EIO"), ("enospc", "ENOSPC")])
 def test_injected_errors(tmp_path: Path, shim: Path, action: str, errno_name: str) -> None:
     """The N-th operation fails with the errno and changes nothing; the
@@ -239,6 +274,8 @@ def _env_for_writers() -> dict[str, str]:
     env = dict(os.environ)
     pkg = str(Path(colfile.__file__).resolve().parents[1])
     env["PYTHONPATH"] = os.pathsep.join([pkg] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    if env.get("COLFILE_LIBRARY"):  # writers run in their trial directories
+        env["COLFILE_LIBRARY"] = str(Path(env["COLFILE_LIBRARY"]).resolve())
     return env
 
 
@@ -332,3 +369,129 @@ def test_crash_harness(tmp_path: Path, lib: Any) -> None:
         assert modes.get("rankkill", {}).get("trials", 0) > 0, f"no MPI rank was killed:\n{out}"
     assert s["run_violations"] == [], f"{s['run_violations']}\n{out}"
     assert s["violating_trials"] == 0, f"{s['violating_trials']} trial(s) broke the promise:\n{out}"
+
+
+
+# ---------------------------------------------------------------------------
+# pinned windows: power losses at crash points found by their syscall
+# pattern, with a deterministic choice of what survives
+#
+# The sweeps above reach a window only when a sampled crash point and a
+# random subset of the changes meet it.  A durability rule the code once
+# broke gets a test of its own here, which fails every time the rule does.
+
+#: A column of one blob, then an append of two new blobs (format.md 8.3).
+APPEND_PLAN = """# crashplan 1 seed=11 scale=tiny
+0 create a dtype=<i4 nmemb=1 size=100 nfile=1 gen=1 piece=100 io=auto
+1 append a rows=50 nfile=2 gen=2 piece=50
+"""
+
+
+def _pinned_run(d: Path, shim: Path, plan: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """Replay plan on a new File d/F, the shim scoped to it (the C writer
+    when built, else the Python writer); d/J is the shim's journal."""
+    d.mkdir()
+    (d / "F").mkdir()
+    (d / "J").mkdir()
+    (d / "plan.txt").write_text(plan)
+    build = _build_dir()
+    cmd = ([str(build / "tests" / "crash" / "crash_writer")] if build is not None
+           else [sys.executable, str(CRASH / "writer.py")])
+    full = {**_env_for_writers(), "LD_PRELOAD": str(shim), "CF_FAULT_SCOPE": str(d / "F"),
+            "CF_FAULT_VERBOSE": "1", **env}
+    return subprocess.run(cmd + [str(d / "F"), str(d / "plan.txt"), str(d / "log")],
+                          env=full, capture_output=True, text=True, timeout=120)
+
+
+def _pinned_ops(d: Path, shim: Path, plan: str) -> list[tuple[int, str, str]]:
+    """(number, class, path) of every I/O operation of a clean run."""
+    r = _pinned_run(d, shim, plan, {"CF_FAULT_MODE": "count", "CF_FAULT_REPORT": str(d / "report")})
+    assert r.returncode == 0, r.stderr
+    ops = []
+    for ln in (d / "report").read_text().splitlines()[1:]:
+        if not ln.startswith("a"):
+            n, cls, what = ln.split(" ", 2)
+            ops.append((int(n), cls, what))
+    return ops
+
+
+def _append_window(ops: list[tuple[int, str, str]], col: str) -> dict[str, Any]:
+    """The operations of a durable append of new blobs to `col`, by their
+    pattern, not their numbers: the commit is the one rename of a temporary
+    over `col`/header (a first commit renames a staging directory instead);
+    before it the blob files are created; `dirsyncs` are the fsyncs of the
+    directory `col` between the last blob creation and the commit; `end`
+    is the first fsync of `col` after the commit, which makes it durable."""
+    import re
+
+    blob = re.compile(re.escape(col) + r"/[0-9A-F]{6}$")
+    commits = [i for i, (_, cls, what) in enumerate(ops)
+               if cls == "rename" and what.startswith(f"{col}/.header.") and what.endswith(f" -> {col}/header")]
+    assert len(commits) == 1, f"not one header rename in {col}: {[ops[i] for i in commits]}"
+    c = commits[0]
+    creates = [i for i in range(c) if ops[i][1] == "create" and blob.match(ops[i][2])]
+    assert creates, f"no blob of {col} created before its header rename {ops[c]}"
+    after = [i for i in range(c + 1, len(ops)) if ops[i][1:] == ("fsync", col)]
+    assert after, f"no fsync of the directory {col} after its header rename {ops[c]}"
+    return {"first_create": ops[creates[0]][0], "rename": ops[c][0], "end": ops[after[0]][0],
+            "dirsyncs": [ops[i][0] for i in range(creates[-1] + 1, c) if ops[i][1:] == ("fsync", col)]}
+
+
+def _pinned_power_loss(d: Path, shim: Path, plan: str, at: int, env: dict[str, str]) -> tuple[Any, str]:
+    """Power loss before operation `at`: the checker's report, the undo log."""
+    sys.path.insert(0, str(CRASH))
+    try:
+        import checker
+        import crashplan
+    finally:
+        sys.path.remove(str(CRASH))
+    r = _pinned_run(d, shim, plan, {"CF_FAULT_AT": str(at), "CF_FAULT_ACTION": "powerloss",
+                                    "CF_FAULT_JOURNAL": str(d / "J"), **env})
+    assert r.returncode == -9 and (d / "J" / "powerloss.txt").exists(), \
+        f"no power loss at op {at} (status {r.returncode}): {r.stderr[-2000:]}"
+    undo = (d / "J" / "undo.log").read_text()
+    seed, ops = crashplan.read_plan(str(d / "plan.txt"))
+    rep = checker.check(d / "F", crashplan.Model(seed, ops), checker.parse_log(d / "log"), use_bigfile=False)
+    return rep, undo
+
+
+#: What survives the power loss: the new header's rename, nothing else that
+#: is not durable -- the worst case for a header that lists new blobs (file
+#: systems need not keep the order of directory changes not yet synced).
+KEEP_HEADER = {"CF_FAULT_KEEP_NAMES": "header"}
+
+
+@pytest.fixture
+def append_window(tmp_path: Path, shim: Path, lib: Any) -> dict[str, Any]:
+    return _append_window(_pinned_ops(tmp_path / "count", shim, APPEND_PLAN), "a")
+
+
+def test_append_blobs_durable_before_header(tmp_path: Path, shim: Path, append_window: dict[str, Any]) -> None:
+    """format.md 8.3 step 2: the new blob files of an append are named
+    durably (their directory fsynced) before the header that lists them is
+    renamed into place.  A power loss before every operation from the first
+    new blob to the directory sync after the header rename, the header
+    rename surviving: the column is its old version up to the rename, its
+    new one after, never a header listing blob files that are gone."""
+    w = append_window
+    for at in range(w["first_create"], w["end"] + 1):
+        rep, undo = _pinned_power_loss(tmp_path / f"at{at}", shim, APPEND_PLAN, at, KEEP_HEADER)
+        assert rep.violations == [], f"power loss before op {at} of {w}:\n{rep.violations}\n{undo}"
+        # the window is reached: once renamed, the new header survived
+        want = "v2" if at > w["rename"] else "v1"
+        assert rep.matched.get("a") == want, f"op {at} of {w}: a is {rep.matched.get('a')}, not {want}\n{undo}"
+
+
+def test_append_window_sees_a_lost_directory_sync(tmp_path: Path, shim: Path,
+                                                  append_window: dict[str, Any]) -> None:
+    """The test above can fail: with the directory sync between the new
+    blobs and the header rename made a no-op (CF_FAULT_NOSYNC, as if
+    cf_column_flush no longer called it), the power loss right after the
+    rename leaves a header listing blobs that are gone."""
+    w = append_window
+    assert w["dirsyncs"], (f"no fsync of the column directory between the new blobs and the header rename "
+                           f"(format.md 8.3 step 2): {w}")
+    rep, undo = _pinned_power_loss(tmp_path / "nosync", shim, APPEND_PLAN, w["rename"] + 1,
+                                   {**KEEP_HEADER, "CF_FAULT_NOSYNC": ",".join(map(str, w["dirsyncs"]))})
+    assert any(v.startswith("[missing-data] a:") and "blob 000001 (25 rows) is missing" in v
+               for v in rep.violations), f"{w}: {rep.violations}\n{undo}"
