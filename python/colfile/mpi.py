@@ -523,6 +523,13 @@ def replicate(comm: Comm, fh: Any, make: Callable[[], Any]) -> Any:
     L = lib()
     made: list[Any] = []
 
+    def give_up(h: Any) -> None:
+        # discard first: a column make() has just created (staged, never
+        # committed) then vanishes at close instead of being published
+        # without its rows
+        L.cf_column_discard(h)
+        L.cf_column_close(h, ffi.NULL)
+
     def root_side() -> bytes | None:
         h = make()
         if h is None:
@@ -532,16 +539,15 @@ def replicate(comm: Comm, fh: Any, make: Callable[[], Any]) -> Any:
             return _export_meta(h)
         except BaseException:
             made.clear()
-            L.cf_column_close(h, ffi.NULL)
+            give_up(h)
             raise
 
     meta = agree(comm, root_side, root=0)
     if meta is None:
         return None
     if comm.rank == 0:
-        return agree(comm, lambda: made[0], undo=lambda h: L.cf_column_close(h, ffi.NULL))
-    return agree(comm, lambda: _open_meta(fh, meta),
-                 undo=lambda h: L.cf_column_close(h, ffi.NULL))
+        return agree(comm, lambda: made[0], undo=give_up)
+    return agree(comm, lambda: _open_meta(fh, meta), undo=give_up)
 
 
 def commit(comm: Comm, col: Any, close: bool = False) -> None:

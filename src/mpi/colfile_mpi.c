@@ -409,7 +409,10 @@ static int share_handle(cf_column **out, cf_column *mine, cf_file *f, MPI_Comm c
 fail:
     if (rank == 0) cf_free(meta);
     else free(meta);
-    /* Rank 0's handle has nothing pending: closing it writes nothing. */
+    /* Another rank failed: rank 0 gives up its handle, so that a column it
+     * has just created (staged, never committed) vanishes at close instead
+     * of being published without its rows. */
+    cf_column_discard(c);
     cf_column_close(c, NULL);
     return rc;
 }
