@@ -13,7 +13,10 @@ tests/crash/ (see tests/crash/README.md):
 * pinned windows: power losses at crash points found by their syscall
   pattern, with what survives chosen (CF_FAULT_KEEP_NAMES), for durability
   rules the code once broke -- each with a twin showing that it fails when
-  the sync it protects is dropped (CF_FAULT_NOSYNC).
+  the sync it protects is dropped (CF_FAULT_NOSYNC);
+* pinned faults under MPI: NULL from an allocation found by its caller (the
+  library's symbol table maps the shim's library+offset to a function) on
+  rank 1, for windows of the collective layers the sweeps once sampled.
 
 The budget is ``$COLFILE_CRASH_BUDGET`` seconds (default 70).  Longer runs,
 on demand::
@@ -495,3 +498,175 @@ def test_append_window_sees_a_lost_directory_sync(tmp_path: Path, shim: Path,
                                    {**KEEP_HEADER, "CF_FAULT_NOSYNC": ",".join(map(str, w["dirsyncs"]))})
     assert any(v.startswith("[missing-data] a:") and "blob 000001 (25 rows) is missing" in v
                for v in rep.violations), f"{w}: {rep.violations}\n{undo}"
+
+
+# ---------------------------------------------------------------------------
+# pinned windows under MPI: an allocation failure chosen by its caller
+#
+# A collective create (cf_mpi_column_create, File.create with a comm) is
+# made by rank 0, which stages the new column (format.md 8.3), exports its
+# metadata and broadcasts it; every other rank builds a replica with
+# cf_column_open_meta.  When a replica cannot be built, rank 0 must discard
+# the staged column before it closes its handle: a close alone commits it,
+# publishing a header that lists rows whose bytes were never written (the
+# crash harness found it: ENOMEM in cf_column_open_meta on rank 1).
+
+#: Three collective creates: a new column, a new version of it, a second
+#: new column.  Each shares its new handle once, so the n-th call of
+#: cf_column_open_meta on rank 1 is the create of operation n.
+SHARE_PLAN = """# crashplan 1 seed=12 scale=tiny
+0 create a dtype=<i4 nmemb=1 size=100 nfile=1 gen=1 piece=100 io=auto
+1 replace a dtype=<f8 nmemb=1 size=60 nfile=2 gen=2 piece=60 io=auto
+2 create s dtype=<i4 nmemb=1 size=80 nfile=2 gen=3 piece=80 io=auto
+"""
+
+
+def _mpi_writer(writer: str, shim: Path) -> list[str]:
+    """mpiexec -n 2 with the shim in every rank, then the writer (c: the C
+    MPI writer of the build, py: writer.py, which needs --mpi after its
+    arguments); missing pieces skip (fail under CI)."""
+    mpiexec = Path(sys.executable).parent / "mpiexec"
+    if not mpiexec.exists():
+        found = shutil.which("mpiexec")
+        if found is None:
+            _missing("no mpiexec: the MPI writers cannot run")
+        mpiexec = Path(found)
+    if writer == "c":
+        build = _build_dir()
+        exe = build / "tests" / "crash" / "crash_writer_mpi" if build is not None else None
+        if exe is None or not exe.exists():
+            _missing("no crash_writer_mpi (a CMake build of tests/crash with MPI, $COLFILE_C_BUILD)")
+        return [str(mpiexec), "-n", "2", "-genv", "LD_PRELOAD", str(shim), str(exe)]
+    try:
+        import mpi4py  # noqa: F401
+    except ImportError:
+        _missing("no mpi4py: the Python MPI writer cannot run")
+    return [str(mpiexec), "-n", "2", "-genv", "LD_PRELOAD", str(shim), sys.executable, str(CRASH / "writer.py")]
+
+
+def _mpi_run(d: Path, shim: Path, writer: str, plan: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """Replay plan on a new File d/F with 2 ranks of `writer`, the shim
+    loaded in both and scoped to d/F; rank 1 is the one that acts."""
+    d.mkdir()
+    (d / "F").mkdir()
+    (d / "pids").mkdir()
+    (d / "plan.txt").write_text(plan)
+    # as run_crash.py: no trace of an MPI job this test may run in, of
+    # another shim setting; ranks that poll less on a machine with few cores
+    full = {k: v for k, v in _env_for_writers().items()
+            if not k.startswith(("PMI_", "PMIX_", "OMPI_", "HYDRA_", "MPI_LOCALRANKID", "CF_FAULT_"))}
+    full.pop("LD_PRELOAD", None)
+    full.setdefault("MPIR_CVAR_CH4_PROGRESS_THROTTLE", "1")
+    full.setdefault("MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT", "16")
+    full.update({"CF_FAULT_SCOPE": str(d / "F"), "CF_FAULT_VERBOSE": "1", "CF_FAULT_RANK": "1", **env})
+    cmd = _mpi_writer(writer, shim) + [str(d / "F"), str(d / "plan.txt"), str(d / "log"), "--pids", str(d / "pids")]
+    if writer == "py":
+        cmd.append("--mpi")
+    return subprocess.run(cmd, env=full, capture_output=True, text=True, timeout=120)
+
+
+def _rank_allocs(d: Path, shim: Path, writer: str, plan: str, rank: int) -> list[tuple[int, str, int]]:
+    """(number, library, offset of the caller) of every allocation
+    libcolfile makes on `rank` in a clean run, in order."""
+    r = _mpi_run(d, shim, writer, plan, {"CF_FAULT_MODE": "count", "CF_FAULT_REPORT": str(d / "r.%p")})
+    assert r.returncode == 0, r.stderr[-3000:]
+    reports = [p.read_text().splitlines() for p in sorted(d.glob("r.*"))]
+    mine = [lines for lines in reports if lines and lines[0].split()[-2:] == ["rank", str(rank)]]
+    assert len(mine) == 1, f"not one count report of rank {rank}: {[lines[:1] for lines in reports]}"
+    allocs = []
+    for ln in mine[0][1:]:
+        if ln.startswith("a"):
+            n, _, _, site = ln.split()
+            lib_name, off = site.rsplit("+", 1)
+            allocs.append((int(n[1:]), lib_name, int(off, 16)))
+    return allocs
+
+
+def _function_at(lib_name: str, offset: int) -> str:
+    """The function of libcolfile (the build's, or the one colfile loads)
+    whose code holds `offset`, from the library's symbol table."""
+    from colfile import _ffi
+
+    nm = shutil.which("nm")
+    if nm is None:
+        _missing("no nm (binutils): allocations cannot be mapped to functions")
+    dirs = [Path(_ffi.library_path()).parent]
+    build = _build_dir()
+    if build is not None:
+        dirs.insert(0, build)
+    path = next((dd / lib_name for dd in dirs if (dd / lib_name).exists()), None)
+    assert path is not None, f"{lib_name} is in none of {dirs}"
+    for opts in (["-S", "--defined-only"], ["-D", "-S", "--defined-only"]):
+        out = subprocess.run([nm, *opts, str(path)], capture_output=True, text=True).stdout
+        syms = [ln.split() for ln in out.splitlines()]
+        for p in syms:
+            if len(p) == 4 and p[2] in "Tt" and int(p[0], 16) <= offset < int(p[0], 16) + int(p[1], 16):
+                return p[3]
+        if any(len(p) == 4 for p in syms):
+            break  # a symbol table, but no function there
+    return "?"
+
+
+def _open_meta_failures(d: Path, shim: Path, writer: str, plan: str) -> list[int]:
+    """The allocation on rank 1 to fail for each call of
+    cf_column_open_meta, by pattern: the first allocation whose caller is
+    in cf_column_open_meta gives the call site where every call makes its
+    first allocation; the allocations there, one per call, in order."""
+    allocs = _rank_allocs(d, shim, writer, plan, 1)
+    fn: dict[tuple[str, int], str] = {}
+    for _, lib_name, off in allocs:
+        if (lib_name, off) not in fn:
+            fn[lib_name, off] = _function_at(lib_name, off)
+    firsts = [(lib_name, off) for _, lib_name, off in allocs if fn[lib_name, off] == "cf_column_open_meta"]
+    assert firsts, f"no allocation from cf_column_open_meta on rank 1 of {writer}: {sorted(set(fn.values()))}"
+    return [n for n, lib_name, off in allocs if (lib_name, off) == firsts[0]]
+
+
+@pytest.fixture(scope="module")
+def open_meta_failures(tmp_path_factory: pytest.TempPathFactory, shim: Path) -> Any:
+    """writer -> the allocation numbers of _open_meta_failures for
+    SHARE_PLAN (one count run per writer)."""
+    found: dict[str, list[int]] = {}
+
+    def get(writer: str) -> list[int]:
+        if writer not in found:
+            found[writer] = _open_meta_failures(tmp_path_factory.mktemp(f"count-{writer}") / "run", shim, writer,
+                                                SHARE_PLAN)
+        return found[writer]
+    return get
+
+
+@pytest.mark.parametrize("writer", ["c", "py"])
+@pytest.mark.parametrize("op, want", [(1, {"a": "v1", "s": "absent"}), (2, {"a": "v2", "s": "absent"})],
+                         ids=["replace", "create"])
+def test_mpi_create_replica_fails(tmp_path: Path, shim: Path, lib: Any, open_meta_failures: Any,
+                                  writer: str, op: int, want: dict[str, str]) -> None:
+    """A collective create whose replica on rank 1 cannot be made (NULL from
+    the first allocation of cf_column_open_meta) fails cleanly on every
+    rank, and the column is its previous version (replace) or absent
+    (create) -- never a committed header listing rows with no data."""
+    sys.path.insert(0, str(CRASH))
+    try:
+        import checker
+        import crashplan
+    finally:
+        sys.path.remove(str(CRASH))
+    calls = open_meta_failures(writer)
+    assert len(calls) == 3, (f"{writer}: {len(calls)} calls of cf_column_open_meta on rank 1, not one per "
+                             f"collective create of the plan (3): allocations {calls}")
+    at = calls[op]
+    d = tmp_path / "run"
+    r = _mpi_run(d, shim, writer, SHARE_PLAN,
+                 {"CF_FAULT_AT": str(at), "CF_FAULT_ACTION": "enomem",
+                  **({"GLIBC_TUNABLES": "glibc.malloc.perturb=165"} if writer == "c" else {})})
+    assert f"NULL from allocation {at} " in r.stderr, f"no NULL from allocation {at}: {r.stderr[-3000:]}"
+    log = checker.parse_log(d / "log")
+    assert r.returncode == 3 and list(log.failed) == [op] and "ENOMEM" in log.failed[op], \
+        f"{writer}: not a clean ENOMEM in operation {op} (status {r.returncode}, failed {log.failed}): " \
+        f"{r.stderr[-3000:]}"
+    seed, ops = crashplan.read_plan(str(d / "plan.txt"))
+    rep = checker.check(d / "F", crashplan.Model(seed, ops), log)
+    assert rep.violations == [], f"{writer}, NULL from allocation {at} (operation {op}):\n{rep.violations}"
+    assert rep.matched == want, f"{writer}, operation {op}: {rep.matched}, not {want}"
+    # the staged column is gone with its handle
+    assert [h for h in rep.hidden if "stage" in h] == [], rep.hidden
