@@ -1419,7 +1419,11 @@ static int crc_mismatch_error(cf_column *c, int64_t b, uint32_t got, cf_error *e
 static int copy_blob(cf_column *c, int64_t b, int fd, int64_t off, int64_t nbytes, unsigned char *dst,
                      uint32_t *crc, cf_error *err)
 {
-    int use_map = nbytes >= CF__MAP_MIN_BYTES;
+    /* Where this thread may use two CPUs, a cached range is copied faster
+     * by pread on two threads (readsplit.h) than out of a map on one:
+     * 0.030 s against 0.063 s for the 805 MB peers snapshot into touched
+     * buffers (np.copyto of the same bytes: 0.040 s). */
+    int use_map = nbytes >= CF__MAP_MIN_BYTES && !cf__can_run_parallel();
     for (int64_t done = 0; done < nbytes;) {
         int64_t n = nbytes - done < CF__MAP_WINDOW_BYTES ? nbytes - done : CF__MAP_WINDOW_BYTES;
         cf__map m;

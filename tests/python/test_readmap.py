@@ -1,5 +1,6 @@
 """Reads large enough to go through a memory map of the page cache
-(src/readmap.c): the same bytes as through pread (``COLFILE_NO_MMAP=1``),
+(src/readmap.c) or two threads' preads (src/readsplit.c): the same bytes as
+through pread alone (``COLFILE_NO_MMAP=1``),
 into any destination layout and dtype; checksums checked on the way; a blob
 cut short is an error, never a crash."""
 
@@ -32,10 +33,20 @@ def big(tmp_path_factory: pytest.TempPathFactory, lib: Any) -> Iterator[tuple[st
     yield path, data
 
 
-@pytest.fixture(params=["map", "pread"])
-def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+@pytest.fixture(params=["map", "pread", "one-cpu"])
+def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """map: maps allowed; pread: COLFILE_NO_MMAP=1; one-cpu: maps allowed
+    and this thread pinned to one CPU.  With two CPUs or more, cached copies
+    run as pread on two threads (readsplit.h) and gathers use the maps; on
+    one CPU copies into touched memory come out of the maps."""
     monkeypatch.setenv("COLFILE_NO_MMAP", "1" if request.param == "pread" else "0")
-    return str(request.param)
+    before = os.sched_getaffinity(0)
+    if request.param == "one-cpu":
+        os.sched_setaffinity(0, {min(before)})
+    try:
+        yield str(request.param)
+    finally:
+        os.sched_setaffinity(0, before)
 
 
 def test_whole_and_partial_reads(big: Any, mode: str) -> None:
@@ -122,7 +133,8 @@ def test_verify_finds_a_flipped_bit(big: Any, mode: str, where: int) -> None:
                 with pytest.raises(colfile.ChecksumError):
                     f["x"].read(out=np.zeros((N, 3), "f4"))
                 # a touched buffer of the column's own dtype: the copy (and
-                # its CRC) comes out of the map in "map" mode
+                # its CRC) comes out of the map in "one-cpu" mode, from two
+                # threads' preads (two CRCs combined) in "map" mode
                 touched = np.ones((N, 3), "<f8")
                 with pytest.raises(colfile.ChecksumError, match=f"x/{blob:06d}"):
                     f["x"].read(out=touched)
