@@ -84,7 +84,12 @@ int cf__pread_split(int fd, void *buf, size_t n, int64_t offset, size_t piece, u
     int started = 0;
     if (split) {
         init_part(&b, fd, (unsigned char *)buf + half, n - half, offset + (int64_t)half, piece, crc != NULL, path);
-        started = pthread_create(&thread, NULL, helper, &b) == 0;
+        /* the helper only calls pread: a small stack is cheaper to set up */
+        pthread_attr_t attr;
+        int attr_ok = pthread_attr_init(&attr) == 0;
+        if (attr_ok) pthread_attr_setstacksize(&attr, (size_t)256 << 10);
+        started = pthread_create(&thread, attr_ok ? &attr : NULL, helper, &b) == 0;
+        if (attr_ok) pthread_attr_destroy(&attr);
     }
     read_part(&a);
     if (split && claim(&b, BY_CALLER)) read_part(&b);

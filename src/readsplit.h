@@ -4,9 +4,10 @@
  * Why: reading cached bytes into a new array is bound by the CPU, not the
  * disk: the kernel copies page by page and the destination's pages fault
  * in as they are first written.  Both halves of that work run on separate
- * cores at once; on the 2-core benchmark machine a 1 MiB pread into fresh
- * memory took 0.46 ms alone and 0.29 ms as two halves on two threads
- * (16 MiB: 6.2 and 3.4 ms).  Reads from disk are left whole: two threads
+ * cores at once; on the 2-core benchmark machine a 16 MiB pread into
+ * fresh memory took 6.2 ms alone and 3.4 ms as two halves on two threads,
+ * and the 805 MB peers snapshot read into touched buffers 0.063 s out of
+ * memory maps, 0.032 s this way.  Reads from disk are left whole: two threads
  * sharing one descriptor would split its sequential read-ahead. */
 #ifndef CF_READSPLIT_H
 #define CF_READSPLIT_H
@@ -16,9 +17,12 @@
 
 #include "colfile.h"
 
-/* Reads shorter than this stay on the calling thread: starting a thread
- * costs tens of microseconds. */
-#define CF__SPLIT_MIN_BYTES ((int64_t)1 << 20)
+/* Reads shorter than this stay on the calling thread.  Starting and
+ * joining a thread costs 30-80 us on the benchmark machine, and waking the
+ * other CPU more: with memory primed (docs/performance.md), 1% of the peers
+ * snapshot's rows (four reads of 0.7-4 MB) took 1.1-1.4 ms split at 1 MiB
+ * and 0.8-0.9 ms whole, where a copy runs at about 10 GB/s. */
+#define CF__SPLIT_MIN_BYTES ((int64_t)8 << 20)
 
 /* Read n bytes at `offset` of fd into buf, as cf__pread_all does, in
  * requests of at most `piece` bytes (0: no limit), adding each to *crc

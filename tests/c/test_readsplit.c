@@ -63,16 +63,18 @@ static void check_read(int fd, const unsigned char *data, size_t size, int64_t o
 
 static void test_split_reads_equal_plain_reads(void)
 {
-    size_t size = (5u << 20) + 12345;
+    const size_t min = (size_t)CF__SPLIT_MIN_BYTES;
+    size_t size = 2 * min + (1u << 20) + 12345;
     unsigned char *data;
     int fd = make_cached_file("blob", size, &data);
-    check_read(fd, data, size, 0, size);                 /* whole file */
-    check_read(fd, data, size, 4097, 3u << 20);          /* unaligned start */
-    check_read(fd, data, size, 1000, (1u << 20) - 1);    /* below the split size */
-    check_read(fd, data, size, 0, 1u << 20);             /* exactly the split size */
-    check_read(fd, data, size, size - (2u << 20), 4u << 20); /* past the end: second half empty */
-    check_read(fd, data, size, size - (1u << 19), 4u << 20); /* past the end: first half short */
-    check_read(fd, data, size, (int64_t)size + 10, 2u << 20); /* wholly past the end */
+    check_read(fd, data, size, 0, size);                     /* whole file */
+    check_read(fd, data, size, 4097, min + (3u << 20));      /* unaligned start */
+    check_read(fd, data, size, 1000, min - 1);               /* below the split size */
+    check_read(fd, data, size, 0, min);                      /* exactly the split size */
+    check_read(fd, data, size, size - min / 2, 2 * min);     /* past the end: second half empty */
+    check_read(fd, data, size, size - min / 4, 2 * min);     /* past the end: first half short */
+    check_read(fd, data, size, size - (min / 2 + 4096), min + 8192); /* second half short */
+    check_read(fd, data, size, (int64_t)size + 10, min);     /* wholly past the end */
     close(fd);
     free(data);
 }
