@@ -1880,6 +1880,9 @@ static const unsigned char *piece_at(const cf_column *c, const buffer_view *v, i
  * then works while the rest is copied, and the fsync of the commit waits
  * for the last piece rather than the whole write. */
 #define CF__WRITEBACK_BYTES ((int64_t)16 << 20)
+/* Writes of at least this many bytes into a blob reserve its blocks first
+ * (cf__preallocate); below, the system call costs more than it saves. */
+#define CF__PREALLOCATE_MIN_BYTES ((int64_t)1 << 20)
 
 /* Write `count` rows from `start`, taken from the caller's buffer starting
  * at flat element e0 of the view.  Each piece's bytes get their byte sum,
@@ -1927,6 +1930,7 @@ static int write_range(cf_column *c, int64_t start, int64_t count, const buffer_
         c->unsynced[b] = 1;
         int64_t off0 = (row - c->first_row[b]) * c->rowbytes, off = off0, kicked = off0;
         int64_t elems = in_blob * c->h.nmemb;
+        if (in_blob * c->rowbytes >= CF__PREALLOCATE_MIN_BYTES) cf__preallocate(fd, off0, in_blob * c->rowbytes);
         sum = c->h.sums[b];
         crc = 0;
         if (cf__column_first_touch(c, b)) cf__column_stats_reset_blob(c, b);

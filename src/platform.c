@@ -1,5 +1,5 @@
 /* platform.c - renameat2, open file description locks, sync_file_range,
- * cachestat, sched_getaffinity and statfs: Linux calls with fallbacks elsewhere.  This is the one file built
+ * fallocate, cachestat, sched_getaffinity and statfs: Linux calls with fallbacks elsewhere.  This is the one file built
  * with the GNU feature set; the rest of the core sticks to POSIX.1-2008. */
 #undef _POSIX_C_SOURCE
 #define _GNU_SOURCE 1
@@ -84,6 +84,17 @@ void cf__writeback_range(int fd, int64_t offset, int64_t length)
 {
 #if defined(__linux__) && defined(SYNC_FILE_RANGE_WRITE)
     (void)sync_file_range(fd, (off_t)offset, (off_t)length, SYNC_FILE_RANGE_WRITE);
+#else
+    (void)fd;
+    (void)offset;
+    (void)length;
+#endif
+}
+
+void cf__preallocate(int fd, int64_t offset, int64_t length)
+{
+#if defined(__linux__) && defined(FALLOC_FL_KEEP_SIZE)
+    if (offset >= 0 && length > 0) (void)fallocate(fd, FALLOC_FL_KEEP_SIZE, (off_t)offset, (off_t)length);
 #else
     (void)fd;
     (void)offset;
