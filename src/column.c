@@ -1608,6 +1608,47 @@ static void gather_rows(const cf_column *c, const buffer_view *v, const row_sour
 #undef CF__GATHER
 }
 
+/* Gathering a window on two threads (cf__run_two): each maps the span of
+ * its half of the listed rows and gathers them.  Maps and gathers touch no
+ * handle state, so the halves are independent. */
+typedef struct {
+    const cf_column *c;
+    const buffer_view *v;
+    const row_source *s;
+    int fd;
+    int64_t i, j, blob_first; /* listed rows i..j-1 of blob rows from blob_first */
+    int done;
+} gather_half;
+
+static void gather_half_job(void *arg)
+{
+    gather_half *h = arg;
+    int64_t rb = h->c->rowbytes, r0 = row_at(h->s, h->i);
+    cf__map m;
+    h->done = cf__map_range(h->fd, (r0 - h->blob_first) * rb, (row_at(h->s, h->j - 1) - r0 + 1) * rb, &m);
+    if (!h->done) return;
+    gather_rows(h->c, h->v, h->s, h->i, h->j, r0, m.at);
+    cf__map_release(&m);
+}
+
+/* Windows of at least this many bytes are gathered on two threads where
+ * the thread may use two CPUs. */
+#define CF__GATHER_SPLIT_BYTES ((int64_t)16 << 20)
+
+/* Gather listed rows i..end-1 of blob b (open as fd, spanning span_bytes)
+ * on two threads; 0 if a half could not be mapped (the caller then reads
+ * the window its own way, writing the same bytes again). */
+static int gather_split(const cf_column *c, const buffer_view *v, const row_source *s, int fd, int64_t b,
+                        int64_t i, int64_t end, int64_t span_bytes)
+{
+    if (!v->direct || end - i < 2 || span_bytes < CF__GATHER_SPLIT_BYTES || !cf__can_run_parallel()) return 0;
+    int64_t mid = i + (end - i) / 2;
+    gather_half lo = { c, v, s, fd, i, mid, c->first_row[b], 0 };
+    gather_half hi = { c, v, s, fd, mid, end, c->first_row[b], 0 };
+    cf__run_two(gather_half_job, &lo, &hi);
+    return lo.done && hi.done;
+}
+
 /* Read the `count` rows of s (sorted, in range) into consecutive
  * destination rows of v.  Within one blob, the rows of a window of
  * CF__MAP_WINDOW_BYTES are gathered from a map of the blob when the page
@@ -1639,8 +1680,12 @@ static int read_listed(cf_column *c, const row_source *s, int64_t count, const b
         int64_t span_bytes = (row_at(s, end - 1) - r0 + 1) * rb;
         /* Mapped: at least one listed row per 64 KiB on average. */
         cf__map m;
-        if (span_bytes >= CF__MAP_MIN_BYTES && (end - i) * 65536 >= span_bytes &&
-            cf__map_range(fd, (r0 - c->first_row[b]) * rb, span_bytes, &m)) {
+        int dense = span_bytes >= CF__MAP_MIN_BYTES && (end - i) * 65536 >= span_bytes;
+        if (dense && gather_split(c, v, s, fd, b, i, end, span_bytes)) {
+            i = end;
+            continue;
+        }
+        if (dense && cf__map_range(fd, (r0 - c->first_row[b]) * rb, span_bytes, &m)) {
             gather_rows(c, v, s, i, end, r0, m.at);
             cf__map_release(&m);
             i = end;

@@ -1,4 +1,4 @@
-/* readsplit.c - one large read out of the page cache on two threads. */
+/* readsplit.c - large reads out of the page cache on two threads. */
 #include "readsplit.h"
 
 #include <pthread.h>
@@ -9,8 +9,43 @@
 #include "fsutil.h"
 #include "platform.h"
 
-/* Who reads a part: nobody yet, the helper thread, or the caller. */
+/* Who runs the second job: nobody yet, the helper thread, or the caller. */
 enum { UNCLAIMED, BY_HELPER, BY_CALLER };
+
+typedef struct {
+    void (*job)(void *);
+    void *arg;
+    atomic_int owner;
+} second_job;
+
+static int claim(second_job *j, int who)
+{
+    int expected = UNCLAIMED;
+    return atomic_compare_exchange_strong(&j->owner, &expected, who);
+}
+
+static void *helper(void *arg)
+{
+    second_job *j = arg;
+    if (claim(j, BY_HELPER)) j->job(j->arg);
+    return NULL;
+}
+
+void cf__run_two(void (*job)(void *), void *a, void *b)
+{
+    second_job j = { job, b, UNCLAIMED };
+    atomic_init(&j.owner, UNCLAIMED);
+    /* the helper runs short jobs: a small stack is cheaper to set up */
+    pthread_attr_t attr;
+    int attr_ok = pthread_attr_init(&attr) == 0;
+    if (attr_ok) pthread_attr_setstacksize(&attr, (size_t)256 << 10);
+    pthread_t thread;
+    int started = pthread_create(&thread, attr_ok ? &attr : NULL, helper, &j) == 0;
+    if (attr_ok) pthread_attr_destroy(&attr);
+    job(a);
+    if (claim(&j, BY_CALLER)) job(b);
+    if (started) pthread_join(thread, NULL);
+}
 
 typedef struct {
     int fd;
@@ -19,7 +54,6 @@ typedef struct {
     int64_t offset;
     int want_crc;
     const char *path;
-    atomic_int owner;
     /* results */
     int rc;
     size_t got;
@@ -27,8 +61,9 @@ typedef struct {
     cf_error err;
 } part;
 
-static void read_part(part *p)
+static void read_part(void *arg)
 {
+    part *p = arg;
     p->got = 0;
     p->crc = 0;
     p->rc = 0;
@@ -44,19 +79,6 @@ static void read_part(part *p)
     }
 }
 
-static int claim(part *p, int who)
-{
-    int expected = UNCLAIMED;
-    return atomic_compare_exchange_strong(&p->owner, &expected, who);
-}
-
-static void *helper(void *arg)
-{
-    part *p = arg;
-    if (claim(p, BY_HELPER)) read_part(p);
-    return NULL;
-}
-
 static void init_part(part *p, int fd, unsigned char *dst, size_t n, int64_t offset, size_t piece, int want_crc,
                       const char *path)
 {
@@ -67,7 +89,6 @@ static void init_part(part *p, int fd, unsigned char *dst, size_t n, int64_t off
     p->offset = offset;
     p->want_crc = want_crc;
     p->path = path;
-    atomic_init(&p->owner, UNCLAIMED);
 }
 
 int cf__pread_split(int fd, void *buf, size_t n, int64_t offset, size_t piece, uint32_t *crc, size_t *got,
@@ -80,21 +101,12 @@ int cf__pread_split(int fd, void *buf, size_t n, int64_t offset, size_t piece, u
                 cf__range_cached(fd, offset, (int64_t)n);
     part a, b;
     init_part(&a, fd, buf, split ? half : n, offset, piece, crc != NULL, path);
-    pthread_t thread;
-    int started = 0;
     if (split) {
         init_part(&b, fd, (unsigned char *)buf + half, n - half, offset + (int64_t)half, piece, crc != NULL, path);
-        /* the helper only calls pread: a small stack is cheaper to set up */
-        pthread_attr_t attr;
-        int attr_ok = pthread_attr_init(&attr) == 0;
-        if (attr_ok) pthread_attr_setstacksize(&attr, (size_t)256 << 10);
-        started = pthread_create(&thread, attr_ok ? &attr : NULL, helper, &b) == 0;
-        if (attr_ok) pthread_attr_destroy(&attr);
+        cf__run_two(read_part, &a, &b);
+    } else {
+        read_part(&a);
     }
-    read_part(&a);
-    if (split && claim(&b, BY_CALLER)) read_part(&b);
-    if (started) pthread_join(thread, NULL);
-
     if (a.rc) {
         *err = a.err;
         return a.rc;

@@ -1,4 +1,4 @@
-/* readsplit.h - one large read out of the page cache on two threads
+/* readsplit.h - large reads out of the page cache on two threads
  * (internal).
  *
  * Why: reading cached bytes into a new array is bound by the CPU, not the
@@ -23,6 +23,12 @@
  * snapshot's rows (four reads of 0.7-4 MB) took 1.1-1.4 ms split at 1 MiB
  * and 0.8-0.9 ms whole, where a copy runs at about 10 GB/s. */
 #define CF__SPLIT_MIN_BYTES ((int64_t)8 << 20)
+
+/* Run job(a) on this thread and job(b) on a helper thread at the same
+ * time; if the helper has not started job(b) by the time job(a) is done
+ * (no free core), this thread runs it too rather than wait.  Returns when
+ * both are done.  The jobs must not share mutable state. */
+void cf__run_two(void (*job)(void *), void *a, void *b);
 
 /* Read n bytes at `offset` of fd into buf, as cf__pread_all does, in
  * requests of at most `piece` bytes (0: no limit), adding each to *crc
