@@ -1406,10 +1406,11 @@ static int crc_mismatch_error(cf_column *c, int64_t b, uint32_t got, cf_error *e
 }
 
 /* Copy nbytes at byte off of blob b (open as fd) to dst, adding them to
- * *crc when crc is not NULL.  Ranges the page cache holds are copied from
- * a map of the blob (readmap.h), checked piecewise as they are copied; the
- * rest is read with pread (in pieces of CF__READ_CHECK_BYTES when
- * checked; large cached ranges on two threads: readsplit.h). */
+ * *crc when crc is not NULL.  On a thread limited to one CPU, ranges the
+ * page cache holds are copied from a map of the blob (readmap.h), checked
+ * piecewise as they are copied; otherwise, and for what is not cached, they
+ * are read with pread (in pieces of CF__READ_CHECK_BYTES when checked; large
+ * cached ranges as two halves on two threads: readsplit.h). */
 /* Bytes read with one pread, then checked, when a checked read is not
  * mapped (the range is not in the page cache): as much as the kernel reads
  * ahead, so that the next piece is on its way from disk while the CPU

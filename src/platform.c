@@ -1,6 +1,7 @@
 /* platform.c - renameat2, open file description locks, sync_file_range,
- * fallocate, cachestat, sched_getaffinity and statfs: Linux calls with fallbacks elsewhere.  This is the one file built
- * with the GNU feature set; the rest of the core sticks to POSIX.1-2008. */
+ * fallocate, cachestat, sched_getaffinity and statfs: Linux calls with
+ * fallbacks elsewhere.  This is the one file built with the GNU feature
+ * set; the rest of the core sticks to POSIX.1-2008. */
 #undef _POSIX_C_SOURCE
 #define _GNU_SOURCE 1
 #include "platform.h"
