@@ -56,10 +56,7 @@ static const char *const slot_names[CF__CAT_NSLOTS] = {
     "header", "colfile-v1", "colfile-stats-v1", "attr", "attr-v2", "colfile-attrs",
 };
 
-typedef struct stamp {
-    uint64_t ino, size, mode;
-    int64_t msec, mnsec, csec, cnsec;
-} stamp;
+typedef cf__stamp stamp;
 
 typedef struct cat_dir {
     const char *path;
@@ -292,30 +289,25 @@ void cf__catalog_free(cf__catalog *cat)
 
 static char *catalog_dir(const char *root) { return cf__path_join(root, CF__CATALOG_DIR); }
 
-cf__catalog *cf__catalog_load(const char *root)
+cf__catalog *cf__catalog_load(const char *root, int root_fd)
 {
-    char *dir = catalog_dir(root);
-    char *p = dir ? cf__path_join(dir, CF__CATALOG_NAME) : NULL;
-    free(dir);
-    if (!p) return NULL;
-    struct stat st;
-    char *text = NULL;
-    size_t len = 0;
-    /* a link is never followed (docs/format.md 2.2) */
-    int ok = lstat(p, &st) == 0 && S_ISREG(st.st_mode) && (size_t)st.st_size <= CATALOG_MAX &&
-             cf__read_file(p, &text, &len, NULL) == 0;
-    free(p);
-    if (!ok) return NULL;
+    if (root_fd < 0) root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (root_fd < 0) return NULL;
     cf__catalog *cat = calloc(1, sizeof *cat);
     if (!cat) {
-        free(text);
+        close(root_fd);
         return NULL;
     }
-    cat->root_fd = -1;
+    cat->root_fd = root_fd;
+    char *text = NULL;
+    size_t len = 0;
+    /* a link is never followed (docs/format.md 2.2); a non-regular file is
+     * refused by the read */
+    if (fstat(root_fd, &cat->root_st) != 0 ||
+        cf__read_file_at(root_fd, CF__CATALOG_DIR "/" CF__CATALOG_NAME, 1, &text, &len, NULL) != 0)
+        goto bad;
     cat->buf = (unsigned char *)text;
     cat->len = len;
-    cat->root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (cat->root_fd < 0 || fstat(cat->root_fd, &cat->root_st) != 0) goto bad;
     if (len < MAGIC_LEN + 4 || memcmp(text, MAGIC, MAGIC_LEN) != 0) goto bad;
     cf__wire_in tail = { cat->buf + len - 4, cat->buf + len };
     uint32_t crc;
@@ -537,30 +529,41 @@ static const cat_col *find(const cf__catalog *cat, const char *name)
 }
 
 int cf__catalog_column(const cf__catalog *cat, const char *root, const char *name,
-                       cf__catalog_file files[CF__CAT_NSLOTS])
+                       cf__catalog_file files[CF__CAT_NSLOTS], cf__stamp *dir_stamp)
 {
     if (!cat) return 0;
     const cat_col *c = find(cat, name);
-    if (!c || !c->complete || !same_root(cat, root)) return 0;
+    if (!c || !c->complete) return 0;
+    /* its own directory is the last; it must be the column's */
+    const cat_dir *own = &cat->dirs[c->dirs[c->ndirs - 1]];
+    if (strcmp(own->path, name) != 0) return 0;
+    /* Its directories (a real directory each, no link, with the entries
+     * recorded) and its header, checked by the paths the column's files are
+     * read through: a stamp that matches names the recorded file, wherever
+     * the root path now leads. */
     char buf[PATH_MAX];
-    /* its directories: a real directory each (no link), with the same
-     * entries as when recorded, so the files recorded absent still are */
     for (size_t j = 0; j < c->ndirs; j++) {
         const cat_dir *d = &cat->dirs[c->dirs[j]];
-        if (!still_at(cat->root_fd, d->path, &d->st)) return 0;
+        if (full_path(buf, sizeof buf, root, d->path, NULL) || !still(buf, &d->st)) return 0;
     }
-    /* its own directory is the last; it must be the column's */
-    if (strcmp(cat->dirs[c->dirs[c->ndirs - 1]].path, name) != 0) return 0;
+    if (full_path(buf, sizeof buf, root, name, slot_names[CF__CAT_HEADER]) ||
+        !still(buf, &c->slot[CF__CAT_HEADER].st))
+        return 0;
     for (int s = 0; s < CF__CAT_NSLOTS; s++) {
         const cat_slot *f = &c->slot[s];
         files[s].present = f->state != 0;
         files[s].inline_bytes = f->state == 1;
         files[s].data = f->data;
         files[s].len = f->len;
-        if (f->state == 0) continue;
-        if (full_path(buf, sizeof buf, "", name, slot_names[s]) || !still_at(cat->root_fd, buf, &f->st)) return 0;
+        files[s].st = f->st;
     }
+    *dir_stamp = own->st;
     return 1;
+}
+
+int cf__stamp_still(const char *path, const cf__stamp *s)
+{
+    return still(path, s);
 }
 
 /* ------------------------------------------------------------------ */
@@ -657,15 +660,23 @@ static int reuse(build *b, build_col *c, const stamp *dir)
         if (full_path(buf, sizeof buf, b->root, c->name, slot_names[s]) || !still(buf, &f->st)) return 0;
     }
     memcpy(c->slot, o->slot, sizeof c->slot);
+    if (c->slot[CF__CAT_STATS].state == 1) { /* kept by an older catalog */
+        c->slot[CF__CAT_STATS].state = 2;
+        c->slot[CF__CAT_STATS].data = NULL;
+        c->slot[CF__CAT_STATS].len = 0;
+    }
     return 1;
 }
 
 /* Read the metadata file `name` of the column directory open as dfd into
- * slot f (state 1 or 2).  The clock is read before the file is opened; its
+ * slot f (state 1 or 2; 2 unless keep_bytes: statistics, which only
+ * queries read, are stamped but never copied, which keeps the catalog, read
+ * whole by every open of the File, to the size of the other metadata).
+ * The clock is read before the file is opened; its
  * stamp (an fstat of the file opened without following a link: what lstat
  * of the path gives) must be trusted and hold after the read, which takes
  * exactly its size.  Returns 1, or 0 when the slot cannot be recorded. */
-static int read_slot(build *b, int dfd, const char *name, cat_slot *f, char **owned)
+static int read_slot(build *b, int dfd, const char *name, int keep_bytes, cat_slot *f, char **owned)
 {
     struct timespec before;
     file_clock(&before);
@@ -678,7 +689,7 @@ static int read_slot(build *b, int dfd, const char *name, cat_slot *f, char **ow
     fill_stamp(&st, &s1);
     if (!S_ISREG((mode_t)s1.mode) || !trusted(&s1, &before, b->fine)) goto done;
     f->st = s1;
-    if (s1.size > INLINE_MAX) {
+    if (!keep_bytes || s1.size > INLINE_MAX) {
         f->state = 2;
         ok = 1;
         goto done;
@@ -748,7 +759,7 @@ static int read_column(build *b, build_col *c, const char *abs, const char *rel)
             f->state = 0; /* the directory's stamp keeps it absent */
             continue;
         }
-        ok = read_slot(b, dfd, slot_names[s], f, &c->owned[s]);
+        ok = read_slot(b, dfd, slot_names[s], s != CF__CAT_STATS, f, &c->owned[s]);
     }
     closedir(d);
     return ok;

@@ -27,20 +27,32 @@ enum {
     CF__CAT_NSLOTS
 };
 
+/* What lstat(2) said of a file or directory when the catalog recorded it:
+ * inode, size, mode, mtime, ctime (docs/format.md 8.5). */
+typedef struct cf__stamp {
+    uint64_t ino, size, mode;
+    int64_t msec, mnsec, csec, cnsec;
+} cf__stamp;
+
+/* 1 if a fresh lstat of path equals s. */
+int cf__stamp_still(const char *path, const cf__stamp *s);
+
 /* One metadata file of a column as the catalog knows it. */
 typedef struct cf__catalog_file {
-    int present;         /* 0: proven absent (by the column directory's stamp) */
-    int inline_bytes;    /* 1: `data` holds its bytes; 0: too large, read it */
+    int present;         /* 0: absent while the column directory keeps its stamp */
+    int inline_bytes;    /* 1: `data` holds its bytes; 0: not kept, read it */
     const char *data;    /* NUL terminated copy (owned by the catalog) */
     size_t len;
+    cf__stamp st;        /* its stamp when present */
 } cf__catalog_file;
 
 typedef struct cf__catalog cf__catalog;
 
-/* Load the catalog of the File at root.  Returns NULL when there is none or
- * it is damaged, truncated or otherwise unusable (it is a cache: never an
- * error). */
-cf__catalog *cf__catalog_load(const char *root);
+/* Load the catalog of the File at root, whose directory is open as root_fd
+ * (taken over: closed with the catalog, or at once on failure; -1: opened
+ * here).  Returns NULL when there is none or it is damaged, truncated or
+ * otherwise unusable (it is a cache: never an error). */
+cf__catalog *cf__catalog_load(const char *root, int root_fd);
 void cf__catalog_free(cf__catalog *cat);
 
 /* The column names, sorted, if every directory stamp the listing depends on
@@ -49,10 +61,14 @@ void cf__catalog_free(cf__catalog *cat);
 int cf__catalog_list(const cf__catalog *cat, const char *root, char ***names, int64_t *count);
 
 /* The cached metadata files of column `name`, if its entry is complete and
- * every stamp it depends on matches a fresh lstat: returns 1 and fills
- * files[CF__CAT_NSLOTS] (pointers into cat).  0: read the files. */
+ * fresh lstats of its directories and of its header (by their paths below
+ * root) match their stamps: returns 1, fills files[CF__CAT_NSLOTS]
+ * (pointers into cat) and *dir_stamp (its own directory's).  The other
+ * files are NOT checked: the caller takes each only after cf__stamp_still
+ * of it (present) or of the directory (absent) holds, when first needed
+ * (docs/format.md 8.5).  0: read the files. */
 int cf__catalog_column(const cf__catalog *cat, const char *root, const char *name,
-                       cf__catalog_file files[CF__CAT_NSLOTS]);
+                       cf__catalog_file files[CF__CAT_NSLOTS], cf__stamp *dir_stamp);
 
 /* The attribute files of one column as cf__catalog_attrs gives them. */
 typedef struct cf__catalog_col_attrs {

@@ -82,6 +82,7 @@ void cf__column_free(cf_column *c)
     free(c->first_row);
     cf__stats_free(&c->stats);
     free(c->stats_text);
+    free(c->deferred);
     free(c->committed_sums);
     free(c->crc);
     free(c->crc_known);
@@ -233,10 +234,11 @@ int cf__column_apply_stats(cf_column *c, const char *text, size_t len, const cha
 
 int cf__column_stats_need(const cf_column *cc, cf_error *err)
 {
-    if (!cc->stats_pending) return 0;
     /* Filling a cache: a handle is used by one thread at a time. */
     cf_column *c = (cf_column *)cc;
-    int rc = load_stats(c, c->stats_text, c->stats_len, c->path, err);
+    int rc = cf__column_settle(c, err);
+    if (rc || !c->stats_pending) return rc;
+    rc = load_stats(c, c->stats_text, c->stats_len, c->path, err);
     if (rc) return rc;
     free(c->stats_text);
     c->stats_text = NULL;
@@ -877,9 +879,10 @@ int cf_column_open(cf_column **out, cf_file *f, const char *name, cf_error *err)
      * where fresh stamps prove them current (catalog.c); anything unexpected
      * there, and the files themselves decide, with their own errors. */
     cf__catalog_file cached[CF__CAT_NSLOTS];
+    cf__stamp dir_stamp;
     if (!f->writable && f->catalog && !is_attrs_only_name(name) &&
-        cf__catalog_column(f->catalog, f->path, name, cached)) {
-        if (cf__column_apply_cached(c, cached, NULL) == 0) {
+        cf__catalog_column(f->catalog, f->path, name, cached, &dir_stamp)) {
+        if (cf__column_apply_cached(c, cached, &dir_stamp, NULL) == 0) {
             *out = c;
             return 0;
         }
@@ -1232,6 +1235,8 @@ uint32_t cf_checksum_fold(uint32_t raw)
 
 int cf_column_blob_crc32c(const cf_column *c, int64_t i, uint32_t *crc)
 {
+    /* not settled for want of memory: unknown */
+    if (c->deferred && cf__column_settle((cf_column *)c, NULL) != 0) return 0;
     if (i < 0 || i >= c->h.nfile || !c->crc_known[i]) return 0;
     /* Writes not yet settled make the recorded value stale. */
     if (c->writes && (c->writes[i].count || c->writes[i].overflow)) return 0;
@@ -1505,6 +1510,7 @@ static int read_range(cf_column *c, int64_t start, int64_t count, const buffer_v
     int rc;
     if (!v->direct && w > CF__CHUNK_BYTES)
         return CF_FAIL(err, CF_EDTYPE, "%s: elements of %lld bytes are too wide to convert", c->path, (long long)w);
+    if (c->verify && (rc = cf__column_settle(c, err))) return rc; /* the CRCs */
     int64_t row = start, e = e0;
     while (count > 0) {
         int64_t b = locate(c, row);

@@ -56,6 +56,10 @@ struct cf_column {
                            (cf__column_stats_need) */
     char *stats_text;   /* colfile-stats-v1 as read at open, NULL if none */
     size_t stats_len;
+    struct cf__deferred *deferred; /* read-only, opened from the File catalog:
+                           colfile-v1 and colfile-stats-v1 as the catalog
+                           knows them, checked and applied when first needed
+                           (cf__column_settle); NULL once settled */
     int fresh;          /* created by this handle, nothing written yet */
     int stats_off;      /* writes skip statistics (they become unknown) */
     int durable;        /* fsync before each commit (no CF_OPEN_NODURABLE) */
@@ -108,6 +112,12 @@ int cf__column_begin_change(cf_column *c, cf_error *err);
  * parallel layers' replicas do this before handing over their state. */
 int cf__column_sync_blobs(cf_column *c, cf_error *err);
 
+/* Before the first use of c->crc / c->crc_known or of the statistics of a
+ * handle opened from the File catalog: check the stamps of colfile-v1 and
+ * colfile-stats-v1 and apply them (the catalog's bytes where the stamps
+ * still hold, the files otherwise).  Cheap once done; CF_ENOMEM. */
+int cf__column_settle(cf_column *c, cf_error *err);
+
 /* Load the attribute files of c->attr_dir into c->attrs / c->attrs_v1. */
 int cf__column_load_attrs(cf_column *c, cf_error *err);
 
@@ -132,9 +142,14 @@ void cf__column_free(cf_column *c);
 
 /* Fill a column just made by cf__column_new_for from its metadata files as
  * the File's catalog holds them (column_meta.c): what cf_column_open does
- * with the files themselves, no colfile-torn being there. */
+ * with the files themselves, no colfile-torn being there.  The header's
+ * stamp is checked by the catalog; the attribute files' here (a mismatch
+ * fails: read the files); colfile-v1 and the statistics are kept for
+ * cf__column_settle, with `dir`, the column directory's stamp. */
 struct cf__catalog_file;
-int cf__column_apply_cached(cf_column *c, const struct cf__catalog_file *files, cf_error *err);
+struct cf__stamp;
+int cf__column_apply_cached(cf_column *c, const struct cf__catalog_file *files,
+                            const struct cf__stamp *dir, cf_error *err);
 
 /* 1 if blob b has no write recorded since the last commit (column.c). */
 int cf__column_first_touch(const cf_column *c, int64_t b);

@@ -23,10 +23,11 @@
 int cf_column_export_meta(cf_column *c, void **buf, size_t *len, cf_error *err)
 {
     if (!c || !buf || !len) return CF_FAIL(err, CF_EARG, "cf_column_export_meta: NULL argument");
+    int rc = cf__column_settle(c, err);
+    if (rc) return rc;
     char *header = NULL, *ext = NULL, *stats = NULL, *attrs = NULL;
     unsigned char *v1 = NULL;
     size_t hl = 0, xl = 0, sl = 0, al = 0, vl = 0;
-    int rc = 0;
     if (c->kind != CF_KIND_ATTRS_ONLY) {
         if ((rc = cf__header_format(&c->h, &header, &hl, c->path, err))) goto done;
         if ((rc = cf__ext_format(&c->h, c->crc, c->crc_known, &ext, &xl, c->path, err))) goto done;
@@ -118,8 +119,20 @@ fail:
     return rc;
 }
 
+/* A read-only column's colfile-v1 and colfile-stats-v1 as the File
+ * catalog recorded them, not checked yet: most opens only read rows. */
+typedef struct cf__deferred {
+    cf__catalog_file files[2]; /* colfile-v1, colfile-stats-v1; data point
+                                  into `bytes` */
+    cf__stamp dir;             /* the column directory's: keeps absent absent */
+    char bytes[];
+} cf__deferred;
+
+static const int deferred_slot[2] = { CF__CAT_EXT, CF__CAT_STATS };
+static const char *const deferred_leaf[2] = { CF__EXT_NAME, CF__STATS_NAME };
+
 /* The bytes of catalog slot s: inline, read from the column directory when
- * too large to be kept, or NULL when absent.  *owned gets what to free. */
+ * not kept, or NULL when absent.  *owned gets what to free. */
 static int cached_bytes(const cf_column *c, const cf__catalog_file *f, const char *leaf,
                         const char **text, size_t *len, char **owned, cf_error *err)
 {
@@ -140,17 +153,35 @@ static int cached_bytes(const cf_column *c, const cf__catalog_file *f, const cha
     return rc;
 }
 
-int cf__column_apply_cached(cf_column *c, const cf__catalog_file *files, cf_error *err)
+int cf__column_apply_cached(cf_column *c, const cf__catalog_file *files, const cf__stamp *dir,
+                            cf_error *err)
 {
     static const char *const leaf[CF__CAT_NSLOTS] = {
         "header", CF__EXT_NAME, CF__STATS_NAME, "attr", "attr-v2", CF__ATTRS_EXT_NAME,
     };
-    const char *text[CF__CAT_NSLOTS];
-    size_t len[CF__CAT_NSLOTS];
+    /* the header and the attribute files now (their stamps: checked by the
+     * catalog and here); colfile-v1 and the statistics when first needed */
+    const char *text[CF__CAT_NSLOTS] = { NULL };
+    size_t len[CF__CAT_NSLOTS] = { 0 };
     char *owned[CF__CAT_NSLOTS] = { NULL };
     int rc = 0;
-    for (int s = 0; s < CF__CAT_NSLOTS && rc == 0; s++)
+    char *p = NULL;
+    for (int s = 0; s < CF__CAT_NSLOTS && rc == 0; s++) {
+        if (s == CF__CAT_EXT || s == CF__CAT_STATS) continue;
+        if (s != CF__CAT_HEADER && files[s].present) {
+            free(p);
+            if (!(p = cf__path_join(c->path, leaf[s]))) {
+                rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
+                break;
+            }
+            if (!cf__stamp_still(p, &files[s].st)) {
+                rc = CF_ENOENT; /* changed since: read the files */
+                break;
+            }
+        }
         rc = cached_bytes(c, &files[s], leaf[s], &text[s], &len[s], &owned[s], err);
+    }
+    free(p);
     if (rc) goto done;
     if (!text[CF__CAT_HEADER]) {
         rc = CF_FAIL(err, CF_ENOENT, "%s: no header", c->path);
@@ -159,8 +190,6 @@ int cf__column_apply_cached(cf_column *c, const cf__catalog_file *files, cf_erro
     /* the order and the rules of cf_column_open and cf__column_load_attrs */
     if ((rc = cf__column_apply_header(c, text[CF__CAT_HEADER], len[CF__CAT_HEADER], c->path, err))) goto done;
     c->committed_nfile = c->h.nfile;
-    cf__column_apply_ext(c, text[CF__CAT_EXT], len[CF__CAT_EXT], c->path);
-    if ((rc = cf__column_apply_stats(c, text[CF__CAT_STATS], len[CF__CAT_STATS], c->path, err))) goto done;
     if (text[CF__CAT_ATTR_V1] &&
         (rc = cf__attrset_parse_v1(&c->attrs_v1, (const unsigned char *)text[CF__CAT_ATTR_V1],
                                    len[CF__CAT_ATTR_V1], c->attr_dir, err)))
@@ -173,9 +202,71 @@ int cf__column_apply_cached(cf_column *c, const cf__catalog_file *files, cf_erro
     if (text[CF__CAT_ATTR_V2] &&
         (rc = cf__attrset_parse_v2(&c->attrs, text[CF__CAT_ATTR_V2], len[CF__CAT_ATTR_V2], c->attr_dir, err)))
         goto done;
-    if (text[CF__CAT_ATTRS_EXT])
-        rc = cf__attrset_parse_v2(&c->attrs, text[CF__CAT_ATTRS_EXT], len[CF__CAT_ATTRS_EXT], c->attr_dir, err);
+    if (text[CF__CAT_ATTRS_EXT] &&
+        (rc = cf__attrset_parse_v2(&c->attrs, text[CF__CAT_ATTRS_EXT], len[CF__CAT_ATTRS_EXT], c->attr_dir, err)))
+        goto done;
+    size_t extra = 0;
+    for (int k = 0; k < 2; k++)
+        if (files[deferred_slot[k]].inline_bytes) extra += files[deferred_slot[k]].len + 1;
+    cf__deferred *d = malloc(sizeof *d + extra);
+    if (!d) {
+        rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
+        goto done;
+    }
+    d->dir = *dir;
+    char *at = d->bytes;
+    for (int k = 0; k < 2; k++) {
+        d->files[k] = files[deferred_slot[k]];
+        if (!d->files[k].inline_bytes) continue;
+        memcpy(at, d->files[k].data, d->files[k].len + 1);
+        d->files[k].data = at;
+        at += d->files[k].len + 1;
+    }
+    c->deferred = d;
 done:
     for (int s = 0; s < CF__CAT_NSLOTS; s++) free(owned[s]);
+    return rc;
+}
+
+int cf__column_settle(cf_column *c, cf_error *err)
+{
+    cf__deferred *d = c->deferred;
+    if (!d) return 0;
+    const char *text[2] = { NULL, NULL };
+    size_t len[2] = { 0, 0 };
+    char *owned[2] = { NULL, NULL };
+    int dir_still = -1, rc = 0;
+    for (int k = 0; k < 2 && rc == 0; k++) {
+        const cf__catalog_file *f = &d->files[k];
+        char *p = cf__path_join(c->path, deferred_leaf[k]);
+        if (!p) {
+            rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
+            break;
+        }
+        int fresh;
+        if (f->present) {
+            fresh = cf__stamp_still(p, &f->st);
+        } else {
+            if (dir_still < 0) dir_still = cf__stamp_still(c->path, &d->dir);
+            fresh = dir_still;
+        }
+        if (fresh && (!f->present || f->inline_bytes)) {
+            text[k] = f->present ? f->data : NULL;
+            len[k] = f->len;
+        } else if (cf__read_file(p, &owned[k], &len[k], NULL) == 0) {
+            text[k] = owned[k]; /* as cf_column_open reads it; unreadable: none */
+        }
+        free(p);
+    }
+    if (rc == 0) {
+        /* damaged or stale: unknown, never an error (as at open) */
+        cf__column_apply_ext(c, text[0], len[0], c->path);
+        rc = cf__column_apply_stats(c, text[1], len[1], c->path, err);
+    }
+    for (int k = 0; k < 2; k++) free(owned[k]);
+    if (rc == 0) {
+        free(d);
+        c->deferred = NULL;
+    }
     return rc;
 }

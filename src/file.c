@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -108,37 +109,43 @@ int cf_file_open(cf_file **out, const char *path, int flags, cf_error *err)
         return CF_FAIL(err, CF_EARG, "%s: NOCHECK cannot be combined with CREATE, EXCL or TRUNCATE", path);
     int rc;
     if ((rc = cf__file_path_check(path, err))) return rc;
-    /* one stat in the common case (a directory); lstat tells a dangling
-     * link (there, but not a directory) from nothing */
+    /* The directory opened in the common case (it exists): the catalog is
+     * read through it.  Else a stat (a directory we may not read), and
+     * lstat tells a dangling link (there, but not a directory) from
+     * nothing. */
     struct stat st;
-    int is_dir = (flags & CF_OPEN_NOCHECK) || (stat(path, &st) == 0 && S_ISDIR(st.st_mode));
+    int dfd = (flags & CF_OPEN_NOCHECK) ? -1 : open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int is_dir = (flags & CF_OPEN_NOCHECK) || dfd >= 0 || (stat(path, &st) == 0 && S_ISDIR(st.st_mode));
     int exists = is_dir || cf__exists(path);
-    if (exists && !is_dir)
-        return CF_FAIL(err, CF_ENOTFILE, "%s: exists and is not a directory", path);
-    if (exists && (flags & CF_OPEN_EXCL))
-        return CF_FAIL(err, CF_EEXIST, "%s: File already exists", path);
     int durable = !(flags & CF_OPEN_NODURABLE);
-    if (!exists) {
-        if (!(flags & CF_OPEN_CREATE))
-            return CF_FAIL(err, CF_ENOENT, "%s: no such File", path);
-        if ((rc = cf__mkdirs_durable(path, durable, err))) return rc;
+    cf_file *f = NULL;
+    if (exists && !is_dir) {
+        rc = CF_FAIL(err, CF_ENOTFILE, "%s: exists and is not a directory", path);
+    } else if (exists && (flags & CF_OPEN_EXCL)) {
+        rc = CF_FAIL(err, CF_EEXIST, "%s: File already exists", path);
+    } else if (!exists) {
+        rc = !(flags & CF_OPEN_CREATE) ? CF_FAIL(err, CF_ENOENT, "%s: no such File", path)
+                                       : cf__mkdirs_durable(path, durable, err);
     } else if (flags & CF_OPEN_TRUNCATE) {
-        if ((rc = check_only_format_content(path, path, err))) return rc;
-        if ((rc = remove_contents(path, err))) return rc;
-        if (durable && (rc = cf__fsync_path(path, err))) return rc;
+        if (!(rc = check_only_format_content(path, path, err)) && !(rc = remove_contents(path, err)) && durable)
+            rc = cf__fsync_path(path, err);
     }
-    cf_file *f = calloc(1, sizeof *f);
-    if (!f) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", path);
-    f->path = strdup(path);
-    if (!f->path) {
-        free(f);
-        return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", path);
+    if (rc == 0 && (!(f = calloc(1, sizeof *f)) || !(f->path = strdup(path))))
+        rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", path);
+    if (rc) {
+        if (f) free(f);
+        if (dfd >= 0) close(dfd);
+        return rc;
     }
     f->writable = writable;
     f->flags = flags;
     /* the catalog of what is there (not where we just emptied or made the
      * directory, nor on the ranks that only vouch for rank 0's open) */
-    if (exists && !(flags & (CF_OPEN_TRUNCATE | CF_OPEN_NOCHECK))) f->catalog = cf__catalog_load(path);
+    if (exists && !(flags & (CF_OPEN_TRUNCATE | CF_OPEN_NOCHECK))) {
+        f->catalog = cf__catalog_load(path, dfd);
+        dfd = -1;
+    }
+    if (dfd >= 0) close(dfd);
     *out = f;
     return 0;
 }

@@ -29,7 +29,13 @@ char *cf__path_join(const char *a, const char *b)
 
 int cf__read_file(const char *path, char **data, size_t *len, cf_error *err)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    return cf__read_file_at(AT_FDCWD, path, 0, data, len, err);
+}
+
+int cf__read_file_at(int dfd, const char *path, int nofollow, char **data, size_t *len, cf_error *err)
+{
+    /* careful mode: no link, and no open that waits (a FIFO planted there) */
+    int fd = openat(dfd, path, O_RDONLY | O_CLOEXEC | (nofollow ? O_NOFOLLOW | O_NONBLOCK | O_NOCTTY : 0));
     if (fd < 0) {
         int e = errno;
         return CF_FAIL(err, cf__errno_code(e), "%s: cannot open: %s", path, strerror(e));

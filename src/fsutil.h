@@ -19,6 +19,10 @@ char *cf__path_join(const char *a, const char *b);
  * is not counted in *len).  CF_ENOENT if absent, CF_EIO, CF_EFORMAT if it is
  * larger than CF__METADATA_MAX, CF_ENOMEM. */
 int cf__read_file(const char *path, char **data, size_t *len, cf_error *err);
+/* The same for path below the directory open as dfd (AT_FDCWD: as
+ * cf__read_file); with `nofollow`, a symbolic link is refused and the
+ * open never waits (a FIFO there is refused as not a regular file). */
+int cf__read_file_at(int dfd, const char *path, int nofollow, char **data, size_t *len, cf_error *err);
 
 /* Replace dir/name with the given bytes atomically: write a hidden temporary
  * file in dir, fsync it when `durable`, then rename it over dir/name.  The

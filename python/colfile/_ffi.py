@@ -29,6 +29,7 @@ from __future__ import annotations
 import ctypes.util
 import glob
 import os
+import sys
 import threading
 from typing import Any
 
@@ -285,10 +286,16 @@ def take_strings(array: Any, count: int) -> list[str]:
         lib().cf_names_free(array, count)
 
 
+_FS_ENCODING = sys.getfilesystemencoding()
+
+
 def encode(text: str | bytes | os.PathLike[str]) -> bytes:
     """Encode a path for C (file system encoding).  A NUL byte would cut
     the C string short, so it is refused here."""
-    raw = text if isinstance(text, bytes) else os.fsencode(text)
+    # os.fsencode's own steps, for the common str (opening a File is part
+    # of every small read)
+    raw = (text.encode(_FS_ENCODING, "surrogateescape") if type(text) is str
+           else text if isinstance(text, bytes) else os.fsencode(text))
     if b"\0" in raw:
         from .errors import InvalidNameError
 

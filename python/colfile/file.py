@@ -94,6 +94,48 @@ _ERROR_P = ffi.typeof("cf_error *")
 _name_check = _mpi._name_check_or_raise
 
 
+class _WeakColumns(dict):  # type: ignore[type-arg]
+    """A serial File's cache of the columns it opened: name -> Column, held
+    weakly.  A dict of weak references whose callbacks drop dead entries:
+    what ``weakref.WeakValueDictionary`` does, but cheap to make, since
+    opening a File is part of every small read."""
+
+    __slots__ = ("__weakref__",)
+
+    def __setitem__(self, name: str, col: Column) -> None:
+        def gone(ref: Any, name: str = name, cache: Any = weakref.ref(self)) -> None:
+            d = cache()
+            if d is not None and dict.get(d, name) is ref:
+                dict.__delitem__(d, name)
+
+        dict.__setitem__(self, name, weakref.ref(col, gone))
+
+    def __getitem__(self, name: str) -> Column:
+        col = dict.__getitem__(self, name)()
+        if col is None:
+            raise KeyError(name)
+        return col
+
+    def __contains__(self, name: object) -> bool:
+        return self.get(name) is not None  # type: ignore[arg-type]
+
+    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
+        ref = dict.get(self, name)
+        col = ref() if ref is not None else None
+        return default if col is None else col
+
+    def pop(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
+        ref = dict.pop(self, name, None)
+        col = ref() if ref is not None else None
+        return default if col is None else col
+
+    def values(self) -> list[Column]:  # type: ignore[override]
+        return [c for c in (r() for r in dict.values(self)) if c is not None]
+
+    def items(self) -> list[tuple[str, Column]]:  # type: ignore[override]
+        return [(n, c) for n, c in ((n, r()) for n, r in dict.items(self)) if c is not None]
+
+
 class Group:
     """The columns below a directory of a File: ``file["grp/"]``.
 
@@ -430,11 +472,12 @@ class File(Group):
         self._prefix = ""
         self._mode = mode
         self._h: Any = None
-        self._path = os.fsdecode(os.fspath(path)) if isinstance(path, (str, bytes, os.PathLike)) \
-            else str(path)
+        self._path = path if type(path) is str else os.fsdecode(os.fspath(path)) \
+            if isinstance(path, (str, bytes, os.PathLike)) else str(path)
         self._comm: _mpi.Comm = _mpi.as_comm(comm)
         self._lock = threading.RLock()  # guards the C handle and the caches
-        self._cols: Any = (weakref.WeakValueDictionary() if self._comm.serial else {})
+        serial = self._comm.serial
+        self._cols: Any = _WeakColumns() if serial else {}
         self._attr_cols: dict[str, Column] = {}
 
         def prep() -> tuple[str, str, bool, str, bool]:
@@ -443,10 +486,14 @@ class File(Group):
                                  f"{', '.join(repr(m) for m in MODES)}")
             if torn not in ("raise", "warn"):
                 raise ValueError(f"invalid torn={torn!r}: use 'raise' or 'warn'")
-            encode(path)
-            return os.fsdecode(os.fspath(path)), mode, bool(durable), torn, bool(verify)
+            if not serial:
+                encode(path)  # a NUL byte: the error agreed on every rank
+            return self._path, mode, bool(durable), torn, bool(verify)
 
-        self._same("File path and options", prep)
+        # every rank must be given the same path and options (serially the
+        # checks alone: opening a File is on the path of every small read)
+        prep() if serial else self._same("File path and options", prep)
+        raw = encode(path)
         L = lib()
         flags = MODES[mode]
         if not durable:
@@ -455,7 +502,7 @@ class File(Group):
             flags |= L.CF_OPEN_TORN_OK
         if verify:
             flags |= L.CF_OPEN_VERIFY
-        handle = _mpi.open_file(self._comm, encode(path), flags)
+        handle = _mpi.open_file(self._comm, raw, flags)
         self._h = handle
         # A writable File's handle is released by a finalizer that also runs
         # at exit; a read-only one holds only memory, which __del__ gives

@@ -76,10 +76,24 @@ static cf_file *open_ro(void)
     return f;
 }
 
+/* 1 if column `name` opens from the catalog and each file its entry
+ * records still has its stamp (the header's checked by the catalog, the
+ * attribute files' at open, colfile-v1's and the statistics' when first
+ * needed). */
 static int catalog_serves(cf_file *f, const char *name)
 {
+    static const char *const leaf[CF__CAT_NSLOTS] = {
+        "header", "colfile-v1", "colfile-stats-v1", "attr", "attr-v2", "colfile-attrs",
+    };
     cf__catalog_file m[CF__CAT_NSLOTS];
-    return cf__catalog_column(f->catalog, f->path, name, m);
+    cf__stamp dir;
+    if (!cf__catalog_column(f->catalog, f->path, name, m, &dir)) return 0;
+    char p[4400];
+    for (int s = 0; s < CF__CAT_NSLOTS; s++) {
+        snprintf(p, sizeof p, "%s/%s/%s", f->path, name, leaf[s]);
+        if (m[s].present && !cf__stamp_still(p, &m[s].st)) return 0;
+    }
+    return 1;
 }
 
 static int listing_served(cf_file *f)
@@ -175,6 +189,73 @@ static void test_in_place_rewrite_seen(void)
     cf_file_close(f);
 }
 
+/* Replace the 8 hex digits after the first "crc32c=" of rel (in place,
+ * same size, as a tool rewriting it would). */
+static void set_first_crc(const char *rel, const char *hex8)
+{
+    char p[4200];
+    path_of(p, sizeof p, rel);
+    char *text = NULL;
+    size_t len = 0;
+    CHECK_OK(cf__read_file(p, &text, &len, NULL), NULL);
+    char *at = text ? strstr(text, "crc32c=") : NULL;
+    CHECK(at != NULL);
+    if (at) {
+        memcpy(at + 7, hex8, 8);
+        put_file(rel, text, len);
+    }
+    free(text);
+}
+
+/* colfile-v1 and the statistics of a column opened from the catalog are
+ * checked when first used, not at open: a change between the two is seen
+ * (and an unchanged file is taken from the catalog). */
+static void test_checksums_and_statistics_checked_when_used(void)
+{
+    make_world();
+    cf_error err;
+    cf_file *f = open_ro();
+    CHECK(f && f->catalog != NULL);
+    cf_column *a, *b, *v;
+    uint32_t crc0 = 0, crc;
+    CHECK_OK(cf_column_open(&a, f, "a", &err), &err);
+    CHECK_OK(cf_column_open(&b, f, "g/b", &err), &err);
+    CHECK(a->deferred != NULL && b->deferred != NULL); /* served by the catalog */
+    /* a: its colfile-v1 rewritten after the open */
+    set_first_crc("a/colfile-v1", "deadbeef");
+    CHECK(cf_column_blob_crc32c(a, 0, &crc));
+    CHECK_EQ_INT(crc, 0xdeadbeefu);
+    CHECK(a->deferred == NULL);
+    /* b: its statistics removed after the open: unknown, not an error */
+    char p[4200];
+    path_of(p, sizeof p, "g/b/colfile-stats-v1");
+    CHECK(unlink(p) == 0);
+    cf_chunk_stats s;
+    CHECK_OK(cf_column_chunk_stats(b, 0, 0, &s, &err), &err);
+    CHECK(!s.valid);
+    CHECK(cf_column_blob_crc32c(b, 0, &crc0)); /* its colfile-v1 unchanged */
+    cf_column_close(a, NULL);
+    cf_column_close(b, NULL);
+    /* the same values as a handle reading the files now */
+    CHECK_EQ_INT(catalog_serves(f, "a"), 0);
+    check_same_as_files(f);
+    cf_file_close(f);
+    /* a verifying reader: a CRC changed after the open is the one checked */
+    char root[4200];
+    path_of(root, sizeof root, "");
+    CHECK_OK(cf_file_open(&f, root, CF_OPEN_WRITE, &err), &err);
+    CHECK_OK(cf_file_catalog_update(f, &err), &err);
+    cf_file_close(f);
+    CHECK_OK(cf_file_open(&f, root, CF_OPEN_READ | CF_OPEN_VERIFY, &err), &err);
+    CHECK_OK(cf_column_open(&v, f, "v", &err), &err);
+    CHECK(v->deferred != NULL);
+    int64_t rows[6];
+    set_first_crc("v/colfile-v1", "00c0ffee");
+    CHECK_FAILS(cf_column_read(v, 0, 3, rows, NULL, 16, 8, &err), CF_ECHECKSUM, &err, "00c0ffee");
+    cf_column_close(v, NULL);
+    cf_file_close(f);
+}
+
 /* Columns added, removed or renamed behind the catalog's back. */
 static void test_tree_changes_seen(void)
 {
@@ -224,7 +305,7 @@ static void test_damaged_catalog_ignored(void)
     size_t len = 0;
     CHECK_OK(cf__read_file(cat, &good, &len, NULL), NULL);
     if (!good) return;
-    cf__catalog *ok = cf__catalog_load(root);
+    cf__catalog *ok = cf__catalog_load(root, -1);
     CHECK(ok != NULL);
     cf__catalog_free(ok);
     unsigned char *bad = malloc(len);
@@ -233,7 +314,7 @@ static void test_damaged_catalog_ignored(void)
         FILE *fp = fopen(cat, "wb");
         fwrite(good, 1, cut, fp);
         fclose(fp);
-        cf__catalog *c = cf__catalog_load(root);
+        cf__catalog *c = cf__catalog_load(root, -1);
         CHECK(c == NULL);
         cf__catalog_free(c);
     }
@@ -243,7 +324,7 @@ static void test_damaged_catalog_ignored(void)
         FILE *fp = fopen(cat, "wb");
         fwrite(bad, 1, len, fp);
         fclose(fp);
-        cf__catalog *c = cf__catalog_load(root);
+        cf__catalog *c = cf__catalog_load(root, -1);
         CHECK(c == NULL);
         cf__catalog_free(c);
     }
@@ -266,7 +347,11 @@ static void test_damaged_catalog_ignored(void)
     /* a link in the catalog's place is not followed */
     unlink(cat);
     CHECK(symlink("/etc/passwd", cat) == 0);
-    CHECK(cf__catalog_load(root) == NULL);
+    CHECK(cf__catalog_load(root, -1) == NULL);
+    unlink(cat);
+    /* nor is a FIFO opened (which would wait for a writer) */
+    CHECK(mkfifo(cat, 0666) == 0);
+    CHECK(cf__catalog_load(root, -1) == NULL);
     unlink(cat);
     f = open_ro();
     CHECK(f->catalog == NULL);
@@ -306,5 +391,6 @@ static void test_update_rules(void)
 }
 
 CF_TESTS(CF_TEST(test_catalog_serves_and_matches), CF_TEST(test_in_place_rewrite_seen),
+         CF_TEST(test_checksums_and_statistics_checked_when_used),
          CF_TEST(test_tree_changes_seen), CF_TEST(test_damaged_catalog_ignored),
          CF_TEST(test_update_rules))
