@@ -2,7 +2,7 @@
 
     python bench/peers.py [--rows 16777216] [--repeats 3]
         [--systems numpy,colfile,colfile-nodurable,colfile-verify,colfile-percolumn,h5py,zarr,
-                   adios2,bigfile,fs-floor]
+                   adios2,bigfile,fs-floor,fs-floor-ext,fs-floor-commit]
         [--tmpdir DIR]
         [--cold-method auto|drop_caches|fadvise] [--nice -20] [--markdown docs/performance.md]
         [--json FILE] [--quick]
@@ -38,7 +38,14 @@ is skipped with a note):
   ``header``, ``attr-v2`` and ``000000``, in its exact bytes; reads list the
   root and parse each ``attr-v2``): how much of that workload is the file
   system making and finding inodes, a floor for any library keeping the
-  layout.
+  layout;
+* ``fs-floor-ext``: ``fs-floor`` plus the two files colfile adds per column
+  (``colfile-v1``, ``colfile-stats-v1``): the floor of the layout with
+  checksums and statistics kept in files bigfile ignores;
+* ``fs-floor-commit``: ``fs-floor-ext`` made as colfile commits a new
+  column (lock file in the parent, files in a hidden staging directory
+  renamed to the column's name, lock file removed): the floor of colfile's
+  protocol.
 
 **Snapshot workload.**  ``--rows`` rows (2**24: 805 MB) of ``Position`` f8 x 3,
 ``Velocity`` f4 x 3, ``ID`` i8, ``Mass`` f4.  Phases:
@@ -136,10 +143,11 @@ ROOT = Path(__file__).resolve().parents[1]
 BEGIN, END = "<!-- peers:begin -->", "<!-- peers:end -->"
 
 SYSTEMS = ["numpy", "colfile", "colfile-nodurable", "colfile-verify", "colfile-percolumn", "h5py",
-           "zarr", "adios2", "bigfile", "fs-floor"]
+           "zarr", "adios2", "bigfile", "fs-floor", "fs-floor-ext", "fs-floor-commit"]
 #: rows measured only in the phases their class lists (colfile with a
 #: non-default option; the file-system floor of the metadata workload)
-VARIANTS = {"colfile-nodurable", "colfile-verify", "colfile-percolumn", "fs-floor"}
+VARIANTS = {"colfile-nodurable", "colfile-verify", "colfile-percolumn", "fs-floor", "fs-floor-ext",
+            "fs-floor-commit"}
 LABELS = {
     "numpy": "numpy raw (tofile/fromfile, one file per column)",
     "colfile": "colfile",
@@ -151,6 +159,8 @@ LABELS = {
     "adios2": "adios2 BP5",
     "bigfile": "bigfile",
     "fs-floor": "file-system floor (bare os calls: mkdir, header, attr-v2, 000000)",
+    "fs-floor-ext": "... plus colfile-v1 and colfile-stats-v1 (checksums, statistics)",
+    "fs-floor-commit": "... made as colfile commits (lock file, staging directory, rename)",
 }
 MODULES = {"numpy": "numpy", "colfile": "colfile", "colfile-nodurable": "colfile",
            "colfile-verify": "colfile", "colfile-percolumn": "colfile",
@@ -844,21 +854,25 @@ class FsFloor(Peer):
         finally:
             os.close(fd)
 
+    def _files(self, d: str, i: int) -> None:
+        """Write column i's files into directory d."""
+        blob = small_rows(i).tobytes()
+        s = sum(blob)
+        r = (s & 0xFFFF) + (s >> 16)
+        fold = (r & 0xFFFF) + (r >> 16)
+        self._put(os.path.join(d, "000000"), blob)
+        self._put(os.path.join(d, "header"),
+                  f"DTYPE: <i8\nNMEMB: 1\nNFILE: 1\n000000: 4 : {s} : {fold}\n".encode())
+        self._put(os.path.join(d, "attr-v2"),
+                  f"index <i8 1 {np.int64(i).tobytes().hex().upper()} "
+                  f"#HUMANE [ {i} ]\n".encode())
+
     def md_create(self, path, names):
         os.makedirs(path, exist_ok=True)
         for i, name in enumerate(names):
             d = os.path.join(path, name)
             os.mkdir(d)
-            blob = small_rows(i).tobytes()
-            s = sum(blob)
-            r = (s & 0xFFFF) + (s >> 16)
-            fold = (r & 0xFFFF) + (r >> 16)
-            self._put(os.path.join(d, "000000"), blob)
-            self._put(os.path.join(d, "header"),
-                      f"DTYPE: <i8\nNMEMB: 1\nNFILE: 1\n000000: 4 : {s} : {fold}\n".encode())
-            self._put(os.path.join(d, "attr-v2"),
-                      f"index <i8 1 {np.int64(i).tobytes().hex().upper()} "
-                      f"#HUMANE [ {i} ]\n".encode())
+            self._files(d, i)
 
     def md_read(self, path):
         names = sorted(n for n in os.listdir(path) if not n.startswith("."))
@@ -870,9 +884,59 @@ class FsFloor(Peer):
         return names, vals
 
 
+class FsFloorExt(FsFloor):
+    """Not a library: ``fs-floor`` plus, per column, the two files in which
+    colfile keeps what bigfile's layout has no place for (``colfile-v1``:
+    each blob's CRC32C; ``colfile-stats-v1``: per-chunk statistics), of
+    the sizes colfile writes for these columns.  The floor of any File in
+    bigfile's layout that keeps checksums and statistics in files bigfile
+    ignores."""
+
+    name = "fs-floor-ext"
+
+    def _files(self, d: str, i: int) -> None:
+        super()._files(d, i)
+        self._put(os.path.join(d, "colfile-v1"),
+                  f"COLFILE-EXT: 1\nDTYPE: <i8\nNMEMB: 1\nNFILE: 1\n000000: 4 : {4 * i + 6} : "
+                  f"crc32c=00000000\n".encode())
+        self._put(os.path.join(d, "colfile-stats-v1"),
+                  f"COLFILE-STATS: 1\nDTYPE: <i8\nNMEMB: 1\nNFILE: 1\nCHUNK: 1048576\n"
+                  f"000000: 4 : {4 * i + 6} : 4 {i} {i + 3} {4 * i + 6} 0\n".encode())
+
+
+class FsFloorCommit(FsFloorExt):
+    """Not a library: ``fs-floor-ext`` made the way colfile commits a new
+    column (docs/format.md 8.3), with bare ``os`` calls: a writer lock file
+    in the parent (created, locked, removed), the files written into a
+    hidden staging directory, which is then renamed to the column's name.
+    The floor of colfile's own protocol: what its creates cost before any
+    library code."""
+
+    name = "fs-floor-commit"
+
+    def md_create(self, path, names):
+        import fcntl
+
+        os.makedirs(path, exist_ok=True)
+        pid = os.getpid()
+        for i, name in enumerate(names):
+            lock = os.path.join(path, f".colfile-lock.{name}")
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                stage = os.path.join(path, f".colfile-stage.{name}.{pid}.{i:08x}")
+                os.mkdir(stage)
+                self._files(stage, i)
+                os.rename(stage, os.path.join(path, name))
+                os.unlink(lock)
+            finally:
+                os.close(fd)
+
+
 PEERS: dict[str, type[Peer]] = {p.name: p for p in
                                  (NumpyRaw, Colfile, ColfileNoDurable, ColfileVerify,
-                                  ColfilePerColumn, H5py, Zarr, Adios2, Bigfile, FsFloor)}
+                                  ColfilePerColumn, H5py, Zarr, Adios2, Bigfile, FsFloor,
+                                  FsFloorExt, FsFloorCommit)}
 
 
 # ---------------------------------------------------------------------------
@@ -1610,12 +1674,18 @@ def targets(r: dict[str, Any], get: Callable[[str, str], Any],
         None if a is None or b is None else a["seconds"] / b["seconds"], 0.5, higher=False,
         variant=None if a2 is None or b is None else a2["seconds"] / b["seconds"],
         variant_name="durable commits")
-    fl = get("fs-floor", "md_create")
-    if fl is not None and b is not None:
-        rows.append(f"| ... the file-system floor of bigfile's layout (bare `os` calls making "
-                    f"the same directories and files), time vs bigfile's low-level API | "
-                    f"{fl['seconds'] / b['seconds']:.2f}x | (a bound: no library keeping the "
-                    f"layout goes below it) | |")
+    floors = (("fs-floor", "the file-system floor of bigfile's layout (bare `os` calls making "
+                           "the same directories and files)",
+               "a bound: no library keeping the layout goes below it"),
+              ("fs-floor-ext", "... that floor plus the checksum and statistics files",
+               "a bound for any File in the layout that keeps them in files of their own"),
+              ("fs-floor-commit", "... made as colfile commits (writer lock file, staging "
+                                  "directory and rename)", "the floor of colfile's protocol"))
+    for fname, what, why in floors:
+        fl = get(fname, "md_create")
+        if fl is not None and b is not None:
+            rows.append(f"| {what}, time vs bigfile's low-level API | "
+                        f"{fl['seconds'] / b['seconds']:.2f}x | ({why}) | |")
     w = get("colfile", "md_read_warm")
     row("open + list + read an attribute of each, warm (s)",
         None if w is None else w["seconds"], 0.05, "{:.3f}", higher=False)

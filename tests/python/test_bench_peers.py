@@ -28,6 +28,8 @@ def test_peers_quick(tmp_path: Path, lib: Any) -> None:
     # colfile with durable=False / verify=True: skipped with a note by a
     # colfile without those options
     variants = ["colfile-nodurable", "colfile-verify"]
+    # the file-system floors of the metadata workload: bare os calls
+    floors = ["fs-floor", "fs-floor-ext", "fs-floor-commit"]
     env = dict(os.environ)
     # the colfile under test (a source tree on sys.path, or an installed one)
     pkg_parent = str(Path(colfile.__file__).resolve().parents[1])
@@ -37,7 +39,8 @@ def test_peers_quick(tmp_path: Path, lib: Any) -> None:
     md = tmp_path / "performance.md"
     md.write_text("# Performance\n\nkept\n")
     cmd = [sys.executable, str(SCRIPT), "--quick", "--rows", "4096", "--md-columns", "20",
-           "--systems", ",".join([*systems, *variants, *(p for p in PEERS if p not in present)]),
+           "--systems", ",".join([*systems, *variants, *floors,
+                                  *(p for p in PEERS if p not in present)]),
            "--tmpdir", str(tmp_path / "work"), "--cold-method", "fadvise",
            "--json", str(out_json), "--markdown", str(md), "--timeout", "300"]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
@@ -51,7 +54,7 @@ def test_peers_quick(tmp_path: Path, lib: Any) -> None:
 
     res = json.loads(out_json.read_text())
     assert res["failures"] == []
-    assert [s for s in res["systems"] if s not in variants] == systems
+    assert [s for s in res["systems"] if s not in variants + floors] == systems
     for v in variants:
         assert v in res["systems"] or f"note: skipping {v}" in text
     best = res["best"]
@@ -63,6 +66,11 @@ def test_peers_quick(tmp_path: Path, lib: Any) -> None:
             assert best[f"{s}/{phase}"]["seconds"] > 0
     for phase in ("md_create", "md_read_warm", "md_read_cold"):
         assert best[f"colfile/{phase}"]["verified"] is True
+        for f in floors:  # each floor made (and read back) every column
+            assert best[f"{f}/{phase}"]["verified"] is True
+    for what in ("the file-system floor of bigfile's layout", "plus the checksum and statistics",
+                 "made as colfile commits"):
+        assert what in text
     assert "memcpy/copyto" in best
     assert res["skipped"]["numpy/md_create"]  # raw files have no attributes: n/a
 
