@@ -153,24 +153,38 @@ static void test_catalog_serves_and_matches(void)
     cf_file_close(f);
 }
 
+/* Rewrite file rel in place, same size, as a tool writing it directly
+ * would: n bytes at `skip` past the first `needle` become `with`. */
+static void rewrite_at(const char *rel, const char *needle, size_t skip, const char *with, size_t n)
+{
+    char p[4200];
+    path_of(p, sizeof p, rel);
+    char *text = NULL;
+    size_t len = 0;
+    CHECK_OK(cf__read_file(p, &text, &len, NULL), NULL);
+    char *at = text ? strstr(text, needle) : NULL;
+    CHECK(at != NULL);
+    if (at) {
+        memcpy(at + skip, with, n);
+        put_file(rel, text, len);
+    }
+    free(text);
+}
+
+/* The first blob's CRC32C in rel (a colfile-v1) becomes hex8. */
+static void set_first_crc(const char *rel, const char *hex8)
+{
+    rewrite_at(rel, "crc32c=", 7, hex8, 8);
+}
+
 /* Rewritten in place, same size, at once (the same second): seen. */
 static void test_in_place_rewrite_seen(void)
 {
     make_world();
     cf_file *f = open_ro();
     CHECK(f && f->catalog != NULL);
-    char p[4200];
-    path_of(p, sizeof p, "a/attr-v2");
-    char *old = NULL;
-    size_t len = 0;
-    CHECK_OK(cf__read_file(p, &old, &len, NULL), NULL);
     /* "index" is 0 for column a: make it 7, same length */
-    char *at = old ? strstr(old, "0000000000000000") : NULL;
-    CHECK(at != NULL);
-    if (at) {
-        at[1] = '7';
-        put_file("a/attr-v2", old, len);
-    }
+    rewrite_at("a/attr-v2", "0000000000000000", 1, "7", 1);
     CHECK_EQ_INT(catalog_serves(f, "a"), 0);
     cf_error err;
     cf_column *c;
@@ -185,26 +199,7 @@ static void test_in_place_rewrite_seen(void)
     cf_column_close(c, NULL);
     CHECK_EQ_INT(catalog_serves(f, "g/b"), 1); /* the others still hold */
     check_same_as_files(f);
-    free(old);
     cf_file_close(f);
-}
-
-/* Replace the 8 hex digits after the first "crc32c=" of rel (in place,
- * same size, as a tool rewriting it would). */
-static void set_first_crc(const char *rel, const char *hex8)
-{
-    char p[4200];
-    path_of(p, sizeof p, rel);
-    char *text = NULL;
-    size_t len = 0;
-    CHECK_OK(cf__read_file(p, &text, &len, NULL), NULL);
-    char *at = text ? strstr(text, "crc32c=") : NULL;
-    CHECK(at != NULL);
-    if (at) {
-        memcpy(at + 7, hex8, 8);
-        put_file(rel, text, len);
-    }
-    free(text);
 }
 
 /* colfile-v1 and the statistics of a column opened from the catalog are
