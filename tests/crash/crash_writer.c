@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "colfile.h"
@@ -438,6 +439,25 @@ static void usage(void)
     exit(2);
 }
 
+/* Only rank 0 logs, and mpiexec tears a job down at its first exit, which
+ * could kill rank 0 before its "fail" line is written: before exiting
+ * where it failed (--on-error abort), every rank waits, 5 s at most, until
+ * all have come that far (rank 0 after logging). */
+static void wait_for_log(void)
+{
+#ifdef CRASH_WRITER_MPI
+    MPI_Request r;
+    if (g_nranks < 2 || MPI_Ibarrier(COMM, &r) != MPI_SUCCESS) return;
+    for (int i = 0; i < 5000; i++) {
+        int done = 0;
+        MPI_Test(&r, &done, MPI_STATUS_IGNORE);
+        if (done) return;
+        struct timespec t = { 0, 1000000 };
+        nanosleep(&t, NULL);
+    }
+#endif
+}
+
 static void finish(int status)
 {
 #ifdef CRASH_WRITER_MPI
@@ -508,7 +528,10 @@ int main(int argc, char **argv)
             logf_("fail %d %s %s", o->idx, cf_error_name(rc), err.message[0] ? err.message : "<no message>");
             fprintf(stderr, "crash_writer: operation %d (%s %s) failed: %s\n", o->idx, o->kind, o->target,
                     err.message);
-            if (!g_on_error_close) _exit(3);
+            if (!g_on_error_close) {
+                wait_for_log();
+                _exit(3);
+            }
             cf_error e2;
             memset(&e2, 0, sizeof e2);
             int rc2 = 0;

@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 import traceback
 from pathlib import Path
 from typing import Any
@@ -128,6 +129,19 @@ class Writer:
             raise ValueError(f"unknown operation {op.kind}")
 
 
+def wait_for_log(comm: Any) -> None:
+    """Only rank 0 logs, and mpiexec tears a job down at its first exit,
+    which could kill rank 0 before its ``fail`` line is written: before
+    exiting where it failed (``--on-error abort``), every rank waits, 5 s at
+    most, until all have come that far (rank 0 after logging)."""
+    if comm is None or comm.size < 2:
+        return
+    req = comm.Ibarrier()
+    deadline = time.monotonic() + 5
+    while not req.Test() and time.monotonic() < deadline:
+        time.sleep(0.001)
+
+
 def main() -> int:
     p = argparse.ArgumentParser()
     p.add_argument("file")
@@ -179,6 +193,7 @@ def main() -> int:
                     w.run(op)
                 except colfile.Error as exc:
                     log(f"fail {op.idx} {exc.code_name} {exc}")
+                    wait_for_log(comm)
                     os._exit(3)
             else:
                 w.run(op)
