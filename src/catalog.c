@@ -48,8 +48,6 @@
 #define MAGIC_LEN 8
 /* Larger metadata files are stamped but not copied into the catalog. */
 #define INLINE_MAX ((size_t)64 * 1024)
-/* Catalogs larger than this are not loaded. */
-#define CATALOG_MAX ((size_t)1 << 30)
 #define DEPTH_MAX 256
 
 static const char *const slot_names[CF__CAT_NSLOTS] = {
@@ -301,8 +299,8 @@ cf__catalog *cf__catalog_load(const char *root, int root_fd)
     cat->root_fd = root_fd;
     char *text = NULL;
     size_t len = 0;
-    /* a link is never followed (docs/format.md 2.2); a non-regular file is
-     * refused by the read */
+    /* a link is never followed (docs/format.md 2.2); a non-regular file,
+     * or one larger than CF__METADATA_MAX, is refused by the read */
     if (fstat(root_fd, &cat->root_st) != 0 ||
         cf__read_file_at(root_fd, CF__CATALOG_DIR "/" CF__CATALOG_NAME, 1, &text, &len, NULL) != 0)
         goto bad;

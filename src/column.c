@@ -1510,7 +1510,7 @@ static int read_range(cf_column *c, int64_t start, int64_t count, const buffer_v
     int rc;
     if (!v->direct && w > CF__CHUNK_BYTES)
         return CF_FAIL(err, CF_EDTYPE, "%s: elements of %lld bytes are too wide to convert", c->path, (long long)w);
-    if (c->verify && (rc = cf__column_settle(c, err))) return rc; /* the CRCs */
+    if (c->verify && c->deferred && (rc = cf__column_settle(c, err))) return rc; /* the CRCs */
     int64_t row = start, e = e0;
     while (count > 0) {
         int64_t b = locate(c, row);

@@ -133,7 +133,7 @@ int cf_file_open(cf_file **out, const char *path, int flags, cf_error *err)
     if (rc == 0 && (!(f = calloc(1, sizeof *f)) || !(f->path = strdup(path))))
         rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", path);
     if (rc) {
-        if (f) free(f);
+        free(f);
         if (dfd >= 0) close(dfd);
         return rc;
     }
