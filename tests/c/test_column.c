@@ -193,6 +193,42 @@ static void test_read_rows(void)
     cf_file_close(f);
 }
 
+/* Blob files are named by six or more upper-case hex digits: blobs 10 and
+ * 26 are 00000A and 00001A, and each holds its own rows. */
+static void test_blob_names_are_hex(void)
+{
+    cf_error err;
+    cf_file *f = open_new("hexnames");
+    cf_column *c;
+    int64_t rows[27], v[27];
+    for (int i = 0; i < 27; i++) rows[i] = 1, v[i] = 1000 + i;
+    CHECK_OK(cf_column_create_blobs(&c, f, "h", "i8", 1, 27, rows, &err), &err);
+    CHECK_OK(cf_column_write(c, 0, 27, v, NULL, 8, 8, &err), &err);
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", cf_column_path(c));
+    CHECK_OK(cf_column_close(c, &err), &err);
+    const char *names[] = { "000000", "000009", "00000A", "00000F", "000010", "00001A" };
+    const int64_t blobs[] = { 0, 9, 10, 15, 16, 26 };
+    for (int k = 0; k < 6; k++) {
+        size_t len = 0;
+        char *bytes = slurp(dir, names[k], &len);
+        CHECK(bytes != NULL);
+        if (!bytes) continue;
+        int64_t got;
+        CHECK_EQ_INT(len, 8);
+        memcpy(&got, bytes, 8);
+        CHECK_EQ_INT(got, 1000 + blobs[k]);
+        free(bytes);
+    }
+    CHECK(!exists(dir, "00000a"));
+    CHECK_OK(cf_column_open(&c, f, "h", &err), &err);
+    int64_t back[27];
+    CHECK_OK(cf_column_read(c, 0, 27, back, NULL, 8, 8, &err), &err);
+    CHECK(memcmp(back, v, sizeof v) == 0);
+    CHECK_OK(cf_column_close(c, &err), &err);
+    cf_file_close(f);
+}
+
 static void test_grow_and_crc_after_overwrite(void)
 {
     cf_error err;
@@ -655,7 +691,7 @@ static void test_reads_every_fixture_column(void)
     dir_list_free(&sets);
 }
 
-CF_TESTS(CF_TEST(test_roundtrip_vector_column), CF_TEST(test_cast_and_strided_write), CF_TEST(test_read_rows),
+CF_TESTS(CF_TEST(test_roundtrip_vector_column), CF_TEST(test_blob_names_are_hex), CF_TEST(test_cast_and_strided_write), CF_TEST(test_read_rows),
          CF_TEST(test_grow_and_crc_after_overwrite), CF_TEST(test_damaged_blobs), CF_TEST(test_attributes),
          CF_TEST(test_names_and_modes), CF_TEST(test_large_sparse), CF_TEST(test_reads_bigfile_layout),
          CF_TEST(test_reads_every_fixture_column))
