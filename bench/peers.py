@@ -2,7 +2,8 @@
 
     python bench/peers.py [--rows 16777216] [--repeats 3]
         [--systems numpy,colfile,colfile-nodurable,colfile-verify,colfile-percolumn,h5py,zarr,
-                   adios2,bigfile,fs-floor,fs-floor-ext,fs-floor-commit]
+                   adios2,bigfile,fs-floor,fs-floor-ext,fs-floor-commit,
+                   fs-floor-read]
         [--tmpdir DIR]
         [--cold-method auto|drop_caches|fadvise] [--nice -20] [--markdown docs/performance.md]
         [--json FILE] [--quick]
@@ -46,6 +47,11 @@ is skipped with a note):
   column (lock file in the parent, files in a hidden staging directory
   renamed to the column's name, lock file removed): the floor of colfile's
   protocol.
+* ``fs-floor-read``: not a library: the 1% read of a snapshot in bigfile's
+  layout (made with bare ``os`` calls) by a reader that learns each
+  column's dtype and shape from its ``header`` (open, read, close) and then
+  reads the rows as the numpy raw row does: the floor of a read that
+  describes itself.
 
 **Snapshot workload.**  ``--rows`` rows (2**24: 805 MB) of ``Position`` f8 x 3,
 ``Velocity`` f4 x 3, ``ID`` i8, ``Mass`` f4.  Phases:
@@ -143,11 +149,12 @@ ROOT = Path(__file__).resolve().parents[1]
 BEGIN, END = "<!-- peers:begin -->", "<!-- peers:end -->"
 
 SYSTEMS = ["numpy", "colfile", "colfile-nodurable", "colfile-verify", "colfile-percolumn", "h5py",
-           "zarr", "adios2", "bigfile", "fs-floor", "fs-floor-ext", "fs-floor-commit"]
+           "zarr", "adios2", "bigfile", "fs-floor", "fs-floor-ext", "fs-floor-commit",
+           "fs-floor-read"]
 #: rows measured only in the phases their class lists (colfile with a
 #: non-default option; the file-system floor of the metadata workload)
 VARIANTS = {"colfile-nodurable", "colfile-verify", "colfile-percolumn", "fs-floor", "fs-floor-ext",
-            "fs-floor-commit"}
+            "fs-floor-commit", "fs-floor-read"}
 LABELS = {
     "numpy": "numpy raw (tofile/fromfile, one file per column)",
     "colfile": "colfile",
@@ -161,6 +168,8 @@ LABELS = {
     "fs-floor": "file-system floor (bare os calls: mkdir, header, attr-v2, 000000)",
     "fs-floor-ext": "... plus colfile-v1 and colfile-stats-v1 (checksums, statistics)",
     "fs-floor-commit": "... made as colfile commits (lock file, staging directory, rename)",
+    "fs-floor-read": "floor of a self-describing read (bare os calls: each header, then "
+                     "np.fromfile)",
 }
 MODULES = {"numpy": "numpy", "colfile": "colfile", "colfile-nodurable": "colfile",
            "colfile-verify": "colfile", "colfile-percolumn": "colfile",
@@ -933,10 +942,71 @@ class FsFloorCommit(FsFloorExt):
                 os.close(fd)
 
 
+class FsFloorRead(NumpyRaw):
+    """Not a library: the least a self-describing File in bigfile's layout
+    can cost for a partial read.  Its files are bigfile's, made with bare
+    ``os`` calls (per column a directory with ``header``, an empty
+    ``attr-v2`` and one blob ``000000``); to read rows it opens, reads and
+    closes each column's ``header``, takes DTYPE and NMEMB from it, then
+    reads the rows exactly as the numpy raw row does (``np.fromfile`` with
+    ``offset=``).  Against numpy raw, whose reader is told every dtype, it
+    shows what learning each column's layout from the File costs."""
+
+    name = "fs-floor-read"
+    phases = ["rows"]
+
+    def version(self) -> str:
+        return "os"
+
+    def load(self) -> None:
+        pass
+
+    @staticmethod
+    def _file(path: str, name: str) -> str:
+        return os.path.join(path, name, "000000")
+
+    def write(self, path, data):
+        os.makedirs(path, exist_ok=True)
+        for name, arr in data.items():
+            d = os.path.join(path, name)
+            os.mkdir(d)
+            arr.tofile(os.path.join(d, "000000"))
+            total = int(np.frombuffer(arr.tobytes(), np.uint8).sum(dtype=np.uint64))
+            r = (total & 0xFFFF) + (total >> 16)
+            fold = (r & 0xFFFF) + (r >> 16)
+            nmemb = 1 if arr.ndim == 1 else arr.shape[1]
+            FsFloor._put(os.path.join(d, "header"),
+                         f"DTYPE: {arr.dtype.str}\nNMEMB: {nmemb}\nNFILE: 1\n"
+                         f"000000: {len(arr)} : {total & 0xFFFFFFFF} : {fold}\n".encode())
+            FsFloor._put(os.path.join(d, "attr-v2"), b"")
+
+    @staticmethod
+    def _described(path: str, name: str) -> tuple[np.dtype, int]:
+        """(dtype, nmemb) from the column's header."""
+        fd = os.open(os.path.join(path, name, "header"), os.O_RDONLY)
+        try:
+            text = os.read(fd, 65536)
+        finally:
+            os.close(fd)
+        keys = dict(line.split(b":", 1) for line in text.split(b"\n")[:2])
+        return np.dtype(keys[b"DTYPE"].strip().decode()), int(keys[b"NMEMB"])
+
+    def read_sel(self, path, kind, sel):
+        if kind != "rows":
+            raise NotSupported("a floor of the 1% read only")
+        out = {}
+        for name, _, _ in COLUMNS:
+            dt, m = self._described(path, name)
+            a = np.fromfile(self._file(path, name), dtype=dt, count=(sel.stop - sel.start) * m,
+                            offset=sel.start * m * dt.itemsize)
+            out[name] = a if m == 1 else a.reshape(-1, m)
+        return out
+
+
 PEERS: dict[str, type[Peer]] = {p.name: p for p in
                                  (NumpyRaw, Colfile, ColfileNoDurable, ColfileVerify,
                                   ColfilePerColumn, H5py, Zarr, Adios2, Bigfile, FsFloor,
-                                  FsFloorExt, FsFloorCommit)}
+                                  FsFloorExt, FsFloorCommit, FsFloorRead)}
 
 
 # ---------------------------------------------------------------------------
@@ -1397,7 +1467,9 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
                     continue
                 for s in order:
                     if s in VARIANTS and phase not in PEERS[s].phases:
-                        skip[(s, phase)] = "as colfile"  # the option does not matter here
+                        # a colfile option that does not matter here; a floor of
+                        # other phases
+                        skip[(s, phase)] = "as colfile" if s.startswith("colfile") else "n/a"
                     if (s, phase) in skip:
                         continue
                     p = paths(s)
@@ -1543,7 +1615,7 @@ def markdown(r: dict[str, Any]) -> str:
         f"Partial reads of all four columns, warm, in milliseconds: {m} rows (1%) from the "
         f"middle; every {args['stride']}th row (`[::{args['stride']}]`); {k} random distinct "
         "rows, ascending and in random order. In brackets: speed relative to the fastest "
-        "peer (the fastest system other than colfile) in the same run.",
+        "peer (the fastest system other than colfile and the floors) in the same run.",
         "",
         f"| system | 1% from the middle | `[::{args['stride']}]` | {k} rows, sorted | "
         f"{k} rows, unsorted |",
@@ -1552,7 +1624,7 @@ def markdown(r: dict[str, Any]) -> str:
 
     def best_peer(s: str, p: str) -> dict[str, Any] | None:
         others = [get(o, p) for o in systems
-                  if o != s and not o.startswith("colfile") and get(o, p)]
+                  if o != s and not o.startswith(("colfile", "fs-floor")) and get(o, p)]
         return min(others, key=lambda x: x["seconds"]) if others else None
 
     for s in shown(PARTIAL):

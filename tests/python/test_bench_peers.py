@@ -30,6 +30,8 @@ def test_peers_quick(tmp_path: Path, lib: Any) -> None:
     variants = ["colfile-nodurable", "colfile-verify"]
     # the file-system floors of the metadata workload: bare os calls
     floors = ["fs-floor", "fs-floor-ext", "fs-floor-commit"]
+    # ... and of the 1% read (its own files, each header read before the rows)
+    read_floor = "fs-floor-read"
     env = dict(os.environ)
     # the colfile under test (a source tree on sys.path, or an installed one)
     pkg_parent = str(Path(colfile.__file__).resolve().parents[1])
@@ -39,7 +41,7 @@ def test_peers_quick(tmp_path: Path, lib: Any) -> None:
     md = tmp_path / "performance.md"
     md.write_text("# Performance\n\nkept\n")
     cmd = [sys.executable, str(SCRIPT), "--quick", "--rows", "4096", "--md-columns", "20",
-           "--systems", ",".join([*systems, *variants, *floors,
+           "--systems", ",".join([*systems, *variants, *floors, read_floor,
                                   *(p for p in PEERS if p not in present)]),
            "--tmpdir", str(tmp_path / "work"), "--cold-method", "fadvise",
            "--json", str(out_json), "--markdown", str(md), "--timeout", "300"]
@@ -54,7 +56,7 @@ def test_peers_quick(tmp_path: Path, lib: Any) -> None:
 
     res = json.loads(out_json.read_text())
     assert res["failures"] == []
-    assert [s for s in res["systems"] if s not in variants + floors] == systems
+    assert [s for s in res["systems"] if s not in [*variants, *floors, read_floor]] == systems
     for v in variants:
         assert v in res["systems"] or f"note: skipping {v}" in text
     best = res["best"]
@@ -71,6 +73,11 @@ def test_peers_quick(tmp_path: Path, lib: Any) -> None:
     for what in ("the file-system floor of bigfile's layout", "plus the checksum and statistics",
                  "made as colfile commits"):
         assert what in text
+    assert best[f"{read_floor}/rows"]["verified"] is True
+    assert best[f"{read_floor}/rows"]["seconds"] > 0
+    for phase in ("stride", "md_create"):  # a floor of the 1% read only
+        assert f"{read_floor}/{phase}" not in best
+    assert "floor of a self-describing read" in text
     assert "memcpy/copyto" in best
     assert res["skipped"]["numpy/md_create"]  # raw files have no attributes: n/a
 
