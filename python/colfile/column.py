@@ -73,6 +73,11 @@ _ATTR_BUFS = threading.local()
 _CTYPES: list[Any] = []
 
 
+#: what opening a column and reading a slice allocate, parsed once
+_DESC_P = ffi.typeof("cf_column_desc *")
+_ERROR_P = ffi.typeof("cf_error *")
+
+
 def _ctypes() -> list[Any]:
     """The cffi types :meth:`Column._attr_get` and ``__init__`` allocate,
     parsed once."""
@@ -144,7 +149,8 @@ class Column:
     >>> f.close()
     """
 
-    def __init__(self, handle: Any, file: File | None = None, *, comm: Any = None) -> None:
+    def __init__(self, handle: Any, file: File | None = None, *, comm: Any = None,
+                 name: str | None = None) -> None:
         # Opening a column is mostly this method when the catalog is fresh:
         # kept to plain steps (the Comm of a File is taken as it is).
         self._h: Any = handle
@@ -157,7 +163,7 @@ class Column:
             self._file_path: str | None = file._path
         else:
             self._file_ref = self._file_path = None
-        d = ffi.new(_ctypes()[4])
+        d = ffi.new(_DESC_P)
         lib().cf_column_describe(handle, d)  # one call: each costs ~1.5 us
         self._writable = bool(d.writable)
         # A handle that can commit is closed (committed) by a finalizer that
@@ -166,12 +172,15 @@ class Column:
         # catalog.
         self._finalizer: Any = weakref.finalize(self, _release, handle) if self._writable else None
         tostr = ffi.string  # the core never gives NULL here
-        self._name = tostr(d.name).decode("utf-8", "surrogateescape")
+        # the name the opener passed is the one the core keeps (one call less)
+        self._name = name if name is not None else tostr(d.name).decode("utf-8",
+                                                                        "surrogateescape")
         self._path = tostr(d.path).decode("utf-8", "surrogateescape")
         self._token = tok = tostr(d.dtype).decode("ascii")
         dt = _DTYPES.get(tok)
         self._dtype = dt if dt is not None else _dtype_of(tok)
-        self._nmemb = d.nmemb
+        self._nmemb = n = d.nmemb
+        self._row_shape = () if n == 1 else (n,)
         self._kind = d.kind
 
     def __del__(self) -> None:
@@ -180,7 +189,7 @@ class Column:
         if h is not None and getattr(self, "_finalizer", 0) is None:
             self._h = None
             try:
-                _release(h)
+                lib().cf_column_close(h, ffi.NULL)
             except Exception:  # the library is gone at interpreter exit
                 pass
 
@@ -357,10 +366,6 @@ class Column:
             return int(lib().cf_column_size(self._handle()))
 
     @property
-    def _row_shape(self) -> tuple[int, ...]:
-        return () if self._nmemb == 1 else (self._nmemb,)
-
-    @property
     def shape(self) -> tuple[int, ...]:
         """``(size,)`` when ``nmemb == 1``, else ``(size, nmemb)``."""
         return (self.size,) + self._row_shape
@@ -462,15 +467,17 @@ class Column:
         """``col[a:b]``: what ``_indexing.getitem`` does for a slice without
         a step, in the fewest steps (a small read's cost is mostly these)."""
         L = lib()
-        err = ffi.new(_ctypes()[3])
+        err = ffi.new(_ERROR_P)
         with self._lock:
-            h = self._handle()
+            h = self._h
+            if h is None:
+                self._handle()  # raises ClosedError
             start, stop, _ = key.indices(L.cf_column_size(h))
             n = stop - start if stop > start else 0
             out = np.empty((n,) + self._row_shape, self._dtype)
-            if n:
-                rc = L.cf_column_read(h, start, n, _ptr(out), ffi.NULL, out.strides[0],
-                                      out.itemsize, err)
+            if n:  # a new array: C-contiguous, passed as its buffer (see _ptr)
+                rc = L.cf_column_read(h, start, n, ffi.from_buffer(out), ffi.NULL,
+                                      out.strides[0], out.itemsize, err)
                 if rc < 0:
                     raise_error(rc, err, "file")
         return out

@@ -86,6 +86,27 @@ def _release_file(handle: Any) -> None:
     lib().cf_file_close(handle)
 
 
+#: the behaviour bits of cf_file_open (enum cf_open_flags, include/colfile.h)
+_NODURABLE, _TORN_OK, _VERIFY = 32, 64, 128
+
+
+def _open_flags(mode: str, durable: Any, torn: str, verify: Any) -> int:
+    """The cf_file_open flags of File's arguments (ValueError if invalid)."""
+    flags = MODES.get(mode) if type(mode) is str else None
+    if flags is None:
+        raise ValueError(f"invalid mode {mode!r}: use one of "
+                         f"{', '.join(repr(m) for m in MODES)}")
+    if torn != "raise":
+        if torn != "warn":
+            raise ValueError(f"invalid torn={torn!r}: use 'raise' or 'warn'")
+        flags |= _TORN_OK
+    if not durable:
+        flags |= _NODURABLE
+    if verify:
+        flags |= _VERIFY
+    return flags
+
+
 #: cffi types opening a column allocates, parsed once
 _COLUMN_PP = ffi.typeof("cf_column **")
 _ERROR_P = ffi.typeof("cf_error *")
@@ -474,35 +495,27 @@ class File(Group):
         self._h: Any = None
         self._path = path if type(path) is str else os.fsdecode(os.fspath(path)) \
             if isinstance(path, (str, bytes, os.PathLike)) else str(path)
-        self._comm: _mpi.Comm = _mpi.as_comm(comm)
+        self._comm: _mpi.Comm = _mpi.SELF if comm is None else _mpi.as_comm(comm)
         self._lock = threading.RLock()  # guards the C handle and the caches
         serial = self._comm.serial
         self._cols: Any = _WeakColumns() if serial else {}
         self._attr_cols: dict[str, Column] = {}
-
-        def prep() -> tuple[str, str, bool, str, bool]:
-            if mode not in MODES:
-                raise ValueError(f"invalid mode {mode!r}: use one of "
-                                 f"{', '.join(repr(m) for m in MODES)}")
-            if torn not in ("raise", "warn"):
-                raise ValueError(f"invalid torn={torn!r}: use 'raise' or 'warn'")
-            if not serial:
+        # Serially the checks and the open in the fewest steps: opening a
+        # File is part of every small read, and in a fresh process each
+        # distinct step runs with cold caches (bench/cold_reads.py).
+        if serial:
+            flags = _open_flags(mode, durable, torn, verify)
+            handle = _mpi.open_file_handle(encode(path), flags)
+        else:
+            def prep() -> tuple[str, str, bool, str, bool]:
+                _open_flags(mode, durable, torn, verify)
                 encode(path)  # a NUL byte: the error agreed on every rank
-            return self._path, mode, bool(durable), torn, bool(verify)
+                return self._path, mode, bool(durable), torn, bool(verify)
 
-        # every rank must be given the same path and options (serially the
-        # checks alone: opening a File is on the path of every small read)
-        prep() if serial else self._same("File path and options", prep)
-        raw = encode(path)
-        L = lib()
-        flags = MODES[mode]
-        if not durable:
-            flags |= L.CF_OPEN_NODURABLE
-        if torn == "warn":
-            flags |= L.CF_OPEN_TORN_OK
-        if verify:
-            flags |= L.CF_OPEN_VERIFY
-        handle = _mpi.open_file(self._comm, raw, flags)
+            # every rank must be given the same path and options
+            self._same("File path and options", prep)
+            flags = _open_flags(mode, durable, torn, verify)
+            handle = _mpi.open_file(self._comm, encode(path), flags)
         self._h = handle
         # A writable File's handle is released by a finalizer that also runs
         # at exit; a read-only one holds only memory, which __del__ gives
@@ -511,10 +524,17 @@ class File(Group):
         self._finalizer: Any = (weakref.finalize(self, _release_file, handle)
                                 if flags & _WRITE else None)
         if flags & _WRITE and self._comm.rank == 0:
-            fs = string(L.cf_file_fs_type(self._h))
+            fs = string(lib().cf_file_fs_type(handle))
             if fs in _SHARED_FS_NOTES:
                 warnings.warn(f"{self._path}: on {fs}: {_SHARED_FS_NOTES[fs]}", FileSystemWarning,
                               stacklevel=2)
+
+    def __getitem__(self, name: str) -> Any:
+        # Group.__getitem__ for the File's own group (no prefix), in fewer
+        # steps for the common case, a column name
+        if type(name) is str and name and name[-1] != "/":
+            return self._open_column(name)
+        return Group.__getitem__(self, name)
 
     def __del__(self) -> None:
         # read-only Files (see __init__); errors cannot be reported here
@@ -795,32 +815,39 @@ class File(Group):
         ``create_attrs`` (attribute blocks), a missing block gives ``None``
         (False) or is created (True)."""
         def make() -> Any:
-            L = lib()
             out = ffi.new(_COLUMN_PP)
             err = ffi.new(_ERROR_P)
-            rc = L.cf_column_open(out, h, encode_name(full), err)
-            if rc >= 0:
-                if L.cf_column_torn(out[0]):
-                    warnings.warn(f"{string(lib().cf_column_path(out[0]))}: an in-place update was "
-                                  "interrupted; rows may mix old and new values (colfile repair "
-                                  "clears this)", TornWarning, stacklevel=4)
-                return out[0]
-            if create_attrs is not None and err.code == -2:  # CF_ENOENT
-                if not create_attrs:
-                    return None
-                rc = lib().cf_column_create(out, h, encode_name(full), ffi.NULL, 0, 0, 0, err)
-                if rc < 0:
-                    raise_error(rc, err)
-                return out[0]
-            try:
-                raise_error(rc, err, "column")
-            except ColumnNotFoundError as exc:
-                if os.path.isdir(os.path.join(self._path, full)):
-                    raise ColumnNotFoundError(
-                        f"{exc} (a directory: use ['{full}/'] for its group)",
-                        exc.code) from None
-                raise
+            rc = lib().cf_column_open(out, h, encode_name(full), err)
+            return self._opened(rc, out, err, h, full, create_attrs, stacklevel=5)
         return make
+
+    def _opened(self, rc: int, out: Any, err: Any, h: Any, full: str,
+                create_attrs: bool | None = None, stacklevel: int = 4) -> Any:
+        """The outcome of ``cf_column_open(out, h, full, err)`` that returned
+        ``rc``: the handle (a torn column warns, ``stacklevel`` from here),
+        ``None`` or a new attribute block (see ``_opener``), or the error
+        raised."""
+        if rc >= 0:
+            if lib().cf_column_torn(out[0]):
+                warnings.warn(f"{string(lib().cf_column_path(out[0]))}: an in-place update was "
+                              "interrupted; rows may mix old and new values (colfile repair "
+                              "clears this)", TornWarning, stacklevel=stacklevel)
+            return out[0]
+        if create_attrs is not None and err.code == -2:  # CF_ENOENT
+            if not create_attrs:
+                return None
+            rc = lib().cf_column_create(out, h, encode_name(full), ffi.NULL, 0, 0, 0, err)
+            if rc < 0:
+                raise_error(rc, err)
+            return out[0]
+        try:
+            raise_error(rc, err, "column")
+        except ColumnNotFoundError as exc:
+            if os.path.isdir(os.path.join(self._path, full)):
+                raise ColumnNotFoundError(
+                    f"{exc} (a directory: use ['{full}/'] for its group)",
+                    exc.code) from None
+            raise
 
     def _open_column(self, full: str) -> Column:
         with self._lock:
@@ -832,10 +859,19 @@ class File(Group):
                 col = self._cols.get(full)
                 if col is not None and not col.closed:
                     return col
-            h = self._check_open()
-            make = self._opener(h, full)
-            handle = make() if serial else _mpi.replicate(self._comm, h, make)
-            col = Column(handle, self)
+            h = self._h
+            if h is None:
+                self._check_open()  # raises ClosedError
+            if serial:  # what _opener's closure does, without making one
+                out = ffi.new(_COLUMN_PP)
+                err = ffi.new(_ERROR_P)
+                L = lib()
+                rc = L.cf_column_open(out, h, encode_name(full), err)
+                handle = out[0] if rc >= 0 and not L.cf_column_torn(out[0]) else \
+                    self._opened(rc, out, err, h, full)
+            else:
+                handle = _mpi.replicate(self._comm, h, self._opener(h, full))
+            col = Column(handle, self, name=full)
             self._cols[full] = col
             return col
 

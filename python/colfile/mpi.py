@@ -456,6 +456,20 @@ def _name_check_or_raise(name: str) -> None:
         raise_error(rc, err)
 
 
+_FILE_PP = ffi.typeof("cf_file **")
+_ERROR_P = ffi.typeof("cf_error *")
+
+
+def open_file_handle(path: bytes, flags: int) -> Any:
+    """``cf_file_open`` of ``path``: the ``cf_file *`` (the error raised)."""
+    out = ffi.new(_FILE_PP)
+    err = ffi.new(_ERROR_P)
+    rc = lib().cf_file_open(out, path, flags, err)
+    if rc < 0:
+        raise_error(rc, err, "file")
+    return out[0]
+
+
 def open_file(comm: Comm, path: bytes, flags: int) -> Any:
     """Open a File on every rank: rank 0 with ``flags`` (creating,
     truncating...), then the others with ``CF_OPEN_NOCHECK``, touching
@@ -463,14 +477,7 @@ def open_file(comm: Comm, path: bytes, flags: int) -> Any:
     L = lib()
 
     def opener(fl: int) -> Callable[[], Any]:
-        def run() -> Any:
-            out = ffi.new("cf_file **")
-            err = new_error()
-            rc = L.cf_file_open(out, path, fl, err)
-            if rc < 0:
-                raise_error(rc, err, "file")
-            return out[0]
-        return run
+        return lambda: open_file_handle(path, fl)
 
     if comm.size == 1:
         return agree(comm, opener(flags))
