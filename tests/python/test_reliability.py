@@ -120,10 +120,15 @@ def test_killed_in_place_update_marks_the_column_torn(path: str, cli: Any) -> No
         with pytest.raises(colfile.TornError, match="colfile-torn"):
             f["x"]
     with colfile.File(path, "r", torn="warn") as f:
-        with pytest.warns(colfile.TornWarning):
+        with pytest.warns(colfile.TornWarning) as warned:
             col = f["x"]
+        assert warned[0].filename == __file__  # points at the caller's line
         assert col.torn
         values = col[:]
+    with colfile.File(path, "r", torn="warn") as f:  # a group's column: the same
+        with pytest.warns(colfile.TornWarning) as warned:
+            assert "x" in f
+        assert warned[0].filename == __file__
     status, out, _ = cli("check", path)
     assert status == 1 and "torn" in out and "1 torn column" in out
     status, out, _ = cli("repair", path)
