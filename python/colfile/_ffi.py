@@ -264,9 +264,14 @@ def library_path() -> str:
     return _lib_path
 
 
+#: ``cf_error *``, parsed once: what every call that can fail allocates
+#: (``ffi.new(ERROR_P)``; see :func:`new_error`)
+ERROR_P = ffi.typeof("cf_error *")
+
+
 def new_error() -> Any:
     """A fresh, zeroed ``cf_error *`` record."""
-    return ffi.new("cf_error *")
+    return ffi.new(ERROR_P)
 
 
 def string(ptr: Any) -> str:

@@ -26,7 +26,7 @@ import numpy as np
 from . import _indexing
 from . import mpi as _mpi
 from ._dtypes import as_array, from_token, token
-from ._ffi import encode_name, ffi, lib, new_error, take_strings
+from ._ffi import ERROR_P, encode_name, ffi, lib, new_error, take_strings
 from .attrs import AttributeManager
 from .errors import ClosedError, RangeError, raise_error
 
@@ -70,22 +70,11 @@ def _release(handle: Any) -> None:
 
 _DTYPES: dict[str, np.dtype[Any]] = {}
 _ATTR_BUFS = threading.local()
-_CTYPES: list[Any] = []
-
-
-#: what opening a column and reading a slice allocate, parsed once
+#: what opening a column allocates, parsed once
 _DESC_P = ffi.typeof("cf_column_desc *")
-_ERROR_P = ffi.typeof("cf_error *")
-
-
-def _ctypes() -> list[Any]:
-    """The cffi types :meth:`Column._attr_get` and ``__init__`` allocate,
-    parsed once."""
-    if not _CTYPES:
-        _CTYPES.extend(ffi.typeof(t) for t in
-                       ("const char **", "int64_t *", "const void **", "cf_error *",
-                        "cf_column_desc *"))
-    return _CTYPES
+#: the out-parameters of cf_column_attr_get (Column._attr_get), parsed once
+_ATTR_OUT = (ffi.typeof("const char **"), ffi.typeof("int64_t *"),
+             ffi.typeof("const void **"), ERROR_P)
 
 
 def _dtype_of(tok: str) -> np.dtype[Any]:
@@ -224,7 +213,7 @@ class Column:
         rs, es = self._strides(out)
         dt = out.dtype
         tok = ffi.NULL if dt == self._dtype else token(dt)
-        err = ffi.new(_ctypes()[3])
+        err = ffi.new(ERROR_P)
         L = lib()
         with self._lock:
             rc = L.cf_column_read(self._handle(), start, count, _ptr(out), tok, rs, es, err)
@@ -247,7 +236,7 @@ class Column:
         rs, es = self._strides(data)
         dt = data.dtype
         tok = ffi.NULL if dt == self._dtype else token(dt)
-        err = ffi.new(_ctypes()[3])
+        err = ffi.new(ERROR_P)
         L = lib()
         with self._lock:
             rc = L.cf_column_write(self._handle(), start, count, _ptr(data), tok, rs, es, err)
@@ -443,7 +432,7 @@ class Column:
             self._h = None
             if self._finalizer is not None:
                 self._finalizer.detach()
-            err = ffi.new(_ctypes()[3])
+            err = ffi.new(ERROR_P)
             rc = lib().cf_column_close(h, err)
         if rc < 0:
             raise_error(rc, err)
@@ -467,7 +456,7 @@ class Column:
         """``col[a:b]``: what ``_indexing.getitem`` does for a slice without
         a step, in the fewest steps (a small read's cost is mostly these)."""
         L = lib()
-        err = ffi.new(_ERROR_P)
+        err = ffi.new(ERROR_P)
         with self._lock:
             h = self._h
             if h is None:
@@ -710,8 +699,7 @@ class Column:
         # before the call returns to Python code that could use them again)
         bufs = getattr(_ATTR_BUFS, "v", None)
         if bufs is None:
-            T = _ctypes()
-            bufs = _ATTR_BUFS.v = tuple(ffi.new(t) for t in T[:4])
+            bufs = _ATTR_BUFS.v = tuple(ffi.new(t) for t in _ATTR_OUT)
         tok, nmemb, data, err = bufs
         with self._lock:
             rc = lib().cf_column_attr_get(self._handle(), encode_name(name),
@@ -729,7 +717,7 @@ class Column:
         # Under MPI every rank calls: rank 0's handle writes the files, the
         # replicas keep the value in memory; failures are agreed on.
         def call() -> None:
-            err = ffi.new(_ctypes()[3])
+            err = ffi.new(ERROR_P)
             buf = ffi.from_buffer(data) if data else ffi.NULL
             L = lib()
             with self._lock:

@@ -31,7 +31,7 @@ import numpy as np
 
 from . import mpi as _mpi
 from ._dtypes import as_array, split_vector, token
-from ._ffi import encode, encode_name, ffi, lib, new_error, string, take_strings
+from ._ffi import ERROR_P, encode, encode_name, ffi, lib, new_error, string, take_strings
 from .attrs import AttributeManager, decode_value
 from .column import Column
 from .errors import (
@@ -107,9 +107,8 @@ def _open_flags(mode: str, durable: Any, torn: str, verify: Any) -> int:
     return flags
 
 
-#: cffi types opening a column allocates, parsed once
+#: what opening a column allocates (with an ERROR_P), parsed once
 _COLUMN_PP = ffi.typeof("cf_column **")
-_ERROR_P = ffi.typeof("cf_error *")
 
 
 _name_check = _mpi._name_check_or_raise
@@ -814,29 +813,27 @@ class File(Group):
         """What rank 0 runs to open column ``full``: a ``cf_column *``.  With
         ``create_attrs`` (attribute blocks), a missing block gives ``None``
         (False) or is created (True)."""
-        def make() -> Any:
-            out = ffi.new(_COLUMN_PP)
-            err = ffi.new(_ERROR_P)
-            rc = lib().cf_column_open(out, h, encode_name(full), err)
-            return self._opened(rc, out, err, h, full, create_attrs, stacklevel=5)
-        return make
+        return lambda: self._open_handle(h, full, create_attrs, stacklevel=5)
 
-    def _opened(self, rc: int, out: Any, err: Any, h: Any, full: str,
-                create_attrs: bool | None = None, stacklevel: int = 4) -> Any:
-        """The outcome of ``cf_column_open(out, h, full, err)`` that returned
-        ``rc``: the handle (a torn column warns, ``stacklevel`` from here),
-        ``None`` or a new attribute block (see ``_opener``), or the error
-        raised."""
+    def _open_handle(self, h: Any, full: str, create_attrs: bool | None = None,
+                     stacklevel: int = 4) -> Any:
+        """``cf_column_open`` of ``full`` on File handle ``h``: the handle (a
+        torn column warns, ``stacklevel`` from here), ``None`` or a new
+        attribute block (see ``_opener``), or the error raised."""
+        out = ffi.new(_COLUMN_PP)
+        err = ffi.new(ERROR_P)
+        L = lib()
+        rc = L.cf_column_open(out, h, encode_name(full), err)
         if rc >= 0:
-            if lib().cf_column_torn(out[0]):
-                warnings.warn(f"{string(lib().cf_column_path(out[0]))}: an in-place update was "
+            if L.cf_column_torn(out[0]):
+                warnings.warn(f"{string(L.cf_column_path(out[0]))}: an in-place update was "
                               "interrupted; rows may mix old and new values (colfile repair "
                               "clears this)", TornWarning, stacklevel=stacklevel)
             return out[0]
         if create_attrs is not None and err.code == -2:  # CF_ENOENT
             if not create_attrs:
                 return None
-            rc = lib().cf_column_create(out, h, encode_name(full), ffi.NULL, 0, 0, 0, err)
+            rc = L.cf_column_create(out, h, encode_name(full), ffi.NULL, 0, 0, 0, err)
             if rc < 0:
                 raise_error(rc, err)
             return out[0]
@@ -862,15 +859,9 @@ class File(Group):
             h = self._h
             if h is None:
                 self._check_open()  # raises ClosedError
-            if serial:  # what _opener's closure does, without making one
-                out = ffi.new(_COLUMN_PP)
-                err = ffi.new(_ERROR_P)
-                L = lib()
-                rc = L.cf_column_open(out, h, encode_name(full), err)
-                handle = out[0] if rc >= 0 and not L.cf_column_torn(out[0]) else \
-                    self._opened(rc, out, err, h, full)
-            else:
-                handle = _mpi.replicate(self._comm, h, self._opener(h, full))
+            # serially what _opener's closure does, without making one
+            handle = self._open_handle(h, full) if serial else \
+                _mpi.replicate(self._comm, h, self._opener(h, full))
             col = Column(handle, self, name=full)
             self._cols[full] = col
             return col

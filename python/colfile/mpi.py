@@ -82,7 +82,7 @@ from typing import Any
 import numpy as np
 
 from ._dtypes import as_array, token
-from ._ffi import ffi, lib, new_error
+from ._ffi import ERROR_P, ffi, lib, new_error
 from .errors import (
     Error,
     InvalidArgumentError,
@@ -457,13 +457,12 @@ def _name_check_or_raise(name: str) -> None:
 
 
 _FILE_PP = ffi.typeof("cf_file **")
-_ERROR_P = ffi.typeof("cf_error *")
 
 
 def open_file_handle(path: bytes, flags: int) -> Any:
     """``cf_file_open`` of ``path``: the ``cf_file *`` (the error raised)."""
     out = ffi.new(_FILE_PP)
-    err = ffi.new(_ERROR_P)
+    err = ffi.new(ERROR_P)
     rc = lib().cf_file_open(out, path, flags, err)
     if rc < 0:
         raise_error(rc, err, "file")
