@@ -226,6 +226,16 @@ def selections(n: int, seed: int, stride: int, fancy: int) -> dict[str, Any]:
             "fancy_sorted": np.sort(rows), "fancy_unsorted": rows}
 
 
+def bigfile_sums(data: Any) -> tuple[int, int]:
+    """What bigfile's ``header`` records of a blob's bytes ``data`` (any
+    C-contiguous buffer): their byte sum, wrapping at 32 bits, and its SysV
+    fold."""
+    s = int(np.frombuffer(memoryview(data).cast("B"), np.uint8).sum(dtype=np.uint64))
+    s &= 0xFFFFFFFF
+    r = (s & 0xFFFF) + (s >> 16)
+    return s, (r & 0xFFFF) + (r >> 16)
+
+
 def small_rows(i: int) -> np.ndarray:
     return np.arange(4, dtype=np.int64) + i
 
@@ -866,9 +876,7 @@ class FsFloor(Peer):
     def _files(self, d: str, i: int) -> None:
         """Write column i's files into directory d."""
         blob = small_rows(i).tobytes()
-        s = sum(blob)
-        r = (s & 0xFFFF) + (s >> 16)
-        fold = (r & 0xFFFF) + (r >> 16)
+        s, fold = bigfile_sums(blob)
         self._put(os.path.join(d, "000000"), blob)
         self._put(os.path.join(d, "header"),
                   f"DTYPE: <i8\nNMEMB: 1\nNFILE: 1\n000000: 4 : {s} : {fold}\n".encode())
@@ -971,13 +979,11 @@ class FsFloorRead(NumpyRaw):
             d = os.path.join(path, name)
             os.mkdir(d)
             arr.tofile(os.path.join(d, "000000"))
-            total = int(np.frombuffer(arr.tobytes(), np.uint8).sum(dtype=np.uint64))
-            r = (total & 0xFFFF) + (total >> 16)
-            fold = (r & 0xFFFF) + (r >> 16)
+            total, fold = bigfile_sums(np.ascontiguousarray(arr))
             nmemb = 1 if arr.ndim == 1 else arr.shape[1]
             FsFloor._put(os.path.join(d, "header"),
                          f"DTYPE: {arr.dtype.str}\nNMEMB: {nmemb}\nNFILE: 1\n"
-                         f"000000: {len(arr)} : {total & 0xFFFFFFFF} : {fold}\n".encode())
+                         f"000000: {len(arr)} : {total} : {fold}\n".encode())
             FsFloor._put(os.path.join(d, "attr-v2"), b"")
 
     @staticmethod

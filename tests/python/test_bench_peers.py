@@ -93,3 +93,33 @@ def importable(name: str) -> bool:
         return False
     proc = subprocess.run([sys.executable, "-c", f"import {name}"], capture_output=True)
     return proc.returncode == 0
+
+
+def test_floor_files_carry_bigfiles_sums(tmp_path: Path, lib: Any) -> None:
+    """The read floor's files are bigfile's, byte sums included: colfile
+    opens them and finds every blob's sum right, and the sum wraps at 32
+    bits as colfile's own header records it."""
+    import numpy as np
+
+    import colfile
+
+    sys.path.insert(0, str(SCRIPT.parent))
+    try:
+        import peers
+    finally:
+        sys.path.remove(str(SCRIPT.parent))
+    floor = tmp_path / "floor"
+    data = peers.make_data(4096, 6)
+    peers.FsFloorRead().write(str(floor), data)
+    with colfile.File(str(floor)) as f:
+        for name, arr in data.items():
+            np.testing.assert_array_equal(f[name][:], arr)
+            assert "SUM_MISMATCH" not in f[name].verify_blob(0)
+    # 17 MB of 0xFF: the sum passes 2**32
+    big = np.full(17 << 20, 255, np.uint8)
+    with colfile.File(str(tmp_path / "c"), "w") as f:
+        f.create("b", data=big)
+    header = (tmp_path / "c" / "b" / "header").read_text().splitlines()[-1]
+    raw, fold = (int(x) for x in header.split(":")[2:4])
+    assert 255 * big.size > 2**32
+    assert peers.bigfile_sums(big) == (raw, fold)
