@@ -160,6 +160,8 @@ class Column:
         # gives back: a weakref.finalize costs more than opening from the
         # catalog.
         self._finalizer: Any = weakref.finalize(self, _release, handle) if self._writable else None
+        # File(deferred=True): close() hands the handle to the File's committer
+        self._defer: Any = file._commits if self._writable and file is not None else None
         tostr = ffi.string  # the core never gives NULL here
         # the name the opener passed is the one the core keeps (one call less)
         self._name = name if name is not None else tostr(d.name).decode("utf-8",
@@ -416,7 +418,9 @@ class Column:
         self._call("cf_column_flush")
 
     def close(self) -> None:
-        """Flush and release the handle.  Closing twice is harmless.
+        """Flush and release the handle.  Closing twice is harmless.  On a
+        File opened with ``deferred=True`` the commit runs in the background
+        and its errors are raised by the File (see :class:`~colfile.File`).
 
         Under MPI collective (see :meth:`flush`)."""
         if self._comm.serial or self._h is None:
@@ -432,6 +436,9 @@ class Column:
             self._h = None
             if self._finalizer is not None:
                 self._finalizer.detach()
+            if self._defer is not None:
+                self._defer.submit(self._name, h)
+                return
             err = ffi.new(ERROR_P)
             rc = lib().cf_column_close(h, err)
         if rc < 0:

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from . import mpi as _mpi
+from ._deferred import Committer
 from ._dtypes import as_array, split_vector, token
 from ._ffi import ERROR_P, encode, encode_name, ffi, lib, new_error, string, take_strings
 from .attrs import AttributeManager, decode_value
@@ -458,6 +459,20 @@ class File(Group):
         :meth:`Column.verify_blob` and ``colfile check`` check everything.
         Off by default because it costs 10-25% of read speed here
         (docs/reliability.md).
+    deferred : bool, default False
+        Commit closed columns in the background (serial Files only).
+        :meth:`Column.close` then hands the column to a thread of the File
+        and returns at once, so that its commit (its metadata files, the
+        rename that publishes a new column, fsyncs) overlaps with the
+        caller's next column: for Files of many small columns.  A column
+        becomes visible to other processes when its commit is done, at the
+        latest when :meth:`flush` or :meth:`close` returns.  This File
+        waits for pending commits before anything that looks at its
+        columns (opening, listing, removing, :meth:`column_attrs`, group
+        and File attributes; these raise the first commit that failed, with
+        the error closing it would have raised), and creating a column waits
+        for those of the same name and of the names above and below it.
+        :meth:`close` raises a failure that no call has reported yet.
 
     Notes
     -----
@@ -486,7 +501,7 @@ class File(Group):
 
     def __init__(self, path: str | os.PathLike[str], mode: str = "r", *,
                  comm: Any = None, durable: bool = True, torn: str = "raise",
-                 verify: bool = False) -> None:
+                 verify: bool = False, deferred: bool = False) -> None:
         # A File is the group of its root; it does not store itself (no
         # reference cycle, so dropping the last reference frees it at once).
         self._prefix = ""
@@ -499,6 +514,10 @@ class File(Group):
         serial = self._comm.serial
         self._cols: Any = _WeakColumns() if serial else {}
         self._attr_cols: dict[str, Column] = {}
+        self._commits: Committer | None = None
+        if deferred and not serial:
+            raise ValueError("deferred=True is for serial Files: under comm= closing a "
+                             "column is collective")
         # Serially the checks and the open in the fewest steps: opening a
         # File is part of every small read, and in a fresh process each
         # distinct step runs with cold caches (bench/cold_reads.py).
@@ -522,6 +541,8 @@ class File(Group):
         # the core keeps (cf_file_path: the same bytes, decoded the same).
         self._finalizer: Any = (weakref.finalize(self, _release_file, handle)
                                 if flags & _WRITE else None)
+        if deferred and flags & _WRITE:
+            self._commits = Committer()
         if flags & _WRITE and self._comm.rank == 0:
             fs = string(lib().cf_file_fs_type(handle))
             if fs in _SHARED_FS_NOTES:
@@ -602,6 +623,7 @@ class File(Group):
         the name (:class:`~colfile.InvalidNameError` for ``../``, ``/etc/``,
         ``a//``...) and refuses a symbolic link below the File."""
         h = self._check_open()
+        self._settle()
         if not self._comm.serial:
             self._same("group name", lambda: (self._check_open(), full)[1])
 
@@ -634,6 +656,14 @@ class File(Group):
         if h is None:
             raise ClosedError(f"{self._path}: File is closed")
         return h
+
+    def _settle(self, name: str | None = None) -> None:
+        """Wait for the deferred commits and raise the first that failed
+        (``deferred=True``); with ``name``, only wait for those touching
+        column ``name`` (Committer.settle)."""
+        commits = self._commits
+        if commits is not None and commits.pending():
+            commits.settle(name)
 
     def _live(self) -> list[Column]:
         with self._lock:
@@ -693,6 +723,7 @@ class File(Group):
                 L.cf_free(buf[0])
 
         self._check_open()
+        self._settle()
         out = _unpack_column_attrs(self._on_root(run))
         with self._lock:
             live = [(n, c) for n, c in list(self._cols.items())
@@ -722,6 +753,7 @@ class File(Group):
                 raise_error(rc, err, "file")
             return take_strings(lines[0], count[0])
 
+        self._settle()
         return list(self._on_root(run))
 
     @property
@@ -731,9 +763,11 @@ class File(Group):
         return string(lib().cf_file_fs_type(self._check_open()))
 
     def flush(self) -> None:
-        """Commit the metadata of every open column (collective under MPI)."""
+        """Commit the metadata of every open column (collective under MPI),
+        and wait for the commits of closed ones (``deferred=True``)."""
         for col in self._live():
             col.flush()
+        self._settle()
 
     def close(self) -> None:
         """Close every column opened through this File, then the File.
@@ -741,13 +775,14 @@ class File(Group):
         A writable File then brings the File's catalog up to date (a cache
         of every column's metadata files that makes listing and opening
         columns cheap: docs/format.md 8.5); failing to write it is not an
-        error.  The first error met while committing a column is raised
-        after all handles are released.  Closing twice is harmless.  Collective under
+        error.  The first error met while committing a column (here or,
+        with ``deferred=True``, in the background) is raised after all
+        handles are released.  Closing twice is harmless.  Collective under
         MPI.
         """
         if self._h is None:
             return
-        first: Error | None = None
+        first: Exception | None = None
         if self._cols or self._attr_cols:
             for col in self._live():
                 try:
@@ -756,6 +791,11 @@ class File(Group):
                     first = first or exc
             self._cols.clear()
             self._attr_cols.clear()
+        if self._commits is not None:
+            try:
+                self._commits.settle()
+            except Exception as exc:  # noqa: BLE001 - raised below, after the release
+                first = first or exc
         if self._mode != "r":
             self._update_catalog()
         with self._lock:
@@ -800,6 +840,7 @@ class File(Group):
             return take_strings(names[0], count[0])
 
         self._check_open()
+        self._settle()
         names = list(self._on_root(run))
         # Columns this File created and has not committed yet are staged
         # out of sight of other readers, but this File shows them.
@@ -859,6 +900,8 @@ class File(Group):
             h = self._h
             if h is None:
                 self._check_open()  # raises ClosedError
+            if self._commits is not None:
+                self._settle()
             # serially what _opener's closure does, without making one
             handle = self._open_handle(h, full) if serial else \
                 _mpi.replicate(self._comm, h, self._opener(h, full))
@@ -983,6 +1026,8 @@ class File(Group):
         with self._lock:
             self._forget(full)
             h = self._check_open()
+            if self._commits is not None:
+                self._settle(full)
 
             def make() -> Any:
                 out = ffi.new("cf_column **")
@@ -1028,6 +1073,7 @@ class File(Group):
             self._checked_name(full)
             self._forget(full)
             h = self._check_open()
+            self._settle()
 
             def run() -> None:
                 err = new_error()
@@ -1050,6 +1096,7 @@ class File(Group):
             col = self._cols.get(full)
             if col is None or col.closed:
                 h = self._check_open()
+                self._settle()
                 handle = _mpi.replicate(self._comm, h, self._opener(h, full, create))
                 if handle is None:
                     return None

@@ -1,0 +1,139 @@
+"""Deferred commits: ``File(..., deferred=True)``.
+
+Closing a column commits it: its header, attribute and extension files are
+written, a new column's staging directory is renamed into place, and (on a
+durable File) all of it is fsynced.  For a File of many small columns that
+is most of the time spent, and the caller waits for it although it only
+matters once the File is closed.  With deferred commits, ``Column.close()``
+hands the column's handle to one background thread of the File and returns;
+the core releases the GIL in ``cf_column_close``, so the commit's system
+calls run beside the caller's next column on the second core.
+
+The File keeps the order of events a caller can see: before anything that
+looks at the File's columns (opening, listing, removing, attributes of the
+File or of all columns, flush, close), it waits for every pending commit,
+and creating a column waits for pending commits of the same name, of the
+directories above it and of columns below it.  A commit that fails is
+raised by the next call that waits for all of them (``File.close()`` at the
+latest), with the message an immediate commit would have raised.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from typing import Any
+
+from ._ffi import ERROR_P, ffi, lib
+from .errors import raise_error
+
+__all__ = ["Committer"]
+
+#: commits waiting at most: a caller faster than the commits then waits for
+#: room, so the memory the handles hold stays bounded
+QUEUE_LIMIT = 64
+
+#: seconds an idle worker waits for more work before it ends (a File never
+#: closed must not keep the interpreter from exiting: pending work is done
+#: first, then the thread ends)
+IDLE_SECONDS = 0.2
+
+
+def _ancestors(name: str) -> list[str]:
+    """The directories above column ``name``: ``"a/b/c"`` -> ``["a", "a/b"]``."""
+    parts = name.split("/")
+    return ["/".join(parts[:i]) for i in range(1, len(parts))]
+
+
+class Committer:
+    """The background commits of one File: a queue of column handles and
+    the thread that closes them, in the order they were handed over."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._queue: deque[tuple[str, Any]] = deque()
+        self._names: dict[str, int] = {}     # pending column -> count
+        self._above: dict[str, int] = {}     # directories above pending columns
+        self._busy = 0                       # handed over and not yet committed
+        self._errors: list[BaseException] = []
+        self._worker: threading.Thread | None = None
+
+    # -- the caller's side ------------------------------------------------
+
+    def submit(self, name: str, handle: Any) -> None:
+        """Commit and release ``handle`` (column ``name``) in the background."""
+        with self._cond:
+            while self._busy >= QUEUE_LIMIT:
+                self._cond.wait()
+            self._queue.append((name, handle))
+            self._busy += 1
+            self._names[name] = self._names.get(name, 0) + 1
+            for a in _ancestors(name):
+                self._above[a] = self._above.get(a, 0) + 1
+            if self._worker is None:
+                self._worker = threading.Thread(target=self._run, name="colfile-commit")
+                self._worker.start()
+            else:
+                self._cond.notify_all()
+
+    def pending(self) -> bool:
+        """True while commits are waiting or running, or an error is unreported."""
+        return self._busy > 0 or bool(self._errors)
+
+    def settle(self, name: str | None = None) -> None:
+        """Wait for every pending commit, then raise the first error of
+        those that failed.  With ``name``, wait only for the commits that
+        touch column ``name``, its directories or columns below it, and
+        raise nothing: whether a commit of another column failed by then
+        depends on timing, and errors are reported at one place."""
+        with self._cond:
+            if name is not None:
+                while self._busy and self._conflicts(name):
+                    self._cond.wait()
+                return
+            while self._busy:
+                self._cond.wait()
+            if self._errors:
+                errors, self._errors = self._errors, []
+                first = errors[0]
+                if len(errors) > 1 and hasattr(first, "add_note"):  # Python >= 3.11
+                    first.add_note(f"{len(errors) - 1} more deferred commit(s) failed: " +
+                                   "; ".join(str(e) for e in errors[1:]))
+                raise first
+
+    def _conflicts(self, name: str) -> bool:
+        return (name in self._names or name in self._above
+                or any(a in self._names for a in _ancestors(name)))
+
+    # -- the worker -------------------------------------------------------
+
+    def _run(self) -> None:
+        close = lib().cf_column_close
+        while True:
+            with self._cond:
+                if not self._queue:
+                    self._cond.wait(IDLE_SECONDS)
+                if not self._queue:
+                    self._worker = None
+                    return
+                name, handle = self._queue.popleft()
+            failure: BaseException | None = None
+            try:
+                err = ffi.new(ERROR_P)
+                rc = close(handle, err)  # the GIL is released while it runs
+                if rc < 0:
+                    raise_error(rc, err)
+            except BaseException as exc:  # kept for the caller, whatever it is
+                failure = exc
+            with self._cond:
+                if failure is not None:
+                    self._errors.append(failure)
+                self._busy -= 1
+                self._names[name] -= 1
+                if not self._names[name]:
+                    del self._names[name]
+                for a in _ancestors(name):
+                    self._above[a] -= 1
+                    if not self._above[a]:
+                        del self._above[a]
+                self._cond.notify_all()

@@ -1,0 +1,241 @@
+"""File(..., deferred=True): column commits in the background.
+
+What a caller of the File sees must not change: the same bytes on disk,
+the same columns when it looks, the same errors (raised later, by the
+File), and nothing lost when the program ends without closing the File.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import colfile
+from colfile import _deferred
+
+
+def tree(path: str) -> dict[str, bytes]:
+    """Every file below ``path`` with its bytes, the catalog left out (it
+    records inode numbers and times)."""
+    out = {}
+    for root, dirs, files in os.walk(path):
+        dirs[:] = [d for d in dirs if d != ".colfile-catalog"]
+        for name in files:
+            full = os.path.join(root, name)
+            with open(full, "rb") as fh:
+                out[os.path.relpath(full, path)] = fh.read()
+    return out
+
+
+def build(path: str, deferred: bool, durable: bool = False) -> None:
+    """Enough columns to fill the commit queue, with attributes, groups,
+    a column replaced and one rewritten after its close."""
+    n = _deferred.QUEUE_LIMIT * 2 + 5
+    with colfile.File(path, "w", durable=durable, deferred=deferred) as f:
+        f.attrs["BoxSize"] = 250.0
+        for i in range(n):
+            c = f.create(f"g{i % 3}/c{i:04d}", data=np.arange(4, dtype="i8") + i)
+            c.attrs["index"] = i
+            c.close()
+        with f.create("Position", ("f4", 3), size=10, nfile=2) as c:
+            c[:] = np.arange(30, dtype="f4").reshape(10, 3)
+        f.create("g0/c0001", data=np.full(7, -1.5))  # replaces a pending one
+        c = f.create("late", "i4", size=3)
+        c.close()
+        c = f["late"]  # reopened: waits for its commit
+        c[:] = [1, 2, 3]
+        c.close()
+        f["g1/"].attrs["unit"] = "Mpc"
+
+
+@pytest.mark.parametrize("durable", [False, True])
+def test_same_files_as_immediate_commits(tmp_path, durable):
+    a, b = str(tmp_path / "a"), str(tmp_path / "b")
+    build(a, deferred=False, durable=durable)
+    build(b, deferred=True, durable=durable)
+    ta, tb = tree(a), tree(b)
+    assert sorted(ta) == sorted(tb)
+    assert ta == tb
+    with colfile.File(b) as f:
+        assert f["g0/c0001"][:].tolist() == [-1.5] * 7
+        assert f["late"][:].tolist() == [1, 2, 3]
+        assert int(f["g2/c0005"].attrs["index"]) == 5
+        assert f["Position"][9].tolist() == [27, 28, 29]
+
+
+def test_the_file_sees_what_was_closed(tmp_path):
+    path = str(tmp_path / "f")
+    with colfile.File(path, "w", durable=False, deferred=True) as f:
+        for i in range(20):
+            f.create(f"c{i:02d}", data=np.arange(i + 1)).close()
+        # listing and the one-call attributes wait for the commits
+        assert f.columns == [f"c{i:02d}" for i in range(20)]
+        assert "c19" in f and len(f) == 20
+        f.create("x", data=np.ones(3)).close()
+        assert f.column_attrs()["x"] == {}
+        f.create("y", data=np.ones(2)).close()
+        assert f["y"][:].tolist() == [1.0, 1.0]
+        f.create("z", data=np.ones(2)).close()
+        del f["z"]
+        assert "z" not in f
+        f.create("w", data=np.ones(2)).close()
+        f.flush()
+        # another handle (another process would see the same) after flush
+        with colfile.File(path) as g:
+            assert g["w"][:].tolist() == [1.0, 1.0]
+            assert g["c07"][:].tolist() == list(range(8))
+
+
+def test_names_below_and_above_wait(tmp_path):
+    """A column and columns below its name (refused or not) give what
+    immediate commits give."""
+    outcomes = []
+    for deferred in (False, True):
+        path = str(tmp_path / f"f{deferred}")
+        got = []
+        with colfile.File(path, "w", durable=False, deferred=deferred) as f:
+            f.create("a", data=np.arange(3)).close()
+            try:
+                f.create("a/b", data=np.arange(2)).close()
+                got.append("created a/b")
+            except colfile.Error as exc:
+                got.append(type(exc).__name__)
+            f.create("p/q", data=np.arange(2)).close()
+            try:
+                f.create("p", data=np.arange(2)).close()
+                got.append("created p")
+            except colfile.Error as exc:
+                got.append(type(exc).__name__)
+            got.append(f.columns)
+        got.append(sorted(tree(path)))
+        outcomes.append(got)
+    assert outcomes[0] == outcomes[1]
+
+
+def stage_of(path: str, name: str) -> str:
+    (stage,) = glob.glob(os.path.join(path, f".colfile-stage.{name}.*"))
+    return stage
+
+
+def test_a_failed_commit_is_raised_by_the_file(tmp_path):
+    path = str(tmp_path / "f")
+    # immediate: close raises
+    with colfile.File(path, "w", durable=False) as f:
+        c = f.create("gone", data=np.arange(3))
+        shutil.rmtree(stage_of(path, "gone"))
+        with pytest.raises(colfile.Error) as immediate:
+            c.close()
+    # deferred: close returns, the next look at the File raises the same
+    with colfile.File(path, "w", durable=False, deferred=True) as f:
+        f.create("kept", data=np.arange(2)).close()
+        c = f.create("gone", data=np.arange(3))
+        shutil.rmtree(stage_of(path, "gone"))
+        c.close()
+        assert c.closed
+        with pytest.raises(colfile.Error) as deferred:
+            f.columns
+        assert type(deferred.value) is type(immediate.value)
+        # the same message, but for the staging directory's random part
+        same = re.compile(r"\.colfile-stage\.gone\.\d+\.[0-9a-f]+")
+        assert same.sub("STAGE", str(deferred.value)) == same.sub("STAGE", str(immediate.value))
+        assert os.path.join(path, ".colfile-stage.gone.") in str(deferred.value)
+        # reported once; the File goes on
+        assert f.columns == ["kept"]
+    with colfile.File(path) as f:
+        assert f.columns == ["kept"]
+
+
+def test_close_raises_every_failure_once(tmp_path):
+    path = str(tmp_path / "f")
+    f = colfile.File(path, "w", durable=False, deferred=True)
+    for name in ("a", "b"):
+        c = f.create(name, data=np.arange(3))
+        shutil.rmtree(stage_of(path, name))
+        c.close()
+    f.create("ok", data=np.arange(3)).close()
+    with pytest.raises(colfile.Error) as info:
+        f.close()
+    assert "/.colfile-stage.a." in str(info.value)
+    if sys.version_info >= (3, 11):
+        assert any("1 more deferred commit(s) failed" in n and "/.colfile-stage.b." in n
+                   for n in info.value.__notes__)
+    assert f.closed
+    f.close()  # nothing left to raise
+    with colfile.File(path) as g:
+        assert g.columns == ["ok"]
+
+
+def test_commits_finish_when_the_program_ends_without_close(tmp_path):
+    path = str(tmp_path / "f")
+    script = textwrap.dedent(f"""
+        import numpy as np, colfile
+        f = colfile.File({path!r}, "w", durable=False, deferred=True)
+        for i in range(300):
+            c = f.create("c%03d" % i, data=np.arange(5) + i)
+            c.attrs["index"] = i
+            c.close()
+        # no f.close(): the pending commits must still land
+    """)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [os.path.dirname(os.path.dirname(
+        colfile.__file__)), env.get("PYTHONPATH")]))
+    subprocess.run([sys.executable, "-c", script], check=True, env=env, timeout=120)
+    with colfile.File(path) as f:
+        assert len(f.columns) == 300
+        attrs = f.column_attrs()
+        for i in (0, 150, 299):
+            assert f[f"c{i:03d}"][:].tolist() == list(range(i, i + 5))
+            assert int(attrs[f"c{i:03d}"]["index"]) == i
+
+
+def test_read_only_files_and_options(tmp_path):
+    path = str(tmp_path / "f")
+    with colfile.File(path, "w", deferred=True) as f:
+        f.create("a", data=np.arange(3)).close()
+    with colfile.File(path, "r", deferred=True) as f:  # nothing to commit
+        assert f["a"][:].tolist() == [0, 1, 2]
+        assert f._commits is None
+
+
+def test_a_writer_killed_with_commits_pending(tmp_path):
+    """os._exit while the thread commits: every column is absent or whole,
+    and the File passes colfile's checks once repair has removed the
+    leftovers of the interrupted commits."""
+    path = str(tmp_path / "f")
+    n = 400
+    script = textwrap.dedent(f"""
+        import os, numpy as np, colfile
+        f = colfile.File({path!r}, "w", durable=False, deferred=True)
+        for i in range({n}):
+            if i == {n} - 30:
+                # hold the committer's lock: the thread finishes the commit
+                # it runs, and the last 30 columns stay queued
+                f._commits._cond.acquire()
+            c = f.create("c%03d" % i, data=np.arange(50) + i)
+            c.attrs["index"] = i
+            c.close()
+        os._exit(0)  # no close, no finalizers, commits still queued
+    """)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [os.path.dirname(os.path.dirname(
+        colfile.__file__)), env.get("PYTHONPATH")]))
+    subprocess.run([sys.executable, "-c", script], check=True, env=env, timeout=120)
+    with colfile.File(path, "a") as f:
+        names = f.columns
+        assert len(names) <= n - 30  # the exit did cut the queue short
+        for name in names:
+            i = int(name[1:])
+            assert f[name][:].tolist() == list(range(i, i + 50))
+            assert int(f[name].attrs["index"]) == i
+            assert f[name].verify_blob(0) == {"OK"}
+        f.cleanup()
+    assert not [e for e in os.listdir(path) if e.startswith(".colfile-") and
+                e != ".colfile-catalog"]
