@@ -1,7 +1,8 @@
 """colfile side by side with its peers: snapshot and metadata workloads (issue #6).
 
     python bench/peers.py [--rows 16777216] [--repeats 3]
-        [--systems numpy,colfile,colfile-nodurable,colfile-verify,colfile-percolumn,h5py,zarr,
+        [--systems numpy,colfile,colfile-nodurable,colfile-deferred,colfile-verify,
+                   colfile-percolumn,h5py,zarr,
                    adios2,bigfile,fs-floor,fs-floor-ext,fs-floor-commit,
                    fs-floor-read]
         [--tmpdir DIR]
@@ -22,6 +23,10 @@ is skipped with a note):
   ``CF_OPEN_NODURABLE`` flag through a private mode): colfile's page-cache
   mode, the one the ``write`` target is judged on (its reads are colfile's,
   not run again);
+* ``colfile-deferred``: the metadata workload's creates with
+  ``File(..., durable=False, deferred=True)``: each column's commit runs on
+  a background thread while the next column is made (only where ``File``
+  has ``deferred=``);
 * ``colfile-verify``: the same reads with ``File(..., verify=True)`` (the
   CRC32C of every blob a read covers whole is checked; off by default), to
   tell what verifying reads costs (its writes are colfile's, not run again);
@@ -148,17 +153,19 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 BEGIN, END = "<!-- peers:begin -->", "<!-- peers:end -->"
 
-SYSTEMS = ["numpy", "colfile", "colfile-nodurable", "colfile-verify", "colfile-percolumn", "h5py",
+SYSTEMS = ["numpy", "colfile", "colfile-nodurable", "colfile-deferred", "colfile-verify",
+           "colfile-percolumn", "h5py",
            "zarr", "adios2", "bigfile", "fs-floor", "fs-floor-ext", "fs-floor-commit",
            "fs-floor-read"]
 #: rows measured only in the phases their class lists (colfile with a
 #: non-default option; the file-system floor of the metadata workload)
-VARIANTS = {"colfile-nodurable", "colfile-verify", "colfile-percolumn", "fs-floor", "fs-floor-ext",
-            "fs-floor-commit", "fs-floor-read"}
+VARIANTS = {"colfile-nodurable", "colfile-deferred", "colfile-verify", "colfile-percolumn",
+            "fs-floor", "fs-floor-ext", "fs-floor-commit", "fs-floor-read"}
 LABELS = {
     "numpy": "numpy raw (tofile/fromfile, one file per column)",
     "colfile": "colfile",
     "colfile-nodurable": "colfile, durable=False (commits not fsynced)",
+    "colfile-deferred": "colfile, durable=False, deferred=True (commits in the background)",
     "colfile-verify": "colfile, verify=True (reads check CRC32C)",
     "colfile-percolumn": "colfile, attributes column by column (f[name].attrs)",
     "h5py": "h5py, contiguous",
@@ -172,6 +179,7 @@ LABELS = {
                      "np.fromfile)",
 }
 MODULES = {"numpy": "numpy", "colfile": "colfile", "colfile-nodurable": "colfile",
+           "colfile-deferred": "colfile",
            "colfile-verify": "colfile", "colfile-percolumn": "colfile",
            "h5py": "h5py", "zarr": "zarr",
            "adios2": "adios2", "bigfile": "bigfile"}
@@ -566,6 +574,29 @@ class ColfileNoDurable(Colfile):
 
         mode, kw = self._mode()
         return colfile.File(path, mode, **kw)
+
+
+class ColfileDeferred(Colfile):
+    """colfile creating the metadata workload's columns with commits in the
+    background (``File(..., durable=False, deferred=True)``): one thread
+    commits closed columns while the caller makes the next ones."""
+
+    name = "colfile-deferred"
+    phases = ["md_create"]
+
+    def load(self) -> None:
+        import inspect
+
+        import colfile
+
+        super().load()
+        if "deferred" not in inspect.signature(colfile.File).parameters:
+            raise NotSupported("this colfile has no deferred commits")
+
+    def _wopen(self, path: str) -> Any:
+        import colfile
+
+        return colfile.File(path, "w", durable=False, deferred=True)
 
 
 class ColfileVerify(Colfile):
@@ -1010,9 +1041,9 @@ class FsFloorRead(NumpyRaw):
 
 
 PEERS: dict[str, type[Peer]] = {p.name: p for p in
-                                 (NumpyRaw, Colfile, ColfileNoDurable, ColfileVerify,
-                                  ColfilePerColumn, H5py, Zarr, Adios2, Bigfile, FsFloor,
-                                  FsFloorExt, FsFloorCommit, FsFloorRead)}
+                                 (NumpyRaw, Colfile, ColfileNoDurable, ColfileDeferred,
+                                  ColfileVerify, ColfilePerColumn, H5py, Zarr, Adios2, Bigfile,
+                                  FsFloor, FsFloorExt, FsFloorCommit, FsFloorRead)}
 
 
 # ---------------------------------------------------------------------------
@@ -1752,6 +1783,10 @@ def targets(r: dict[str, Any], get: Callable[[str, str], Any],
         None if a is None or b is None else a["seconds"] / b["seconds"], 0.5, higher=False,
         variant=None if a2 is None or b is None else a2["seconds"] / b["seconds"],
         variant_name="durable commits")
+    a3 = get("colfile-deferred", "md_create")
+    row("... with deferred commits (durable=False, deferred=True), time vs bigfile's "
+        "low-level API",
+        None if a3 is None or b is None else a3["seconds"] / b["seconds"], 0.5, higher=False)
     floors = (("fs-floor", "the file-system floor of bigfile's layout (bare `os` calls making "
                            "the same directories and files)",
                "a bound: no library keeping the layout goes below it"),
