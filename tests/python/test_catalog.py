@@ -45,10 +45,10 @@ def truth(path: str, tmp: Path) -> dict[str, Any]:
         shutil.rmtree(copy)
 
 
-def random_tree(path: str, seed: int) -> None:
+def random_tree(path: str, seed: int, columns: int | None = None) -> None:
     rng = random.Random(seed)
     with colfile.File(path, "w") as f:
-        for i in range(rng.randint(1, 25)):
+        for i in range(rng.randint(1, 25) if columns is None else columns):
             depth = rng.randint(0, 3)
             name = "/".join([f"g{rng.randint(0, 2)}" for _ in range(depth)] + [f"c{i}"])
             kind = rng.choice(["i1", "f8", "vec", "none", "S3"])
@@ -74,6 +74,18 @@ def random_tree(path: str, seed: int) -> None:
 def test_same_as_the_files_on_random_trees(path: str, tmp_path: Path, seed: int) -> None:
     random_tree(path, seed)
     assert os.path.isfile(catalog_of(path))
+    assert snapshot(path) == truth(path, tmp_path)
+
+
+def test_same_as_the_files_on_a_large_tree(path: str, tmp_path: Path) -> None:
+    """Enough columns for the update to read them on several threads
+    (catalog.c BUILD_MIN), first from the files, then mostly reused."""
+    random_tree(path, 99, columns=700)
+    assert snapshot(path) == truth(path, tmp_path)
+    with colfile.File(path, "a") as f:
+        for i in range(0, 700, 50):
+            name = next(n for n in f.columns if n.endswith(f"/c{i}") or n == f"c{i}")
+            f[name].attrs["index"] = -i
     assert snapshot(path) == truth(path, tmp_path)
 
 
