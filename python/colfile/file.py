@@ -515,9 +515,6 @@ class File(Group):
         self._cols: Any = _WeakColumns() if serial else {}
         self._attr_cols: dict[str, Column] = {}
         self._commits: Committer | None = None
-        if deferred and not serial:
-            raise ValueError("deferred=True is for serial Files: under comm= closing a "
-                             "column is collective")
         # Serially the checks and the open in the fewest steps: opening a
         # File is part of every small read, and in a fresh process each
         # distinct step runs with cold caches (bench/cold_reads.py).
@@ -527,6 +524,9 @@ class File(Group):
         else:
             def prep() -> tuple[str, str, bool, str, bool]:
                 _open_flags(mode, durable, torn, verify)
+                if deferred:
+                    raise ValueError("deferred=True is for serial Files: under comm= "
+                                     "closing a column is collective")
                 encode(path)  # a NUL byte: the error agreed on every rank
                 return self._path, mode, bool(durable), torn, bool(verify)
 

@@ -127,6 +127,15 @@ def test_inconsistent_arguments(comm: Any, shared: Path, last: int) -> None:
         assert f["x"].verify_blob(0) == {"OK"}
 
 
+def test_deferred_commits_are_serial_only(comm: Any, shared: Path, last: int) -> None:
+    """deferred=True under comm= is refused on every rank, even when only
+    one rank asks for it (no rank is left waiting in the open)."""
+    with pytest.raises(ValueError, match=f"^rank {last}: deferred=True is for serial Files"):
+        colfile.File(shared / "f", "w", comm=comm, deferred=comm.rank == last)
+    with colfile.File(shared / "f", "w", comm=comm) as f:  # and nothing was left behind
+        assert f.columns == []
+
+
 def test_failure_while_committing(comm: Any, shared: Path) -> None:
     """Rank 0 cannot commit at close (a group holding another column
     appeared at the new column's name): every rank raises its error, and
