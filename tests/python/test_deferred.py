@@ -94,6 +94,23 @@ def test_the_file_sees_what_was_closed(tmp_path):
             assert g["c07"][:].tolist() == list(range(8))
 
 
+def attempt(f: colfile.File, name: str) -> str:
+    """Create and close column ``name``: what happened, as text."""
+    try:
+        f.create(name, data=np.arange(2)).close()
+        return f"created {name}"
+    except colfile.Error as exc:
+        return type(exc).__name__
+
+
+def run_python(script: str) -> None:
+    """Run ``script`` in a fresh interpreter that imports this colfile."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [os.path.dirname(os.path.dirname(
+        colfile.__file__)), env.get("PYTHONPATH")]))
+    subprocess.run([sys.executable, "-c", script], check=True, env=env, timeout=120)
+
+
 def test_names_below_and_above_wait(tmp_path):
     """A column and columns below its name (refused or not) give what
     immediate commits give."""
@@ -103,17 +120,9 @@ def test_names_below_and_above_wait(tmp_path):
         got = []
         with colfile.File(path, "w", durable=False, deferred=deferred) as f:
             f.create("a", data=np.arange(3)).close()
-            try:
-                f.create("a/b", data=np.arange(2)).close()
-                got.append("created a/b")
-            except colfile.Error as exc:
-                got.append(type(exc).__name__)
+            got.append(attempt(f, "a/b"))  # below a pending column
             f.create("p/q", data=np.arange(2)).close()
-            try:
-                f.create("p", data=np.arange(2)).close()
-                got.append("created p")
-            except colfile.Error as exc:
-                got.append(type(exc).__name__)
+            got.append(attempt(f, "p"))  # above one
             got.append(f.columns)
         got.append(sorted(tree(path)))
         outcomes.append(got)
@@ -184,10 +193,7 @@ def test_commits_finish_when_the_program_ends_without_close(tmp_path):
             c.close()
         # no f.close(): the pending commits must still land
     """)
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [os.path.dirname(os.path.dirname(
-        colfile.__file__)), env.get("PYTHONPATH")]))
-    subprocess.run([sys.executable, "-c", script], check=True, env=env, timeout=120)
+    run_python(script)
     with colfile.File(path) as f:
         assert len(f.columns) == 300
         attrs = f.column_attrs()
@@ -224,10 +230,7 @@ def test_a_writer_killed_with_commits_pending(tmp_path):
             c.close()
         os._exit(0)  # no close, no finalizers, commits still queued
     """)
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [os.path.dirname(os.path.dirname(
-        colfile.__file__)), env.get("PYTHONPATH")]))
-    subprocess.run([sys.executable, "-c", script], check=True, env=env, timeout=120)
+    run_python(script)
     with colfile.File(path, "a") as f:
         names = f.columns
         assert len(names) <= n - 30  # the exit did cut the queue short
