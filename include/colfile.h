@@ -287,6 +287,13 @@ CF_API int cf_column_flush(cf_column *c, cf_error *err);
  * error is returned).  Accepts NULL. */
 CF_API int cf_column_close(cf_column *c, cf_error *err);
 
+/* cf_column_close of cols[0], ..., cols[n - 1] in turn, in one call: for a
+ * thread that commits handles others hand it (Python's File(deferred=True)
+ * releases the GIL once per batch instead of once per column).  errs, when
+ * not NULL, holds n records: errs[i].code is 0 if cols[i] closed cleanly,
+ * else its error.  Every handle is released.  Returns how many failed. */
+CF_API int64_t cf_column_close_many(cf_column **cols, int64_t n, cf_error *errs);
+
 /* Accessors.  Strings are owned by the handle. */
 CF_API const char *cf_column_name(const cf_column *c);
 CF_API const char *cf_column_path(const cf_column *c);   /* directory on disk */

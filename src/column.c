@@ -1196,6 +1196,21 @@ int cf_column_close(cf_column *c, cf_error *err)
     return rc;
 }
 
+int64_t cf_column_close_many(cf_column **cols, int64_t n, cf_error *errs)
+{
+    int64_t failed = 0;
+    for (int64_t i = 0; i < n; i++) {
+        cf_error *e = errs ? &errs[i] : NULL;
+        if (e) e->code = 0;
+        int rc = cf_column_close(cols[i], e);
+        if (rc < 0) {
+            failed++;
+            if (e && e->code == 0) e->code = rc;
+        }
+    }
+    return failed;
+}
+
 /* ---- accessors --------------------------------------------------------- */
 
 const char *cf_column_name(const cf_column *c) { return c->name; }

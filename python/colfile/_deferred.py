@@ -5,9 +5,10 @@ written, a new column's staging directory is renamed into place, and (on a
 durable File) all of it is fsynced.  For a File of many small columns that
 is most of the time spent, and the caller waits for it although it only
 matters once the File is closed.  With deferred commits, ``Column.close()``
-hands the column's handle to one background thread of the File and returns;
-the core releases the GIL in ``cf_column_close``, so the commit's system
-calls run beside the caller's next column on the second core.
+hands the column's handle to one background thread of the File and returns.
+That thread closes whatever is queued with one ``cf_column_close_many``
+call, during which cffi releases the GIL, so the commits' system calls run
+beside the caller's next columns on the second core.
 
 The File keeps the order of events a caller can see: before anything that
 looks at the File's columns (opening, listing, removing, attributes of the
@@ -24,7 +25,7 @@ import threading
 from collections import deque
 from typing import Any
 
-from ._ffi import ERROR_P, ffi, lib
+from ._ffi import ffi, lib
 from .errors import raise_error
 
 __all__ = ["Committer"]
@@ -108,7 +109,7 @@ class Committer:
     # -- the worker -------------------------------------------------------
 
     def _run(self) -> None:
-        close = lib().cf_column_close
+        close_many = lib().cf_column_close_many
         while True:
             with self._cond:
                 if not self._queue:
@@ -116,24 +117,32 @@ class Committer:
                 if not self._queue:
                     self._worker = None
                     return
-                name, handle = self._queue.popleft()
-            failure: BaseException | None = None
+                batch = list(self._queue)
+                self._queue.clear()
+            # One C call for everything queued: the GIL is released once per
+            # batch, so the caller's thread rarely waits for it.
+            failures: list[BaseException] = []
             try:
-                err = ffi.new(ERROR_P)
-                rc = close(handle, err)  # the GIL is released while it runs
-                if rc < 0:
-                    raise_error(rc, err)
-            except BaseException as exc:  # kept for the caller, whatever it is
-                failure = exc
+                n = len(batch)
+                errs = ffi.new("cf_error[]", n)
+                if close_many(ffi.new("cf_column *[]", [h for _, h in batch]), n, errs):
+                    for i in range(n):
+                        if errs[i].code:
+                            try:
+                                raise_error(errs[i].code, errs + i)
+                            except BaseException as exc:  # kept for the caller
+                                failures.append(exc)
+            except BaseException as exc:  # (out of memory): kept for the caller
+                failures.append(exc)
             with self._cond:
-                if failure is not None:
-                    self._errors.append(failure)
-                self._busy -= 1
-                self._names[name] -= 1
-                if not self._names[name]:
-                    del self._names[name]
-                for a in _ancestors(name):
-                    self._above[a] -= 1
-                    if not self._above[a]:
-                        del self._above[a]
+                self._errors.extend(failures)
+                self._busy -= len(batch)
+                for name, _ in batch:
+                    self._names[name] -= 1
+                    if not self._names[name]:
+                        del self._names[name]
+                    for a in _ancestors(name):
+                        self._above[a] -= 1
+                        if not self._above[a]:
+                            del self._above[a]
                 self._cond.notify_all()

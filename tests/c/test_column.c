@@ -691,7 +691,62 @@ static void test_reads_every_fixture_column(void)
     dir_list_free(&sets);
 }
 
-CF_TESTS(CF_TEST(test_roundtrip_vector_column), CF_TEST(test_blob_names_are_hex), CF_TEST(test_cast_and_strided_write), CF_TEST(test_read_rows),
+/* Remove the staging directory of new column `leaf` in File directory
+ * `fdir` (and the blob in it): its commit must then fail. */
+static void remove_stage(const char *fdir, const char *leaf)
+{
+    char prefix[256], path[4096];
+    snprintf(prefix, sizeof prefix, ".colfile-stage.%s.", leaf);
+    DIR *d = opendir(fdir);
+    CHECK(d != NULL);
+    struct dirent *e;
+    int found = 0;
+    while (d && (e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, prefix, strlen(prefix)) != 0) continue;
+        snprintf(path, sizeof path, "%s/%s/000000", fdir, e->d_name);
+        CHECK(unlink(path) == 0);
+        snprintf(path, sizeof path, "%s/%s", fdir, e->d_name);
+        CHECK(rmdir(path) == 0);
+        found++;
+    }
+    if (d) closedir(d);
+    CHECK_EQ_INT(found, 1);
+}
+
+static void test_close_many(void)
+{
+    cf_error err, errs[3];
+    cf_file *f = open_new("many");
+    char fdir[4096];
+    snprintf(fdir, sizeof fdir, "%s/many", cf_test_dir());
+    cf_column *cols[3];
+    const char *names[3] = { "a", "b", "c" };
+    for (int i = 0; i < 3; i++) {
+        int32_t v[3] = { i, i + 1, i + 2 };
+        CHECK_OK(cf_column_create(&cols[i], f, names[i], "i4", 1, 3, 1, &err), &err);
+        CHECK_OK(cf_column_write(cols[i], 0, 3, v, NULL, 4, 4, &err), &err);
+    }
+    remove_stage(fdir, "b");
+    memset(errs, 0x55, sizeof errs); /* codes must be set, not left as found */
+    CHECK_EQ_INT(cf_column_close_many(cols, 3, errs), 1);
+    CHECK_EQ_INT(errs[0].code, 0);
+    CHECK(errs[1].code < 0);
+    CHECK(strstr(errs[1].message, "/.colfile-stage.b.") != NULL);
+    CHECK_EQ_INT(errs[2].code, 0);
+    CHECK_EQ_INT(cf_column_close_many(NULL, 0, NULL), 0);
+    cf_column *c;
+    for (int i = 0; i < 3; i += 2) {
+        int32_t back[3];
+        CHECK_OK(cf_column_open(&c, f, names[i], &err), &err);
+        CHECK_OK(cf_column_read(c, 0, 3, back, NULL, 4, 4, &err), &err);
+        CHECK_EQ_INT(back[2], i + 2);
+        CHECK_OK(cf_column_close(c, &err), &err);
+    }
+    CHECK_FAILS(cf_column_open(&c, f, "b", &err), CF_ENOENT, &err, NULL);
+    cf_file_close(f);
+}
+
+CF_TESTS(CF_TEST(test_roundtrip_vector_column), CF_TEST(test_close_many), CF_TEST(test_blob_names_are_hex), CF_TEST(test_cast_and_strided_write), CF_TEST(test_read_rows),
          CF_TEST(test_grow_and_crc_after_overwrite), CF_TEST(test_damaged_blobs), CF_TEST(test_attributes),
          CF_TEST(test_names_and_modes), CF_TEST(test_large_sparse), CF_TEST(test_reads_bigfile_layout),
          CF_TEST(test_reads_every_fixture_column))
