@@ -397,16 +397,20 @@ static void *par_worker(void *arg)
     return NULL;
 }
 
-/* Run par_worker on PAR_THREADS threads (fewer if they cannot start). */
-static void par_run(par *p)
+/* Run worker(arg) on the calling thread and on up to nthreads - 1 more
+ * (fewer if they cannot start; at most PAR_THREADS in all). */
+static void run_threads(void *(*worker)(void *), void *arg, int nthreads)
 {
     pthread_t t[PAR_THREADS - 1];
     int started = 0;
-    for (; started < PAR_THREADS - 1; started++)
-        if (pthread_create(&t[started], NULL, par_worker, p) != 0) break;
-    par_worker(p);
+    for (; started < nthreads - 1 && started < PAR_THREADS - 1; started++)
+        if (pthread_create(&t[started], NULL, worker, arg) != 0) break;
+    worker(arg);
     for (int i = 0; i < started; i++) pthread_join(t[i], NULL);
 }
+
+/* Run par_worker on PAR_THREADS threads (fewer if they cannot start). */
+static void par_run(par *p) { run_threads(par_worker, p, PAR_THREADS); }
 
 static int64_t elapsed_ns(const struct timespec *a)
 {
@@ -883,13 +887,8 @@ static int read_columns(build *b)
     p.b = b;
     atomic_init(&p.next, 0);
     atomic_init(&p.bad, 0);
-    pthread_t t[BUILD_THREADS - 1];
-    int started = 0;
-    if (b->ncols >= BUILD_MIN && cf__can_run_parallel())
-        for (; started < BUILD_THREADS - 1; started++)
-            if (pthread_create(&t[started], NULL, read_columns_worker, &p) != 0) break;
-    read_columns_worker(&p);
-    for (int i = 0; i < started; i++) pthread_join(t[i], NULL);
+    int many = b->ncols >= BUILD_MIN && cf__can_run_parallel();
+    run_threads(read_columns_worker, &p, many ? BUILD_THREADS : 1);
     return atomic_load(&p.bad) ? -1 : 0;
 }
 
