@@ -17,11 +17,18 @@ and creating a column waits for pending commits of the same name, of the
 directories above it and of columns below it.  A commit that fails is
 raised by the next call that waits for all of them (``File.close()`` at the
 latest), with the message an immediate commit would have raised.
+
+After ``os.fork()`` the child starts with an empty queue: the columns its
+parent closed are the parent's to commit (the child's copies of their
+handles are dropped, not closed), and the child's own closes get a thread
+of their own.
 """
 
 from __future__ import annotations
 
+import os
 import threading
+import weakref
 from collections import deque
 from typing import Any
 
@@ -46,11 +53,28 @@ def _ancestors(name: str) -> list[str]:
     return ["/".join(parts[:i]) for i in range(1, len(parts))]
 
 
+#: every live Committer, to be reset in a forked child
+_LIVE: weakref.WeakSet[Committer] = weakref.WeakSet()
+
+
+def _reset_in_child() -> None:
+    for c in list(_LIVE):
+        c._forked()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_in_child)
+
+
 class Committer:
     """The background commits of one File: a queue of column handles and
     the thread that closes them, in the order they were handed over."""
 
     def __init__(self) -> None:
+        self._start()
+        _LIVE.add(self)
+
+    def _start(self) -> None:
         self._cond = threading.Condition()
         self._queue: deque[tuple[str, Any]] = deque()
         self._names: dict[str, int] = {}     # pending column -> count
@@ -101,6 +125,20 @@ class Committer:
                     first.add_note(f"{len(errors) - 1} more deferred commit(s) failed: " +
                                    "; ".join(str(e) for e in errors[1:]))
                 raise first
+
+    def wait(self) -> bool:
+        """Wait for every pending commit without reporting failures (they
+        stay for the next settle()); True if one failed."""
+        with self._cond:
+            while self._busy:
+                self._cond.wait()
+            return bool(self._errors)
+
+    def _forked(self) -> None:
+        # In a forked child: the worker thread did not survive, and the
+        # condition may be held by it.  What is queued is the parent's to
+        # commit; committing it here as well would publish it twice.
+        self._start()
 
     def _conflicts(self, name: str) -> bool:
         return (name in self._names or name in self._above

@@ -207,9 +207,14 @@ class Group:
                                 self.path)
 
     def __repr__(self) -> str:
-        if self._file.closed:
+        f = self._file
+        if f.closed:
             return f"<colfile.Group {self.name!r} (closed file)>"
-        return f"<colfile.Group {self.name!r} in {self._file.path!r} ({len(self)} columns)>"
+        # counting the columns waits for deferred commits; a failed one is
+        # left for the File's next call to raise, not raised (and so lost) here
+        if f._commits is not None and f._commits.wait():
+            return f"<colfile.Group {self.name!r} in {f.path!r} (a deferred commit failed)>"
+        return f"<colfile.Group {self.name!r} in {f.path!r} ({len(self)} columns)>"
 
     # -- names -----------------------------------------------------------
 
@@ -473,6 +478,8 @@ class File(Group):
         the error closing it would have raised), and creating a column waits
         for those of the same name and of the names above and below it.
         :meth:`close` raises a failure that no call has reported yet.
+        A child made by ``os.fork()`` leaves the columns its parent closed
+        to the parent, which commits them.
 
     Notes
     -----

@@ -162,6 +162,24 @@ def test_a_failed_commit_is_raised_by_the_file(tmp_path):
         assert f.columns == ["kept"]
 
 
+def test_repr_leaves_a_failure_to_the_file(tmp_path):
+    """A Group's repr counts its columns, which waits for the commits; a
+    failure is not raised there (nor lost), the next look at the File
+    raises it."""
+    path = str(tmp_path / "f")
+    with colfile.File(path, "w", durable=False, deferred=True) as f:
+        f.create("g/kept", data=np.arange(2)).close()
+        g = f["g/"]
+        c = f.create("g/gone", data=np.arange(3))
+        shutil.rmtree(stage_of(os.path.join(path, "g"), "gone"))
+        c.close()
+        assert "a deferred commit failed" in repr(g)
+        assert "a deferred commit failed" in repr(g)
+        with pytest.raises(colfile.Error, match="colfile-stage.gone"):
+            f.columns
+        assert repr(g).endswith("(1 columns)>")
+
+
 def test_close_raises_every_failure_once(tmp_path):
     path = str(tmp_path / "f")
     f = colfile.File(path, "w", durable=False, deferred=True)
@@ -209,6 +227,43 @@ def test_read_only_files_and_options(tmp_path):
     with colfile.File(path, "r", deferred=True) as f:  # nothing to commit
         assert f["a"][:].tolist() == [0, 1, 2]
         assert f._commits is None
+
+
+def test_a_forked_child_leaves_the_parents_commits_alone(tmp_path):
+    """After fork, the child neither hangs on the parent's queue nor
+    commits it a second time; its own closes are committed; the parent's
+    queue is committed by the parent."""
+    path = str(tmp_path / "f")
+    script = textwrap.dedent(f"""
+        import os, signal, numpy as np, colfile
+        f = colfile.File({path!r}, "w", durable=False, deferred=True)
+        f.create("first", data=np.arange(3)).close()
+        f._commits.settle()
+        f._commits._cond.acquire()  # the parent's next closes stay queued
+        for i in range(5):
+            f.create("p%d" % i, data=np.arange(4) + i).close()
+        pid = os.fork()
+        if pid == 0:
+            signal.alarm(30)  # a hang fails the test instead of stalling it
+            ok = f._commits._busy == 0 and f.columns == ["first"]
+            f.create("child", data=np.arange(6)).close()
+            f._settle()
+            ok = ok and os.path.isdir(os.path.join({path!r}, "child"))
+            ok = ok and not any(os.path.exists(os.path.join({path!r}, "p%d" % i))
+                                for i in range(5))
+            os._exit(0 if ok else 3)
+        _, status = os.waitpid(pid, 0)
+        f._commits._cond.release()
+        f.close()
+        assert os.waitstatus_to_exitcode(status) == 0, status
+    """)
+    run_python(script)
+    with colfile.File(path) as f:
+        assert f.columns == ["child", "first", "p0", "p1", "p2", "p3", "p4"]
+        for i in range(5):
+            assert f[f"p{i}"][:].tolist() == list(range(i, i + 4))
+        assert f["child"][:].tolist() == list(range(6))
+    assert not [n for n in os.listdir(path) if n.startswith(".") and n != ".colfile-catalog"]
 
 
 def test_a_writer_killed_with_commits_pending(tmp_path):
