@@ -6,7 +6,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from colfile import _ffi
+import pytest
+
+from colfile import _cdef, _ffi, _ffi_abi
 
 INCLUDE = Path(__file__).parents[2] / "include"
 
@@ -70,13 +72,58 @@ def test_parser_sees_the_api() -> None:
 
 def test_cdef_declares_every_api_function() -> None:
     header = header_functions()
-    cdef = _functions(_ffi.CDEF, None)
+    cdef = _functions(_cdef.CDEF, None)
     missing = sorted(set(header) - set(cdef))
     extra = sorted(set(cdef) - set(header))
-    assert not missing, f"functions of include/*.h missing from _ffi.CDEF: {missing}"
-    assert not extra, f"functions in _ffi.CDEF that the headers do not declare: {extra}"
+    assert not missing, f"functions of include/*.h missing from _cdef.CDEF: {missing}"
+    assert not extra, f"functions in _cdef.CDEF that the headers do not declare: {extra}"
     wrong = {n: (header[n], cdef[n]) for n in header if header[n] != cdef[n]}
     assert not wrong, f"parameter counts differ (header, cdef): {wrong}"
+
+
+def test_generated_tables_are_made_from_the_current_cdef() -> None:
+    import hashlib
+
+    assert _ffi_abi.CDEF_SHA256 == hashlib.sha256(_cdef.CDEF.encode()).hexdigest(), \
+        "_cdef.CDEF changed since _ffi_abi.py was generated: run python3 tools/gen_ffi.py"
+
+
+def test_generated_tables_give_what_parsing_the_cdef_gives(lib: Any) -> None:
+    """Every function, struct and enum has the same C type through the
+    committed tables as through cffi's parse of CDEF now."""
+    import cffi
+
+    parsed = cffi.FFI()
+    parsed.cdef(_cdef.CDEF)
+    plib = parsed.dlopen(_ffi.library_path())
+    names = sorted(_functions(_cdef.CDEF, None))
+    assert len(names) > 50
+    def spelled(ctype: Any) -> str:
+        # the tables name a typedef'd struct by its tag ("struct cf_error"),
+        # the parse by its typedef ("cf_error"); both are one type here
+        return re.sub(r"\bstruct\s+", "", ctype.cname)
+
+    for name in names:
+        assert spelled(_ffi.ffi.typeof(getattr(lib, name))) == \
+            spelled(parsed.typeof(getattr(plib, name))), name
+    structs = sorted(set(re.findall(r"\b(?:struct|enum)\s+\w+|\bcf_\w+_t\b|\bcf_error\b",
+                                    _strip_comments(_cdef.CDEF))))
+    assert "cf_error" in structs and "enum cf_error_code" in structs
+    for t in structs:
+        mine, theirs = _ffi.ffi.typeof(t), parsed.typeof(t)
+        assert spelled(mine) == spelled(theirs), t
+        if mine.kind == "struct":
+            try:
+                size = parsed.sizeof(theirs)
+            except (cffi.FFIError, ValueError):  # opaque (cf_file, cf_column): no size
+                with pytest.raises((_ffi.ffi.error, ValueError)):
+                    _ffi.ffi.sizeof(mine)
+                continue
+            assert _ffi.ffi.sizeof(mine) == size, t
+            assert [(n, spelled(f.type), f.offset) for n, f in mine.fields] == \
+                [(n, spelled(f.type), f.offset) for n, f in theirs.fields], t
+        elif mine.kind == "enum":
+            assert mine.relements == theirs.relements, t
 
 
 def test_cdef_constants_match_headers() -> None:
