@@ -26,6 +26,8 @@ Examples
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from . import errors
 from .attrs import AttributeManager
 from .column import Column
@@ -64,7 +66,19 @@ def _version() -> str:
         return "0.1.0"
 
 
-__version__: str = _version()
+if TYPE_CHECKING:
+    __version__: str
+
+
+def __getattr__(name: str) -> str:
+    # __version__ on first use: reading the installed metadata imports
+    # importlib.metadata and scans sys.path, about half of what importing
+    # colfile costs otherwise
+    if name == "__version__":
+        version = _version()
+        globals()["__version__"] = version
+        return version
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def library_version() -> str:

@@ -29,11 +29,11 @@ memory stays valid while the GIL is released.
 
 from __future__ import annotations
 
-import ctypes.util
 import glob
 import os
 import sys
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 from ._ffi_abi import ffi
@@ -45,17 +45,22 @@ _lib: Any = None
 _lib_path: str | None = None
 
 
-def _candidates() -> list[str]:
+def _candidates() -> Iterator[str]:
+    """Where libcolfile may be, in order; the system search last and only
+    when asked for (``find_library`` runs ``ldconfig``, even ``gcc``: tens
+    of milliseconds that an installed wheel, carrying its library, never
+    needs)."""
     here = os.path.dirname(os.path.abspath(__file__))
-    found = sorted(glob.glob(os.path.join(here, "_lib", "libcolfile.so*")))
-    found += sorted(glob.glob(os.path.join(here, "_lib", "libcolfile*.dylib")))
+    yield from sorted(glob.glob(os.path.join(here, "_lib", "libcolfile.so*")))
+    yield from sorted(glob.glob(os.path.join(here, "_lib", "libcolfile*.dylib")))
     env = os.environ.get("COLFILE_LIBRARY")
     if env:
-        found.append(env)
+        yield env
+    import ctypes.util
+
     system = ctypes.util.find_library("colfile")
     if system:
-        found.append(system)
-    return found
+        yield system
 
 
 def lib() -> Any:

@@ -220,3 +220,30 @@ def test_cdef_plan_constants_match_header(lib: Any) -> None:
 
     assert {k.upper(): v for k, v in mpi.IO_MODES.items()} == {
         k[len("CF_IO_"):]: v for k, v in modes.items()}
+
+
+def test_import_parses_no_c_and_runs_no_library_search(tmp_path: Path) -> None:
+    """Importing colfile and loading a library named by COLFILE_LIBRARY
+    neither parses C (pycparser) nor searches the system (ctypes.util runs
+    ldconfig and gcc), nor reads package metadata until __version__ is
+    asked for."""
+    import os
+    import subprocess
+    import sys
+
+    import colfile
+
+    code = ("import sys, colfile\n"
+            "from colfile import _ffi\n"
+            "_ffi.lib()\n"
+            "print(sorted(m for m in ('pycparser', 'ctypes.util', 'importlib.metadata')"
+            " if m in sys.modules))\n"
+            "v = colfile.__version__\n"
+            "print(v == colfile.__version__, 'importlib.metadata' in sys.modules)\n")
+    env = dict(os.environ, COLFILE_LIBRARY=_ffi.library_path(),
+               PYTHONPATH=str(Path(colfile.__file__).parent.parent))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         cwd=tmp_path, timeout=60, check=True).stdout.split("\n")
+    assert out[0] == "[]"
+    assert out[1] == "True True"
+    assert isinstance(colfile.__version__, str) and colfile.__version__[0].isdigit()
