@@ -49,8 +49,8 @@ is skipped with a note):
   (``colfile-v1``, ``colfile-stats-v1``): the floor of the layout with
   checksums and statistics kept in files bigfile ignores;
 * ``fs-floor-commit``: ``fs-floor-ext`` made as colfile commits a new
-  column (lock file in the parent, files in a hidden staging directory
-  renamed to the column's name, lock file removed): the floor of colfile's
+  column (a one-byte lock in the directory's lock file, files in a hidden
+  staging directory renamed to the column's name): the floor of colfile's
   protocol.
 * ``fs-floor-read``: not a library: the 1% read of a snapshot in bigfile's
   layout (made with bare ``os`` calls) by a reader that learns each
@@ -174,7 +174,7 @@ LABELS = {
     "bigfile": "bigfile",
     "fs-floor": "file-system floor (bare os calls: mkdir, header, attr-v2, 000000)",
     "fs-floor-ext": "... plus colfile-v1 and colfile-stats-v1 (checksums, statistics)",
-    "fs-floor-commit": "... made as colfile commits (lock file, staging directory, rename)",
+    "fs-floor-commit": "... made as colfile commits (byte lock, staging directory, rename)",
     "fs-floor-read": "floor of a self-describing read (bare os calls: each header, then "
                      "np.fromfile)",
 }
@@ -954,31 +954,34 @@ class FsFloorExt(FsFloor):
 
 class FsFloorCommit(FsFloorExt):
     """Not a library: ``fs-floor-ext`` made the way colfile commits a new
-    column (docs/format.md 8.3), with bare ``os`` calls: a writer lock file
-    in the parent (created, locked, removed), the files written into a
-    hidden staging directory, which is then renamed to the column's name.
-    The floor of colfile's own protocol: what its creates cost before any
-    library code."""
+    column (docs/format.md 8.3), with bare ``os`` calls: a one-byte lock in
+    the directory's writer-lock file (opened per column, made once, removed
+    at the end), the files written into a hidden staging directory, which
+    is then renamed to the column's name.  The floor of colfile's own
+    protocol: what its creates cost before any library code."""
 
     name = "fs-floor-commit"
 
     def md_create(self, path, names):
         import fcntl
+        import zlib
 
         os.makedirs(path, exist_ok=True)
         pid = os.getpid()
+        lock = os.path.join(path, ".colfile-lock")
         for i, name in enumerate(names):
-            lock = os.path.join(path, f".colfile-lock.{name}")
             fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                # a POSIX record lock of one byte: the same system call as
+                # colfile's open file description lock
+                fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, zlib.crc32(name.encode()))
                 stage = os.path.join(path, f".colfile-stage.{name}.{pid}.{i:08x}")
                 os.mkdir(stage)
                 self._files(stage, i)
                 os.rename(stage, os.path.join(path, name))
-                os.unlink(lock)
             finally:
                 os.close(fd)
+        os.unlink(lock)
 
 
 class FsFloorRead(NumpyRaw):
@@ -1792,7 +1795,7 @@ def targets(r: dict[str, Any], get: Callable[[str, str], Any],
                "a bound: no library keeping the layout goes below it"),
               ("fs-floor-ext", "... that floor plus the checksum and statistics files",
                "a bound for any File in the layout that keeps them in files of their own"),
-              ("fs-floor-commit", "... made as colfile commits (writer lock file, staging "
+              ("fs-floor-commit", "... made as colfile commits (writer lock byte, staging "
                                   "directory and rename)", "the floor of colfile's protocol"))
     for fname, what, why in floors:
         fl = get(fname, "md_create")

@@ -120,7 +120,7 @@ enum cf_open_flags {
                                 failing with CF_ETORN; cf_column_torn tells */
     CF_OPEN_VERIFY   = 0x80, /* reads check the CRC32C of every blob they
                                 cover whole (cf_column_set_verify) */
-    CF_OPEN_NOLOCK   = 0x100 /* writers share the lock (.colfile-lock.*)
+    CF_OPEN_NOLOCK   = 0x100 /* writers share the lock (.colfile-lock)
                                 instead of holding it alone, so several such
                                 handles may write one column as bigfile
                                 allows; exclusive writers still see them
@@ -136,7 +136,9 @@ enum cf_open_flags {
 CF_API int cf_file_open(cf_file **out, const char *path, int flags, cf_error *err);
 
 /* Release the handle.  Open columns stay valid (they hold their own paths).
- * Accepts NULL.  Never fails. */
+ * The writer-lock files (.colfile-lock) of the directories this handle
+ * wrote columns in are removed where no writer holds a lock in them any
+ * more (docs/format.md 8.3).  Accepts NULL.  Never fails. */
 CF_API void cf_file_close(cf_file *f);
 
 /* The path the File was opened with (owned by the handle). */
@@ -152,8 +154,9 @@ CF_API int cf_file_flags(const cf_file *f);
  * remove it: staging directories of creates that never committed
  * (.colfile-stage.*), old versions moved aside by a commit (.colfile-old.*;
  * restored when the new version never arrived), temporary metadata files
- * (.*.tmp.*) and lock files (.colfile-lock.*).  Anything whose writer still
- * holds its lock is left alone.  *lines receives one line per item ("<path>:
+ * (.*.tmp.*) and lock files (.colfile-lock, .colfile-lock.*; an idle
+ * .colfile-lock is removed but not reported, as it tells of no interrupted
+ * work).  Anything whose writer still holds its lock is left alone.  *lines receives one line per item ("<path>:
  * <what it is>: removed"), to be freed with cf_names_free.  Removal
  * failures are not errors (the item is reported and stays).  CF_EREADONLY
  * without dry_run on a read-only File, CF_ENOMEM. */
@@ -186,7 +189,9 @@ CF_API int cf_file_list(cf_file *f, char ***names, int64_t *count, cf_error *err
  * ignore a failure (CF_EREADONLY on a read-only handle; CF_EIO or CF_ENOENT
  * where it cannot be written; CF_ENOMEM).  Durable unless the File was
  * opened with CF_OPEN_NODURABLE.  The handle keeps using the catalog it
- * loaded at open. */
+ * loaded at open.  Idle writer-lock files are removed first, as
+ * cf_file_close does (removing one later would change a directory the
+ * catalog stamps). */
 CF_API int cf_file_catalog_update(cf_file *f, cf_error *err);
 
 /* The attributes of every column of the File, in one call: what

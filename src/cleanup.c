@@ -51,18 +51,6 @@ static void note(report *r, const char *fmt, const char *a, const char *b)
     r->items[r->count++] = s;
 }
 
-/* 1 if dir/.colfile-lock.<leaf> is held by a live writer. */
-static int lock_held(const char *dir, const char *leaf, size_t leaf_len)
-{
-    size_t n = strlen(dir) + strlen(CF__LOCK_PREFIX) + leaf_len + 2;
-    char *p = malloc(n);
-    if (!p) return 1; /* cannot tell: leave it */
-    snprintf(p, n, "%s/%s%.*s", dir, CF__LOCK_PREFIX, (int)leaf_len, leaf);
-    int held = cf__lock_probe_path(p) != 0; /* unknown counts as held */
-    free(p);
-    return held;
-}
-
 /* The leaf inside ".colfile-stage.<leaf>.<pid>.<hex>": strip the prefix and
  * the last two dot-separated fields. */
 static int sibling_leaf(const char *name, const char *prefix, const char **leaf, size_t *len)
@@ -101,12 +89,12 @@ static void handle_entry(const char *dir, const char *name, const struct stat *s
     size_t len;
     const char *verb = r->dry_run ? "would remove" : "removed";
     if (S_ISDIR(st->st_mode) && sibling_leaf(name, CF__STAGE_PREFIX, &leaf, &len)) {
-        if (!lock_held(dir, leaf, len)) {
+        if (!cf__lock_held(dir, leaf, len)) {
             note(r, "%s: staging directory of a create that never committed: %s", p, verb);
             if (!r->dry_run) (void)cf__remove_tree(p, NULL);
         }
     } else if (S_ISDIR(st->st_mode) && sibling_leaf(name, CF__OLD_PREFIX, &leaf, &len)) {
-        if (!lock_held(dir, leaf, len)) {
+        if (!cf__lock_held(dir, leaf, len)) {
             /* Moved aside by a commit that could not swap atomically: if the
              * new version never arrived, the old one is the column. */
             char *final = malloc(strlen(dir) + len + 2);
@@ -121,9 +109,14 @@ static void handle_entry(const char *dir, const char *name, const struct stat *s
             }
             free(final);
         }
+    } else if (S_ISREG(st->st_mode) && strcmp(name, CF__LOCK_NAME) == 0) {
+        /* The writers' shared lock file, left where no writer holds a lock
+         * in it by one that did not close its File (or died).  It tells of
+         * no interrupted work, so it is not reported, only removed. */
+        if (!r->dry_run) (void)cf__lock_tidy(dir);
     } else if (S_ISREG(st->st_mode) && strncmp(name, CF__LOCK_PREFIX, strlen(CF__LOCK_PREFIX)) == 0) {
         const char *l = name + strlen(CF__LOCK_PREFIX);
-        if (!lock_held(dir, l, strlen(l))) {
+        if (!cf__lock_held(dir, l, strlen(l))) {
             note(r, "%s: lock file of a writer that is gone: %s", p, verb);
             if (!r->dry_run) (void)unlink(p);
         }
@@ -134,7 +127,7 @@ static void handle_entry(const char *dir, const char *name, const struct stat *s
             const char *slash = strrchr(dir, '/');
             char *parent = slash ? strndup(dir, (size_t)(slash - dir)) : strdup(".");
             const char *col = slash ? slash + 1 : dir;
-            live = !parent || lock_held(parent, col, strlen(col));
+            live = !parent || cf__lock_held(parent, col, strlen(col));
             free(parent);
         } else {
             live = time(NULL) - st->st_mtime < CF__TEMP_GRACE_SECONDS;

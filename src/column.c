@@ -68,13 +68,7 @@ void cf__column_free(cf_column *c)
     if (!c->replica && c->dir && c->path && CF__STAGED(c)) (void)cf__remove_tree(c->dir, NULL);
     free_writes(c);
     free(c->name);
-    if (c->lock_fd >= 0) {
-        /* Removed while still held (see begin_change); a shared holder
-         * removes it only if it is the last one. */
-        if (!c->nolock || cf__lock_exclusive(c->lock_fd) == 0) (void)unlink(c->lock_path);
-        close(c->lock_fd);
-    }
-    free(c->lock_path);
+    cf__lock_release(&c->lock);
     free(c->path);
     free(c->dir);
     free(c->attr_dir);
@@ -134,7 +128,7 @@ static cf_column *column_new(const char *name, const char *path, const char *att
     if (!c) return NULL;
     c->fd = -1;
     c->fd_blob = -1;
-    c->lock_fd = -1;
+    c->lock = (cf__lock)CF__LOCK_NONE;
     c->durable = 1;
     cf__attrset_init(&c->attrs);
     cf__attrset_init(&c->attrs_v1);
@@ -343,27 +337,13 @@ static int remove_stale_blobs(const char *dir, int64_t nfile, int *removed, cf_e
 
 /* ---- commits: staging, writer lock, torn marker, fsync ----------------- */
 
-/* A name for `leaf` inside hidden sibling names: leaves too long to take a
- * prefix and suffix within NAME_MAX are cut and tagged with a hash. */
-static void short_leaf(const char *leaf, char out[224])
-{
-    size_t n = strlen(leaf);
-    if (n <= 200) {
-        memcpy(out, leaf, n + 1);
-        return;
-    }
-    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)leaf[i]) * 1099511628211ULL;
-    snprintf(out, 224, "%.180s~%016" PRIx64, leaf, h);
-}
-
 /* "<parent of path>/<prefix><leaf><suffix>", malloc'd (NULL on ENOMEM). */
 static char *sibling_path(const char *path, const char *prefix, const char *suffix)
 {
     const char *slash = strrchr(path, '/');
     size_t dl = slash ? (size_t)(slash - path + 1) : 0;
     char leaf[224];
-    short_leaf(path + dl, leaf);
+    cf__short_leaf(path + dl, strlen(path + dl), leaf);
     size_t n = dl + strlen(prefix) + strlen(leaf) + strlen(suffix) + 1;
     char *p = malloc(n);
     if (p) snprintf(p, n, "%.*s%s%s%s", (int)dl, path, prefix, leaf, suffix);
@@ -418,54 +398,14 @@ static int fresh_sibling(const char *path, const char *prefix, int make_dir, cha
     return CF_FAIL(err, CF_EIO, "%s: cannot find a free staging name", path);
 }
 
-/* The lock file is removed when its holder lets go, so that directories
- * keep no trace of finished writes.  A locker that raced with a removal may
- * hold a lock on a file no longer at the path: it checks, and retries. */
 int cf__column_begin_change(cf_column *c, cf_error *err)
 {
-    if (c->lock_fd >= 0 || c->replica || c->kind == CF_KIND_ATTRS_ONLY) return 0;
-    char *lp = sibling_path(c->path, CF__LOCK_PREFIX, "");
-    if (!lp) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
-    int rc = 0, fd = -1;
-    for (int attempt = 0; rc == 0 && fd < 0; attempt++) {
-        if (attempt == 64) {
-            rc = CF_FAIL(err, CF_EBUSY, "%s: the writer lock %s keeps changing", c->path, lp);
-            break;
-        }
-        /* Never through a link: a planted one could point anywhere. */
-        fd = open(lp, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
-        if (fd < 0 && errno == ELOOP) {
-            rc = CF_FAIL(err, CF_ENAME, "%s: symbolic link where the writer lock belongs; colfile does not "
-                         "follow links next to a column", lp);
-        } else if (fd < 0) {
-            int e = errno;
-            rc = CF_FAIL(err, cf__errno_code(e), "%s: cannot open the writer lock %s: %s", c->path, lp, strerror(e));
-        } else if ((c->nolock ? cf__lock_shared(fd) : cf__lock_exclusive(fd)) != 0) {
-            int e = errno;
-            close(fd);
-            fd = -1;
-            if (e == ENOLCK)
-                rc = CF_FAIL(err, CF_EIO, "%s: the file system cannot lock %s (ENOLCK; on NFS the server's lock "
-                             "manager must run), so concurrent writers could not be detected", c->path, lp);
-            else if (e == EWOULDBLOCK || e == EAGAIN || e == EACCES)
-                rc = CF_FAIL(err, CF_EBUSY, "%s: another writer (process or handle) is changing this column; "
-                             "its lock %s is held", c->path, lp);
-            else
-                rc = CF_FAIL(err, CF_EIO, "%s: cannot lock %s: %s", c->path, lp, strerror(e));
-        } else {
-            struct stat a, b;
-            if (fstat(fd, &a) != 0 || stat(lp, &b) != 0 || a.st_ino != b.st_ino || a.st_dev != b.st_dev) {
-                close(fd); /* removed or replaced meanwhile: try again */
-                fd = -1;
-            }
-        }
-    }
-    if (rc == 0) {
-        c->lock_fd = fd;
-        c->lock_path = lp;
-    } else {
-        free(lp);
-    }
+    if (c->lock.fd >= 0 || c->replica || c->kind == CF_KIND_ATTRS_ONLY) return 0;
+    char *parent = parent_of(c->path);
+    if (!parent) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
+    const char *slash = strrchr(c->path, '/');
+    int rc = cf__lock_take(&c->lock, parent, slash ? slash + 1 : c->path, c->nolock, c->path, err);
+    free(parent);
     return rc;
 }
 
@@ -474,9 +414,11 @@ int cf__column_begin_change(cf_column *c, cf_error *err)
  * the trace of a crash. */
 static int writer_alive(const cf_column *c)
 {
-    char *lp = sibling_path(c->path, CF__LOCK_PREFIX, "");
-    int held = lp && cf__lock_probe_path(lp) == 1;
-    free(lp);
+    char *parent = parent_of(c->path);
+    const char *slash = strrchr(c->path, '/');
+    const char *leaf = slash ? slash + 1 : c->path;
+    int held = parent && cf__lock_held(parent, leaf, strlen(leaf));
+    free(parent);
     return held;
 }
 
@@ -657,6 +599,14 @@ int cf__column_follow_commit(cf_column *c, cf_error *err)
 
 /* ---- create / open / close ------------------------------------------ */
 
+/* A column this File may lock: the File tidies the shared lock file of its
+ * directory (writer_lock.h) at its catalog update and close. */
+static void note_lock_dir(cf_file *f, const cf_column *c)
+{
+    const char *slash = strrchr(c->path, '/');
+    if (slash) cf__file_note_lock_dir(f, c->path, (size_t)(slash - c->path));
+}
+
 static int create_attrs_only(cf_column **out, cf_file *f, const char *name, cf_error *err)
 {
     char *dir = attr_dir_of(f, name);
@@ -763,7 +713,7 @@ int cf_column_create_blobs(cf_column **out, cf_file *f, const char *name,
         else rc = cf__mkdirs_durable(parent, c->durable, err);
         free(parent);
     }
-    if (rc == 0) rc = cf__column_begin_change(c, err);
+    if (rc == 0 && (rc = cf__column_begin_change(c, err)) == 0) note_lock_dir(f, c);
     char *stage = NULL;
     if (rc == 0) rc = fresh_sibling(dir, CF__STAGE_PREFIX, 1, &stage, err);
     if (rc) goto fail;
@@ -875,6 +825,7 @@ int cf_column_open(cf_column **out, cf_file *f, const char *name, cf_error *err)
     cf_column *c;
     int rc = cf__column_new_for(&c, f, name, err);
     if (rc) return rc;
+    if (f->writable && !is_attrs_only_name(name)) note_lock_dir(f, c);
     /* A read-only handle takes the metadata files from the File's catalog
      * where fresh stamps prove them current (catalog.c); anything unexpected
      * there, and the files themselves decide, with their own errors. */

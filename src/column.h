@@ -9,6 +9,7 @@
 #include "attrs.h"
 #include "header.h"
 #include "stats.h"
+#include "writer_lock.h"
 
 /* Bytes moved per conversion/checksum pass: small enough to stay in L2. */
 #define CF__CHUNK_BYTES ((int64_t)256 * 1024)
@@ -68,8 +69,7 @@ struct cf_column {
     int torn_at_open;   /* colfile-torn was there at open: kept until repair */
     int torn_marked;    /* this handle has made sure colfile-torn exists */
     int verify;         /* reads check the CRC32C of blobs they cover whole */
-    int lock_fd;        /* the writer lock (.colfile-lock.<leaf>), -1 if none */
-    char *lock_path;
+    cf__lock lock;      /* the writer lock (writer_lock.h), fd -1 if not held */
     int nolock;         /* CF_OPEN_NOLOCK: take no writer lock */
     int failed;         /* a write failed or changes were discarded: the
                            handle commits nothing any more */
@@ -87,7 +87,6 @@ struct cf_column {
 #define CF__TORN_NAME "colfile-torn"
 #define CF__STAGE_PREFIX ".colfile-stage."
 #define CF__OLD_PREFIX ".colfile-old."
-#define CF__LOCK_PREFIX ".colfile-lock."
 
 /* 1 while the column's files live in a staging directory (not published). */
 #define CF__STAGED(c) (strcmp((c)->dir, (c)->path) != 0)

@@ -11,6 +11,7 @@
 
 #include "error.h"
 #include "fsutil.h"
+#include "writer_lock.h"
 #include "header.h"
 #include "names.h"
 #include "platform.h"
@@ -139,6 +140,7 @@ int cf_file_open(cf_file **out, const char *path, int flags, cf_error *err)
     }
     f->writable = writable;
     f->flags = flags;
+    pthread_mutex_init(&f->lock_dirs_mu, NULL);
     /* the catalog of what is there (not where we just emptied or made the
      * directory, nor on the ranks that only vouch for rank 0's open) */
     if (exists && !(flags & (CF_OPEN_TRUNCATE | CF_OPEN_NOCHECK))) {
@@ -150,9 +152,62 @@ int cf_file_open(cf_file **out, const char *path, int flags, cf_error *err)
     return 0;
 }
 
+static uint64_t hash_bytes(const char *s, size_t n)
+{
+    uint64_t h = 14695981039346656037ULL; /* FNV-1a */
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+    return h;
+}
+
+void cf__file_note_lock_dir(cf_file *f, const char *dir, size_t len)
+{
+    uint64_t h = hash_bytes(dir, len);
+    pthread_mutex_lock(&f->lock_dirs_mu);
+    int64_t i = f->n_lock_dirs;
+    /* newest first: the columns of one directory usually come together */
+    while (i > 0 && !(f->lock_dir_hashes[i - 1] == h && strlen(f->lock_dirs[i - 1]) == len &&
+                      memcmp(f->lock_dirs[i - 1], dir, len) == 0))
+        i--;
+    if (i == 0) {
+        if (f->n_lock_dirs == f->cap_lock_dirs) {
+            int64_t cap = f->cap_lock_dirs ? f->cap_lock_dirs * 2 : 8;
+            char **dirs = realloc(f->lock_dirs, (size_t)cap * sizeof *dirs);
+            if (dirs) f->lock_dirs = dirs;
+            uint64_t *hashes = dirs ? realloc(f->lock_dir_hashes, (size_t)cap * sizeof *hashes) : NULL;
+            if (hashes) {
+                f->lock_dir_hashes = hashes;
+                f->cap_lock_dirs = cap;
+            }
+        }
+        char *copy = f->n_lock_dirs < f->cap_lock_dirs ? strndup(dir, len) : NULL;
+        if (copy) {
+            f->lock_dirs[f->n_lock_dirs] = copy;
+            f->lock_dir_hashes[f->n_lock_dirs++] = h;
+        }
+    }
+    pthread_mutex_unlock(&f->lock_dirs_mu);
+}
+
+/* Remove the writer-lock files this handle's columns left in their
+ * directories, where no one holds a lock any more (writer_lock.h). */
+static void tidy_lock_dirs(cf_file *f)
+{
+    pthread_mutex_lock(&f->lock_dirs_mu);
+    for (int64_t i = 0; i < f->n_lock_dirs; i++) {
+        (void)cf__lock_tidy(f->lock_dirs[i]);
+        free(f->lock_dirs[i]);
+    }
+    f->n_lock_dirs = 0;
+    pthread_mutex_unlock(&f->lock_dirs_mu);
+}
+
 void cf_file_close(cf_file *f)
 {
     if (!f) return;
+    tidy_lock_dirs(f);
+    free(f->lock_dirs);
+    free(f->lock_dir_hashes);
+    pthread_mutex_destroy(&f->lock_dirs_mu);
     cf__catalog_free(f->catalog);
     free(f->path);
     free(f);
@@ -255,6 +310,9 @@ int cf_file_catalog_update(cf_file *f, cf_error *err)
     if (!f) return CF_FAIL(err, CF_EARG, "cf_file_catalog_update: NULL argument");
     if (!f->writable)
         return CF_FAIL(err, CF_EREADONLY, "%s: File is open read-only; readers never write the catalog", f->path);
+    /* first: removing a lock file changes its directory, which the
+     * catalog stamps */
+    tidy_lock_dirs(f);
     return cf__catalog_update(f->path, f->catalog, CF__DURABLE(f), err);
 }
 

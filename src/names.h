@@ -25,7 +25,7 @@
 int cf__name_confine(const char *root, const char *name, cf_error *err);
 
 /* The same without listing the parent directory for hidden companions
- * (.colfile-lock.<leaf>, staging and old versions), a cost that grows with
+ * (.colfile-lock, staging and old versions), a cost that grows with
  * the number of columns beside it: for cf_column_create, which makes its
  * staging directory and old-version names fresh (mkdir and rename never
  * follow a link) and opens the lock with O_NOFOLLOW. */

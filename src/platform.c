@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/file.h>
 #include <unistd.h>
 #if defined(__linux__)
@@ -44,6 +45,46 @@ static int take_lock(int fd, short type, int flock_op)
     (void)type;
 #endif
     return flock(fd, flock_op | LOCK_NB);
+}
+
+static void ofd_range(struct flock *fl, short type, int64_t start)
+{
+    memset(fl, 0, sizeof *fl);
+    fl->l_type = type;
+    fl->l_whence = SEEK_SET;
+    fl->l_start = start < 0 ? 0 : (off_t)start;
+    fl->l_len = start < 0 ? 0 : 1; /* 0: to the end of the file, and beyond */
+}
+
+int cf__ofd_lock(int fd, int exclusive, int64_t start)
+{
+#if defined(F_OFD_SETLK)
+    struct flock fl;
+    ofd_range(&fl, exclusive ? F_WRLCK : F_RDLCK, start);
+    return fcntl(fd, F_OFD_SETLK, &fl);
+#else
+    (void)fd;
+    (void)exclusive;
+    (void)start;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+int cf__ofd_probe(int fd, int64_t start)
+{
+#if defined(F_OFD_GETLK)
+    struct flock fl;
+    ofd_range(&fl, F_WRLCK, start);
+    if (fcntl(fd, F_OFD_GETLK, &fl) != 0) return -1;
+    if (fl.l_type == F_UNLCK) return 0;
+    return fl.l_start == 0 && fl.l_len == 0 ? 2 : 1;
+#else
+    (void)fd;
+    (void)start;
+    errno = ENOSYS;
+    return -1;
+#endif
 }
 
 int cf__lock_shared(int fd)

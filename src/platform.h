@@ -23,6 +23,18 @@ int cf__lock_exclusive(int fd);
  * no one else holds it. */
 int cf__lock_shared(int fd);
 
+/* An open file description lock, non-blocking, of the byte at `start`
+ * (start >= 0) or of the whole file (start < 0): shared or exclusive.
+ * Returns 0, or -1 with errno: EAGAIN/EACCES when another open file
+ * description holds a conflicting lock, EINVAL or ENOSYS where the kernel
+ * has no such locks, ENOLCK when the file system cannot lock. */
+int cf__ofd_lock(int fd, int exclusive, int64_t start);
+
+/* What holds a lock that conflicts with an exclusive cf__ofd_lock of
+ * `start` (another open file description): 0 nothing, 1 a lock of part of
+ * the file, 2 a lock of the whole file, -1 cannot tell (errno). */
+int cf__ofd_probe(int fd, int64_t start);
+
 /* Whether someone holds the lock cf__lock_exclusive takes on the file open
  * as fd (which may be read-only): 1 held, 0 free, -1 cannot tell. */
 int cf__lock_probe(int fd);

@@ -175,7 +175,9 @@ def test_second_writer_is_refused(path: str) -> None:
         res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                              timeout=60)
         assert res.returncode == 3, res.stderr
-        assert "another writer" in res.stdout and ".colfile-lock.x" in res.stdout
+        assert "another writer" in res.stdout
+        assert f"{os.path.join(path, 'x')}: " in res.stdout
+        assert f"lock in {os.path.join(path, '.colfile-lock')} is held" in res.stdout
         # nor can a second handle of this process
         with colfile.File(path, "r+") as g:
             y = g["x"]

@@ -1,0 +1,242 @@
+/* writer_lock.c - the writer lock of a column: one byte of a lock file
+ * shared by the columns of a directory (see writer_lock.h). */
+#include "writer_lock.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "fsutil.h"
+#include "platform.h"
+
+/* A locker that keeps finding its lock file replaced gives up after this
+ * many tries (each replacement means another process removed or tidied it
+ * in between: rare, and never for long). */
+#define MAX_ATTEMPTS 64
+
+static uint64_t fnv1a(const char *s, size_t n)
+{
+    uint64_t h = 14695981039346656037ULL;
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+    return h;
+}
+
+void cf__short_leaf(const char *leaf, size_t len, char out[224])
+{
+    if (len <= 200) {
+        memcpy(out, leaf, len);
+        out[len] = '\0';
+        return;
+    }
+    snprintf(out, 224, "%.180s~%016" PRIx64, leaf, fnv1a(leaf, len));
+}
+
+/* The byte of the column's lock: 62 bits of a hash of its (short) leaf, so
+ * that a one-byte lock there never reaches the end of off_t.  Two names of
+ * one directory sharing a byte (a chance of 2^-62 per pair) would only
+ * make one writer wait for the other (CF_EBUSY), never mix their data. */
+static int64_t slot_of(const char *short_leaf)
+{
+    return (int64_t)(fnv1a(short_leaf, strlen(short_leaf)) & ((UINT64_C(1) << 62) - 1));
+}
+
+static char *lock_path(const char *dir, const char *prefix, const char *short_leaf)
+{
+    size_t n = strlen(dir) + strlen(prefix) + strlen(short_leaf) + 2;
+    char *p = malloc(n);
+    if (p) snprintf(p, n, "%s/%s%s", dir, prefix, short_leaf);
+    return p;
+}
+
+/* 1 if fd still is the file at path (no one removed or replaced it since
+ * it was opened). */
+static int still_there(int fd, const char *path)
+{
+    struct stat a, b;
+    return fstat(fd, &a) == 0 && lstat(path, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev;
+}
+
+static int open_failed(const char *path, const char *column, cf_error *err)
+{
+    int e = errno;
+    if (e == ELOOP)
+        return CF_FAIL(err, CF_ENAME, "%s: symbolic link where the writer lock belongs; colfile does not "
+                       "follow links next to a column", path);
+    return CF_FAIL(err, cf__errno_code(e), "%s: cannot open the writer lock %s: %s", column, path, strerror(e));
+}
+
+static int lock_failed(int e, const char *path, const char *column, cf_error *err)
+{
+    if (e == ENOLCK)
+        return CF_FAIL(err, CF_EIO, "%s: the file system cannot lock %s (ENOLCK; on NFS the server's lock "
+                       "manager must run), so concurrent writers could not be detected", column, path);
+    if (e == EWOULDBLOCK || e == EAGAIN || e == EACCES)
+        return CF_FAIL(err, CF_EBUSY, "%s: another writer (process or handle) is changing this column; "
+                       "its lock in %s is held", column, path);
+    return CF_FAIL(err, CF_EIO, "%s: cannot lock %s: %s", column, path, strerror(e));
+}
+
+/* Where the kernel has no open file description locks: a file per column,
+ * locked whole, removed by its holder while it still holds it. */
+static int take_own_file(cf__lock *lk, const char *dir, const char *short_leaf, const char *column,
+                         cf_error *err)
+{
+    char *path = lock_path(dir, CF__LOCK_PREFIX, short_leaf);
+    if (!path) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", column);
+    int rc = 0, fd = -1;
+    for (int attempt = 0; rc == 0 && fd < 0; attempt++) {
+        if (attempt == MAX_ATTEMPTS) {
+            rc = CF_FAIL(err, CF_EBUSY, "%s: the writer lock %s keeps changing", column, path);
+            break;
+        }
+        fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
+        if (fd < 0) {
+            rc = open_failed(path, column, err);
+        } else if ((lk->shared ? cf__lock_shared(fd) : cf__lock_exclusive(fd)) != 0) {
+            rc = lock_failed(errno, path, column, err);
+            close(fd);
+            fd = -1;
+        } else if (!still_there(fd, path)) {
+            close(fd); /* removed or replaced meanwhile: try again */
+            fd = -1;
+        }
+    }
+    if (rc) {
+        free(path);
+        return rc;
+    }
+    lk->fd = fd;
+    lk->slot = -1;
+    lk->path = path;
+    return 0;
+}
+
+int cf__lock_take(cf__lock *lk, const char *dir, const char *leaf, int shared, const char *column,
+                  cf_error *err)
+{
+    char sl[224];
+    cf__short_leaf(leaf, strlen(leaf), sl);
+    lk->shared = shared;
+    char *path = cf__path_join(dir, CF__LOCK_NAME);
+    if (!path) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", column);
+    int64_t slot = slot_of(sl);
+    int rc = 0, fd = -1;
+    for (int attempt = 0; rc == 0 && fd < 0; attempt++) {
+        if (attempt == MAX_ATTEMPTS) {
+            rc = CF_FAIL(err, CF_EBUSY, "%s: the writer lock %s keeps changing, or stays locked whole "
+                         "(by a process removing it)", column, path);
+            break;
+        }
+        /* Never through a link: a planted one could point anywhere. */
+        fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
+        if (fd < 0) {
+            rc = open_failed(path, column, err);
+            break;
+        }
+        if (cf__ofd_lock(fd, !shared, slot) != 0) {
+            int e = errno;
+            int what = (e == EAGAIN || e == EACCES) ? cf__ofd_probe(fd, slot) : -1;
+            close(fd);
+            fd = -1;
+            if (e == EINVAL || e == ENOSYS) {
+                /* no open file description locks here; the empty file we
+                 * may have made is tidied like any other */
+                free(path);
+                (void)cf__lock_tidy(dir);
+                return take_own_file(lk, dir, sl, column, err);
+            }
+            if (what == 2 || what == 0) {
+                /* being tidied away (or the conflict is gone already): the
+                 * next open makes a new file.  A tidy holds the file for
+                 * microseconds; the waits add up to about 40 ms. */
+                struct timespec pause = { 0, 20000L * (attempt + 1) };
+                nanosleep(&pause, NULL);
+                continue;
+            }
+            rc = lock_failed(e, path, column, err);
+        } else if (!still_there(fd, path)) {
+            close(fd); /* tidied or replaced meanwhile: try again */
+            fd = -1;
+        }
+    }
+    if (rc) {
+        free(path);
+        return rc;
+    }
+    lk->fd = fd;
+    lk->slot = slot;
+    lk->path = path;
+    return 0;
+}
+
+void cf__lock_release(cf__lock *lk)
+{
+    if (lk->fd >= 0) {
+        /* A file of its own is removed while still held (a locker checks
+         * that the file it locked is still there); a shared holder removes
+         * it only if it is the last one.  The file of a directory stays for
+         * the next writer (the File tidies it at its close), except after
+         * shared holders (CF_OPEN_NOLOCK, bigfile's API, whose Files are
+         * often never closed): the last one removes it, as if tidying, by
+         * locking all of it through its own descriptor. */
+        if (lk->slot < 0 ? (!lk->shared || cf__lock_exclusive(lk->fd) == 0)
+                         : (lk->shared && cf__ofd_lock(lk->fd, 1, -1) == 0 && still_there(lk->fd, lk->path)))
+            (void)unlink(lk->path);
+        close(lk->fd); /* lets go of the lock */
+    }
+    free(lk->path);
+    lk->fd = -1;
+    lk->path = NULL;
+}
+
+int cf__lock_held(const char *dir, const char *leaf, size_t len)
+{
+    char sl[224];
+    cf__short_leaf(leaf, len, sl);
+    char *own = lock_path(dir, CF__LOCK_PREFIX, sl);
+    char *shared = cf__path_join(dir, CF__LOCK_NAME);
+    int held = 1; /* cannot tell: held */
+    if (own && shared) {
+        held = cf__lock_probe_path(own) != 0;
+        if (!held) {
+            int fd = open(shared, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+            if (fd >= 0) {
+                /* a lock of the whole file is a tidy, which finds no writer */
+                int what = cf__ofd_probe(fd, slot_of(sl));
+                held = what == 1 || (what < 0 && errno != EINVAL && errno != ENOSYS);
+                close(fd);
+            } else {
+                held = errno != ENOENT && errno != ENOTDIR;
+            }
+        }
+    }
+    free(own);
+    free(shared);
+    return held;
+}
+
+int cf__lock_tidy(const char *dir)
+{
+    char *path = cf__path_join(dir, CF__LOCK_NAME);
+    if (!path) return 0;
+    int removed = 0;
+    int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0) {
+        /* The whole file locked: no writer holds a byte of it, and none
+         * can take one until it is gone. */
+        int locked = cf__ofd_lock(fd, 1, -1) == 0;
+        if (!locked && (errno == EINVAL || errno == ENOSYS)) /* no one can use it here */
+            locked = cf__lock_exclusive(fd) == 0;
+        if (locked && still_there(fd, path)) removed = unlink(path) == 0;
+        close(fd);
+    }
+    free(path);
+    return removed;
+}

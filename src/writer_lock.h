@@ -1,0 +1,57 @@
+/* writer_lock.h - the writer lock of a column (docs/format.md 8.3;
+ * internal).
+ *
+ * A writer locks one byte of `.colfile-lock`, a file shared by every
+ * column of a directory: the byte at an offset given by a hash of the
+ * column's leaf name, with an open file description lock (per handle, also
+ * between threads of one process).  The file stays while writers come and
+ * go, so a writer adds no entry to the directory; whoever finds no lock at
+ * all in it removes it (cf__lock_tidy).  Where the kernel has no open file
+ * description locks, each column gets a file of its own,
+ * `.colfile-lock.<leaf>`, locked whole with flock and removed by its
+ * holder. */
+#ifndef CF_WRITER_LOCK_H
+#define CF_WRITER_LOCK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "colfile.h"
+
+#define CF__LOCK_NAME ".colfile-lock"
+#define CF__LOCK_PREFIX ".colfile-lock."
+
+typedef struct cf__lock {
+    int fd;       /* -1 when not held */
+    int shared;   /* CF_OPEN_NOLOCK holders share the lock */
+    int64_t slot; /* the byte locked in CF__LOCK_NAME; -1: a file of its own */
+    char *path;   /* the lock file */
+} cf__lock;
+
+#define CF__LOCK_NONE { -1, 0, -1, NULL }
+
+/* `leaf` as it appears in hidden sibling names (.colfile-stage.<leaf>...,
+ * the lock byte): leaves longer than 200 bytes are cut to 180 and tagged
+ * with "~" and 16 hex digits of their FNV-1a hash. */
+void cf__short_leaf(const char *leaf, size_t len, char out[224]);
+
+/* Take the writer lock of the column `leaf` in directory `dir`, without
+ * waiting: CF_EBUSY (naming `column`, the column's path, and the lock)
+ * when another handle holds it, CF_ENAME when a symbolic link sits where
+ * the lock file belongs. */
+int cf__lock_take(cf__lock *lk, const char *dir, const char *leaf, int shared, const char *column,
+                  cf_error *err);
+
+/* Let go (nothing if not held). */
+void cf__lock_release(cf__lock *lk);
+
+/* 1 if a writer holds the lock of column `leaf` (len bytes; cut as in
+ * cf__short_leaf when longer) in `dir`; 0 if not; 1 when it cannot tell. */
+int cf__lock_held(const char *dir, const char *leaf, size_t len);
+
+/* Remove dir/.colfile-lock when no one holds any lock in it (a writer of
+ * the File at its close, and repair); 1 if removed.  Lockers that had the
+ * file open find it gone and make a new one. */
+int cf__lock_tidy(const char *dir);
+
+#endif

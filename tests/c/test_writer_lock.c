@@ -1,0 +1,260 @@
+/* The writer lock (docs/format.md 8.3): one byte per column of a lock file
+ * shared by the columns of a directory, kept while the File is open,
+ * removed where no one holds a lock in it. */
+#define _GNU_SOURCE 1 /* F_OFD_SETLK, to stand in for a process tidying */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "harness.h"
+
+static char g_root[4200];
+
+static int exists(const char *rel)
+{
+    char p[4400];
+    snprintf(p, sizeof p, "%s/%s", g_root, rel);
+    struct stat st;
+    return lstat(p, &st) == 0;
+}
+
+static cf_file *open_file(int flags)
+{
+    cf_error err;
+    cf_file *f = NULL;
+    CHECK_OK(cf_file_open(&f, g_root, CF_OPEN_WRITE | CF_OPEN_CREATE | CF_OPEN_NODURABLE | flags, &err), &err);
+    return f;
+}
+
+static cf_column *make(cf_file *f, const char *name)
+{
+    cf_error err;
+    cf_column *c = NULL;
+    int64_t rows[3] = { 1, 2, 3 };
+    CHECK_OK(cf_column_create(&c, f, name, "<i8", 1, 3, 1, &err), &err);
+    if (c) CHECK_OK(cf_column_write(c, 0, 3, rows, NULL, 8, 8, &err), &err);
+    return c;
+}
+
+static void setup(void) { snprintf(g_root, sizeof g_root, "%s/F", cf_test_dir()); }
+
+static void test_one_lock_file_per_directory(void)
+{
+    setup();
+    cf_error err;
+    cf_file *f = open_file(0);
+    if (!f) return;
+    cf_column *a = make(f, "a"), *b = make(f, "g/b"), *a2 = make(f, "a2");
+    /* columns of one directory write side by side, each holding its byte */
+    CHECK(exists(".colfile-lock") && exists("g/.colfile-lock"));
+    CHECK(!exists(".colfile-lock.a") && !exists("g/.colfile-lock.b"));
+    /* the same column through a second File is refused, naming the lock */
+    cf_file *other = open_file(0);
+    cf_column *again = NULL;
+    if (other) {
+        CHECK_FAILS(cf_column_create(&again, other, "a", "<i8", 1, 3, 1, &err), CF_EBUSY, &err,
+                    "/F/.colfile-lock is held");
+        CHECK(strstr(err.message, "/F/a: another writer") != NULL);
+        cf_file_close(other); /* holds no lock: leaves the file to f's columns */
+    }
+    CHECK(exists(".colfile-lock"));
+    CHECK_OK(cf_column_close(a, &err), &err);
+    CHECK_OK(cf_column_close(b, &err), &err);
+    CHECK_OK(cf_column_close(a2, &err), &err);
+    /* kept while the File is open, for its next columns */
+    CHECK(exists(".colfile-lock") && exists("g/.colfile-lock"));
+    cf_column *c = make(f, "c");
+    CHECK_OK(cf_column_close(c, &err), &err);
+    /* removed before the catalog stamps the directories */
+    CHECK_OK(cf_file_catalog_update(f, &err), &err);
+    CHECK(!exists(".colfile-lock") && !exists("g/.colfile-lock"));
+    cf_file_close(f);
+    /* and the catalog still vouches for the root: listing reads it */
+    cf_file *r = NULL;
+    CHECK_OK(cf_file_open(&r, g_root, CF_OPEN_READ, &err), &err);
+    char **names = NULL;
+    int64_t n = 0;
+    if (r) CHECK_OK(cf_file_list(r, &names, &n, &err), &err);
+    CHECK_EQ_INT(n, 4);
+    cf_names_free(names, n);
+    cf_file_close(r);
+}
+
+static void test_a_held_lock_keeps_the_file(void)
+{
+    setup();
+    cf_error err;
+    cf_file *f1 = open_file(0), *f2 = open_file(0);
+    if (!f1 || !f2) return;
+    cf_column *x = make(f1, "x");
+    cf_column *y = make(f2, "y");
+    CHECK_OK(cf_column_close(y, &err), &err);
+    cf_file_close(f2); /* x's byte is still held: the file stays */
+    CHECK(exists(".colfile-lock"));
+    /* a column outliving its File keeps its lock, and nothing else is lost */
+    cf_file_close(f1);
+    CHECK(exists(".colfile-lock"));
+    CHECK_OK(cf_column_close(x, &err), &err);
+    CHECK(exists("x/header"));
+    /* the next writer that finds it idle removes it */
+    cf_file *f3 = open_file(0);
+    if (!f3) return;
+    cf_column *z = make(f3, "z");
+    CHECK_OK(cf_column_close(z, &err), &err);
+    cf_file_close(f3);
+    CHECK(!exists(".colfile-lock"));
+}
+
+static void test_repair_removes_an_idle_file_silently(void)
+{
+    setup();
+    cf_error err;
+    cf_file *f = open_file(0);
+    if (!f) return;
+    cf_column *g = make(f, "g/c");
+    CHECK_OK(cf_column_close(g, &err), &err);
+    cf_column *held = make(f, "held");
+    cf_file *other = open_file(0);
+    if (!other) return;
+    char **lines = NULL;
+    int64_t n = -1;
+    /* g/ has an idle one, the root one is held by `held` */
+    CHECK_OK(cf_file_cleanup(other, 1, &lines, &n, &err), &err);
+    CHECK_EQ_INT(n, 0);
+    cf_names_free(lines, n);
+    CHECK(exists("g/.colfile-lock") && exists(".colfile-lock"));
+    CHECK_OK(cf_file_cleanup(other, 0, &lines, &n, &err), &err);
+    CHECK_EQ_INT(n, 0); /* not reported: no interrupted work */
+    cf_names_free(lines, n);
+    CHECK(!exists("g/.colfile-lock"));
+    CHECK(exists(".colfile-lock") && exists(".colfile-stage.held") == 0);
+    CHECK_OK(cf_column_close(held, &err), &err);
+    cf_file_close(other);
+    cf_file_close(f);
+    CHECK(!exists(".colfile-lock"));
+}
+
+/* A process tidying the lock file holds all of it for a moment; a writer
+ * arriving then waits and makes a new file. */
+typedef struct {
+    int fd;
+    char path[4400];
+} tidier;
+
+static void *tidy_later(void *arg)
+{
+    tidier *t = arg;
+    struct timespec pause = { 0, 5 * 1000 * 1000 };
+    nanosleep(&pause, NULL);
+    CHECK(unlink(t->path) == 0);
+    close(t->fd); /* lets go */
+    return NULL;
+}
+
+static int lock_whole(const char *path)
+{
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    struct flock fl = { 0 };
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    if (fd >= 0 && fcntl(fd, F_OFD_SETLK, &fl) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static void test_a_writer_waits_out_a_tidy(void)
+{
+    setup();
+    cf_error err;
+    cf_file *f = open_file(0);
+    if (!f) return;
+    tidier t;
+    snprintf(t.path, sizeof t.path, "%s/.colfile-lock", g_root);
+    t.fd = lock_whole(t.path);
+    CHECK(t.fd >= 0);
+    struct stat before;
+    CHECK(stat(t.path, &before) == 0);
+    int keep = open(t.path, O_RDONLY | O_CLOEXEC); /* its inode number is not reused meanwhile */
+    pthread_t th;
+    CHECK(pthread_create(&th, NULL, tidy_later, &t) == 0);
+    cf_column *c = make(f, "c"); /* retries until the tidy is done */
+    pthread_join(th, NULL);
+    struct stat after;
+    CHECK(stat(t.path, &after) == 0);
+    CHECK(after.st_ino != before.st_ino); /* made anew after the tidy */
+    close(keep);
+    CHECK_OK(cf_column_close(c, &err), &err);
+    /* a file held whole for good: the writer gives up, saying why */
+    int fd = lock_whole(t.path);
+    CHECK(fd >= 0);
+    cf_column *d = NULL;
+    CHECK_FAILS(cf_column_create(&d, f, "d", "<i8", 1, 3, 1, &err), CF_EBUSY, &err, "stays locked whole");
+    close(fd);
+    cf_file_close(f);
+    CHECK(!exists(".colfile-lock") && !exists("d") && exists("c/header"));
+}
+
+static void test_shared_writers_and_the_last_one_out(void)
+{
+    setup();
+    cf_error err;
+    cf_file *f = open_file(0);
+    if (!f) return;
+    cf_column *c = make(f, "c");
+    CHECK_OK(cf_column_close(c, &err), &err);
+    cf_file_close(f);
+    cf_file *s1 = open_file(CF_OPEN_NOLOCK), *s2 = open_file(CF_OPEN_NOLOCK), *x = open_file(0);
+    if (!s1 || !s2 || !x) return;
+    cf_column *a = NULL, *b = NULL, *e = NULL;
+    int64_t v = 7;
+    CHECK_OK(cf_column_open(&a, s1, "c", &err), &err);
+    CHECK_OK(cf_column_open(&b, s2, "c", &err), &err);
+    if (!a || !b) return;
+    CHECK_OK(cf_column_write(a, 0, 1, &v, NULL, 8, 8, &err), &err);
+    CHECK_OK(cf_column_write(b, 1, 1, &v, NULL, 8, 8, &err), &err); /* both hold it, shared */
+    CHECK_OK(cf_column_open(&e, x, "c", &err), &err);
+    if (e) {
+        CHECK_FAILS(cf_column_write(e, 2, 1, &v, NULL, 8, 8, &err), CF_EBUSY, &err, ".colfile-lock is held");
+        (void)cf_column_close(e, NULL); /* nothing to commit: it never locked */
+    }
+    cf_file_close(x);
+    CHECK_OK(cf_column_close(a, &err), &err);
+    CHECK(exists(".colfile-lock"));
+    CHECK_OK(cf_column_close(b, &err), &err); /* the last one out removes it */
+    CHECK(!exists(".colfile-lock"));
+    cf_file_close(s1);
+    cf_file_close(s2);
+}
+
+static void test_long_names_lock_what_repair_checks(void)
+{
+    setup();
+    cf_error err;
+    cf_file *f = open_file(0);
+    if (!f) return;
+    char name[251];
+    memset(name, 'n', 250);
+    name[250] = '\0';
+    cf_column *c = make(f, name); /* staged under a cut, hashed leaf */
+    cf_file *other = open_file(0);
+    char **lines = NULL;
+    int64_t n = -1;
+    if (other) CHECK_OK(cf_file_cleanup(other, 0, &lines, &n, &err), &err);
+    CHECK_EQ_INT(n, 0); /* its staging directory is seen as held */
+    cf_names_free(lines, n);
+    CHECK_OK(cf_column_close(c, &err), &err);
+    CHECK(exists(name));
+    cf_file_close(other);
+    cf_file_close(f);
+}
+
+CF_TESTS(CF_TEST(test_one_lock_file_per_directory),
+         CF_TEST(test_a_held_lock_keeps_the_file),
+         CF_TEST(test_repair_removes_an_idle_file_silently),
+         CF_TEST(test_a_writer_waits_out_a_tidy),
+         CF_TEST(test_shared_writers_and_the_last_one_out),
+         CF_TEST(test_long_names_lock_what_repair_checks))
