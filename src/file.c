@@ -152,16 +152,9 @@ int cf_file_open(cf_file **out, const char *path, int flags, cf_error *err)
     return 0;
 }
 
-static uint64_t hash_bytes(const char *s, size_t n)
-{
-    uint64_t h = 14695981039346656037ULL; /* FNV-1a */
-    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
-    return h;
-}
-
 void cf__file_note_lock_dir(cf_file *f, const char *dir, size_t len)
 {
-    uint64_t h = hash_bytes(dir, len);
+    uint64_t h = cf__fnv1a(dir, len);
     pthread_mutex_lock(&f->lock_dirs_mu);
     int64_t i = f->n_lock_dirs;
     /* newest first: the columns of one directory usually come together */

@@ -21,7 +21,7 @@
  * in between: rare, and never for long). */
 #define MAX_ATTEMPTS 64
 
-static uint64_t fnv1a(const char *s, size_t n)
+uint64_t cf__fnv1a(const char *s, size_t n)
 {
     uint64_t h = 14695981039346656037ULL;
     for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
@@ -35,7 +35,7 @@ void cf__short_leaf(const char *leaf, size_t len, char out[224])
         out[len] = '\0';
         return;
     }
-    snprintf(out, 224, "%.180s~%016" PRIx64, leaf, fnv1a(leaf, len));
+    snprintf(out, 224, "%.180s~%016" PRIx64, leaf, cf__fnv1a(leaf, len));
 }
 
 /* The byte of the column's lock: 62 bits of a hash of its (short) leaf, so
@@ -44,7 +44,7 @@ void cf__short_leaf(const char *leaf, size_t len, char out[224])
  * make one writer wait for the other (CF_EBUSY), never mix their data. */
 static int64_t slot_of(const char *short_leaf)
 {
-    return (int64_t)(fnv1a(short_leaf, strlen(short_leaf)) & ((UINT64_C(1) << 62) - 1));
+    return (int64_t)(cf__fnv1a(short_leaf, strlen(short_leaf)) & ((UINT64_C(1) << 62) - 1));
 }
 
 static char *lock_path(const char *dir, const char *prefix, const char *short_leaf)
@@ -118,6 +118,27 @@ static int take_own_file(cf__lock *lk, const char *dir, const char *short_leaf, 
     return 0;
 }
 
+/* The directory's lock file, opened for writing (which a write lock needs),
+ * made if missing: -1 with errno, or -2 when another writer made it first.
+ * Never through a link: a planted one could point anywhere.  Whoever may
+ * write the directory may lock it: the file is made read-write for the
+ * owner and for the group and others where they may write the directory,
+ * whatever the umask (it holds no data; a writer that could not open it
+ * could not write any column beside it). */
+static int open_shared_file(const char *dir, const char *path)
+{
+    int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0 || errno != ENOENT) return fd;
+    fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) return errno == EEXIST ? -2 : -1;
+    struct stat st;
+    if (stat(dir, &st) == 0) {
+        mode_t mode = 0600 | ((st.st_mode & S_IWGRP) ? 0060 : 0) | ((st.st_mode & S_IWOTH) ? 0006 : 0);
+        if (mode != 0600) (void)fchmod(fd, mode);
+    }
+    return fd;
+}
+
 int cf__lock_take(cf__lock *lk, const char *dir, const char *leaf, int shared, const char *column,
                   cf_error *err)
 {
@@ -134,8 +155,8 @@ int cf__lock_take(cf__lock *lk, const char *dir, const char *leaf, int shared, c
                          "(by a process removing it)", column, path);
             break;
         }
-        /* Never through a link: a planted one could point anywhere. */
-        fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
+        fd = open_shared_file(dir, path);
+        if (fd == -2) continue; /* made by another writer meanwhile */
         if (fd < 0) {
             rc = open_failed(path, column, err);
             break;

@@ -30,6 +30,9 @@ typedef struct cf__lock {
 
 #define CF__LOCK_NONE { -1, 0, -1, NULL }
 
+/* The 64-bit FNV-1a hash of n bytes. */
+uint64_t cf__fnv1a(const char *s, size_t n);
+
 /* `leaf` as it appears in hidden sibling names (.colfile-stage.<leaf>...,
  * the lock byte): leaves longer than 200 bytes are cut to 180 and tagged
  * with "~" and 16 hex digits of their FNV-1a hash. */

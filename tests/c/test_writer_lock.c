@@ -252,7 +252,38 @@ static void test_long_names_lock_what_repair_checks(void)
     cf_file_close(f);
 }
 
+static int mode_of(const char *rel)
+{
+    char p[4400];
+    snprintf(p, sizeof p, "%s/%s", g_root, rel);
+    struct stat st;
+    return stat(p, &st) == 0 ? (int)(st.st_mode & 0777) : -1;
+}
+
+/* Whoever may write a directory may lock its columns, whatever the umask
+ * of the writer that made the lock file. */
+static void test_the_lock_file_is_writable_by_the_directory_writers(void)
+{
+    setup();
+    cf_error err;
+    mode_t old = umask(022);
+    cf_file *f = open_file(0);
+    if (f) {
+        char g[4400];
+        snprintf(g, sizeof g, "%s/shared", g_root);
+        CHECK(mkdir(g, 0775) == 0 && chmod(g, 02775) == 0); /* a group's directory */
+        cf_column *a = make(f, "a"), *b = make(f, "shared/b");
+        CHECK_EQ_INT(mode_of(".colfile-lock"), 0600); /* the root: the owner's alone (0755) */
+        CHECK_EQ_INT(mode_of("shared/.colfile-lock"), 0660);
+        CHECK_OK(cf_column_close(a, &err), &err);
+        CHECK_OK(cf_column_close(b, &err), &err);
+        cf_file_close(f);
+    }
+    umask(old);
+}
+
 CF_TESTS(CF_TEST(test_one_lock_file_per_directory),
+         CF_TEST(test_the_lock_file_is_writable_by_the_directory_writers),
          CF_TEST(test_a_held_lock_keeps_the_file),
          CF_TEST(test_repair_removes_an_idle_file_silently),
          CF_TEST(test_a_writer_waits_out_a_tidy),
