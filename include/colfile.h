@@ -523,6 +523,14 @@ CF_API int cf_column_torn(const cf_column *c);
 CF_API int cf_column_set_verify(cf_column *c, int enabled, cf_error *err);
 CF_API int cf_column_verify_enabled(const cf_column *c);
 
+/* In a child made by fork(2) while c was open in the parent: release the
+ * child's copy of the handle (its memory and descriptors) without
+ * committing, unlocking or removing anything, since the column is still the
+ * parent's.  The child's copy of the writer lock's descriptor would
+ * otherwise keep the lock held for as long as the child lives, refusing the
+ * parent's next writer of the column.  Accepts NULL. */
+CF_API void cf_column_forget(cf_column *c);
+
 /* Give up the handle's uncommitted changes: from now on flush and close
  * commit nothing (they fail with CF_EIO saying so) and a new column that was
  * never committed vanishes at close.  The parallel layers call it on the

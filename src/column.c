@@ -2196,6 +2196,14 @@ done:
 
 int cf_column_torn(const cf_column *c) { return c ? c->torn_at_open : 0; }
 
+void cf_column_forget(cf_column *c)
+{
+    if (!c) return;
+    c->replica = 1; /* leaves a staging directory alone */
+    cf__lock_forget(&c->lock);
+    cf__column_free(c);
+}
+
 void cf_column_discard(cf_column *c)
 {
     if (c) c->failed = 1;

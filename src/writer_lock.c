@@ -217,6 +217,14 @@ void cf__lock_release(cf__lock *lk)
     lk->path = NULL;
 }
 
+void cf__lock_forget(cf__lock *lk)
+{
+    if (lk->fd >= 0) close(lk->fd);
+    free(lk->path);
+    lk->fd = -1;
+    lk->path = NULL;
+}
+
 int cf__lock_held(const char *dir, const char *leaf, size_t len)
 {
     char sl[224];

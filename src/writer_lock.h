@@ -48,6 +48,10 @@ int cf__lock_take(cf__lock *lk, const char *dir, const char *leaf, int shared, c
 /* Let go (nothing if not held). */
 void cf__lock_release(cf__lock *lk);
 
+/* Close this copy of the lock's descriptor and nothing else (a forked
+ * child's copy: the lock stays the parent's). */
+void cf__lock_forget(cf__lock *lk);
+
 /* 1 if a writer holds the lock of column `leaf` (len bytes; cut as in
  * cf__short_leaf when longer) in `dir`; 0 if not; 1 when it cannot tell. */
 int cf__lock_held(const char *dir, const char *leaf, size_t len);

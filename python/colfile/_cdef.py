@@ -72,6 +72,7 @@ int cf_column_create_blobs(cf_column **out, cf_file *f, const char *name,
 int cf_column_open(cf_column **out, cf_file *f, const char *name, cf_error *err);
 int cf_column_flush(cf_column *c, cf_error *err);
 int cf_column_close(cf_column *c, cf_error *err);
+void cf_column_forget(cf_column *c);
 int64_t cf_column_close_many(cf_column **cols, int64_t n, cf_error *errs);
 const char *cf_column_name(const cf_column *c);
 const char *cf_column_path(const cf_column *c);

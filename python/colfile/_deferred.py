@@ -20,8 +20,8 @@ latest), with the message an immediate commit would have raised.
 
 After ``os.fork()`` the child starts with an empty queue: the columns its
 parent closed are the parent's to commit (the child's copies of their
-handles are dropped, not closed), and the child's own closes get a thread
-of their own.
+handles are released without a commit: ``cf_column_forget``), and the
+child's own closes get a thread of their own.
 """
 
 from __future__ import annotations
@@ -137,8 +137,15 @@ class Committer:
     def _forked(self) -> None:
         # In a forked child: the worker thread did not survive, and the
         # condition may be held by it.  What is queued is the parent's to
-        # commit; committing it here as well would publish it twice.
+        # commit; committing it here as well would publish it twice.  The
+        # child's copies of the queued handles are released without a
+        # commit; a batch the thread was closing at the fork is left alone
+        # (its handles may be half released).
+        queued = list(self._queue)
         self._start()
+        forget = lib().cf_column_forget
+        for _, h in queued:
+            forget(h)
 
     def _conflicts(self, name: str) -> bool:
         return (name in self._names or name in self._above

@@ -16,6 +16,7 @@ array([9., 3.])
 
 from __future__ import annotations
 
+import os
 import threading
 import weakref
 from collections.abc import Iterator
@@ -66,6 +67,28 @@ _REPAIR_BITS = (
 def _release(handle: Any) -> None:
     """Finalizer: close a handle nobody closed (errors cannot be reported)."""
     lib().cf_column_close(handle, ffi.NULL)
+
+
+#: the Columns holding a handle that can commit: a forked child forgets them
+_WRITERS: weakref.WeakSet[Column] = weakref.WeakSet()
+
+
+def _forget_in_child() -> None:
+    """After os.fork(), in the child: the writable columns open in the
+    parent are the parent's.  Their handles are released without a commit
+    (cf_column_forget), so that the child neither commits them at its exit
+    nor keeps their writer locks held through inherited descriptors, and
+    the Column objects are closed here."""
+    for col in list(_WRITERS):
+        h, col._h = col._h, None
+        if col._finalizer is not None:
+            col._finalizer.detach()
+        if h is not None:
+            lib().cf_column_forget(h)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_in_child)
 
 
 _DTYPES: dict[str, np.dtype[Any]] = {}
@@ -159,7 +182,10 @@ class Column:
         # also runs at exit; a read-only one holds only memory, which __del__
         # gives back: a weakref.finalize costs more than opening from the
         # catalog.
-        self._finalizer: Any = weakref.finalize(self, _release, handle) if self._writable else None
+        self._finalizer: Any = None
+        if self._writable:
+            self._finalizer = weakref.finalize(self, _release, handle)
+            _WRITERS.add(self)
         # File(deferred=True): close() hands the handle to the File's committer
         self._defer: Any = file._commits if self._writable and file is not None else None
         tostr = ffi.string  # the core never gives NULL here
@@ -292,6 +318,7 @@ class Column:
                 self._finalizer.detach()
             self._h = handle
             self._finalizer = weakref.finalize(self, _release, handle)
+            _WRITERS.add(self)
         if old is not None:
             lib().cf_column_close(old, ffi.NULL)
 

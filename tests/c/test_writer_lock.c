@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #include "harness.h"
@@ -282,7 +283,47 @@ static void test_the_lock_file_is_writable_by_the_directory_writers(void)
     umask(old);
 }
 
+/* A child made by fork while a column is open inherits the descriptor of
+ * its lock; cf_column_forget lets go of the child's copy, so that the
+ * parent's next writer of the column is not refused while the child lives. */
+static void test_a_forked_child_forgets_the_parents_lock(void)
+{
+    setup();
+    cf_error err;
+    cf_file *f = open_file(0);
+    if (!f) return;
+    cf_column *c = make(f, "c");
+    int up[2], down[2];
+    CHECK(pipe(up) == 0 && pipe(down) == 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        cf_column_forget(c); /* nothing committed, removed or unlocked */
+        char b = 1, go;
+        if (write(up[1], &b, 1) != 1 || read(down[0], &go, 1) != 1) _exit(2);
+        _exit(0);
+    }
+    char b = 0;
+    CHECK(read(up[0], &b, 1) == 1 && b == 1);
+    CHECK(!exists("c")); /* the child's forget published nothing */
+    CHECK_OK(cf_column_close(c, &err), &err); /* the parent commits it */
+    CHECK(exists("c/header"));
+    cf_column *again = NULL;
+    int64_t v = 42;
+    CHECK_OK(cf_column_open(&again, f, "c", &err), &err);
+    if (again) {
+        CHECK_OK(cf_column_write(again, 0, 1, &v, NULL, 8, 8, &err), &err); /* not CF_EBUSY */
+        CHECK_OK(cf_column_close(again, &err), &err);
+    }
+    CHECK(write(down[1], &b, 1) == 1);
+    int status = 0;
+    CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    cf_file_close(f);
+    CHECK(!exists(".colfile-lock"));
+}
+
 CF_TESTS(CF_TEST(test_one_lock_file_per_directory),
+         CF_TEST(test_a_forked_child_forgets_the_parents_lock),
          CF_TEST(test_the_lock_file_is_writable_by_the_directory_writers),
          CF_TEST(test_a_held_lock_keeps_the_file),
          CF_TEST(test_repair_removes_an_idle_file_silently),

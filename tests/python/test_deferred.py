@@ -266,6 +266,41 @@ def test_a_forked_child_leaves_the_parents_commits_alone(tmp_path):
     assert not [n for n in os.listdir(path) if n.startswith(".") and n != ".colfile-catalog"]
 
 
+def test_a_forked_child_lets_go_of_the_parents_writers(tmp_path):
+    """A writable column open at a fork is the parent's: in the child it is
+    closed without a commit, so that the child's exit commits nothing and
+    the child's inherited descriptor does not keep the column's writer lock
+    held (the parent could not write the column again while it lives)."""
+    path = str(tmp_path / "f")
+    script = textwrap.dedent(f"""
+        import os, sys, numpy as np, colfile
+        f = colfile.File({path!r}, "w", durable=False)
+        c = f.create("x", data=np.arange(4))
+        up_r, up_w = os.pipe()
+        down_r, down_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.write(up_w, b"1" if c.closed else b"0")
+            os.read(down_r, 1)
+            sys.exit(0)  # a normal exit: finalizers run, and must commit nothing
+        ok = os.read(up_r, 1) == b"1"
+        c.close()
+        with colfile.File({path!r}, "a") as g:
+            y = g["x"]
+            y[0:1] = [9]  # takes the writer lock: not BusyError
+            y.close()
+        os.write(down_w, b"x")
+        _, status = os.waitpid(pid, 0)
+        assert ok and os.waitstatus_to_exitcode(status) == 0, (ok, status)
+        f.close()
+    """)
+    run_python(script)
+    with colfile.File(path) as f:
+        assert f.columns == ["x"]
+        assert f["x"][:].tolist() == [9, 1, 2, 3]
+    assert [n for n in os.listdir(path) if n.startswith(".")] == [".colfile-catalog"]
+
+
 def test_a_writer_killed_with_commits_pending(tmp_path):
     """os._exit while the thread commits: every column is absent or whole,
     and the File passes colfile's checks once repair has removed the
