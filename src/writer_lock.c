@@ -83,6 +83,20 @@ static int lock_failed(int e, const char *path, const char *column, cf_error *er
     return CF_FAIL(err, CF_EIO, "%s: cannot lock %s: %s", column, path, strerror(e));
 }
 
+/* The end of a take: on success the lock keeps fd and path, else path is
+ * freed and rc returned. */
+static int taken(cf__lock *lk, int rc, int fd, int64_t slot, char *path)
+{
+    if (rc) {
+        free(path);
+        return rc;
+    }
+    lk->fd = fd;
+    lk->slot = slot;
+    lk->path = path;
+    return 0;
+}
+
 /* Where the kernel has no open file description locks: a file per column,
  * locked whole, removed by its holder while it still holds it. */
 static int take_own_file(cf__lock *lk, const char *dir, const char *short_leaf, const char *column,
@@ -108,14 +122,7 @@ static int take_own_file(cf__lock *lk, const char *dir, const char *short_leaf, 
             fd = -1;
         }
     }
-    if (rc) {
-        free(path);
-        return rc;
-    }
-    lk->fd = fd;
-    lk->slot = -1;
-    lk->path = path;
-    return 0;
+    return taken(lk, rc, fd, -1, path);
 }
 
 /* The directory's lock file, opened for writing (which a write lock needs),
@@ -187,14 +194,7 @@ int cf__lock_take(cf__lock *lk, const char *dir, const char *leaf, int shared, c
             fd = -1;
         }
     }
-    if (rc) {
-        free(path);
-        return rc;
-    }
-    lk->fd = fd;
-    lk->slot = slot;
-    lk->path = path;
-    return 0;
+    return taken(lk, rc, fd, slot, path);
 }
 
 void cf__lock_release(cf__lock *lk)

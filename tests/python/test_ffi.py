@@ -98,6 +98,7 @@ def test_generated_tables_give_what_parsing_the_cdef_gives(lib: Any) -> None:
     plib = parsed.dlopen(_ffi.library_path())
     names = sorted(_functions(_cdef.CDEF, None))
     assert len(names) > 50
+
     def spelled(ctype: Any) -> str:
         # the tables name a typedef'd struct by its tag ("struct cf_error"),
         # the parse by its typedef ("cf_error"); both are one type here
