@@ -156,10 +156,11 @@ CF_API int cf_file_flags(const cf_file *f);
  * restored when the new version never arrived), temporary metadata files
  * (.*.tmp.*) and lock files (.colfile-lock, .colfile-lock.*; an idle
  * .colfile-lock is removed but not reported, as it tells of no interrupted
- * work).  Anything whose writer still holds its lock is left alone.  *lines receives one line per item ("<path>:
- * <what it is>: removed"), to be freed with cf_names_free.  Removal
- * failures are not errors (the item is reported and stays).  CF_EREADONLY
- * without dry_run on a read-only File, CF_ENOMEM. */
+ * work).  Anything whose writer still holds its lock is left alone.  *lines
+ * receives one line per item ("<path>: <what it is>: removed"), to be freed
+ * with cf_names_free.  Removal failures are not errors (the item is
+ * reported and stays).  CF_EREADONLY without dry_run on a read-only File,
+ * CF_ENOMEM. */
 CF_API int cf_file_cleanup(cf_file *f, int dry_run, char ***lines, int64_t *count, cf_error *err);
 
 /* The kind of file system holding the File, from statfs(2): "ext4", "xfs",
