@@ -401,12 +401,7 @@ static int fresh_sibling(const char *path, const char *prefix, int make_dir, cha
 int cf__column_begin_change(cf_column *c, cf_error *err)
 {
     if (c->lock.fd >= 0 || c->replica || c->kind == CF_KIND_ATTRS_ONLY) return 0;
-    char *parent = parent_of(c->path);
-    if (!parent) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
-    const char *slash = strrchr(c->path, '/');
-    int rc = cf__lock_take(&c->lock, parent, slash ? slash + 1 : c->path, c->nolock, c->path, err);
-    free(parent);
-    return rc;
+    return cf__lock_take(&c->lock, c->path, c->nolock, err);
 }
 
 /* 1 if a live writer holds the column's lock: a torn marker is then an

@@ -31,22 +31,6 @@ int cf__rename_exchange(const char *a, const char *b)
 #endif
 }
 
-/* An OFD lock of the given type on the whole file, else flock(2) with
- * flock_op where the kernel has no OFD locks. */
-static int take_lock(int fd, short type, int flock_op)
-{
-#if defined(F_OFD_SETLK)
-    struct flock fl = { 0 };
-    fl.l_type = type;
-    fl.l_whence = SEEK_SET;
-    if (fcntl(fd, F_OFD_SETLK, &fl) == 0) return 0;
-    if (errno != EINVAL) return -1;
-#else
-    (void)type;
-#endif
-    return flock(fd, flock_op | LOCK_NB);
-}
-
 static void ofd_range(struct flock *fl, short type, int64_t start)
 {
     memset(fl, 0, sizeof *fl);
@@ -87,25 +71,33 @@ int cf__ofd_probe(int fd, int64_t start)
 #endif
 }
 
+/* 1 if errno says the kernel or file system has no OFD locks. */
+static int no_ofd_locks(void) { return errno == EINVAL || errno == ENOSYS; }
+
+/* An OFD lock of all of the file, else flock(2) with flock_op where the
+ * kernel has no OFD locks. */
+static int take_lock(int fd, int exclusive, int flock_op)
+{
+    if (cf__ofd_lock(fd, exclusive, -1) == 0) return 0;
+    if (!no_ofd_locks()) return -1;
+    return flock(fd, flock_op | LOCK_NB);
+}
+
 int cf__lock_shared(int fd)
 {
-    return take_lock(fd, F_RDLCK, LOCK_SH);
+    return take_lock(fd, 0, LOCK_SH);
 }
 
 int cf__lock_exclusive(int fd)
 {
-    return take_lock(fd, F_WRLCK, LOCK_EX);
+    return take_lock(fd, 1, LOCK_EX);
 }
 
 int cf__lock_probe(int fd)
 {
-#if defined(F_OFD_GETLK)
-    struct flock fl = { 0 };
-    fl.l_type = F_WRLCK;
-    fl.l_whence = SEEK_SET;
-    if (fcntl(fd, F_OFD_GETLK, &fl) == 0) return fl.l_type != F_UNLCK;
-    if (errno != EINVAL) return -1;
-#endif
+    int what = cf__ofd_probe(fd, -1);
+    if (what >= 0) return what != 0;
+    if (!no_ofd_locks()) return -1;
     if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
         flock(fd, LOCK_UN);
         return 0;

@@ -63,6 +63,14 @@ static int still_there(int fd, const char *path)
     return fstat(fd, &a) == 0 && lstat(path, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev;
 }
 
+/* Unlink path, open as fd, if no one else holds a lock in it: locked all
+ * through fd first, so that no locker can take a byte until it is gone,
+ * and checked to be still the file at path.  1 if removed. */
+static int remove_if_unlocked(int fd, const char *path)
+{
+    return cf__lock_exclusive(fd) == 0 && still_there(fd, path) && unlink(path) == 0;
+}
+
 static int open_failed(const char *path, const char *column, cf_error *err)
 {
     int e = errno;
@@ -146,14 +154,11 @@ static int open_shared_file(const char *dir, const char *path)
     return fd;
 }
 
-int cf__lock_take(cf__lock *lk, const char *dir, const char *leaf, int shared, const char *column,
-                  cf_error *err)
+/* The byte of short leaf `sl` in dir's lock file at `path` (taken over by
+ * the lock, or freed). */
+static int take_shared_file(cf__lock *lk, const char *dir, char *path, const char *sl, const char *column,
+                            cf_error *err)
 {
-    char sl[224];
-    cf__short_leaf(leaf, strlen(leaf), sl);
-    lk->shared = shared;
-    char *path = cf__path_join(dir, CF__LOCK_NAME);
-    if (!path) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", column);
     int64_t slot = slot_of(sl);
     int rc = 0, fd = -1;
     for (int attempt = 0; rc == 0 && fd < 0; attempt++) {
@@ -168,7 +173,7 @@ int cf__lock_take(cf__lock *lk, const char *dir, const char *leaf, int shared, c
             rc = open_failed(path, column, err);
             break;
         }
-        if (cf__ofd_lock(fd, !shared, slot) != 0) {
+        if (cf__ofd_lock(fd, !lk->shared, slot) != 0) {
             int e = errno;
             int what = (e == EAGAIN || e == EACCES) ? cf__ofd_probe(fd, slot) : -1;
             close(fd);
@@ -197,6 +202,21 @@ int cf__lock_take(cf__lock *lk, const char *dir, const char *leaf, int shared, c
     return taken(lk, rc, fd, slot, path);
 }
 
+int cf__lock_take(cf__lock *lk, const char *column, int shared, cf_error *err)
+{
+    const char *slash = strrchr(column, '/');
+    const char *leaf = slash ? slash + 1 : column;
+    char sl[224];
+    cf__short_leaf(leaf, strlen(leaf), sl);
+    lk->shared = shared;
+    char *dir = slash ? strndup(column, (size_t)(slash - column)) : strdup(".");
+    char *path = dir ? cf__path_join(dir, CF__LOCK_NAME) : NULL;
+    int rc = path ? take_shared_file(lk, dir, path, sl, column, err)
+                  : CF_FAIL(err, CF_ENOMEM, "%s: out of memory", column);
+    free(dir);
+    return rc;
+}
+
 void cf__lock_release(cf__lock *lk)
 {
     if (lk->fd >= 0) {
@@ -207,14 +227,12 @@ void cf__lock_release(cf__lock *lk)
          * shared holders (CF_OPEN_NOLOCK, bigfile's API, whose Files are
          * often never closed): the last one removes it, as if tidying, by
          * locking all of it through its own descriptor. */
-        if (lk->slot < 0 ? (!lk->shared || cf__lock_exclusive(lk->fd) == 0)
-                         : (lk->shared && cf__ofd_lock(lk->fd, 1, -1) == 0 && still_there(lk->fd, lk->path)))
+        if (lk->slot < 0 && (!lk->shared || cf__lock_exclusive(lk->fd) == 0))
             (void)unlink(lk->path);
-        close(lk->fd); /* lets go of the lock */
+        else if (lk->slot >= 0 && lk->shared)
+            (void)remove_if_unlocked(lk->fd, lk->path);
     }
-    free(lk->path);
-    lk->fd = -1;
-    lk->path = NULL;
+    cf__lock_forget(lk); /* closing the descriptor lets go of the lock */
 }
 
 void cf__lock_forget(cf__lock *lk)
@@ -258,12 +276,7 @@ int cf__lock_tidy(const char *dir)
     int removed = 0;
     int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
     if (fd >= 0) {
-        /* The whole file locked: no writer holds a byte of it, and none
-         * can take one until it is gone. */
-        int locked = cf__ofd_lock(fd, 1, -1) == 0;
-        if (!locked && (errno == EINVAL || errno == ENOSYS)) /* no one can use it here */
-            locked = cf__lock_exclusive(fd) == 0;
-        if (locked && still_there(fd, path)) removed = unlink(path) == 0;
+        removed = remove_if_unlocked(fd, path);
         close(fd);
     }
     free(path);

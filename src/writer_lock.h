@@ -38,12 +38,11 @@ uint64_t cf__fnv1a(const char *s, size_t n);
  * with "~" and 16 hex digits of their FNV-1a hash. */
 void cf__short_leaf(const char *leaf, size_t len, char out[224]);
 
-/* Take the writer lock of the column `leaf` in directory `dir`, without
- * waiting: CF_EBUSY (naming `column`, the column's path, and the lock)
- * when another handle holds it, CF_ENAME when a symbolic link sits where
- * the lock file belongs. */
-int cf__lock_take(cf__lock *lk, const char *dir, const char *leaf, int shared, const char *column,
-                  cf_error *err);
+/* Take the writer lock of the column at path `column` (its directory),
+ * without waiting: CF_EBUSY (naming the column and the lock) when another
+ * handle holds it, CF_ENAME when a symbolic link sits where the lock file
+ * belongs. */
+int cf__lock_take(cf__lock *lk, const char *column, int shared, cf_error *err);
 
 /* Let go (nothing if not held). */
 void cf__lock_release(cf__lock *lk);
