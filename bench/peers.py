@@ -45,9 +45,9 @@ is skipped with a note):
   root and parse each ``attr-v2``): how much of that workload is the file
   system making and finding inodes, a floor for any library keeping the
   layout;
-* ``fs-floor-ext``: ``fs-floor`` plus the two files colfile adds per column
-  (``colfile-v1``, ``colfile-stats-v1``): the floor of the layout with
-  checksums and statistics kept in files bigfile ignores;
+* ``fs-floor-ext``: ``fs-floor`` plus the file colfile adds per column
+  (``colfile-v1``: checksums, then statistics): the floor of the layout
+  with checksums and statistics kept in a file bigfile ignores;
 * ``fs-floor-commit``: ``fs-floor-ext`` made as colfile commits a new
   column (a one-byte lock in the directory's lock file, files in a hidden
   staging directory renamed to the column's name): the floor of colfile's
@@ -173,7 +173,7 @@ LABELS = {
     "adios2": "adios2 BP5",
     "bigfile": "bigfile",
     "fs-floor": "file-system floor (bare os calls: mkdir, header, attr-v2, 000000)",
-    "fs-floor-ext": "... plus colfile-v1 and colfile-stats-v1 (checksums, statistics)",
+    "fs-floor-ext": "... plus colfile-v1 (checksums, statistics)",
     "fs-floor-commit": "... made as colfile commits (byte lock, staging directory, rename)",
     "fs-floor-read": "floor of a self-describing read (bare os calls: each header, then "
                      "np.fromfile)",
@@ -933,12 +933,11 @@ class FsFloor(Peer):
 
 
 class FsFloorExt(FsFloor):
-    """Not a library: ``fs-floor`` plus, per column, the two files in which
+    """Not a library: ``fs-floor`` plus, per column, the file in which
     colfile keeps what bigfile's layout has no place for (``colfile-v1``:
-    each blob's CRC32C; ``colfile-stats-v1``: per-chunk statistics), of
-    the sizes colfile writes for these columns.  The floor of any File in
-    bigfile's layout that keeps checksums and statistics in files bigfile
-    ignores."""
+    each blob's CRC32C, then per-chunk statistics), of the size colfile
+    writes for these columns.  The floor of any File in bigfile's layout
+    that keeps checksums and statistics in a file bigfile ignores."""
 
     name = "fs-floor-ext"
 
@@ -946,10 +945,10 @@ class FsFloorExt(FsFloor):
         super()._files(d, i)
         self._put(os.path.join(d, "colfile-v1"),
                   f"COLFILE-EXT: 1\nDTYPE: <i8\nNMEMB: 1\nNFILE: 1\n000000: 4 : {4 * i + 6} : "
-                  f"crc32c=00000000\n".encode())
-        self._put(os.path.join(d, "colfile-stats-v1"),
+                  f"crc32c=00000000\n"
                   f"COLFILE-STATS: 1\nDTYPE: <i8\nNMEMB: 1\nNFILE: 1\nCHUNK: 1048576\n"
-                  f"000000: 4 : {4 * i + 6} : 4 {i} {i + 3} {4 * i + 6} 0\n".encode())
+                  f"000000: 4 : {4 * i + 6}\n"
+                  f"0 0 count=4 nan=0 min={i} max={i + 3} sum={4 * i + 6}\n".encode())
 
 
 class FsFloorCommit(FsFloorExt):

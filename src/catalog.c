@@ -39,6 +39,7 @@
 #include "checksum.h"
 #include "column.h"
 #include "error.h"
+#include "ext.h"
 #include "fsutil.h"
 #include "names.h"
 #include "platform.h"
@@ -647,6 +648,17 @@ static build_col *add_col(build *b, const char *rel, int depth)
     return c;
 }
 
+/* 1 if the catalog copies the bytes of slot s: not statistics, which only
+ * queries read (a colfile-stats-v1, or a colfile-v1 that ends with them):
+ * those are stamped, never copied, which keeps the catalog, read whole by
+ * every open of the File, to the size of the other metadata. */
+static int keeps_bytes(int s, const char *text, size_t len)
+{
+    size_t at;
+    if (s == CF__CAT_STATS) return 0;
+    return s != CF__CAT_EXT || !cf__ext_stats_section(text, len, &at);
+}
+
 /* Reuse the old entry of c if every stamp of it still holds and its
  * directory's recorded stamp is `dir`. */
 static int reuse(build *b, build_col *c, const stamp *dir)
@@ -662,24 +674,26 @@ static int reuse(build *b, build_col *c, const stamp *dir)
         if (full_path(buf, sizeof buf, b->root, c->name, slot_names[s]) || !still(buf, &f->st)) return 0;
     }
     memcpy(c->slot, o->slot, sizeof c->slot);
-    if (c->slot[CF__CAT_STATS].state == 1) { /* kept by an older catalog */
-        c->slot[CF__CAT_STATS].state = 2;
-        c->slot[CF__CAT_STATS].data = NULL;
-        c->slot[CF__CAT_STATS].len = 0;
+    for (int s = CF__CAT_EXT; s <= CF__CAT_STATS; s++) {
+        cat_slot *f = &c->slot[s];
+        if (f->state == 1 && !keeps_bytes(s, f->data, f->len)) { /* kept by an older catalog */
+            f->state = 2;
+            f->data = NULL;
+            f->len = 0;
+        }
     }
     return 1;
 }
 
-/* Read the metadata file `name` of the column directory open as dfd into
- * slot f (state 1 or 2; 2 unless keep_bytes: statistics, which only
- * queries read, are stamped but never copied, which keeps the catalog, read
- * whole by every open of the File, to the size of the other metadata).
+/* Read the metadata file of slot s of the column directory open as dfd
+ * into f (state 1, or 2 when larger than INLINE_MAX or not keeps_bytes).
  * The clock is read before the file is opened; its
  * stamp (an fstat of the file opened without following a link: what lstat
  * of the path gives) must be trusted and hold after the read, which takes
  * exactly its size.  Returns 1, or 0 when the slot cannot be recorded. */
-static int read_slot(build *b, int dfd, const char *name, int keep_bytes, cat_slot *f, char **owned)
+static int read_slot(build *b, int dfd, int s, cat_slot *f, char **owned)
 {
+    const char *name = slot_names[s];
     struct timespec before;
     file_clock(&before);
     int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
@@ -691,7 +705,7 @@ static int read_slot(build *b, int dfd, const char *name, int keep_bytes, cat_sl
     fill_stamp(&st, &s1);
     if (!S_ISREG((mode_t)s1.mode) || !trusted(&s1, &before, b->fine)) goto done;
     f->st = s1;
-    if (!keep_bytes || s1.size > INLINE_MAX) {
+    if (s == CF__CAT_STATS || s1.size > INLINE_MAX) {
         f->state = 2;
         ok = 1;
         goto done;
@@ -710,6 +724,13 @@ static int read_slot(build *b, int dfd, const char *name, int keep_bytes, cat_sl
     if (fstat(fd, &st) != 0) goto done;
     fill_stamp(&st, &s2);
     if (!same_stamp(&s1, &s2)) goto done;
+    if (!keeps_bytes(s, text, got)) {
+        free(text);
+        *owned = NULL;
+        f->state = 2;
+        ok = 1;
+        goto done;
+    }
     f->state = 1;
     f->data = text;
     f->len = got;
@@ -761,7 +782,7 @@ static int read_column(build *b, build_col *c, const char *abs, const char *rel)
             f->state = 0; /* the directory's stamp keeps it absent */
             continue;
         }
-        ok = read_slot(b, dfd, slot_names[s], s != CF__CAT_STATS, f, &c->owned[s]);
+        ok = read_slot(b, dfd, s, f, &c->owned[s]);
     }
     closedir(d);
     return ok;

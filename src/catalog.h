@@ -20,7 +20,7 @@
 enum {
     CF__CAT_HEADER = 0,
     CF__CAT_EXT,       /* colfile-v1 */
-    CF__CAT_STATS,     /* colfile-stats-v1 */
+    CF__CAT_STATS,     /* colfile-stats-v1 (older colfile) */
     CF__CAT_ATTR_V1,   /* attr */
     CF__CAT_ATTR_V2,   /* attr-v2 */
     CF__CAT_ATTRS_EXT, /* colfile-attrs */

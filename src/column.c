@@ -181,20 +181,30 @@ static int write_header(cf_column *c, int private_, int *keep, cf_error *err)
     return rc ? rc : write_meta(c, "header", text, len, private_, keep, err);
 }
 
+/* colfile-v1: the CRCs, then the statistics as its tail (format.md 8.1 and
+ * 8.4): one file per column for both, written once per commit. */
 static int write_ext(cf_column *c, int private_, int *keep, cf_error *err)
 {
-    char *text;
-    size_t len;
+    char *text, *stats = NULL;
+    size_t len, sl = 0;
     int rc = cf__ext_format(&c->h, c->crc, c->crc_known, &text, &len, c->path, err);
-    return rc ? rc : write_meta(c, CF__EXT_NAME, text, len, private_, keep, err);
-}
-
-static int write_stats(cf_column *c, int private_, int *keep, cf_error *err)
-{
-    char *text;
-    size_t len;
-    int rc = cf__stats_format(&c->stats, &c->h, &text, &len, c->path, err);
-    return rc ? rc : write_meta(c, CF__STATS_NAME, text, len, private_, keep, err);
+    if (rc) return rc;
+    if ((rc = cf__stats_format(&c->stats, &c->h, &stats, &sl, c->path, err)) == 0) {
+        char *both = realloc(text, len + sl + 1);
+        if (both) {
+            memcpy(both + len, stats, sl);
+            text = both;
+            len += sl;
+        } else {
+            rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
+        }
+    }
+    free(stats);
+    if (rc) {
+        free(text);
+        return rc;
+    }
+    return write_meta(c, CF__EXT_NAME, text, len, private_, keep, err);
 }
 
 static int load_stats(cf_column *c, const char *text, size_t len, const char *path, cf_error *err)
@@ -774,17 +784,23 @@ int cf__column_apply_header(cf_column *c, const char *text, size_t len, const ch
     return layout_blobs(c, 0, err);
 }
 
-void cf__column_apply_ext(cf_column *c, const char *text, size_t len, const char *path)
+int cf__column_apply_ext(cf_column *c, const char *text, size_t len, const char *path, int *legacy,
+                         cf_error *err)
 {
+    size_t at = len;
+    int has_stats = text && cf__ext_stats_section(text, len, &at);
     /* CRCs are trusted only where still current; a damaged or absent file
      * leaves them unknown without keeping the column from opening. */
     cf__ext x;
-    int ok = text && cf__ext_parse(&x, text, len, path, NULL) == 0;
+    int ok = text && cf__ext_parse(&x, text, at, path, NULL) == 0;
     for (int64_t i = 0; i < c->h.nfile; i++) {
         c->crc_known[i] = ok ? (unsigned char)cf__ext_current(&x, &c->h, i) : 0;
         c->crc[i] = c->crc_known[i] ? x.crc[i] : 0;
     }
     if (ok) cf__ext_free(&x);
+    c->legacy_stats = !has_stats;
+    *legacy = !has_stats;
+    return has_stats ? cf__column_apply_stats(c, text + at, len - at, path, err) : 0;
 }
 
 void cf__column_set_attrs_only(cf_column *c)
@@ -881,17 +897,20 @@ int cf_column_open(cf_column **out, cf_file *f, const char *name, cf_error *err)
         free(text);
         text = NULL;
         if (cf__read_file(xp, &text, &len, NULL) != 0) text = NULL;
-        cf__column_apply_ext(c, text, len, xp);
+        int legacy;
+        if ((rc = cf__column_apply_ext(c, text, len, xp, &legacy, err))) goto done;
         free(text);
         text = NULL;
-        free(xp);
-        xp = cf__path_join(c->path, CF__STATS_NAME);
-        if (!xp) {
-            rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
-            goto done;
+        if (legacy) {
+            free(xp);
+            xp = cf__path_join(c->path, CF__STATS_NAME);
+            if (!xp) {
+                rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
+                goto done;
+            }
+            if (cf__read_file(xp, &text, &len, NULL) != 0) text = NULL;
+            if ((rc = cf__column_apply_stats(c, text, len, xp, err))) goto done;
         }
-        if (cf__read_file(xp, &text, &len, NULL) != 0) text = NULL;
-        if ((rc = cf__column_apply_stats(c, text, len, xp, err))) goto done;
     }
     if ((rc = cf__column_load_attrs(c, err))) goto done;
     *out = c;
@@ -1035,8 +1054,6 @@ static int commit_staged(cf_column *c, cf_error *err)
     if (rc == 0 && c->kind == CF_KIND_DATA) {
         meta[nmeta++] = CF__EXT_NAME;
         rc = write_ext(c, 1, keep ? &kept[1] : NULL, err);
-        meta[nmeta++] = CF__STATS_NAME;
-        if (rc == 0) rc = write_stats(c, 1, keep ? &kept[2] : NULL, err);
     }
     nkept = nmeta;
     if (rc == 0) rc = cf__column_write_staged_attrs(c, meta, &nmeta, err);
@@ -1109,7 +1126,9 @@ int cf_column_flush(cf_column *c, cf_error *err)
         if (c->header_dirty && (rc = write_header(c, 0, NULL, err))) return rc;
         if (c->kind == CF_KIND_DATA && c->ext_dirty) {
             if ((rc = write_ext(c, 0, NULL, err))) return rc;
-            if ((rc = write_stats(c, 0, NULL, err))) return rc;
+            /* superseded by the statistics in colfile-v1 (format.md 8.4) */
+            if (c->legacy_stats && (rc = cf__remove_if_exists(c->dir, CF__STATS_NAME, err))) return rc;
+            c->legacy_stats = 0;
         }
         if (meta && c->durable && (rc = cf__fsync_path(c->dir, err))) return rc;
     }

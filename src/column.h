@@ -55,14 +55,17 @@ struct cf_column {
     cf__stats stats;    /* per-chunk statistics (data columns) */
     int stats_pending;  /* read-only: `stats` not parsed yet from stats_text
                            (cf__column_stats_need) */
-    char *stats_text;   /* colfile-stats-v1 as read at open, NULL if none */
+    char *stats_text;   /* the statistics text as read at open, NULL if none */
     size_t stats_len;
     struct cf__deferred *deferred; /* read-only, opened from the File catalog:
-                           colfile-v1 and colfile-stats-v1 as the catalog
+                           colfile-v1 (and colfile-stats-v1) as the catalog
                            knows them, checked and applied when first needed
                            (cf__column_settle); NULL once settled */
     int fresh;          /* created by this handle, nothing written yet */
     int stats_off;      /* writes skip statistics (they become unknown) */
+    int legacy_stats;   /* colfile-v1 had no statistics at open, so an older
+                           colfile-stats-v1 may be there: the next commit
+                           removes it */
     int durable;        /* fsync before each commit (no CF_OPEN_NODURABLE) */
     int64_t committed_nfile; /* blobs below this hold committed rows: writing
                                them is an in-place update (colfile-torn) */
@@ -112,9 +115,10 @@ int cf__column_begin_change(cf_column *c, cf_error *err);
 int cf__column_sync_blobs(cf_column *c, cf_error *err);
 
 /* Before the first use of c->crc / c->crc_known or of the statistics of a
- * handle opened from the File catalog: check the stamps of colfile-v1 and
- * colfile-stats-v1 and apply them (the catalog's bytes where the stamps
- * still hold, the files otherwise).  Cheap once done; CF_ENOMEM. */
+ * handle opened from the File catalog: check the stamps of colfile-v1 (and
+ * of colfile-stats-v1 when it has no statistics) and apply them (the
+ * catalog's bytes where the stamps still hold, the files otherwise).  Cheap
+ * once done; CF_ENOMEM. */
 int cf__column_settle(cf_column *c, cf_error *err);
 
 /* Load the attribute files of c->attr_dir into c->attrs / c->attrs_v1. */
@@ -135,7 +139,11 @@ int cf__column_write_staged_attrs(cf_column *c, const char **written, size_t *n,
 /* Pieces of cf_column_open shared with cf_column_open_meta (column.c). */
 int cf__column_new_for(cf_column **out, cf_file *f, const char *name, cf_error *err);
 int cf__column_apply_header(cf_column *c, const char *text, size_t len, const char *path, cf_error *err);
-void cf__column_apply_ext(cf_column *c, const char *text, size_t len, const char *path);
+/* Apply colfile-v1's text (NULL: absent or unreadable): its CRCs, and its
+ * statistics section when it has one.  *legacy is set to 1 when it has
+ * none: the caller then applies colfile-stats-v1 (docs/format.md 8.4). */
+int cf__column_apply_ext(cf_column *c, const char *text, size_t len, const char *path, int *legacy,
+                         cf_error *err);
 void cf__column_set_attrs_only(cf_column *c);
 void cf__column_free(cf_column *c);
 
@@ -157,7 +165,7 @@ void cf__column_stats_reset_blob(cf_column *c, int64_t b);
 /* Add n column-typed elements, from element `elem` of blob b, to the
  * statistics of the chunks they fall in (column.c). */
 void cf__column_stats_add(cf_column *c, int64_t b, int64_t elem, const unsigned char *p, int64_t n);
-/* Load statistics from the text of colfile-stats-v1 (NULL: none).  A
+/* Load statistics from their text (NULL: none).  A
  * read-only handle keeps a copy of the text and parses it only when
  * cf__column_stats_need is first called (most readers never ask). */
 int cf__column_apply_stats(cf_column *c, const char *text, size_t len, const char *path, cf_error *err);

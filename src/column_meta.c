@@ -4,8 +4,8 @@
  * This keeps the metadata load of a parallel open independent of the
  * number of processes: one reads header, attribute and extension files,
  * the rest open only the blobs they touch.  Wire format (wire.h):
- *   "CFM1", u64 kind, bytes name, bytes header text, bytes colfile-v1 text,
- *   bytes colfile-stats-v1 text, bytes attributes (attr-v2 grammar, every
+ *   "CFM1", u64 kind, bytes name, bytes header text, bytes colfile-v1 text
+ *   (its CRC part), bytes statistics text, bytes attributes (attr-v2 grammar, every
  *   attribute), bytes legacy attr, bytes staging directory name (empty once
  *   the column is published), u64 committed blobs.
  */
@@ -104,8 +104,12 @@ int cf_column_open_meta(cf_column **out, cf_file *f, const void *buf, size_t len
         cf__column_set_attrs_only(c);
     } else {
         if ((rc = cf__column_apply_header(c, (const char *)header, hl, c->path, err))) goto fail;
-        cf__column_apply_ext(c, xl ? (const char *)ext : NULL, xl, c->path);
-        if ((rc = cf__column_apply_stats(c, sl ? (const char *)stats : NULL, sl, c->path, err))) goto fail;
+        /* the exporter sends colfile-v1 without its statistics, which
+         * come apart (they may be pending: unparsed text) */
+        int legacy;
+        if ((rc = cf__column_apply_ext(c, xl ? (const char *)ext : NULL, xl, c->path, &legacy, err))) goto fail;
+        if (legacy && (rc = cf__column_apply_stats(c, sl ? (const char *)stats : NULL, sl, c->path, err)))
+            goto fail;
         c->committed_nfile = committed < (uint64_t)c->h.nfile ? (int64_t)committed : c->h.nfile;
         if (tl && (rc = cf__column_set_stage(c, (const char *)stage, tl, err))) goto fail;
     }
@@ -119,8 +123,9 @@ fail:
     return rc;
 }
 
-/* A read-only column's colfile-v1 and colfile-stats-v1 as the File
- * catalog recorded them, not checked yet: most opens only read rows. */
+/* A read-only column's colfile-v1 and colfile-stats-v1 (read only when
+ * colfile-v1 has no statistics) as the File catalog recorded them, not
+ * checked yet: most opens only read rows. */
 typedef struct cf__deferred {
     cf__catalog_file files[2]; /* colfile-v1, colfile-stats-v1; data point
                                   into `bytes` */
@@ -228,42 +233,53 @@ done:
     return rc;
 }
 
+/* The text of the deferred file k as cf_column_open would read it now:
+ * the catalog's bytes while its stamps hold, else the file (unreadable:
+ * none).  *dir_still caches the directory's stamp check (-1: not yet). */
+static int deferred_text(cf_column *c, const cf__deferred *d, int k, int *dir_still, const char **text,
+                         size_t *len, char **owned, cf_error *err)
+{
+    const cf__catalog_file *f = &d->files[k];
+    *text = NULL;
+    *len = 0;
+    *owned = NULL;
+    char *p = cf__path_join(c->path, deferred_leaf[k]);
+    if (!p) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
+    int fresh;
+    if (f->present) {
+        fresh = cf__stamp_still(p, &f->st);
+    } else {
+        if (*dir_still < 0) *dir_still = cf__stamp_still(c->path, &d->dir);
+        fresh = *dir_still;
+    }
+    if (fresh && (!f->present || f->inline_bytes)) {
+        *text = f->present ? f->data : NULL;
+        *len = f->len;
+    } else if (cf__read_file(p, owned, len, NULL) == 0) {
+        *text = *owned;
+    }
+    free(p);
+    return 0;
+}
+
 int cf__column_settle(cf_column *c, cf_error *err)
 {
     cf__deferred *d = c->deferred;
     if (!d) return 0;
-    const char *text[2] = { NULL, NULL };
-    size_t len[2] = { 0, 0 };
-    char *owned[2] = { NULL, NULL };
-    int dir_still = -1, rc = 0;
-    for (int k = 0; k < 2 && rc == 0; k++) {
-        const cf__catalog_file *f = &d->files[k];
-        char *p = cf__path_join(c->path, deferred_leaf[k]);
-        if (!p) {
-            rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
-            break;
-        }
-        int fresh;
-        if (f->present) {
-            fresh = cf__stamp_still(p, &f->st);
-        } else {
-            if (dir_still < 0) dir_still = cf__stamp_still(c->path, &d->dir);
-            fresh = dir_still;
-        }
-        if (fresh && (!f->present || f->inline_bytes)) {
-            text[k] = f->present ? f->data : NULL;
-            len[k] = f->len;
-        } else if (cf__read_file(p, &owned[k], &len[k], NULL) == 0) {
-            text[k] = owned[k]; /* as cf_column_open reads it; unreadable: none */
-        }
-        free(p);
+    const char *text;
+    size_t len;
+    char *owned = NULL;
+    int dir_still = -1, legacy = 0;
+    /* damaged or stale: unknown, never an error (as at open) */
+    int rc = deferred_text(c, d, 0, &dir_still, &text, &len, &owned, err);
+    if (rc == 0) rc = cf__column_apply_ext(c, text, len, c->path, &legacy, err);
+    free(owned);
+    owned = NULL;
+    if (rc == 0 && legacy) {
+        rc = deferred_text(c, d, 1, &dir_still, &text, &len, &owned, err);
+        if (rc == 0) rc = cf__column_apply_stats(c, text, len, c->path, err);
+        free(owned);
     }
-    if (rc == 0) {
-        /* damaged or stale: unknown, never an error (as at open) */
-        cf__column_apply_ext(c, text[0], len[0], c->path);
-        rc = cf__column_apply_stats(c, text[1], len[1], c->path, err);
-    }
-    for (int k = 0; k < 2; k++) free(owned[k]);
     if (rc == 0) {
         free(d);
         c->deferred = NULL;

@@ -212,3 +212,20 @@ int cf__ext_current(const cf__ext *x, const cf__header *h, int64_t i)
     if (i < 0 || i >= h->nfile || !x->known[i]) return 0;
     return x->header.rows[i] == h->rows[i] && x->header.sums[i] == h->sums[i];
 }
+
+int cf__ext_stats_section(const char *text, size_t len, size_t *off)
+{
+    /* the file's first line is "COLFILE-EXT: 1", so the section's is never
+     * the first */
+    static const char mark[] = "\nCOLFILE-STATS:";
+    const size_t ml = sizeof mark - 1;
+    for (const char *p = text, *end = text + len; (size_t)(end - p) >= ml; p++) {
+        p = memchr(p, '\n', (size_t)(end - p) - ml + 1);
+        if (!p) break;
+        if (memcmp(p, mark, ml) == 0) {
+            *off = (size_t)(p + 1 - text);
+            return 1;
+        }
+    }
+    return 0;
+}

@@ -1,8 +1,9 @@
 /* ext.h - colfile's extension file `colfile-v1` in a column directory
  * (internal).  It records the CRC32C of each blob together with the header
  * facts it was computed for, so a later write by a tool that does not know
- * this file (bigfile) makes the record stale instead of wrong.
- * Format: docs/format.md, "colfile-v1". */
+ * this file (bigfile) makes the record stale instead of wrong.  Its tail
+ * may hold the column's statistics (stats.h), so that a column has one
+ * extension file, not two.  Format: docs/format.md, "colfile-v1". */
 #ifndef CF_EXT_H
 #define CF_EXT_H
 
@@ -30,5 +31,10 @@ int cf__ext_format(const cf__header *h, const uint32_t *crc, const unsigned char
 /* 1 if the record for blob i is current for header h: same dtype, nmemb
  * and nfile, and blob i has the same rows and running sum. */
 int cf__ext_current(const cf__ext *x, const cf__header *h, int64_t i);
+
+/* 1 if the text has a statistics section (its first line that begins with
+ * "COLFILE-STATS:"; docs/format.md 8.4), which then runs from *off to the
+ * end; 0 if it has none. */
+int cf__ext_stats_section(const char *text, size_t len, size_t *off);
 
 #endif

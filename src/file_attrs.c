@@ -14,8 +14,9 @@
  * matches (the rule of cf_file_list), and that includes each column's own
  * directory, whose unchanged stamp proves that a file recorded absent is
  * still absent; each file recorded present is then checked by its own
- * stamp.  The header, `colfile-v1`, `colfile-stats-v1` and `colfile-torn`
- * change nothing an attribute read returns, so their stamps are not taken.
+ * stamp.  The header, `colfile-v1`, an older `colfile-stats-v1` and
+ * `colfile-torn` change nothing an attribute read returns, so their stamps
+ * are not taken.
  */
 #include <stdio.h>
 #include <stdlib.h>

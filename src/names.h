@@ -8,7 +8,7 @@
 #include "colfile.h"
 
 /* Room kept beyond a column directory's path for the longest file colfile
- * puts in it (".colfile-stats-v1.tmp.<pid>.<8 hex>" and the like). */
+ * puts in it (".colfile-v1.tmp.<pid>.<8 hex>" and the like). */
 #define CF__PATH_ROOM 96
 
 /* Check that the column, group or attribute-block `name` (already accepted

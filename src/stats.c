@@ -1,5 +1,5 @@
 /* stats.c - per-chunk statistics: accumulators, the chunk layout and the
- * `colfile-stats-v1` file (docs/format.md 8.4).
+ * statistics text (docs/format.md 8.4).
  *
  * Accumulating (cf__acc_add) runs on every write, so it is built for speed:
  *

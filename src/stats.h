@@ -1,5 +1,6 @@
 /* stats.h - per-chunk data characteristics (min, max, count, sum, NaN count
- * per vector component) and the `colfile-stats-v1` file (internal).
+ * per vector component) and their text, the tail of `colfile-v1` (older
+ * colfile: the file `colfile-stats-v1`) (internal).
  *
  * A column's rows are cut into chunks of `chunk_rows` rows; chunks restart
  * at each blob's first row, so blob b has ceil(rows_b / chunk_rows) chunks
@@ -17,6 +18,7 @@
 #include "dtype.h"
 #include "header.h"
 
+/* where older colfile kept the statistics text: read, never written */
 #define CF__STATS_NAME "colfile-stats-v1"
 
 /* One component of one chunk.  min/max are typed by the column's kind:
@@ -88,7 +90,8 @@ int cf__stats_grow(cf__stats *s, const cf__header *h, int64_t old_nfile, const c
 int64_t cf__stats_blob_chunks(const cf__stats *s, int64_t b);
 cf__acc *cf__stats_chunk(cf__stats *s, int64_t b, int64_t k);
 
-/* The file `colfile-stats-v1` (docs/format.md 8.4).  Format: text, LF:
+/* The statistics text (docs/format.md 8.4): colfile-v1's tail, or the
+ * older file colfile-stats-v1.  Format: text, LF:
  *   COLFILE-STATS: 1
  *   DTYPE: <f8
  *   NMEMB: 3

@@ -20,8 +20,9 @@ A version matches when the header is byte for byte what colfile writes for
 it (rows, bigfile byte sums and folds included), every blob holds at least
 its rows and their bytes are the generated ones, ``attr-v2`` (with
 ``colfile-attrs``) holds exactly its attributes, ``colfile-v1`` (if present
-and current) has the right CRC32C, and ``colfile-stats-v1`` (if present and
-current) has the right counts, minima and maxima.  Hidden names (starting
+and current) has the right CRC32C, and the statistics (the tail of
+``colfile-v1``, or ``colfile-stats-v1`` from older writers; if present and
+current) have the right counts, minima and maxima.  Hidden names (starting
 with ``.``: temporaries, staging directories, locks) and bytes beyond a
 blob's rows are allowed.
 
@@ -253,23 +254,39 @@ def _column_values(v: Version) -> np.ndarray:
     return arr.reshape(v.size, v.nmemb)
 
 
+def statistics_text(path: Path) -> tuple[str, str] | None:
+    """Where the column's statistics are and their text: the section of
+    colfile-v1 from its first line that begins ``COLFILE-STATS:``, else,
+    from older writers, the file colfile-stats-v1; None if neither."""
+    ext = path / "colfile-v1"
+    if ext.exists():
+        text = ext.read_bytes().decode("ascii", "replace")
+        at = text.find("\nCOLFILE-STATS:")
+        if at >= 0:
+            return "colfile-v1 statistics", text[at + 1:]
+    old = path / "colfile-stats-v1"
+    if old.exists():
+        return "colfile-stats-v1", old.read_bytes().decode("ascii", "replace")
+    return None
+
+
 def check_stats(path: Path, header: dict[str, Any], v: Version) -> list[str]:
-    """colfile-stats-v1: current blobs must have right count/nan/min/max/sum."""
-    p = path / "colfile-stats-v1"
-    if not p.exists():
+    """The statistics: current blobs must have right count/nan/min/max/sum."""
+    found = statistics_text(path)
+    if found is None:
         return []
-    text = p.read_bytes().decode("ascii", "replace")
+    where, text = found
     if "\n" in text:
         text = text[:text.rindex("\n")]  # text after the last LF: ignored
     lines = [ln.rstrip("\r") for ln in text.split("\n")]
     try:
         if lines[0] != "COLFILE-STATS: 1":
-            return [f"colfile-stats-v1 is damaged (first line {lines[0][:40]!r})"]
+            return [f"{where} is damaged (first line {lines[0][:40]!r})"]
         dtype = lines[1].split(":", 1)[1].strip()
         nmemb = int(lines[2].split(":", 1)[1])
         chunk = int(lines[4].split(":", 1)[1])
     except (IndexError, ValueError) as exc:
-        return [f"colfile-stats-v1 is damaged ({exc})"]
+        return [f"{where} is damaged ({exc})"]
     if dtype != header["dtype"] or nmemb != header["nmemb"] or chunk < 1:
         return []
     blocks: dict[int, tuple[int, int, list[str]]] = {}
@@ -283,7 +300,7 @@ def check_stats(path: Path, header: dict[str, Any], v: Version) -> list[str]:
                 cur = []
                 blocks[blob] = (int(parts[1]), int(parts[2]), cur)
             except (IndexError, ValueError):
-                return [f"colfile-stats-v1: bad blob line {ln[:60]!r}"]
+                return [f"{where}: bad blob line {ln[:60]!r}"]
         elif ln[:1].isdigit() and cur is not None:
             cur.append(ln)
     probs: list[str] = []
@@ -298,7 +315,7 @@ def check_stats(path: Path, header: dict[str, Any], v: Version) -> list[str]:
             continue
         nchunks = -(-rows // chunk)
         if len(b[2]) != nchunks * nmemb:
-            probs.append(f"colfile-stats-v1: blob {i:06X} has {len(b[2])} chunk lines, "
+            probs.append(f"{where}: blob {i:06X} has {len(b[2])} chunk lines, "
                          f"expected {nchunks * nmemb}")
             first += rows
             continue
@@ -309,7 +326,7 @@ def check_stats(path: Path, header: dict[str, Any], v: Version) -> list[str]:
             r0 = first + k * chunk
             r1 = first + min((k + 1) * chunk, rows)
             if int(kv.get("count", -1)) != r1 - r0 or int(kv.get("nan", -1)) != 0:
-                probs.append(f"colfile-stats-v1: blob {i:06X} chunk {k} component {j}: "
+                probs.append(f"{where}: blob {i:06X} chunk {k} component {j}: "
                              f"count/nan {kv.get('count')}/{kv.get('nan')}, expected {r1 - r0}/0")
                 continue
             if not ordered:
@@ -325,12 +342,12 @@ def check_stats(path: Path, header: dict[str, Any], v: Version) -> list[str]:
                 got_lo, got_hi = float(kv["min"]), float(kv["max"])  # type: ignore[assignment]
                 total = float(col.astype(np.float64).sum())
             if (got_lo, got_hi) != (lo, hi):
-                probs.append(f"colfile-stats-v1: blob {i:06X} chunk {k} component {j}: "
+                probs.append(f"{where}: blob {i:06X} chunk {k} component {j}: "
                              f"min/max {kv['min']}/{kv['max']}, data has {lo}/{hi}")
             got_sum = float(kv.get("sum", "nan"))
             scale = float(np.abs(col.astype(np.float64)).sum()) if len(col) else 0.0
             if not (math.isfinite(got_sum) and abs(got_sum - total) <= 1e-9 * max(1.0, scale)):
-                probs.append(f"colfile-stats-v1: blob {i:06X} chunk {k} component {j}: "
+                probs.append(f"{where}: blob {i:06X} chunk {k} component {j}: "
                              f"sum {kv.get('sum')}, data sums to {total!r}")
         first += rows
     return probs[:5]

@@ -254,7 +254,7 @@ def test_attributes_of_a_new_column_are_written_by_its_commit(path: str) -> None
         assert list(col.attrs) == ["empty", "index"] and col.attrs["index"] == 7
         col.close()
         files = sorted(p.name for p in Path(path, "c").iterdir())
-        assert files == ["000000", "attr-v2", "colfile-attrs", "colfile-stats-v1", "colfile-v1", "header"]
+        assert files == ["000000", "attr-v2", "colfile-attrs", "colfile-v1", "header"]
         # the directory's writer-lock file stays while the File is open
         assert [p.name for p in Path(path).iterdir() if p.name.startswith(".colfile-")] == \
             [".colfile-lock"]

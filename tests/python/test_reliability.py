@@ -252,7 +252,7 @@ def test_repair_fixes_long_and_stray_blobs(path: str, cli: Any) -> None:
     status, out, _ = cli("repair", path)
     assert status == 0 and "truncated" in out and "stray" in out, out
     assert sorted(os.listdir(os.path.join(path, "x"))) == [
-        "000000", "000001", "attr-v2", "colfile-stats-v1", "colfile-v1", "header"]
+        "000000", "000001", "attr-v2", "colfile-v1", "header"]
     assert cli("check", path)[0] == 0
 
 

@@ -150,7 +150,7 @@ def _problems(col: Any, i: int, status: set[str], info: dict[str, Any], first: i
             if actual is not None:
                 msg += f", the data bytes sum to {actual}"
         elif flag == "STATS_MISMATCH":
-            msg = ("stats mismatch: the recorded statistics (colfile-stats-v1) disagree with "
+            msg = ("stats mismatch: the recorded statistics (docs/format.md 8.4) disagree with "
                    "the data")
         else:  # CRC_MISMATCH
             crc = info.get("crc32c")

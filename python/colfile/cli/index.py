@@ -31,8 +31,8 @@ CRC32C or per-chunk statistics are unknown or stale, and record both, as if
 the blob had just been written by colfile: the CRC32C lets 'colfile check'
 verify the content exactly, the statistics (count, NaNs, min, max, sum per
 chunk; 'colfile stats') let queries skip data.  Data, headers and the
-bigfile byte sums are not changed; colfile's extra files (colfile-v1,
-colfile-stats-v1) are rewritten, so bigfile 0.1.52 still reads the File.
+bigfile byte sums are not changed; colfile's extra file (colfile-v1, CRCs
+and statistics) is rewritten, so bigfile 0.1.52 still reads the File.
 At the end the File's catalog (.colfile-catalog/, docs/format.md 8.5) is
 rebuilt, as after every writer: a File written by bigfile lists and opens
 faster from then on.
@@ -171,7 +171,7 @@ def run(args: Any) -> int:
             raise
         if isinstance(exc, PermissionError) or (isinstance(exc, colfile.Error)
                                                 and "ermission" in str(exc)):
-            raise CliError(f"{exc} (indexing writes colfile-v1 and colfile-stats-v1 in "
+            raise CliError(f"{exc} (indexing writes colfile-v1 in "
                            "each column directory)") from None
         raise CliError(str(exc)) from None
     finally:

@@ -65,7 +65,7 @@ def check_reference(ref: dict[str, bytes]) -> None:
     """The reference holds what the pattern says (read back by colfile)."""
     assert sorted(ref) == sorted(
         [f"{c}/{x}" for c in ("ID", "Mass", "Position", "Velocity")
-         for x in ("attr-v2", "colfile-stats-v1", "colfile-v1", "header")]
+         for x in ("attr-v2", "colfile-v1", "header")]
         + [f"{c}/{i:06d}" for c in ("ID", "Mass", "Position", "Velocity")
            for i in range(NFILE)] + ["attr-v2"])
 
