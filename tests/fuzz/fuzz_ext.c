@@ -1,6 +1,7 @@
 /* fuzz_ext.c - the `colfile-v1` CRC file parser (src/ext.c).
  *
- * Input: the bytes of a colfile-v1 file.  An accepted file holds a valid
+ * Input: the bytes of a colfile-v1 file; its CRC part (before the
+ * statistics section, whose start is checked too) is parsed.  An accepted file holds a valid
  * header part; each blob's CRC is the one written on the (last) line that
  * names the blob; formatted again it parses back to the same header, CRCs
  * and known flags, is current (cf__ext_current) exactly for the known blobs
@@ -53,6 +54,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cf__ext x, y;
     cf_error err;
     char *text = fuzz_copy(data, size);
+    /* The statistics section: the first line that begins "COLFILE-STATS:"
+     * and never the first line of the file; the CRCs are read before it. */
+    size_t at = size;
+    if (cf__ext_stats_section(text, size, &at)) {
+        FUZZ_CHECK(at > 0 && at + 14 <= size && text[at - 1] == '\n' && memcmp(text + at, "COLFILE-STATS:", 14) == 0,
+                   "section at %zu is no line beginning COLFILE-STATS:", at);
+        for (size_t k = 1; k < at; k++)
+            FUZZ_CHECK(text[k - 1] != '\n' || size - k < 14 || memcmp(text + k, "COLFILE-STATS:", 14) != 0,
+                       "an earlier line at %zu begins COLFILE-STATS:", k);
+    } else {
+        for (size_t k = 1; k + 14 <= size; k++)
+            FUZZ_CHECK(text[k - 1] != '\n' || memcmp(text + k, "COLFILE-STATS:", 14) != 0,
+                       "section at %zu not found", k);
+    }
+    size = at;
     int rc = cf__ext_parse(&x, text, size, "fuzz/colfile-v1", &err);
     if (rc) {
         free(text);

@@ -5,8 +5,8 @@
  * Walks FIXTURES_DIR (read only) and writes, under CORPUS_DIR/<target>/,
  * every `header`, `attr-v2` and `attr` file as found, and for each column
  * the files colfile would add, computed from its blobs: colfile-v1 with
- * the blobs' CRC32C, colfile-stats-v1 (default and 2-row chunks, after the
- * header it belongs to), a CFM1 snapshot and a CFP1 write state covering
+ * the blobs' CRC32C, the statistics text (default and 2-row chunks, after
+ * the header it belongs to), a CFM1 snapshot and a CFP1 write state covering
  * the blobs.  The fixtures were written by bigfile and hold no colfile
  * files, so these are the realistic seeds for colfile's own formats.
  */
