@@ -39,7 +39,6 @@
 #include "checksum.h"
 #include "column.h"
 #include "error.h"
-#include "ext.h"
 #include "fsutil.h"
 #include "names.h"
 #include "platform.h"
@@ -648,15 +647,14 @@ static build_col *add_col(build *b, const char *rel, int depth)
     return c;
 }
 
-/* 1 if the catalog copies the bytes of slot s: not statistics, which only
- * queries read (a colfile-stats-v1, or a colfile-v1 that ends with them):
- * those are stamped, never copied, which keeps the catalog, read whole by
- * every open of the File, to the size of the other metadata. */
-static int keeps_bytes(int s, const char *text, size_t len)
+/* 1 if the catalog copies the bytes of slot s (up to INLINE_MAX): not
+ * colfile-v1 and colfile-stats-v1, whose checksums and statistics only
+ * verifying reads and queries use; they are stamped, never copied (nor
+ * read), which keeps the catalog, read whole by every open of the File, to
+ * the size of the other metadata. */
+static int copies_bytes(int s)
 {
-    size_t at;
-    if (s == CF__CAT_STATS) return 0;
-    return s != CF__CAT_EXT || !cf__ext_stats_section(text, len, &at);
+    return s != CF__CAT_EXT && s != CF__CAT_STATS;
 }
 
 /* Reuse the old entry of c if every stamp of it still holds and its
@@ -674,9 +672,9 @@ static int reuse(build *b, build_col *c, const stamp *dir)
         if (full_path(buf, sizeof buf, b->root, c->name, slot_names[s]) || !still(buf, &f->st)) return 0;
     }
     memcpy(c->slot, o->slot, sizeof c->slot);
-    for (int s = CF__CAT_EXT; s <= CF__CAT_STATS; s++) {
+    for (int s = 0; s < CF__CAT_NSLOTS; s++) {
         cat_slot *f = &c->slot[s];
-        if (f->state == 1 && !keeps_bytes(s, f->data, f->len)) { /* kept by an older catalog */
+        if (f->state == 1 && !copies_bytes(s)) { /* kept by an older catalog */
             f->state = 2;
             f->data = NULL;
             f->len = 0;
@@ -685,27 +683,36 @@ static int reuse(build *b, build_col *c, const stamp *dir)
     return 1;
 }
 
-/* Read the metadata file of slot s of the column directory open as dfd
- * into f (state 1, or 2 when larger than INLINE_MAX or not keeps_bytes).
- * The clock is read before the file is opened; its
- * stamp (an fstat of the file opened without following a link: what lstat
- * of the path gives) must be trusted and hold after the read, which takes
- * exactly its size.  Returns 1, or 0 when the slot cannot be recorded. */
+/* Record the metadata file of slot s of the column directory open as dfd
+ * in f: state 2 (its stamp) when it is larger than INLINE_MAX or not
+ * copies_bytes(s), else state 1 (also its bytes).  The clock is read
+ * before the file is looked at; its stamp (an fstat of the file opened
+ * without following a link, or an lstat: the same) must be trusted and,
+ * when read, hold after the read, which takes exactly its size.  Returns
+ * 1, or 0 when the slot cannot be recorded. */
 static int read_slot(build *b, int dfd, int s, cat_slot *f, char **owned)
 {
     const char *name = slot_names[s];
     struct timespec before;
     file_clock(&before);
-    int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-    if (fd < 0) return 0;
     struct stat st;
     stamp s1, s2;
+    if (!copies_bytes(s)) {
+        if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) return 0;
+        fill_stamp(&st, &s1);
+        if (!S_ISREG((mode_t)s1.mode) || !trusted(&s1, &before, b->fine)) return 0;
+        f->st = s1;
+        f->state = 2;
+        return 1;
+    }
+    int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) return 0;
     int ok = 0;
     if (fstat(fd, &st) != 0) goto done;
     fill_stamp(&st, &s1);
     if (!S_ISREG((mode_t)s1.mode) || !trusted(&s1, &before, b->fine)) goto done;
     f->st = s1;
-    if (s == CF__CAT_STATS || s1.size > INLINE_MAX) {
+    if (s1.size > INLINE_MAX) {
         f->state = 2;
         ok = 1;
         goto done;
@@ -724,13 +731,6 @@ static int read_slot(build *b, int dfd, int s, cat_slot *f, char **owned)
     if (fstat(fd, &st) != 0) goto done;
     fill_stamp(&st, &s2);
     if (!same_stamp(&s1, &s2)) goto done;
-    if (!keeps_bytes(s, text, got)) {
-        free(text);
-        *owned = NULL;
-        f->state = 2;
-        ok = 1;
-        goto done;
-    }
     f->state = 1;
     f->data = text;
     f->len = got;

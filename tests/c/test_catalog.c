@@ -147,7 +147,7 @@ static void test_catalog_serves_and_matches(void)
     CHECK(f && f->catalog != NULL);
     const char *names[] = { "a", "g/b", "g/h/c", "v", "meta" };
     for (int i = 0; i < 5; i++) CHECK_EQ_INT(catalog_serves(f, names[i]), 1);
-    /* colfile-v1, which ends with the statistics, is stamped, not copied */
+    /* colfile-v1 (checksums, statistics) is stamped, not copied */
     cf__catalog_file m[CF__CAT_NSLOTS];
     cf__stamp dir;
     CHECK(cf__catalog_column(f->catalog, f->path, "a", m, &dir));
