@@ -1792,8 +1792,8 @@ def targets(r: dict[str, Any], get: Callable[[str, str], Any],
     floors = (("fs-floor", "the file-system floor of bigfile's layout (bare `os` calls making "
                            "the same directories and files)",
                "a bound: no library keeping the layout goes below it"),
-              ("fs-floor-ext", "... that floor plus the checksum and statistics files",
-               "a bound for any File in the layout that keeps them in files of their own"),
+              ("fs-floor-ext", "... that floor plus the file of checksums and statistics",
+               "a bound for any File in the layout that keeps them in a file bigfile ignores"),
               ("fs-floor-commit", "... made as colfile commits (writer lock byte, staging "
                                   "directory and rename)", "the floor of colfile's protocol"))
     for fname, what, why in floors:
