@@ -70,7 +70,7 @@ def test_peers_quick(tmp_path: Path, lib: Any) -> None:
         assert best[f"colfile/{phase}"]["verified"] is True
         for f in floors:  # each floor made (and read back) every column
             assert best[f"{f}/{phase}"]["verified"] is True
-    for what in ("the file-system floor of bigfile's layout", "plus the checksum and statistics",
+    for what in ("the file-system floor of bigfile's layout", "plus the file of checksums and statistics",
                  "made as colfile commits"):
         assert what in text
     assert best[f"{read_floor}/rows"]["verified"] is True
