@@ -21,7 +21,9 @@ latest), with the message an immediate commit would have raised.
 After ``os.fork()`` the child starts with an empty queue: the columns its
 parent closed are the parent's to commit (the child's copies of their
 handles are released without a commit: ``cf_column_forget``), and the
-child's own closes get a thread of their own.
+child's own closes get a thread of their own.  ``os.fork()`` first waits
+for the batch being committed, if any, so that no handle is half released
+in the child.
 """
 
 from __future__ import annotations
@@ -57,13 +59,24 @@ def _ancestors(name: str) -> list[str]:
 _LIVE: weakref.WeakSet[Committer] = weakref.WeakSet()
 
 
+def _pause_for_fork() -> None:
+    for c in list(_LIVE):
+        c._pause()
+
+
+def _resume_in_parent() -> None:
+    for c in list(_LIVE):
+        c._resume()
+
+
 def _reset_in_child() -> None:
     for c in list(_LIVE):
         c._forked()
 
 
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_reset_in_child)
+    os.register_at_fork(before=_pause_for_fork, after_in_parent=_resume_in_parent,
+                        after_in_child=_reset_in_child)
 
 
 class Committer:
@@ -80,6 +93,8 @@ class Committer:
         self._names: dict[str, int] = {}     # pending column -> count
         self._above: dict[str, int] = {}     # directories above pending columns
         self._busy = 0                       # handed over and not yet committed
+        self._inflight = False               # the thread is inside cf_column_close_many
+        self._paused = 0                     # forks waiting: start no batch
         self._errors: list[BaseException] = []
         self._worker: threading.Thread | None = None
 
@@ -134,13 +149,27 @@ class Committer:
                 self._cond.wait()
             return bool(self._errors)
 
+    def _pause(self) -> None:
+        # Before a fork: wait until no batch is being closed, and start
+        # none until after it, so that the child never inherits handles
+        # half released, whose lock descriptors it would keep open (the
+        # parent could then not write those columns while the child lives).
+        with self._cond:
+            self._paused += 1
+            while self._inflight:
+                self._cond.wait()
+
+    def _resume(self) -> None:
+        with self._cond:
+            self._paused -= 1
+            self._cond.notify_all()
+
     def _forked(self) -> None:
         # In a forked child: the worker thread did not survive, and the
         # condition may be held by it.  What is queued is the parent's to
         # commit; committing it here as well would publish it twice.  The
         # child's copies of the queued handles are released without a
-        # commit; a batch the thread was closing at the fork is left alone
-        # (its handles may be half released).
+        # commit (no batch was in flight: _pause).
         queued = list(self._queue)
         self._start()
         forget = lib().cf_column_forget
@@ -159,11 +188,14 @@ class Committer:
             with self._cond:
                 if not self._queue:
                     self._cond.wait(IDLE_SECONDS)
+                while self._paused:  # a fork is under way (_pause)
+                    self._cond.wait()
                 if not self._queue:
                     self._worker = None
                     return
                 batch = list(self._queue)
                 self._queue.clear()
+                self._inflight = True
             # One C call for everything queued: the GIL is released once per
             # batch, so the caller's thread rarely waits for it.
             failures: list[BaseException] = []
@@ -180,6 +212,7 @@ class Committer:
             except BaseException as exc:  # (out of memory): kept for the caller
                 failures.append(exc)
             with self._cond:
+                self._inflight = False
                 self._errors.extend(failures)
                 self._busy -= len(batch)
                 for name, _ in batch:

@@ -301,6 +301,46 @@ def test_a_forked_child_lets_go_of_the_parents_writers(tmp_path):
     assert [n for n in os.listdir(path) if n.startswith(".")] == [".colfile-catalog"]
 
 
+def test_a_fork_waits_for_the_batch_being_committed(tmp_path):
+    """A fork while the thread closes a batch waits for the batch: the child
+    holds no copy of those columns' lock descriptors, so the parent writes
+    them again while the child lives (before, some got BusyError)."""
+    path = str(tmp_path / "f")
+    script = textwrap.dedent(f"""
+        import os, sys, time, numpy as np, colfile
+        f = colfile.File({path!r}, "w", durable=True, deferred=True)
+        c = f._commits
+        for i in range(60):
+            f.create("c%d" % i, data=np.arange(3) + i).close()
+        deadline = time.monotonic() + 30
+        while not c._inflight and time.monotonic() < deadline:
+            time.sleep(0.0002)
+        assert c._inflight, "no batch was in flight"
+        down_r, down_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.read(down_r, 1)  # alive until the parent has written
+            os._exit(0)
+        busy = []
+        f.flush()
+        with colfile.File({path!r}, "a", durable=False) as g:
+            for i in range(60):
+                try:
+                    col = g["c%d" % i]
+                    col[0:1] = [-i]
+                    col.close()
+                except colfile.BusyError:
+                    busy.append(i)
+        os.write(down_w, b"x")
+        os.waitpid(pid, 0)
+        f.close()
+        assert not busy, busy
+    """)
+    run_python(script)
+    with colfile.File(path) as f:
+        assert [f[f"c{i}"][:].tolist() for i in range(60)] == [[-i, i + 1, i + 2] for i in range(60)]
+
+
 def test_a_writer_killed_with_commits_pending(tmp_path):
     """os._exit with commits queued: every column is absent or whole, and
     the File passes colfile's checks once repair has removed the leftovers
