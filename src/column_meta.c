@@ -4,10 +4,10 @@
  * This keeps the metadata load of a parallel open independent of the
  * number of processes: one reads header, attribute and extension files,
  * the rest open only the blobs they touch.  Wire format (wire.h):
- *   "CFM1", u64 kind, bytes name, bytes header text, bytes colfile-v1 text
- *   (its CRC part), bytes statistics text, bytes attributes (attr-v2 grammar, every
- *   attribute), bytes legacy attr, bytes staging directory name (empty once
- *   the column is published), u64 committed blobs.
+ *   "CFM1", u64 kind, bytes name, bytes header text, bytes colfile-v1
+ *   text (its CRC part), bytes statistics text, bytes attributes (attr-v2
+ *   grammar, every attribute), bytes legacy attr, bytes staging directory
+ *   name (empty once the column is published), u64 committed blobs.
  */
 #include <stdlib.h>
 #include <string.h>

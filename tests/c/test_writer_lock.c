@@ -9,37 +9,9 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "harness.h"
+#include "lock_test.h"
 
-static char g_root[4200];
-
-static int exists(const char *rel)
-{
-    char p[4400];
-    snprintf(p, sizeof p, "%s/%s", g_root, rel);
-    struct stat st;
-    return lstat(p, &st) == 0;
-}
-
-static cf_file *open_file(int flags)
-{
-    cf_error err;
-    cf_file *f = NULL;
-    CHECK_OK(cf_file_open(&f, g_root, CF_OPEN_WRITE | CF_OPEN_CREATE | CF_OPEN_NODURABLE | flags, &err), &err);
-    return f;
-}
-
-static cf_column *make(cf_file *f, const char *name)
-{
-    cf_error err;
-    cf_column *c = NULL;
-    int64_t rows[3] = { 1, 2, 3 };
-    CHECK_OK(cf_column_create(&c, f, name, "<i8", 1, 3, 1, &err), &err);
-    if (c) CHECK_OK(cf_column_write(c, 0, 3, rows, NULL, 8, 8, &err), &err);
-    return c;
-}
-
-static void setup(void) { snprintf(g_root, sizeof g_root, "%s/F", cf_test_dir()); }
+static void setup(void) { use_root("F"); }
 
 static void test_one_lock_file_per_directory(void)
 {
@@ -202,33 +174,7 @@ static void test_a_writer_waits_out_a_tidy(void)
 static void test_shared_writers_and_the_last_one_out(void)
 {
     setup();
-    cf_error err;
-    cf_file *f = open_file(0);
-    if (!f) return;
-    cf_column *c = make(f, "c");
-    CHECK_OK(cf_column_close(c, &err), &err);
-    cf_file_close(f);
-    cf_file *s1 = open_file(CF_OPEN_NOLOCK), *s2 = open_file(CF_OPEN_NOLOCK), *x = open_file(0);
-    if (!s1 || !s2 || !x) return;
-    cf_column *a = NULL, *b = NULL, *e = NULL;
-    int64_t v = 7;
-    CHECK_OK(cf_column_open(&a, s1, "c", &err), &err);
-    CHECK_OK(cf_column_open(&b, s2, "c", &err), &err);
-    if (!a || !b) return;
-    CHECK_OK(cf_column_write(a, 0, 1, &v, NULL, 8, 8, &err), &err);
-    CHECK_OK(cf_column_write(b, 1, 1, &v, NULL, 8, 8, &err), &err); /* both hold it, shared */
-    CHECK_OK(cf_column_open(&e, x, "c", &err), &err);
-    if (e) {
-        CHECK_FAILS(cf_column_write(e, 2, 1, &v, NULL, 8, 8, &err), CF_EBUSY, &err, ".colfile-lock is held");
-        (void)cf_column_close(e, NULL); /* nothing to commit: it never locked */
-    }
-    cf_file_close(x);
-    CHECK_OK(cf_column_close(a, &err), &err);
-    CHECK(exists(".colfile-lock"));
-    CHECK_OK(cf_column_close(b, &err), &err); /* the last one out removes it */
-    CHECK(!exists(".colfile-lock"));
-    cf_file_close(s1);
-    cf_file_close(s2);
+    check_shared_holders(".colfile-lock");
 }
 
 static void test_long_names_lock_what_repair_checks(void)
