@@ -2147,7 +2147,7 @@ int cf_column_verify_blob(cf_column *c, int64_t i, unsigned *status, cf_error *e
     char *p = blob_path(c, i);
     if (!p) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
     int64_t bytes = c->h.rows[i] * c->rowbytes;
-    uint32_t crc_known;
+    uint32_t crc_known = 0; /* read only when has_crc */
     int has_crc = cf_column_blob_crc32c(c, i, &crc_known);
     if (!has_crc) st |= CF_BLOB_CRC_UNKNOWN;
     int fd = open(p, O_RDONLY | O_CLOEXEC);

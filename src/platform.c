@@ -31,6 +31,14 @@ int cf__rename_exchange(const char *a, const char *b)
 #endif
 }
 
+/* CF_NO_OFD_LOCKS builds a core that behaves as on a kernel without open
+ * file description locks (ENOSYS), so that tests run that path on Linux. */
+#if defined(CF_NO_OFD_LOCKS)
+#undef F_OFD_SETLK
+#undef F_OFD_GETLK
+#endif
+
+#if defined(F_OFD_SETLK) || defined(F_OFD_GETLK)
 static void ofd_range(struct flock *fl, short type, int64_t start)
 {
     memset(fl, 0, sizeof *fl);
@@ -39,12 +47,6 @@ static void ofd_range(struct flock *fl, short type, int64_t start)
     fl->l_start = start < 0 ? 0 : (off_t)start;
     fl->l_len = start < 0 ? 0 : 1; /* 0: to the end of the file, and beyond */
 }
-
-/* CF_NO_OFD_LOCKS builds a core that behaves as on a kernel without open
- * file description locks (ENOSYS), so that tests run that path on Linux. */
-#if defined(CF_NO_OFD_LOCKS)
-#undef F_OFD_SETLK
-#undef F_OFD_GETLK
 #endif
 
 int cf__ofd_lock(int fd, int exclusive, int64_t start)
