@@ -303,12 +303,11 @@ static int truncate_blob_keep(cf_column *c, int64_t i, int keep, cf_error *err)
         int e = errno;
         rc = CF_FAIL(err, CF_EIO, "%s: cannot create blob: %s", p, strerror(e));
     } else if (keep) {
-        struct stat st;
         close_fd(c);
         c->fd = fd;
         c->fd_blob = i;
         c->fd_writable = 1;
-        c->fd_blksize = fstat(fd, &st) == 0 && st.st_blksize > 0 ? (int64_t)st.st_blksize : 4096;
+        c->fd_blksize = -1; /* looked up by the first write that needs it */
     } else {
         close(fd);
     }
@@ -638,7 +637,8 @@ int cf_column_create_blobs(cf_column **out, cf_file *f, const char *name,
     /* The parent's hidden names are not listed (a cost growing with the
      * columns beside it): create makes fresh ones and takes the lock
      * without following links. */
-    if ((rc = cf__name_confine_own(f->path, name, err))) return rc;
+    int leaf;
+    if ((rc = cf__name_confine_new(f->path, name, &leaf, err))) return rc;
     if (is_attrs_only_name(name)) {
         if (dtype) return CF_FAIL(err, CF_EKIND, "%s: '%s' names attributes and cannot hold data", f->path, name);
         return create_attrs_only(out, f, name, err);
@@ -682,8 +682,9 @@ int cf_column_create_blobs(cf_column **out, cf_file *f, const char *name,
         cf__header_free(&stored);
         return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", f->path);
     }
-    if (cf__exists(dir)) {
-        if (!cf__is_dir(dir)) {
+    if (leaf == CF__LEAF_UNKNOWN) leaf = !cf__exists(dir) ? CF__LEAF_ABSENT : cf__is_dir(dir) ? CF__LEAF_DIR : CF__LEAF_OTHER;
+    if (leaf != CF__LEAF_ABSENT) {
+        if (leaf != CF__LEAF_DIR) {
             rc = CF_FAIL(err, CF_EEXIST, "%s: exists and is not a directory", dir);
             goto fail;
         }
@@ -1256,13 +1257,23 @@ static int blob_fd(cf_column *c, int64_t i, int for_write, cf_error *err)
         return rc;
     }
     free(p);
-    struct stat st;
     c->fd = fd;
     c->fd_blob = i;
     c->fd_writable = for_write;
-    /* only writes align to it; a read descriptor is never reused to write */
-    c->fd_blksize = !for_write ? 0 : fstat(fd, &st) == 0 && st.st_blksize > 0 ? (int64_t)st.st_blksize : 4096;
+    /* only writes align to it (looked up by the first one that needs it);
+     * a read descriptor is never reused to write */
+    c->fd_blksize = for_write ? -1 : 0;
     return fd;
+}
+
+/* The cached blob's preferred I/O size (st_blksize), looked up once. */
+static int64_t fd_blksize(cf_column *c)
+{
+    if (c->fd_blksize < 0) {
+        struct stat st;
+        c->fd_blksize = fstat(c->fd, &st) == 0 && st.st_blksize > 0 ? (int64_t)st.st_blksize : 4096;
+    }
+    return c->fd_blksize;
 }
 
 static int short_blob_error(cf_column *c, int64_t blob, int64_t byte_end, cf_error *err)
@@ -1970,7 +1981,8 @@ static int write_range(cf_column *c, int64_t start, int64_t count, const buffer_
         /* End the first piece on a file-system block boundary so that the
          * rest start aligned (whole blocks, no read-modify-write of a block
          * shared with a neighbouring writer's request). */
-        int64_t n = elems < chunk_elems ? elems : chunk_elems, bs = c->fd_blksize;
+        /* (a piece at offset 0 starts aligned whatever the block size) */
+        int64_t n = elems < chunk_elems ? elems : chunk_elems, bs = off > 0 ? fd_blksize(c) : 0;
         if (bs > 0 && bs % w == 0 && off % w == 0 && off % bs != 0 && (bs - off % bs) / w < n)
             n = (bs - off % bs) / w;
         const unsigned char *p = piece_at(c, v, e, n, dg ? pair[k & 1] : c->scratch);

@@ -83,7 +83,7 @@ struct cf_column {
     int fd;             /* cached blob descriptor, -1 if none */
     int64_t fd_blob;
     int fd_writable;
-    int64_t fd_blksize; /* st_blksize of the cached blob: preferred I/O size */
+    int64_t fd_blksize; /* st_blksize of the cached blob (preferred I/O size); -1 until looked up */
     unsigned char *scratch; /* CF__CHUNK_BYTES, allocated on first use */
 };
 

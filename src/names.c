@@ -225,7 +225,7 @@ static int check_entries(const char *root, const char *dir, int column, int hidd
     return rc;
 }
 
-static int confine(const char *root, const char *name, int companions, cf_error *err)
+static int confine(const char *root, const char *name, int companions, int *leaf, cf_error *err)
 {
     char qr[CF__QUOTE_BUF], qn[CF__QUOTE_BUF];
     size_t rl = strlen(root), nl = strlen(name);
@@ -247,6 +247,7 @@ static int confine(const char *root, const char *name, int companions, cf_error 
     memcpy(path, root, rl + 1);
     size_t end = rl, parent_end = rl;
     int rc = 0, exists = 1;
+    if (leaf) *leaf = CF__LEAF_UNKNOWN;
     for (size_t i = 0; i < walk && exists;) {
         size_t len = strcspn(name + i, "/");
         if (len > walk - i) len = walk - i;
@@ -257,17 +258,22 @@ static int confine(const char *root, const char *name, int companions, cf_error 
         path[end] = '\0';
         i += len + 1;
         struct stat st;
+        int at_leaf = i >= walk && !attrs_only;
         if (lstat(path, &st) != 0) {
             /* Absent: made as a real directory by the operation, or its
              * error (permission, not a directory) is reported by it. */
             exists = 0;
+            if (leaf && at_leaf && errno == ENOENT) *leaf = CF__LEAF_ABSENT;
         } else if (S_ISLNK(st.st_mode)) {
             rc = refuse_link(root, path, err);
         } else if (!S_ISDIR(st.st_mode)) {
             exists = 0; /* a file where a directory should be: the operation says so */
+            if (leaf && at_leaf) *leaf = CF__LEAF_OTHER;
+        } else if (leaf && at_leaf) {
+            *leaf = CF__LEAF_DIR;
         }
         if (rc) break;
-        if (companions && i >= walk && !attrs_only) {
+        if (companions && at_leaf) {
             /* The parent of a column's directory holds colfile's hidden
              * companions of it (.colfile-*): none may be a link. */
             char saved = path[parent_end];
@@ -283,12 +289,17 @@ static int confine(const char *root, const char *name, int companions, cf_error 
 
 int cf__name_confine(const char *root, const char *name, cf_error *err)
 {
-    return confine(root, name, 1, err);
+    return confine(root, name, 1, NULL, err);
 }
 
 int cf__name_confine_own(const char *root, const char *name, cf_error *err)
 {
-    return confine(root, name, 0, err);
+    return confine(root, name, 0, NULL, err);
+}
+
+int cf__name_confine_new(const char *root, const char *name, int *leaf, cf_error *err)
+{
+    return confine(root, name, 0, leaf, err);
 }
 
 int cf__name_guarded(const char *entry, int column) { return is_guarded_name(entry, column); }

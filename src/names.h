@@ -31,6 +31,13 @@ int cf__name_confine(const char *root, const char *name, cf_error *err);
  * follow a link) and opens the lock with O_NOFOLLOW. */
 int cf__name_confine_own(const char *root, const char *name, cf_error *err);
 
+/* cf__name_confine_own, also saying what the checks found at the name
+ * itself (root/name), so that cf_column_create need not look again:
+ * CF__LEAF_ABSENT, CF__LEAF_DIR, CF__LEAF_OTHER (a file, a device...), or
+ * CF__LEAF_UNKNOWN when the walk stopped before it or it could not tell. */
+enum { CF__LEAF_UNKNOWN = -1, CF__LEAF_ABSENT = 0, CF__LEAF_DIR = 1, CF__LEAF_OTHER = 2 };
+int cf__name_confine_new(const char *root, const char *name, int *leaf, cf_error *err);
+
 /* 1 if `entry`, an entry of a column directory (`column`) or of a group or
  * File directory, is one colfile reads or writes there, so that it must not
  * be a symbolic link (what cf__name_confine checks in the directory). */

@@ -713,6 +713,47 @@ static void remove_stage(const char *fdir, const char *leaf)
     CHECK_EQ_INT(found, 1);
 }
 
+/* What create finds at the name decides: nothing (made), a column
+ * (replaced), a file or a group (refused, left as it was). */
+static void test_create_over_what_is_there(void)
+{
+    cf_error err;
+    cf_file *f = open_new("over");
+    char fdir[4096], p[4200];
+    snprintf(fdir, sizeof fdir, "%s/over", cf_test_dir());
+    snprintf(p, sizeof p, "%s/plain", fdir);
+    FILE *fp = fopen(p, "w");
+    fputs("precious", fp);
+    fclose(fp);
+    snprintf(p, sizeof p, "%s/g/sub", fdir);
+    CHECK(mkdir(p, 0777) != 0); /* g is missing: made below */
+    cf_column *c;
+    int32_t v[2] = { 1, 2 };
+    CHECK_OK(cf_column_create(&c, f, "g/sub/x", "i4", 1, 2, 1, &err), &err);
+    CHECK_OK(cf_column_write(c, 0, 2, v, NULL, 4, 4, &err), &err);
+    CHECK_OK(cf_column_close(c, &err), &err);
+    CHECK_FAILS(cf_column_create(&c, f, "plain", "i4", 1, 2, 1, &err), CF_EEXIST, &err,
+                "exists and is not a directory");
+    CHECK_FAILS(cf_column_create(&c, f, "g", "i4", 1, 2, 1, &err), CF_EEXIST, &err, "is a group");
+    CHECK_FAILS(cf_column_create(&c, f, "plain/y", "i4", 1, 2, 1, &err), CF_ENOTFILE, &err, "plain");
+    size_t n = 0;
+    char *text = slurp(fdir, "plain", &n);
+    CHECK(text && strcmp(text, "precious") == 0);
+    free(text);
+    CHECK(exists(fdir, "g/sub/x/header"));
+    /* a column is replaced */
+    v[0] = 7;
+    CHECK_OK(cf_column_create(&c, f, "g/sub/x", "i4", 1, 2, 1, &err), &err);
+    CHECK_OK(cf_column_write(c, 0, 2, v, NULL, 4, 4, &err), &err);
+    CHECK_OK(cf_column_close(c, &err), &err);
+    int32_t back[2] = { 0, 0 };
+    CHECK_OK(cf_column_open(&c, f, "g/sub/x", &err), &err);
+    CHECK_OK(cf_column_read(c, 0, 2, back, NULL, 4, 4, &err), &err);
+    CHECK_EQ_INT(back[0], 7);
+    CHECK_OK(cf_column_close(c, &err), &err);
+    cf_file_close(f);
+}
+
 static void test_close_many(void)
 {
     cf_error err, errs[3];
@@ -746,7 +787,7 @@ static void test_close_many(void)
     cf_file_close(f);
 }
 
-CF_TESTS(CF_TEST(test_roundtrip_vector_column), CF_TEST(test_close_many), CF_TEST(test_blob_names_are_hex), CF_TEST(test_cast_and_strided_write), CF_TEST(test_read_rows),
+CF_TESTS(CF_TEST(test_roundtrip_vector_column), CF_TEST(test_close_many), CF_TEST(test_create_over_what_is_there), CF_TEST(test_blob_names_are_hex), CF_TEST(test_cast_and_strided_write), CF_TEST(test_read_rows),
          CF_TEST(test_grow_and_crc_after_overwrite), CF_TEST(test_damaged_blobs), CF_TEST(test_attributes),
          CF_TEST(test_names_and_modes), CF_TEST(test_large_sparse), CF_TEST(test_reads_bigfile_layout),
          CF_TEST(test_reads_every_fixture_column))
