@@ -141,6 +141,15 @@ CF_API int cf_file_open(cf_file **out, const char *path, int flags, cf_error *er
  * more (docs/format.md 8.3).  Accepts NULL.  Never fails. */
 CF_API void cf_file_close(cf_file *f);
 
+/* In a child made by fork(2) while f was open in the parent: close the
+ * child's copies of the writer-lock files f keeps open (one per directory
+ * its columns were written in; docs/format.md 8.3) without unlocking
+ * anything, since the locks are the parent's.  Otherwise, if the parent
+ * died while the child lives, the locks it held would stay held.  f stays
+ * usable; its columns then open their own descriptors.  Call it before
+ * the child starts threads.  Accepts NULL. */
+CF_API void cf_file_forget_locks(cf_file *f);
+
 /* The path the File was opened with (owned by the handle). */
 CF_API const char *cf_file_path(const cf_file *f);
 

@@ -409,7 +409,7 @@ static int fresh_sibling(const char *path, const char *prefix, int make_dir, cha
 
 int cf__column_begin_change(cf_column *c, cf_error *err)
 {
-    if (c->lock.fd >= 0 || c->replica || c->kind == CF_KIND_ATTRS_ONLY) return 0;
+    if (cf__lock_is_held(&c->lock) || c->replica || c->kind == CF_KIND_ATTRS_ONLY) return 0;
     return cf__lock_take(&c->lock, c->path, c->nolock, err);
 }
 
@@ -603,12 +603,13 @@ int cf__column_follow_commit(cf_column *c, cf_error *err)
 
 /* ---- create / open / close ------------------------------------------ */
 
-/* A column this File may lock: the File tidies the shared lock file of its
- * directory (writer_lock.h) at its catalog update and close. */
-static void note_lock_dir(cf_file *f, const cf_column *c)
+/* A column this File may lock: it locks through the File's descriptor of
+ * its directory's lock file, which the File tidies at its catalog update
+ * and close (writer_lock.h). */
+static void note_lock_dir(cf_file *f, cf_column *c)
 {
     const char *slash = strrchr(c->path, '/');
-    if (slash) cf__file_note_lock_dir(f, c->path, (size_t)(slash - c->path));
+    if (slash && !c->lock.via) c->lock.via = cf__file_lock_dir(f, c->path, (size_t)(slash - c->path));
 }
 
 static int create_attrs_only(cf_column **out, cf_file *f, const char *name, cf_error *err)
@@ -719,7 +720,10 @@ int cf_column_create_blobs(cf_column **out, cf_file *f, const char *name,
         else rc = cf__mkdirs_durable(parent, c->durable, err);
         free(parent);
     }
-    if (rc == 0 && (rc = cf__column_begin_change(c, err)) == 0) note_lock_dir(f, c);
+    if (rc == 0) {
+        note_lock_dir(f, c);
+        rc = cf__column_begin_change(c, err);
+    }
     char *stage = NULL;
     if (rc == 0) rc = fresh_sibling(dir, CF__STAGE_PREFIX, 1, &stage, err);
     if (rc) goto fail;

@@ -152,19 +152,21 @@ int cf_file_open(cf_file **out, const char *path, int flags, cf_error *err)
     return 0;
 }
 
-void cf__file_note_lock_dir(cf_file *f, const char *dir, size_t len)
+struct cf__lock_dir *cf__file_lock_dir(cf_file *f, const char *dir, size_t len)
 {
     uint64_t h = cf__fnv1a(dir, len);
+    cf__lock_dir *found = NULL;
     pthread_mutex_lock(&f->lock_dirs_mu);
-    int64_t i = f->n_lock_dirs;
     /* newest first: the columns of one directory usually come together */
-    while (i > 0 && !(f->lock_dir_hashes[i - 1] == h && strlen(f->lock_dirs[i - 1]) == len &&
-                      memcmp(f->lock_dirs[i - 1], dir, len) == 0))
-        i--;
-    if (i == 0) {
+    for (int64_t i = f->n_lock_dirs; i > 0 && !found; i--) {
+        const char *d = cf__lock_dir_dir(f->lock_dirs[i - 1]);
+        if (f->lock_dir_hashes[i - 1] == h && strlen(d) == len && memcmp(d, dir, len) == 0)
+            found = f->lock_dirs[i - 1];
+    }
+    if (!found) {
         if (f->n_lock_dirs == f->cap_lock_dirs) {
             int64_t cap = f->cap_lock_dirs ? f->cap_lock_dirs * 2 : 8;
-            char **dirs = realloc(f->lock_dirs, (size_t)cap * sizeof *dirs);
+            cf__lock_dir **dirs = realloc(f->lock_dirs, (size_t)cap * sizeof *dirs);
             if (dirs) f->lock_dirs = dirs;
             uint64_t *hashes = dirs ? realloc(f->lock_dir_hashes, (size_t)cap * sizeof *hashes) : NULL;
             if (hashes) {
@@ -172,13 +174,15 @@ void cf__file_note_lock_dir(cf_file *f, const char *dir, size_t len)
                 f->cap_lock_dirs = cap;
             }
         }
-        char *copy = f->n_lock_dirs < f->cap_lock_dirs ? strndup(dir, len) : NULL;
-        if (copy) {
-            f->lock_dirs[f->n_lock_dirs] = copy;
+        found = f->n_lock_dirs < f->cap_lock_dirs ? cf__lock_dir_new(dir, len) : NULL;
+        if (found) {
+            f->lock_dirs[f->n_lock_dirs] = found;
             f->lock_dir_hashes[f->n_lock_dirs++] = h;
         }
     }
+    cf__lock_dir *ref = cf__lock_dir_ref(found);
     pthread_mutex_unlock(&f->lock_dirs_mu);
+    return ref;
 }
 
 /* Remove the writer-lock files this handle's columns left in their
@@ -187,8 +191,11 @@ static void tidy_lock_dirs(cf_file *f)
 {
     pthread_mutex_lock(&f->lock_dirs_mu);
     for (int64_t i = 0; i < f->n_lock_dirs; i++) {
-        (void)cf__lock_tidy(f->lock_dirs[i]);
-        free(f->lock_dirs[i]);
+        /* this handle's own descriptor first: it keeps the file (columns
+         * still open and holding their locks keep theirs) */
+        cf__lock_dir_idle(f->lock_dirs[i]);
+        (void)cf__lock_tidy(cf__lock_dir_dir(f->lock_dirs[i]));
+        cf__lock_dir_unref(f->lock_dirs[i]);
     }
     f->n_lock_dirs = 0;
     pthread_mutex_unlock(&f->lock_dirs_mu);
@@ -204,6 +211,13 @@ void cf_file_close(cf_file *f)
     cf__catalog_free(f->catalog);
     free(f->path);
     free(f);
+}
+
+void cf_file_forget_locks(cf_file *f)
+{
+    if (!f) return;
+    /* the child runs one thread here; lock_dirs_mu may be a locked copy */
+    for (int64_t i = 0; i < f->n_lock_dirs; i++) cf__lock_dir_forget(f->lock_dirs[i]);
 }
 
 const char *cf_file_path(const cf_file *f) { return f->path; }

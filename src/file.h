@@ -14,19 +14,21 @@ struct cf_file {
     int writable;
     int flags;     /* the cf_open_flags it was opened with */
     cf__catalog *catalog; /* loaded at open (NULL: none or unusable); read only */
-    /* Directories whose shared writer-lock file this handle's columns may
-     * have made (writer_lock.h): tidied at the catalog update and at close.
-     * Guarded by lock_dirs_mu: opening a column only reads the handle
-     * otherwise, and callers do that from several threads at once. */
-    char **lock_dirs;
+    /* The directories this handle's writable columns live in, each with
+     * its lock file (writer_lock.h: kept open while columns lock through
+     * it), tidied at the catalog update and at close.  Guarded by
+     * lock_dirs_mu: opening a column only reads the handle otherwise, and
+     * callers do that from several threads at once. */
+    struct cf__lock_dir **lock_dirs;
     uint64_t *lock_dir_hashes;
     int64_t n_lock_dirs, cap_lock_dirs;
     pthread_mutex_t lock_dirs_mu;
 };
 
-/* Note that a writable column of f lives in directory `dir` (best effort:
- * out of memory only means that the lock file there is not tidied). */
-void cf__file_note_lock_dir(cf_file *f, const char *dir, size_t len);
+/* The lock-file object of directory `dir` (len bytes), where a writable
+ * column of f lives: a new reference (writer_lock.h), or NULL when out of
+ * memory (the column then locks on its own, and the file is not tidied). */
+struct cf__lock_dir *cf__file_lock_dir(cf_file *f, const char *dir, size_t len);
 
 /* 1 unless the File was opened with CF_OPEN_NODURABLE. */
 #define CF__DURABLE(f) (((f)->flags & CF_OPEN_NODURABLE) == 0)

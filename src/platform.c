@@ -49,20 +49,25 @@ static void ofd_range(struct flock *fl, short type, int64_t start)
 }
 #endif
 
-int cf__ofd_lock(int fd, int exclusive, int64_t start)
+/* F_OFD_SETLK of type (F_RDLCK, F_WRLCK or F_UNLCK) at start. */
+static int ofd_set(int fd, short type, int64_t start)
 {
 #if defined(F_OFD_SETLK)
     struct flock fl;
-    ofd_range(&fl, exclusive ? F_WRLCK : F_RDLCK, start);
+    ofd_range(&fl, type, start);
     return fcntl(fd, F_OFD_SETLK, &fl);
 #else
     (void)fd;
-    (void)exclusive;
+    (void)type;
     (void)start;
     errno = ENOSYS;
     return -1;
 #endif
 }
+
+int cf__ofd_lock(int fd, int exclusive, int64_t start) { return ofd_set(fd, exclusive ? F_WRLCK : F_RDLCK, start); }
+
+int cf__ofd_unlock(int fd, int64_t start) { return ofd_set(fd, F_UNLCK, start); }
 
 int cf__ofd_probe(int fd, int64_t start)
 {

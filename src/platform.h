@@ -30,6 +30,11 @@ int cf__lock_shared(int fd);
  * has no such locks, ENOLCK when the file system cannot lock. */
 int cf__ofd_lock(int fd, int exclusive, int64_t start);
 
+/* Let go of the open file description lock cf__ofd_lock took at `start`
+ * through fd (other bytes locked through fd stay locked).  0, or -1 with
+ * errno. */
+int cf__ofd_unlock(int fd, int64_t start);
+
 /* What holds a lock that conflicts with an exclusive cf__ofd_lock of
  * `start` (another open file description): 0 nothing, 1 a lock of part of
  * the file, 2 a lock of the whole file, -1 cannot tell (errno). */

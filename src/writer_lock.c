@@ -5,6 +5,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -202,6 +204,177 @@ static int take_shared_file(cf__lock *lk, const char *dir, char *path, const cha
     return taken(lk, rc, fd, slot, path);
 }
 
+struct cf__lock_dir {
+    pthread_mutex_t mu; /* guards everything below but refs and pid */
+    atomic_int refs;
+    atomic_int pid; /* the process that opened fd; 0 before (read without
+                       mu, which a forked child may have copied locked) */
+    int fd;        /* the lock file, holding CF__LOCK_PRESENCE shared; -1 */
+    int unusable;  /* no open file description locks here */
+    char *dir, *path;
+    int64_t *held; /* the bytes locked through fd */
+    int64_t nheld, cap;
+};
+
+cf__lock_dir *cf__lock_dir_new(const char *dir, size_t len)
+{
+    cf__lock_dir *d = calloc(1, sizeof *d);
+    if (!d) return NULL;
+    d->dir = strndup(dir, len);
+    d->path = d->dir ? cf__path_join(d->dir, CF__LOCK_NAME) : NULL;
+    if (!d->path) {
+        free(d->dir);
+        free(d);
+        return NULL;
+    }
+    pthread_mutex_init(&d->mu, NULL);
+    atomic_init(&d->refs, 1);
+    atomic_init(&d->pid, 0);
+    d->fd = -1;
+    return d;
+}
+
+cf__lock_dir *cf__lock_dir_ref(cf__lock_dir *d)
+{
+    if (d) atomic_fetch_add(&d->refs, 1);
+    return d;
+}
+
+void cf__lock_dir_unref(cf__lock_dir *d)
+{
+    if (!d || atomic_fetch_sub(&d->refs, 1) != 1) return;
+    if (d->fd >= 0) close(d->fd); /* lets go of the presence byte */
+    /* (a forked child may have copied the mutex locked: left alone there) */
+    int pid = atomic_load(&d->pid);
+    if (pid == 0 || pid == (int)getpid()) pthread_mutex_destroy(&d->mu);
+    free(d->held);
+    free(d->path);
+    free(d->dir);
+    free(d);
+}
+
+const char *cf__lock_dir_dir(const cf__lock_dir *d) { return d->dir; }
+
+void cf__lock_dir_idle(cf__lock_dir *d)
+{
+    if (!d || atomic_load(&d->pid) != (int)getpid()) return;
+    pthread_mutex_lock(&d->mu);
+    if (d->fd >= 0 && d->nheld == 0) {
+        close(d->fd);
+        d->fd = -1;
+        atomic_store(&d->pid, 0);
+    }
+    pthread_mutex_unlock(&d->mu);
+}
+
+void cf__lock_dir_forget(cf__lock_dir *d)
+{
+    /* In the child, which has one thread: the mutex may have been copied
+     * locked, so it is not taken. */
+    if (!d) return;
+    int pid = atomic_load(&d->pid);
+    if (pid == 0 || pid == (int)getpid()) return;
+    if (d->fd >= 0) close(d->fd);
+    d->fd = -1;
+    d->nheld = 0;
+    atomic_store(&d->pid, 0);
+}
+
+int cf__lock_is_held(const cf__lock *lk) { return lk->fd >= 0 || lk->via_held; }
+
+/* Open d's lock file and take its presence byte (d->mu held): 0, 1 when
+ * the kernel has no open file description locks (the column then takes
+ * a lock of its own), or an error. */
+static int open_via(cf__lock_dir *d, const char *column, cf_error *err)
+{
+    for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+        int fd = open_shared_file(d->dir, d->path);
+        if (fd == -2) continue; /* made by another writer meanwhile */
+        if (fd < 0) return open_failed(d->path, column, err);
+        if (cf__ofd_lock(fd, 0, CF__LOCK_PRESENCE) != 0) {
+            int e = errno;
+            close(fd);
+            if (e == EINVAL || e == ENOSYS) {
+                d->unusable = 1;
+                return 1;
+            }
+            if (e != EAGAIN && e != EACCES) return lock_failed(e, d->path, column, err);
+            /* a tidy holds all of the file for microseconds: the next open
+             * finds it gone and makes a new one */
+            struct timespec pause = { 0, 20000L * (attempt + 1) };
+            nanosleep(&pause, NULL);
+            continue;
+        }
+        if (!still_there(fd, d->path)) {
+            close(fd); /* tidied or replaced meanwhile: try again */
+            continue;
+        }
+        d->fd = fd;
+        atomic_store(&d->pid, (int)getpid());
+        return 0;
+    }
+    return CF_FAIL(err, CF_EBUSY, "%s: the writer lock %s keeps changing, or stays locked whole "
+                   "(by a process removing it)", column, d->path);
+}
+
+/* Lock byte `slot` through lk->via: 0, 1 when the via cannot be used here
+ * (the caller takes a lock of its own), or an error. */
+static int take_via(cf__lock *lk, int64_t slot, const char *column, cf_error *err)
+{
+    cf__lock_dir *d = lk->via;
+    int pid = atomic_load(&d->pid);
+    if (pid != 0 && pid != (int)getpid()) return 1; /* a forked child: the descriptor is the parent's */
+    pthread_mutex_lock(&d->mu);
+    int rc = d->unusable ? 1 : 0;
+    struct stat st;
+    if (rc == 0 && d->fd >= 0 && (fstat(d->fd, &st) != 0 || st.st_nlink == 0)) {
+        /* Removed by something that ignores the presence byte (no tidy
+         * does): locks in it no longer exclude anyone.  Open the file at
+         * the path again, unless holders still lock through this one. */
+        if (d->nheld > 0) {
+            rc = 1;
+        } else {
+            close(d->fd);
+            d->fd = -1;
+        }
+    }
+    if (rc == 0 && d->fd < 0) rc = open_via(d, column, err);
+    for (int64_t i = 0; rc == 0 && i < d->nheld; i++)
+        if (d->held[i] == slot) rc = lock_failed(EAGAIN, d->path, column, err); /* another handle here */
+    if (rc == 0 && d->nheld == d->cap) {
+        int64_t cap = d->cap ? 2 * d->cap : 16;
+        int64_t *held = realloc(d->held, (size_t)cap * sizeof *held);
+        if (!held) rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", column);
+        else {
+            d->held = held;
+            d->cap = cap;
+        }
+    }
+    if (rc == 0 && cf__ofd_lock(d->fd, 1, slot) != 0) rc = lock_failed(errno, d->path, column, err);
+    if (rc == 0) {
+        d->held[d->nheld++] = slot;
+        lk->slot = slot;
+        lk->via_held = 1;
+    }
+    pthread_mutex_unlock(&d->mu);
+    return rc;
+}
+
+static void release_via(cf__lock *lk)
+{
+    cf__lock_dir *d = lk->via;
+    lk->via_held = 0;
+    if (atomic_load(&d->pid) != (int)getpid()) return; /* a forked child: the lock is the parent's */
+    pthread_mutex_lock(&d->mu);
+    for (int64_t i = 0; i < d->nheld; i++) {
+        if (d->held[i] != lk->slot) continue;
+        (void)cf__ofd_unlock(d->fd, lk->slot);
+        d->held[i] = d->held[--d->nheld];
+        break;
+    }
+    pthread_mutex_unlock(&d->mu);
+}
+
 int cf__lock_take(cf__lock *lk, const char *column, int shared, cf_error *err)
 {
     const char *slash = strrchr(column, '/');
@@ -209,6 +382,10 @@ int cf__lock_take(cf__lock *lk, const char *column, int shared, cf_error *err)
     char sl[224];
     cf__short_leaf(leaf, strlen(leaf), sl);
     lk->shared = shared;
+    if (lk->via && !shared) {
+        int rc = take_via(lk, slot_of(sl), column, err);
+        if (rc <= 0) return rc;
+    }
     char *dir = slash ? strndup(column, (size_t)(slash - column)) : strdup(".");
     char *path = dir ? cf__path_join(dir, CF__LOCK_NAME) : NULL;
     int rc = path ? take_shared_file(lk, dir, path, sl, column, err)
@@ -219,6 +396,7 @@ int cf__lock_take(cf__lock *lk, const char *column, int shared, cf_error *err)
 
 void cf__lock_release(cf__lock *lk)
 {
+    if (lk->via_held) release_via(lk);
     if (lk->fd >= 0) {
         /* A file of its own is removed while still held (a locker checks
          * that the file it locked is still there); a shared holder removes
@@ -241,6 +419,9 @@ void cf__lock_forget(cf__lock *lk)
     free(lk->path);
     lk->fd = -1;
     lk->path = NULL;
+    lk->via_held = 0; /* (through via: unlocked by release, or the parent's) */
+    cf__lock_dir_unref(lk->via);
+    lk->via = NULL;
 }
 
 int cf__lock_held(const char *dir, const char *leaf, size_t len)

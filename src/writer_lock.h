@@ -9,7 +9,15 @@
  * all in it removes it (cf__lock_tidy).  Where the kernel has no open file
  * description locks, each column gets a file of its own,
  * `.colfile-lock.<leaf>`, locked whole with flock and removed by its
- * holder. */
+ * holder.
+ *
+ * A File keeps the lock file of each directory it writes columns in open
+ * (cf__lock_dir): its columns then lock and unlock their bytes through that
+ * one descriptor instead of opening the file each time.  The descriptor
+ * also holds a shared lock of byte CF__LOCK_PRESENCE, beyond every column's
+ * byte, so that no tidy removes the file while it is open: a tidy locks the
+ * whole file.  Bytes locked through one descriptor do not exclude each
+ * other, so the object also lists the bytes its holders have locked. */
 #ifndef CF_WRITER_LOCK_H
 #define CF_WRITER_LOCK_H
 
@@ -21,14 +29,48 @@
 #define CF__LOCK_NAME ".colfile-lock"
 #define CF__LOCK_PREFIX ".colfile-lock."
 
+/* The byte every open cf__lock_dir holds shared: 2^62, just past the
+ * bytes of columns (62 bits of a hash). */
+#define CF__LOCK_PRESENCE ((int64_t)1 << 62)
+
+typedef struct cf__lock_dir cf__lock_dir;
+
 typedef struct cf__lock {
-    int fd;       /* -1 when not held */
+    int fd;       /* -1 when not held, or when held through `via` */
     int shared;   /* CF_OPEN_NOLOCK holders share the lock */
     int64_t slot; /* the byte locked in CF__LOCK_NAME; -1: a file of its own */
     char *path;   /* the lock file */
+    cf__lock_dir *via; /* the File's descriptor of the directory's lock file
+                          (a reference), or NULL: exclusive takes use it */
+    int via_held; /* held as byte `slot` through via */
 } cf__lock;
 
-#define CF__LOCK_NONE { -1, 0, -1, NULL }
+#define CF__LOCK_NONE { -1, 0, -1, NULL, NULL, 0 }
+
+/* A new lock-file object for directory dir (len bytes), not open yet, with
+ * one reference; NULL when out of memory. */
+cf__lock_dir *cf__lock_dir_new(const char *dir, size_t len);
+
+/* Another reference to d (returned); drop it with cf__lock_dir_unref. */
+cf__lock_dir *cf__lock_dir_ref(cf__lock_dir *d);
+
+/* Drop a reference; the last closes the descriptor and frees d. */
+void cf__lock_dir_unref(cf__lock_dir *d);
+
+/* The directory d locks columns in. */
+const char *cf__lock_dir_dir(const cf__lock_dir *d);
+
+/* Close d's descriptor if no byte is locked through it, so that a tidy
+ * can remove the file (the next take opens it again). */
+void cf__lock_dir_idle(cf__lock_dir *d);
+
+/* In a child made by fork(2): close the child's copy of d's descriptor
+ * without unlocking anything (the locks are the parent's).  Takes in the
+ * child then open their own descriptors. */
+void cf__lock_dir_forget(cf__lock_dir *d);
+
+/* 1 if lk holds its lock. */
+int cf__lock_is_held(const cf__lock *lk);
 
 /* The 64-bit FNV-1a hash of n bytes. */
 uint64_t cf__fnv1a(const char *s, size_t n);
@@ -41,14 +83,16 @@ void cf__short_leaf(const char *leaf, size_t len, char out[224]);
 /* Take the writer lock of the column at path `column` (its directory),
  * without waiting: CF_EBUSY (naming the column and the lock) when another
  * handle holds it, CF_ENAME when a symbolic link sits where the lock file
- * belongs. */
+ * belongs.  An exclusive take goes through lk->via when set (and usable:
+ * in the process that opened it, on a kernel with open file description
+ * locks). */
 int cf__lock_take(cf__lock *lk, const char *column, int shared, cf_error *err);
 
 /* Let go (nothing if not held). */
 void cf__lock_release(cf__lock *lk);
 
 /* Close this copy of the lock's descriptor and nothing else (a forked
- * child's copy: the lock stays the parent's). */
+ * child's copy: the lock stays the parent's); drop the reference to via. */
 void cf__lock_forget(cf__lock *lk);
 
 /* 1 if a writer holds the lock of column `leaf` (len bytes; cut as in

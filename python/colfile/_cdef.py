@@ -47,6 +47,7 @@ enum cf_open_flags {
 };
 int cf_file_open(cf_file **out, const char *path, int flags, cf_error *err);
 void cf_file_close(cf_file *f);
+void cf_file_forget_locks(cf_file *f);
 const char *cf_file_path(const cf_file *f);
 int cf_file_writable(const cf_file *f);
 int cf_file_flags(const cf_file *f);

@@ -427,6 +427,25 @@ def _scalar_dtype(tok: str) -> np.dtype[Any] | None:
         return None
 
 
+#: the writable Files: a forked child closes its copies of their lock files
+_WRITABLE: weakref.WeakSet[File] = weakref.WeakSet()
+
+
+def _forget_locks_in_child() -> None:
+    """After os.fork(), in the child: close the child's copies of the
+    writer-lock files the parent's writable Files keep open, without
+    unlocking anything (``cf_file_forget_locks``).  Should the parent die
+    while the child lives, its column locks are then not kept held."""
+    for f in list(_WRITABLE):
+        h = f._h
+        if h is not None:
+            lib().cf_file_forget_locks(h)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_locks_in_child)
+
+
 class File(Group):
     """A colfile/bigfile File: a directory of columns.
 
@@ -548,6 +567,8 @@ class File(Group):
         # the core keeps (cf_file_path: the same bytes, decoded the same).
         self._finalizer: Any = (weakref.finalize(self, _release_file, handle)
                                 if flags & _WRITE else None)
+        if flags & _WRITE:
+            _WRITABLE.add(self)
         if deferred and flags & _WRITE:
             self._commits = Committer()
         if flags & _WRITE and self._comm.rank == 0:

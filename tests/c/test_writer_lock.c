@@ -80,6 +80,8 @@ static void test_a_held_lock_keeps_the_file(void)
     CHECK(!exists(".colfile-lock"));
 }
 
+/* A lock file no File keeps open and no column holds a byte of is idle:
+ * repair removes it without a word.  A File still open keeps its own. */
 static void test_repair_removes_an_idle_file_silently(void)
 {
     setup();
@@ -87,13 +89,17 @@ static void test_repair_removes_an_idle_file_silently(void)
     cf_file *f = open_file(0);
     if (!f) return;
     cf_column *g = make(f, "g/c");
-    CHECK_OK(cf_column_close(g, &err), &err);
+    cf_file_close(f); /* g/c holds its byte: the file in g/ stays */
+    CHECK(exists("g/.colfile-lock"));
+    CHECK_OK(cf_column_close(g, &err), &err); /* now idle, and left there */
+    CHECK(exists("g/.colfile-lock"));
+    f = open_file(0);
+    if (!f) return;
     cf_column *held = make(f, "held");
     cf_file *other = open_file(0);
     if (!other) return;
     char **lines = NULL;
     int64_t n = -1;
-    /* g/ has an idle one, the root one is held by `held` */
     CHECK_OK(cf_file_cleanup(other, 1, &lines, &n, &err), &err);
     CHECK_EQ_INT(n, 0);
     cf_names_free(lines, n);
@@ -104,6 +110,10 @@ static void test_repair_removes_an_idle_file_silently(void)
     CHECK(!exists("g/.colfile-lock"));
     CHECK(exists(".colfile-lock") && exists(".colfile-stage.held") == 0);
     CHECK_OK(cf_column_close(held, &err), &err);
+    /* f keeps the root's file open for its next columns: no one removes it */
+    CHECK_OK(cf_file_cleanup(other, 0, &lines, &n, &err), &err);
+    cf_names_free(lines, n);
+    CHECK(exists(".colfile-lock"));
     cf_file_close(other);
     cf_file_close(f);
     CHECK(!exists(".colfile-lock"));
@@ -161,7 +171,10 @@ static void test_a_writer_waits_out_a_tidy(void)
     CHECK(after.st_ino != before.st_ino); /* made anew after the tidy */
     close(keep);
     CHECK_OK(cf_column_close(c, &err), &err);
-    /* a file held whole for good: the writer gives up, saying why */
+    /* a file held whole for good: the writer gives up, saying why (f's
+     * descriptor of it let go first, by the tidy of a catalog update) */
+    CHECK_OK(cf_file_catalog_update(f, &err), &err);
+    CHECK(!exists(".colfile-lock"));
     int fd = lock_whole(t.path);
     CHECK(fd >= 0);
     cf_column *d = NULL;
@@ -268,7 +281,172 @@ static void test_a_forked_child_forgets_the_parents_lock(void)
     CHECK(!exists(".colfile-lock"));
 }
 
+/* A File locks its columns through one descriptor per directory, so it
+ * keeps the list of bytes its handles hold: two handles of one column
+ * through the same File exclude each other as through two Files. */
+static void test_handles_of_one_file_exclude_each_other(void)
+{
+    setup();
+    cf_error err;
+    cf_file *f = open_file(0);
+    if (!f) return;
+    enum { MANY = 40 }; /* more than the list's first allocation */
+    cf_column *cols[MANY];
+    char name[32];
+    for (int i = 0; i < MANY; i++) {
+        snprintf(name, sizeof name, "c%02d", i);
+        cols[i] = make(f, name);
+    }
+    cf_column *again = NULL;
+    CHECK_FAILS(cf_column_create(&again, f, "c07", "<i8", 1, 3, 1, &err), CF_EBUSY, &err,
+                "/F/.colfile-lock is held");
+    CHECK(strstr(err.message, "/F/c07: another writer") != NULL);
+    /* let go in another order than taken: each byte is released alone */
+    for (int i = 1; i < MANY; i += 2) CHECK_OK(cf_column_close(cols[i], &err), &err);
+    int64_t v = 9;
+    cf_column *w = NULL;
+    CHECK_OK(cf_column_open(&w, f, "c07", &err), &err);
+    if (w) {
+        CHECK_OK(cf_column_write(w, 0, 1, &v, NULL, 8, 8, &err), &err);
+        cf_column *w2 = NULL;
+        CHECK_OK(cf_column_open(&w2, f, "c07", &err), &err);
+        if (w2) {
+            CHECK_FAILS(cf_column_write(w2, 1, 1, &v, NULL, 8, 8, &err), CF_EBUSY, &err, "is held");
+            (void)cf_column_close(w2, NULL);
+        }
+        CHECK_OK(cf_column_close(w, &err), &err);
+    }
+    CHECK_FAILS(cf_column_create(&again, f, "c08", "<i8", 1, 3, 1, &err), CF_EBUSY, &err, NULL);
+    for (int i = 0; i < MANY; i += 2) CHECK_OK(cf_column_close(cols[i], &err), &err);
+    CHECK_OK(cf_column_create(&again, f, "c08", "<i8", 1, 3, 1, &err), &err);
+    CHECK_OK(cf_column_close(again, &err), &err);
+    cf_file_close(f);
+    CHECK(!exists(".colfile-lock"));
+}
+
+typedef struct {
+    cf_file *f;
+    int id, failures;
+} maker;
+
+static void *make_many(void *arg)
+{
+    maker *m = arg;
+    for (int i = 0; i < 100; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "t%d/c%03d", m->id % 2, m->id * 1000 + i);
+        cf_error err;
+        cf_column *c = NULL;
+        int64_t rows[3] = { m->id, i, 3 };
+        if (cf_column_create(&c, m->f, name, "<i8", 1, 3, 1, &err) != 0 ||
+            cf_column_write(c, 0, 3, rows, NULL, 8, 8, &err) != 0 || cf_column_close(c, &err) != 0) {
+            fprintf(stderr, "%s\n", err.message);
+            m->failures++;
+        }
+    }
+    return NULL;
+}
+
+/* Threads creating columns through one File share its descriptors. */
+static void test_threads_of_one_file(void)
+{
+    setup();
+    cf_file *f = open_file(0);
+    if (!f) return;
+    maker m[4];
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++) {
+        m[i] = (maker){ f, i, 0 };
+        CHECK(pthread_create(&th[i], NULL, make_many, &m[i]) == 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        CHECK_EQ_INT(m[i].failures, 0);
+    }
+    char **names = NULL;
+    int64_t n = 0;
+    cf_error err;
+    CHECK_OK(cf_file_list(f, &names, &n, &err), &err);
+    CHECK_EQ_INT(n, 400);
+    cf_names_free(names, n);
+    cf_file_close(f);
+    CHECK(!exists(".colfile-lock") && !exists("t0/.colfile-lock") && !exists("t1/.colfile-lock"));
+}
+
+/* The File's descriptor of a lock file holds the file against tidies, not
+ * against rm: one removed behind its back is opened anew by the next
+ * writer, so that it excludes writers who made a new one. */
+static void test_a_lock_file_removed_behind_the_files_back(void)
+{
+    setup();
+    cf_error err;
+    cf_file *f = open_file(0), *other = open_file(0);
+    if (!f || !other) return;
+    CHECK_OK(cf_column_close(make(f, "a"), &err), &err); /* f keeps the file open */
+    char p[4400];
+    snprintf(p, sizeof p, "%s/.colfile-lock", g_root);
+    CHECK(unlink(p) == 0);
+    cf_column *b = make(other, "b"); /* makes a new file, holds b's byte in it */
+    cf_column *b2 = NULL;
+    CHECK_FAILS(cf_column_create(&b2, f, "b", "<i8", 1, 3, 1, &err), CF_EBUSY, &err, "is held");
+    CHECK_OK(cf_column_close(b, &err), &err);
+    CHECK_OK(cf_column_close(make(f, "b"), &err), &err);
+    cf_file_close(other);
+    cf_file_close(f);
+    CHECK(!exists(".colfile-lock") && exists("b/header"));
+}
+
+/* A child made by fork inherits the File's descriptors of its lock files,
+ * and with them the bytes its parent holds.  cf_file_forget_locks closes
+ * the child's copies: a parent that dies then leaves no lock held behind,
+ * however long the child lives. */
+static void test_a_forked_child_forgets_the_files_locks(void)
+{
+    setup();
+    int up[2], down[2];
+    CHECK(pipe(up) == 0 && pipe(down) == 0);
+    fflush(NULL);
+    pid_t parent = fork();
+    if (parent == 0) {
+        /* the parent of the story: takes c's lock, forks, dies holding it */
+        cf_file *f = open_file(0);
+        cf_column *c = f ? make(f, "c") : NULL;
+        if (!c) _exit(3);
+        pid_t child = fork();
+        if (child == 0) {
+            cf_column_forget(c);
+            cf_file_forget_locks(f);
+            char b = 1, go;
+            if (write(up[1], &b, 1) != 1 || read(down[0], &go, 1) != 1) _exit(2);
+            _exit(0);
+        }
+        char b;
+        if (read(up[0], &b, 1) != 1) _exit(4);
+        _exit(0); /* without closing anything: as if killed */
+    }
+    int status = 0;
+    CHECK(waitpid(parent, &status, 0) == parent && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    /* the child lives on (it waits for `down`); c's lock is free */
+    cf_error err;
+    cf_file *f = open_file(0);
+    if (f) {
+        cf_column *c = NULL;
+        CHECK_OK(cf_column_create(&c, f, "c", "<i8", 1, 3, 1, &err), &err);
+        if (c) CHECK_OK(cf_column_close(c, &err), &err);
+        cf_file_close(f);
+    }
+    char b = 0;
+    CHECK(write(down[1], &b, 1) == 1);
+    close(down[1]);
+    close(up[0]);
+    CHECK(exists("c/header"));
+}
+
 CF_TESTS(CF_TEST(test_one_lock_file_per_directory),
+         CF_TEST(test_handles_of_one_file_exclude_each_other),
+         CF_TEST(test_threads_of_one_file),
+         CF_TEST(test_a_lock_file_removed_behind_the_files_back),
+         CF_TEST(test_a_forked_child_forgets_the_files_locks),
          CF_TEST(test_a_forked_child_forgets_the_parents_lock),
          CF_TEST(test_the_lock_file_is_writable_by_the_directory_writers),
          CF_TEST(test_a_held_lock_keeps_the_file),

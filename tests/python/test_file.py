@@ -333,3 +333,42 @@ def test_read_only_file_released_without_close(path: str) -> None:
     assert c.closed and f.closed
     with pytest.raises(colfile.ClosedError):
         f["x"]
+
+
+def test_a_forked_child_does_not_keep_a_dead_parents_locks(tmp_path):
+    """A writable File keeps its directories' lock files open, and a child
+    made by fork inherits those descriptors, with the bytes its parent
+    holds locked through them.  The child closes its copies at the fork:
+    when the parent dies holding a column's lock, the next writer of the
+    column is not refused for as long as the child lives."""
+    import subprocess
+    import sys
+    import textwrap
+
+    path = str(tmp_path / "f")
+    script = textwrap.dedent(f"""
+        import os, sys, numpy as np, colfile
+        import time
+        f = colfile.File({path!r}, "w", durable=False)
+        c = f.create("x", data=np.arange(4))  # holds x's lock
+        pid = os.fork()
+        if pid == 0:
+            time.sleep(120)  # lives until the test kills it
+            os._exit(0)
+        print(pid, flush=True)
+        os._exit(0)  # dies holding it, closing nothing
+    """)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [os.path.dirname(os.path.dirname(
+        colfile.__file__)), env.get("PYTHONPATH")]))
+    child = subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE,
+                             text=True)
+    grandchild = int(child.stdout.readline())
+    try:
+        assert child.wait(timeout=60) == 0
+        os.kill(grandchild, 0)  # still alive
+        with colfile.File(path, "a", durable=False) as f:
+            f.create("x", data=np.arange(3)).close()  # not BusyError
+            assert f["x"][:].tolist() == [0, 1, 2]
+    finally:
+        os.kill(grandchild, 9)
