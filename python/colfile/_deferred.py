@@ -55,6 +55,10 @@ def _ancestors(name: str) -> list[str]:
     return ["/".join(parts[:i]) for i in range(1, len(parts))]
 
 
+#: the C types of a batch, parsed once
+_ERRORS = ffi.typeof("cf_error[]")
+_COLUMNS = ffi.typeof("cf_column *[]")
+
 #: every live Committer, to be reset in a forked child
 _LIVE: weakref.WeakSet[Committer] = weakref.WeakSet()
 
@@ -89,7 +93,7 @@ class Committer:
 
     def _start(self) -> None:
         self._cond = threading.Condition()
-        self._queue: deque[tuple[str, Any]] = deque()
+        self._queue: deque[tuple[str, Any, list[str]]] = deque()  # name, handle, ancestors
         self._names: dict[str, int] = {}     # pending column -> count
         self._above: dict[str, int] = {}     # directories above pending columns
         self._busy = 0                       # handed over and not yet committed
@@ -105,10 +109,11 @@ class Committer:
         with self._cond:
             while self._busy >= QUEUE_LIMIT:
                 self._cond.wait()
-            self._queue.append((name, handle))
+            above = _ancestors(name)
+            self._queue.append((name, handle, above))
             self._busy += 1
             self._names[name] = self._names.get(name, 0) + 1
-            for a in _ancestors(name):
+            for a in above:
                 self._above[a] = self._above.get(a, 0) + 1
             if self._worker is None:
                 self._worker = threading.Thread(target=self._run, name="colfile-commit")
@@ -173,7 +178,7 @@ class Committer:
         queued = list(self._queue)
         self._start()
         forget = lib().cf_column_forget
-        for _, h in queued:
+        for _, h, _ in queued:
             forget(h)
 
     def _conflicts(self, name: str) -> bool:
@@ -201,8 +206,8 @@ class Committer:
             failures: list[BaseException] = []
             try:
                 n = len(batch)
-                errs = ffi.new("cf_error[]", n)
-                if close_many(ffi.new("cf_column *[]", [h for _, h in batch]), n, errs):
+                errs = ffi.new(_ERRORS, n)
+                if close_many(ffi.new(_COLUMNS, [h for _, h, _ in batch]), n, errs):
                     for i in range(n):
                         if errs[i].code:
                             try:
@@ -215,11 +220,11 @@ class Committer:
                 self._inflight = False
                 self._errors.extend(failures)
                 self._busy -= len(batch)
-                for name, _ in batch:
+                for name, _, above in batch:
                     self._names[name] -= 1
                     if not self._names[name]:
                         del self._names[name]
-                    for a in _ancestors(name):
+                    for a in above:
                         self._above[a] -= 1
                         if not self._above[a]:
                             del self._above[a]
