@@ -146,8 +146,8 @@ CF_API void cf_file_close(cf_file *f);
  * its columns were written in; docs/format.md 8.3) without unlocking
  * anything, since the locks are the parent's.  Otherwise, if the parent
  * died while the child lives, the locks it held would stay held.  f stays
- * usable; its columns then open their own descriptors.  Call it before
- * the child starts threads.  Accepts NULL. */
+ * usable: the child's new columns lock through descriptors of its own.
+ * Call it before the child starts threads.  Accepts NULL. */
 CF_API void cf_file_forget_locks(cf_file *f);
 
 /* The path the File was opened with (owned by the handle). */

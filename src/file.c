@@ -216,7 +216,9 @@ void cf_file_close(cf_file *f)
 void cf_file_forget_locks(cf_file *f)
 {
     if (!f) return;
-    /* the child runs one thread here; lock_dirs_mu may be a locked copy */
+    /* The child runs one thread here, and the mutexes may be copies that
+     * another thread of the parent held: made anew. */
+    pthread_mutex_init(&f->lock_dirs_mu, NULL);
     for (int64_t i = 0; i < f->n_lock_dirs; i++) cf__lock_dir_forget(f->lock_dirs[i]);
 }
 

@@ -270,10 +270,12 @@ void cf__lock_dir_idle(cf__lock_dir *d)
 void cf__lock_dir_forget(cf__lock_dir *d)
 {
     /* In the child, which has one thread: the mutex may have been copied
-     * locked, so it is not taken. */
+     * locked by another thread of the parent, so it is made anew (the
+     * child's next columns may lock through d again). */
     if (!d) return;
     int pid = atomic_load(&d->pid);
     if (pid == 0 || pid == (int)getpid()) return;
+    pthread_mutex_init(&d->mu, NULL);
     if (d->fd >= 0) close(d->fd);
     d->fd = -1;
     d->nheld = 0;
