@@ -1009,7 +1009,7 @@ class File(Group):
                     "align": bool(align), "mode": mode, "chunk_rows": crows,
                     "concurrency": None if concurrency is None else int(concurrency)}
 
-        specs: list[dict[str, Any]] = [prep()] if serial else _mpi.agree(comm, prep, collect=True)
+        specs: list[dict[str, Any]] = _mpi.agree(comm, prep, collect=True)
         if serial:
             # one process: nothing to compare between ranks
             has_data = specs[0]["local"] is not None
@@ -1042,8 +1042,6 @@ class File(Group):
         elif rows is not None:
             if (has_data or total) and sum(rows) != total:
                 raise ValueError(f"blob_rows sum to {sum(rows)}, but size is {total}")
-        elif serial and nf is None and not align:
-            nf = 1  # cf_plan_nfile's answer for one rank, whatever the size
         else:
             itemsize = max(int(lib().cf_dtype_itemsize(tok.encode("ascii"))), 0)
             if nf is None:
@@ -1083,7 +1081,7 @@ class File(Group):
                         raise_error(rc, err)
                 return out[0]
 
-            handle = make() if serial else _mpi.replicate(comm, h, make)
+            handle = _mpi.replicate(comm, h, make)
             col = Column(handle, self, name=full)
             self._cols[full] = col
         if has_data:
