@@ -9,15 +9,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from childenv import child_env
+
 SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "cold_reads.py"
 
 
 def test_cold_reads_quick(tmp_path: Path, lib: Any) -> None:
-    import colfile
-
-    env = dict(os.environ)
-    pkg_parent = str(Path(colfile.__file__).resolve().parents[1])
-    env["PYTHONPATH"] = os.pathsep.join([pkg_parent, *filter(None, [env.get("PYTHONPATH")])])
+    env = child_env()
     cmd = [sys.executable, str(SCRIPT), "--rows", "4096", "--read-rows", "40", "--rounds", "1",
            "--iters", "2", "--prime", str(1 << 20), "--tmpdir", str(tmp_path)]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)

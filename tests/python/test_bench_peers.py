@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from childenv import child_env
+
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "bench" / "peers.py"
 PEERS = ("h5py", "zarr", "adios2", "bigfile")
@@ -32,11 +34,7 @@ def test_peers_quick(tmp_path: Path, lib: Any) -> None:
     floors = ["fs-floor", "fs-floor-ext", "fs-floor-commit"]
     # ... and of the 1% read (its own files, each header read before the rows)
     read_floor = "fs-floor-read"
-    env = dict(os.environ)
-    # the colfile under test (a source tree on sys.path, or an installed one)
-    pkg_parent = str(Path(colfile.__file__).resolve().parents[1])
-    env["PYTHONPATH"] = os.pathsep.join(
-        [pkg_parent, *filter(None, [env.get("PYTHONPATH")])])
+    env = child_env()
     out_json = tmp_path / "peers.json"
     md = tmp_path / "performance.md"
     md.write_text("# Performance\n\nkept\n")

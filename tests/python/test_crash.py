@@ -42,6 +42,8 @@ from typing import Any
 
 import pytest
 
+from childenv import child_env
+
 REPO = Path(__file__).resolve().parents[2]
 CRASH = REPO / "tests" / "crash"
 BUDGET = float(os.environ.get("COLFILE_CRASH_BUDGET", "70"))
@@ -272,11 +274,7 @@ def test_outside_scope_untouched(tmp_path: Path, shim: Path) -> None:
 # the writers and the checker
 
 def _env_for_writers() -> dict[str, str]:
-    import colfile
-
-    env = dict(os.environ)
-    pkg = str(Path(colfile.__file__).resolve().parents[1])
-    env["PYTHONPATH"] = os.pathsep.join([pkg] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    env = child_env()
     if env.get("COLFILE_LIBRARY"):  # writers run in their trial directories
         env["COLFILE_LIBRARY"] = str(Path(env["COLFILE_LIBRARY"]).resolve())
     return env

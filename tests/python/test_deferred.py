@@ -21,6 +21,8 @@ import pytest
 import colfile
 from colfile import _deferred
 
+from childenv import child_env
+
 
 def tree(path: str) -> dict[str, bytes]:
     """Every file below ``path`` with its bytes, the catalog left out (it
@@ -105,10 +107,7 @@ def attempt(f: colfile.File, name: str) -> str:
 
 def run_python(script: str) -> None:
     """Run ``script`` in a fresh interpreter that imports this colfile."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [os.path.dirname(os.path.dirname(
-        colfile.__file__)), env.get("PYTHONPATH")]))
-    subprocess.run([sys.executable, "-c", script], check=True, env=env, timeout=120)
+    subprocess.run([sys.executable, "-c", script], check=True, env=child_env(), timeout=120)
 
 
 def test_names_below_and_above_wait(tmp_path):

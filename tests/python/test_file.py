@@ -11,6 +11,8 @@ import pytest
 
 import colfile
 
+from childenv import child_env
+
 
 def make(path: str) -> None:
     with colfile.File(path, "w") as f:
@@ -358,10 +360,7 @@ def test_a_forked_child_does_not_keep_a_dead_parents_locks(tmp_path):
         print(pid, flush=True)
         os._exit(0)  # dies holding it, closing nothing
     """)
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [os.path.dirname(os.path.dirname(
-        colfile.__file__)), env.get("PYTHONPATH")]))
-    child = subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE,
+    child = subprocess.Popen([sys.executable, "-c", script], env=child_env(), stdout=subprocess.PIPE,
                              text=True)
     grandchild = int(child.stdout.readline())
     try:
