@@ -303,11 +303,68 @@ CF_API int cf_column_flush(cf_column *c, cf_error *err);
 CF_API int cf_column_close(cf_column *c, cf_error *err);
 
 /* cf_column_close of cols[0], ..., cols[n - 1] in turn, in one call: for a
- * thread that commits handles others hand it (Python's File(deferred=True)
- * releases the GIL once per batch instead of once per column).  errs, when
+ * thread that commits handles others hand it (cf_committer's does).  errs, when
  * not NULL, holds n records: errs[i].code is 0 if cols[i] closed cleanly,
  * else its error.  Every handle is released.  Returns how many failed. */
 CF_API int64_t cf_column_close_many(cf_column **cols, int64_t n, cf_error *errs);
+
+/* Deferred commits.  A committer closes (commits and releases) the column
+ * handles handed to it on a thread of its own, in the order they were
+ * handed over, so that a program making many small columns need not wait
+ * for each commit: the commits' system calls run beside its next columns
+ * (Python's File(deferred=True) keeps one per File).  A handle handed over
+ * belongs to the committer.  Each gets a sequence number, 1, 2, ..., in
+ * order; cf_committer_wait(q, s) returns once handles 1..s are closed.
+ *
+ * The committer knows no names: before opening, listing, removing or
+ * creating again a column handed over, or a name above or below it, wait
+ * for it.  Until then the File looks as if the column was not closed yet
+ * (a new column is still staged out of sight).  Failed commits are kept,
+ * oldest first, with the message cf_column_close would have returned, until
+ * taken.  One committer may be used from several threads. */
+typedef struct cf_committer cf_committer;
+
+/* A new committer.  Its thread starts with the first handle handed over.
+ * CF_ENOMEM. */
+CF_API int cf_committer_new(cf_committer **out, cf_error *err);
+
+/* Hand c over to be closed; returns its sequence number (> 0).  Waits while
+ * 64 handles are waiting, so that the memory they hold stays bounded.  If
+ * no thread can be started, c is closed here, its failure kept as any. */
+CF_API int64_t cf_committer_submit(cf_committer *q, cf_column *c);
+
+/* The sequence number up to which every handle handed over is closed. */
+CF_API int64_t cf_committer_done(cf_committer *q);
+
+/* Wait until handles 1..seq are closed (seq <= 0, or past the last one
+ * handed over: all of them).  Returns how many failures are kept. */
+CF_API int64_t cf_committer_wait(cf_committer *q, int64_t seq);
+
+/* Move up to n kept failures, oldest first, into errs[0..]; returns how
+ * many were moved. */
+CF_API int64_t cf_committer_take_errors(cf_committer *q, cf_error *errs, int64_t n);
+
+/* hold 1: start no batch until cf_committer_hold(q, 0), as during a phase
+ * whose timing the commits' I/O must not disturb; handles still queue (at
+ * the 64th, cf_committer_submit waits), and a wait for one of them waits
+ * for the release.  cf_committer_free commits them anyway. */
+CF_API void cf_committer_hold(cf_committer *q, int hold);
+
+/* Around fork(2), from the thread that forks: cf_committer_pause waits
+ * until no batch is being closed and holds the committer still (its lock
+ * held), so that a child never inherits a handle half released.  In the
+ * parent, cf_committer_resume lets it go on.  In the child,
+ * cf_committer_forget_after_fork releases the child's copies of the
+ * waiting handles without committing them (cf_column_forget: they are the
+ * parent's to commit) and drops the parent's counts, failures and hold; the
+ * child's own handles get a thread of their own. */
+CF_API void cf_committer_pause(cf_committer *q);
+CF_API void cf_committer_resume(cf_committer *q);
+CF_API void cf_committer_forget_after_fork(cf_committer *q);
+
+/* Wait for every handle handed over, end the thread and free q.  Failures
+ * not taken are dropped.  Accepts NULL. */
+CF_API void cf_committer_free(cf_committer *q);
 
 /* Accessors.  Strings are owned by the handle. */
 CF_API const char *cf_column_name(const cf_column *c);
