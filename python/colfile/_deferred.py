@@ -5,18 +5,20 @@ written, a new column's staging directory is renamed into place, and (on a
 durable File) all of it is fsynced.  For a File of many small columns that
 is most of the time spent, and the caller waits for it although it only
 matters once the File is closed.  With deferred commits, ``Column.close()``
-hands the column's handle to one background thread of the File and returns.
-That thread closes whatever is queued with one ``cf_column_close_many``
-call, during which cffi releases the GIL, so the commits' system calls run
-beside the caller's next columns on the second core.
+hands the column's handle to the File's committer (``cf_committer`` of the
+core) and returns.  The committer's thread is a C thread: it closes the
+handles in the order they were handed over, beside the caller's next
+columns on the second core, and never takes the GIL.
 
-The File keeps the order of events a caller can see: before anything that
-looks at the File's columns (opening, listing, removing, attributes of the
-File or of all columns, flush, close), it waits for every pending commit,
-and creating a column waits for pending commits of the same name, of the
-directories above it and of columns below it.  A commit that fails is
-raised by the next call that waits for all of them (``File.close()`` at the
-latest), with the message an immediate commit would have raised.
+The committer knows sequence numbers, not names; this module keeps the
+names.  The File keeps the order of events a caller can see: before
+anything that looks at the File's columns (opening, listing, removing,
+attributes of the File or of all columns, flush, close), it waits for
+every pending commit, and creating a column waits for pending commits of
+the same name, of the directories above it and of columns below it.  A
+commit that fails is raised by the next call that waits for all of them
+(``File.close()`` at the latest), with the message an immediate commit
+would have raised.
 
 After ``os.fork()`` the child starts with an empty queue: the columns its
 parent closed are the parent's to commit (the child's copies of their
@@ -34,19 +36,14 @@ import weakref
 from collections import deque
 from typing import Any
 
-from ._ffi import ffi, lib
+from ._ffi import ERROR_P, ffi, lib
 from .errors import raise_error
 
 __all__ = ["Committer"]
 
-#: commits waiting at most: a caller faster than the commits then waits for
-#: room, so the memory the handles hold stays bounded
+#: handles waiting at most in the core's committer: a caller faster than the
+#: commits then waits for room, so the memory the handles hold stays bounded
 QUEUE_LIMIT = 64
-
-#: seconds an idle worker waits for more work before it ends (a File never
-#: closed must not keep the interpreter from exiting: pending work is done
-#: first, then the thread ends)
-IDLE_SECONDS = 0.2
 
 
 def _ancestors(name: str) -> list[str]:
@@ -55,9 +52,8 @@ def _ancestors(name: str) -> list[str]:
     return ["/".join(parts[:i]) for i in range(1, len(parts))]
 
 
-#: the C types of a batch, parsed once
+#: the C type of the failures taken at once, parsed once
 _ERRORS = ffi.typeof("cf_error[]")
-_COLUMNS = ffi.typeof("cf_column *[]")
 
 #: every live Committer, to be reset in a forked child
 _LIVE: weakref.WeakSet[Committer] = weakref.WeakSet()
@@ -84,46 +80,58 @@ if hasattr(os, "register_at_fork"):
 
 
 class Committer:
-    """The background commits of one File: a queue of column handles and
-    the thread that closes them, in the order they were handed over."""
+    """The background commits of one File: a ``cf_committer`` (its thread
+    closes the handles, in the order handed over) and the names of the
+    columns whose commits are pending."""
 
     def __init__(self) -> None:
-        self._start()
+        out = ffi.new("cf_committer **")
+        err = ffi.new(ERROR_P)
+        rc = lib().cf_committer_new(out, err)
+        if rc < 0:
+            raise_error(rc, err)
+        self._q: Any = out[0]
+        # also at exit, for a File never closed: every handle is committed
+        self._finalizer = weakref.finalize(self, lib().cf_committer_free, self._q)
+        self._reset()
         _LIVE.add(self)
 
-    def _start(self) -> None:
-        self._cond = threading.Condition()
-        self._queue: deque[tuple[str, Any, list[str]]] = deque()  # name, handle, ancestors
+    def _reset(self) -> None:
+        self._lock = threading.Lock()        # guards what follows
+        self._pending: deque[tuple[int, str, list[str]]] = deque()  # seq, name, ancestors
         self._names: dict[str, int] = {}     # pending column -> count
         self._above: dict[str, int] = {}     # directories above pending columns
-        self._busy = 0                       # handed over and not yet committed
-        self._inflight = False               # the thread is inside cf_column_close_many
-        self._paused = 0                     # forks waiting: start no batch
+        self._last = 0                       # sequence number of the last handed over
         self._errors: list[BaseException] = []
-        self._worker: threading.Thread | None = None
 
     # -- the caller's side ------------------------------------------------
 
     def submit(self, name: str, handle: Any) -> None:
         """Commit and release ``handle`` (column ``name``) in the background."""
-        with self._cond:
-            while self._busy >= QUEUE_LIMIT:
-                self._cond.wait()
-            above = _ancestors(name)
-            self._queue.append((name, handle, above))
-            self._busy += 1
+        above = _ancestors(name)
+        with self._lock:
+            if self._q is None:  # closed with its File: commit here
+                err = ffi.new(ERROR_P)
+                rc = lib().cf_column_close(handle, err)
+                if rc < 0:
+                    raise_error(rc, err)
+                return
+            # may wait for room (the GIL is released meanwhile)
+            seq = lib().cf_committer_submit(self._q, handle)
+            self._pending.append((seq, name, above))
+            self._last = seq
             self._names[name] = self._names.get(name, 0) + 1
             for a in above:
                 self._above[a] = self._above.get(a, 0) + 1
-            if self._worker is None:
-                self._worker = threading.Thread(target=self._run, name="colfile-commit")
-                self._worker.start()
-            else:
-                self._cond.notify_all()
 
     def pending(self) -> bool:
         """True while commits are waiting or running, or an error is unreported."""
-        return self._busy > 0 or bool(self._errors)
+        with self._lock:
+            if self._pending and self._q is not None:
+                self._prune(lib().cf_committer_done(self._q))
+            if not self._pending:
+                self._collect()
+            return bool(self._pending or self._errors)
 
     def settle(self, name: str | None = None) -> None:
         """Wait for every pending commit, then raise the first error of
@@ -131,13 +139,14 @@ class Committer:
         touch column ``name``, its directories or columns below it, and
         raise nothing: whether a commit of another column failed by then
         depends on timing, and errors are reported at one place."""
-        with self._cond:
+        with self._lock:
             if name is not None:
-                while self._busy and self._conflicts(name):
-                    self._cond.wait()
+                seq = self._last_conflict(name)
+                if seq:
+                    self._wait(seq)
                 return
-            while self._busy:
-                self._cond.wait()
+            self._wait(self._last)
+            self._collect()
             if self._errors:
                 errors, self._errors = self._errors, []
                 first = errors[0]
@@ -149,83 +158,88 @@ class Committer:
     def wait(self) -> bool:
         """Wait for every pending commit without reporting failures (they
         stay for the next settle()); True if one failed."""
-        with self._cond:
-            while self._busy:
-                self._cond.wait()
+        with self._lock:
+            self._wait(self._last)
+            self._collect()
             return bool(self._errors)
 
+    def close(self) -> None:
+        """Commit what is pending and end the thread (the File closes);
+        failures not yet raised are raised by the next settle()."""
+        with self._lock:
+            if self._q is None:
+                return
+            self._wait(self._last)
+            self._collect()
+            self._q = None
+            self._finalizer()  # cf_committer_free: the thread ends
+
+    # -- bookkeeping (self._lock held) ------------------------------------
+
+    def _wait(self, seq: int) -> None:
+        if self._pending and self._q is not None:
+            lib().cf_committer_wait(self._q, seq)  # the GIL is released meanwhile
+            self._prune(seq)
+
+    def _prune(self, done: int) -> None:
+        """Forget the names of the commits up to sequence number ``done``."""
+        pending, names, above = self._pending, self._names, self._above
+        while pending and pending[0][0] <= done:
+            _, name, ups = pending.popleft()
+            names[name] -= 1
+            if not names[name]:
+                del names[name]
+            for a in ups:
+                above[a] -= 1
+                if not above[a]:
+                    del above[a]
+
+    def _collect(self) -> None:
+        """Take the committer's failures, as the exceptions to raise."""
+        if self._q is None:
+            return
+        errs = ffi.new(_ERRORS, 16)
+        while True:
+            n = lib().cf_committer_take_errors(self._q, errs, 16)
+            for i in range(n):
+                try:
+                    raise_error(errs[i].code, errs + i)
+                except BaseException as exc:  # noqa: BLE001 - kept for the caller
+                    self._errors.append(exc)
+            if n < 16:
+                return
+
+    def _last_conflict(self, name: str) -> int:
+        """The sequence number of the last pending commit that touches
+        ``name`` (the same column, a column below it, or one above), or 0."""
+        ups = _ancestors(name)
+        if not (name in self._names or name in self._above
+                or any(a in self._names for a in ups)):
+            return 0
+        for seq, other, above in reversed(self._pending):
+            if other == name or name in above or other in ups:
+                return seq
+        return 0
+
+    # -- fork -------------------------------------------------------------
+
     def _pause(self) -> None:
-        # Before a fork: wait until no batch is being closed, and start
-        # none until after it, so that the child never inherits handles
-        # half released, whose lock descriptors it would keep open (the
-        # parent could then not write those columns while the child lives).
-        with self._cond:
-            self._paused += 1
-            while self._inflight:
-                self._cond.wait()
+        # Before a fork: wait until no batch is being closed, and hold the
+        # committer still until after it, so that the child never inherits
+        # handles half released, whose lock descriptors it would keep open
+        # (the parent could then not write those columns while the child
+        # lives).
+        if self._q is not None:
+            lib().cf_committer_pause(self._q)
 
     def _resume(self) -> None:
-        with self._cond:
-            self._paused -= 1
-            self._cond.notify_all()
+        if self._q is not None:
+            lib().cf_committer_resume(self._q)
 
     def _forked(self) -> None:
-        # In a forked child: the worker thread did not survive, and the
-        # condition may be held by it.  What is queued is the parent's to
-        # commit; committing it here as well would publish it twice.  The
-        # child's copies of the queued handles are released without a
-        # commit (no batch was in flight: _pause).
-        queued = list(self._queue)
-        self._start()
-        forget = lib().cf_column_forget
-        for _, h, _ in queued:
-            forget(h)
-
-    def _conflicts(self, name: str) -> bool:
-        return (name in self._names or name in self._above
-                or any(a in self._names for a in _ancestors(name)))
-
-    # -- the worker -------------------------------------------------------
-
-    def _run(self) -> None:
-        close_many = lib().cf_column_close_many
-        while True:
-            with self._cond:
-                if not self._queue:
-                    self._cond.wait(IDLE_SECONDS)
-                while self._paused:  # a fork is under way (_pause)
-                    self._cond.wait()
-                if not self._queue:
-                    self._worker = None
-                    return
-                batch = list(self._queue)
-                self._queue.clear()
-                self._inflight = True
-            # One C call for everything queued: the GIL is released once per
-            # batch, so the caller's thread rarely waits for it.
-            failures: list[BaseException] = []
-            try:
-                n = len(batch)
-                errs = ffi.new(_ERRORS, n)
-                if close_many(ffi.new(_COLUMNS, [h for _, h, _ in batch]), n, errs):
-                    for i in range(n):
-                        if errs[i].code:
-                            try:
-                                raise_error(errs[i].code, errs + i)
-                            except BaseException as exc:  # kept for the caller
-                                failures.append(exc)
-            except BaseException as exc:  # (out of memory): kept for the caller
-                failures.append(exc)
-            with self._cond:
-                self._inflight = False
-                self._errors.extend(failures)
-                self._busy -= len(batch)
-                for name, _, above in batch:
-                    self._names[name] -= 1
-                    if not self._names[name]:
-                        del self._names[name]
-                    for a in above:
-                        self._above[a] -= 1
-                        if not self._above[a]:
-                            del self._above[a]
-                self._cond.notify_all()
+        # In a forked child: what is queued is the parent's to commit;
+        # committing it here as well would publish it twice.  The core
+        # releases the child's copies of those handles without a commit.
+        if self._q is not None:
+            lib().cf_committer_forget_after_fork(self._q)
+        self._reset()

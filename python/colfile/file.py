@@ -824,6 +824,7 @@ class File(Group):
                 self._commits.settle()
             except Exception as exc:  # noqa: BLE001 - raised below, after the release
                 first = first or exc
+            self._commits.close()  # its thread ends
         if self._mode != "r":
             self._update_catalog()
         with self._lock:

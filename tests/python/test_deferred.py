@@ -238,13 +238,14 @@ def test_a_forked_child_leaves_the_parents_commits_alone(tmp_path):
         f = colfile.File({path!r}, "w", durable=False, deferred=True)
         f.create("first", data=np.arange(3)).close()
         f._commits.settle()
-        f._commits._cond.acquire()  # the parent's next closes stay queued
+        hold = colfile._ffi.lib().cf_committer_hold
+        hold(f._commits._q, 1)  # the parent's next closes stay queued
         for i in range(5):
             f.create("p%d" % i, data=np.arange(4) + i).close()
         pid = os.fork()
         if pid == 0:
             signal.alarm(30)  # a hang fails the test instead of stalling it
-            ok = f._commits._busy == 0 and f.columns == ["first"]
+            ok = not f._commits.pending() and f.columns == ["first"]
             f.create("child", data=np.arange(6)).close()
             f._settle()
             ok = ok and os.path.isdir(os.path.join({path!r}, "child"))
@@ -252,7 +253,7 @@ def test_a_forked_child_leaves_the_parents_commits_alone(tmp_path):
                                 for i in range(5))
             os._exit(0 if ok else 3)
         _, status = os.waitpid(pid, 0)
-        f._commits._cond.release()
+        hold(f._commits._q, 0)
         f.close()
         assert os.waitstatus_to_exitcode(status) == 0, status
     """)
@@ -312,9 +313,12 @@ def test_a_fork_waits_for_the_batch_being_committed(tmp_path):
         for i in range(60):
             f.create("c%d" % i, data=np.arange(3) + i).close()
         deadline = time.monotonic() + 30
-        while not c._inflight and time.monotonic() < deadline:
+        L = colfile._ffi.lib()
+        def busy():  # handles handed over and not yet closed: a batch in flight
+            return L.cf_committer_done(c._q) < c._last
+        while not busy() and time.monotonic() < deadline:
             time.sleep(0.0002)
-        assert c._inflight, "no batch was in flight"
+        assert busy(), "no batch was in flight"
         down_r, down_w = os.pipe()
         pid = os.fork()
         if pid == 0:
@@ -351,12 +355,10 @@ def test_a_writer_killed_with_commits_pending(tmp_path):
         f = colfile.File({path!r}, "w", durable=False, deferred=True)
         for i in range({n}):
             if i == {n} - 30:
-                # hold the committer's lock once the queue is empty (with a
-                # batch in flight, a full queue would make close() wait for
-                # room, and waiting lets go of the lock): the last 30
+                # once the queue is empty, hold the committer: the last 30
                 # columns stay queued
                 f._commits.settle()
-                f._commits._cond.acquire()
+                colfile._ffi.lib().cf_committer_hold(f._commits._q, 1)
             c = f.create("c%03d" % i, data=np.arange(50) + i)
             c.attrs["index"] = i
             c.close()
