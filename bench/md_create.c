@@ -4,22 +4,21 @@
  * Creates N columns of 4 int64 rows with one int64 attribute each (what
  * bench/peers.py's md_create does through `File.create`, `attrs` and
  * `close`) in a new File opened with CF_OPEN_NODURABLE, then updates the
- * File's catalog, as closing a Python File does.  With a commit thread
- * (`deferred`), the creating thread hands each column to a second thread
- * that closes whatever is queued with one cf_column_close_many call, as
- * `File(..., deferred=True)` does; without (`immediate`), it closes each
- * column itself.  Prints the wall time of the loop and of the catalog
- * update, and the CPU time of each thread, so that one can see which
- * thread bounds the loop.
+ * File's catalog, as closing a Python File does.  With deferred commits
+ * (`deferred`), the creating thread hands each column to a cf_committer,
+ * whose thread commits them, as `File(..., deferred=True)` does; without
+ * (`immediate`), it closes each column itself.  Prints the wall time of the
+ * loop and of the catalog update, and the CPU time of each thread (the
+ * committer's: the process's less the creating thread's), so that one can
+ * see which thread bounds the loop.
  *
  *     cc -O2 -std=gnu11 -D_GNU_SOURCE -Iinclude bench/md_create.c \
- *         -LBUILD -lcolfile -Wl,-rpath,BUILD -lpthread -o BUILD/md_create
+ *         -LBUILD -lcolfile -Wl,-rpath,BUILD -o BUILD/md_create
  *     BUILD/md_create NEW_FILE_PATH [N (10000)] [deferred|immediate]
  *
  * Time it only on a settled disk: ext4 without a journal makes creates
  * slow for minutes after a large delete (docs/performance.md).
  */
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,55 +27,11 @@
 
 #include "colfile.h"
 
-/* columns handed over and not yet committed, at most (as in Python) */
-#define QUEUE_LIMIT 64
-
-typedef struct {
-    pthread_mutex_t mu;
-    pthread_cond_t work, room;
-    cf_column *queue[QUEUE_LIMIT];
-    int n, done;
-    int64_t failed;
-    double cpu; /* the commit thread's CPU seconds, when it has ended */
-} commits;
-
 static double seconds(clockid_t clock)
 {
     struct timespec t;
     clock_gettime(clock, &t);
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static void *commit_loop(void *arg)
-{
-    commits *q = arg;
-    cf_column *batch[QUEUE_LIMIT];
-    cf_error errs[QUEUE_LIMIT];
-    for (;;) {
-        pthread_mutex_lock(&q->mu);
-        while (q->n == 0 && !q->done) pthread_cond_wait(&q->work, &q->mu);
-        int n = q->n;
-        memcpy(batch, q->queue, (size_t)n * sizeof *batch);
-        q->n = 0;
-        pthread_cond_broadcast(&q->room);
-        pthread_mutex_unlock(&q->mu);
-        if (n == 0) break; /* done, and nothing left */
-        int64_t failed = cf_column_close_many(batch, n, errs);
-        for (int i = 0; i < n && failed; i++)
-            if (errs[i].code) fprintf(stderr, "md_create: commit failed: %s\n", errs[i].message);
-        q->failed += failed; /* only this thread writes it until the join */
-    }
-    q->cpu = seconds(CLOCK_THREAD_CPUTIME_ID);
-    return NULL;
-}
-
-static void hand_over(commits *q, cf_column *c)
-{
-    pthread_mutex_lock(&q->mu);
-    while (q->n == QUEUE_LIMIT) pthread_cond_wait(&q->room, &q->mu);
-    q->queue[q->n++] = c;
-    pthread_cond_signal(&q->work);
-    pthread_mutex_unlock(&q->mu);
 }
 
 int main(int argc, char **argv)
@@ -88,20 +43,16 @@ int main(int argc, char **argv)
     int64_t n = argc > 2 ? strtoll(argv[2], NULL, 10) : 10000;
     int deferred = argc <= 3 || strcmp(argv[3], "immediate") != 0;
     cf_file *f = NULL;
+    cf_committer *q = NULL;
     cf_error err;
-    if (cf_file_open(&f, argv[1], CF_OPEN_WRITE | CF_OPEN_CREATE | CF_OPEN_EXCL | CF_OPEN_NODURABLE, &err) < 0) {
+    if (cf_file_open(&f, argv[1], CF_OPEN_WRITE | CF_OPEN_CREATE | CF_OPEN_EXCL | CF_OPEN_NODURABLE, &err) < 0 ||
+        (deferred && cf_committer_new(&q, &err) < 0)) {
         fprintf(stderr, "md_create: %s\n", err.message);
-        return 1;
-    }
-    commits q = { .mu = PTHREAD_MUTEX_INITIALIZER, .work = PTHREAD_COND_INITIALIZER,
-                  .room = PTHREAD_COND_INITIALIZER };
-    pthread_t thread;
-    if (deferred && pthread_create(&thread, NULL, commit_loop, &q) != 0) {
-        fprintf(stderr, "md_create: cannot start the commit thread\n");
         return 1;
     }
     int rc = 0;
     double t0 = seconds(CLOCK_MONOTONIC), cpu0 = seconds(CLOCK_THREAD_CPUTIME_ID);
+    double all0 = seconds(CLOCK_PROCESS_CPUTIME_ID);
     for (int64_t i = 0; i < n && rc == 0; i++) {
         char name[32];
         snprintf(name, sizeof name, "c%05lld", (long long)i); /* as bench/peers.py's md_names */
@@ -115,7 +66,7 @@ int main(int argc, char **argv)
             cf_column_close(c, NULL);
             rc = 1;
         } else if (deferred) {
-            hand_over(&q, c);
+            cf_committer_submit(q, c);
         } else if (cf_column_close(c, &err) < 0) {
             fprintf(stderr, "md_create: %s\n", err.message);
             rc = 1;
@@ -123,20 +74,21 @@ int main(int argc, char **argv)
     }
     double caller_cpu = seconds(CLOCK_THREAD_CPUTIME_ID) - cpu0;
     if (deferred) {
-        pthread_mutex_lock(&q.mu);
-        q.done = 1;
-        pthread_cond_signal(&q.work);
-        pthread_mutex_unlock(&q.mu);
-        pthread_join(thread, NULL);
-        if (q.failed) rc = 1;
+        if (cf_committer_wait(q, 0) > 0) {
+            while (cf_committer_take_errors(q, &err, 1) == 1)
+                fprintf(stderr, "md_create: commit failed: %s\n", err.message);
+            rc = 1;
+        }
+        cf_committer_free(q);
     }
     double t1 = seconds(CLOCK_MONOTONIC);
+    double commit_cpu = seconds(CLOCK_PROCESS_CPUTIME_ID) - all0 - caller_cpu;
     if (cf_file_catalog_update(f, &err) < 0) fprintf(stderr, "md_create: catalog: %s\n", err.message);
     double t2 = seconds(CLOCK_MONOTONIC);
     cf_file_close(f);
     printf("%s: %lld columns: loop %.3f s, catalog update %.3f s, total %.3f s; CPU: creating thread "
            "%.3f s", deferred ? "deferred" : "immediate", (long long)n, t1 - t0, t2 - t1, t2 - t0, caller_cpu);
-    if (deferred) printf(", commit thread %.3f s", q.cpu);
+    if (deferred) printf(", commit thread %.3f s", commit_cpu);
     printf("\n");
     return rc;
 }
