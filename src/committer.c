@@ -31,15 +31,16 @@ struct cf_committer {
     cf_error errs[QUEUE_MAX];
 };
 
-/* Keep the failure of one close (mu held).  Out of memory, the oldest
- * untaken failure is overwritten: a failure is always reported. */
+/* Keep the failure of one close (mu held).  Out of memory, the newest
+ * kept failure is overwritten: room for 8 is made with the committer, so
+ * failures are always reported. */
 static void record(cf_committer *q, const cf_error *e)
 {
     if (q->nfailed == q->capfailed) {
-        int64_t cap = q->capfailed ? 2 * q->capfailed : 8;
+        int64_t cap = 2 * q->capfailed;
         cf_error *grown = realloc(q->failed, (size_t)cap * sizeof *grown);
         if (!grown) {
-            if (q->nfailed) q->failed[q->nfailed - 1] = *e;
+            q->failed[q->nfailed - 1] = *e;
             return;
         }
         q->failed = grown;
@@ -79,13 +80,20 @@ static void *commit_loop(void *arg)
 int cf_committer_new(cf_committer **out, cf_error *err)
 {
     cf_committer *q = calloc(1, sizeof *q);
-    if (!q) return CF_FAIL(err, CF_ENOMEM, "deferred commits: out of memory");
+    if (q) q->failed = malloc(8 * sizeof *q->failed);
+    if (!q || !q->failed) {
+        free(q);
+        return CF_FAIL(err, CF_ENOMEM, "deferred commits: out of memory");
+    }
+    q->capfailed = 8;
     if (pthread_mutex_init(&q->mu, NULL) != 0) {
+        free(q->failed);
         free(q);
         return CF_FAIL(err, CF_ENOMEM, "deferred commits: cannot make a mutex");
     }
     if (pthread_cond_init(&q->changed, NULL) != 0) {
         pthread_mutex_destroy(&q->mu);
+        free(q->failed);
         free(q);
         return CF_FAIL(err, CF_ENOMEM, "deferred commits: cannot make a condition variable");
     }

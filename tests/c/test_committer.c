@@ -109,6 +109,21 @@ static void test_failures_are_kept_in_order(void)
     /* the others are there, the discarded ones are not */
     CHECK_EQ_INT(count_columns(f), 3);
     CHECK(holds(f, "ok1", 0) && holds(f, "ok2", 2) && holds(f, "ok3", 4));
+    /* more failures than the room made at first: all kept, in order */
+    for (int i = 0; i < 20; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "gone%02d", i);
+        cf_column *c = make(f, name, i);
+        cf_column_discard(c);
+        cf_committer_submit(q, c);
+    }
+    CHECK_EQ_INT(cf_committer_wait(q, 0), 20);
+    for (int i = 0; i < 20; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "gone%02d", i);
+        CHECK_EQ_INT(cf_committer_take_errors(q, got, 1), 1);
+        CHECK(strstr(got[0].message, name) != NULL);
+    }
     cf_committer_free(q);
     cf_file_close(f);
 }
