@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -21,8 +20,6 @@ PEERS = ("h5py", "zarr", "adios2", "bigfile")
 
 
 def test_peers_quick(tmp_path: Path, lib: Any) -> None:
-    import colfile
-
     # The peers that are installed, plus ones that are not: those must be
     # skipped with a note, not fail the run.
     present = [p for p in PEERS if importable(p)]
