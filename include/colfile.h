@@ -312,7 +312,9 @@ CF_API int64_t cf_column_close_many(cf_column **cols, int64_t n, cf_error *errs)
  * handles handed to it on a thread of its own, in the order they were
  * handed over, so that a program making many small columns need not wait
  * for each commit: the commits' system calls run beside its next columns
- * (Python's File(deferred=True) keeps one per File).  A handle handed over
+ * (Python's File(deferred=True) keeps one per File).  The thread starts a
+ * batch when 8 handles wait, a millisecond after the first came, or at once
+ * for cf_committer_wait and cf_committer_free.  A handle handed over
  * belongs to the committer.  Each gets a sequence number, 1, 2, ..., in
  * order; cf_committer_wait(q, s) returns once handles 1..s are closed.
  *

@@ -149,6 +149,31 @@ static void test_free_waits_for_everything(void)
     cf_file_close(f);
 }
 
+/* Fewer handles than a batch are committed without anyone waiting, and
+ * again after the thread went to sleep. */
+static void test_a_few_handles_need_no_wait(void)
+{
+    cf_file *f = open_new("F");
+    cf_committer *q = NULL;
+    cf_error err;
+    CHECK_OK(cf_committer_new(&q, &err), &err);
+    for (int round = 0; round < 2; round++) {
+        char name[32];
+        snprintf(name, sizeof name, "lone%d", round);
+        cf_committer_submit(q, make(f, name, round));
+        int waited_ms = 0;
+        while (cf_committer_done(q) < round + 1 && waited_ms < 5000) {
+            nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+            waited_ms++;
+        }
+        CHECK_EQ_INT(cf_committer_done(q), round + 1);
+        nanosleep(&(struct timespec){ 0, 20000000 }, NULL); /* the thread sleeps */
+    }
+    cf_committer_free(q);
+    CHECK(holds(f, "lone1", 1));
+    cf_file_close(f);
+}
+
 /* Held: handles queue and none is committed until the release. */
 static void test_hold(void)
 {
@@ -271,5 +296,5 @@ static void test_fork(void)
 }
 
 CF_TESTS(CF_TEST(test_commits_in_order), CF_TEST(test_failures_are_kept_in_order),
-         CF_TEST(test_free_waits_for_everything), CF_TEST(test_hold), CF_TEST(test_threads_share_one_committer),
+         CF_TEST(test_free_waits_for_everything), CF_TEST(test_hold), CF_TEST(test_a_few_handles_need_no_wait), CF_TEST(test_threads_share_one_committer),
          CF_TEST(test_fork))
