@@ -68,6 +68,8 @@ FAULT_CLASSES = {
 SWALLOW_CLASSES = {"fsync", "write", "rename"}
 CATALOG_DIR = ".colfile-catalog"
 SANITIZER = re.compile(r"(AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer|runtime error:)")
+#: MPICH's fatal error handler ending a rank (in a collective whose peer died)
+MPI_FATAL = re.compile(r"Abort\(\d+\) on node \d+ \(rank \d+ in comm \d+\): Fatal error in ")
 
 
 # ---------------------------------------------------------------------------
@@ -500,7 +502,13 @@ class Runner:
                 # exits 255 with only its own complaints on stderr.
                 in_finalize = (spec.np > 1 and rc == 255 and log.end and all(
                     ln.startswith(("[proxy:", "[mpiexec@")) for ln in stderr.splitlines() if ln.strip()))
-                if rc not in (0, -signal.SIGKILL) and not killed_sig and not in_finalize:
+                # The surviving rank may learn of the death first, inside a
+                # collective, and abort through MPI's fatal error handler
+                # (MPICH: "Abort(17) on node 0 (rank 0 in comm 0): Fatal
+                # error in internal_Gatherv") before mpiexec kills it.
+                peer_died = (spec.np > 1 and not log.end and MPI_FATAL.search(stderr) is not None)
+                if rc not in (0, -signal.SIGKILL) and not killed_sig and not in_finalize \
+                        and not peer_died:
                     res.violations.append(f"[crash] status {rc} after a SIGKILL of rank {spec.rank}: "
                                           f"{stderr[-1500:]}")
             elif a in ("kill", "powerloss"):
