@@ -354,7 +354,8 @@ CF_API void cf_committer_hold(cf_committer *q, int hold);
 
 /* Around fork(2), from the thread that forks: cf_committer_pause waits
  * until no batch is being closed and holds the committer still (its lock
- * held), so that a child never inherits a handle half released.  In the
+ * held), so that a child never inherits a handle half released; the
+ * pausing thread calls nothing else of q before the fork.  In the
  * parent, cf_committer_resume lets it go on.  In the child,
  * cf_committer_forget_after_fork releases the child's copies of the
  * waiting handles without committing them (cf_column_forget: they are the
