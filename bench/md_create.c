@@ -12,9 +12,12 @@
  * committer's: the process's less the creating thread's), so that one can
  * see which thread bounds the loop.
  *
+ *     BUILD/md_create NEW_FILE_PATH [N (10000)] [deferred|immediate]
+ *
+ * CMake builds it with the tests (BUILD/md_create); by hand:
+ *
  *     cc -O2 -std=gnu11 -D_GNU_SOURCE -Iinclude bench/md_create.c \
  *         -LBUILD -lcolfile -Wl,-rpath,BUILD -o BUILD/md_create
- *     BUILD/md_create NEW_FILE_PATH [N (10000)] [deferred|immediate]
  *
  * Time it only on a settled disk: ext4 without a journal makes creates
  * slow for minutes after a large delete (docs/performance.md).
