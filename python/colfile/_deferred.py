@@ -103,6 +103,7 @@ class Committer:
         self._above: dict[str, int] = {}     # directories above pending columns
         self._last = 0                       # sequence number of the last handed over
         self._errors: list[BaseException] = []
+        self._taken = ffi.new(_ERRORS, 16)   # failures are taken into this
 
     # -- the caller's side ------------------------------------------------
 
@@ -198,7 +199,7 @@ class Committer:
         """Take the committer's failures, as the exceptions to raise."""
         if self._q is None:
             return
-        errs = ffi.new(_ERRORS, 16)
+        errs = self._taken
         while True:
             n = lib().cf_committer_take_errors(self._q, errs, 16)
             for i in range(n):
