@@ -18,6 +18,14 @@ static cf_file *open_new(const char *name)
     return f;
 }
 
+static cf_committer *new_committer(void)
+{
+    cf_committer *q = NULL;
+    cf_error err;
+    CHECK_OK(cf_committer_new(&q, &err), &err);
+    return q;
+}
+
 /* Column `name` with rows i..i+ROWS-1 and attribute index = i, not closed. */
 static cf_column *make(cf_file *f, const char *name, int64_t i)
 {
@@ -60,9 +68,7 @@ static int64_t count_columns(cf_file *f)
 static void test_commits_in_order(void)
 {
     cf_file *f = open_new("F");
-    cf_committer *q = NULL;
-    cf_error err;
-    CHECK_OK(cf_committer_new(&q, &err), &err);
+    cf_committer *q = new_committer();
     CHECK_EQ_INT(cf_committer_wait(q, 0), 0); /* nothing handed over: no wait */
     CHECK_EQ_INT(cf_committer_done(q), 0);
     enum { N = 300 };
@@ -88,9 +94,7 @@ static void test_commits_in_order(void)
 static void test_failures_are_kept_in_order(void)
 {
     cf_file *f = open_new("F");
-    cf_committer *q = NULL;
-    cf_error err;
-    CHECK_OK(cf_committer_new(&q, &err), &err);
+    cf_committer *q = new_committer();
     const char *names[] = { "ok1", "bad1", "ok2", "bad2", "ok3" };
     for (int i = 0; i < 5; i++) {
         cf_column *c = make(f, names[i], i);
@@ -132,9 +136,7 @@ static void test_failures_are_kept_in_order(void)
 static void test_free_waits_for_everything(void)
 {
     cf_file *f = open_new("F");
-    cf_committer *q = NULL;
-    cf_error err;
-    CHECK_OK(cf_committer_new(&q, &err), &err);
+    cf_committer *q = new_committer();
     for (int64_t i = 0; i < 200; i++) {
         char name[32];
         snprintf(name, sizeof name, "c%03d", (int)i);
@@ -154,9 +156,7 @@ static void test_free_waits_for_everything(void)
 static void test_a_few_handles_need_no_wait(void)
 {
     cf_file *f = open_new("F");
-    cf_committer *q = NULL;
-    cf_error err;
-    CHECK_OK(cf_committer_new(&q, &err), &err);
+    cf_committer *q = new_committer();
     for (int round = 0; round < 2; round++) {
         char name[32];
         snprintf(name, sizeof name, "lone%d", round);
@@ -178,9 +178,7 @@ static void test_a_few_handles_need_no_wait(void)
 static void test_hold(void)
 {
     cf_file *f = open_new("F");
-    cf_committer *q = NULL;
-    cf_error err;
-    CHECK_OK(cf_committer_new(&q, &err), &err);
+    cf_committer *q = new_committer();
     CHECK_EQ_INT(cf_committer_submit(q, make(f, "before", 0)), 1);
     CHECK_EQ_INT(cf_committer_wait(q, 0), 0);
     cf_committer_hold(q, 1);
@@ -227,9 +225,7 @@ static void *submit_many(void *arg)
 static void test_threads_share_one_committer(void)
 {
     cf_file *f = open_new("F");
-    cf_committer *q = NULL;
-    cf_error err;
-    CHECK_OK(cf_committer_new(&q, &err), &err);
+    cf_committer *q = new_committer();
     pthread_t t[4];
     submitter s[4];
     for (int i = 0; i < 4; i++) {
@@ -252,9 +248,7 @@ static void test_threads_share_one_committer(void)
 static void test_fork(void)
 {
     cf_file *f = open_new("F");
-    cf_committer *q = NULL;
-    cf_error err;
-    CHECK_OK(cf_committer_new(&q, &err), &err);
+    cf_committer *q = new_committer();
     enum { N = 200 };
     for (int64_t i = 0; i < N; i++) {
         char name[32];
