@@ -525,7 +525,7 @@ class Runner:
                 # status, the failure logged all the same.
                 torn_down = spec.np > 1 and killed_sig
                 res.clean_error = (rc == 3 or torn_down) and bool(log.failed or log.open_failed)
-                if (rc not in (0, 3) and not torn_down) or (rc != 0 and not res.clean_error):
+                if rc != 0 and not res.clean_error:
                     res.violations.append(f"[crash] {a} at op {spec.at}: the writer ended with status {rc} "
                                           f"instead of a clean error: {stderr[-2000:]}")
                 if res.fired and rc == 0 and a in ("eio", "enospc"):
