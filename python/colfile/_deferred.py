@@ -52,8 +52,9 @@ def _ancestors(name: str) -> list[str]:
     return ["/".join(parts[:i]) for i in range(1, len(parts))]
 
 
-#: the C type of the failures taken at once, parsed once
+#: the C type of the failures taken at once, parsed once, and how many
 _ERRORS = ffi.typeof("cf_error[]")
+_TAKE = 16
 
 #: every live Committer, to be reset in a forked child
 _LIVE: weakref.WeakSet[Committer] = weakref.WeakSet()
@@ -103,7 +104,7 @@ class Committer:
         self._above: dict[str, int] = {}     # directories above pending columns
         self._last = 0                       # sequence number of the last handed over
         self._errors: list[BaseException] = []
-        self._taken = ffi.new(_ERRORS, 16)   # failures are taken into this
+        self._taken = ffi.new(_ERRORS, _TAKE)  # failures are taken into this
 
     # -- the caller's side ------------------------------------------------
 
@@ -201,13 +202,13 @@ class Committer:
             return
         errs = self._taken
         while True:
-            n = lib().cf_committer_take_errors(self._q, errs, 16)
+            n = lib().cf_committer_take_errors(self._q, errs, _TAKE)
             for i in range(n):
                 try:
                     raise_error(errs[i].code, errs + i)
                 except BaseException as exc:  # noqa: BLE001 - kept for the caller
                     self._errors.append(exc)
-            if n < 16:
+            if n < _TAKE:
                 return
 
     def _last_conflict(self, name: str) -> int:
