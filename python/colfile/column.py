@@ -466,6 +466,9 @@ class Column:
             if self._defer is not None:
                 self._defer.submit(self._name, h)
                 return
+            if not self._writable:  # only frees memory: cannot fail
+                lib().cf_column_close(h, ffi.NULL)
+                return
             err = ffi.new(ERROR_P)
             rc = lib().cf_column_close(h, err)
         if rc < 0:

@@ -19,6 +19,7 @@ Examples
 
 from __future__ import annotations
 
+import _thread
 import operator
 import os
 import threading
@@ -32,7 +33,7 @@ import numpy as np
 from . import mpi as _mpi
 from ._deferred import Committer
 from ._dtypes import as_array, split_vector, token
-from ._ffi import ERROR_P, encode, encode_name, ffi, lib, new_error, string, take_strings
+from ._ffi import _FS_ENCODING, ERROR_P, encode, encode_name, ffi, lib, new_error, string, take_strings
 from .attrs import AttributeManager, decode_value
 from .column import Column
 from .errors import (
@@ -108,11 +109,22 @@ def _open_flags(mode: str, durable: Any, torn: str, verify: Any) -> int:
     return flags
 
 
-#: what opening a column allocates (with an ERROR_P), parsed once
+#: what opening a File or a column allocates (with an ERROR_P), parsed once
+_FILE_PP = ffi.typeof("cf_file **")
 _COLUMN_PP = ffi.typeof("cf_column **")
+#: threading.RLock is a Python function returning this type
+_RLock = _thread.RLock
 
 
 _name_check = _mpi._name_check_or_raise
+
+
+def _warn_torn(handle: Any, stacklevel: int) -> None:
+    """Warn that the column just opened (with ``torn="warn"``) is torn;
+    ``stacklevel`` as warnings.warn's, counted from the caller."""
+    warnings.warn(f"{string(lib().cf_column_path(handle))}: an in-place update was "
+                  "interrupted; rows may mix old and new values (colfile repair "
+                  "clears this)", TornWarning, stacklevel=stacklevel + 1)
 
 
 class _WeakColumns(dict):  # type: ignore[type-arg]
@@ -151,7 +163,12 @@ class _WeakColumns(dict):  # type: ignore[type-arg]
         return default if col is None else col
 
     def values(self) -> list[Column]:  # type: ignore[override]
-        return [c for c in (r() for r in dict.values(self)) if c is not None]
+        found = []  # a loop: a comprehension is one more function call
+        for ref in dict.values(self):
+            col = ref()
+            if col is not None:
+                found.append(col)
+        return found
 
     def items(self) -> list[tuple[str, Column]]:  # type: ignore[override]
         return [(n, c) for n, c in ((n, r()) for n, r in dict.items(self)) if c is not None]
@@ -536,7 +553,7 @@ class File(Group):
         self._path = path if type(path) is str else os.fsdecode(os.fspath(path)) \
             if isinstance(path, (str, bytes, os.PathLike)) else str(path)
         self._comm: _mpi.Comm = _mpi.SELF if comm is None else _mpi.as_comm(comm)
-        self._lock = threading.RLock()  # guards the C handle and the caches
+        self._lock = _RLock()  # guards the C handle and the caches
         serial = self._comm.serial
         self._cols: Any = _WeakColumns() if serial else {}
         self._attr_cols: dict[str, Column] = {}
@@ -545,8 +562,20 @@ class File(Group):
         # File is part of every small read, and in a fresh process each
         # distinct step runs with cold caches (bench/cold_reads.py).
         if serial:
-            flags = _open_flags(mode, durable, torn, verify)
-            handle = _mpi.open_file_handle(encode(path), flags)
+            # the defaults without _open_flags, a str path without encode():
+            # in a fresh process every Python function run costs several
+            # microseconds more than its work (bench/cold_reads.py)
+            flags = MODES.get(mode) if type(mode) is str else None
+            if flags is None or torn != "raise" or not durable or verify:
+                flags = _open_flags(mode, durable, torn, verify)
+            raw = path.encode(_FS_ENCODING, "surrogateescape") \
+                if type(path) is str and "\0" not in path else encode(path)
+            out = ffi.new(_FILE_PP)
+            err = ffi.new(ERROR_P)
+            rc = lib().cf_file_open(out, raw, flags, err)
+            if rc < 0:
+                raise_error(rc, err, "file")
+            handle = out[0]
         else:
             def prep() -> tuple[str, str, bool, str, bool]:
                 _open_flags(mode, durable, torn, verify)
@@ -694,9 +723,16 @@ class File(Group):
             commits.settle(name)
 
     def _live(self) -> list[Column]:
+        # loops, not comprehensions: each of those is a function call, and
+        # closing a File is part of every small read (see __init__)
+        live = []
         with self._lock:
-            found = {id(c): c for c in [*self._cols.values(), *self._attr_cols.values()]}
-        live = [c for c in found.values() if not c.closed]
+            for c in self._cols.values():
+                if c._h is not None:
+                    live.append(c)
+            for c in self._attr_cols.values():
+                if c._h is not None and c not in live:
+                    live.append(c)
         if not self._comm.serial:
             live.sort(key=lambda c: c.name)  # the same order on every rank
         return live
@@ -896,9 +932,7 @@ class File(Group):
         rc = L.cf_column_open(out, h, encode_name(full), err)
         if rc >= 0:
             if L.cf_column_torn(out[0]):
-                warnings.warn(f"{string(L.cf_column_path(out[0]))}: an in-place update was "
-                              "interrupted; rows may mix old and new values (colfile repair "
-                              "clears this)", TornWarning, stacklevel=stacklevel)
+                _warn_torn(out[0], stacklevel)
             return out[0]
         if create_attrs is not None and err.code == -2:  # CF_ENOENT
             if not create_attrs:
@@ -932,8 +966,21 @@ class File(Group):
             if self._commits is not None:
                 self._settle()
             # serially what _opener's closure does, without making one
-            handle = self._open_handle(h, full) if serial else \
-                _mpi.replicate(self._comm, h, self._opener(h, full))
+            if serial:
+                # _open_handle's common case inline, without an error record
+                # (see __init__); a failure goes the long way, which opens
+                # again to report it
+                L = lib()
+                out = ffi.new(_COLUMN_PP)
+                raw = full.encode("utf-8", "surrogateescape")
+                if 0 in raw or L.cf_column_open(out, h, raw, ffi.NULL) < 0:
+                    handle = self._open_handle(h, full)
+                else:
+                    handle = out[0]
+                    if L.cf_column_torn(handle):
+                        _warn_torn(handle, 3)
+            else:
+                handle = _mpi.replicate(self._comm, h, self._opener(h, full))
             col = Column(handle, self, name=full)
             self._cols[full] = col
             return col
