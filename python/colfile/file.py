@@ -22,7 +22,6 @@ from __future__ import annotations
 import _thread
 import operator
 import os
-import threading
 import warnings
 import weakref
 from collections.abc import Iterator, Sequence
