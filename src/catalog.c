@@ -85,7 +85,6 @@ struct cf__catalog {
     size_t ncols;
     uint64_t *dir_index; /* storage of every cols[i].dirs */
     int root_fd;         /* the root directory, for short relative lookups */
-    struct stat root_st; /* its identity when opened */
 };
 
 /* ------------------------------------------------------------------ */
@@ -136,11 +135,15 @@ static int still_at(int fd, const char *rel, const stamp *s)
     return same_stamp(&now, s);
 }
 
-/* 1 while the root path still names the directory the catalog opened. */
+/* 1 while the root path still names the directory the catalog opened.
+ * (Its identity is taken here, not when loading: a descriptor names the
+ * same directory for its whole life, and opening a File for a small read
+ * then makes one system call less.) */
 static int same_root(const cf__catalog *cat, const char *root)
 {
-    struct stat st;
-    return stat(root, &st) == 0 && st.st_ino == cat->root_st.st_ino && st.st_dev == cat->root_st.st_dev;
+    struct stat st, opened;
+    return stat(root, &st) == 0 && fstat(cat->root_fd, &opened) == 0 && st.st_ino == opened.st_ino &&
+           st.st_dev == opened.st_dev;
 }
 
 /* The clock file timestamps are taken from (Linux: the coarse real-time
@@ -287,6 +290,49 @@ void cf__catalog_free(cf__catalog *cat)
 
 static char *catalog_dir(const char *root) { return cf__path_join(root, CF__CATALOG_DIR); }
 
+/* The catalog file's bytes into a new buffer (NUL added).  Most catalogs
+ * fit FIRST_READ bytes and take one read without an fstat first: opening a
+ * File for a small read is a few system calls, each of which counts.  Only
+ * a read that fills the buffer asks the file's size, with the checks of
+ * cf__read_file_at (a regular file, at most CF__METADATA_MAX bytes).  What
+ * else the name could hold reads short or fails: links are not followed, a
+ * FIFO or socket does not open or cannot be pread, a directory cannot be
+ * read; bytes that are not a catalog fail its magic or its CRC. */
+#define FIRST_READ ((size_t)64 << 10)
+
+static int read_catalog(int root_fd, char **text, size_t *len)
+{
+    int fd = openat(root_fd, CF__CATALOG_DIR "/" CF__CATALOG_NAME,
+                    O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0) return -1;
+    size_t cap = FIRST_READ, got = 0;
+    char *buf = malloc(cap + 1);
+    int rc = buf ? cf__pread_all(fd, buf, cap, 0, &got, "", NULL) : -1;
+    if (rc == 0 && got == cap) {
+        struct stat st;
+        char *grown = NULL;
+        size_t more = 0;
+        if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > CF__METADATA_MAX ||
+            (size_t)st.st_size < cap || !(grown = realloc(buf, (size_t)st.st_size + 1)))
+            rc = -1;
+        else {
+            buf = grown;
+            /* to the size fstat gave: a file that grew since is read short and fails its CRC */
+            rc = cf__pread_all(fd, buf + cap, (size_t)st.st_size - cap, (int64_t)cap, &more, "", NULL);
+            got += more;
+        }
+    }
+    close(fd);
+    if (rc != 0) {
+        free(buf);
+        return -1;
+    }
+    buf[got] = '\0';
+    *text = buf;
+    *len = got;
+    return 0;
+}
+
 cf__catalog *cf__catalog_load(const char *root, int root_fd)
 {
     if (root_fd < 0) root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -301,9 +347,7 @@ cf__catalog *cf__catalog_load(const char *root, int root_fd)
     size_t len = 0;
     /* a link is never followed (docs/format.md 2.2); a non-regular file,
      * or one larger than CF__METADATA_MAX, is refused by the read */
-    if (fstat(root_fd, &cat->root_st) != 0 ||
-        cf__read_file_at(root_fd, CF__CATALOG_DIR "/" CF__CATALOG_NAME, 1, &text, &len, NULL) != 0)
-        goto bad;
+    if (read_catalog(root_fd, &text, &len) != 0) goto bad;
     cat->buf = (unsigned char *)text;
     cat->len = len;
     if (len < MAGIC_LEN + 4 || memcmp(text, MAGIC, MAGIC_LEN) != 0) goto bad;

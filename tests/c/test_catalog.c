@@ -367,6 +367,10 @@ static void test_damaged_catalog_ignored(void)
     CHECK(mkfifo(cat, 0666) == 0);
     CHECK(cf__catalog_load(root, -1) == NULL);
     unlink(cat);
+    /* a directory in its place is not a catalog */
+    CHECK(mkdir(cat, 0777) == 0);
+    CHECK(cf__catalog_load(root, -1) == NULL);
+    rmdir(cat);
     f = open_ro();
     CHECK(f->catalog == NULL);
     char **names;
@@ -404,7 +408,46 @@ static void test_update_rules(void)
     CHECK_EQ_INT(s1.st_ino, s2.st_ino);
 }
 
-CF_TESTS(CF_TEST(test_catalog_serves_and_matches), CF_TEST(test_in_place_rewrite_seen),
+/* A catalog larger than the first read (catalog.c reads 64 KiB before it
+ * asks the file's size) is read whole and served. */
+static void test_large_catalog_read_whole(void)
+{
+    cf_error err;
+    cf_file *f;
+    char root[4200];
+    path_of(root, sizeof root, "");
+    CHECK_OK(cf_file_open(&f, root, CF_OPEN_WRITE | CF_OPEN_CREATE | CF_OPEN_TRUNCATE | CF_OPEN_NODURABLE, &err),
+             &err);
+    enum { NCOLS = 300 };
+    char note[401];
+    memset(note, 'n', sizeof note - 1);
+    note[sizeof note - 1] = '\0';
+    for (int i = 0; i < NCOLS; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "c%03d", i);
+        cf_column *c;
+        int64_t v = i;
+        CHECK_OK(cf_column_create(&c, f, name, "i8", 1, 1, 1, &err), &err);
+        CHECK_OK(cf_column_write(c, 0, 1, &v, NULL, 8, 8, &err), &err);
+        CHECK_OK(cf_column_attr_set(c, "note", "S1", sizeof note - 1, note, &err), &err);
+        CHECK_OK(cf_column_close(c, &err), &err);
+    }
+    CHECK_OK(cf_file_catalog_update(f, &err), &err);
+    cf_file_close(f);
+    char cat[4400];
+    snprintf(cat, sizeof cat, "%s/" CF__CATALOG_DIR "/" CF__CATALOG_NAME, root);
+    struct stat st;
+    CHECK(stat(cat, &st) == 0);
+    CHECK(st.st_size > (64 << 10));
+    cf_file *ro = open_ro();
+    CHECK(ro->catalog != NULL);
+    CHECK_EQ_INT(listing_served(ro), 1);
+    CHECK_EQ_INT(catalog_serves(ro, "c000"), 1);
+    CHECK_EQ_INT(catalog_serves(ro, "c299"), 1);
+    cf_file_close(ro);
+}
+
+CF_TESTS(CF_TEST(test_catalog_serves_and_matches), CF_TEST(test_large_catalog_read_whole), CF_TEST(test_in_place_rewrite_seen),
          CF_TEST(test_checksums_and_statistics_checked_when_used),
          CF_TEST(test_tree_changes_seen), CF_TEST(test_damaged_catalog_ignored),
          CF_TEST(test_update_rules))
