@@ -633,6 +633,9 @@ typedef struct build {
     const char *root;
     const cf__catalog *old;
     int fine;
+    int probed;            /* probe_clock gave `probe`: a reading of the file clock */
+    struct timespec probe; /* ... taken after every change this update may trust */
+    atomic_int racy;       /* stamps found too new to trust */
     int failed;     /* out of memory, or a directory could not be read */
     build_dir *dirs;
     size_t ndirs, capdirs;
@@ -640,6 +643,24 @@ typedef struct build {
     size_t ncols, capcols;
     uint64_t chain[DEPTH_MAX + 2]; /* directory indices of the current path */
 } build;
+
+/* The clock reading a stamp is checked against (see trusted): the file
+ * clock now, or the probe's reading when that is later. */
+static void clock_before(const build *b, struct timespec *t)
+{
+    file_clock(t);
+    if (b->probed && (b->probe.tv_sec > t->tv_sec || (b->probe.tv_sec == t->tv_sec && b->probe.tv_nsec > t->tv_nsec)))
+        *t = b->probe;
+}
+
+/* trusted(), counting the stamps that are not (cf__catalog_update may then
+ * try again after waiting for the clock) */
+static int trust(build *b, const stamp *s, const struct timespec *before)
+{
+    if (trusted(s, before, b->fine)) return 1;
+    atomic_fetch_add(&b->racy, 1);
+    return 0;
+}
 
 static size_t add_dir(build *b, const char *rel)
 {
@@ -738,13 +759,13 @@ static int read_slot(build *b, int dfd, int s, cat_slot *f, char **owned)
 {
     const char *name = slot_names[s];
     struct timespec before;
-    file_clock(&before);
+    clock_before(b, &before);
     struct stat st;
     stamp s1, s2;
     if (!copies_bytes(s)) {
         if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) return 0;
         fill_stamp(&st, &s1);
-        if (!S_ISREG((mode_t)s1.mode) || !trusted(&s1, &before, b->fine)) return 0;
+        if (!S_ISREG((mode_t)s1.mode) || !trust(b, &s1, &before)) return 0;
         f->st = s1;
         f->state = 2;
         return 1;
@@ -754,7 +775,7 @@ static int read_slot(build *b, int dfd, int s, cat_slot *f, char **owned)
     int ok = 0;
     if (fstat(fd, &st) != 0) goto done;
     fill_stamp(&st, &s1);
-    if (!S_ISREG((mode_t)s1.mode) || !trusted(&s1, &before, b->fine)) goto done;
+    if (!S_ISREG((mode_t)s1.mode) || !trust(b, &s1, &before)) goto done;
     f->st = s1;
     if (s1.size > INLINE_MAX) {
         f->state = 2;
@@ -851,9 +872,9 @@ static int scan(build *b, const char *rel, int depth)
     if (me == (size_t)-1) return -1;
     b->chain[depth] = me;
     struct timespec before;
-    file_clock(&before);
+    clock_before(b, &before);
     stamp s1;
-    if (take_stamp(abs, &s1) != 0 || !S_ISDIR((mode_t)s1.mode) || !trusted(&s1, &before, b->fine)) return -1;
+    if (take_stamp(abs, &s1) != 0 || !S_ISDIR((mode_t)s1.mode) || !trust(b, &s1, &before)) return -1;
     b->dirs[me].st = s1;
     DIR *d = opendir(abs);
     if (!d) return -1;
@@ -867,7 +888,7 @@ static int scan(build *b, const char *rel, int depth)
             break;
         }
         struct stat st;
-        file_clock(&before);
+        clock_before(b, &before);
         if (lstat(subabs, &st) != 0 || !S_ISDIR(st.st_mode)) continue;
         if (!has_header(subabs)) {
             rc = scan(b, sub, depth + 1);
@@ -889,7 +910,7 @@ static int scan(build *b, const char *rel, int depth)
         /* its stamp: the lstat above, taken after reading the clock */
         stamp c1;
         fill_stamp(&st, &c1);
-        if (!trusted(&c1, &before, b->fine)) {
+        if (!trust(b, &c1, &before)) {
             rc = -1;
             break;
         }
@@ -1035,6 +1056,45 @@ static void wait_for_clock(void)
     }
 }
 
+/* A reading of the file clock later than the timestamp of every change
+ * made so far, without waiting for the coarse clock, where the file system
+ * has multigrain timestamps (Linux 6.13 and later; ext4, XFS, btrfs and
+ * tmpfs): there, a file whose ctime was queried gets a fine-grained ctime
+ * when it next changes, later than every timestamp handed out before it,
+ * and no later change gets an earlier one (the kernel keeps a floor:
+ * Documentation/filesystems/multigrain-ts.rst).  So a scratch file is made
+ * in the catalog directory, stat'ed (the query), written and stat'ed
+ * again, then removed.  Its ctime is such a reading only if it is ahead of
+ * the coarse clock: where timestamps come from the coarse clock it never
+ * is, and the update then waits for the clock (wait_for_clock).  1 and the
+ * reading in *t, or 0. */
+static int probe_clock(const char *dir, struct timespec *t)
+{
+    char tmp[PATH_MAX];
+    int fd = cf__open_temporary(dir, "colfile-clock", tmp, sizeof tmp, dir, NULL);
+    if (fd < 0) return 0;
+    struct stat st;
+    struct timespec coarse;
+    int ok = fstat(fd, &st) == 0 && pwrite(fd, "", 1, 0) == 1 && fstat(fd, &st) == 0;
+    close(fd);
+    unlink(tmp);
+    file_clock(&coarse);
+    if (!ok || st.st_ctim.tv_sec < coarse.tv_sec ||
+        (st.st_ctim.tv_sec == coarse.tv_sec && st.st_ctim.tv_nsec <= coarse.tv_nsec))
+        return 0;
+    *t = st.st_ctim;
+    return 1;
+}
+
+/* Walk the File and read its columns' files into b: 0, or -1 when no
+ * listing can be recorded (scan, read_columns). */
+static int build_all(build *b)
+{
+    int scanned = scan(b, "", 0);
+    if (scanned == 0 && !b->failed) scanned = read_columns(b);
+    return scanned;
+}
+
 int cf__catalog_update(const char *root, const cf__catalog *old, int durable, cf_error *err)
 {
     char *dir = catalog_dir(root);
@@ -1063,9 +1123,25 @@ int cf__catalog_update(const char *root, const cf__catalog *old, int durable, cf
     b.root = root;
     b.old = old;
     b.fine = fine_timestamps(root);
-    if (b.fine) wait_for_clock();
-    int scanned = scan(&b, "", 0);
-    if (scanned == 0 && !b.failed) scanned = read_columns(&b);
+    atomic_init(&b.racy, 0);
+    /* The writer's own last changes are trusted once the file clock is
+     * past them: read through a probe where the file system allows, else
+     * waited for (a few ms: one tick of the coarse clock and its lag). */
+    b.probed = b.fine && probe_clock(dir, &b.probe);
+    if (b.fine && !b.probed) wait_for_clock();
+    int scanned = build_all(&b);
+    if (b.probed && atomic_load(&b.racy) && !b.failed) {
+        /* stamps newer than the probe (changes during the update): again,
+         * after the wait, as without a probe */
+        build_free(&b);
+        memset(&b, 0, sizeof b);
+        b.root = root;
+        b.old = old;
+        b.fine = 1;
+        atomic_init(&b.racy, 0);
+        wait_for_clock();
+        scanned = build_all(&b);
+    }
     cf__wire_out o = { NULL, 0, 0, 0 };
     if (b.failed) {
         rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", root);

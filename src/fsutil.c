@@ -77,9 +77,6 @@ done:
     return rc;
 }
 
-/* Open a new hidden temporary file next to `final` with mode 0666 (minus
- * umask).  The name mixes pid, time and a stack address so that concurrent
- * writers in other threads or processes do not collide; EEXIST retries. */
 uint64_t cf__unique_seed(void)
 {
     struct timespec ts;
@@ -87,8 +84,10 @@ uint64_t cf__unique_seed(void)
     return (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ (uint64_t)(uintptr_t)&ts;
 }
 
-static int open_temporary(const char *dir, const char *name, char *tmp, size_t cap,
-                          const char *final, cf_error *err)
+/* The name mixes pid, time and a stack address so that concurrent writers
+ * in other threads or processes do not collide; EEXIST retries. */
+int cf__open_temporary(const char *dir, const char *name, char *tmp, size_t cap, const char *final,
+                       cf_error *err)
 {
     uint64_t seed = cf__unique_seed();
     for (int attempt = 0; attempt < 64; attempt++) {
@@ -136,7 +135,7 @@ int cf__write_file_atomic(const char *dir, const char *name, const void *data,
     char tmp[PATH_MAX];
     char *final = cf__path_join(dir, name);
     if (!final) return CF_FAIL(err, CF_ENOMEM, "%s/%s: out of memory", dir, name);
-    int fd = open_temporary(dir, name, tmp, sizeof tmp, final, err);
+    int fd = cf__open_temporary(dir, name, tmp, sizeof tmp, final, err);
     int rc = fd < 0 ? fd : 0;
     if (rc) goto done;
     rc = cf__pwrite_all(fd, data, len, 0, tmp, err);

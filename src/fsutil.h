@@ -24,6 +24,12 @@ int cf__read_file(const char *path, char **data, size_t *len, cf_error *err);
  * open never waits (a FIFO there is refused as not a regular file). */
 int cf__read_file_at(int dfd, const char *path, int nofollow, char **data, size_t *len, cf_error *err);
 
+/* Create a new hidden temporary file for dir/name in dir (mode 0666 minus
+ * the umask, never an existing file): its descriptor (write-only), its
+ * path in tmp (cap bytes), or a negative code naming `final`. */
+int cf__open_temporary(const char *dir, const char *name, char *tmp, size_t cap, const char *final,
+                       cf_error *err);
+
 /* Replace dir/name with the given bytes atomically: write a hidden temporary
  * file in dir, fsync it when `durable`, then rename it over dir/name.  The
  * new name is durable only once the caller fsyncs dir (cf__fsync_path). */
