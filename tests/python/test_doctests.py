@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import doctest
 import importlib
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,7 +27,11 @@ MODULES = [
 
 
 @pytest.mark.parametrize("name", MODULES)
-def test_doctests(name: str, lib: Any) -> None:
+def test_doctests(name: str, lib: Any, tmp_path: Path,
+                  monkeypatch: pytest.MonkeyPatch) -> None:
+    # The examples make their Files in tempfile.mkdtemp(), as a reader would;
+    # here those land in this test's directory, which pytest removes.
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     module = importlib.import_module(name)
     result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0, f"{result.failed} doctest(s) failed in {name}"
