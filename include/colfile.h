@@ -395,6 +395,13 @@ typedef struct cf_column_desc {
 CF_API void cf_column_describe(const cf_column *c, cf_column_desc *d);
 /* Rows held by blob i (0 <= i < nfile), or -1 if i is out of range. */
 CF_API int64_t cf_column_blob_rows(const cf_column *c, int64_t i);
+/* The byte offset of row `row` (0 <= row < size) within the blob that holds
+ * it, or -1 if row is out of range.  A binding that allocates the array a
+ * read fills can place it at the same offset modulo 64 bytes: the kernel's
+ * copy out of the page cache runs up to twice as fast when source and
+ * destination agree there (docs/performance.md, "Where a new array
+ * starts"). */
+CF_API int64_t cf_column_row_offset(const cf_column *c, int64_t row);
 /* The bigfile running byte sum of blob i as it stands in the header. */
 CF_API uint32_t cf_column_blob_sum(const cf_column *c, int64_t i);
 /* The SysV fold of a bigfile running byte sum (what `sum -s` prints):

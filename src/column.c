@@ -1244,6 +1244,12 @@ static int64_t locate(const cf_column *c, int64_t row)
     return lo;
 }
 
+int64_t cf_column_row_offset(const cf_column *c, int64_t row)
+{
+    if (!c || row < 0 || row >= c->size) return -1;
+    return (row - c->first_row[locate(c, row)]) * c->rowbytes;
+}
+
 static int blob_fd(cf_column *c, int64_t i, int for_write, cf_error *err)
 {
     if (c->fd >= 0 && c->fd_blob == i && (c->fd_writable || !for_write)) return c->fd;

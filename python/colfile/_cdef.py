@@ -105,6 +105,7 @@ int64_t cf_column_nmemb(const cf_column *c);
 int64_t cf_column_size(const cf_column *c);
 int64_t cf_column_nfile(const cf_column *c);
 int64_t cf_column_blob_rows(const cf_column *c, int64_t i);
+int64_t cf_column_row_offset(const cf_column *c, int64_t row);
 uint32_t cf_column_blob_sum(const cf_column *c, int64_t i);
 uint32_t cf_checksum_fold(uint32_t raw);
 int cf_column_blob_crc32c(const cf_column *c, int64_t i, uint32_t *crc);

@@ -46,6 +46,10 @@ ROWS_PER_CALL = 1 << 20
 class RowIO(Protocol):
     """What :func:`read` and :func:`write` need from a column."""
 
+    def _new_rows(self, count: int, first: int) -> np.ndarray:
+        """A new array for ``count`` rows read from row ``first`` on."""
+        ...
+
     def _read_contig(self, start: int, count: int, out: np.ndarray) -> None: ...
 
     def _read_rows(self, rows: np.ndarray, out: np.ndarray) -> None: ...
@@ -305,7 +309,10 @@ def getitem(io: RowIO, key: Any, size: int, row_shape: tuple[int, ...],
             dtype: np.dtype[Any], what: str) -> Any:
     """``column[key]``: read and return a new array (or a numpy scalar)."""
     sel, rest = parse(key, size, len(row_shape), what)
-    block = np.empty((sel.count,) + row_shape, dtype)
+    if sel.count and sel.rows is None and sel.step == 1:  # one copy: placed for it
+        block = io._new_rows(sel.count, sel.start)
+    else:
+        block = np.empty((sel.count,) + row_shape, dtype)
     read(sel, io, block)
     return _finish(sel, rest, block, row_shape)
 

@@ -26,6 +26,7 @@ import numpy as np
 
 from . import _indexing
 from . import mpi as _mpi
+from ._buffers import PLACE_MIN_BYTES, empty_at
 from ._dtypes import as_array, from_token, token
 from ._ffi import ERROR_P, encode_name, ffi, lib, new_error, take_strings
 from .attrs import AttributeManager
@@ -198,6 +199,7 @@ class Column:
         self._dtype = dt if dt is not None else _dtype_of(tok)
         self._nmemb = n = d.nmemb
         self._row_shape = () if n == 1 else (n,)
+        self._rowbytes = self._dtype.itemsize * n
         self._kind = d.kind
 
     def __del__(self) -> None:
@@ -247,6 +249,18 @@ class Column:
             rc = L.cf_column_read(self._handle(), start, count, _ptr(out), tok, rs, es, err)
         if rc < 0:
             raise_error(rc, err, "file")
+
+    def _new_rows(self, count: int, first: int, dtype: np.dtype[Any] | None = None) -> np.ndarray:
+        """A new array for ``count`` rows read from row ``first`` on, of the
+        column's dtype or ``dtype``; a large one read without conversion is
+        placed for the copy that fills it (_buffers)."""
+        dt = self._dtype if dtype is None else dtype
+        shape = (count,) + self._row_shape
+        if count * self._rowbytes < PLACE_MIN_BYTES or dt != self._dtype:
+            return np.empty(shape, dt)
+        with self._lock:
+            offset = lib().cf_column_row_offset(self._handle(), first)
+        return empty_at(shape, dt, offset)
 
     def _read_rows(self, rows: np.ndarray, out: np.ndarray) -> None:
         rs, es = self._strides(out)
@@ -500,7 +514,11 @@ class Column:
                 self._handle()  # raises ClosedError
             start, stop, _ = key.indices(L.cf_column_size(h))
             n = stop - start if stop > start else 0
-            out = np.empty((n,) + self._row_shape, self._dtype)
+            if n * self._rowbytes < PLACE_MIN_BYTES:
+                out = np.empty((n,) + self._row_shape, self._dtype)
+            else:  # placed for the copy (_buffers)
+                out = empty_at((n,) + self._row_shape, self._dtype,
+                               L.cf_column_row_offset(h, start))
             if n:  # a new array: C-contiguous, passed as its buffer (see _ptr)
                 rc = L.cf_column_read(h, start, n, ffi.from_buffer(out), ffi.NULL,
                                       out.strides[0], out.itemsize, err)
@@ -554,7 +572,9 @@ class Column:
         Returns
         -------
         numpy.ndarray
-            ``out``, or a new array.
+            ``out``, or a new array (a large one is placed where the copy
+            into it is fastest, as a view of a slightly longer buffer:
+            docs/performance.md, "Where a new array starts").
 
         Examples
         --------
@@ -572,7 +592,7 @@ class Column:
         if out is None:
             start, stop = self._range(start, stop, size)
             dt = self._dtype if dtype is None else np.dtype(dtype)
-            out = np.empty((stop - start,) + self._row_shape, dt)
+            out = self._new_rows(stop - start, start, dt)
         else:
             if not isinstance(out, np.ndarray):
                 raise TypeError(f"out must be a numpy array, not {type(out).__name__}")

@@ -787,7 +787,31 @@ static void test_close_many(void)
     cf_file_close(f);
 }
 
-CF_TESTS(CF_TEST(test_roundtrip_vector_column), CF_TEST(test_close_many), CF_TEST(test_create_over_what_is_there), CF_TEST(test_blob_names_are_hex), CF_TEST(test_cast_and_strided_write), CF_TEST(test_read_rows),
+/* cf_column_row_offset: the byte offset of a row within its blob, past
+ * blobs of no rows, -1 outside the column; the same after reopening. */
+static void test_row_offset(void)
+{
+    cf_error err;
+    cf_file *f = open_new("rowoff");
+    cf_column *c;
+    const int64_t rows[4] = { 3, 0, 5, 2 };
+    CHECK_OK(cf_column_create_blobs(&c, f, "v", "f4", 3, 4, rows, &err), &err);
+    for (int pass = 0; pass < 2; pass++) {
+        const int64_t want[10] = { 0, 12, 24, 0, 12, 24, 36, 48, 0, 12 };
+        for (int64_t r = 0; r < 10; r++) CHECK_EQ_INT(cf_column_row_offset(c, r), want[r]);
+        CHECK_EQ_INT(cf_column_row_offset(c, -1), -1);
+        CHECK_EQ_INT(cf_column_row_offset(c, 10), -1);
+        CHECK_OK(cf_column_close(c, &err), &err);
+        if (pass == 0) CHECK_OK(cf_column_open(&c, f, "v", &err), &err);
+    }
+    CHECK_OK(cf_column_open(&c, f, ".", &err), &err); /* attributes only: no rows */
+    CHECK_EQ_INT(cf_column_row_offset(c, 0), -1);
+    CHECK_OK(cf_column_close(c, &err), &err);
+    CHECK_EQ_INT(cf_column_row_offset(NULL, 0), -1);
+    cf_file_close(f);
+}
+
+CF_TESTS(CF_TEST(test_roundtrip_vector_column), CF_TEST(test_row_offset), CF_TEST(test_close_many), CF_TEST(test_create_over_what_is_there), CF_TEST(test_blob_names_are_hex), CF_TEST(test_cast_and_strided_write), CF_TEST(test_read_rows),
          CF_TEST(test_grow_and_crc_after_overwrite), CF_TEST(test_damaged_blobs), CF_TEST(test_attributes),
          CF_TEST(test_names_and_modes), CF_TEST(test_large_sparse), CF_TEST(test_reads_bigfile_layout),
          CF_TEST(test_reads_every_fixture_column))
