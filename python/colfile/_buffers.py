@@ -3,11 +3,11 @@
 A read into a new array is one copy out of the page cache, made by the
 kernel (``rep movsb`` on x86-64), and its speed depends on where the
 destination starts relative to the bytes in the file: on the AMD EPYC
-benchmark machine a 64 MiB ``pread`` ran at 14.5 GB/s when the array's
-address and the file offset agreed modulo 32 bytes and at 6.5 GB/s when
-they were 16 bytes apart, which is what ``np.empty`` gives for a read from
-the start of a blob (``malloc`` puts large blocks 16 bytes past a page
-boundary).  So a large array a read allocates is carved out of a slightly
+benchmark machine a 64 MiB ``pread`` ran at 13.0 GB/s when the array's
+address and the file offset agreed modulo 32 bytes and at 6.4 GB/s when
+they were 16 bytes apart (bench/placement.py), which is what ``np.empty``
+gives for a read from the start of a blob (``malloc`` puts large blocks 16
+bytes past a page boundary).  So a large array a read allocates is carved out of a slightly
 larger buffer, at the file offset's remainder modulo 64 (docs/performance.md,
 "Where a new array starts").  The array is a view of that buffer (its
 ``base``); everything else about it is what ``np.empty`` would give.
