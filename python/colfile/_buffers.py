@@ -25,8 +25,9 @@ from ._ffi import ffi
 #: alignment the copy instructions care about.
 PLACE_BYTES = 64
 
-#: Smaller arrays come from ``np.empty``: placing one costs about 2 us of
-#: Python, which a copy of less than this does not win back.
+#: Smaller arrays come from ``np.empty``: their copies take some tens of
+#: microseconds at most, and placing costs a few (about 2 us of Python warm,
+#: more in a fresh process), so what it saves there would be lost in noise.
 PLACE_MIN_BYTES = 256 << 10
 
 
