@@ -23,32 +23,20 @@ the arrays its reads allocate at remainder 0.
 from __future__ import annotations
 
 import argparse
-import mmap
 import os
 import shutil
 import statistics
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import peers  # noqa: E402  (bench/peers.py: memory priming)
+
 REMAINDERS = list(range(0, 64, 8))
-
-
-def prime(nbytes: int) -> None:
-    """Touch ``nbytes`` of fresh memory a page at a time, then free it."""
-    if nbytes <= 0:
-        return
-    m = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE)
-    try:
-        if hasattr(mmap, "MADV_HUGEPAGE"):
-            m.madvise(mmap.MADV_HUGEPAGE)
-        view = np.frombuffer(m, dtype=np.uint8)
-        view[::mmap.PAGESIZE] = 1
-        del view
-    finally:
-        m.close()
 
 
 def address(a: np.ndarray) -> int:
@@ -67,7 +55,7 @@ def measure(fd: int, expect: np.ndarray, offset: int, n: int, iters: int,
             k = (offset + int(r) - address(buf)) % 64
             view = buf[k:k + n]
             view.fill(0)
-            prime(prime_bytes)
+            peers.prime_memory(prime_bytes)
             t0 = time.perf_counter_ns()
             got = os.preadv(fd, [memoryview(view)], offset)
             t1 = time.perf_counter_ns()
