@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from benchscript import run_script
 from childenv import child_env
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,9 +41,7 @@ def test_peers_quick(tmp_path: Path, lib: Any) -> None:
                                   *(p for p in PEERS if p not in present)]),
            "--tmpdir", str(tmp_path / "work"), "--cold-method", "fadvise",
            "--json", str(out_json), "--markdown", str(md), "--timeout", "300"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
-    text = proc.stdout
+    text = run_script(cmd, env=env, timeout=900)
     assert "every measurement verified" in text
     assert "| system | write (page cache) | write + fsync | read warm | read cold |" in text
     for p in PEERS:
