@@ -1733,10 +1733,28 @@ def markdown(r: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def lower_quartile(runs: list[dict[str, Any]]) -> float | None:
+    """Seconds of the lower quartile of a measurement's verified repeats:
+    the (n // 4 + 1)-th fastest of n, for n >= 4 (None below: too few to
+    tell a quartile from the best)."""
+    times = sorted(x["seconds"] for x in runs if x.get("verified"))
+    return times[len(times) // 4] if len(times) >= 4 else None
+
+
 def targets(r: dict[str, Any], get: Callable[[str, str], Any],
             best_peer: Callable[[str, str], Any]) -> list[str]:
-    """The #6 targets colfile is held to, with what this run measured."""
+    """The #6 targets colfile is held to, with what this run measured: each
+    judged on the best repeats, as the issue asks, and shown next to the
+    same figure from the lower quartiles, which says how much of a miss or
+    a margin is the spread between repeats."""
     rows = []
+    runs = r.get("runs", {})
+
+    def q(s: str, p: str) -> float | None:
+        return lower_quartile(runs.get(f"{s}/{p}", []))
+
+    def ratio(a: float | None, b: float | None) -> float | None:
+        return None if a is None or b is None else a / b
 
     def speed(p: str, ref: str, who: str = "colfile") -> float | None:
         a, b = get(who, p), get(ref, p)
@@ -1744,13 +1762,14 @@ def targets(r: dict[str, Any], get: Callable[[str, str], Any],
 
     def row(what: str, value: float | None, goal: float, fmt: str = "{:.2f}x",
             higher: bool = True, variant: float | None = None,
-            variant_name: str = "durable=False") -> None:
+            variant_name: str = "durable=False", quartile: float | None = None) -> None:
         if value is None:
-            rows.append(f"| {what} | not measured | | |")
+            rows.append(f"| {what} | not measured | | | |")
             return
         ok = value >= goal if higher else value <= goal
         alt = "" if variant is None else f" ({variant_name}: {fmt.format(variant)})"
-        rows.append(f"| {what} | {fmt.format(value)}{alt} | {'≥' if higher else '≤'} "
+        qs = "" if quartile is None else fmt.format(quartile)
+        rows.append(f"| {what} | {fmt.format(value)}{alt} | {qs} | {'≥' if higher else '≤'} "
                     f"{fmt.format(goal)} | {'yes' if ok else '**no**'} |")
 
     # The page-cache write is judged on colfile's page-cache mode
@@ -1759,36 +1778,41 @@ def targets(r: dict[str, Any], get: Callable[[str, str], Any],
     nd = "colfile-nodurable"
     for ref, goal in (("numpy", 0.95), ("h5py", 1.3), ("bigfile", 2.5)):
         row(f"write (page cache, durable=False) vs {ref}", speed("write", ref, nd), goal,
-            variant=speed("write", ref), variant_name="durable commits")
+            variant=speed("write", ref), variant_name="durable commits",
+            quartile=ratio(q(ref, "write"), q(nd, "write")))
         row(f"write + fsync (durable commits) vs {ref}", speed("write_fsync", ref), goal,
-            variant=speed("write_fsync", ref, nd), variant_name="durable=False")
+            variant=speed("write_fsync", ref, nd), variant_name="durable=False",
+            quartile=ratio(q(ref, "write_fsync"), q("colfile", "write_fsync")))
     vf = "colfile-verify"
-    row("read warm vs numpy raw", speed("read_warm", "numpy"), 0.95,
-        variant=speed("read_warm", "numpy", vf), variant_name="verify=True")
-    row("read cold vs numpy raw", speed("read_cold", "numpy"), 0.95,
-        variant=speed("read_cold", "numpy", vf), variant_name="verify=True")
+    for p, what in (("read_warm", "read warm"), ("read_cold", "read cold")):
+        row(f"{what} vs numpy raw", speed(p, "numpy"), 0.95,
+            variant=speed(p, "numpy", vf), variant_name="verify=True",
+            quartile=ratio(q("numpy", p), q("colfile", p)))
     c, o, o2 = get("memcpy", "copyto"), get("colfile", "read_out"), get(vf, "read_out")
     row("read into a caller's buffer (`out=`) vs np.copyto",
         None if c is None or o is None else c["seconds"] / o["seconds"], 0.8,
         variant=None if c is None or o2 is None else c["seconds"] / o2["seconds"],
-        variant_name="verify=True")
+        variant_name="verify=True", quartile=ratio(q("memcpy", "copyto"), q("colfile", "read_out")))
     names = {"rows": "1% of rows from the middle", "stride": "strided slice",
              "fancy_sorted": "fancy indices, sorted", "fancy_unsorted": "fancy indices, unsorted"}
     for p in PARTIAL:
         x, bp = get("colfile", p), best_peer("colfile", p)
+        # the quartile of the same peer, the fastest by its best
         row(f"{names[p]} vs the fastest peer",
-            None if x is None or bp is None else bp["seconds"] / x["seconds"], 1.0)
+            None if x is None or bp is None else bp["seconds"] / x["seconds"], 1.0,
+            quartile=None if bp is None else ratio(q(bp["system"], p), q("colfile", p)))
     a, b = get(nd, "md_create"), get("bigfile", "md_create")
     a2 = get("colfile", "md_create")
     row("metadata create (page cache, durable=False, like bigfile), time vs bigfile's "
         "low-level API",
         None if a is None or b is None else a["seconds"] / b["seconds"], 0.5, higher=False,
         variant=None if a2 is None or b is None else a2["seconds"] / b["seconds"],
-        variant_name="durable commits")
+        variant_name="durable commits", quartile=ratio(q(nd, "md_create"), q("bigfile", "md_create")))
     a3 = get("colfile-deferred", "md_create")
     row("... with deferred commits (durable=False, deferred=True), time vs bigfile's "
         "low-level API",
-        None if a3 is None or b is None else a3["seconds"] / b["seconds"], 0.5, higher=False)
+        None if a3 is None or b is None else a3["seconds"] / b["seconds"], 0.5, higher=False,
+        quartile=ratio(q("colfile-deferred", "md_create"), q("bigfile", "md_create")))
     floors = (("fs-floor", "the file-system floor of bigfile's layout (bare `os` calls making "
                            "the same directories and files)",
                "a bound: no library keeping the layout goes below it"),
@@ -1799,13 +1823,17 @@ def targets(r: dict[str, Any], get: Callable[[str, str], Any],
     for fname, what, why in floors:
         fl = get(fname, "md_create")
         if fl is not None and b is not None:
+            fq = ratio(q(fname, "md_create"), q("bigfile", "md_create"))
             rows.append(f"| {what}, time vs bigfile's low-level API | "
-                        f"{fl['seconds'] / b['seconds']:.2f}x | ({why}) | |")
+                        f"{fl['seconds'] / b['seconds']:.2f}x | "
+                        f"{'' if fq is None else f'{fq:.2f}x'} | ({why}) | |")
     w = get("colfile", "md_read_warm")
     row("open + list + read an attribute of each, warm (s)",
-        None if w is None else w["seconds"], 0.05, "{:.3f}", higher=False)
+        None if w is None else w["seconds"], 0.05, "{:.3f}", higher=False,
+        quartile=q("colfile", "md_read_warm"))
     cd = get("colfile", "md_read_cold")
-    row("... cold (s)", None if cd is None else cd["seconds"], 0.3, "{:.3f}", higher=False)
+    row("... cold (s)", None if cd is None else cd["seconds"], 0.3, "{:.3f}", higher=False,
+        quartile=q("colfile", "md_read_cold"))
     nbytes = snapshot_bytes(r["args"]["rows"])
     for p, what in (("write", "write"), ("read_warm", "read warm (beyond the arrays returned)"),
                     ("read_out", "read into `out=`")):
@@ -1815,10 +1843,13 @@ def targets(r: dict[str, Any], get: Callable[[str, str], Any],
             higher=False)
     head = ["Issue #6 targets for colfile, as measured in this run (speeds as ratios: "
             "the other system's time / colfile's time; memory: no whole-column temporaries, "
-            "taken here as peak extra RSS ≤ 10% of the snapshot):",
+            "taken here as peak extra RSS ≤ 10% of the snapshot). Each is judged on the best "
+            "repeats; the lower quartiles are the same figure from each system's lower-quartile "
+            "time (the (n // 4 + 1)-th fastest of n repeats, given 4 or more), to tell a "
+            "difference from the spread between repeats:",
             "",
-            "| target | measured | goal | met |",
-            "|---|---|---|---|"]
+            "| target | measured (best) | lower quartiles | goal | met |",
+            "|---|---|---|---|---|"]
     return head + rows
 
 

@@ -44,6 +44,11 @@ def test_peers_quick(tmp_path: Path, lib: Any) -> None:
     text = run_script(cmd, env=env, timeout=900)
     assert "every measurement verified" in text
     assert "| system | write (page cache) | write + fsync | read warm | read cold |" in text
+    # one repeat: no quartile to show, an empty cell
+    assert "| target | measured (best) | lower quartiles | goal | met |" in text
+    assert "| strided slice vs the fastest peer | " in text
+    assert [ln.split("|")[3].strip() for ln in text.splitlines()
+            if ln.startswith("| strided slice vs the fastest peer")] == [""]
     for p in PEERS:
         if p not in present:
             assert f"note: skipping {p}" in text
@@ -82,6 +87,57 @@ def test_peers_quick(tmp_path: Path, lib: Any) -> None:
     assert "bench/peers.py --quick" in doc
 
 
+def load_peers() -> Any:
+    sys.path.insert(0, str(SCRIPT.parent))
+    try:
+        import peers
+    finally:
+        sys.path.remove(str(SCRIPT.parent))
+    return peers
+
+
+def test_targets_show_lower_quartiles() -> None:
+    """The targets table judges on the best repeats and shows the ratio of
+    the lower quartiles next to it; a quartile needs four repeats."""
+    peers = load_peers()
+
+    def runs(system: str, phase: str, *seconds: float) -> list[dict[str, Any]]:
+        return [{"system": system, "phase": phase, "seconds": t, "verified": True}
+                for t in seconds]
+
+    assert peers.lower_quartile(runs("a", "w", 5, 1, 4, 2, 3, 9, 8, 7)) == 3
+    assert peers.lower_quartile(runs("a", "w", 4, 3, 2, 1)) == 2
+    assert peers.lower_quartile(runs("a", "w", 3, 2, 1)) is None
+    # unverified repeats do not count
+    assert peers.lower_quartile(runs("a", "w", 4, 3, 2) + [{"seconds": 1.0}]) is None
+
+    r = {"args": {"rows": 16},
+         "runs": {"numpy/rows": runs("numpy", "rows", 1.0, 2.0, 2.0, 2.0),
+                  "h5py/rows": runs("h5py", "rows", 1.5, 1.5, 1.5, 1.5),
+                  "colfile/rows": runs("colfile", "rows", 1.25, 1.6, 1.6, 1.6),
+                  "colfile/stride": runs("colfile", "stride", 1.0, 1.0, 1.0),
+                  "numpy/stride": runs("numpy", "stride", 2.0, 2.0, 2.0)}}
+    best = {k: min(v, key=lambda x: x["seconds"]) for k, v in r["runs"].items()}
+
+    def get(s: str, p: str) -> Any:
+        return best.get(f"{s}/{p}")
+
+    def best_peer(s: str, p: str) -> Any:
+        others = [get(o, p) for o in ("numpy", "h5py") if get(o, p)]
+        return min(others, key=lambda x: x["seconds"]) if others else None
+
+    table = peers.targets(r, get, best_peer)
+    assert "| target | measured (best) | lower quartiles | goal | met |" in table
+    cells = [[c.strip() for c in ln.strip().strip("|").split("|")] for ln in table if ln.startswith("| ")]
+    rows = {c[0]: c[1:] for c in cells}
+    # best: numpy 1.0 / colfile 1.25 = 0.80x, missed; the same peer's
+    # quartile: 2.0 / 1.6 = 1.25x
+    assert rows["1% of rows from the middle vs the fastest peer"] == ["0.80x", "1.25x", "≥ 1.00x", "**no**"]
+    # three repeats: no quartile
+    assert rows["strided slice vs the fastest peer"] == ["2.00x", "", "≥ 1.00x", "yes"]
+    assert rows["read warm vs numpy raw"] == ["not measured", "", "", ""]
+
+
 def importable(name: str) -> bool:
     if importlib.util.find_spec(name) is None:
         return False
@@ -97,11 +153,7 @@ def test_floor_files_carry_bigfiles_sums(tmp_path: Path, lib: Any) -> None:
 
     import colfile
 
-    sys.path.insert(0, str(SCRIPT.parent))
-    try:
-        import peers
-    finally:
-        sys.path.remove(str(SCRIPT.parent))
+    peers = load_peers()
     floor = tmp_path / "floor"
     data = peers.make_data(4096, 6)
     peers.FsFloorRead().write(str(floor), data)
