@@ -96,7 +96,9 @@ Every measurement runs in a fresh subprocess (so peaks of memory do not mix
 and no state carries over) that first does the same kind of operation on a
 tiny File of its own (imports, library loading and first calls are not
 timed); systems are interleaved within each repeat (the order rotates from
-repeat to repeat), and each figure is the best of ``--repeats``.  On a
+repeat to repeat), and each figure is the best of ``--repeats``; the
+targets table also gives each target's figure from the lower quartiles of
+the repeats (with 4 or more), to tell a difference from the spread.  On a
 machine shared with other work, ``--nice -20`` (root) runs each measurement
 in a session of its own whose scheduler autogroup gets that priority;
 otherwise the others' processes take most of its CPU time.
