@@ -1762,6 +1762,10 @@ def targets(r: dict[str, Any], get: Callable[[str, str], Any],
         a, b = get(who, p), get(ref, p)
         return None if a is None or b is None else b["seconds"] / a["seconds"]
 
+    def qspeed(p: str, ref: str, who: str = "colfile") -> float | None:
+        # speed() from the lower quartiles
+        return ratio(q(ref, p), q(who, p))
+
     def row(what: str, value: float | None, goal: float, fmt: str = "{:.2f}x",
             higher: bool = True, variant: float | None = None,
             variant_name: str = "durable=False", quartile: float | None = None) -> None:
@@ -1781,15 +1785,15 @@ def targets(r: dict[str, Any], get: Callable[[str, str], Any],
     for ref, goal in (("numpy", 0.95), ("h5py", 1.3), ("bigfile", 2.5)):
         row(f"write (page cache, durable=False) vs {ref}", speed("write", ref, nd), goal,
             variant=speed("write", ref), variant_name="durable commits",
-            quartile=ratio(q(ref, "write"), q(nd, "write")))
+            quartile=qspeed("write", ref, nd))
         row(f"write + fsync (durable commits) vs {ref}", speed("write_fsync", ref), goal,
             variant=speed("write_fsync", ref, nd), variant_name="durable=False",
-            quartile=ratio(q(ref, "write_fsync"), q("colfile", "write_fsync")))
+            quartile=qspeed("write_fsync", ref))
     vf = "colfile-verify"
     for p, what in (("read_warm", "read warm"), ("read_cold", "read cold")):
         row(f"{what} vs numpy raw", speed(p, "numpy"), 0.95,
             variant=speed(p, "numpy", vf), variant_name="verify=True",
-            quartile=ratio(q("numpy", p), q("colfile", p)))
+            quartile=qspeed(p, "numpy"))
     c, o, o2 = get("memcpy", "copyto"), get("colfile", "read_out"), get(vf, "read_out")
     row("read into a caller's buffer (`out=`) vs np.copyto",
         None if c is None or o is None else c["seconds"] / o["seconds"], 0.8,
@@ -1802,7 +1806,7 @@ def targets(r: dict[str, Any], get: Callable[[str, str], Any],
         # the quartile of the same peer, the fastest by its best
         row(f"{names[p]} vs the fastest peer",
             None if x is None or bp is None else bp["seconds"] / x["seconds"], 1.0,
-            quartile=None if bp is None else ratio(q(bp["system"], p), q("colfile", p)))
+            quartile=None if bp is None else qspeed(p, bp["system"]))
     a, b = get(nd, "md_create"), get("bigfile", "md_create")
     a2 = get("colfile", "md_create")
     row("metadata create (page cache, durable=False, like bigfile), time vs bigfile's "
