@@ -4,7 +4,7 @@
         [--systems numpy,colfile,colfile-nodurable,colfile-deferred,colfile-verify,
                    colfile-percolumn,h5py,zarr,
                    adios2,bigfile,fs-floor,fs-floor-ext,fs-floor-commit,
-                   fs-floor-read]
+                   fs-floor-read,fs-floor-fsync]
         [--tmpdir DIR]
         [--cold-method auto|drop_caches|fadvise] [--nice -20] [--markdown docs/performance.md]
         [--json FILE] [--quick]
@@ -57,6 +57,13 @@ is skipped with a note):
   column's dtype and shape from its ``header`` (open, read, close) and then
   reads the rows as the numpy raw row does: the floor of a read that
   describes itself.
+* ``fs-floor-fsync``: not a library: the write + fsync of the snapshot's
+  bytes (one raw file per column, as numpy's) with bare system calls, the
+  copy overlapping the disk's write-back as colfile's durable writes do
+  (blocks reserved with ``fallocate``, ``pwrite`` of 2 MiB pieces, write-back
+  started with ``sync_file_range`` every 16 MiB; Linux only): what the disk
+  takes to make these bytes durable in this run, the pace no library writing
+  them can beat by much.
 
 **Snapshot workload.**  ``--rows`` rows (2**24: 805 MB) of ``Position`` f8 x 3,
 ``Velocity`` f4 x 3, ``ID`` i8, ``Mass`` f4.  Phases:
@@ -158,11 +165,11 @@ BEGIN, END = "<!-- peers:begin -->", "<!-- peers:end -->"
 SYSTEMS = ["numpy", "colfile", "colfile-nodurable", "colfile-deferred", "colfile-verify",
            "colfile-percolumn", "h5py",
            "zarr", "adios2", "bigfile", "fs-floor", "fs-floor-ext", "fs-floor-commit",
-           "fs-floor-read"]
+           "fs-floor-read", "fs-floor-fsync"]
 #: rows measured only in the phases their class lists (colfile with a
 #: non-default option; the file-system floor of the metadata workload)
 VARIANTS = {"colfile-nodurable", "colfile-deferred", "colfile-verify", "colfile-percolumn",
-            "fs-floor", "fs-floor-ext", "fs-floor-commit", "fs-floor-read"}
+            "fs-floor", "fs-floor-ext", "fs-floor-commit", "fs-floor-read", "fs-floor-fsync"}
 LABELS = {
     "numpy": "numpy raw (tofile/fromfile, one file per column)",
     "colfile": "colfile",
@@ -179,6 +186,8 @@ LABELS = {
     "fs-floor-commit": "... made as colfile commits (byte lock, staging directory, rename)",
     "fs-floor-read": "floor of a self-describing read (bare os calls: each header, then "
                      "np.fromfile)",
+    "fs-floor-fsync": "floor of a durable write (bare os calls: pwrite, write-back started "
+                      "every 16 MiB, fsync)",
 }
 MODULES = {"numpy": "numpy", "colfile": "colfile", "colfile-nodurable": "colfile",
            "colfile-deferred": "colfile",
@@ -1044,10 +1053,63 @@ class FsFloorRead(NumpyRaw):
         return out
 
 
+class FsFloorFsync(NumpyRaw):
+    """Not a library: the snapshot written durably the fastest way we know,
+    with bare system calls into numpy raw's files (read back as numpy's).
+    Per column: reserve the file's blocks (``fallocate`` keeping the size,
+    as ``tofile`` does), ``pwrite`` 2 MiB pieces and ask the kernel to start
+    writing back every 16 MiB (``sync_file_range``), so that the disk works
+    while the rest is copied; the phase's ``fsync`` then waits for the
+    tail.  colfile's durable writes do the same.  Its write + fsync time is
+    the disk's pace for these bytes in this run: a target against another
+    system's write + fsync that this floor misses cannot be met by any
+    library here."""
+
+    name = "fs-floor-fsync"
+    phases = ["write_fsync"]
+    piece = 2 << 20
+    kick = 16 << 20
+
+    def version(self) -> str:
+        return "os"
+
+    def load(self) -> None:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        if not (sys.platform.startswith("linux") and hasattr(libc, "sync_file_range")
+                and hasattr(libc, "fallocate")):
+            raise NotSupported("needs Linux's fallocate and sync_file_range")
+        libc.sync_file_range.argtypes = [ctypes.c_int, ctypes.c_int64, ctypes.c_int64,
+                                         ctypes.c_uint]
+        libc.fallocate.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.c_int64]
+        self.libc = libc
+
+    def write(self, path, data):
+        keep_size, start_writeback = 1, 2  # FALLOC_FL_KEEP_SIZE, SYNC_FILE_RANGE_WRITE
+        os.makedirs(path, exist_ok=True)
+        for name, arr in data.items():
+            view = memoryview(np.ascontiguousarray(arr)).cast("B")
+            fd = os.open(self._file(path, name), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+            try:
+                self.libc.fallocate(fd, keep_size, 0, len(view))
+                done = kicked = 0
+                while done < len(view):
+                    end = min(done + self.piece, len(view))
+                    while done < end:
+                        done += os.pwrite(fd, view[done:end], done)
+                    if done - kicked >= self.kick or done == len(view):
+                        self.libc.sync_file_range(fd, kicked, done - kicked, start_writeback)
+                        kicked = done
+            finally:
+                os.close(fd)
+
+
 PEERS: dict[str, type[Peer]] = {p.name: p for p in
                                  (NumpyRaw, Colfile, ColfileNoDurable, ColfileDeferred,
                                   ColfileVerify, ColfilePerColumn, H5py, Zarr, Adios2, Bigfile,
-                                  FsFloor, FsFloorExt, FsFloorCommit, FsFloorRead)}
+                                  FsFloor, FsFloorExt, FsFloorCommit, FsFloorRead,
+                                  FsFloorFsync)}
 
 
 # ---------------------------------------------------------------------------
@@ -1692,7 +1754,7 @@ def markdown(r: dict[str, Any]) -> str:
         "| system | create | open + list + read attribute, warm | ... cold |",
         "|---|---|---|---|",
     ]
-    for s in systems:
+    for s in shown(META):
         cells = []
         for p in META:
             x = get(s, p)
@@ -1724,7 +1786,7 @@ def markdown(r: dict[str, Any]) -> str:
         x = get(s, p)
         return na(s, p) if x is None else f"{x['cpu']:.2f} / {x['seconds']:.2f}"
 
-    for s in shown(SNAP_WRITE + SNAP_READ):
+    for s in shown(["write", "read_warm", "read_out", "read_cold"]):
         lines.append(f"| {LABELS[s]} | {mem(s, 'write')} | {cpu(s, 'write')} | "
                      f"{mem(s, 'read_warm')} | {cpu(s, 'read_warm')} | {mem(s, 'read_out')} "
                      f"| {cpu(s, 'read_cold')} |")
@@ -1789,6 +1851,19 @@ def targets(r: dict[str, Any], get: Callable[[str, str], Any],
         row(f"write + fsync (durable commits) vs {ref}", speed("write_fsync", ref), goal,
             variant=speed("write_fsync", ref, nd), variant_name="durable=False",
             quartile=qspeed("write_fsync", ref))
+    # The disk's pace (fs-floor-fsync): what any write + fsync target
+    # against bigfile can reach here, and how near colfile comes to it.
+    ff = "fs-floor-fsync"
+    for what, value, quartile, why in (
+            ("the floor of a durable write (bare os calls: pwrite, write-back started every "
+             "16 MiB, fsync), write + fsync vs bigfile", speed("write_fsync", "bigfile", ff),
+             qspeed("write_fsync", "bigfile", ff),
+             "the disk's pace: a goal above it cannot be met here"),
+            ("colfile's write + fsync vs that floor", speed("write_fsync", ff),
+             qspeed("write_fsync", ff), "how near colfile comes to the disk's pace")):
+        if value is not None:
+            qs = "" if quartile is None else f"{quartile:.2f}x"
+            rows.append(f"| {what} | {value:.2f}x | {qs} | ({why}) | |")
     vf = "colfile-verify"
     for p, what in (("read_warm", "read warm"), ("read_cold", "read cold")):
         row(f"{what} vs numpy raw", speed(p, "numpy"), 0.95,

@@ -32,12 +32,14 @@ def test_peers_quick(tmp_path: Path, lib: Any) -> None:
     floors = ["fs-floor", "fs-floor-ext", "fs-floor-commit"]
     # ... and of the 1% read (its own files, each header read before the rows)
     read_floor = "fs-floor-read"
+    # ... and of write + fsync (raw files, write-back started as it goes)
+    fsync_floor = "fs-floor-fsync"
     env = child_env()
     out_json = tmp_path / "peers.json"
     md = tmp_path / "performance.md"
     md.write_text("# Performance\n\nkept\n")
     cmd = [sys.executable, str(SCRIPT), "--quick", "--rows", "4096", "--md-columns", "20",
-           "--systems", ",".join([*systems, *variants, *floors, read_floor,
+           "--systems", ",".join([*systems, *variants, *floors, read_floor, fsync_floor,
                                   *(p for p in PEERS if p not in present)]),
            "--tmpdir", str(tmp_path / "work"), "--cold-method", "fadvise",
            "--json", str(out_json), "--markdown", str(md), "--timeout", "300"]
@@ -54,7 +56,8 @@ def test_peers_quick(tmp_path: Path, lib: Any) -> None:
 
     res = json.loads(out_json.read_text())
     assert res["failures"] == []
-    assert [s for s in res["systems"] if s not in [*variants, *floors, read_floor]] == systems
+    assert [s for s in res["systems"]
+            if s not in [*variants, *floors, read_floor, fsync_floor]] == systems
     for v in variants:
         assert v in res["systems"] or f"note: skipping {v}" in text
     best = res["best"]
@@ -76,6 +79,11 @@ def test_peers_quick(tmp_path: Path, lib: Any) -> None:
     for phase in ("stride", "md_create"):  # a floor of the 1% read only
         assert f"{read_floor}/{phase}" not in best
     assert "floor of a self-describing read" in text
+    assert best[f"{fsync_floor}/write_fsync"]["verified"] is True
+    for phase in ("write", "read_warm", "rows", "md_create"):  # write + fsync only
+        assert f"{fsync_floor}/{phase}" not in best
+    assert "floor of a durable write" in text
+    assert "| colfile's write + fsync vs that floor |" in text
     assert "memcpy/copyto" in best
     assert res["skipped"]["numpy/md_create"]  # raw files have no attributes: n/a
 
@@ -135,6 +143,49 @@ def test_targets_show_lower_quartiles() -> None:
     # three repeats: no quartile
     assert rows["strided slice vs the fastest peer"] == ["2.00x", "", "≥ 1.00x", "yes"]
     assert rows["read warm vs numpy raw"] == ["not measured", "", "", ""]
+
+
+def test_targets_show_the_disks_pace() -> None:
+    """Next to write + fsync vs bigfile, the targets table shows the floor of
+    a durable write against bigfile and colfile against that floor, as
+    bounds (no goal, not judged)."""
+    peers = load_peers()
+
+    def one(system: str, seconds: float) -> dict[str, Any]:
+        return {"system": system, "phase": "write_fsync", "seconds": seconds, "verified": True}
+
+    r = {"args": {"rows": 16}, "runs": {
+        f"{s}/write_fsync": [one(s, t)] * 4
+        for s, t in (("bigfile", 4.0), ("colfile", 2.0), ("fs-floor-fsync", 1.6), ("numpy", 2.5))}}
+    best = {k: v[0] for k, v in r["runs"].items()}
+    table = peers.targets(r, lambda s, p: best.get(f"{s}/{p}"), lambda s, p: None)
+    cells = [[c.strip() for c in ln.strip().strip("|").split("|")] for ln in table_rows("\n".join(table))]
+    rows = {c[0]: c[1:] for c in cells}
+    assert rows["write + fsync (durable commits) vs bigfile"][0] == "2.00x"
+    floor = [v for k, v in rows.items() if k.startswith("the floor of a durable write")]
+    assert floor == [["2.50x", "2.50x", "(the disk's pace: a goal above it cannot be met here)", ""]]
+    assert rows["colfile's write + fsync vs that floor"][:2] == ["0.80x", "0.80x"]
+    # without the floor measured, no such rows
+    del best["fs-floor-fsync/write_fsync"]
+    table = peers.targets(r, lambda s, p: best.get(f"{s}/{p}"), lambda s, p: None)
+    assert not [ln for ln in table if "floor of a durable write" in ln or "that floor" in ln]
+
+
+def test_fsync_floor_writes_every_byte(tmp_path: Path) -> None:
+    """The durable-write floor's pieces and write-back ranges cover each
+    file exactly, whatever their sizes against the column's."""
+    import numpy as np
+
+    peers = load_peers()
+    floor = peers.FsFloorFsync()
+    floor.load()
+    floor.piece, floor.kick = 1000, 4500  # many pieces, a ragged tail
+    data = peers.make_data(777, 3)
+    floor.write(str(tmp_path / "f"), data)
+    got = floor.read(str(tmp_path / "f"))
+    for name, arr in data.items():
+        np.testing.assert_array_equal(got[name], arr)
+        assert (tmp_path / "f" / f"{name}.raw").stat().st_size == arr.nbytes
 
 
 def importable(name: str) -> bool:
