@@ -1,8 +1,8 @@
 """colfile side by side with its peers: snapshot and metadata workloads (issue #6).
 
     python bench/peers.py [--rows 16777216] [--repeats 3]
-        [--systems numpy,colfile,colfile-nodurable,colfile-deferred,colfile-verify,
-                   colfile-percolumn,h5py,zarr,
+        [--systems numpy,colfile,colfile-nodurable,colfile-deferred,
+                   colfile-deferred-durable,colfile-verify,colfile-percolumn,h5py,zarr,
                    adios2,bigfile,fs-floor,fs-floor-ext,fs-floor-commit,
                    fs-floor-read,fs-floor-fsync]
         [--tmpdir DIR]
@@ -27,6 +27,10 @@ is skipped with a note):
   ``File(..., durable=False, deferred=True)``: each column's commit runs on
   a background thread while the next column is made (only where ``File``
   has ``deferred=``);
+* ``colfile-deferred-durable``: the snapshot's write + fsync with
+  ``File(..., deferred=True)`` and durable commits: each column's commit
+  (whose fsync waits for the disk) runs in the background while the next
+  column is copied;
 * ``colfile-verify``: the same reads with ``File(..., verify=True)`` (the
   CRC32C of every blob a read covers whole is checked; off by default), to
   tell what verifying reads costs (its writes are colfile's, not run again);
@@ -162,19 +166,22 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 BEGIN, END = "<!-- peers:begin -->", "<!-- peers:end -->"
 
-SYSTEMS = ["numpy", "colfile", "colfile-nodurable", "colfile-deferred", "colfile-verify",
+SYSTEMS = ["numpy", "colfile", "colfile-nodurable", "colfile-deferred",
+           "colfile-deferred-durable", "colfile-verify",
            "colfile-percolumn", "h5py",
            "zarr", "adios2", "bigfile", "fs-floor", "fs-floor-ext", "fs-floor-commit",
            "fs-floor-read", "fs-floor-fsync"]
 #: rows measured only in the phases their class lists (colfile with a
 #: non-default option; the file-system floor of the metadata workload)
-VARIANTS = {"colfile-nodurable", "colfile-deferred", "colfile-verify", "colfile-percolumn",
+VARIANTS = {"colfile-nodurable", "colfile-deferred", "colfile-deferred-durable", "colfile-verify",
+            "colfile-percolumn",
             "fs-floor", "fs-floor-ext", "fs-floor-commit", "fs-floor-read", "fs-floor-fsync"}
 LABELS = {
     "numpy": "numpy raw (tofile/fromfile, one file per column)",
     "colfile": "colfile",
     "colfile-nodurable": "colfile, durable=False (commits not fsynced)",
     "colfile-deferred": "colfile, durable=False, deferred=True (commits in the background)",
+    "colfile-deferred-durable": "colfile, deferred=True (durable commits in the background)",
     "colfile-verify": "colfile, verify=True (reads check CRC32C)",
     "colfile-percolumn": "colfile, attributes column by column (f[name].attrs)",
     "h5py": "h5py, contiguous",
@@ -190,7 +197,7 @@ LABELS = {
                       "every 16 MiB, fsync)",
 }
 MODULES = {"numpy": "numpy", "colfile": "colfile", "colfile-nodurable": "colfile",
-           "colfile-deferred": "colfile",
+           "colfile-deferred": "colfile", "colfile-deferred-durable": "colfile",
            "colfile-verify": "colfile", "colfile-percolumn": "colfile",
            "h5py": "h5py", "zarr": "zarr",
            "adios2": "adios2", "bigfile": "bigfile"}
@@ -608,6 +615,21 @@ class ColfileDeferred(Colfile):
         import colfile
 
         return colfile.File(path, "w", durable=False, deferred=True)
+
+
+class ColfileDeferredDurable(ColfileDeferred):
+    """colfile writing the snapshot with durable commits in the background
+    (``File(..., deferred=True)``): a column's commit, whose fsync waits for
+    the disk to take the column's last bytes, runs while the caller copies
+    the next column; ``File.close`` returns when every commit is durable."""
+
+    name = "colfile-deferred-durable"
+    phases = ["write_fsync"]
+
+    def _wopen(self, path: str) -> Any:
+        import colfile
+
+        return colfile.File(path, "w", deferred=True)
 
 
 class ColfileVerify(Colfile):
@@ -1107,6 +1129,7 @@ class FsFloorFsync(NumpyRaw):
 
 PEERS: dict[str, type[Peer]] = {p.name: p for p in
                                  (NumpyRaw, Colfile, ColfileNoDurable, ColfileDeferred,
+                                  ColfileDeferredDurable,
                                   ColfileVerify, ColfilePerColumn, H5py, Zarr, Adios2, Bigfile,
                                   FsFloor, FsFloorExt, FsFloorCommit, FsFloorRead,
                                   FsFloorFsync)}
@@ -1829,13 +1852,13 @@ def targets(r: dict[str, Any], get: Callable[[str, str], Any],
         return ratio(q(ref, p), q(who, p))
 
     def row(what: str, value: float | None, goal: float, fmt: str = "{:.2f}x",
-            higher: bool = True, variant: float | None = None,
-            variant_name: str = "durable=False", quartile: float | None = None) -> None:
+            higher: bool = True, variants: tuple[tuple[str, float | None], ...] = (),
+            quartile: float | None = None) -> None:
         if value is None:
             rows.append(f"| {what} | not measured | | | |")
             return
         ok = value >= goal if higher else value <= goal
-        alt = "" if variant is None else f" ({variant_name}: {fmt.format(variant)})"
+        alt = "".join(f" ({name}: {fmt.format(v)})" for name, v in variants if v is not None)
         qs = "" if quartile is None else fmt.format(quartile)
         rows.append(f"| {what} | {fmt.format(value)}{alt} | {qs} | {'≥' if higher else '≤'} "
                     f"{fmt.format(goal)} | {'yes' if ok else '**no**'} |")
@@ -1846,10 +1869,11 @@ def targets(r: dict[str, Any], get: Callable[[str, str], Any],
     nd = "colfile-nodurable"
     for ref, goal in (("numpy", 0.95), ("h5py", 1.3), ("bigfile", 2.5)):
         row(f"write (page cache, durable=False) vs {ref}", speed("write", ref, nd), goal,
-            variant=speed("write", ref), variant_name="durable commits",
+            variants=(("durable commits", speed("write", ref)),),
             quartile=qspeed("write", ref, nd))
         row(f"write + fsync (durable commits) vs {ref}", speed("write_fsync", ref), goal,
-            variant=speed("write_fsync", ref, nd), variant_name="durable=False",
+            variants=(("durable=False", speed("write_fsync", ref, nd)),
+                      ("deferred=True", speed("write_fsync", ref, "colfile-deferred-durable"))),
             quartile=qspeed("write_fsync", ref))
     # The disk's pace (fs-floor-fsync): what any write + fsync target
     # against bigfile can reach here, and how near colfile comes to it.
@@ -1867,13 +1891,13 @@ def targets(r: dict[str, Any], get: Callable[[str, str], Any],
     vf = "colfile-verify"
     for p, what in (("read_warm", "read warm"), ("read_cold", "read cold")):
         row(f"{what} vs numpy raw", speed(p, "numpy"), 0.95,
-            variant=speed(p, "numpy", vf), variant_name="verify=True",
+            variants=(("verify=True", speed(p, "numpy", vf)),),
             quartile=qspeed(p, "numpy"))
     c, o, o2 = get("memcpy", "copyto"), get("colfile", "read_out"), get(vf, "read_out")
     row("read into a caller's buffer (`out=`) vs np.copyto",
         None if c is None or o is None else c["seconds"] / o["seconds"], 0.8,
-        variant=None if c is None or o2 is None else c["seconds"] / o2["seconds"],
-        variant_name="verify=True", quartile=ratio(q("memcpy", "copyto"), q("colfile", "read_out")))
+        variants=(("verify=True", None if c is None or o2 is None else c["seconds"] / o2["seconds"]),),
+        quartile=ratio(q("memcpy", "copyto"), q("colfile", "read_out")))
     names = {"rows": "1% of rows from the middle", "stride": "strided slice",
              "fancy_sorted": "fancy indices, sorted", "fancy_unsorted": "fancy indices, unsorted"}
     for p in PARTIAL:
@@ -1887,8 +1911,8 @@ def targets(r: dict[str, Any], get: Callable[[str, str], Any],
     row("metadata create (page cache, durable=False, like bigfile), time vs bigfile's "
         "low-level API",
         None if a is None or b is None else a["seconds"] / b["seconds"], 0.5, higher=False,
-        variant=None if a2 is None or b is None else a2["seconds"] / b["seconds"],
-        variant_name="durable commits", quartile=ratio(q(nd, "md_create"), q("bigfile", "md_create")))
+        variants=(("durable commits", None if a2 is None or b is None else a2["seconds"] / b["seconds"]),),
+        quartile=ratio(q(nd, "md_create"), q("bigfile", "md_create")))
     a3 = get("colfile-deferred", "md_create")
     row("... with deferred commits (durable=False, deferred=True), time vs bigfile's "
         "low-level API",

@@ -27,7 +27,7 @@ def test_peers_quick(tmp_path: Path, lib: Any) -> None:
     systems = ["numpy", "colfile", *present]
     # colfile with durable=False / verify=True: skipped with a note by a
     # colfile without those options
-    variants = ["colfile-nodurable", "colfile-verify"]
+    variants = ["colfile-nodurable", "colfile-verify", "colfile-deferred-durable"]
     # the file-system floors of the metadata workload: bare os calls
     floors = ["fs-floor", "fs-floor-ext", "fs-floor-commit"]
     # ... and of the 1% read (its own files, each header read before the rows)
@@ -84,6 +84,12 @@ def test_peers_quick(tmp_path: Path, lib: Any) -> None:
         assert f"{fsync_floor}/{phase}" not in best
     assert "floor of a durable write" in text
     assert "| colfile's write + fsync vs that floor |" in text
+    # durable commits in the background: write + fsync only, shown next to
+    # colfile's own figure against each peer
+    assert best["colfile-deferred-durable/write_fsync"]["verified"] is True
+    assert "colfile-deferred-durable/write" not in best
+    assert [ln for ln in table_rows(text) if ln.startswith("| write + fsync (durable commits) vs numpy")
+            and "(deferred=True: " in ln]
     assert "memcpy/copyto" in best
     assert res["skipped"]["numpy/md_create"]  # raw files have no attributes: n/a
 
