@@ -1906,6 +1906,16 @@ def targets(r: dict[str, Any], get: Callable[[str, str], Any],
         row(f"{names[p]} vs the fastest peer",
             None if x is None or bp is None else bp["seconds"] / x["seconds"], 1.0,
             quartile=None if bp is None else qspeed(p, bp["system"]))
+        fr = get("fs-floor-read", p)
+        if p == "rows" and fr is not None and bp is not None:
+            # what learning each column's layout from the File costs with
+            # bare calls, against the fastest peer's read
+            fq = qspeed(p, bp["system"], "fs-floor-read")
+            rows.append(f"| ... the floor of a self-describing read (bare os calls: each "
+                        f"header, then np.fromfile), vs the fastest peer | "
+                        f"{bp['seconds'] / fr['seconds']:.2f}x | "
+                        f"{'' if fq is None else f'{fq:.2f}x'} | (the same read, its layout "
+                        f"learnt from the File) | |")
     a, b = get(nd, "md_create"), get("bigfile", "md_create")
     a2 = get("colfile", "md_create")
     row("metadata create (page cache, durable=False, like bigfile), time vs bigfile's "

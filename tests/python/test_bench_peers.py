@@ -128,6 +128,7 @@ def test_targets_show_lower_quartiles() -> None:
          "runs": {"numpy/rows": runs("numpy", "rows", 1.0, 2.0, 2.0, 2.0),
                   "h5py/rows": runs("h5py", "rows", 1.5, 1.5, 1.5, 1.5),
                   "colfile/rows": runs("colfile", "rows", 1.25, 1.6, 1.6, 1.6),
+                  "fs-floor-read/rows": runs("fs-floor-read", "rows", 2.0, 2.5, 2.5, 2.5),
                   "colfile/stride": runs("colfile", "stride", 1.0, 1.0, 1.0),
                   "numpy/stride": runs("numpy", "stride", 2.0, 2.0, 2.0)}}
     best = {k: min(v, key=lambda x: x["seconds"]) for k, v in r["runs"].items()}
@@ -146,6 +147,10 @@ def test_targets_show_lower_quartiles() -> None:
     # best: numpy 1.0 / colfile 1.25 = 0.80x, missed; the same peer's
     # quartile: 2.0 / 1.6 = 1.25x
     assert rows["1% of rows from the middle vs the fastest peer"] == ["0.80x", "1.25x", "≥ 1.00x", "**no**"]
+    # the read floor against the same peer: 1.0 / 2.0 by the best, 2.0 / 2.5
+    # by the quartiles, a bound with no goal
+    floor = [v for k, v in rows.items() if k.startswith("... the floor of a self-describing read")]
+    assert floor == [["0.50x", "0.80x", "(the same read, its layout learnt from the File)", ""]]
     # three repeats: no quartile
     assert rows["strided slice vs the fastest peer"] == ["2.00x", "", "≥ 1.00x", "yes"]
     assert rows["read warm vs numpy raw"] == ["not measured", "", "", ""]
