@@ -172,7 +172,7 @@ SYSTEMS = ["numpy", "colfile", "colfile-nodurable", "colfile-deferred",
            "zarr", "adios2", "bigfile", "fs-floor", "fs-floor-ext", "fs-floor-commit",
            "fs-floor-read", "fs-floor-fsync"]
 #: rows measured only in the phases their class lists (colfile with a
-#: non-default option; the file-system floor of the metadata workload)
+#: non-default option; the floors made with bare system calls)
 VARIANTS = {"colfile-nodurable", "colfile-deferred", "colfile-deferred-durable", "colfile-verify",
             "colfile-percolumn",
             "fs-floor", "fs-floor-ext", "fs-floor-commit", "fs-floor-read", "fs-floor-fsync"}
@@ -1084,8 +1084,8 @@ class FsFloorFsync(NumpyRaw):
     while the rest is copied; the phase's ``fsync`` then waits for the
     tail.  colfile's durable writes do the same.  Its write + fsync time is
     the disk's pace for these bytes in this run: a target against another
-    system's write + fsync that this floor misses cannot be met by any
-    library here."""
+    system's write + fsync that this floor misses by more than the spread
+    between repeats is out of the disk's reach, for any library."""
 
     name = "fs-floor-fsync"
     phases = ["write_fsync"]
@@ -1882,7 +1882,7 @@ def targets(r: dict[str, Any], get: Callable[[str, str], Any],
             ("the floor of a durable write (bare os calls: pwrite, write-back started every "
              "16 MiB, fsync), write + fsync vs bigfile", speed("write_fsync", "bigfile", ff),
              qspeed("write_fsync", "bigfile", ff),
-             "the disk's pace: a goal above it cannot be met here"),
+             "the disk's pace in this run: a goal well above it is out of the disk's reach"),
             ("colfile's write + fsync vs that floor", speed("write_fsync", ff),
              qspeed("write_fsync", ff), "how near colfile comes to the disk's pace")):
         if value is not None:

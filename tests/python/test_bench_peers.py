@@ -174,7 +174,7 @@ def test_targets_show_the_disks_pace() -> None:
     rows = {c[0]: c[1:] for c in cells}
     assert rows["write + fsync (durable commits) vs bigfile"][0] == "2.00x"
     floor = [v for k, v in rows.items() if k.startswith("the floor of a durable write")]
-    assert floor == [["2.50x", "2.50x", "(the disk's pace: a goal above it cannot be met here)", ""]]
+    assert floor == [["2.50x", "2.50x", "(the disk's pace in this run: a goal well above it is out of the disk's reach)", ""]]
     assert rows["colfile's write + fsync vs that floor"][:2] == ["0.80x", "0.80x"]
     # without the floor measured, no such rows
     del best["fs-floor-fsync/write_fsync"]
