@@ -1863,6 +1863,12 @@ def targets(r: dict[str, Any], get: Callable[[str, str], Any],
         rows.append(f"| {what} | {fmt.format(value)}{alt} | {qs} | {'≥' if higher else '≤'} "
                     f"{fmt.format(goal)} | {'yes' if ok else '**no**'} |")
 
+    def bound(what: str, value: float | None, quartile: float | None, why: str) -> None:
+        # a reference row (a floor): no goal, not judged; left out when unmeasured
+        if value is not None:
+            qs = "" if quartile is None else f"{quartile:.2f}x"
+            rows.append(f"| {what} | {value:.2f}x | {qs} | ({why}) | |")
+
     # The page-cache write is judged on colfile's page-cache mode
     # (durable=False), as the peers do not fsync either; write + fsync on
     # its default, durable commits (then fsynced again like every peer).
@@ -1878,16 +1884,12 @@ def targets(r: dict[str, Any], get: Callable[[str, str], Any],
     # The disk's pace (fs-floor-fsync): what any write + fsync target
     # against bigfile can reach here, and how near colfile comes to it.
     ff = "fs-floor-fsync"
-    for what, value, quartile, why in (
-            ("the floor of a durable write (bare os calls: pwrite, write-back started every "
-             "16 MiB, fsync), write + fsync vs bigfile", speed("write_fsync", "bigfile", ff),
-             qspeed("write_fsync", "bigfile", ff),
-             "the disk's pace in this run: a goal well above it is out of the disk's reach"),
-            ("colfile's write + fsync vs that floor", speed("write_fsync", ff),
-             qspeed("write_fsync", ff), "how near colfile comes to the disk's pace")):
-        if value is not None:
-            qs = "" if quartile is None else f"{quartile:.2f}x"
-            rows.append(f"| {what} | {value:.2f}x | {qs} | ({why}) | |")
+    bound("the floor of a durable write (bare os calls: pwrite, write-back started every "
+          "16 MiB, fsync), write + fsync vs bigfile", speed("write_fsync", "bigfile", ff),
+          qspeed("write_fsync", "bigfile", ff),
+          "the disk's pace in this run: a goal well above it is out of the disk's reach")
+    bound("colfile's write + fsync vs that floor", speed("write_fsync", ff),
+          qspeed("write_fsync", ff), "how near colfile comes to the disk's pace")
     vf = "colfile-verify"
     for p, what in (("read_warm", "read warm"), ("read_cold", "read cold")):
         row(f"{what} vs numpy raw", speed(p, "numpy"), 0.95,
@@ -1906,16 +1908,13 @@ def targets(r: dict[str, Any], get: Callable[[str, str], Any],
         row(f"{names[p]} vs the fastest peer",
             None if x is None or bp is None else bp["seconds"] / x["seconds"], 1.0,
             quartile=None if bp is None else qspeed(p, bp["system"]))
-        fr = get("fs-floor-read", p)
-        if p == "rows" and fr is not None and bp is not None:
+        if p == "rows" and bp is not None:
             # what learning each column's layout from the File costs with
             # bare calls, against the fastest peer's read
-            fq = qspeed(p, bp["system"], "fs-floor-read")
-            rows.append(f"| ... the floor of a self-describing read (bare os calls: each "
-                        f"header, then np.fromfile), vs the fastest peer | "
-                        f"{bp['seconds'] / fr['seconds']:.2f}x | "
-                        f"{'' if fq is None else f'{fq:.2f}x'} | (the same read, its layout "
-                        f"learnt from the File) | |")
+            fr = "fs-floor-read"
+            bound("... the floor of a self-describing read (bare os calls: each header, then "
+                  "np.fromfile), vs the fastest peer", speed(p, bp["system"], fr),
+                  qspeed(p, bp["system"], fr), "the same read, its layout learnt from the File")
     a, b = get(nd, "md_create"), get("bigfile", "md_create")
     a2 = get("colfile", "md_create")
     row("metadata create (page cache, durable=False, like bigfile), time vs bigfile's "
@@ -1936,12 +1935,10 @@ def targets(r: dict[str, Any], get: Callable[[str, str], Any],
               ("fs-floor-commit", "... made as colfile commits (writer lock byte, staging "
                                   "directory and rename)", "the floor of colfile's protocol"))
     for fname, what, why in floors:
-        fl = get(fname, "md_create")
-        if fl is not None and b is not None:
-            fq = ratio(q(fname, "md_create"), q("bigfile", "md_create"))
-            rows.append(f"| {what}, time vs bigfile's low-level API | "
-                        f"{fl['seconds'] / b['seconds']:.2f}x | "
-                        f"{'' if fq is None else f'{fq:.2f}x'} | ({why}) | |")
+        # times, not speeds: the reciprocal of speed()
+        fl = speed("md_create", fname, "bigfile")
+        bound(f"{what}, time vs bigfile's low-level API", fl,
+              qspeed("md_create", fname, "bigfile"), why)
     w = get("colfile", "md_read_warm")
     row("open + list + read an attribute of each, warm (s)",
         None if w is None else w["seconds"], 0.05, "{:.3f}", higher=False,

@@ -109,6 +109,12 @@ def load_peers() -> Any:
     return peers
 
 
+def target_cells(table: list[str]) -> dict[str, list[str]]:
+    """The targets table's rows: first cell -> the other cells, stripped."""
+    cells = [[c.strip() for c in ln.strip().strip("|").split("|")] for ln in table_rows("\n".join(table))]
+    return {c[0]: c[1:] for c in cells}
+
+
 def test_targets_show_lower_quartiles() -> None:
     """The targets table judges on the best repeats and shows the ratio of
     the lower quartiles next to it; a quartile needs four repeats."""
@@ -142,8 +148,7 @@ def test_targets_show_lower_quartiles() -> None:
 
     table = peers.targets(r, get, best_peer)
     assert "| target | measured (best) | lower quartiles | goal | met |" in table
-    cells = [[c.strip() for c in ln.strip().strip("|").split("|")] for ln in table_rows("\n".join(table))]
-    rows = {c[0]: c[1:] for c in cells}
+    rows = target_cells(table)
     # best: numpy 1.0 / colfile 1.25 = 0.80x, missed; the same peer's
     # quartile: 2.0 / 1.6 = 1.25x
     assert rows["1% of rows from the middle vs the fastest peer"] == ["0.80x", "1.25x", "≥ 1.00x", "**no**"]
@@ -170,8 +175,7 @@ def test_targets_show_the_disks_pace() -> None:
         for s, t in (("bigfile", 4.0), ("colfile", 2.0), ("fs-floor-fsync", 1.6), ("numpy", 2.5))}}
     best = {k: v[0] for k, v in r["runs"].items()}
     table = peers.targets(r, lambda s, p: best.get(f"{s}/{p}"), lambda s, p: None)
-    cells = [[c.strip() for c in ln.strip().strip("|").split("|")] for ln in table_rows("\n".join(table))]
-    rows = {c[0]: c[1:] for c in cells}
+    rows = target_cells(table)
     assert rows["write + fsync (durable commits) vs bigfile"][0] == "2.00x"
     floor = [v for k, v in rows.items() if k.startswith("the floor of a durable write")]
     assert floor == [["2.50x", "2.50x", "(the disk's pace in this run: a goal well above it is out of the disk's reach)", ""]]
