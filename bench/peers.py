@@ -78,7 +78,8 @@ is skipped with a note):
   system wrote (none of the peers' Python APIs has a durable close of its own,
   so every system is made durable the same way), timed together;
 * ``read_warm``: all four columns into new arrays, every file of the system in
-  the page cache (read once through ``os.read`` beforehand);
+  the page cache (dropped from it and read again through ``os.read``
+  beforehand: "Page cache state" below);
 * ``read_cold``: the same after dropping the page cache: as root
   ``sync; echo 3 > /proc/sys/vm/drop_caches`` (``drop_caches``), otherwise
   ``fsync`` + ``posix_fadvise(POSIX_FADV_DONTNEED)`` on every file of the
@@ -113,6 +114,20 @@ the repeats (with 4 or more), to tell a difference from the spread.  On a
 machine shared with other work, ``--nice -20`` (root) runs each measurement
 in a session of its own whose scheduler autogroup gets that priority;
 otherwise the others' processes take most of its CPU time.
+
+Page cache state: how fast cached bytes are copied out depends on the size
+of the page-cache folios that hold them, and that depends on the file's
+history.  Pages a write put there sit in folios of up to 2 MiB; pages read
+back from the disk get the folios read-ahead makes.  On the benchmark
+machine a DAMON ``pageout`` scheme evicts page-cache pages left unused for
+about a minute, so in a long run parts of some files, different ones from
+run to run, come back in 4 KiB pages: the same 1% of the rows, at the same
+offsets of two files of the same size, was copied out 30-50% slower from
+the file whose middle was in 4 KiB pages (docs/performance.md, session 19).
+Before every warm read of the snapshot (``read_warm``, ``read_out`` and the
+partial reads) each file of the system is therefore dropped from the page
+cache and read again, whole and in order, so that every system's files are
+held in the folios of the same sequential read.
 
 Memory priming: on a virtual machine whose host takes back the memory the
 guest frees (free page reporting, as on the benchmark machine: freed pages
@@ -300,12 +315,21 @@ def fsync_tree(path: str) -> None:
             os.close(fd)
 
 
-def warm_tree(path: str) -> None:
-    """Read every file below ``path`` once (into the page cache)."""
+def warm_tree(path: str, anew: bool = False) -> None:
+    """Read every file below ``path`` once (into the page cache).
+
+    With ``anew``, each file's cached pages are dropped first (``fsync``,
+    ``POSIX_FADV_DONTNEED``), so that the read brings the whole file in
+    again: the page cache then holds every system's files in the folios the
+    same sequential read makes, whatever happened to them before (module
+    docstring, "Page cache state")."""
     buf = bytearray(4 << 20)
     files, _ = tree_files(path)
     for p in files:
         with open(p, "rb", buffering=0) as fh:
+            if anew:
+                os.fsync(fh.fileno())  # dirty pages are not dropped
+                os.posix_fadvise(fh.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
             while fh.readinto(buf):
                 pass
 
@@ -1274,7 +1298,7 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
         if phase == "read_cold":
             drop_cache(path, spec["cold_method"])
         else:
-            warm_tree(path)
+            warm_tree(path, anew=True)
         if out is not None:
             t, c, _, base, peak = timed(lambda: peer.read_into(path, out))
             got = out
@@ -1293,7 +1317,7 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
         sel = selections(n, seed, spec["stride"], spec["fancy"])[phase]
         if type(peer).read_sel is Peer.read_sel:
             raise NotSupported("no partial reads")
-        warm_tree(path)
+        warm_tree(path, anew=True)
         t, c, got, base, peak = timed(lambda: peer.read_sel(path, phase, sel))
         data = make_data(n, seed)
         want = {k: v[sel] for k, v in data.items()}

@@ -234,3 +234,31 @@ def test_floor_files_carry_bigfiles_sums(tmp_path: Path, lib: Any) -> None:
     raw, fold = (int(x) for x in header.split(":")[2:4])
     assert 255 * big.size > 2**32
     assert peers.bigfile_sums(big) == (raw, fold)
+
+
+def test_warm_tree_anew_reads_every_file_back(tmp_path: Path) -> None:
+    """``warm_tree(anew=True)`` drops each file's cached pages and reads the
+    file again: afterwards every byte is in the page cache (a read that must
+    not wait for the disk gets it all) and the bytes are those written,
+    including ones not yet synced when it was called."""
+    import os
+
+    import numpy as np
+
+    peers = load_peers()
+    top = tmp_path / "tree"
+    (top / "sub").mkdir(parents=True)
+    rng = np.random.default_rng(5)
+    want = {top / "a": rng.bytes(3 << 20), top / "sub" / "b": rng.bytes(12345)}
+    for p, b in want.items():
+        p.write_bytes(b)  # dirty: warm_tree must not lose these
+    peers.warm_tree(str(top), anew=True)
+    for p, b in want.items():
+        buf = bytearray(len(b))
+        fd = os.open(p, os.O_RDONLY)
+        try:
+            got = os.preadv(fd, [buf], 0, os.RWF_NOWAIT)
+        finally:
+            os.close(fd)
+        assert got == len(b), f"{p}: {got} of {len(b)} bytes cached"
+        assert bytes(buf) == b
