@@ -318,18 +318,17 @@ def fsync_tree(path: str) -> None:
 def warm_tree(path: str, anew: bool = False) -> None:
     """Read every file below ``path`` once (into the page cache).
 
-    With ``anew``, each file's cached pages are dropped first (``fsync``,
-    ``POSIX_FADV_DONTNEED``), so that the read brings the whole file in
+    With ``anew``, the tree's cached pages are dropped first
+    (``drop_cache(path, "fadvise")``), so that the read brings every file in
     again: the page cache then holds every system's files in the folios the
     same sequential read makes, whatever happened to them before (module
     docstring, "Page cache state")."""
+    if anew:
+        drop_cache(path, "fadvise")
     buf = bytearray(4 << 20)
     files, _ = tree_files(path)
     for p in files:
         with open(p, "rb", buffering=0) as fh:
-            if anew:
-                os.fsync(fh.fileno())  # dirty pages are not dropped
-                os.posix_fadvise(fh.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
             while fh.readinto(buf):
                 pass
 

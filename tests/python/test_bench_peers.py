@@ -25,8 +25,8 @@ def test_peers_quick(tmp_path: Path, lib: Any) -> None:
     # skipped with a note, not fail the run.
     present = [p for p in PEERS if importable(p)]
     systems = ["numpy", "colfile", *present]
-    # colfile with durable=False / verify=True: skipped with a note by a
-    # colfile without those options
+    # colfile with durable=False / verify=True / deferred=True: skipped with a
+    # note by a colfile without those options
     variants = ["colfile-nodurable", "colfile-verify", "colfile-deferred-durable"]
     # the file-system floors of the metadata workload: bare os calls
     floors = ["fs-floor", "fs-floor-ext", "fs-floor-commit"]
