@@ -4,7 +4,7 @@
         [--systems numpy,colfile,colfile-nodurable,colfile-deferred,
                    colfile-deferred-durable,colfile-verify,colfile-percolumn,h5py,zarr,
                    adios2,bigfile,fs-floor,fs-floor-ext,fs-floor-commit,
-                   fs-floor-read,fs-floor-fsync]
+                   fs-floor-read,fs-floor-fsync,fs-floor-fsync-percolumn]
         [--tmpdir DIR]
         [--cold-method auto|drop_caches|fadvise] [--nice -20] [--markdown docs/performance.md]
         [--json FILE] [--quick]
@@ -68,6 +68,10 @@ is skipped with a note):
   started with ``sync_file_range`` every 16 MiB; Linux only): what the disk
   takes to make these bytes durable in this run, the pace no library writing
   them can beat by much.
+* ``fs-floor-fsync-percolumn``: the same, each column's file fsynced before
+  the next column is written: the disk's pace for a write that makes every
+  column durable as it is finished, which is what colfile's default
+  (durable commits: a column is durable once closed) promises.
 
 **Snapshot workload.**  ``--rows`` rows (2**24: 805 MB) of ``Position`` f8 x 3,
 ``Velocity`` f4 x 3, ``ID`` i8, ``Mass`` f4.  Phases:
@@ -185,12 +189,13 @@ SYSTEMS = ["numpy", "colfile", "colfile-nodurable", "colfile-deferred",
            "colfile-deferred-durable", "colfile-verify",
            "colfile-percolumn", "h5py",
            "zarr", "adios2", "bigfile", "fs-floor", "fs-floor-ext", "fs-floor-commit",
-           "fs-floor-read", "fs-floor-fsync"]
+           "fs-floor-read", "fs-floor-fsync", "fs-floor-fsync-percolumn"]
 #: rows measured only in the phases their class lists (colfile with a
 #: non-default option; the floors made with bare system calls)
 VARIANTS = {"colfile-nodurable", "colfile-deferred", "colfile-deferred-durable", "colfile-verify",
             "colfile-percolumn",
-            "fs-floor", "fs-floor-ext", "fs-floor-commit", "fs-floor-read", "fs-floor-fsync"}
+            "fs-floor", "fs-floor-ext", "fs-floor-commit", "fs-floor-read", "fs-floor-fsync",
+            "fs-floor-fsync-percolumn"}
 LABELS = {
     "numpy": "numpy raw (tofile/fromfile, one file per column)",
     "colfile": "colfile",
@@ -210,6 +215,7 @@ LABELS = {
                      "np.fromfile)",
     "fs-floor-fsync": "floor of a durable write (bare os calls: pwrite, write-back started "
                       "every 16 MiB, fsync)",
+    "fs-floor-fsync-percolumn": "... each column fsynced before the next is written",
 }
 MODULES = {"numpy": "numpy", "colfile": "colfile", "colfile-nodurable": "colfile",
            "colfile-deferred": "colfile", "colfile-deferred-durable": "colfile",
@@ -1114,6 +1120,8 @@ class FsFloorFsync(NumpyRaw):
     phases = ["write_fsync"]
     piece = 2 << 20
     kick = 16 << 20
+    #: fsync each column's file before writing the next (FsFloorFsyncPerColumn)
+    per_column = False
 
     def version(self) -> str:
         return "os"
@@ -1146,8 +1154,22 @@ class FsFloorFsync(NumpyRaw):
                     if done - kicked >= self.kick or done == len(view):
                         self.libc.sync_file_range(fd, kicked, done - kicked, start_writeback)
                         kicked = done
+                if self.per_column:
+                    os.fsync(fd)
             finally:
                 os.close(fd)
+
+
+class FsFloorFsyncPerColumn(FsFloorFsync):
+    """``fs-floor-fsync`` with each column made durable before the next is
+    written (``fsync`` of its file once its last piece is handed over), as
+    colfile's durable commits make a column durable when it is closed: the
+    disk's pace for that promise.  Each wait for a column's tail leaves the
+    disk without the next column's bytes to write, which the plain floor,
+    waiting once at the end, never does."""
+
+    name = "fs-floor-fsync-percolumn"
+    per_column = True
 
 
 PEERS: dict[str, type[Peer]] = {p.name: p for p in
@@ -1155,7 +1177,7 @@ PEERS: dict[str, type[Peer]] = {p.name: p for p in
                                   ColfileDeferredDurable,
                                   ColfileVerify, ColfilePerColumn, H5py, Zarr, Adios2, Bigfile,
                                   FsFloor, FsFloorExt, FsFloorCommit, FsFloorRead,
-                                  FsFloorFsync)}
+                                  FsFloorFsync, FsFloorFsyncPerColumn)}
 
 
 # ---------------------------------------------------------------------------
@@ -1913,6 +1935,14 @@ def targets(r: dict[str, Any], get: Callable[[str, str], Any],
           "the disk's pace in this run: a goal well above it is out of the disk's reach")
     bound("colfile's write + fsync vs that floor", speed("write_fsync", ff),
           qspeed("write_fsync", ff), "how near colfile comes to the disk's pace")
+    # ... and for colfile's promise that each column is durable once closed
+    fc = "fs-floor-fsync-percolumn"
+    bound("the floor of a write durable column by column (each column fsynced before the "
+          "next), write + fsync vs bigfile", speed("write_fsync", "bigfile", fc),
+          qspeed("write_fsync", "bigfile", fc),
+          "the disk's pace for durable commits, colfile's default")
+    bound("colfile's write + fsync vs the column-by-column floor", speed("write_fsync", fc),
+          qspeed("write_fsync", fc), "how near colfile comes to it")
     vf = "colfile-verify"
     for p, what in (("read_warm", "read warm"), ("read_cold", "read cold")):
         row(f"{what} vs numpy raw", speed(p, "numpy"), 0.95,

@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from benchscript import run_script, table_rows
 from childenv import child_env
 
@@ -32,14 +34,15 @@ def test_peers_quick(tmp_path: Path, lib: Any) -> None:
     floors = ["fs-floor", "fs-floor-ext", "fs-floor-commit"]
     # ... and of the 1% read (its own files, each header read before the rows)
     read_floor = "fs-floor-read"
-    # ... and of write + fsync (raw files, write-back started as it goes)
-    fsync_floor = "fs-floor-fsync"
+    # ... and of write + fsync (raw files, write-back started as it goes;
+    # once at the end, and column by column)
+    fsync_floors = ["fs-floor-fsync", "fs-floor-fsync-percolumn"]
     env = child_env()
     out_json = tmp_path / "peers.json"
     md = tmp_path / "performance.md"
     md.write_text("# Performance\n\nkept\n")
     cmd = [sys.executable, str(SCRIPT), "--quick", "--rows", "4096", "--md-columns", "20",
-           "--systems", ",".join([*systems, *variants, *floors, read_floor, fsync_floor,
+           "--systems", ",".join([*systems, *variants, *floors, read_floor, *fsync_floors,
                                   *(p for p in PEERS if p not in present)]),
            "--tmpdir", str(tmp_path / "work"), "--cold-method", "fadvise",
            "--json", str(out_json), "--markdown", str(md), "--timeout", "300"]
@@ -57,7 +60,7 @@ def test_peers_quick(tmp_path: Path, lib: Any) -> None:
     res = json.loads(out_json.read_text())
     assert res["failures"] == []
     assert [s for s in res["systems"]
-            if s not in [*variants, *floors, read_floor, fsync_floor]] == systems
+            if s not in [*variants, *floors, read_floor, *fsync_floors]] == systems
     for v in variants:
         assert v in res["systems"] or f"note: skipping {v}" in text
     best = res["best"]
@@ -79,11 +82,14 @@ def test_peers_quick(tmp_path: Path, lib: Any) -> None:
     for phase in ("stride", "md_create"):  # a floor of the 1% read only
         assert f"{read_floor}/{phase}" not in best
     assert "floor of a self-describing read" in text
-    assert best[f"{fsync_floor}/write_fsync"]["verified"] is True
-    for phase in ("write", "read_warm", "rows", "md_create"):  # write + fsync only
-        assert f"{fsync_floor}/{phase}" not in best
+    for fsync_floor in fsync_floors:
+        assert best[f"{fsync_floor}/write_fsync"]["verified"] is True
+        for phase in ("write", "read_warm", "rows", "md_create"):  # write + fsync only
+            assert f"{fsync_floor}/{phase}" not in best
     assert "floor of a durable write" in text
     assert "| colfile's write + fsync vs that floor |" in text
+    assert "| ... each column fsynced before the next is written |" in text
+    assert "| colfile's write + fsync vs the column-by-column floor |" in text
     # durable commits in the background: write + fsync only, shown next to
     # colfile's own figure against each peer
     assert best["colfile-deferred-durable/write_fsync"]["verified"] is True
@@ -172,7 +178,8 @@ def test_targets_show_the_disks_pace() -> None:
 
     r = {"args": {"rows": 16}, "runs": {
         f"{s}/write_fsync": [one(s, t)] * 4
-        for s, t in (("bigfile", 4.0), ("colfile", 2.0), ("fs-floor-fsync", 1.6), ("numpy", 2.5))}}
+        for s, t in (("bigfile", 4.0), ("colfile", 2.0), ("fs-floor-fsync", 1.6),
+                     ("fs-floor-fsync-percolumn", 2.5), ("numpy", 2.5))}}
     best = {k: v[0] for k, v in r["runs"].items()}
     table = peers.targets(r, lambda s, p: best.get(f"{s}/{p}"), lambda s, p: None)
     rows = target_cells(table)
@@ -180,19 +187,25 @@ def test_targets_show_the_disks_pace() -> None:
     floor = [v for k, v in rows.items() if k.startswith("the floor of a durable write")]
     assert floor == [["2.50x", "2.50x", "(the disk's pace in this run: a goal well above it is out of the disk's reach)", ""]]
     assert rows["colfile's write + fsync vs that floor"][:2] == ["0.80x", "0.80x"]
-    # without the floor measured, no such rows
-    del best["fs-floor-fsync/write_fsync"]
+    # the floor of durable commits: each column fsynced before the next
+    floor = [v for k, v in rows.items() if k.startswith("the floor of a write durable column by column")]
+    assert floor == [["1.60x", "1.60x", "(the disk's pace for durable commits, colfile's default)", ""]]
+    assert rows["colfile's write + fsync vs the column-by-column floor"][:2] == ["1.25x", "1.25x"]
+    # without the floors measured, no such rows
+    del best["fs-floor-fsync/write_fsync"], best["fs-floor-fsync-percolumn/write_fsync"]
     table = peers.targets(r, lambda s, p: best.get(f"{s}/{p}"), lambda s, p: None)
-    assert not [ln for ln in table if "floor of a durable write" in ln or "that floor" in ln]
+    assert not [ln for ln in table if "floor of a" in ln or "floor |" in ln]
 
 
-def test_fsync_floor_writes_every_byte(tmp_path: Path) -> None:
-    """The durable-write floor's pieces and write-back ranges cover each
+@pytest.mark.parametrize("cls", ["FsFloorFsync", "FsFloorFsyncPerColumn"])
+def test_fsync_floor_writes_every_byte(tmp_path: Path, cls: str) -> None:
+    """The durable-write floors' pieces and write-back ranges cover each
     file exactly, whatever their sizes against the column's."""
     import numpy as np
 
     peers = load_peers()
-    floor = peers.FsFloorFsync()
+    floor = getattr(peers, cls)()
+    assert floor.per_column == (cls == "FsFloorFsyncPerColumn")
     floor.load()
     floor.piece, floor.kick = 1000, 4500  # many pieces, a ragged tail
     data = peers.make_data(777, 3)
