@@ -287,7 +287,10 @@ CF_API int cf_column_create_blobs(cf_column **out, cf_file *f, const char *name,
  * the File is.  Reads the header, the attribute files (legacy `attr`, then
  * `attr-v2`, then colfile's own) and the extension file.  CF_ENOENT if the
  * column has no header (attribute-only names need only the directory),
- * CF_EFORMAT naming file and line for damaged metadata.  CF_ENAME, here and
+ * CF_EFORMAT naming file and line for damaged metadata.  A read-only handle
+ * of a column reads its attribute files when its attributes are first used
+ * (cf_column_attr_get, cf_column_attr_names), which then give the errors of
+ * a damaged or unreadable attribute file (each use tries again).  CF_ENAME, here and
  * in cf_column_create, if a component of the name below the File, or a file
  * colfile would read or write in the column's directory, is a symbolic link
  * (docs/format.md 2.2; the message says where it leads), or if the path

@@ -917,7 +917,13 @@ int cf_column_open(cf_column **out, cf_file *f, const char *name, cf_error *err)
             if ((rc = cf__column_apply_stats(c, text, len, xp, err))) goto done;
         }
     }
-    if ((rc = cf__column_load_attrs(c, err))) goto done;
+    /* a read-only handle reads its attributes when they are first used,
+     * as when it is opened from the catalog (cf__column_settle_attrs) */
+    if (f->writable || is_attrs_only_name(name)) {
+        if ((rc = cf__column_load_attrs(c, err))) goto done;
+    } else {
+        c->attrs_unread = 1;
+    }
     *out = c;
     c = NULL;
 done:

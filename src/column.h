@@ -58,9 +58,10 @@ struct cf_column {
     char *stats_text;   /* the statistics text as read at open, NULL if none */
     size_t stats_len;
     struct cf__deferred *deferred; /* read-only, opened from the File catalog:
-                           colfile-v1 (and colfile-stats-v1) as the catalog
-                           knows them, checked and applied when first needed
-                           (cf__column_settle); NULL once settled */
+                           colfile-v1 (and colfile-stats-v1) and the attribute
+                           files as the catalog knows them, checked and
+                           applied when first needed (cf__column_settle,
+                           cf__column_settle_attrs); NULL once both are */
     int fresh;          /* created by this handle, nothing written yet */
     int stats_off;      /* writes skip statistics (they become unknown) */
     int legacy_stats;   /* colfile-v1 had no statistics at open, so an older
@@ -80,6 +81,8 @@ struct cf_column {
     int ext_dirty;
     cf__attrset attrs;    /* merged view: attr, attr-v2, colfile-attrs */
     cf__attrset attrs_v1; /* what the legacy `attr` file holds */
+    int attrs_unread;   /* read-only: attrs / attrs_v1 not loaded from the
+                           files yet (cf__column_settle_attrs) */
     int fd;             /* cached blob descriptor, -1 if none */
     int64_t fd_blob;
     int fd_writable;
@@ -121,6 +124,12 @@ int cf__column_sync_blobs(cf_column *c, cf_error *err);
  * once done; CF_ENOMEM. */
 int cf__column_settle(cf_column *c, cf_error *err);
 
+/* The same for c->attrs / c->attrs_v1 and the attribute files (attr,
+ * attr-v2, colfile-attrs), before their first use: the errors of
+ * cf__column_load_attrs (a file that does not parse or cannot be read),
+ * after which the next call tries again. */
+int cf__column_settle_attrs(cf_column *c, cf_error *err);
+
 /* Load the attribute files of c->attr_dir into c->attrs / c->attrs_v1. */
 int cf__column_load_attrs(cf_column *c, cf_error *err);
 
@@ -150,9 +159,9 @@ void cf__column_free(cf_column *c);
 /* Fill a column just made by cf__column_new_for from its metadata files as
  * the File's catalog holds them (column_meta.c): what cf_column_open does
  * with the files themselves, no colfile-torn being there.  The header's
- * stamp is checked by the catalog; the attribute files' here (a mismatch
- * fails: read the files); colfile-v1 and the statistics are kept for
- * cf__column_settle, with `dir`, the column directory's stamp. */
+ * stamp is checked by the catalog and the header applied here; colfile-v1
+ * and the statistics are kept for cf__column_settle, the attribute files
+ * for cf__column_settle_attrs, with `dir`, the column directory's stamp. */
 struct cf__catalog_file;
 struct cf__stamp;
 int cf__column_apply_cached(cf_column *c, const struct cf__catalog_file *files,

@@ -141,6 +141,8 @@ int cf_column_attr_get(cf_column *c, const char *name, const char **dtype,
                        int64_t *nmemb, const void **data, cf_error *err)
 {
     if (!c || !name) return CF_FAIL(err, CF_EARG, "cf_column_attr_get: NULL argument");
+    int rc = cf__column_settle_attrs(c, err);
+    if (rc) return rc;
     const cf__attr *a = cf__attrset_find(&c->attrs, name);
     if (!a) return CF_FAIL(err, CF_ENOENT, "%s: no attribute '%s'", c->attr_dir, name);
     if (dtype) *dtype = a->dtype;
@@ -163,6 +165,8 @@ int cf_column_attr_delete(cf_column *c, const char *name, cf_error *err)
 int cf_column_attr_names(cf_column *c, char ***names, int64_t *count, cf_error *err)
 {
     if (!c || !names || !count) return CF_FAIL(err, CF_EARG, "cf_column_attr_names: NULL argument");
+    int rc = cf__column_settle_attrs(c, err);
+    if (rc) return rc;
     char **out = calloc(c->attrs.count + 1, sizeof *out);
     if (!out) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->attr_dir);
     for (size_t i = 0; i < c->attrs.count; i++) {

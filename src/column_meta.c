@@ -24,6 +24,7 @@ int cf_column_export_meta(cf_column *c, void **buf, size_t *len, cf_error *err)
 {
     if (!c || !buf || !len) return CF_FAIL(err, CF_EARG, "cf_column_export_meta: NULL argument");
     int rc = cf__column_settle(c, err);
+    if (rc == 0) rc = cf__column_settle_attrs(c, err);
     if (rc) return rc;
     char *header = NULL, *ext = NULL, *stats = NULL, *attrs = NULL;
     unsigned char *v1 = NULL;
@@ -123,104 +124,59 @@ fail:
     return rc;
 }
 
-/* A read-only column's colfile-v1 and colfile-stats-v1 (read only when
- * colfile-v1 has no statistics) as the File catalog recorded them, not
- * checked yet: most opens only read rows. */
+/* A read-only column's metadata files that its open left for later, as the
+ * File catalog recorded them, not checked yet: most opens only read rows.
+ * colfile-v1 (and colfile-stats-v1 when it has no statistics) are applied
+ * by cf__column_settle, the attribute files by cf__column_settle_attrs. */
+enum { DEFERRED_EXT, DEFERRED_STATS, DEFERRED_ATTR_V1, DEFERRED_ATTR_V2, DEFERRED_ATTRS_EXT, DEFERRED_N };
+
 typedef struct cf__deferred {
-    cf__catalog_file files[2]; /* colfile-v1, colfile-stats-v1; data point
-                                  into `bytes` */
-    cf__stamp dir;             /* the column directory's: keeps absent absent */
+    cf__catalog_file files[DEFERRED_N]; /* data point into `bytes` */
+    cf__stamp dir;                      /* the column directory's: keeps absent absent */
+    int ext_pending, attrs_pending;
     char bytes[];
 } cf__deferred;
 
-static const int deferred_slot[2] = { CF__CAT_EXT, CF__CAT_STATS };
-static const char *const deferred_leaf[2] = { CF__EXT_NAME, CF__STATS_NAME };
-
-/* The bytes of catalog slot s: inline, read from the column directory when
- * not kept, or NULL when absent.  *owned gets what to free. */
-static int cached_bytes(const cf_column *c, const cf__catalog_file *f, const char *leaf,
-                        const char **text, size_t *len, char **owned, cf_error *err)
-{
-    *text = NULL;
-    *len = 0;
-    *owned = NULL;
-    if (!f->present) return 0;
-    if (f->inline_bytes) {
-        *text = f->data;
-        *len = f->len;
-        return 0;
-    }
-    char *p = cf__path_join(c->path, leaf);
-    if (!p) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
-    int rc = cf__read_file(p, owned, len, err);
-    free(p);
-    *text = *owned;
-    return rc;
-}
+static const int deferred_slot[DEFERRED_N] = {
+    CF__CAT_EXT, CF__CAT_STATS, CF__CAT_ATTR_V1, CF__CAT_ATTR_V2, CF__CAT_ATTRS_EXT,
+};
+static const char *const deferred_leaf[DEFERRED_N] = {
+    CF__EXT_NAME, CF__STATS_NAME, "attr", "attr-v2", CF__ATTRS_EXT_NAME,
+};
 
 int cf__column_apply_cached(cf_column *c, const cf__catalog_file *files, const cf__stamp *dir,
                             cf_error *err)
 {
-    static const char *const leaf[CF__CAT_NSLOTS] = {
-        "header", CF__EXT_NAME, CF__STATS_NAME, "attr", "attr-v2", CF__ATTRS_EXT_NAME,
-    };
-    /* the header and the attribute files now (their stamps: checked by the
-     * catalog and here); colfile-v1 and the statistics when first needed */
-    const char *text[CF__CAT_NSLOTS] = { NULL };
-    size_t len[CF__CAT_NSLOTS] = { 0 };
-    char *owned[CF__CAT_NSLOTS] = { NULL };
+    /* The header now (its stamp was checked by the catalog); the other
+     * files when first needed.  What a header without the rest gives is
+     * what cf_column_open gives before it reads them. */
+    const cf__catalog_file *h = &files[CF__CAT_HEADER];
+    char *owned = NULL;
+    const char *text = h->data;
+    size_t len = h->len;
     int rc = 0;
-    char *p = NULL;
-    for (int s = 0; s < CF__CAT_NSLOTS && rc == 0; s++) {
-        if (s == CF__CAT_EXT || s == CF__CAT_STATS) continue;
-        if (s != CF__CAT_HEADER && files[s].present) {
-            free(p);
-            if (!(p = cf__path_join(c->path, leaf[s]))) {
-                rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
-                break;
-            }
-            if (!cf__stamp_still(p, &files[s].st)) {
-                rc = CF_ENOENT; /* changed since: read the files */
-                break;
-            }
-        }
-        rc = cached_bytes(c, &files[s], leaf[s], &text[s], &len[s], &owned[s], err);
+    if (!h->present) return CF_FAIL(err, CF_ENOENT, "%s: no header", c->path);
+    if (!h->inline_bytes) {
+        char *p = cf__path_join(c->path, "header");
+        if (!p) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
+        rc = cf__read_file(p, &owned, &len, err);
+        free(p);
+        if (rc) return rc;
+        text = owned;
     }
-    free(p);
-    if (rc) goto done;
-    if (!text[CF__CAT_HEADER]) {
-        rc = CF_FAIL(err, CF_ENOENT, "%s: no header", c->path);
-        goto done;
-    }
-    /* the order and the rules of cf_column_open and cf__column_load_attrs */
-    if ((rc = cf__column_apply_header(c, text[CF__CAT_HEADER], len[CF__CAT_HEADER], c->path, err))) goto done;
+    rc = cf__column_apply_header(c, text, len, c->path, err);
+    free(owned);
+    if (rc) return rc;
     c->committed_nfile = c->h.nfile;
-    if (text[CF__CAT_ATTR_V1] &&
-        (rc = cf__attrset_parse_v1(&c->attrs_v1, (const unsigned char *)text[CF__CAT_ATTR_V1],
-                                   len[CF__CAT_ATTR_V1], c->attr_dir, err)))
-        goto done;
-    for (size_t i = 0; i < c->attrs_v1.count && rc == 0; i++) {
-        const cf__attr *a = &c->attrs_v1.items[i];
-        rc = cf__attrset_set(&c->attrs, a->name, a->dtype, a->nmemb, a->data, err);
-    }
-    if (rc) goto done;
-    if (text[CF__CAT_ATTR_V2] &&
-        (rc = cf__attrset_parse_v2(&c->attrs, text[CF__CAT_ATTR_V2], len[CF__CAT_ATTR_V2], c->attr_dir, err)))
-        goto done;
-    if (text[CF__CAT_ATTRS_EXT] &&
-        (rc = cf__attrset_parse_v2(&c->attrs, text[CF__CAT_ATTRS_EXT], len[CF__CAT_ATTRS_EXT], c->attr_dir, err)))
-        goto done;
     size_t extra = 0;
-    for (int k = 0; k < 2; k++)
+    for (int k = 0; k < DEFERRED_N; k++)
         if (files[deferred_slot[k]].inline_bytes) extra += files[deferred_slot[k]].len + 1;
     cf__deferred *d = malloc(sizeof *d + extra);
-    if (!d) {
-        rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
-        goto done;
-    }
+    if (!d) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
     d->dir = *dir;
+    d->ext_pending = d->attrs_pending = 1;
     char *at = d->bytes;
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < DEFERRED_N; k++) {
         d->files[k] = files[deferred_slot[k]];
         if (!d->files[k].inline_bytes) continue;
         memcpy(at, d->files[k].data, d->files[k].len + 1);
@@ -228,16 +184,17 @@ int cf__column_apply_cached(cf_column *c, const cf__catalog_file *files, const c
         at += d->files[k].len + 1;
     }
     c->deferred = d;
-done:
-    for (int s = 0; s < CF__CAT_NSLOTS; s++) free(owned[s]);
-    return rc;
+    return 0;
 }
 
 /* The text of the deferred file k as cf_column_open would read it now:
- * the catalog's bytes while its stamps hold, else the file (unreadable:
- * none).  *dir_still caches the directory's stamp check (-1: not yet). */
-static int deferred_text(cf_column *c, const cf__deferred *d, int k, int *dir_still, const char **text,
-                         size_t *len, char **owned, cf_error *err)
+ * the catalog's bytes while its stamps hold, else the file (absent: none).
+ * *dir_still caches the directory's stamp check (-1: not yet).  With
+ * `strict`, a file that is there but cannot be read is an error (the
+ * attribute files, as cf__column_load_attrs has it); otherwise it counts
+ * as absent (colfile-v1 and the statistics: unknown, as at open). */
+static int deferred_text(cf_column *c, const cf__deferred *d, int k, int *dir_still, int strict,
+                         const char **text, size_t *len, char **owned, char **path, cf_error *err)
 {
     const cf__catalog_file *f = &d->files[k];
     *text = NULL;
@@ -245,7 +202,7 @@ static int deferred_text(cf_column *c, const cf__deferred *d, int k, int *dir_st
     *owned = NULL;
     char *p = cf__path_join(c->path, deferred_leaf[k]);
     if (!p) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
-    int fresh;
+    int fresh, rc = 0;
     if (f->present) {
         fresh = cf__stamp_still(p, &f->st);
     } else {
@@ -255,34 +212,106 @@ static int deferred_text(cf_column *c, const cf__deferred *d, int k, int *dir_st
     if (fresh && (!f->present || f->inline_bytes)) {
         *text = f->present ? f->data : NULL;
         *len = f->len;
-    } else if (cf__read_file(p, owned, len, NULL) == 0) {
+    } else if ((rc = cf__read_file(p, owned, len, strict ? err : NULL)) == 0) {
         *text = *owned;
+    } else if (!strict || rc == CF_ENOENT) {
+        rc = 0;
     }
-    free(p);
-    return 0;
+    if (path && rc == 0) {
+        *path = p;
+    } else {
+        free(p);
+    }
+    return rc;
+}
+
+/* The deferred struct once nothing is left in it. */
+static void drop_settled(cf_column *c)
+{
+    cf__deferred *d = c->deferred;
+    if (d && !d->ext_pending && !d->attrs_pending) {
+        free(d);
+        c->deferred = NULL;
+    }
 }
 
 int cf__column_settle(cf_column *c, cf_error *err)
 {
     cf__deferred *d = c->deferred;
-    if (!d) return 0;
+    if (!d || !d->ext_pending) return 0;
     const char *text;
     size_t len;
     char *owned = NULL;
     int dir_still = -1, legacy = 0;
     /* damaged or stale: unknown, never an error (as at open) */
-    int rc = deferred_text(c, d, 0, &dir_still, &text, &len, &owned, err);
+    int rc = deferred_text(c, d, DEFERRED_EXT, &dir_still, 0, &text, &len, &owned, NULL, err);
     if (rc == 0) rc = cf__column_apply_ext(c, text, len, c->path, &legacy, err);
     free(owned);
     owned = NULL;
     if (rc == 0 && legacy) {
-        rc = deferred_text(c, d, 1, &dir_still, &text, &len, &owned, err);
+        rc = deferred_text(c, d, DEFERRED_STATS, &dir_still, 0, &text, &len, &owned, NULL, err);
         if (rc == 0) rc = cf__column_apply_stats(c, text, len, c->path, err);
         free(owned);
     }
     if (rc == 0) {
-        free(d);
-        c->deferred = NULL;
+        d->ext_pending = 0;
+        drop_settled(c);
     }
     return rc;
+}
+
+int cf__column_settle_attrs(cf_column *c, cf_error *err)
+{
+    if (c->attrs_unread) {
+        /* opened without the catalog: the files, as a writer's open reads
+         * them; a failure leaves nothing half loaded */
+        int rc = cf__column_load_attrs(c, err);
+        if (rc) {
+            cf__attrset_free(&c->attrs_v1);
+            cf__attrset_free(&c->attrs);
+            return rc;
+        }
+        c->attrs_unread = 0;
+        return 0;
+    }
+    cf__deferred *d = c->deferred;
+    if (!d || !d->attrs_pending) return 0;
+    /* the order and the rules of cf__column_load_attrs: legacy attr, then
+     * attr-v2, then colfile-attrs, later ones winning */
+    cf__attrset v1, all;
+    cf__attrset_init(&v1);
+    cf__attrset_init(&all);
+    int dir_still = -1, rc = 0;
+    for (int k = DEFERRED_ATTR_V1; k <= DEFERRED_ATTRS_EXT && rc == 0; k++) {
+        const char *text;
+        size_t len;
+        char *owned = NULL, *p = NULL;
+        rc = deferred_text(c, d, k, &dir_still, 1, &text, &len, &owned, &p, err);
+        if (rc == 0 && text) {
+            if (k == DEFERRED_ATTR_V1) {
+                rc = cf__attrset_parse_v1(&v1, (const unsigned char *)text, len, p, err);
+                for (size_t i = 0; i < v1.count && rc == 0; i++) {
+                    const cf__attr *a = &v1.items[i];
+                    rc = cf__attrset_set(&all, a->name, a->dtype, a->nmemb, a->data, err);
+                }
+            } else {
+                rc = cf__attrset_parse_v2(&all, text, len, p, err);
+            }
+        }
+        free(owned);
+        free(p);
+    }
+    if (rc) {
+        /* tried again on the next use: the files may be mended by then */
+        cf__attrset_free(&v1);
+        cf__attrset_free(&all);
+        return rc;
+    }
+    cf__attrset_free(&c->attrs_v1);
+    cf__attrset_free(&c->attrs);
+    c->attrs_v1 = v1;
+    c->attrs = all;
+    d->attrs_pending = 0;
+    drop_settled(c);
+    return 0;
 }

@@ -202,6 +202,10 @@ class AttributeManager(MutableMapping[str, Any]):
     commit (flush or close), with the rest of it.  Names may
     hold anything but space, tab, newline, carriage return and NUL
     (:class:`~colfile.InvalidNameError` otherwise).
+
+    A column opened read-only reads its attribute files when its attributes
+    are first used, not when it is opened: a damaged attribute file raises
+    its error (naming the file) here, while the column's rows stay readable.
     """
 
     def __init__(self, opener: Callable[[bool], Column | None], what: str) -> None:

@@ -754,8 +754,8 @@ class File(Group):
         attribute files are read, so a column whose header is damaged, or
         which is marked torn, still gives its attributes.  Group and File
         attributes are not included (``file["g/"].attrs``, ``file.attrs``).
-        A damaged attribute file of any column raises the error opening
-        that column would raise, naming the file.  Collective under MPI:
+        A damaged attribute file of any column raises the error reading
+        that column's attributes would raise, naming the file.  Collective under MPI:
         rank 0 reads, every rank gets the result.
 
         Examples

@@ -226,9 +226,10 @@ static void test_in_place_rewrite_seen(void)
     cf_file_close(f);
 }
 
-/* colfile-v1 and the statistics of a column opened from the catalog are
- * checked when first used, not at open: a change between the two is seen
- * (and an unchanged file is taken from the catalog). */
+/* colfile-v1, the statistics and the attribute files of a column opened
+ * from the catalog are checked when first used, not at open: a change
+ * between the two is seen (and an unchanged file is taken from the
+ * catalog). */
 static void test_checksums_and_statistics_checked_when_used(void)
 {
     make_world();
@@ -244,6 +245,15 @@ static void test_checksums_and_statistics_checked_when_used(void)
     set_first_crc("a/colfile-v1", "deadbeef");
     CHECK(cf_column_blob_crc32c(a, 0, &crc));
     CHECK_EQ_INT(crc, 0xdeadbeefu);
+    CHECK(a->deferred != NULL); /* the attributes are still to come */
+    /* ... and its "index" attribute, 0 when opened, 7 now */
+    rewrite_at("a/attr-v2", "0000000000000000", 1, "7", 1);
+    const char *dt;
+    int64_t nmemb, v7;
+    const void *data;
+    CHECK_OK(cf_column_attr_get(a, "index", &dt, &nmemb, &data, &err), &err);
+    memcpy(&v7, data, 8);
+    CHECK_EQ_INT(v7, 7);
     CHECK(a->deferred == NULL);
     /* b: its statistics removed after the open: unknown, not an error */
     cut_statistics("g/b/colfile-v1");

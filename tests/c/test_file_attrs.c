@@ -169,13 +169,19 @@ static void test_catalog_entries(void)
     cf_file_close(f);
 }
 
-static void test_damaged_attribute_file(void)
+/* An attribute file damaged after the catalog was made (with_catalog: the
+ * catalog's copy is stale) or with no catalog at all. */
+static void damaged_attribute_file(int with_catalog)
 {
     cf_error err;
     void *buf = NULL;
     size_t len;
     make_file();
     char p[4200];
+    if (!with_catalog) {
+        path_of(p, sizeof p, CF__CATALOG_DIR "/" CF__CATALOG_NAME);
+        CHECK(unlink(p) == 0);
+    }
     path_of(p, sizeof p, "g/h/c/attr-v2");
     FILE *fp = fopen(p, "wb");
     CHECK(fp != NULL);
@@ -185,11 +191,34 @@ static void test_damaged_attribute_file(void)
     }
     cf_file *f = open_file(CF_OPEN_READ);
     cf_column *c = NULL;
-    CHECK_FAILS(cf_column_open(&c, f, "g/h/c", &err), CF_EFORMAT, &err, p);
+    /* a read-only handle opens, reads its rows, and reports the damage when
+     * its attributes are first used, naming the file; again on each use */
+    CHECK_OK(cf_column_open(&c, f, "g/h/c", &err), &err);
+    const char *dtype;
+    int64_t nmemb;
+    const void *data;
+    char **names = NULL;
+    int64_t count = -1;
+    CHECK_FAILS(cf_column_attr_get(c, "index", &dtype, &nmemb, &data, &err), CF_EFORMAT, &err, p);
+    CHECK_FAILS(cf_column_attr_names(c, &names, &count, &err), CF_EFORMAT, &err, p);
+    CHECK(names == NULL && count == -1);
     CHECK_FAILS(cf_file_column_attrs(f, &buf, &len, &err), CF_EFORMAT, &err, p);
     CHECK(buf == NULL);
+    /* mended: the same handle now reads the file as it is */
+    fp = fopen(p, "wb");
+    CHECK(fp != NULL);
+    if (fp) {
+        fputs("index <i8 1 2a00000000000000\n", fp);
+        fclose(fp);
+    }
+    CHECK_OK(cf_column_attr_get(c, "index", &dtype, &nmemb, &data, &err), &err);
+    CHECK(nmemb == 1 && strcmp(dtype, "<i8") == 0 && data && *(const int64_t *)data == 42);
+    CHECK_OK(cf_column_close(c, &err), &err);
     cf_file_close(f);
 }
 
+static void test_damaged_attribute_file(void) { damaged_attribute_file(1); }
+static void test_damaged_attribute_file_no_catalog(void) { damaged_attribute_file(0); }
+
 CF_TESTS(CF_TEST(test_matches_per_column), CF_TEST(test_arguments), CF_TEST(test_catalog_entries),
-         CF_TEST(test_damaged_attribute_file))
+         CF_TEST(test_damaged_attribute_file), CF_TEST(test_damaged_attribute_file_no_catalog))

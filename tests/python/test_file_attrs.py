@@ -305,6 +305,9 @@ def test_damaged_attribute_file_same_error(tmp_path: Path, lib: Any, with_catalo
         (col / "attr-v2").unlink()
         (col / "attr-v2").mkdir()
     with colfile.File(path) as f:
+        # a read-only handle reads its attribute files when they are used:
+        # its rows are readable, the damage is reported there
+        np.testing.assert_array_equal(f["c2"][:], np.arange(4))
         want = error_of(lambda: f["c2"].attrs["index"])
         got = error_of(f.column_attrs)
     assert got == want
@@ -371,13 +374,21 @@ def test_live_and_uncommitted_columns(tmp_path: Path, lib: Any) -> None:
 
 
 def test_reader_with_an_open_handle_sees_its_handle(tmp_path: Path, lib: Any) -> None:
-    """file[name].attrs reads the open handle, so column_attrs does too."""
+    """file[name].attrs reads the open handle, so column_attrs does too.  A
+    read-only handle loads its attributes when they are first used and
+    keeps them from then on."""
     path = tmp_path / "f"
     small(path)
     with colfile.File(path) as f:
         col = f["c3"]
+        assert int(col.attrs["index"]) == 3  # loaded now
         (path / "c3" / "attr-v2").write_text("index <i8 1 6300000000000000\n")
         assert int(f.column_attrs()["c3"]["index"]) == int(col.attrs["index"]) == 3
+        del col
+    with colfile.File(path) as f:
+        col = f["c2"]  # opened, its attributes not used yet
+        (path / "c2" / "attr-v2").write_text("index <i8 1 6200000000000000\n")
+        assert int(f.column_attrs()["c2"]["index"]) == int(col.attrs["index"]) == 98
         del col
     with colfile.File(path) as f:
         assert int(f.column_attrs()["c3"]["index"]) == 99
