@@ -137,8 +137,11 @@ CF_API int cf_mpi_column_create(cf_column **out, cf_file *f, MPI_Comm comm, cons
 
 /* Open an existing column (or "." / "group/." for attributes): rank 0
  * reads the metadata files (cf_column_open) and broadcasts a snapshot, the
- * others read no metadata file.  `name` must agree between ranks.  The
- * handles are writable if the File is.  Release with cf_mpi_column_close. */
+ * others read no metadata file.  The snapshot holds the attributes, so
+ * here a read-only column's attribute files are read at open, and a
+ * damaged one fails the open on every rank.  `name` must agree between
+ * ranks.  The handles are writable if the File is.  Release with
+ * cf_mpi_column_close. */
 CF_API int cf_mpi_column_open(cf_column **out, cf_file *f, MPI_Comm comm, const char *name, cf_error *err);
 
 /* Write rows [start, start+count) of the column from `buf` on each rank,
