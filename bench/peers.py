@@ -1926,23 +1926,22 @@ def targets(r: dict[str, Any], get: Callable[[str, str], Any],
             variants=(("durable=False", speed("write_fsync", ref, nd)),
                       ("deferred=True", speed("write_fsync", ref, "colfile-deferred-durable"))),
             quartile=qspeed("write_fsync", ref))
-    # The disk's pace (fs-floor-fsync): what any write + fsync target
-    # against bigfile can reach here, and how near colfile comes to it.
-    ff = "fs-floor-fsync"
-    bound("the floor of a durable write (bare os calls: pwrite, write-back started every "
-          "16 MiB, fsync), write + fsync vs bigfile", speed("write_fsync", "bigfile", ff),
-          qspeed("write_fsync", "bigfile", ff),
-          "the disk's pace in this run: a goal well above it is out of the disk's reach")
-    bound("colfile's write + fsync vs that floor", speed("write_fsync", ff),
-          qspeed("write_fsync", ff), "how near colfile comes to the disk's pace")
-    # ... and for colfile's promise that each column is durable once closed
-    fc = "fs-floor-fsync-percolumn"
-    bound("the floor of a write durable column by column (each column fsynced before the "
-          "next), write + fsync vs bigfile", speed("write_fsync", "bigfile", fc),
-          qspeed("write_fsync", "bigfile", fc),
-          "the disk's pace for durable commits, colfile's default")
-    bound("colfile's write + fsync vs the column-by-column floor", speed("write_fsync", fc),
-          qspeed("write_fsync", fc), "how near colfile comes to it")
+    # The disk's pace: what any write + fsync target against bigfile can
+    # reach here, with one fsync at the end and with each column fsynced
+    # before the next (colfile's promise that a closed column is durable),
+    # and how near colfile comes to each.
+    floors_fsync = (
+        ("fs-floor-fsync", "the floor of a durable write (bare os calls: pwrite, write-back "
+         "started every 16 MiB, fsync)",
+         "the disk's pace in this run: a goal well above it is out of the disk's reach",
+         "colfile's write + fsync vs that floor", "how near colfile comes to the disk's pace"),
+        ("fs-floor-fsync-percolumn", "the floor of a write durable column by column (each "
+         "column fsynced before the next)", "the disk's pace for durable commits, colfile's default",
+         "colfile's write + fsync vs the column-by-column floor", "how near colfile comes to it"))
+    for fl, what, why, vs, why_vs in floors_fsync:
+        bound(f"{what}, write + fsync vs bigfile", speed("write_fsync", "bigfile", fl),
+              qspeed("write_fsync", "bigfile", fl), why)
+        bound(vs, speed("write_fsync", fl), qspeed("write_fsync", fl), why_vs)
     vf = "colfile-verify"
     for p, what in (("read_warm", "read warm"), ("read_cold", "read cold")):
         row(f"{what} vs numpy raw", speed(p, "numpy"), 0.95,
