@@ -133,6 +133,16 @@ int cf__column_settle_attrs(cf_column *c, cf_error *err);
 /* Load the attribute files of c->attr_dir into c->attrs / c->attrs_v1. */
 int cf__column_load_attrs(cf_column *c, cf_error *err);
 
+/* Merge the bytes of attribute file k into `all`, the way every reader of
+ * a column's attributes merges them (k in order, later files winning):
+ * k 0, the legacy binary `attr`, whose records also go to `v1`; k 1,
+ * `attr-v2`; k 2, colfile-attrs (cf__attr_files names them).  `path`
+ * names the file in errors. */
+#define CF__ATTR_NFILES 3
+extern const char *const cf__attr_files[CF__ATTR_NFILES];
+int cf__attrs_merge(int k, const char *text, size_t len, const char *path, cf__attrset *v1,
+                    cf__attrset *all, cf_error *err);
+
 /* Write c->attrs back (attr-v2, colfile-attrs; `attr` when v1_changed),
  * each file atomically and durably (when c->durable).  Nothing for a
  * column not yet published: its commit writes them. */

@@ -8,37 +8,39 @@
 #include "error.h"
 #include "fsutil.h"
 
-/* Read one attribute file of dir into s with `parse`; a missing file is an
- * empty set. */
-static int load_one(const char *dir, const char *name, cf__attrset *s, int binary, cf_error *err)
+const char *const cf__attr_files[CF__ATTR_NFILES] = { "attr", "attr-v2", CF__ATTRS_EXT_NAME };
+
+int cf__attrs_merge(int k, const char *text, size_t len, const char *path, cf__attrset *v1,
+                    cf__attrset *all, cf_error *err)
 {
-    char *p = cf__path_join(dir, name);
-    if (!p) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", dir);
-    char *text = NULL;
-    size_t len = 0;
-    int rc = cf__read_file(p, &text, &len, err);
-    if (rc == CF_ENOENT) {
-        rc = 0;
-    } else if (rc == 0) {
-        rc = binary ? cf__attrset_parse_v1(s, (const unsigned char *)text, len, p, err)
-                    : cf__attrset_parse_v2(s, text, len, p, err);
+    if (k != 0) return cf__attrset_parse_v2(all, text, len, path, err);
+    int rc = cf__attrset_parse_v1(v1, (const unsigned char *)text, len, path, err);
+    for (size_t i = 0; i < v1->count && rc == 0; i++) {
+        const cf__attr *a = &v1->items[i];
+        rc = cf__attrset_set(all, a->name, a->dtype, a->nmemb, a->data, err);
     }
-    free(text);
-    free(p);
     return rc;
 }
 
 int cf__column_load_attrs(cf_column *c, cf_error *err)
 {
-    int rc;
-    /* Later files win: legacy attr, then attr-v2, then colfile's own. */
-    if ((rc = load_one(c->attr_dir, "attr", &c->attrs_v1, 1, err))) return rc;
-    for (size_t i = 0; i < c->attrs_v1.count; i++) {
-        const cf__attr *a = &c->attrs_v1.items[i];
-        if ((rc = cf__attrset_set(&c->attrs, a->name, a->dtype, a->nmemb, a->data, err))) return rc;
+    int rc = 0;
+    /* a missing file is an empty set */
+    for (int k = 0; k < CF__ATTR_NFILES && rc == 0; k++) {
+        char *p = cf__path_join(c->attr_dir, cf__attr_files[k]);
+        if (!p) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->attr_dir);
+        char *text = NULL;
+        size_t len = 0;
+        rc = cf__read_file(p, &text, &len, err);
+        if (rc == CF_ENOENT) {
+            rc = 0;
+        } else if (rc == 0) {
+            rc = cf__attrs_merge(k, text, len, p, &c->attrs_v1, &c->attrs, err);
+        }
+        free(text);
+        free(p);
     }
-    if ((rc = load_one(c->attr_dir, "attr-v2", &c->attrs, 0, err))) return rc;
-    return load_one(c->attr_dir, CF__ATTRS_EXT_NAME, &c->attrs, 0, err);
+    return rc;
 }
 
 /* bigfile 0.1.52 cannot read back an attribute with no elements, nor one

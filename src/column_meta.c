@@ -276,28 +276,17 @@ int cf__column_settle_attrs(cf_column *c, cf_error *err)
     }
     cf__deferred *d = c->deferred;
     if (!d || !d->attrs_pending) return 0;
-    /* the order and the rules of cf__column_load_attrs: legacy attr, then
-     * attr-v2, then colfile-attrs, later ones winning */
+    /* the rules of cf__column_load_attrs (cf__attrs_merge) */
     cf__attrset v1, all;
     cf__attrset_init(&v1);
     cf__attrset_init(&all);
     int dir_still = -1, rc = 0;
-    for (int k = DEFERRED_ATTR_V1; k <= DEFERRED_ATTRS_EXT && rc == 0; k++) {
+    for (int k = 0; k < CF__ATTR_NFILES && rc == 0; k++) {
         const char *text;
         size_t len;
         char *owned = NULL, *p = NULL;
-        rc = deferred_text(c, d, k, &dir_still, 1, &text, &len, &owned, &p, err);
-        if (rc == 0 && text) {
-            if (k == DEFERRED_ATTR_V1) {
-                rc = cf__attrset_parse_v1(&v1, (const unsigned char *)text, len, p, err);
-                for (size_t i = 0; i < v1.count && rc == 0; i++) {
-                    const cf__attr *a = &v1.items[i];
-                    rc = cf__attrset_set(&all, a->name, a->dtype, a->nmemb, a->data, err);
-                }
-            } else {
-                rc = cf__attrset_parse_v2(&all, text, len, p, err);
-            }
-        }
+        rc = deferred_text(c, d, DEFERRED_ATTR_V1 + k, &dir_still, 1, &text, &len, &owned, &p, err);
+        if (rc == 0 && text) rc = cf__attrs_merge(k, text, len, p, &v1, &all, err);
         free(owned);
         free(p);
     }

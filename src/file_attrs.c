@@ -156,11 +156,10 @@ done:
  * or cannot be read: the caller then reads the files, for their error. */
 static int from_catalog(cf_file *f, const cf__catalog_col_attrs *e, cf__attrset *out)
 {
-    static const char *const leaf[3] = { "attr", "attr-v2", CF__ATTRS_EXT_NAME };
     cf__attrset v1;
     cf__attrset_init(&v1);
     int rc = 0;
-    for (int s = 0; s < 3 && rc == 0; s++) {
+    for (int s = 0; s < CF__ATTR_NFILES && rc == 0; s++) {
         const cf__catalog_file *cf = &e->files[s];
         if (!cf->present) continue;
         const char *text = cf->data;
@@ -169,22 +168,14 @@ static int from_catalog(cf_file *f, const cf__catalog_col_attrs *e, cf__attrset 
         if (!cf->inline_bytes) {
             /* too large to be kept: read from the column directory */
             char *dir = cf__path_join(f->path, e->name);
-            char *p = dir ? cf__path_join(dir, leaf[s]) : NULL;
+            char *p = dir ? cf__path_join(dir, cf__attr_files[s]) : NULL;
             free(dir);
             rc = p ? cf__read_file(p, &owned, &len, NULL) : CF_ENOMEM;
             free(p);
             if (rc) break;
             text = owned;
         }
-        if (s == 0) {
-            rc = cf__attrset_parse_v1(&v1, (const unsigned char *)text, len, e->name, NULL);
-            for (size_t i = 0; i < v1.count && rc == 0; i++) {
-                const cf__attr *a = &v1.items[i];
-                rc = cf__attrset_set(out, a->name, a->dtype, a->nmemb, a->data, NULL);
-            }
-        } else {
-            rc = cf__attrset_parse_v2(out, text, len, e->name, NULL);
-        }
+        rc = cf__attrs_merge(s, text, len, e->name, &v1, out, NULL);
         free(owned);
     }
     cf__attrset_free(&v1);
