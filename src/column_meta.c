@@ -140,9 +140,13 @@ typedef struct cf__deferred {
 static const int deferred_slot[DEFERRED_N] = {
     CF__CAT_EXT, CF__CAT_STATS, CF__CAT_ATTR_V1, CF__CAT_ATTR_V2, CF__CAT_ATTRS_EXT,
 };
-static const char *const deferred_leaf[DEFERRED_N] = {
-    CF__EXT_NAME, CF__STATS_NAME, "attr", "attr-v2", CF__ATTRS_EXT_NAME,
-};
+/* The file of deferred slot k; the attribute files in cf__attr_files'
+ * order, as cf__column_settle_attrs walks them. */
+static const char *deferred_leaf(int k)
+{
+    if (k >= DEFERRED_ATTR_V1) return cf__attr_files[k - DEFERRED_ATTR_V1];
+    return k == DEFERRED_EXT ? CF__EXT_NAME : CF__STATS_NAME;
+}
 
 int cf__column_apply_cached(cf_column *c, const cf__catalog_file *files, const cf__stamp *dir,
                             cf_error *err)
@@ -200,7 +204,7 @@ static int deferred_text(cf_column *c, const cf__deferred *d, int k, int *dir_st
     *text = NULL;
     *len = 0;
     *owned = NULL;
-    char *p = cf__path_join(c->path, deferred_leaf[k]);
+    char *p = cf__path_join(c->path, deferred_leaf(k));
     if (!p) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
     int fresh, rc = 0;
     if (f->present) {
