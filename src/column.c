@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -426,30 +427,92 @@ static int writer_alive(const cf_column *c)
     return held;
 }
 
+/* Blobs that grow added for rows this handle will never commit now (a
+ * write failed, changes were discarded, the commit failed): remove them, so
+ * that a failed append on a full disk gives its space back.  No header on
+ * disk lists them: neither the committed one nor one this handle published
+ * in a commit that failed later.  With `now_only_alone`, only a handle that
+ * no other writes the blobs with (others may still be writing them; their
+ * commit fails anyway and the last close removes them). */
+static void drop_new_blobs(cf_column *c, int now_only_alone)
+{
+    if (c->replica || c->kind != CF_KIND_DATA || !c->writable || CF__STAGED(c)) return;
+    if (now_only_alone && c->shared) return;
+    int64_t first = c->committed_nfile > c->listed_nfile ? c->committed_nfile : c->listed_nfile;
+    if (first >= c->h.nfile) return;
+    close_fd(c);
+    int removed = 0;
+    for (int64_t i = first; i < c->h.nfile; i++) {
+        char *p = blob_path(c, i);
+        if (p && unlink(p) == 0) removed = 1;
+        free(p);
+    }
+    if (removed && c->durable) (void)cf__fsync_path(c->dir, NULL);
+}
+
+/* Undo mark_torn after a failure that changed no committed byte: the
+ * column is still its committed version and must not read as torn.  Only
+ * a handle that made the marker and writes these blobs alone can know
+ * that; otherwise (replicas, snapshots handed to other writers) the marker
+ * stays for `colfile repair`.  If the removal fails the column stays marked,
+ * which is safe. */
+static void unmark_torn(cf_column *c)
+{
+    if (!c->torn_created || c->inplace_written || c->replica || c->shared || c->torn_at_open) return;
+    char *p = cf__path_join(c->dir, CF__TORN_NAME);
+    if (p && unlink(p) == 0) {
+        c->torn_marked = 0;
+        c->torn_created = 0;
+        if (c->durable) (void)cf__fsync_path(c->dir, NULL);
+    }
+    free(p);
+}
+
 /* Before the first in-place write over committed rows: make colfile-torn
  * exist, durably, so that a crash in the middle is never mistaken for a
- * complete column.  Replicas may do this too; the committing handle removes
- * the marker once the new header is durable. */
+ * complete column.  The marker is written as a temporary and renamed into
+ * place, so it never appears half written (a full disk fails the
+ * temporary, leaving no marker); if it cannot be made durable it is
+ * removed again before the write fails.  Replicas may do this too; the
+ * committing handle removes the marker once the new header is durable. */
 static int mark_torn(cf_column *c, cf_error *err)
 {
     if (c->torn_marked) return 0;
     char *p = cf__path_join(c->dir, CF__TORN_NAME);
     if (!p) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
+    char tmp[PATH_MAX];
     int rc = 0;
-    int fd = open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+    int fd = cf__open_temporary(c->dir, CF__TORN_NAME, tmp, sizeof tmp, p, err);
     if (fd < 0) {
+        free(p);
+        return fd;
+    }
+    char line[96];
+    int n = snprintf(line, sizeof line, "in-place update by pid %ld\n", (long)getpid());
+    rc = cf__pwrite_all(fd, line, (size_t)n, 0, tmp, err);
+    if (rc == 0 && c->durable) rc = cf__fsync_fd(fd, tmp, err);
+    if (close(fd) != 0 && rc == 0) {
+        int e = errno;
+        rc = CF_FAIL(err, CF_EIO, "%s: close failed: %s", tmp, strerror(e));
+    }
+    int existed = cf__exists(p);
+    if (rc == 0 && rename(tmp, p) != 0) {
         int e = errno;
         rc = CF_FAIL(err, cf__errno_code(e), "%s: cannot create the torn-update marker: %s", p, strerror(e));
+    }
+    if (rc) {
+        unlink(tmp);
+        if (err) {
+            char why[CF_ERROR_MESSAGE_MAX];
+            snprintf(why, sizeof why, "%s", err->message);
+            rc = CF_FAIL(err, rc, "%s: cannot create the torn-update marker, so no row was changed: %s", p, why);
+        }
     } else {
-        char line[96];
-        int n = snprintf(line, sizeof line, "in-place update by pid %ld\n", (long)getpid());
-        if (ftruncate(fd, 0) == 0) rc = cf__pwrite_all(fd, line, (size_t)n, 0, p, err);
-        if (rc == 0 && c->durable) rc = cf__fsync_fd(fd, p, err);
-        close(fd);
-        if (rc == 0 && c->durable) rc = cf__fsync_path(c->dir, err);
+        c->torn_marked = 1;
+        c->torn_created = !existed;
+        if (c->durable && (rc = cf__fsync_path(c->dir, err))) unmark_torn(c);
     }
     free(p);
-    if (rc == 0) c->torn_marked = 1;
     return rc;
 }
 
@@ -1113,10 +1176,12 @@ int cf_column_flush(cf_column *c, cf_error *err)
 {
     if (!c) return CF_FAIL(err, CF_EARG, "cf_column_flush: NULL column");
     if (!c->writable || c->replica) return 0;
-    if (c->failed)
+    if (c->failed) {
+        drop_new_blobs(c, 0);
         return CF_FAIL(err, CF_EIO, "%s: not committed: an earlier write through this handle failed or its "
                        "changes were discarded, so the previous version stays%s", c->path,
                        c->torn_marked ? " (marked torn: rows were updated in place; see colfile repair)" : "");
+    }
     int staged = CF__STAGED(c);
     if (c->kind != CF_KIND_DATA && !staged) return 0;
     int rc = 0;
@@ -1135,6 +1200,7 @@ int cf_column_flush(cf_column *c, cf_error *err)
             return rc;
         }
         if (c->header_dirty && (rc = write_header(c, 0, NULL, err))) return rc;
+        if (c->header_dirty) c->listed_nfile = c->h.nfile;
         if (c->kind == CF_KIND_DATA && c->ext_dirty) {
             if ((rc = write_ext(c, 0, NULL, err))) return rc;
             /* superseded by the statistics in colfile-v1 (format.md 8.4) */
@@ -1168,6 +1234,7 @@ int cf_column_close(cf_column *c, cf_error *err)
 {
     if (!c) return 0;
     int rc = cf_column_flush(c, err);
+    if (rc) drop_new_blobs(c, 0); /* nothing commits them after this */
     cf__column_free(c);
     return rc;
 }
@@ -2013,7 +2080,9 @@ static int write_range(cf_column *c, int64_t start, int64_t count, const buffer_
                 q = piece_at(c, v, e + n, next, pair[(k + 1) & 1]);
                 cf__digester_post(dg, q, next, b, off / w + n, &sum, &crc);
             }
-            rc = cf__pwrite_all(fd, p, (size_t)(n * w), off, c->path, err);
+            size_t written;
+            rc = cf__pwrite_all_done(fd, p, (size_t)(n * w), off, &written, c->path, err);
+            if (written > 0 && b < c->committed_nfile) c->inplace_written = 1;
             if (dg) cf__digester_wait(dg);
             if (rc) {
                 /* the next piece, posted, adds to sum and crc too */
@@ -2040,7 +2109,11 @@ static int write_range(cf_column *c, int64_t start, int64_t count, const buffer_
         count -= in_blob;
     }
 done:
-    if (rc) c->failed = 1; /* bytes may be half written: never commit them */
+    if (rc) {
+        c->failed = 1; /* bytes may be half written: never commit them */
+        unmark_torn(c); /* unless none of the committed ones changed */
+        drop_new_blobs(c, 1);
+    }
     cf__digester_stop(dg);
     free(pair[0]);
     free(pair[1]);
@@ -2140,7 +2213,11 @@ int cf_column_grow(cf_column *c, int64_t rows, int64_t nfile, cf_error *err)
      * header that covers them is committed by the next flush, after their
      * data, so until then readers see the column without them. */
     for (int64_t i = old; i < n; i++)
-        if ((rc = truncate_blob(c, i, err))) return rc;
+        if ((rc = truncate_blob(c, i, err))) {
+            c->failed = 1; /* the header must not list blobs that are not there */
+            drop_new_blobs(c, 1);
+            return rc;
+        }
     c->header_dirty = 1;
     c->ext_dirty = 1;
     return 0;
@@ -2248,7 +2325,9 @@ void cf_column_forget(cf_column *c)
 
 void cf_column_discard(cf_column *c)
 {
-    if (c) c->failed = 1;
+    if (!c) return;
+    c->failed = 1;
+    drop_new_blobs(c, 0);
 }
 
 int cf_column_set_verify(cf_column *c, int enabled, cf_error *err)

@@ -72,6 +72,14 @@ struct cf_column {
                                them is an in-place update (colfile-torn) */
     int torn_at_open;   /* colfile-torn was there at open: kept until repair */
     int torn_marked;    /* this handle has made sure colfile-torn exists */
+    int torn_created;   /* ... and made it: none was there before */
+    int inplace_written; /* bytes of committed blobs may have changed
+                           through this handle */
+    int64_t listed_nfile; /* blobs the last header this handle published
+                           lists (0 if none): they may be committed even if
+                           the rest of that commit failed */
+    int shared;         /* other handles may write these blobs too (an
+                           exported snapshot or merged pending state) */
     int verify;         /* reads check the CRC32C of blobs they cover whole */
     cf__lock lock;      /* the writer lock (writer_lock.h), fd -1 if not held */
     int nolock;         /* CF_OPEN_NOLOCK: take no writer lock */

@@ -23,6 +23,7 @@
 int cf_column_export_meta(cf_column *c, void **buf, size_t *len, cf_error *err)
 {
     if (!c || !buf || !len) return CF_FAIL(err, CF_EARG, "cf_column_export_meta: NULL argument");
+    c->shared = 1; /* replicas built from the snapshot write its blobs too */
     int rc = cf__column_settle(c, err);
     if (rc == 0) rc = cf__column_settle_attrs(c, err);
     if (rc) return rc;

@@ -120,6 +120,7 @@ int cf_column_pending_merge(cf_column *c, const void *buf, size_t len, cf_error 
     if (!c || (!buf && len)) return CF_FAIL(err, CF_EARG, "cf_column_pending_merge: NULL argument");
     if (c->kind != CF_KIND_DATA) return CF_FAIL(err, CF_EKIND, "%s: not a data column", c->path);
     if (!c->writable) return CF_FAIL(err, CF_EREADONLY, "%s: column is open read-only", c->path);
+    c->shared = 1; /* another handle wrote these blobs */
     cf__wire_in in = { buf, (const unsigned char *)buf + len };
     uint64_t nfile, chunk_rows, entries;
     if (len < 4 || memcmp(buf, "CFP1", 4) != 0)

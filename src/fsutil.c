@@ -336,7 +336,15 @@ int cf__exists(const char *path)
 int cf__pwrite_all(int fd, const void *buf, size_t n, int64_t offset,
                    const char *path, cf_error *err)
 {
+    size_t done;
+    return cf__pwrite_all_done(fd, buf, n, offset, &done, path, err);
+}
+
+int cf__pwrite_all_done(int fd, const void *buf, size_t n, int64_t offset, size_t *done,
+                        const char *path, cf_error *err)
+{
     const char *p = buf;
+    *done = 0;
     while (n > 0) {
         size_t want = n < CF__IO_MAX ? n : CF__IO_MAX;
         ssize_t w = pwrite(fd, p, want, (off_t)offset);
@@ -352,6 +360,7 @@ int cf__pwrite_all(int fd, const void *buf, size_t n, int64_t offset,
         p += w;
         n -= (size_t)w;
         offset += w;
+        *done += (size_t)w;
     }
     return 0;
 }

@@ -93,6 +93,10 @@ int cf__exists(const char *path);
  * pread returns the bytes read (less than n only at end of file) in *got. */
 int cf__pwrite_all(int fd, const void *buf, size_t n, int64_t offset,
                    const char *path, cf_error *err);
+/* The same, with the bytes written before a failure in *done (n on success):
+ * 0 means the file's bytes are unchanged. */
+int cf__pwrite_all_done(int fd, const void *buf, size_t n, int64_t offset, size_t *done,
+                        const char *path, cf_error *err);
 int cf__pread_all(int fd, void *buf, size_t n, int64_t offset, size_t *got,
                   const char *path, cf_error *err);
 
