@@ -35,7 +35,14 @@ How stored attributes read back:
   ``bytes`` instead of raising;
 * numeric kinds -> a numpy array of the stored dtype, **except** that a
   single element (``nmemb == 1``) reads back as a numpy scalar
-  (``np.float64(3.0)``), which compares and computes like the Python value.
+  (``np.float64(3.0)``), which compares and computes like the Python value;
+* any other kind (other tools may write ``<U4``, ``<M8``, ``<O8``, ``<V4``,
+  or a numeric kind with a width numpy lacks, such as ``<i3``) -> its bytes,
+  kept opaque: ``nmemb`` elements of numpy dtype ``V<width>``, the width
+  being the token's number of bytes (``<U4`` is 4 bytes, not numpy's
+  16-byte ``U4``), again a scalar (``np.void``) for one element.
+  :meth:`AttributeManager.raw` gives the stored token.  Such attributes
+  cannot be assigned, and rewriting the others keeps their bytes.
 
 Examples
 --------
@@ -159,6 +166,43 @@ def encode_value(value: Any) -> tuple[str, int, bytes]:
 _DTYPES: dict[str, np.dtype[Any]] = {}
 
 
+def numeric_dtype(token: str) -> np.dtype[Any] | None:
+    """The numpy dtype of a numeric attribute token (kinds ``i u f c b``
+    with a width numpy has for that kind), else None: text kinds ``a S``
+    and everything kept as opaque bytes.
+
+    Examples
+    --------
+    >>> numeric_dtype("<f8"), numeric_dtype("<i3"), numeric_dtype("<U4")
+    (dtype('float64'), None, None)
+    """
+    if len(token) < 3 or token[1] not in "iufcb" or not token[2:].isdigit():
+        return None
+    try:
+        dt = np.dtype(token)
+    except TypeError:
+        return None
+    want = "b" if token[1] == "b" else token[1]
+    if dt.kind != want or dt.itemsize != int(token[2:]):
+        return None
+    return dt
+
+
+def _element_dtype(token: str) -> np.dtype[Any] | None:
+    """numeric_dtype, else ``V<width>`` (opaque bytes of the token's width),
+    else None (no width: not a token the core gives)."""
+    dt = _DTYPES.get(token)
+    if dt is None:
+        dt = numeric_dtype(token)
+        if dt is None:
+            if not token[2:].isdigit() or int(token[2:]) < 1:
+                return None
+            dt = np.dtype(f"V{int(token[2:])}")
+        if len(_DTYPES) < 256:
+            _DTYPES[token] = dt
+    return dt
+
+
 def decode_value(token: str, nmemb: int, data: bytes) -> Any:
     """Turn stored ``(dtype token, nmemb, raw bytes)`` into a Python value.
 
@@ -170,6 +214,8 @@ def decode_value(token: str, nmemb: int, data: bytes) -> Any:
     ['a', 'bcd']
     >>> decode_value("<i8", 1, bytes(8))
     np.int64(0)
+    >>> decode_value("<U4", 1, b"A\\0\\0\\0")  # another tool's kind: opaque bytes
+    np.void(b'\\x41\\x00\\x00\\x00')
     """
     kind = token[1:2]
     if kind == "a":
@@ -179,14 +225,9 @@ def decode_value(token: str, nmemb: int, data: bytes) -> Any:
     if kind == "S":
         width = int(token[2:]) if token[2:].isdigit() else 1
         return [_text(data[i * width:(i + 1) * width].rstrip(b"\0")) for i in range(nmemb)]
-    dt = _DTYPES.get(token)
-    if dt is None:
-        try:
-            dt = np.dtype(token)
-        except TypeError:
-            return data
-        if len(_DTYPES) < 256:
-            _DTYPES[token] = dt
+    dt = _element_dtype(token)
+    if dt is None or len(data) != nmemb * dt.itemsize:
+        return data
     if nmemb == 1:
         return np.frombuffer(data, dtype=dt, count=1)[0]  # a scalar: a copy
     return np.frombuffer(data, dtype=dt, count=nmemb).copy()

@@ -33,7 +33,7 @@ from . import mpi as _mpi
 from ._deferred import Committer
 from ._dtypes import as_array, split_vector, token
 from ._ffi import _FS_ENCODING, ERROR_P, encode, encode_name, ffi, lib, new_error, string, take_strings
-from .attrs import AttributeManager, decode_value
+from .attrs import AttributeManager, decode_value, numeric_dtype
 from .column import Column
 from .errors import (
     ClosedError,
@@ -435,12 +435,7 @@ def _scalar_dtype(tok: str) -> np.dtype[Any] | None:
     """The numpy dtype whose scalars one-element attributes of token ``tok``
     decode to, or None for text kinds and tokens numpy does not know (those
     go through ``decode_value`` one by one)."""
-    if len(tok) < 3 or tok[1] not in "iufcb":
-        return None
-    try:
-        return np.dtype(tok)
-    except TypeError:
-        return None
+    return numeric_dtype(tok)
 
 
 #: the writable Files: a forked child closes its copies of their lock files

@@ -276,7 +276,15 @@ def fmt_scalar(x: Any) -> str:
         return json.dumps(x, ensure_ascii=False)
     if isinstance(x, (bytes, np.bytes_)):
         return "b" + json.dumps(safe_bytes(x), ensure_ascii=False)
+    if isinstance(x, np.void):  # an attribute kind kept as opaque bytes
+        return opaque_hex(x)
     return str(x)
+
+
+def opaque_hex(x: np.void) -> str:
+    """Opaque bytes (an attribute of a kind colfile does not interpret) as
+    ``0x`` and their hex digits in the stored order."""
+    return "0x" + bytes(x.tobytes()).hex()
 
 
 def fmt_value(v: Any) -> str:
@@ -309,7 +317,8 @@ def jsonable(v: Any) -> Any:
 
     numpy arrays become lists, non-finite floats the strings ``"nan"``,
     ``"inf"``, ``"-inf"`` (standard JSON has no such numbers), complex values
-    ``[real, imag]``, bytes a string with escapes.
+    ``[real, imag]``, bytes a string with escapes, opaque attribute bytes
+    (``np.void``) ``"0x"`` and hex digits.
     """
     if isinstance(v, np.ndarray):
         return [jsonable(x) for x in v.reshape(-1)]
@@ -327,6 +336,8 @@ def jsonable(v: Any) -> Any:
         return [_json_float(float(v.real)), _json_float(float(v.imag))]
     if isinstance(v, (bytes, np.bytes_)):
         return safe_bytes(v)
+    if isinstance(v, np.void):
+        return opaque_hex(v)
     return v
 
 

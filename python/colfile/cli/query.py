@@ -14,6 +14,9 @@ import numpy as np
 from ._common import CliError, UsageError, fmt_bytes, open_file
 from .cat import formatter
 
+#: the attribute kinds colfile writes (docs/format.md 7.3)
+_WRITABLE_KINDS = "iufcbSa"
+
 HELP = "print (or count, or copy) the rows where a condition holds"
 
 DESCRIPTION = """\
@@ -236,7 +239,12 @@ def _write_out(args: Any, cols: list[Any], rows: np.ndarray) -> None:
             for pos in range(0, n, step):
                 new.write(pos, col[rows[pos:pos + step]])
             for a in col.attrs:
-                new.attrs.set_raw(a, *col.attrs.raw(a))
+                tok, nmemb, data = col.attrs.raw(a)
+                if tok[1:2] not in _WRITABLE_KINDS:  # another tool's kind: colfile writes none
+                    print(f"colfile query: attribute {a!r} of {col.name!r} ({tok}) not copied: "
+                          "colfile keeps such kinds but does not write them", file=sys.stderr)
+                    continue
+                new.attrs.set_raw(a, tok, nmemb, data)
             new.close()
     what = ", ".join(c.name for c in cols)
     print(f"wrote {n} row{'s' if n != 1 else ''} of {len(cols)} column"

@@ -47,7 +47,9 @@ Semantics kept from bigfile
 * Attributes (``col.attrs``): a ``str`` is stored as text (``<a1``) and reads
   back as ``str``; byte strings and lists of strings read back as a ``list``
   of ``str``; numbers, booleans, lists and arrays read back as numpy
-  **arrays** (``attrs['n'] = 1`` reads ``array([1])``).  Objects and object
+  **arrays** (``attrs['n'] = 1`` reads ``array([1])``); kinds other tools
+  wrote (``<U4``, ``<M8``, ``<O8``, ...) read back as arrays of opaque
+  ``V<width>`` elements, the width in bytes as the token says.  Objects and object
   arrays raise ``ValueError``; names holding a space, tab or newline raise
   :class:`Error`.
 * ``Dataset(file, column_names=None)`` reads several columns of one length
@@ -158,7 +160,7 @@ from typing import Any
 import numpy as np
 
 from .. import mpi as _mpi
-from ..attrs import encode_value
+from ..attrs import encode_value, numeric_dtype
 from .._ffi import encode, encode_name, ffi, lib, new_error, take_strings
 from ..column import Column as _CoreColumn
 from ..errors import ClosedError as _CoreClosedError
@@ -352,7 +354,13 @@ def _decode_attr(token: str, nmemb: int, data: bytes) -> Any:
         width = int(token[2:]) if token[2:].isdigit() else 1
         return [data[i * width:(i + 1) * width].rstrip(b"\0").decode("utf-8", "replace")
                 for i in range(nmemb)]
-    return np.frombuffer(data, dtype=np.dtype(token), count=nmemb).copy()
+    dt = numeric_dtype(token)
+    if dt is None:  # another tool's kind (<U4, <M8, <O8, ...): opaque bytes
+        w = int(token[2:]) if token[2:].isdigit() else 0
+        if w < 1 or len(data) != nmemb * w:
+            return data
+        dt = np.dtype(f"V{w}")
+    return np.frombuffer(data, dtype=dt, count=nmemb).copy()
 
 
 def _check_attr_name(name: str) -> None:
