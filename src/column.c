@@ -2181,9 +2181,14 @@ int cf_column_grow(cf_column *c, int64_t rows, int64_t nfile, cf_error *err)
         return CF_FAIL(err, CF_EKIND, "%s: only data columns can grow", c->path);
     if (rows < 0 || nfile < 0 || (nfile == 0 && rows != 0))
         return CF_FAIL(err, CF_EARG, "%s: cannot add %lld rows in %lld blobs", c->path, (long long)rows, (long long)nfile);
-    if (nfile > CF__NFILE_MAX - c->h.nfile || rows > INT64_MAX / c->rowbytes - c->size)
-        return CF_FAIL(err, CF_EARG, "%s: growing by %lld rows / %lld blobs overflows", c->path,
-                       (long long)rows, (long long)nfile);
+    if (nfile > CF__NFILE_MAX - c->h.nfile)
+        return CF_FAIL(err, CF_EARG, "%s: cannot add %lld blobs to its %lld: a column has at most %lld "
+                       "(blob names are 6 hex digits)", c->path, (long long)nfile, (long long)c->h.nfile,
+                       (long long)CF__NFILE_MAX);
+    if (rows > INT64_MAX / c->rowbytes - c->size)
+        return CF_FAIL(err, CF_EARG, "%s: cannot add %lld rows to its %lld: its byte count would exceed "
+                       "2^63-1 (at most %lld rows of %lld bytes)", c->path, (long long)rows, (long long)c->size,
+                       (long long)(INT64_MAX / c->rowbytes), (long long)c->rowbytes);
     if (c->replica)
         return CF_FAIL(err, CF_EKIND, "%s: a replica handle cannot grow the column; the handle that "
                        "commits does", c->path);

@@ -29,6 +29,7 @@ from . import mpi as _mpi
 from ._buffers import PLACE_MIN_BYTES, empty_at
 from ._dtypes import as_array, from_token, token
 from ._ffi import ERROR_P, encode_name, ffi, lib, new_error, take_strings
+from ._ints import INT64_MAX, NFILE_MAX, whole
 from .attrs import AttributeManager
 from .errors import ClosedError, RangeError, raise_error
 
@@ -541,6 +542,9 @@ class Column:
 
     def _range(self, start: int, stop: int | None, size: int,
                default_count: int | None = None) -> tuple[int, int]:
+        start = whole(start, "start", low=-INT64_MAX - 1)
+        if stop is not None:
+            stop = whole(stop, "stop", low=-INT64_MAX - 1)
         if start < 0:
             start += size
         if stop is None:
@@ -630,6 +634,7 @@ class Column:
             raise ValueError("write() needs an array of rows, not a scalar")
         n = len(arr)
         size = self.size
+        start = whole(start, "start", low=-INT64_MAX - 1)
         if start < 0:
             start += size
         start, _ = self._range(start, start + n, size)
@@ -670,6 +675,8 @@ class Column:
             raise ValueError("append() needs an array of rows, not a scalar")
         n = len(arr)
         arr = self._rows_of(arr, n)
+        nfile = whole(nfile, "nfile", high=NFILE_MAX,
+                      limit=f"the most blobs a column may have, {NFILE_MAX}")
         old = self.size
         self._call("cf_column_grow", n, nfile)
         if n:

@@ -20,7 +20,6 @@ Examples
 from __future__ import annotations
 
 import _thread
-import operator
 import os
 import warnings
 import weakref
@@ -33,12 +32,14 @@ from . import mpi as _mpi
 from ._deferred import Committer
 from ._dtypes import as_array, split_vector, token
 from ._ffi import _FS_ENCODING, ERROR_P, encode, encode_name, ffi, lib, new_error, string, take_strings
+from ._ints import INT64_MAX, NFILE_MAX, column_bytes, whole
 from .attrs import AttributeManager, decode_value, numeric_dtype
 from .column import Column
 from .errors import (
     ClosedError,
     ColumnNotFoundError,
     Error,
+    InvalidArgumentError,
     raise_error,
 )
 
@@ -354,6 +355,13 @@ class Group:
             data.  Smaller chunks skip more precisely and cost more
             metadata.  Default: the core's choice (a power of two, at most
             2**20 rows and 8 MiB per chunk).
+
+        Sizes and counts must be whole numbers (``int`` or a numpy
+        integer): anything else raises :class:`TypeError` naming the
+        argument.  Numbers the format cannot hold raise
+        :class:`~colfile.InvalidArgumentError` (a :class:`ValueError`)
+        naming the limit: more than 2**24 blobs, or rows whose bytes exceed
+        2**63-1.
 
         Examples
         --------
@@ -1026,30 +1034,35 @@ class File(Group):
             if mode not in _mpi.IO_MODES:
                 raise ValueError(f"invalid mode {mode!r}: use one of "
                                  f"{', '.join(repr(m) for m in _mpi.IO_MODES)}")
-            if concurrency is not None and int(concurrency) < 1:
-                raise ValueError(f"concurrency must be at least 1, not {concurrency}")
+            conc = None if concurrency is None else whole(concurrency, "concurrency", low=1)
             crows = None
             if chunk_rows is not None:
                 if dt is None:
                     raise ValueError("chunk_rows= needs a column with data (dtype is None)")
-                crows = operator.index(chunk_rows)
-                if crows < 1:
-                    raise ValueError(f"chunk_rows must be at least 1, not {chunk_rows}")
+                crows = whole(chunk_rows, "chunk_rows", low=1)
+            size_ = None if size is None else whole(size, "size")
+            nfile_ = None if nfile is None else whole(
+                nfile, "nfile", high=NFILE_MAX, limit=f"the most blobs a column may have, {NFILE_MAX}")
             tok, nmemb = None, 0
             if dt is not None:
                 base, nmemb = split_vector(dt)
                 tok = token(base).decode("ascii")
             rows = None
             if blob_rows is not None and dt is not None:
-                rows = tuple(int(x) for x in
-                             np.ascontiguousarray(blob_rows, dtype=np.int64).reshape(-1))
+                rows = tuple(whole(x, f"blob_rows[{i}]")
+                             for i, x in enumerate(np.asarray(blob_rows, dtype=object).reshape(-1)))
+                if len(rows) > NFILE_MAX:
+                    raise InvalidArgumentError(f"blob_rows has {len(rows)} blobs: above the most "
+                                               f"blobs a column may have, {NFILE_MAX}")
+                if sum(rows) > INT64_MAX:
+                    raise InvalidArgumentError(f"blob_rows sum to {sum(rows)} rows: above the "
+                                               "largest 64-bit size, 2**63-1")
             box["arr"] = arr
             return {"name": full, "tok": tok, "nmemb": nmemb, "inferred": inferred,
                     "local": None if arr is None else len(arr),
-                    "size": None if size is None else int(size),
-                    "nfile": None if nfile is None else int(nfile), "rows": rows,
+                    "size": size_, "nfile": nfile_, "rows": rows,
                     "align": bool(align), "mode": mode, "chunk_rows": crows,
-                    "concurrency": None if concurrency is None else int(concurrency)}
+                    "concurrency": conc}
 
         specs: list[dict[str, Any]] = _mpi.agree(comm, prep, collect=True)
         if serial:
@@ -1084,14 +1097,16 @@ class File(Group):
         elif rows is not None:
             if (has_data or total) and sum(rows) != total:
                 raise ValueError(f"blob_rows sum to {sum(rows)}, but size is {total}")
-        else:
+        if tok is not None:
             itemsize = max(int(lib().cf_dtype_itemsize(tok.encode("ascii"))), 0)
-            if nf is None:
-                nf = _mpi.plan_nfile(total * itemsize * nmemb, comm.size)
-            if align:
-                rank_rows = counts if has_data else [
-                    _mpi.plan_share(total, comm.size, r)[1] for r in range(comm.size)]
-                rows = tuple(_mpi.plan_blobs_by_rank(rank_rows, nf))
+            column_bytes(total if rows is None else sum(rows), itemsize * nmemb)
+            if rows is None:
+                if nf is None:
+                    nf = _mpi.plan_nfile(total * itemsize * nmemb, comm.size)
+                if align:
+                    rank_rows = counts if has_data else [
+                        _mpi.plan_share(total, comm.size, r)[1] for r in range(comm.size)]
+                    rows = tuple(_mpi.plan_blobs_by_rank(rank_rows, nf))
 
         with self._lock:
             self._forget(full)

@@ -82,6 +82,7 @@ from typing import Any
 import numpy as np
 
 from ._dtypes import as_array, token
+from ._ints import INT64_MAX, NFILE_MAX, whole
 from ._ffi import ERROR_P, ffi, lib, new_error
 from .errors import (
     Error,
@@ -663,8 +664,8 @@ def write_all(comm: Comm, col: Any, data: Any, start: int | None = None, *,
         if mode not in IO_MODES:
             raise ValueError(f"invalid mode {mode!r}: use one of "
                              f"{', '.join(repr(m) for m in IO_MODES)}")
-        if concurrency is not None and int(concurrency) < 1:
-            raise ValueError(f"concurrency must be at least 1, not {concurrency}")
+        conc = None if concurrency is None else whole(concurrency, "concurrency", low=1)
+        first = None if start is None else whole(start, "start", low=-INT64_MAX - 1)
         col._handle()
         if not col.writable:
             col._call("cf_column_write", 0, 0, ffi.NULL, ffi.NULL, 0, 0)  # the core's error
@@ -675,8 +676,7 @@ def write_all(comm: Comm, col: Any, data: Any, start: int | None = None, *,
         if mode != "throttled" and comm.size > 1 and comm.can_aggregate:
             _can_convert(arr.dtype, col)  # aggregation converts before sending
         arr_box.append(arr)
-        return (len(arr), None if start is None else int(start), mode,
-                None if concurrency is None else int(concurrency))
+        return (len(arr), first, mode, conc)
 
     infos = agree(comm, prep, collect=True)
     arr = arr_box[0]
@@ -800,12 +800,12 @@ def read_all(comm: Comm, col: Any, start: int | None = None, count: int | None =
     size = col.size
 
     def prep() -> tuple[int | None, int | None]:
-        if concurrency is not None and int(concurrency) < 1:
-            raise ValueError(f"concurrency must be at least 1, not {concurrency}")
-        if count is not None and int(count) < 0:
-            raise ValueError(f"count must not be negative, not {count}")
+        if concurrency is not None:
+            whole(concurrency, "concurrency", low=1)
+        n = None if count is None else whole(count, "count")
+        first = None if start is None else whole(start, "start", low=-INT64_MAX - 1)
         col._handle()
-        return (None if start is None else int(start), None if count is None else int(count))
+        return (first, n)
 
     infos = agree(comm, prep, collect=True)
     me = comm.rank
@@ -852,7 +852,8 @@ def append(comm: Comm, col: Any, data: Any, nfile: int = 1, *,
         if arr.ndim == 0:
             raise ValueError("append() needs an array of rows, not a scalar")
         arr_box.append(col._rows_of(arr, len(arr)))
-        return len(arr), int(nfile)
+        return len(arr), whole(nfile, "nfile", high=NFILE_MAX,
+                               limit=f"the most blobs a column may have, {NFILE_MAX}")
 
     infos = agree(comm, prep, collect=True)
     nf = _check_same([i[1] for i in infos], "append nfile")

@@ -268,6 +268,52 @@ static void test_grow_and_crc_after_overwrite(void)
     cf_file_close(f);
 }
 
+static int blob_exists(const char *sub, const char *col, const char *blob)
+{
+    char p[4096];
+    struct stat st;
+    snprintf(p, sizeof p, "%s/%s/%s/%s", cf_test_dir(), sub, col, blob);
+    return stat(p, &st) == 0;
+}
+
+/* An append that will not be committed (here: its changes discarded;
+ * tests/python/test_disk_full.py fails its writes on a full disk) removes
+ * the blobs it added: no header lists them, and on a
+ * full disk they would keep it full.  The committed rows stay. */
+static void test_uncommitted_append_leaves_no_blobs(void)
+{
+    cf_error err;
+    cf_file *f = open_new("drop");
+    cf_column *c;
+    int32_t a[10];
+    for (int i = 0; i < 10; i++) a[i] = i;
+    CHECK_OK(cf_column_create(&c, f, "g", "i4", 1, 10, 1, &err), &err);
+    CHECK_OK(cf_column_write(c, 0, 10, a, NULL, 4, 4, &err), &err);
+    CHECK_OK(cf_column_close(c, &err), &err);
+    /* discarded, then closed */
+    CHECK_OK(cf_column_open(&c, f, "g", &err), &err);
+    CHECK_OK(cf_column_grow(c, 6, 2, &err), &err);
+    CHECK_OK(cf_column_write(c, 10, 6, a, NULL, 4, 4, &err), &err);
+    CHECK(blob_exists("drop", "g", "000001") && blob_exists("drop", "g", "000002"));
+    cf_column_discard(c);
+    CHECK(!blob_exists("drop", "g", "000001") && !blob_exists("drop", "g", "000002"));
+    CHECK(cf_column_close(c, &err) == CF_EIO);
+    CHECK(blob_exists("drop", "g", "000000") && !blob_exists("drop", "g", "000001"));
+    CHECK_OK(cf_column_open(&c, f, "g", &err), &err);
+    CHECK_EQ_INT(cf_column_size(c), 10);
+    CHECK_EQ_INT(cf_column_nfile(c), 1);
+    int32_t back[10];
+    CHECK_OK(cf_column_read(c, 0, 10, back, NULL, 4, 4, &err), &err);
+    CHECK(memcmp(back, a, sizeof a) == 0);
+    /* the limits of grow name themselves */
+    CHECK_FAILS(cf_column_grow(c, 1, (int64_t)1 << 24, &err), CF_EARG, &err,
+                "cannot add 16777216 blobs to its 1: a column has at most 16777216");
+    CHECK_FAILS(cf_column_grow(c, INT64_MAX / 4, 1, &err), CF_EARG, &err,
+                "its byte count would exceed 2^63-1");
+    CHECK_OK(cf_column_close(c, &err), &err);
+    cf_file_close(f);
+}
+
 static void test_damaged_blobs(void)
 {
     cf_error err;
@@ -812,6 +858,6 @@ static void test_row_offset(void)
 }
 
 CF_TESTS(CF_TEST(test_roundtrip_vector_column), CF_TEST(test_row_offset), CF_TEST(test_close_many), CF_TEST(test_create_over_what_is_there), CF_TEST(test_blob_names_are_hex), CF_TEST(test_cast_and_strided_write), CF_TEST(test_read_rows),
-         CF_TEST(test_grow_and_crc_after_overwrite), CF_TEST(test_damaged_blobs), CF_TEST(test_attributes),
+         CF_TEST(test_grow_and_crc_after_overwrite), CF_TEST(test_uncommitted_append_leaves_no_blobs), CF_TEST(test_damaged_blobs), CF_TEST(test_attributes),
          CF_TEST(test_names_and_modes), CF_TEST(test_large_sparse), CF_TEST(test_reads_bigfile_layout),
          CF_TEST(test_reads_every_fixture_column))

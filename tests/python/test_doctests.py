@@ -13,6 +13,7 @@ import pytest
 MODULES = [
     "colfile",
     "colfile._dtypes",
+    "colfile._ints",
     "colfile._indexing",
     "colfile.attrs",
     "colfile.column",

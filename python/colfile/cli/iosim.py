@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from .._ints import INT64_MAX
 from ._common import CliError, UsageError
 
 HELP = "measure parallel create/write/read throughput (under mpiexec)"
@@ -113,6 +114,8 @@ def _count(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
     if n < 0:
         raise argparse.ArgumentTypeError(f"must not be negative: {n}")
+    if n > INT64_MAX:
+        raise argparse.ArgumentTypeError(f"{n} is above the largest 64-bit size, 2**63-1")
     return n
 
 
@@ -230,6 +233,9 @@ def run(args: Any) -> int:
     rowbytes = nmemb * base.itemsize
     local_bytes = rows * rowbytes
     total_bytes = local_bytes * nranks
+    if total_bytes > INT64_MAX:
+        raise UsageError(f"--rows {rows} x {nranks} rank(s) of {rowbytes} bytes is {total_bytes} "
+                         "bytes: above the largest column, 2**63-1 bytes")
     first = rank * rows
 
     temporary = args.path is None

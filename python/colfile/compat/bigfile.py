@@ -160,6 +160,7 @@ from typing import Any
 import numpy as np
 
 from .. import mpi as _mpi
+from .._ints import NFILE_MAX, whole
 from ..attrs import encode_value, numeric_dtype
 from .._ffi import encode, encode_name, ffi, lib, new_error, take_strings
 from ..column import Column as _CoreColumn
@@ -676,7 +677,8 @@ class Column:
     def append(self, buf: Any, Nfile: int = 1) -> None:
         """Add the rows of ``buf`` at the end, in ``Nfile`` new blob files
         (committed at once, as bigfile does)."""
-        nfile = operator.index(Nfile)
+        nfile = whole(Nfile, "Nfile", high=NFILE_MAX,
+                      limit=f"the most blobs a column may have, {NFILE_MAX}")
 
         def run(c: Any) -> None:
             c.append(self._rows(c, buf), nfile=nfile)
@@ -975,8 +977,9 @@ class File:
                 raise DTypeError(f"{self._basename}/{_name(name)}: cannot store dtype "
                                  f"{base} (colfile stores kinds i u f c b S)")
             tok = base.str.encode("ascii")
-            rows = 0 if size is None else operator.index(size)
-            nfile = operator.index(Nfile)
+            rows = 0 if size is None else whole(size, "size")
+            nfile = whole(Nfile, "Nfile", high=NFILE_MAX,
+                          limit=f"the most blobs a column may have, {NFILE_MAX}")
         out = ffi.new("cf_column **")
         err = new_error()
         with self._lock:
