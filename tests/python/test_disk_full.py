@@ -1,6 +1,7 @@
 """A full disk during writes to committed columns, on a real full file
 system (a small tmpfs mounted for the test; it needs the right to mount,
-else the tests are skipped):
+else those tests are skipped) and, everywhere, with ENOSPC injected by the
+fault shim of tests/crash at the write of the marker or of the data:
 
 * an in-place update whose torn-update marker cannot be written fails
   cleanly, naming the marker, and leaves no marker: the rows are unchanged,
@@ -16,6 +17,8 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
+import textwrap
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -23,6 +26,8 @@ import numpy as np
 import pytest
 
 import colfile
+from childenv import child_env
+from test_crash import shim  # noqa: F401 - the fixture: faultshim.so
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
@@ -169,3 +174,53 @@ def test_failed_append_removes_its_new_blobs(small_fs: Path) -> None:
         f["a"].append(np.ones(100_000), nfile=3)
     with colfile.File(path, "r") as f:
         assert f["a"].size == 100_010
+
+
+# ---------------------------------------------------------------------------
+# the same with ENOSPC injected (no mount needed)
+
+def _under_shim(shim: Path, path: str, at: int, code: str) -> str:
+    """Run ``code`` (f: the File open r+) in a child whose at-th write
+    below the File, and every later one, fails with ENOSPC; its output."""
+    script = textwrap.dedent(f"""
+        import numpy as np, colfile
+        f = colfile.File({path!r}, "r+")
+        c = f["a"]
+        try:
+    {textwrap.indent(textwrap.dedent(code), "        ")}
+        except colfile.StorageError as exc:
+            print("write:", exc)
+        try:
+            f.close()
+        except colfile.StorageError as exc:
+            print("close:", exc)
+    """)
+    env = child_env(LD_PRELOAD=str(shim), CF_FAULT_SCOPE=path, CF_FAULT_OPS="write",
+                    CF_FAULT_AT=str(at), CF_FAULT_ACTION="enospc", CF_FAULT_STICKY="1")
+    r = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+@pytest.mark.parametrize("at, what", [(1, "marker"), (2, "data")])
+def test_injected_enospc_leaves_the_column_untorn(path: str, shim: Path, at: int, what: str) -> None:
+    """Writes counted below the File: the marker's (1), then the data's (2)."""
+    old = _sparse_column(path)
+    out = _under_shim(shim, path, at, "c[PAGE // 8:2 * PAGE // 8] = -1.0".replace("PAGE", str(PAGE)))
+    assert "write:" in out and "No space left" in out and "close:" in out, out
+    if what == "marker":
+        assert os.path.join(path, "a", "colfile-torn") + ": cannot create the torn-update marker" in out
+    assert _leftovers(Path(path) / "a") == []
+    _assert_untorn(path, old)
+
+
+def test_injected_enospc_append_leaves_no_blobs(path: str, shim: Path) -> None:
+    with colfile.File(path, "w") as f:
+        f.create("a", data=np.arange(10.0))
+    before = sorted(os.listdir(Path(path) / "a"))
+    out = _under_shim(shim, path, 1, "c.append(np.ones(1000), nfile=3)")
+    assert "write:" in out and "No space left" in out, out
+    assert sorted(os.listdir(Path(path) / "a")) == before
+    with colfile.File(path, "r") as f:
+        np.testing.assert_array_equal(f["a"][:], np.arange(10.0))
