@@ -453,12 +453,14 @@ static void drop_new_blobs(cf_column *c, int now_only_alone)
 /* Undo mark_torn after a failure that changed no committed byte: the
  * column is still its committed version and must not read as torn.  Only
  * a handle that made the marker and writes these blobs alone can know
- * that; otherwise (replicas, snapshots handed to other writers) the marker
- * stays for `colfile repair`.  If the removal fails the column stays marked,
+ * that; otherwise (replicas, snapshots handed to other writers, handles
+ * sharing the column without the writer lock) the marker stays for
+ * `colfile repair`.  If the removal fails the column stays marked,
  * which is safe. */
 static void unmark_torn(cf_column *c)
 {
-    if (!c->torn_created || c->inplace_written || c->replica || c->shared || c->torn_at_open) return;
+    if (!c->torn_created || c->inplace_written || c->replica || c->shared || c->nolock || c->torn_at_open)
+        return;
     char *p = cf__path_join(c->dir, CF__TORN_NAME);
     if (p && unlink(p) == 0) {
         c->torn_marked = 0;
