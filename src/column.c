@@ -259,25 +259,22 @@ int cf__column_first_touch(const cf_column *c, int64_t b)
 
 void cf__column_stats_reset_blob(cf_column *c, int64_t b)
 {
-    int64_t chunks = cf__stats_blob_chunks(&c->stats, b);
-    for (int64_t k = 0; k < chunks; k++) {
-        cf__acc *acc = cf__stats_chunk(&c->stats, b, k);
-        for (int64_t j = 0; j < c->h.nmemb; j++) cf__acc_init(&acc[j], &c->h.dtype);
-    }
+    cf__stats_reset_blob(&c->stats, b);
     c->stats.valid[b] = c->h.rows[b] == 0;
 }
 
 /* Add n column-typed elements, starting at element `elem` of a blob, to
- * the accumulators of the chunks they fall in: chunk k's nmemb
- * accumulators start at chunk0 + k * nmemb. */
-static void add_to_chunks(const cf_column *c, cf__acc *chunk0, int64_t elem, const unsigned char *p, int64_t n)
+ * the accumulators of the chunks they fall in: acc holds chunks from k0
+ * on, nmemb accumulators each. */
+static void add_to_chunks(const cf_column *c, cf__acc *acc, int64_t k0, int64_t elem, const unsigned char *p,
+                          int64_t n)
 {
     int64_t nmemb = c->h.nmemb, w = c->h.dtype.width, chunk_elems = c->stats.chunk_rows * nmemb;
     while (n > 0) {
         int64_t k = elem / chunk_elems;
         int64_t m = (k + 1) * chunk_elems - elem;
         if (m > n) m = n;
-        cf__acc_add(chunk0 + k * nmemb, nmemb, elem % nmemb, p, m, &c->h.dtype);
+        cf__acc_add(acc + (k - k0) * nmemb, nmemb, elem % nmemb, p, m, &c->h.dtype);
         p += m * w;
         elem += m;
         n -= m;
@@ -285,10 +282,16 @@ static void add_to_chunks(const cf_column *c, cf__acc *chunk0, int64_t elem, con
 }
 
 /* Add n column-typed elements, starting at element `elem` of blob b, to
- * the statistics of the chunks they fall in. */
+ * the statistics of the chunks they fall in, held from their first write
+ * on (memory follows what is written, not the blob's claimed rows).  With
+ * no memory for them the blob's statistics become unknown. */
 void cf__column_stats_add(cf_column *c, int64_t b, int64_t elem, const unsigned char *p, int64_t n)
 {
-    if (n > 0) add_to_chunks(c, cf__stats_chunk(&c->stats, b, 0), elem, p, n);
+    if (n <= 0 || c->h.nmemb <= 0) return;
+    int64_t chunk_elems = c->stats.chunk_rows * c->h.nmemb;
+    int64_t k0 = elem / chunk_elems, k1 = (elem + n - 1) / chunk_elems + 1;
+    cf__acc *acc = cf__stats_chunks(&c->stats, b, k0, k1);
+    if (acc) add_to_chunks(c, acc, k0, elem, p, n);
 }
 
 /* Create or truncate blob i to zero bytes.  With `keep`, the blob stays
@@ -1036,7 +1039,7 @@ static int scan_blob_sum(cf_column *c, int64_t i, uint32_t *sum, int *complete, 
     }
     c->crc[i] = crc;
     c->crc_known[i] = 1;
-    c->stats.valid[i] = 1;
+    c->stats.valid[i] = cf__stats_blob_whole(&c->stats, i);
     *complete = 1;
 done:
     if (fd >= 0) close(fd);
@@ -1061,7 +1064,7 @@ static int settle_blob(cf_column *c, int64_t i, cf_error *err)
     if (!w->overflow && w->count == 1 && w->segments[0].offset == 0 && w->segments[0].length == bytes) {
         c->crc[i] = w->segments[0].crc;
         c->crc_known[i] = 1;
-        c->stats.valid[i] = !c->stats_off;
+        c->stats.valid[i] = !c->stats_off && cf__stats_blob_whole(&c->stats, i);
         return 0;
     }
     c->crc_known[i] = 0;
@@ -2278,7 +2281,9 @@ int cf_column_verify_blob(cf_column *c, int64_t i, unsigned *status, cf_error *e
     int64_t off = 0;
     /* Recorded statistics are recomputed alongside, into scratch
      * accumulators laid out like the blob's chunks. */
-    int64_t nmemb = c->h.nmemb, chunks = c->stats.valid && c->stats.valid[i] ? cf__stats_blob_chunks(&c->stats, i) : 0;
+    int64_t nmemb = c->h.nmemb,
+            chunks = c->stats.valid && c->stats.valid[i] && cf__stats_blob_whole(&c->stats, i)
+                ? cf__stats_blob_chunks(&c->stats, i) : 0;
     int64_t w = c->h.dtype.width;
     if (chunks > 0 && bytes % w == 0) {
         acc = malloc((size_t)(chunks * nmemb) * sizeof *acc);
@@ -2295,7 +2300,7 @@ int cf_column_verify_blob(cf_column *c, int64_t i, unsigned *status, cf_error *e
         if ((rc = cf__pread_all(fd, c->scratch, want, off, &got, p, err))) break;
         sum = cf__sysv_add(sum, c->scratch, got);
         crc = cf__crc32c_update(crc, c->scratch, got);
-        if (acc && got % (size_t)w == 0) add_to_chunks(c, acc, off / w, c->scratch, (int64_t)got / w);
+        if (acc && got % (size_t)w == 0) add_to_chunks(c, acc, 0, off / w, c->scratch, (int64_t)got / w);
         off += (int64_t)got;
         if (got < want) {
             st |= CF_BLOB_SHORT;
@@ -2308,7 +2313,7 @@ int cf_column_verify_blob(cf_column *c, int64_t i, unsigned *status, cf_error *e
         if (sum != c->h.sums[i]) st |= CF_BLOB_SUM_MISMATCH;
         if (has_crc && crc != crc_known) st |= CF_BLOB_CRC_MISMATCH;
         for (int64_t k = 0; acc && k < chunks * nmemb; k++)
-            if (!same_acc(&acc[k], cf__stats_chunk(&c->stats, i, k / nmemb) + k % nmemb, &c->h.dtype)) {
+            if (!same_acc(&acc[k], cf__stats_peek(&c->stats, i, k / nmemb) + k % nmemb, &c->h.dtype)) {
                 st |= CF_BLOB_STATS_MISMATCH;
                 break;
             }
@@ -2478,7 +2483,15 @@ int cf_column_chunk_stats(const cf_column *c, int64_t k, int64_t component, cf_c
         else hi = mid;
     }
     int64_t b = lo, kk = k - c->stats.first_chunk[b];
-    const cf__acc *a = &((cf_column *)c)->stats.acc[k * c->h.nmemb + component];
+    /* Chunks nothing was written to or read for hold nothing: empty. */
+    cf__acc empty;
+    const cf__acc *a = cf__stats_peek(&c->stats, b, kk);
+    if (a) {
+        a += component;
+    } else {
+        cf__acc_init(&empty, &c->h.dtype);
+        a = &empty;
+    }
     out->blob = b;
     out->first_row = c->first_row[b] + kk * c->stats.chunk_rows;
     out->rows = c->h.rows[b] - kk * c->stats.chunk_rows;

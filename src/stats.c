@@ -1233,7 +1233,8 @@ static int64_t cf__chunks_of(int64_t rows, int64_t chunk_rows)
 }
 
 /* Total accumulators for the layout of h with chunk_rows, or -1 if that
- * does not fit in memory sizes. */
+ * does not fit in memory sizes.  Nothing that size is ever allocated: it
+ * bounds which CHUNK a statistics text may choose. */
 static int64_t cf__stats_total(const cf__header *h, int64_t chunk_rows)
 {
     int64_t chunks = 0;
@@ -1253,36 +1254,45 @@ int cf__stats_alloc(cf__stats *s, const cf__header *h, int64_t chunk_rows, const
     memset(s, 0, sizeof *s);
     if (chunk_rows < 1)
         return CF_FAIL(err, CF_EARG, "%s: chunk rows must be at least 1, not %lld", path, (long long)chunk_rows);
-    if (h->nfile < 0 || h->nmemb < 0 || (uint64_t)h->nfile >= SIZE_MAX / sizeof(int64_t))
+    if (h->nfile < 0 || h->nmemb < 0 || (uint64_t)h->nfile >= SIZE_MAX / sizeof(cf__blob_stats))
         return CF_FAIL(err, CF_EARG, "%s: bad layout for statistics", path);
-    int64_t total = cf__stats_total(h, chunk_rows);
-    if (total < 0)
-        return CF_FAIL(err, CF_ENOMEM, "%s: too many statistics chunks for %lld rows per chunk", path,
-                       (long long)chunk_rows);
     s->first_chunk = malloc(((size_t)h->nfile + 1) * sizeof *s->first_chunk);
-    s->acc = malloc((total ? (size_t)total : 1) * sizeof *s->acc);
+    s->blob = calloc(h->nfile ? (size_t)h->nfile : 1, sizeof *s->blob);
     s->valid = malloc(h->nfile ? (size_t)h->nfile : 1);
-    if (!s->first_chunk || !s->acc || !s->valid) {
+    if (!s->first_chunk || !s->blob || !s->valid) {
         cf__stats_free(s);
-        return CF_FAIL(err, CF_ENOMEM, "%s: out of memory for %lld statistics", path, (long long)total);
+        return CF_FAIL(err, CF_ENOMEM, "%s: out of memory for the statistics of %lld blobs", path,
+                       (long long)h->nfile);
     }
     s->chunk_rows = chunk_rows;
     s->nmemb = h->nmemb;
     s->nfile = h->nfile;
+    s->cls = cf__acc_class(&h->dtype);
     s->first_chunk[0] = 0;
     for (int64_t b = 0; b < h->nfile; b++) {
-        s->first_chunk[b + 1] = s->first_chunk[b] + cf__chunks_of(h->rows[b], chunk_rows);
+        int64_t nc = cf__chunks_of(h->rows[b], chunk_rows);
+        if (nc > INT64_MAX - s->first_chunk[b]) {
+            cf__stats_free(s);
+            return CF_FAIL(err, CF_ENOMEM, "%s: too many statistics chunks for %lld rows per chunk", path,
+                           (long long)chunk_rows);
+        }
+        s->first_chunk[b + 1] = s->first_chunk[b] + nc;
         s->valid[b] = h->rows[b] <= 0;
     }
-    char cls = cf__acc_class(&h->dtype);
-    for (int64_t i = 0; i < total; i++) cf__acc_init_class(&s->acc[i], cls);
     return 0;
+}
+
+static void cf__blob_stats_drop(cf__blob_stats *bs)
+{
+    free(bs->acc);
+    memset(bs, 0, sizeof *bs);
 }
 
 void cf__stats_free(cf__stats *s)
 {
+    for (int64_t b = 0; s->blob && b < s->nfile; b++) free(s->blob[b].acc);
     free(s->first_chunk);
-    free(s->acc);
+    free(s->blob);
     free(s->valid);
     memset(s, 0, sizeof *s);
 }
@@ -1300,9 +1310,8 @@ int cf__stats_grow(cf__stats *s, const cf__header *h, int64_t old_nfile, const c
     for (int64_t b = 0; b < keep; b++) {
         int64_t nc = n.first_chunk[b + 1] - n.first_chunk[b];
         if (nc != s->first_chunk[b + 1] - s->first_chunk[b]) continue;   /* blob changed size */
-        if (nc && s->nmemb)
-            memcpy(&n.acc[n.first_chunk[b] * n.nmemb], &s->acc[s->first_chunk[b] * s->nmemb],
-                   (size_t)(nc * n.nmemb) * sizeof *n.acc);
+        n.blob[b] = s->blob[b];   /* the accumulators move over */
+        memset(&s->blob[b], 0, sizeof s->blob[b]);
         n.valid[b] = s->valid[b];
     }
     cf__stats_free(s);
@@ -1316,10 +1325,70 @@ int64_t cf__stats_blob_chunks(const cf__stats *s, int64_t b)
     return s->first_chunk[b + 1] - s->first_chunk[b];
 }
 
-cf__acc *cf__stats_chunk(cf__stats *s, int64_t b, int64_t k)
+const cf__acc *cf__stats_peek(const cf__stats *s, int64_t b, int64_t k)
 {
     if (k < 0 || k >= cf__stats_blob_chunks(s, b)) return NULL;
-    return s->acc + (s->first_chunk[b] + k) * s->nmemb;
+    const cf__blob_stats *bs = &s->blob[b];
+    if (!bs->acc || k < bs->lo || k >= bs->lo + bs->n) return NULL;
+    return bs->acc + (k - bs->lo) * s->nmemb;
+}
+
+cf__acc *cf__stats_chunks(cf__stats *s, int64_t b, int64_t k0, int64_t k1)
+{
+    int64_t nc = cf__stats_blob_chunks(s, b);
+    if (k0 < 0 || k1 <= k0 || k1 > nc) return NULL;
+    cf__blob_stats *bs = &s->blob[b];
+    if (bs->lost) return NULL;
+    if (bs->acc && k0 >= bs->lo && k1 <= bs->lo + bs->n) return bs->acc + (k0 - bs->lo) * s->nmemb;
+    /* Grow the window to cover [k0, k1), and by its own size again in the
+     * direction it grows (clamped to the blob): writes that walk through a
+     * blob cost amortized constant time per chunk, and what is held never
+     * exceeds twice the span of chunks actually written. */
+    int64_t lo = bs->acc ? bs->lo : k0, hi = bs->acc ? bs->lo + bs->n : k1;
+    int64_t span = hi - lo;
+    if (k0 < lo) lo = k0 - span > 0 ? k0 - span : 0;
+    if (k1 > hi) hi = k1 + span < nc ? k1 + span : nc;
+    int64_t count = (hi - lo) * s->nmemb;
+    cf__acc *acc = NULL;
+    if ((uint64_t)count <= SIZE_MAX / sizeof *acc) acc = malloc(count ? (size_t)count * sizeof *acc : 1);
+    if (!acc) {
+        /* No room: this blob's statistics are unknown until it is reset. */
+        cf__blob_stats_drop(bs);
+        bs->lost = 1;
+        return NULL;
+    }
+    for (int64_t i = 0; i < count; i++) cf__acc_init_class(&acc[i], s->cls);
+    if (bs->acc && bs->n)
+        memcpy(acc + (bs->lo - lo) * s->nmemb, bs->acc, (size_t)(bs->n * s->nmemb) * sizeof *acc);
+    free(bs->acc);
+    bs->acc = acc;
+    bs->lo = lo;
+    bs->n = hi - lo;
+    return acc + (k0 - lo) * s->nmemb;
+}
+
+cf__acc *cf__stats_chunk(cf__stats *s, int64_t b, int64_t k)
+{
+    return cf__stats_chunks(s, b, k, k + 1);
+}
+
+void cf__stats_reset_blob(cf__stats *s, int64_t b)
+{
+    if (b >= 0 && b < s->nfile && s->blob) cf__blob_stats_drop(&s->blob[b]);
+}
+
+void cf__stats_lose_blob(cf__stats *s, int64_t b)
+{
+    if (b < 0 || b >= s->nfile || !s->blob) return;
+    cf__blob_stats_drop(&s->blob[b]);
+    s->blob[b].lost = 1;
+}
+
+int cf__stats_blob_whole(const cf__stats *s, int64_t b)
+{
+    int64_t nc = cf__stats_blob_chunks(s, b);
+    if (b < 0 || b >= s->nfile || s->blob[b].lost) return 0;
+    return nc == 0 || s->nmemb == 0 || (s->blob[b].acc && s->blob[b].lo == 0 && s->blob[b].n == nc);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1538,7 +1607,7 @@ int cf__stats_format(const cf__stats *s, const cf__header *h, char **text, size_
     uint64_t cap = CF__HEAD_MAX;
     for (int64_t b = 0; b < h->nfile; b++) {
         int64_t nc = s->first_chunk[b + 1] - s->first_chunk[b];
-        if (!s->valid[b] || nc != cf__chunks_of(h->rows[b], s->chunk_rows)) continue;
+        if (!s->valid[b] || nc != cf__chunks_of(h->rows[b], s->chunk_rows) || !cf__stats_blob_whole(s, b)) continue;
         uint64_t lines = (uint64_t)nc * (uint64_t)s->nmemb;
         if (lines > (SIZE_MAX / 2 - cap) / CF__CHUNK_LINE_MAX)
             return CF_FAIL(err, CF_ENOMEM, "%s: statistics too large to format", path);
@@ -1560,12 +1629,12 @@ int cf__stats_format(const cf__stats *s, const cf__header *h, char **text, size_
     char cls = cf__acc_class(&h->dtype);
     for (int64_t b = 0; b < h->nfile; b++) {
         int64_t nc = s->first_chunk[b + 1] - s->first_chunk[b];
-        if (!s->valid[b] || nc != cf__chunks_of(h->rows[b], s->chunk_rows)) continue;
+        if (!s->valid[b] || nc != cf__chunks_of(h->rows[b], s->chunk_rows) || !cf__stats_blob_whole(s, b)) continue;
         n += (size_t)snprintf(buf + n, (size_t)cap - n, "%06" PRIX64 ": %" PRId64 " : %" PRIu32 "\n",
                               (uint64_t)b, h->rows[b], h->sums[b]);
         for (int64_t k = 0; k < nc; k++) {
             for (int64_t j = 0; j < s->nmemb; j++) {
-                const cf__acc *a = &s->acc[(s->first_chunk[b] + k) * s->nmemb + j];
+                const cf__acc *a = &s->blob[b].acc[k * s->nmemb + j];
                 /* "<k> <j> count=<n> nan=<n> min=<v> max=<v> sum=<v>\n", at
                  * most CF__CHUNK_LINE_MAX bytes, by hand: this runs for
                  * every chunk and component at every commit */
@@ -1798,16 +1867,18 @@ enum { CF__B_UNSEEN = 0, CF__B_GOOD = 1, CF__B_BAD = 2, CF__B_STALE = 3 };
 
 static void cf__blob_reset(cf__stats *s, int64_t b, char cls)
 {
-    int64_t from = s->first_chunk[b] * s->nmemb, to = s->first_chunk[b + 1] * s->nmemb;
-    for (int64_t i = from; i < to; i++) cf__acc_init_class(&s->acc[i], cls);
+    (void)cls;
+    cf__stats_reset_blob(s, b);
 }
 
 /* Everything invalid (and empty) again, in place. */
 static void cf__stats_reset(cf__stats *s, const cf__header *h, char cls)
 {
-    int64_t total = s->first_chunk[s->nfile] * s->nmemb;
-    for (int64_t i = 0; i < total; i++) cf__acc_init_class(&s->acc[i], cls);
-    for (int64_t b = 0; b < s->nfile; b++) s->valid[b] = h->rows[b] <= 0;
+    (void)cls;
+    for (int64_t b = 0; b < s->nfile; b++) {
+        cf__stats_reset_blob(s, b);
+        s->valid[b] = h->rows[b] <= 0;
+    }
 }
 
 /* Minimal bytes of a chunk line ("0 0 count=1 nan=0 min=0 max=0 sum=0\n"),
@@ -1879,9 +1950,11 @@ int cf__stats_parse(cf__stats *s, const cf__header *h, const char *text, size_t 
         return cf__stats_alloc(s, h, def_chunk, path, err);
     }
     {
-        /* The layout the file's CHUNK implies must be no larger than the
+        /* The layout the file's CHUNK implies must be no finer than the
          * default one, than what this text could hold, or than a small
-         * fixed amount. */
+         * fixed amount: writes through this handle accumulate per chunk,
+         * and a CHUNK of 1 row would make them hold one accumulator per
+         * value written. */
         int64_t total = cf__stats_total(h, chunk), dtotal = cf__stats_total(h, def_chunk);
         int64_t bound = (int64_t)(len / CF__CHUNK_LINE_MIN);
         if (dtotal > bound) bound = dtotal;
@@ -2007,7 +2080,16 @@ int cf__stats_parse(cf__stats *s, const cf__header *h, const char *text, size_t 
                 cf__blob_reset(s, cur, cls);
                 continue;
             }
-            s->acc[(s->first_chunk[cur] + r.k) * nmemb + r.j] = r.a;
+            /* held as the lines come: memory follows the text, not the
+             * rows the header claims */
+            cf__acc *slot = cf__stats_chunk(s, cur, r.k);
+            if (!slot) {
+                tracked = 0;
+                s->valid[cur] = CF__B_BAD;
+                cf__blob_reset(s, cur, cls);
+                continue;
+            }
+            slot[r.j] = r.a;
             expect++;
         }
     }

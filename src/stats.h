@@ -66,19 +66,31 @@ void cf__acc_add_simd(cf__acc *acc, int64_t nmemb, int64_t component0, const voi
  * two <= 2^20 whose chunk holds at most 8 MiB (at least 1). */
 int64_t cf__stats_default_chunk_rows(int64_t rowbytes);
 
+/* The accumulators held for one blob: chunks [lo, lo + n), nmemb each.
+ * Chunks outside that window are empty (nothing written to them, or no
+ * statistics for them in the text).  Memory thus follows the data written
+ * and the statistics text read, never the rows a header claims. */
+typedef struct cf__blob_stats {
+    cf__acc *acc;           /* n * nmemb accumulators, NULL if none held */
+    int64_t lo, n;
+    int lost;               /* an allocation failed: unknown until reset */
+} cf__blob_stats;
+
 /* The statistics of a column as held in memory and in the file. */
 typedef struct cf__stats {
     int64_t chunk_rows;
     int64_t nmemb;
     int64_t nfile;
+    char cls;               /* cf__acc_class of the column's dtype */
     int64_t *first_chunk;   /* nfile + 1: chunk index of each blob's first chunk */
-    cf__acc *acc;           /* first_chunk[nfile] * nmemb accumulators */
+    cf__blob_stats *blob;   /* nfile */
     unsigned char *valid;   /* nfile: 1 if blob b's chunks are complete and current */
 } cf__stats;
 
-/* Allocate statistics for the blob layout of h (rows per blob) with
- * chunk_rows rows per chunk: every accumulator empty, every blob invalid
- * except blobs with no rows (valid: nothing to know).  CF_ENOMEM. */
+/* Set up statistics for the blob layout of h (rows per blob) with
+ * chunk_rows rows per chunk: no accumulators held, every blob invalid
+ * except blobs with no rows (valid: nothing to know).  Allocates O(nfile)
+ * only.  CF_ENOMEM. */
 int cf__stats_alloc(cf__stats *s, const cf__header *h, int64_t chunk_rows, const char *path, cf_error *err);
 void cf__stats_free(cf__stats *s);
 
@@ -86,9 +98,31 @@ void cf__stats_free(cf__stats *s);
  * their accumulators and validity.  CF_ENOMEM. */
 int cf__stats_grow(cf__stats *s, const cf__header *h, int64_t old_nfile, const char *path, cf_error *err);
 
-/* Number of chunks of blob b and the accumulators of its chunk k. */
+/* Number of chunks of blob b (as the header says: nothing is held for
+ * them until they are written or parsed). */
 int64_t cf__stats_blob_chunks(const cf__stats *s, int64_t b);
+
+/* The accumulators of chunk k of blob b if held, else NULL (empty). */
+const cf__acc *cf__stats_peek(const cf__stats *s, int64_t b, int64_t k);
+
+/* The accumulators of chunks [k0, k1) of blob b, contiguous, held from now
+ * on (allocated, empty, where they were not): a pointer to chunk k0's,
+ * valid until the next call for the same blob.  NULL if the range is not
+ * in the blob or memory ran out (the blob's statistics are then lost:
+ * cf__stats_blob_whole says 0 until cf__stats_reset_blob). */
+cf__acc *cf__stats_chunks(cf__stats *s, int64_t b, int64_t k0, int64_t k1);
 cf__acc *cf__stats_chunk(cf__stats *s, int64_t b, int64_t k);
+
+/* Drop blob b's accumulators (all empty again, none held, not lost).
+ * Validity is the caller's. */
+void cf__stats_reset_blob(cf__stats *s, int64_t b);
+
+/* Drop blob b's accumulators and mark them lost (another handle's writes
+ * to it could not be counted), until cf__stats_reset_blob. */
+void cf__stats_lose_blob(cf__stats *s, int64_t b);
+
+/* 1 if every chunk of blob b is held (statistics can describe it whole). */
+int cf__stats_blob_whole(const cf__stats *s, int64_t b);
 
 /* The statistics text (docs/format.md 8.4): colfile-v1's tail, or the
  * older file colfile-stats-v1.  Format: text, LF:

@@ -906,11 +906,15 @@ class Column:
         Returns
         -------
         numpy.ndarray
-            A structured array with one record per chunk (in row order) and
-            the fields of ``cf_chunk_stats``: ``blob``, ``first_row``,
-            ``rows``, ``valid`` (False: unknown or stale -- never trust the
-            other numbers then), ``ordered``, ``count``, ``nan_count``,
-            ``min``, ``max`` (doubles rounded outward), ``sum``.
+            A structured array of records in row order with the fields of
+            ``cf_chunk_stats``: ``blob``, ``first_row``, ``rows``, ``valid``
+            (False: unknown or stale -- never trust the other numbers then),
+            ``ordered``, ``count``, ``nan_count``, ``min``, ``max`` (doubles
+            rounded outward), ``sum``.  A blob whose statistics are known
+            has one record per chunk; a blob whose statistics are unknown
+            has one record (``valid`` False) covering all its rows, so the
+            result grows with the statistics that exist, never with the
+            rows a header claims.
 
         Examples
         --------
@@ -934,19 +938,40 @@ class Column:
                 raise IndexError(f"{self._what()}: component {component} is out of range "
                                  f"for {nmemb} component(s)")
             comps = [j % nmemb]
+        recs: list[list[tuple[Any, ...]]] = []
         with self._lock:
             h = self._handle()
-            n = int(L.cf_column_chunk_count(h)) if self._kind == 0 else 0
-            out = np.zeros((n, len(comps)), CHUNK_STATS_DTYPE)
             st = ffi.new("cf_chunk_stats *")
             err = new_error()
-            for k in range(n):
-                for i, j in enumerate(comps):
-                    rc = L.cf_column_chunk_stats(h, k, j, st, err)
-                    if rc < 0:
-                        raise_error(rc, err)
-                    out[k, i] = (st.blob, st.first_row, st.rows, st.valid, st.ordered,
-                                 st.count, st.nan_count, st.min, st.max, st.sum)
+
+            def get(k: int, j: int) -> tuple[Any, ...]:
+                rc = L.cf_column_chunk_stats(h, k, j, st, err)
+                if rc < 0:
+                    raise_error(rc, err)
+                return (st.blob, st.first_row, st.rows, st.valid, st.ordered,
+                        st.count, st.nan_count, st.min, st.max, st.sum)
+
+            crows = int(L.cf_column_chunk_rows(h)) if self._kind == 0 else 0
+            k = 0  # the blob's first chunk, in the numbering of cf_column_chunk_stats
+            for b in range(int(L.cf_column_nfile(h)) if crows > 0 else 0):
+                rows = int(L.cf_column_blob_rows(h, b))
+                nc = -(-rows // crows) if rows > 0 else 0
+                if nc == 0:
+                    continue
+                # validity is the blob's: unknown statistics come as one record
+                first = get(k, comps[0])
+                if not first[3]:
+                    rec = (b, first[1], rows, False, first[4], 0, 0, np.nan, np.nan, 0.0)
+                    recs.append([rec] * len(comps))
+                else:
+                    for kk in range(k, k + nc):
+                        recs.append([first if kk == k and i == 0 else get(kk, j)
+                                     for i, j in enumerate(comps)])
+                k += nc
+        out = np.zeros((len(recs), len(comps)), CHUNK_STATS_DTYPE)
+        for r, row in enumerate(recs):
+            for i, rec in enumerate(row):
+                out[r, i] = rec
         if component is not None or self._nmemb <= 1:
             return out[:, 0]
         return out

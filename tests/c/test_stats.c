@@ -853,14 +853,35 @@ static void test_layout_and_grow(void)
     CHECK_EQ_INT(s.first_chunk[3], 5);
     CHECK_EQ_INT(s.first_chunk[4], 6);
     CHECK(s.valid[0] == 1 && s.valid[1] == 0 && s.valid[2] == 0 && s.valid[3] == 0);
+    /* nothing is held until asked for */
+    for (int64_t b = 0; b < 4; b++) CHECK(s.blob[b].acc == NULL && cf__stats_peek(&s, b, 0) == NULL);
+    CHECK(cf__stats_blob_whole(&s, 0) && !cf__stats_blob_whole(&s, 1));
     CHECK(cf__stats_chunk(&s, 0, 0) == NULL);
-    CHECK(cf__stats_chunk(&s, 1, 0) == s.acc);
-    CHECK(cf__stats_chunk(&s, 1, 1) == s.acc + 3);
-    CHECK(cf__stats_chunk(&s, 2, 2) == s.acc + 12);
-    CHECK(cf__stats_chunk(&s, 3, 0) == s.acc + 15);
     CHECK(cf__stats_chunk(&s, 3, 1) == NULL);
     CHECK(cf__stats_chunk(&s, 2, -1) == NULL);
-    for (int i = 0; i < 18; i++) CHECK(s.acc[i].count == 0 && s.acc[i].v.f.min == INFINITY);
+    CHECK(cf__stats_chunk(&s, 2, 3) == NULL);
+    CHECK(cf__stats_chunks(&s, 2, 1, 1) == NULL);
+    /* chunk 1 of blob 1: its window is that chunk alone, empty */
+    cf__acc *a = cf__stats_chunk(&s, 1, 1);
+    CHECK(a != NULL && s.blob[1].lo == 1 && s.blob[1].n == 1 && cf__stats_peek(&s, 1, 1) == a);
+    CHECK(cf__stats_peek(&s, 1, 0) == NULL && !cf__stats_blob_whole(&s, 1));
+    for (int j = 0; j < 3; j++) CHECK(a[j].count == 0 && a[j].v.f.min == INFINITY);
+    a[2].count = 7;
+    /* growing down to chunk 0 keeps chunk 1's accumulators */
+    CHECK(cf__stats_chunk(&s, 1, 0) != NULL && s.blob[1].lo == 0 && s.blob[1].n == 2);
+    CHECK(cf__stats_peek(&s, 1, 1)[2].count == 7 && cf__stats_peek(&s, 1, 0)[2].count == 0);
+    CHECK(cf__stats_blob_whole(&s, 1));
+    cf__stats_reset_blob(&s, 1);
+    CHECK(s.blob[1].acc == NULL && cf__stats_peek(&s, 1, 1) == NULL);
+    /* a window grows by its own size, within the blob */
+    CHECK(cf__stats_chunk(&s, 2, 0) != NULL && s.blob[2].n == 1);
+    CHECK(cf__stats_chunk(&s, 2, 1) != NULL && s.blob[2].lo == 0 && s.blob[2].n == 3);
+    cf__stats_lose_blob(&s, 3);
+    CHECK(cf__stats_chunk(&s, 3, 0) == NULL && !cf__stats_blob_whole(&s, 3));
+    cf__stats_reset_blob(&s, 3);
+    CHECK(cf__stats_chunk(&s, 3, 0) != NULL && cf__stats_blob_whole(&s, 3));
+    cf__stats_reset_blob(&s, 2);
+    cf__stats_reset_blob(&s, 3);
 
     /* fill blob 2 and mark it valid; grow by two blobs */
     double data[12];
@@ -893,7 +914,7 @@ static void test_layout_and_grow(void)
     make_header(&h2, "<i8", 0, 2, rows + 1);
     CHECK_OK(cf__stats_alloc(&s, &h2, 2, "col", &err), &err);
     CHECK_EQ_INT(cf__stats_blob_chunks(&s, 0), 3);
-    CHECK(cf__stats_chunk(&s, 0, 1) == s.acc);
+    CHECK(cf__stats_chunk(&s, 0, 1) != NULL);
     cf__stats_free(&s);
     cf__header_free(&h2);
     make_header(&h2, "<i8", 1, 0, rows);
@@ -915,6 +936,20 @@ static void test_layout_and_grow(void)
     int64_t big[2] = { INT64_MAX, INT64_MAX };
     make_header(&h2, "<f8", 3, 2, big);
     CHECK_FAILS(cf__stats_alloc(&s, &h2, 1, "col", &err), CF_ENOMEM, &err, "col");
+    cf__header_free(&h2);
+    /* a layout of 2^62 chunks costs nothing until chunks are written, and
+     * then only those */
+    int64_t huge[2] = { (int64_t)1 << 62, 5 };
+    make_header(&h2, "<f8", 1, 2, huge);
+    CHECK_OK(cf__stats_alloc(&s, &h2, 1, "col", &err), &err);
+    CHECK_EQ_INT(cf__stats_blob_chunks(&s, 0), (int64_t)1 << 62);
+    CHECK(cf__stats_chunk(&s, 0, ((int64_t)1 << 62) - 1) != NULL && s.blob[0].n == 1);
+    CHECK(cf__stats_chunk(&s, 1, 0) != NULL && s.blob[1].n == 1);
+    /* a window from chunk 0 to 2^62 cannot be: the blob's statistics are
+     * lost (unknown), nothing is allocated */
+    CHECK(cf__stats_chunk(&s, 0, 0) == NULL && s.blob[0].lost && s.blob[0].acc == NULL);
+    CHECK(!cf__stats_blob_whole(&s, 0));
+    cf__stats_free(&s);
     cf__header_free(&h2);
     cf__header_free(&h);
 }
@@ -1166,8 +1201,8 @@ static int all_invalid(const cf__stats *p, const cf__header *h)
     if (!p->first_chunk || p->nfile != h->nfile || p->nmemb != h->nmemb) return 0;
     for (int64_t b = 0; b < h->nfile; b++)
         if (p->valid[b] != (h->rows[b] == 0)) return 0;
-    for (int64_t i = 0; i < p->first_chunk[p->nfile] * p->nmemb; i++)
-        if (p->acc[i].count != 0) return 0;
+    for (int64_t b = 0; b < h->nfile; b++)
+        if (p->blob[b].acc) return 0;
     return 1;
 }
 
@@ -1249,7 +1284,7 @@ static void test_parse_errors(void)
     snprintf(ihead, sizeof ihead, "COLFILE-STATS: 1\nDTYPE: <i1\nNMEMB: 1\nNFILE: 1\nCHUNK: 4\n000000: 1 : %u\n",
              (unsigned)hi.sums[0]);
     CHECK_OK(parse_body(&p, &hi, ihead, "0 0 count=1 nan=0 min=-9223372036854775808 max=-5 sum=-5\n", &err), &err);
-    CHECK(p.valid[0] == 1 && p.acc[0].v.i.min == INT64_MIN);
+    CHECK(p.valid[0] == 1 && cf__stats_peek(&p, 0, 0)->v.i.min == INT64_MIN);
     CHECK_FAILS(parse_body(&p, &hi, ihead, "0 0 count=1 nan=0 min=-9223372036854775809 max=-5 sum=-5\n", &err),
                 CF_EFORMAT, &err, ":7: bad integer");
     CHECK_FAILS(parse_body(&p, &hi, ihead, "0 0 count=1 nan=0 min=1.5 max=2 sum=3\n", &err), CF_EFORMAT, &err,

@@ -89,27 +89,4 @@ static inline int fuzz_same_double(double a, double b)
     return memcmp(&a, &b, sizeof a) == 0;
 }
 
-/* A column opens with statistics for its header's whole layout, one
- * accumulator (40 bytes) per chunk and vector component: a 60-byte header
- * can ask for gigabytes (2^49 rows, or NMEMB 10^6 with a few rows; see the
- * fuzzing notes of issue #5).  Targets skip such headers so that the
- * fuzzer explores the parsers instead of the allocator. */
-#define FUZZ_MAX_ACCS ((int64_t)1 << 20)
-
-static inline int fuzz_layout_too_large(const void *text, size_t len)
-{
-    cf__header h;
-    char *copy = malloc(len ? len : 1);
-    if (!copy) abort();
-    if (len) memcpy(copy, text, len);
-    int rc = cf__header_parse(&h, copy, len, "fuzz", NULL);
-    free(copy);
-    if (rc) return 0;
-    int64_t chunk = cf__stats_default_chunk_rows(h.nmemb * h.dtype.width), chunks = 0;
-    for (int64_t b = 0; b < h.nfile && chunks <= FUZZ_MAX_ACCS; b++) chunks += h.rows[b] / chunk + (h.rows[b] % chunk != 0);
-    int big = h.nmemb > 0 && chunks > FUZZ_MAX_ACCS / h.nmemb;
-    cf__header_free(&h);
-    return big;
-}
-
 #endif

@@ -154,11 +154,14 @@ def _report(sel: Any, elapsed: float, shown: int | None, cols: list[Any]) -> Non
           file=err)
     print(f"  time:   {elapsed:.3f} s to evaluate", file=err)
     for col in cols:
-        valid = col.chunk_stats(0)["valid"]
-        unknown = int(np.count_nonzero(~valid))
+        st = col.chunk_stats(0)  # one record per blob whose statistics are unknown
+        unknown = int(np.count_nonzero(~st["valid"]))
         if unknown:
-            print(f"  note:   {unknown} of {len(valid)} chunks of {col.name} have no "
-                  "statistics and were read; 'colfile index' computes them", file=err)
+            blobs = len(np.unique(st["blob"]))
+            print(f"  note:   {unknown} of {blobs} blob{'s' if blobs != 1 else ''} of {col.name} "
+                  f"{'have' if unknown != 1 else 'has'} no statistics and "
+                  f"{'were' if unknown != 1 else 'was'} read; 'colfile index' computes them",
+                  file=err)
     err.flush()
 
 

@@ -237,7 +237,9 @@ def run(args: Any) -> int:
             doc: dict[str, Any] = {"blob": b, "id": blob_id(b), "first_row": int(starts[b]),
                                    "rows": int(blob_rows[b]), "known": known,
                                    "chunks": [], "total": None}
-            for i, k in enumerate(sel.tolist()):
+            # a blob whose statistics are unknown comes as one record, not
+            # per chunk: it lists no chunks, only its "all" line
+            for i, k in enumerate(sel.tolist() if known else []):
                 rec = r[i]
                 valid = bool(rec[0]["valid"])
                 doc["chunks"].append({

@@ -150,7 +150,7 @@ def test_report_notes_unknown_statistics(cli, tmp_path, lib):
     status, out, err = cli("query", path, "x >= 990", "--report", "--csv")
     assert status == 0 and [float(v) for v in out.split()] == x[990:].tolist()
     assert "2 scanned" in err and "read:   7.8 KiB of 7.8 KiB" in err
-    assert "note:   2 of 2 chunks of x have no statistics and were read; 'colfile index' " \
+    assert "note:   2 of 2 blobs of x have no statistics and were read; 'colfile index' " \
            "computes them" in err
     assert cli("index", "--no-progress", path)[0] == 0
     status, out2, err = cli("query", path, "x >= 990", "--report", "--csv")
