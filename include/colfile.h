@@ -582,8 +582,10 @@ CF_API int cf_column_attr_names(cf_column *c, char ***names, int64_t *count,
 /* Every write computes, in the same pass as the checksums, for each chunk
  * of rows (chunks restart at every blob) and each vector component: the
  * count of values, the NaN count, min, max and sum.  They are committed
- * with the header, as the tail of the `colfile-v1` file, and trusted only
- * while the header still describes the same data (docs/format.md 8.4). */
+ * with the header, in the `colfile-v1` file, and trusted only while that
+ * file passes its own checksum and records the stamp of the header as it is
+ * now, and no in-place update is in progress or was interrupted
+ * (cf_column_ext_state; docs/format.md 8.1, 8.4). */
 
 typedef struct cf_chunk_stats {
     int64_t blob;        /* the blob holding the chunk */
