@@ -878,10 +878,16 @@ int cf__column_apply_ext(cf_column *c, const char *text, size_t len, const char 
     c->legacy_stats = !has_stats;
     *legacy = ok && !has_stats;
     if (*legacy) return 0;
+    if (ok || !has_stats || c->ext_state == CF_EXT_DAMAGED)
+        return cf__column_apply_stats(c, ok && has_stats ? text + at : NULL, body - at, path, err);
     /* statistics that are not current are parsed only for their chunk
-     * size (load_stats), and not at all from a damaged file */
-    int usable = has_stats && (ok || (!trusted && c->ext_state != CF_EXT_DAMAGED));
-    return cf__column_apply_stats(c, usable ? text + at : NULL, body - at, path, err);
+     * size (load_stats), at once: no copy of their text is kept that a
+     * snapshot could hand on as if it were current */
+    if (c->kind != CF_KIND_DATA) return 0;
+    free(c->stats_text);
+    c->stats_text = NULL;
+    c->stats_pending = 0;
+    return load_stats(c, text + at, body - at, path, err);
 }
 
 int cf_column_ext_state(cf_column *c, int *state, cf_error *err)
