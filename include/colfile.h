@@ -516,7 +516,9 @@ enum cf_blob_status {
     CF_BLOB_SUM_MISMATCH  = 0x08, /* bigfile byte sum differs */
     CF_BLOB_CRC_MISMATCH  = 0x10, /* CRC32C differs */
     CF_BLOB_CRC_UNKNOWN   = 0x20, /* no current CRC32C recorded */
-    CF_BLOB_STATS_MISMATCH = 0x40 /* recorded statistics disagree with the data */
+    CF_BLOB_STATS_MISMATCH = 0x40, /* recorded statistics disagree with the data */
+    CF_BLOB_STATS_DAMAGED = 0x80  /* recorded statistics are inconsistent (min above
+                                     max, counts that do not fit the rows, ...): unusable */
 };
 
 /* Read blob i whole and compare it with the header and extension file.
@@ -524,6 +526,29 @@ enum cf_blob_status {
  * the check itself (CF_EIO, CF_EARG), not for a damaged blob. */
 CF_API int cf_column_verify_blob(cf_column *c, int64_t i, unsigned *status,
                           cf_error *err);
+
+/* Whether the CRC32C values and statistics recorded for a column (in its
+ * `colfile-v1`) apply to its data: cf_column_ext_state.  Only CURRENT lets
+ * reads, checks and queries use them; in every other state they are all
+ * unknown, which never changes an answer (docs/format.md 8.1). */
+enum cf_ext_state {
+    CF_EXT_CURRENT  = 0, /* recorded for the header as it is now */
+    CF_EXT_ABSENT   = 1, /* none recorded (written by another tool) */
+    CF_EXT_UNBOUND  = 2, /* recorded without the header's stamp (an older
+                            colfile, or a file system that cannot set
+                            modification times) */
+    CF_EXT_STALE    = 3, /* the header changed since they were recorded (a
+                            write by another tool, or a copy that did not
+                            keep modification times): `colfile index` */
+    CF_EXT_DAMAGED  = 4, /* colfile-v1 fails its own checksum or does not
+                            parse: `colfile repair` */
+    CF_EXT_UPDATING = 5, /* another process is updating rows in place */
+    CF_EXT_TORN     = 6  /* an in-place update was interrupted (colfile-torn) */
+};
+
+/* *state receives a CF_EXT_* value (CF_EXT_ABSENT for columns without
+ * data).  CF_ENOMEM. */
+CF_API int cf_column_ext_state(cf_column *c, int *state, cf_error *err);
 
 /* ------------------------------------------------------------------ */
 /* Attributes                                                           */
@@ -557,8 +582,10 @@ CF_API int cf_column_attr_names(cf_column *c, char ***names, int64_t *count,
 /* Every write computes, in the same pass as the checksums, for each chunk
  * of rows (chunks restart at every blob) and each vector component: the
  * count of values, the NaN count, min, max and sum.  They are committed
- * with the header, as the tail of the `colfile-v1` file, and trusted only
- * while the header still describes the same data (docs/format.md 8.4). */
+ * with the header, in the `colfile-v1` file, and trusted only while that
+ * file passes its own checksum and records the stamp of the header as it is
+ * now, and no in-place update is in progress or was interrupted
+ * (cf_column_ext_state; docs/format.md 8.1, 8.4). */
 
 typedef struct cf_chunk_stats {
     int64_t blob;        /* the blob holding the chunk */

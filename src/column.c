@@ -77,6 +77,7 @@ void cf__column_free(cf_column *c)
     free(c->first_row);
     cf__stats_free(&c->stats);
     free(c->stats_text);
+    free(c->stats_bad);
     free(c->deferred);
     free(c->committed_sums);
     free(c->crc);
@@ -165,53 +166,100 @@ static char *attr_dir_of(const cf_file *f, const char *name)
  * in place for the commit to sync (private_). */
 /* keep (private_ only; may be NULL): leave the file open there (-1 on
  * failure), for the commit to fsync without opening it again. */
+/* written (may be NULL) is called with the file's descriptor once its
+ * bytes are written (cf__write_file_atomic_hook). */
+static int write_meta_hook(cf_column *c, const char *name, char *text, size_t len, int private_, int *keep,
+                           void (*written)(int, void *), cf_error *err)
+{
+    int rc = private_ ? cf__write_file_private_hook(c->dir, name, text, len, keep, written, c, err)
+                      : cf__write_file_atomic_hook(c->dir, name, text, len, c->durable, written, c, err);
+    free(text);
+    return rc;
+}
+
 static int write_meta(cf_column *c, const char *name, char *text, size_t len, int private_, int *keep,
                       cf_error *err)
 {
-    int rc = private_ ? cf__write_file_private_keep(c->dir, name, text, len, keep, err)
-                      : cf__write_file_atomic(c->dir, name, text, len, c->durable, err);
-    free(text);
-    return rc;
+    return write_meta_hook(c, name, text, len, private_, keep, NULL, err);
+}
+
+/* The header this commit writes: its mtime set back so that any later
+ * write of it changes its stamp, which colfile-v1 then records (hstamp.h,
+ * docs/format.md 8.1). */
+static void stamp_header(int fd, void *arg)
+{
+    cf__hstamp_backdate(fd, &((cf_column *)arg)->hstamp);
 }
 
 static int write_header(cf_column *c, int private_, int *keep, cf_error *err)
 {
     char *text;
     size_t len;
+    c->hstamp.known = 0; /* until this write gives it */
     int rc = cf__header_format(&c->h, &text, &len, c->path, err);
-    return rc ? rc : write_meta(c, "header", text, len, private_, keep, err);
+    return rc ? rc : write_meta_hook(c, "header", text, len, private_, keep, stamp_header, err);
 }
 
-/* colfile-v1: the CRCs, then the statistics as its tail (format.md 8.1 and
- * 8.4): one file per column for both, written once per commit. */
+/* colfile-v1: the CRCs, the stamp of the header this commit wrote just
+ * before, the statistics, and the file's own checksum (format.md 8.1 and
+ * 8.4): one file per column for all, written once per commit, after the
+ * header. */
 static int write_ext(cf_column *c, int private_, int *keep, cf_error *err)
 {
-    char *text, *stats = NULL;
-    size_t len, sl = 0;
-    int rc = cf__ext_format(&c->h, c->crc, c->crc_known, &text, &len, c->path, err);
-    if (rc) return rc;
-    if ((rc = cf__stats_format(&c->stats, &c->h, &stats, &sl, c->path, err)) == 0) {
-        char *both = realloc(text, len + sl + 1);
-        if (both) {
-            memcpy(both + len, stats, sl);
-            text = both;
-            len += sl;
-        } else {
-            rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
-        }
-    }
+    char *crcs = NULL, *stats = NULL, *text = NULL;
+    size_t cl, sl = 0, len;
+    int rc = cf__ext_format(&c->h, c->crc, c->crc_known, &crcs, &cl, c->path, err);
+    if (rc == 0) rc = cf__stats_format(&c->stats, &c->h, &stats, &sl, c->path, err);
+    if (rc == 0) rc = cf__ext_assemble(crcs, cl, &c->hstamp, stats, sl, &text, &len, c->path, err);
+    free(crcs);
     free(stats);
-    if (rc) {
-        free(text);
-        return rc;
+    if (rc == 0) rc = write_meta(c, CF__EXT_NAME, text, len, private_, keep, err);
+    if (rc == 0) {
+        /* what this handle holds is now what is recorded */
+        c->ext_state = CF_EXT_CURRENT;
+        c->stats_damaged = 0;
+        free(c->stats_bad);
+        c->stats_bad = NULL;
     }
-    return write_meta(c, CF__EXT_NAME, text, len, private_, keep, err);
+    return rc;
+}
+
+/* Blobs whose statistics the text holds but that did not load: with a
+ * current colfile-v1 (whose checksum rules out a changed byte) they are
+ * inconsistent as written, which `colfile check` reports as damage. */
+static int note_bad_stats(cf_column *c, const char *text, size_t len, const char *path, cf_error *err)
+{
+    free(c->stats_bad);
+    c->stats_bad = NULL;
+    if (!text || c->h.nfile == 0) return 0;
+    unsigned char *seen = calloc((size_t)c->h.nfile, 1);
+    if (!seen) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", path);
+    cf__ext_stats_blob_lines(text, len, c->h.nfile, seen);
+    int any = 0;
+    for (int64_t b = 0; b < c->h.nfile; b++) {
+        seen[b] = seen[b] && !c->stats.valid[b];
+        any |= seen[b];
+    }
+    if (any) c->stats_bad = seen;
+    else free(seen);
+    return 0;
 }
 
 static int load_stats(cf_column *c, const char *text, size_t len, const char *path, cf_error *err)
 {
     /* Damaged statistics are no statistics: never a reason not to open. */
-    if (text && cf__stats_parse(&c->stats, &c->h, text, len, path, NULL) == 0) return 0;
+    c->stats_damaged = 0;
+    if (text) {
+        int rc = cf__stats_parse(&c->stats, &c->h, text, len, path, NULL);
+        if (rc == 0 && c->ext_state == CF_EXT_CURRENT) return note_bad_stats(c, text, len, path, err);
+        if (rc == 0) {
+            /* not current (cf__column_apply_ext): only the chunk size,
+             * for `colfile index` to keep */
+            for (int64_t b = 0; b < c->h.nfile; b++) cf__column_stats_reset_blob(c, b);
+            return 0;
+        }
+        c->stats_damaged = rc == CF_EFORMAT && c->ext_state == CF_EXT_CURRENT;
+    }
     cf__stats_free(&c->stats);
     return cf__stats_alloc(&c->stats, &c->h, cf__stats_default_chunk_rows(c->rowbytes), path, err);
 }
@@ -857,23 +905,67 @@ int cf__column_apply_header(cf_column *c, const char *text, size_t len, const ch
     return layout_blobs(c, 0, err);
 }
 
+/* Whether colfile-v1's text, as read from disk, applies to the header
+ * this handle read (docs/format.md 8.1); *body: the bytes to parse. */
+static int ext_state_of(const cf_column *c, const char *text, size_t len, size_t *body)
+{
+    *body = len;
+    if (c->ext_state == CF_EXT_UPDATING || c->ext_state == CF_EXT_TORN) return c->ext_state;
+    if (!text) return CF_EXT_ABSENT;
+    cf__hstamp recorded;
+    switch (cf__ext_unseal(text, len, &recorded, body)) {
+    case CF__SEAL_NONE: return CF_EXT_UNBOUND;
+    case CF__SEAL_UNSTAMPED: return CF_EXT_UNBOUND;
+    case CF__SEAL_DAMAGED: return CF_EXT_DAMAGED;
+    default: return cf__hstamp_equal(&recorded, &c->hstamp) ? CF_EXT_CURRENT : CF_EXT_STALE;
+    }
+}
+
 int cf__column_apply_ext(cf_column *c, const char *text, size_t len, const char *path, int *legacy,
                          cf_error *err)
 {
-    size_t at = len;
-    int has_stats = text && cf__ext_stats_section(text, len, &at);
+    /* A snapshot of another handle carries that handle's CRCs as it
+     * trusted them; from disk, the file must be current as a whole. */
+    size_t body = len;
+    c->ext_state = c->ext_snapshot ? (text ? CF_EXT_CURRENT : CF_EXT_ABSENT) : ext_state_of(c, text, len, &body);
+    int trusted = c->ext_state == CF_EXT_CURRENT;
+    size_t at = body;
+    int has_stats = text && cf__ext_stats_section(text, body, &at);
     /* CRCs are trusted only where still current; a damaged or absent file
      * leaves them unknown without keeping the column from opening. */
     cf__ext x;
-    int ok = text && cf__ext_parse(&x, text, at, path, NULL) == 0;
+    int ok = trusted && cf__ext_parse(&x, text, at, path, NULL) == 0;
+    if (trusted && !ok) c->ext_state = CF_EXT_DAMAGED;
     for (int64_t i = 0; i < c->h.nfile; i++) {
         c->crc_known[i] = ok ? (unsigned char)cf__ext_current(&x, &c->h, i) : 0;
         c->crc[i] = c->crc_known[i] ? x.crc[i] : 0;
     }
     if (ok) cf__ext_free(&x);
+    /* an older colfile-stats-v1 goes at the next commit; it is read only
+     * beside a current colfile-v1 without statistics */
     c->legacy_stats = !has_stats;
-    *legacy = !has_stats;
-    return has_stats ? cf__column_apply_stats(c, text + at, len - at, path, err) : 0;
+    *legacy = ok && !has_stats;
+    if (*legacy) return 0;
+    if (ok || !has_stats || c->ext_state == CF_EXT_DAMAGED)
+        return cf__column_apply_stats(c, ok && has_stats ? text + at : NULL, body - at, path, err);
+    /* statistics that are not current are parsed only for their chunk
+     * size (load_stats), at once: no copy of their text is kept that a
+     * snapshot could hand on as if it were current */
+    if (c->kind != CF_KIND_DATA) return 0;
+    free(c->stats_text);
+    c->stats_text = NULL;
+    c->stats_pending = 0;
+    return load_stats(c, text + at, body - at, path, err);
+}
+
+int cf_column_ext_state(cf_column *c, int *state, cf_error *err)
+{
+    if (!c || !state) return CF_FAIL(err, CF_EARG, "cf_column_ext_state: NULL argument");
+    *state = CF_EXT_ABSENT;
+    if (c->kind != CF_KIND_DATA) return 0;
+    int rc = cf__column_stats_need(c, err);
+    if (rc == 0) *state = c->ext_state;
+    return rc;
 }
 
 void cf__column_set_attrs_only(cf_column *c)
@@ -944,9 +1036,11 @@ int cf_column_open(cf_column **out, cf_file *f, const char *name, cf_error *err)
             rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
             goto done;
         }
-        rc = cf__read_file(hp, &text, &len, err);
+        struct stat hst;
+        rc = cf__read_file_stat(hp, &text, &len, &hst, err);
         if (rc == CF_ENOENT)
             rc = CF_FAIL(err, CF_ENOENT, "%s: no column '%s' in File %s", c->path, name, f->path);
+        if (rc == 0) cf__hstamp_of(&c->hstamp, &hst);
         if (rc == 0) rc = cf__column_apply_header(c, text, len, hp, err);
         if (rc) goto done;
         c->committed_nfile = c->h.nfile;
@@ -959,7 +1053,12 @@ int cf_column_open(cf_column **out, cf_file *f, const char *name, cf_error *err)
         free(tp);
         if (marked && !f->writable && (rc = cf__name_confine(f->path, name, err))) goto done;
         c->torn_at_open = marked && !writer_alive(c);
-        if (marked) c->verify = 0; /* its recorded CRCs are known to be stale */
+        /* its recorded CRCs and statistics may describe rows that the
+         * update has changed since: all unknown for this handle */
+        if (marked) {
+            c->verify = 0;
+            c->ext_state = c->torn_at_open ? CF_EXT_TORN : CF_EXT_UPDATING;
+        }
         if (c->torn_at_open && !(f->flags & CF_OPEN_TORN_OK)) {
             rc = CF_FAIL(err, CF_ETORN, "%s: an in-place update of this column was interrupted (%s is "
                          "present): its rows may mix old and new values; `colfile repair` makes it "
@@ -1204,6 +1303,9 @@ int cf_column_flush(cf_column *c, cf_error *err)
             c->failed = 1;
             return rc;
         }
+        /* colfile-v1 records the stamp of the header written with it: a
+         * data column's commit writes both or neither */
+        if (c->kind == CF_KIND_DATA && meta) c->header_dirty = c->ext_dirty = 1;
         if (c->header_dirty && (rc = write_header(c, 0, NULL, err))) return rc;
         if (c->header_dirty) c->listed_nfile = c->h.nfile;
         if (c->kind == CF_KIND_DATA && c->ext_dirty) {
@@ -2265,6 +2367,8 @@ int cf_column_verify_blob(cf_column *c, int64_t i, unsigned *status, cf_error *e
     uint32_t crc_known = 0; /* read only when has_crc */
     int has_crc = cf_column_blob_crc32c(c, i, &crc_known);
     if (!has_crc) st |= CF_BLOB_CRC_UNKNOWN;
+    if (c->kind == CF_KIND_DATA && (c->stats_damaged || (c->stats_bad && c->stats_bad[i])))
+        st |= CF_BLOB_STATS_DAMAGED;
     int fd = open(p, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         if (errno != ENOENT) {

@@ -8,6 +8,7 @@
 
 #include "attrs.h"
 #include "header.h"
+#include "hstamp.h"
 #include "stats.h"
 #include "writer_lock.h"
 
@@ -81,6 +82,15 @@ struct cf_column {
     int shared;         /* other handles may write these blobs too (an
                            exported snapshot or merged pending state) */
     int verify;         /* reads check the CRC32C of blobs they cover whole */
+    cf__hstamp hstamp;  /* the header's stamp: as read at open, then as this
+                           handle last committed it (hstamp.h) */
+    int ext_state;      /* enum cf_ext_state: whether crc/stats as read apply */
+    int ext_snapshot;   /* colfile-v1 comes from another handle's snapshot
+                           (cf_column_open_meta), whose trust it carries */
+    int stats_damaged;  /* the statistics text, from a current colfile-v1,
+                           does not parse */
+    unsigned char *stats_bad; /* NULL, or nfile flags: blob b has statistics
+                           in that text that are inconsistent */
     cf__lock lock;      /* the writer lock (writer_lock.h), fd -1 if not held */
     int nolock;         /* CF_OPEN_NOLOCK: take no writer lock */
     int failed;         /* a write failed or changes were discarded: the

@@ -11,6 +11,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "catalog.h"
 #include "column.h"
@@ -107,8 +108,10 @@ int cf_column_open_meta(cf_column **out, cf_file *f, const void *buf, size_t len
     } else {
         if ((rc = cf__column_apply_header(c, (const char *)header, hl, c->path, err))) goto fail;
         /* the exporter sends colfile-v1 without its statistics, which
-         * come apart (they may be pending: unparsed text) */
+         * come apart (they may be pending: unparsed text), and only what
+         * it trusts */
         int legacy;
+        c->ext_snapshot = 1;
         if ((rc = cf__column_apply_ext(c, xl ? (const char *)ext : NULL, xl, c->path, &legacy, err))) goto fail;
         if (legacy && (rc = cf__column_apply_stats(c, sl ? (const char *)stats : NULL, sl, c->path, err)))
             goto fail;
@@ -161,12 +164,16 @@ int cf__column_apply_cached(cf_column *c, const cf__catalog_file *files, const c
     size_t len = h->len;
     int rc = 0;
     if (!h->present) return CF_FAIL(err, CF_ENOENT, "%s: no header", c->path);
+    /* the header's stamp, which colfile-v1 must have recorded (8.1) */
+    c->hstamp = (cf__hstamp){ 1, h->st.msec, h->st.mnsec, (int64_t)h->st.size };
     if (!h->inline_bytes) {
         char *p = cf__path_join(c->path, "header");
         if (!p) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
-        rc = cf__read_file(p, &owned, &len, err);
+        struct stat st;
+        rc = cf__read_file_stat(p, &owned, &len, &st, err);
         free(p);
         if (rc) return rc;
+        cf__hstamp_of(&c->hstamp, &st);
         text = owned;
     }
     rc = cf__column_apply_header(c, text, len, c->path, err);

@@ -27,12 +27,26 @@ char *cf__path_join(const char *a, const char *b)
     return p;
 }
 
+static int read_file_at(int dfd, const char *path, int nofollow, char **data, size_t *len, struct stat *st_out,
+                        cf_error *err);
+
 int cf__read_file(const char *path, char **data, size_t *len, cf_error *err)
 {
-    return cf__read_file_at(AT_FDCWD, path, 0, data, len, err);
+    return read_file_at(AT_FDCWD, path, 0, data, len, NULL, err);
+}
+
+int cf__read_file_stat(const char *path, char **data, size_t *len, struct stat *st, cf_error *err)
+{
+    return read_file_at(AT_FDCWD, path, 0, data, len, st, err);
 }
 
 int cf__read_file_at(int dfd, const char *path, int nofollow, char **data, size_t *len, cf_error *err)
+{
+    return read_file_at(dfd, path, nofollow, data, len, NULL, err);
+}
+
+static int read_file_at(int dfd, const char *path, int nofollow, char **data, size_t *len, struct stat *st_out,
+                        cf_error *err)
 {
     /* careful mode: no link, and no open that waits (a FIFO planted there) */
     int fd = openat(dfd, path, O_RDONLY | O_CLOEXEC | (nofollow ? O_NOFOLLOW | O_NONBLOCK | O_NOCTTY : 0));
@@ -68,6 +82,7 @@ int cf__read_file_at(int dfd, const char *path, int nofollow, char **data, size_
     rc = cf__pread_all(fd, buf, cap, 0, &got, path, err);
     if (rc) goto done;
     buf[got] = '\0';
+    if (st_out) *st_out = st;
     *data = buf;
     *len = got;
     buf = NULL;
@@ -132,6 +147,12 @@ int cf__fsync_path(const char *path, cf_error *err)
 int cf__write_file_atomic(const char *dir, const char *name, const void *data,
                           size_t len, int durable, cf_error *err)
 {
+    return cf__write_file_atomic_hook(dir, name, data, len, durable, NULL, NULL, err);
+}
+
+int cf__write_file_atomic_hook(const char *dir, const char *name, const void *data, size_t len, int durable,
+                               void (*written)(int fd, void *arg), void *arg, cf_error *err)
+{
     char tmp[PATH_MAX];
     char *final = cf__path_join(dir, name);
     if (!final) return CF_FAIL(err, CF_ENOMEM, "%s/%s: out of memory", dir, name);
@@ -139,6 +160,7 @@ int cf__write_file_atomic(const char *dir, const char *name, const void *data,
     int rc = fd < 0 ? fd : 0;
     if (rc) goto done;
     rc = cf__pwrite_all(fd, data, len, 0, tmp, err);
+    if (rc == 0 && written) written(fd, arg);
     /* The bytes must be on disk before the name points at them. */
     if (rc == 0 && durable) rc = cf__fsync_fd(fd, tmp, err);
     if (close(fd) != 0 && rc == 0) {
@@ -158,6 +180,12 @@ done:
 int cf__write_file_private_keep(const char *dir, const char *name, const void *data,
                                 size_t len, int *keep_fd, cf_error *err)
 {
+    return cf__write_file_private_hook(dir, name, data, len, keep_fd, NULL, NULL, err);
+}
+
+int cf__write_file_private_hook(const char *dir, const char *name, const void *data, size_t len, int *keep_fd,
+                                void (*written)(int fd, void *arg), void *arg, cf_error *err)
+{
     if (keep_fd) *keep_fd = -1;
     char *p = cf__path_join(dir, name);
     if (!p) return CF_FAIL(err, CF_ENOMEM, "%s/%s: out of memory", dir, name);
@@ -168,6 +196,7 @@ int cf__write_file_private_keep(const char *dir, const char *name, const void *d
         rc = CF_FAIL(err, cf__errno_code(e), "%s: cannot create: %s", p, strerror(e));
     } else {
         rc = cf__pwrite_all(fd, data, len, 0, p, err);
+        if (rc == 0 && written) written(fd, arg);
         if (rc == 0 && keep_fd) {
             *keep_fd = fd;
         } else if (close(fd) != 0 && rc == 0) {

@@ -19,6 +19,9 @@ char *cf__path_join(const char *a, const char *b);
  * is not counted in *len).  CF_ENOENT if absent, CF_EIO, CF_EFORMAT if it is
  * larger than CF__METADATA_MAX, CF_ENOMEM. */
 int cf__read_file(const char *path, char **data, size_t *len, cf_error *err);
+/* The same, also giving the fstat of the file read. */
+struct stat;
+int cf__read_file_stat(const char *path, char **data, size_t *len, struct stat *st, cf_error *err);
 /* The same for path below the directory open as dfd (AT_FDCWD: as
  * cf__read_file); with `nofollow`, a symbolic link is refused and the
  * open never waits (a FIFO there is refused as not a regular file). */
@@ -35,6 +38,10 @@ int cf__open_temporary(const char *dir, const char *name, char *tmp, size_t cap,
  * new name is durable only once the caller fsyncs dir (cf__fsync_path). */
 int cf__write_file_atomic(const char *dir, const char *name, const void *data,
                           size_t len, int durable, cf_error *err);
+/* The same, calling written(fd, arg) once the bytes are written, before
+ * the fsync and the rename (to set the file's times: hstamp.h). */
+int cf__write_file_atomic_hook(const char *dir, const char *name, const void *data, size_t len, int durable,
+                               void (*written)(int fd, void *arg), void *arg, cf_error *err);
 
 /* Write dir/name in place (created or truncated), without a temporary and
  * without fsync: only for files in a directory nobody else looks at yet (a
@@ -47,6 +54,9 @@ int cf__write_file_private(const char *dir, const char *name, const void *data,
  * a descriptor for the caller to fsync (cf__fsync_files) and close. */
 int cf__write_file_private_keep(const char *dir, const char *name, const void *data,
                                 size_t len, int *keep_fd, cf_error *err);
+/* The same, calling written(fd, arg) once the bytes are written. */
+int cf__write_file_private_hook(const char *dir, const char *name, const void *data, size_t len, int *keep_fd,
+                                void (*written)(int fd, void *arg), void *arg, cf_error *err);
 
 /* fsync the n files dir/names[i]: the write-back of all of them (up to 64
  * at a time) is started before the first fsync waits, so that the file

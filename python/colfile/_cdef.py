@@ -134,10 +134,16 @@ void cf_free(void *p);
 enum cf_blob_status {
     CF_BLOB_OK = 0, CF_BLOB_MISSING = 1, CF_BLOB_SHORT = 2, CF_BLOB_LONG = 4,
     CF_BLOB_SUM_MISMATCH = 8, CF_BLOB_CRC_MISMATCH = 16,
-    CF_BLOB_CRC_UNKNOWN = 32, CF_BLOB_STATS_MISMATCH = 64
+    CF_BLOB_CRC_UNKNOWN = 32, CF_BLOB_STATS_MISMATCH = 64,
+    CF_BLOB_STATS_DAMAGED = 128
 };
 int cf_column_verify_blob(cf_column *c, int64_t i, unsigned *status,
                           cf_error *err);
+enum cf_ext_state {
+    CF_EXT_CURRENT = 0, CF_EXT_ABSENT = 1, CF_EXT_UNBOUND = 2, CF_EXT_STALE = 3,
+    CF_EXT_DAMAGED = 4, CF_EXT_UPDATING = 5, CF_EXT_TORN = 6
+};
+int cf_column_ext_state(cf_column *c, int *state, cf_error *err);
 
 int cf_column_attr_set(cf_column *c, const char *name, const char *dtype,
                        int64_t nmemb, const void *data, cf_error *err);

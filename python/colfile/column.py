@@ -55,7 +55,11 @@ _BLOB_STATUS = (
     (0x10, "CRC_MISMATCH"),
     (0x20, "CRC_UNKNOWN"),
     (0x40, "STATS_MISMATCH"),
+    (0x80, "STATS_DAMAGED"),
 )
+
+# enum cf_ext_state, by value
+_EXT_STATES = ("current", "absent", "unbound", "stale", "damaged", "updating", "torn")
 
 _REPAIR_BITS = (
     (0x01, "sums"),
@@ -843,13 +847,31 @@ class Column:
         set of str
             ``{"OK"}``, or some of ``MISSING``, ``SHORT``, ``LONG``,
             ``SUM_MISMATCH``, ``CRC_MISMATCH``, ``CRC_UNKNOWN``,
-            ``STATS_MISMATCH`` (recorded statistics disagree with the data).
+            ``STATS_MISMATCH`` (recorded statistics disagree with the data),
+            ``STATS_DAMAGED`` (recorded statistics are inconsistent in
+            themselves, e.g. a minimum above the maximum).
         """
         status = ffi.new("unsigned *")
         self._call("cf_column_verify_blob", i, status)
         bits = int(status[0])
         found = {name for bit, name in _BLOB_STATUS if bits & bit}
         return found or {"OK"}
+
+    @property
+    def ext_state(self) -> str:
+        """Whether the CRC32C values and statistics recorded for the column
+        apply to its data (``cf_column_ext_state``; docs/format.md 8.1):
+        ``"current"`` (they do, and reads, checks and queries use them), or,
+        all of them being unknown then, ``"absent"`` (none recorded),
+        ``"unbound"`` (recorded by an older colfile), ``"stale"`` (the header
+        changed since: another tool wrote the column, or a copy did not keep
+        modification times; ``colfile index`` recomputes them),
+        ``"damaged"`` (the file fails its checksum; ``colfile repair``),
+        ``"updating"`` (another process is updating rows in place) or
+        ``"torn"`` (such an update was interrupted)."""
+        state = ffi.new("int *")
+        self._call("cf_column_ext_state", state)
+        return _EXT_STATES[state[0]]
 
     @property
     def torn(self) -> bool:

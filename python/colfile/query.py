@@ -26,8 +26,10 @@ A query uses them as an index:
 Results are exact: identical to evaluating the same comparisons with numpy on
 the full arrays as stored (``col[:] < 3``), NaNs included (NaN compares
 False, except with ``!=``), whatever the statistics say.  Statistics that
-are unknown or stale (``valid`` 0: written by another tool, or the header
-describes other data) are never used: those cells are read.  A decision from
+are unknown or stale (``valid`` 0: written by another tool, the header
+rewritten since they were recorded, ``colfile-v1`` damaged, or an in-place
+update in progress or interrupted; ``Column.ext_state``) are never used:
+those cells are read.  A decision from
 the statistics relies only on min and max bounding the chunk's values (they
 are rounded outward, so integers beyond 2**53 are bounded too) and on the
 monotonicity of numpy's comparison: the bounds, taken in the column's dtype,

@@ -170,6 +170,15 @@ static void column_seeds(const char *dir, const char *id, const char *htext, siz
     if (cf__ext_format(&h, crc, known, &ext, &xl, dir, NULL) == 0) {
         snprintf(name, sizeof name, "%s.colfile-v1", id);
         seed1("ext", name, ext, xl);
+        /* the whole file as a commit writes it (statistics left out) */
+        cf__hstamp stamp = { 1, 1764250000, 123456788, (int64_t)hlen };
+        char *sealed;
+        size_t sealed_len;
+        if (cf__ext_assemble(ext, xl, &stamp, "", 0, &sealed, &sealed_len, dir, NULL) == 0) {
+            snprintf(name, sizeof name, "%s.colfile-v1-sealed", id);
+            seed1("ext", name, sealed, sealed_len);
+            free(sealed);
+        }
     }
     int64_t chunks[2] = { cf__stats_default_chunk_rows(rowbytes), 2 };
     for (int v = 0; v < 2; v++) {
@@ -212,10 +221,24 @@ static void column_seeds(const char *dir, const char *id, const char *htext, siz
         void *snap;
         size_t snap_len;
         cf_error err;
-        int bad = fuzz_write_file(scol, "header", htext, hlen) ||
-                  fuzz_write_file(scol, "attr-v2", attrs ? attrs : "", attrs ? al : 0) ||
-                  (v1 && fuzz_write_file(scol, "attr", v1, vl)) || (ext && fuzz_write_file(scol, CF__EXT_NAME, ext, xl)) ||
-                  (st && fuzz_write_file(scol, CF__STATS_NAME, st, sl));
+        /* colfile-v1 as colfile writes it: sealed, with the stamp of the
+         * header just written (docs/format.md 8.1), so that the snapshot
+         * carries the CRCs and statistics */
+        int bad = fuzz_write_file(scol, "header", htext, hlen);
+        struct stat hst;
+        char hp[4300], *sealed = NULL;
+        size_t sealed_len = 0;
+        snprintf(hp, sizeof hp, "%s/header", scol);
+        if (!bad && ext && stat(hp, &hst) == 0) {
+            cf__hstamp stamp;
+            cf__hstamp_of(&stamp, &hst);
+            if (cf__ext_assemble(ext, xl, &stamp, st ? st : "", st ? sl : 0, &sealed, &sealed_len, scol, NULL))
+                sealed = NULL;
+        }
+        bad = bad || fuzz_write_file(scol, "attr-v2", attrs ? attrs : "", attrs ? al : 0) ||
+              (v1 && fuzz_write_file(scol, "attr", v1, vl)) ||
+              (sealed && fuzz_write_file(scol, CF__EXT_NAME, sealed, sealed_len));
+        free(sealed);
         if (bad) {
             perror(scol);
             failures++;

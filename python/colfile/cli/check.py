@@ -38,17 +38,31 @@ blob is reported with its file path, the rows it holds and what is wrong:
   sum mismatch    the byte sum differs from the header's
   crc mismatch    the CRC32C differs from the one recorded by colfile
   stats mismatch  the recorded statistics (min, max, ...) disagree with the data
+  stats damaged   the recorded statistics are inconsistent in themselves (a
+                  minimum above the maximum, ...): unusable
   torn            an in-place update of the column was interrupted: its rows
                   may mix old and new values (colfile-torn; see colfile repair)
+  damaged metadata  colfile-v1, where colfile records CRC32C and statistics,
+                  fails its own checksum: all of them are unknown
   cannot open     the column's metadata (header, attributes) is unreadable
 
-Leftovers of interrupted writers (staging directories, temporary and lock
-files; see colfile repair) are listed as notes: they are not damage.
+colfile repair recomputes what the data still holds (sums, CRC32C,
+statistics).  These are listed as notes, not damage:
+
+  - leftovers of interrupted writers (staging directories, temporary and
+    lock files; see colfile repair);
+  - a column that another process is updating in place ("update in
+    progress"): its blobs are not checked, as they are being changed;
+  - a column whose CRC32C and statistics are unknown because its header
+    changed since colfile recorded them (written by another tool, or copied
+    without keeping modification times; colfile index recomputes them);
+  - a blob whose byte sum differs from the header's while its CRC32C is
+    known and matches: bigfile's byte sum counts every byte ever written,
+    so rows rewritten in place count twice (docs/format.md 6).
 
 A blob without a known CRC32C (written by bigfile, or changed by it since)
 is checked by its byte sum only; this is reported in the summary and is not
-damage.  Note that bigfile's byte sum counts every byte ever written, so a
-File in which rows were overwritten legitimately shows a sum mismatch."""
+damage."""
 
 EPILOG = """\
 Under MPI (mpiexec -n N colfile check ..., or --mpi) the blobs are shared
@@ -70,8 +84,19 @@ is a terminal; --progress forces it, --no-progress suppresses it."""
 
 # (status flag, short name, counts as damage)
 _ORDER = ("MISSING", "SHORT", "LONG", "SUM_MISMATCH", "CRC_MISMATCH", "STATS_MISMATCH",
-          "CRC_UNKNOWN")
-_DAMAGE = {"MISSING", "SHORT", "LONG", "SUM_MISMATCH", "CRC_MISMATCH", "STATS_MISMATCH", "ERROR"}
+          "STATS_DAMAGED", "CRC_UNKNOWN")
+_DAMAGE = {"MISSING", "SHORT", "LONG", "SUM_MISMATCH", "CRC_MISMATCH", "STATS_MISMATCH",
+           "STATS_DAMAGED", "ERROR"}
+
+
+def _damage(status: set[str]) -> set[str]:
+    """The flags of a blob's status that are damage.  A sum mismatch is not
+    when the blob's CRC32C is known and matches: the data is what colfile
+    committed, and bigfile's running sum counts rewritten bytes again."""
+    found = status & _DAMAGE
+    if "SUM_MISMATCH" in found and not status & {"CRC_UNKNOWN", "CRC_MISMATCH"}:
+        found.discard("SUM_MISMATCH")
+    return found
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -152,6 +177,9 @@ def _problems(col: Any, i: int, status: set[str], info: dict[str, Any], first: i
         elif flag == "STATS_MISMATCH":
             msg = ("stats mismatch: the recorded statistics (docs/format.md 8.4) disagree with "
                    "the data")
+        elif flag == "STATS_DAMAGED":
+            msg = ("stats damaged: the recorded statistics are inconsistent (e.g. a minimum "
+                   "above the maximum) and unusable; colfile repair recomputes them")
         else:  # CRC_MISMATCH
             crc = info.get("crc32c")
             msg = "crc mismatch: the data does not match the recorded CRC32C"
@@ -194,7 +222,7 @@ def run(args: Any) -> int:
     verbose = args.verbose and not quiet and not args.json
     report: list[dict[str, Any]] = []   # damaged blobs and columns
     intact: list[dict[str, Any]] = []   # with --verbose/--json
-    nblobs = nbytes = crc_unknown = 0
+    nblobs = nbytes = crc_unknown = rewritten = 0
     bad_columns: set[str] = set()
 
     def say(line: str) -> None:
@@ -221,7 +249,33 @@ def run(args: Any) -> int:
                          "problems": [{"kind": "cannot open", "message": str(exc)}]}
                 report.append(entry)
                 bad_columns.add(name)
+        # Whether the CRC32C and statistics recorded apply (rank 0's view:
+        # it read the files; the other ranks' handles are its copies).
+        states = {name: (col.ext_state if col.nmemb and col.dtype is not None else "absent")
+                  for name, col in cols}
+        if comm is not None and c.size > 1:
+            states = comm.bcast(states, root=0)
+        notes: list[str] = []
         for name, col in cols:
+            state = states[name]
+            where = f"{os.path.join(f.path, name)}: column {name!r}"
+            if state == "updating":
+                notes.append(f"{where}: update in progress: another process is updating its rows "
+                             "in place; its blobs were not checked")
+            elif state == "stale":
+                notes.append(f"{where}: CRC32C and statistics unknown: the header changed since "
+                             "colfile recorded them (written by another tool, or copied without "
+                             "keeping modification times); colfile index recomputes them")
+            elif state == "damaged":
+                report.append({"column": name, "blob": None,
+                               "path": os.path.join(f.path, name, "colfile-v1"),
+                               "first_row": None, "rows": None,
+                               "problems": [{"kind": "damaged metadata", "message":
+                                             "damaged metadata: colfile-v1 fails its own checksum "
+                                             "or does not parse, so the CRC32C and statistics it "
+                                             "records are unknown (colfile repair recomputes "
+                                             "them)"}]})
+                bad_columns.add(name)
             if col.torn:
                 report.append({"column": name, "blob": None,
                                "path": os.path.join(f.path, name, "colfile-torn"),
@@ -234,6 +288,8 @@ def run(args: Any) -> int:
         # Every blob, numbered in name order; rank r checks its share.
         work = []
         for name, col in cols:
+            if states[name] == "updating":
+                continue  # being changed: nothing to compare yet
             first = 0
             for i in range(col.nfile):
                 work.append((name, col, i, first))
@@ -246,6 +302,8 @@ def run(args: Any) -> int:
             prob = entry["problems"][0]
             lead = "cannot open: " if prob["kind"] == "cannot open" else ""
             say(f"{entry['path']}: column {entry['column']!r}: {lead}{prob['message']}")
+        for line in notes:
+            say("note: " + line)
         results = []
         try:
             for name, col, i, first in mine:
@@ -270,7 +328,16 @@ def run(args: Any) -> int:
                 crc_unknown += 1
             where = f"{entry['path']}: column {entry['column']!r} " \
                     f"{fmt_rows(entry['first_row'], entry['rows'])}"
-            if status & _DAMAGE:
+            damage = _damage(status)
+            if "SUM_MISMATCH" in status and not damage:
+                rewritten += 1
+                entry["problems"] = [p for p in entry["problems"] if p["kind"] != "sum mismatch"]
+                entry["notes"] = ["the byte sum differs from the header's, the CRC32C matches: "
+                                  "rows rewritten in place (bigfile's sum counts them again)"]
+            if damage:
+                entry["problems"] = [p for p in entry["problems"]
+                                     if p["kind"].upper().replace(" ", "_") in damage
+                                     or p["kind"] == "cannot verify"]
                 report.append(entry)
                 bad_columns.add(entry["column"])
                 say(f"{where}: " + "; ".join(p["message"] for p in entry["problems"]))
@@ -280,6 +347,8 @@ def run(args: Any) -> int:
                 if verbose:
                     how = ("crc32c ok" if "CRC_UNKNOWN" not in status
                            else "byte sum ok, no crc32c recorded")
+                    if "SUM_MISMATCH" in status:
+                        how = "crc32c ok; byte sum counts rows rewritten in place"
                     say(f"{where}: ok ({how})")
         for line in leftovers:
             say("note: " + line.replace(": would remove", ": left by an interrupted writer "
@@ -288,8 +357,10 @@ def run(args: Any) -> int:
         elapsed = time.monotonic() - t0
         ncols = len(names)
         ndamaged = sum(1 for e in report if e["blob"] is not None)
-        nbroken = sum(1 for e in report if e["blob"] is None and e["problems"][0]["kind"] != "torn")
-        ntorn = sum(1 for e in report if e["blob"] is None and e["problems"][0]["kind"] == "torn")
+        column_kinds = [e["problems"][0]["kind"] for e in report if e["blob"] is None]
+        nbroken = column_kinds.count("cannot open")
+        ntorn = column_kinds.count("torn")
+        nmeta = column_kinds.count("damaged metadata")
         ok = not report
         if comm is not None and c.size > 1:
             comm.bcast(ok, root=0)
@@ -303,6 +374,9 @@ def run(args: Any) -> int:
                 "damaged_blobs": ndamaged,
                 "unreadable_columns": nbroken,
                 "torn_columns": ntorn,
+                "damaged_metadata_columns": nmeta,
+                "notes": notes,
+                "rewritten_blobs": rewritten,
                 "damaged_columns": sorted(bad_columns),
                 "crc_unknown": crc_unknown,
                 "leftovers": leftovers,
@@ -328,12 +402,19 @@ def run(args: Any) -> int:
                     parts.append(f"{ntorn} torn column{'s' if ntorn != 1 else ''}")
                 if nbroken:
                     parts.append(f"{nbroken} unreadable column{'s' if nbroken != 1 else ''}")
+                if nmeta:
+                    parts.append(f"{nmeta} column{'s' if nmeta != 1 else ''} with damaged metadata")
                 nc = len(bad_columns)
                 line += "DAMAGE FOUND: " + ", ".join(parts) + (
                     f" in {nc} column{'s' if nc != 1 else ''}")
             if crc_unknown:
                 line += (f"; {crc_unknown} blob{'s' if crc_unknown != 1 else ''} without a "
                          "recorded CRC32C checked by byte sum only")
+            if rewritten:
+                line += (f"; {rewritten} blob{'s' if rewritten != 1 else ''} with rows rewritten "
+                         "in place (byte sum differs, CRC32C ok)")
+            if notes:
+                line += f"; {len(notes)} note{'s' if len(notes) != 1 else ''} above"
             if leftovers:
                 line += f"; {len(leftovers)} leftover{'s' if len(leftovers) != 1 else ''} of " \
                         "interrupted writers"

@@ -27,8 +27,9 @@ Repair the File at PATH, or the COLUMNs and groups named:
                   values: no check can tell them apart, so rewrite them if
                   that matters
   stale metadata  byte sums, CRC32C or statistics that disagree with the data
-                  (e.g. after a crash during an update by another tool):
-                  recomputed
+                  (e.g. after a crash during an update by another tool), or
+                  that are damaged (colfile-v1 failing its own checksum,
+                  inconsistent statistics): recomputed
   long blobs      bytes past a blob's rows (an interrupted append): cut off
   stray blobs     blob files numbered beyond NFILE: removed
 
@@ -47,7 +48,7 @@ examples:
   colfile repair --dry-run snapshot            only say what would be done
   colfile repair snapshot 1/Position"""
 
-_FIXABLE = {"LONG", "SUM_MISMATCH", "CRC_MISMATCH", "STATS_MISMATCH"}
+_FIXABLE = {"LONG", "SUM_MISMATCH", "CRC_MISMATCH", "STATS_MISMATCH", "STATS_DAMAGED"}
 _LOST = {"MISSING", "SHORT"}
 _BLOB_NAME = re.compile(r"^[0-9A-F]{6,16}$")
 
@@ -96,6 +97,10 @@ def run(args: Any) -> int:
                 continue
             if col.nmemb == 0 or col.dtype is None:
                 continue
+            state = col.ext_state
+            if state == "updating":
+                say(f"{col.path}: update in progress (another process holds it): left alone")
+                continue
             found: set[str] = set()
             lost = []
             for i in range(col.nfile):
@@ -111,6 +116,8 @@ def run(args: Any) -> int:
                 status = 1
                 continue
             why = sorted(s.lower().replace("_", " ") for s in found)
+            if state == "damaged":
+                why.insert(0, "damaged metadata")
             if torn:
                 why.insert(0, "torn")
             if stray:
