@@ -612,6 +612,11 @@ int cf__stamp_still(const char *path, const cf__stamp *s)
     return still(path, s);
 }
 
+int cf__stamp_still_at(int dfd, const char *rel, const cf__stamp *s)
+{
+    return still_at(dfd, rel, s);
+}
+
 /* ------------------------------------------------------------------ */
 /* building */
 

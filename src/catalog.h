@@ -36,6 +36,8 @@ typedef struct cf__stamp {
 
 /* 1 if a fresh lstat of path equals s. */
 int cf__stamp_still(const char *path, const cf__stamp *s);
+/* The same for rel below the directory open as dfd ("": that directory). */
+int cf__stamp_still_at(int dfd, const char *rel, const cf__stamp *s);
 
 /* One metadata file of a column as the catalog knows it. */
 typedef struct cf__catalog_file {

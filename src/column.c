@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "checksum.h"
+#include "column_version.h"
 #include "error.h"
 #include "ext.h"
 #include "file.h"
@@ -64,6 +65,7 @@ void cf__column_free(cf_column *c)
 {
     if (!c) return;
     close_fd(c);
+    cf__version_release(c);
     /* A new column that was never committed leaves nothing behind. */
     if (!c->replica && c->dir && c->path && CF__STAGED(c)) (void)cf__remove_tree(c->dir, NULL);
     free_writes(c);
@@ -128,6 +130,7 @@ static cf_column *column_new(const char *name, const char *path, const char *att
     if (!c) return NULL;
     c->fd = -1;
     c->fd_blob = -1;
+    c->dirfd = -1;
     c->lock = (cf__lock)CF__LOCK_NONE;
     c->durable = 1;
     cf__attrset_init(&c->attrs);
@@ -410,7 +413,11 @@ static int fresh_sibling(const char *path, const char *prefix, int make_dir, cha
 int cf__column_begin_change(cf_column *c, cf_error *err)
 {
     if (cf__lock_is_held(&c->lock) || c->replica || c->kind == CF_KIND_ATTRS_ONLY) return 0;
-    return cf__lock_take(&c->lock, c->path, c->nolock, err);
+    int rc = cf__lock_take(&c->lock, c->path, c->nolock, err);
+    /* Replacing or removing the column takes the lock too: holding it, the
+     * writer sees whether that happened since it opened the column. */
+    if (rc == 0 && (rc = cf__version_check(c, err))) cf__lock_release(&c->lock);
+    return rc;
 }
 
 /* 1 if a live writer holds the column's lock: a torn marker is then an
@@ -836,6 +843,27 @@ int cf__column_new_for(cf_column **out, cf_file *f, const char *name, cf_error *
     return 0;
 }
 
+/* Times cf_column_open looks again when the directory it opened lost its
+ * header to a replacement published meanwhile. */
+#define CF__OPEN_TRIES 8
+
+/* Hold the column's directory and read its header there (*text, *len):
+ * the version the handle reads from now on (column_version.h). */
+static int open_version(cf_column *c, const cf_file *f, const char *name, char **text, size_t *len,
+                        cf_error *err)
+{
+    for (int tries = 1;; tries++) {
+        int rc = cf__version_hold(c, err);
+        if (rc == 0) rc = cf__version_read(c, "header", text, len, err);
+        if (rc != CF_ENOENT) return rc;
+        if (cf__version_moved(c)) {
+            if (tries < CF__OPEN_TRIES) continue;
+            return cf__version_replaced(c, err);
+        }
+        return CF_FAIL(err, CF_ENOENT, "%s: no column '%s' in File %s", c->path, name, f->path);
+    }
+}
+
 int cf_column_open(cf_column **out, cf_file *f, const char *name, cf_error *err)
 {
     cf_column *c;
@@ -849,7 +877,10 @@ int cf_column_open(cf_column **out, cf_file *f, const char *name, cf_error *err)
     cf__stamp dir_stamp;
     if (!f->writable && f->catalog && !is_attrs_only_name(name) &&
         cf__catalog_column(f->catalog, f->path, name, cached, &dir_stamp)) {
-        if (cf__column_apply_cached(c, cached, &dir_stamp, NULL) == 0) {
+        /* the directory held must be the one whose header the catalog
+         * vouched for, not a version swapped in since */
+        if (cf__version_hold(c, NULL) == 0 && cf__version_still(c, "header", &cached[CF__CAT_HEADER].st) &&
+            cf__column_apply_cached(c, cached, &dir_stamp, NULL) == 0) {
             *out = c;
             return 0;
         }
@@ -870,25 +901,17 @@ int cf_column_open(cf_column **out, cf_file *f, const char *name, cf_error *err)
         }
         cf__column_set_attrs_only(c);
     } else {
+        /* the paths name the files in messages */
         hp = cf__path_join(c->path, "header");
         xp = cf__path_join(c->path, CF__EXT_NAME);
         if (!hp || !xp) {
             rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
             goto done;
         }
-        rc = cf__read_file(hp, &text, &len, err);
-        if (rc == CF_ENOENT)
-            rc = CF_FAIL(err, CF_ENOENT, "%s: no column '%s' in File %s", c->path, name, f->path);
-        if (rc == 0) rc = cf__column_apply_header(c, text, len, hp, err);
-        if (rc) goto done;
+        if ((rc = open_version(c, f, name, &text, &len, err))) goto done;
+        if ((rc = cf__column_apply_header(c, text, len, hp, err))) goto done;
         c->committed_nfile = c->h.nfile;
-        char *tp = cf__path_join(c->path, CF__TORN_NAME);
-        if (!tp) {
-            rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
-            goto done;
-        }
-        int marked = cf__exists(tp);
-        free(tp);
+        int marked = cf__version_has(c, CF__TORN_NAME);
         if (marked && !f->writable && (rc = cf__name_confine(f->path, name, err))) goto done;
         c->torn_at_open = marked && !writer_alive(c);
         if (marked) c->verify = 0; /* its recorded CRCs are known to be stale */
@@ -901,7 +924,7 @@ int cf_column_open(cf_column **out, cf_file *f, const char *name, cf_error *err)
         }
         free(text);
         text = NULL;
-        if (cf__read_file(xp, &text, &len, NULL) != 0) text = NULL;
+        if (cf__version_read(c, CF__EXT_NAME, &text, &len, NULL) != 0) text = NULL;
         int legacy;
         if ((rc = cf__column_apply_ext(c, text, len, xp, &legacy, err))) goto done;
         free(text);
@@ -913,7 +936,7 @@ int cf_column_open(cf_column **out, cf_file *f, const char *name, cf_error *err)
                 rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
                 goto done;
             }
-            if (cf__read_file(xp, &text, &len, NULL) != 0) text = NULL;
+            if (cf__version_read(c, CF__STATS_NAME, &text, &len, NULL) != 0) text = NULL;
             if ((rc = cf__column_apply_stats(c, text, len, xp, err))) goto done;
         }
     }
@@ -953,7 +976,9 @@ static int scan_blob_sum(cf_column *c, int64_t i, uint32_t *sum, int *complete, 
     c->crc_known[i] = 0;
     char *p = blob_path(c, i);
     if (!p) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
-    int fd = open(p, O_RDONLY | O_CLOEXEC);
+    char name[32];
+    blob_name(i, name);
+    int fd = cf__version_openat(c, name, O_RDONLY | O_CLOEXEC);
     int rc = 0;
     if (fd < 0) goto done;
     if ((rc = need_scratch(c, err))) goto done;
@@ -1259,12 +1284,17 @@ int64_t cf_column_row_offset(const cf_column *c, int64_t row)
 static int blob_fd(cf_column *c, int64_t i, int for_write, cf_error *err)
 {
     if (c->fd >= 0 && c->fd_blob == i && (c->fd_writable || !for_write)) return c->fd;
-    close_fd(c);
-    char *p = blob_path(c, i);
-    if (!p) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
-    int fd = for_write ? open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0666) : open(p, O_RDONLY | O_CLOEXEC);
+    char name[32];
+    blob_name(i, name);
+    /* below the directory held: the blobs of the version this handle
+     * opened, whatever has been published at its name since (the cached
+     * descriptor is kept until this one opens: its bytes stay readable) */
+    int fd = cf__version_openat(c, name, for_write ? O_RDWR | O_CREAT | O_CLOEXEC : O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         int e = errno;
+        if (e == ENOENT && cf__version_gone(c)) return cf__version_replaced(c, err);
+        char *p = blob_path(c, i);
+        if (!p) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
         int rc = e == ENOENT
             ? CF_FAIL(err, CF_ENOENT, "%s: blob file is missing (it should hold rows %lld..%lld)", p,
                       (long long)c->first_row[i], (long long)c->first_row[i + 1] - 1)
@@ -1272,7 +1302,7 @@ static int blob_fd(cf_column *c, int64_t i, int for_write, cf_error *err)
         free(p);
         return rc;
     }
-    free(p);
+    close_fd(c);
     c->fd = fd;
     c->fd_blob = i;
     c->fd_writable = for_write;
@@ -1404,9 +1434,7 @@ static int crc_mismatch_error(cf_column *c, int64_t b, uint32_t got, cf_error *e
 {
     char name[32];
     blob_name(b, name);
-    char *tp = cf__path_join(c->dir, CF__TORN_NAME);
-    int updating = tp && cf__exists(tp);
-    free(tp);
+    int updating = cf__version_has(c, CF__TORN_NAME);
     if (updating)
         return CF_FAIL(err, CF_ETORN, "%s/%s: rows %lld..%lld changed since this handle opened the column: an "
                        "in-place update is in progress or was interrupted (%s)", c->path, name,
@@ -2178,11 +2206,15 @@ int cf_column_verify_blob(cf_column *c, int64_t i, unsigned *status, cf_error *e
     uint32_t crc_known = 0; /* read only when has_crc */
     int has_crc = cf_column_blob_crc32c(c, i, &crc_known);
     if (!has_crc) st |= CF_BLOB_CRC_UNKNOWN;
-    int fd = open(p, O_RDONLY | O_CLOEXEC);
+    char name[32];
+    blob_name(i, name);
+    int fd = cf__version_openat(c, name, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         if (errno != ENOENT) {
             int e = errno;
             rc = CF_FAIL(err, CF_EIO, "%s: cannot open: %s", p, strerror(e));
+        } else if (cf__version_gone(c)) {
+            rc = cf__version_replaced(c, err); /* not damage: another version's business */
         } else if (bytes > 0) {
             st |= CF_BLOB_MISSING;
         }
