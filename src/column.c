@@ -875,12 +875,11 @@ int cf_column_open(cf_column **out, cf_file *f, const char *name, cf_error *err)
      * there, and the files themselves decide, with their own errors. */
     cf__catalog_file cached[CF__CAT_NSLOTS];
     cf__stamp dir_stamp;
+    /* (the directory it holds is the one whose header the catalog vouched
+     * for, not a version swapped in since) */
     if (!f->writable && f->catalog && !is_attrs_only_name(name) &&
-        cf__catalog_column(f->catalog, f->path, name, cached, &dir_stamp)) {
-        /* the directory held must be the one whose header the catalog
-         * vouched for, not a version swapped in since */
-        if (cf__version_hold(c, NULL) == 0 && cf__version_still(c, "header", &cached[CF__CAT_HEADER].st) &&
-            cf__column_apply_cached(c, cached, &dir_stamp, NULL) == 0) {
+        cf__catalog_column_held(f->catalog, f->path, name, cached, &dir_stamp, &c->dirfd)) {
+        if (cf__column_apply_cached(c, cached, &dir_stamp, NULL) == 0) {
             *out = c;
             return 0;
         }

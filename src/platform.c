@@ -40,6 +40,15 @@ int cf__open_dir_handle(int dfd, const char *path)
 #endif
 }
 
+int cf__open_dir_handle_nofollow(int dfd, const char *path)
+{
+#if defined(O_PATH)
+    return openat(dfd, path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+#else
+    return openat(dfd, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+#endif
+}
+
 /* CF_NO_OFD_LOCKS builds a core that behaves as on a kernel without open
  * file description locks (ENOSYS), so that tests run that path on Linux. */
 #if defined(CF_NO_OFD_LOCKS)

@@ -18,6 +18,9 @@ int cf__rename_exchange(const char *a, const char *b);
  * Close-on-exec.  A descriptor, or -1 with errno (ENOTDIR: not a
  * directory). */
 int cf__open_dir_handle(int dfd, const char *path);
+/* The same, failing (ENOTDIR or ELOOP) when the last component is a
+ * symbolic link. */
+int cf__open_dir_handle_nofollow(int dfd, const char *path);
 
 /* Take an exclusive, non-blocking lock on the open file fd: an open file
  * description lock (per handle, also between threads) where the kernel has
