@@ -270,6 +270,45 @@ static void test_writer_opened_before_a_replace(void)
     cf_file_close(f);
 }
 
+/* A metadata snapshot (what MPI ranks send each other) names the version
+ * its exporter opened: a handle built from it after a replace reads that
+ * version, or fails, instead of applying it to the new one's blobs. */
+static void test_snapshot_of_a_replaced_column(void)
+{
+    setup();
+    if (make_version("x", "f8", 1, 10, 2, 0)) return;
+    cf_file *f = NULL;
+    cf_column *c = open_x(&f, CF_OPEN_VERIFY);
+    if (!c) return;
+    cf_error err;
+    void *buf = NULL;
+    size_t len = 0;
+    CHECK_OK(cf_column_export_meta(c, &buf, &len, &err), &err);
+    /* before the replace: the replica reads the column */
+    cf_column *r = NULL;
+    double v[10];
+    CHECK_OK(cf_column_open_meta(&r, f, buf, len, &err), &err);
+    if (r) {
+        CHECK_OK(cf_column_read(r, 0, 10, v, NULL, 8, 8, &err), &err);
+        CHECK(is_f8_version(v, 10, 1));
+        CHECK_OK(cf_column_close(r, &err), &err);
+    }
+    version_args a = { "i8", 2, 12, 3 };
+    CHECK_EQ_INT(in_child(replace_x, &a), 0);
+    r = NULL;
+    int rc = cf_column_open_meta(&r, f, buf, len, &err);
+    if (rc == 0) {
+        rc = cf_column_read(r, 0, 10, v, NULL, 8, 8, &err);
+        if (rc == 0) CHECK(is_f8_version(v, 10, 1));
+        cf_column_close(r, NULL);
+    }
+    CHECK_EQ_INT(rc, CF_EREPLACED);
+    CHECK(strstr(err.message, "/F/x") != NULL);
+    cf_free(buf);
+    CHECK_OK(cf_column_close(c, &err), &err);
+    cf_file_close(f);
+}
+
 /* One process replaces the column over and over, alternating dtype and
  * layout (and updating the catalog each time); this one opens it (through
  * the catalog or the files) and reads it verified, in a loop: every read
@@ -358,6 +397,7 @@ int main(void)
         CF_TEST(test_swapped_old_version_still_read),
         CF_TEST(test_removed_under_the_reader),
         CF_TEST(test_writer_opened_before_a_replace),
+        CF_TEST(test_snapshot_of_a_replaced_column),
         CF_TEST(test_racing_replace_loop),
     };
     return cf_test_run(cases, sizeof cases / sizeof cases[0]);
