@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -309,6 +310,32 @@ static void test_snapshot_of_a_replaced_column(void)
     cf_file_close(f);
 }
 
+/* Every open column holds a descriptor of its directory: when they run
+ * out, opening one says why. */
+static void test_descriptor_limit_is_explained(void)
+{
+    setup();
+    if (make_version("x", "f8", 1, 10, 2, 0)) return;
+    cf_file *f = NULL;
+    cf_error err;
+    CHECK_OK(cf_file_open(&f, g_root, CF_OPEN_READ, &err), &err);
+    if (!f) return;
+    struct rlimit old, low;
+    CHECK(getrlimit(RLIMIT_NOFILE, &old) == 0);
+    low = old;
+    low.rlim_cur = 64;
+    CHECK(setrlimit(RLIMIT_NOFILE, &low) == 0);
+    cf_column *cols[100];
+    int n = 0, rc = 0;
+    while (n < 100 && (rc = cf_column_open(&cols[n], f, "x", &err)) == 0) n++;
+    CHECK(setrlimit(RLIMIT_NOFILE, &old) == 0);
+    CHECK(n > 10 && n < 64);
+    CHECK_FAILS(rc, CF_EIO, &err, "ulimit -n");
+    CHECK(strstr(err.message, "/F/x") != NULL);
+    for (int i = 0; i < n; i++) CHECK_OK(cf_column_close(cols[i], &err), &err);
+    cf_file_close(f);
+}
+
 /* One process replaces the column over and over, alternating dtype and
  * layout (and updating the catalog each time); this one opens it (through
  * the catalog or the files) and reads it verified, in a loop: every read
@@ -398,6 +425,7 @@ int main(void)
         CF_TEST(test_removed_under_the_reader),
         CF_TEST(test_writer_opened_before_a_replace),
         CF_TEST(test_snapshot_of_a_replaced_column),
+        CF_TEST(test_descriptor_limit_is_explained),
         CF_TEST(test_racing_replace_loop),
     };
     return cf_test_run(cases, sizeof cases / sizeof cases[0]);
