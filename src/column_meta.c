@@ -121,12 +121,13 @@ int cf_column_open_meta(cf_column **out, cf_file *f, const void *buf, size_t len
             goto fail;
         c->committed_nfile = committed < (uint64_t)c->h.nfile ? (int64_t)committed : c->h.nfile;
         if (tl && (rc = cf__column_set_stage(c, (const char *)stage, tl, err))) goto fail;
-        /* the version the exporter read, or none at all: another process
-         * may have replaced it since */
-        if (!tl && (id[0] || id[1]) && (rc = cf__version_hold_as(c, id, err))) goto fail;
     }
     if ((rc = cf__attrset_parse_v2(&c->attrs, (const char *)attrs, al, c->attr_dir, err))) goto fail;
     if (vl && (rc = cf__attrset_parse_v1(&c->attrs_v1, v1, vl, c->attr_dir, err))) goto fail;
+    /* the version the exporter read, or none at all: another process may
+     * have replaced it since */
+    if (kind != CF_KIND_ATTRS_ONLY && !tl && (id[0] || id[1]) && (rc = cf__version_hold_as(c, id, err)))
+        goto fail;
     c->replica = 1;
     *out = c;
     return 0;
