@@ -858,7 +858,9 @@ static int open_version(cf_column *c, const cf_file *f, const char *name, char *
         if (rc != CF_ENOENT) return rc;
         if (cf__version_moved(c)) {
             if (tries < CF__OPEN_TRIES) continue;
-            return cf__version_replaced(c, err);
+            return CF_FAIL(err, CF_EREPLACED, "%s: column '%s' was replaced %d times while it was being "
+                           "opened (other processes keep publishing new versions): try again", c->path, name,
+                           CF__OPEN_TRIES);
         }
         return CF_FAIL(err, CF_ENOENT, "%s: no column '%s' in File %s", c->path, name, f->path);
     }
