@@ -135,7 +135,8 @@ enum cf_open_flags {
  * errors.  The path may be, or pass through, a symbolic link. */
 CF_API int cf_file_open(cf_file **out, const char *path, int flags, cf_error *err);
 
-/* Release the handle.  Open columns stay valid (they hold their own paths).
+/* Release the handle.  Open columns stay valid (they hold their own paths and
+ * directories).
  * The writer-lock files (.colfile-lock) of the directories this handle
  * wrote columns in are removed where no writer holds a lock in them any
  * more (docs/format.md 8.3).  Accepts NULL.  Never fails. */
@@ -294,7 +295,18 @@ CF_API int cf_column_create_blobs(cf_column **out, cf_file *f, const char *name,
  * in cf_column_create, if a component of the name below the File, or a file
  * colfile would read or write in the column's directory, is a symbolic link
  * (docs/format.md 2.2; the message says where it leads), or if the path
- * would not fit PATH_MAX. */
+ * would not fit PATH_MAX.
+ *
+ * The handle reads the version of the column it opened, whatever other
+ * processes do meanwhile: it holds the column's directory open (one file
+ * descriptor for the handle's life, besides the one of the blob it read
+ * last) and looks every file up below it.  A replacement published at the
+ * name, or an rm, does not change what it reads; once a file it needs is
+ * gone with the old version, reads fail with CF_EREPLACED naming the
+ * column (reopen it), never with rows of two versions or a false
+ * CF_ECHECKSUM.  A writable handle whose column was replaced or removed
+ * before its first change fails that change with CF_EREPLACED and writes
+ * nothing (docs/reliability.md, "Readers"). */
 CF_API int cf_column_open(cf_column **out, cf_file *f, const char *name, cf_error *err);
 
 /* Commit pending metadata (header checksums, extension file) to disk.
@@ -420,8 +432,10 @@ CF_API int cf_column_blob_crc32c(const cf_column *c, int64_t i, uint32_t *crc);
  * buffer holds cf_column_nmemb() elements per row of dtype `buf_dtype`
  * (NULL: the column's dtype); values are converted as cf_dtype_convert
  * does.  CF_ERANGE if the rows are outside [0, size); CF_ESHORT or CF_ENOENT
- * naming the blob if data is missing on disk.  Nothing is allocated in
- * proportion to count. */
+ * naming the blob if data is missing on disk; CF_EREPLACED if another
+ * process replaced or removed the column since the handle opened it and
+ * the blob is gone with that version (cf_column_open).  Nothing is
+ * allocated in proportion to count. */
 CF_API int cf_column_read(cf_column *c, int64_t start, int64_t count,
                    void *buf, const char *buf_dtype,
                    int64_t row_stride, int64_t elem_stride, cf_error *err);
@@ -500,7 +514,10 @@ CF_API int cf_column_export_meta(cf_column *c, void **buf, size_t *len, cf_error
  * never metadata files -- flush and close commit nothing (export its
  * pending state to the handle that commits), attribute changes stay in its
  * memory (the handle that exported the snapshot writes them).  CF_EFORMAT
- * for damaged bytes. */
+ * for damaged bytes.  The handle reads the version the exporting handle
+ * opened (its directory, identified in the bytes, is held as
+ * cf_column_open holds it): CF_EREPLACED if the column's name leads
+ * elsewhere now. */
 CF_API int cf_column_open_meta(cf_column **out, cf_file *f, const void *buf, size_t len, cf_error *err);
 
 /* Release memory returned by libcolfile (cf_column_pending_export,
@@ -523,7 +540,9 @@ enum cf_blob_status {
 
 /* Read blob i whole and compare it with the header and extension file.
  * *status receives CF_BLOB_* bits.  Returns an error only for failures of
- * the check itself (CF_EIO, CF_EARG), not for a damaged blob. */
+ * the check itself (CF_EIO, CF_EARG), not for a damaged blob; a blob gone
+ * because another process replaced or removed the column since the handle
+ * opened it is CF_EREPLACED, not CF_BLOB_MISSING. */
 CF_API int cf_column_verify_blob(cf_column *c, int64_t i, unsigned *status,
                           cf_error *err);
 

@@ -30,13 +30,14 @@ extern "C" {
     X(CF_ENOTFILE, -14, "not a colfile/bigfile File")                       \
     X(CF_EKIND,    -15, "operation does not fit this kind of column")      \
     X(CF_ETORN,    -16, "column may be torn by an interrupted update")     \
-    X(CF_EBUSY,    -17, "being written by another process")
+    X(CF_EBUSY,    -17, "being written by another process")                \
+    X(CF_EREPLACED,-18, "column replaced or removed since it was opened")
 
 enum cf_error_code {
 #define CF__ERROR_ENUM(name, value, text) name = value,
     CF_ERROR_LIST(CF__ERROR_ENUM)
 #undef CF__ERROR_ENUM
-    CF__ERROR_LAST = -17
+    CF__ERROR_LAST = -18
 };
 
 /* The symbolic name of an error code ("CF_ENOENT"), or "CF_UNKNOWN". */

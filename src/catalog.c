@@ -577,6 +577,12 @@ static const cat_col *find(const cf__catalog *cat, const char *name)
 int cf__catalog_column(const cf__catalog *cat, const char *root, const char *name,
                        cf__catalog_file files[CF__CAT_NSLOTS], cf__stamp *dir_stamp)
 {
+    return cf__catalog_column_held(cat, root, name, files, dir_stamp, NULL);
+}
+
+int cf__catalog_column_held(const cf__catalog *cat, const char *root, const char *name,
+                            cf__catalog_file files[CF__CAT_NSLOTS], cf__stamp *dir_stamp, int *dirfd)
+{
     if (!cat) return 0;
     const cat_col *c = find(cat, name);
     if (!c || !c->complete) return 0;
@@ -588,13 +594,26 @@ int cf__catalog_column(const cf__catalog *cat, const char *root, const char *nam
      * read through: a stamp that matches names the recorded file, wherever
      * the root path now leads. */
     char buf[PATH_MAX];
-    for (size_t j = 0; j < c->ndirs; j++) {
+    for (size_t j = 0; j < c->ndirs - (dirfd != NULL); j++) {
         const cat_dir *d = &cat->dirs[c->dirs[j]];
         if (full_path(buf, sizeof buf, root, d->path, NULL) || !still(buf, &d->st)) return 0;
     }
-    if (full_path(buf, sizeof buf, root, name, slot_names[CF__CAT_HEADER]) ||
-        !still(buf, &c->slot[CF__CAT_HEADER].st))
+    if (dirfd) {
+        /* The directory opened below the File's (a short lookup, no link
+         * followed at its name) is the recorded one and holds the recorded
+         * header: what the handle reads is this entry's version. */
+        int fd = cf__open_dir_handle_nofollow(cat->root_fd, name);
+        if (fd < 0) return 0;
+        if (!still_at(fd, "", &own->st) ||
+            !still_at(fd, slot_names[CF__CAT_HEADER], &c->slot[CF__CAT_HEADER].st)) {
+            close(fd);
+            return 0;
+        }
+        *dirfd = fd;
+    } else if (full_path(buf, sizeof buf, root, name, slot_names[CF__CAT_HEADER]) ||
+               !still(buf, &c->slot[CF__CAT_HEADER].st)) {
         return 0;
+    }
     for (int s = 0; s < CF__CAT_NSLOTS; s++) {
         const cat_slot *f = &c->slot[s];
         files[s].present = f->state != 0;
@@ -610,6 +629,11 @@ int cf__catalog_column(const cf__catalog *cat, const char *root, const char *nam
 int cf__stamp_still(const char *path, const cf__stamp *s)
 {
     return still(path, s);
+}
+
+int cf__stamp_still_at(int dfd, const char *rel, const cf__stamp *s)
+{
+    return still_at(dfd, rel, s);
 }
 
 /* ------------------------------------------------------------------ */

@@ -36,6 +36,8 @@ typedef struct cf__stamp {
 
 /* 1 if a fresh lstat of path equals s. */
 int cf__stamp_still(const char *path, const cf__stamp *s);
+/* The same for rel below the directory open as dfd ("": that directory). */
+int cf__stamp_still_at(int dfd, const char *rel, const cf__stamp *s);
 
 /* One metadata file of a column as the catalog knows it. */
 typedef struct cf__catalog_file {
@@ -69,6 +71,14 @@ int cf__catalog_list(const cf__catalog *cat, const char *root, char ***names, in
  * (docs/format.md 8.5).  0: read the files. */
 int cf__catalog_column(const cf__catalog *cat, const char *root, const char *name,
                        cf__catalog_file files[CF__CAT_NSLOTS], cf__stamp *dir_stamp);
+
+/* The same, with the column's directory opened (O_PATH, below the File's
+ * directory the catalog holds) as *dirfd for the caller to keep: its
+ * header, checked there instead of by path, is the recorded one, so the
+ * files below *dirfd are the version the entry describes.  0: nothing
+ * opened. */
+int cf__catalog_column_held(const cf__catalog *cat, const char *root, const char *name,
+                            cf__catalog_file files[CF__CAT_NSLOTS], cf__stamp *dir_stamp, int *dirfd);
 
 /* The attribute files of one column as cf__catalog_attrs gives them. */
 typedef struct cf__catalog_col_attrs {

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "checksum.h"
+#include "column_version.h"
 #include "error.h"
 #include "ext.h"
 #include "file.h"
@@ -65,6 +66,7 @@ void cf__column_free(cf_column *c)
 {
     if (!c) return;
     close_fd(c);
+    cf__version_release(c);
     /* A new column that was never committed leaves nothing behind. */
     if (!c->replica && c->dir && c->path && CF__STAGED(c)) (void)cf__remove_tree(c->dir, NULL);
     free_writes(c);
@@ -130,6 +132,7 @@ static cf_column *column_new(const char *name, const char *path, const char *att
     if (!c) return NULL;
     c->fd = -1;
     c->fd_blob = -1;
+    c->dirfd = -1;
     c->lock = (cf__lock)CF__LOCK_NONE;
     c->durable = 1;
     cf__attrset_init(&c->attrs);
@@ -462,7 +465,11 @@ static int fresh_sibling(const char *path, const char *prefix, int make_dir, cha
 int cf__column_begin_change(cf_column *c, cf_error *err)
 {
     if (cf__lock_is_held(&c->lock) || c->replica || c->kind == CF_KIND_ATTRS_ONLY) return 0;
-    return cf__lock_take(&c->lock, c->path, c->nolock, err);
+    int rc = cf__lock_take(&c->lock, c->path, c->nolock, err);
+    /* Replacing or removing the column takes the lock too: holding it, the
+     * writer sees whether that happened since it opened the column. */
+    if (rc == 0 && (rc = cf__version_check(c, err))) cf__lock_release(&c->lock);
+    return rc;
 }
 
 /* 1 if a live writer holds the column's lock: a torn marker is then an
@@ -996,6 +1003,29 @@ int cf__column_new_for(cf_column **out, cf_file *f, const char *name, cf_error *
     return 0;
 }
 
+/* Times cf_column_open looks again when the directory it opened lost its
+ * header to a replacement published meanwhile. */
+#define CF__OPEN_TRIES 8
+
+/* Hold the column's directory and read its header there (*text, *len):
+ * the version the handle reads from now on (column_version.h). */
+static int open_version(cf_column *c, const cf_file *f, const char *name, char **text, size_t *len,
+                        struct stat *hst, cf_error *err)
+{
+    for (int tries = 1;; tries++) {
+        int rc = cf__version_hold(c, err);
+        if (rc == 0) rc = cf__version_read_stat(c, "header", text, len, hst, err);
+        if (rc != CF_ENOENT) return rc;
+        if (cf__version_moved(c)) {
+            if (tries < CF__OPEN_TRIES) continue;
+            return CF_FAIL(err, CF_EREPLACED, "%s: column '%s' was replaced %d times while it was being "
+                           "opened (other processes keep publishing new versions): try again", c->path, name,
+                           CF__OPEN_TRIES);
+        }
+        return CF_FAIL(err, CF_ENOENT, "%s: no column '%s' in File %s", c->path, name, f->path);
+    }
+}
+
 int cf_column_open(cf_column **out, cf_file *f, const char *name, cf_error *err)
 {
     cf_column *c;
@@ -1007,8 +1037,10 @@ int cf_column_open(cf_column **out, cf_file *f, const char *name, cf_error *err)
      * there, and the files themselves decide, with their own errors. */
     cf__catalog_file cached[CF__CAT_NSLOTS];
     cf__stamp dir_stamp;
+    /* (the directory it holds is the one whose header the catalog vouched
+     * for, not a version swapped in since) */
     if (!f->writable && f->catalog && !is_attrs_only_name(name) &&
-        cf__catalog_column(f->catalog, f->path, name, cached, &dir_stamp)) {
+        cf__catalog_column_held(f->catalog, f->path, name, cached, &dir_stamp, &c->dirfd)) {
         if (cf__column_apply_cached(c, cached, &dir_stamp, NULL) == 0) {
             *out = c;
             return 0;
@@ -1030,6 +1062,7 @@ int cf_column_open(cf_column **out, cf_file *f, const char *name, cf_error *err)
         }
         cf__column_set_attrs_only(c);
     } else {
+        /* the paths name the files in messages */
         hp = cf__path_join(c->path, "header");
         xp = cf__path_join(c->path, CF__EXT_NAME);
         if (!hp || !xp) {
@@ -1037,20 +1070,11 @@ int cf_column_open(cf_column **out, cf_file *f, const char *name, cf_error *err)
             goto done;
         }
         struct stat hst;
-        rc = cf__read_file_stat(hp, &text, &len, &hst, err);
-        if (rc == CF_ENOENT)
-            rc = CF_FAIL(err, CF_ENOENT, "%s: no column '%s' in File %s", c->path, name, f->path);
-        if (rc == 0) cf__hstamp_of(&c->hstamp, &hst);
-        if (rc == 0) rc = cf__column_apply_header(c, text, len, hp, err);
-        if (rc) goto done;
+        if ((rc = open_version(c, f, name, &text, &len, &hst, err))) goto done;
+        cf__hstamp_of(&c->hstamp, &hst);
+        if ((rc = cf__column_apply_header(c, text, len, hp, err))) goto done;
         c->committed_nfile = c->h.nfile;
-        char *tp = cf__path_join(c->path, CF__TORN_NAME);
-        if (!tp) {
-            rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
-            goto done;
-        }
-        int marked = cf__exists(tp);
-        free(tp);
+        int marked = cf__version_has(c, CF__TORN_NAME);
         if (marked && !f->writable && (rc = cf__name_confine(f->path, name, err))) goto done;
         c->torn_at_open = marked && !writer_alive(c);
         /* its recorded CRCs and statistics may describe rows that the
@@ -1068,7 +1092,7 @@ int cf_column_open(cf_column **out, cf_file *f, const char *name, cf_error *err)
         }
         free(text);
         text = NULL;
-        if (cf__read_file(xp, &text, &len, NULL) != 0) text = NULL;
+        if (cf__version_read(c, CF__EXT_NAME, &text, &len, NULL) != 0) text = NULL;
         int legacy;
         if ((rc = cf__column_apply_ext(c, text, len, xp, &legacy, err))) goto done;
         free(text);
@@ -1080,7 +1104,7 @@ int cf_column_open(cf_column **out, cf_file *f, const char *name, cf_error *err)
                 rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
                 goto done;
             }
-            if (cf__read_file(xp, &text, &len, NULL) != 0) text = NULL;
+            if (cf__version_read(c, CF__STATS_NAME, &text, &len, NULL) != 0) text = NULL;
             if ((rc = cf__column_apply_stats(c, text, len, xp, err))) goto done;
         }
     }
@@ -1120,7 +1144,9 @@ static int scan_blob_sum(cf_column *c, int64_t i, uint32_t *sum, int *complete, 
     c->crc_known[i] = 0;
     char *p = blob_path(c, i);
     if (!p) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
-    int fd = open(p, O_RDONLY | O_CLOEXEC);
+    char name[32];
+    blob_name(i, name);
+    int fd = cf__version_openat(c, name, O_RDONLY | O_CLOEXEC);
     int rc = 0;
     if (fd < 0) goto done;
     if ((rc = need_scratch(c, err))) goto done;
@@ -1433,12 +1459,17 @@ int64_t cf_column_row_offset(const cf_column *c, int64_t row)
 static int blob_fd(cf_column *c, int64_t i, int for_write, cf_error *err)
 {
     if (c->fd >= 0 && c->fd_blob == i && (c->fd_writable || !for_write)) return c->fd;
-    close_fd(c);
-    char *p = blob_path(c, i);
-    if (!p) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
-    int fd = for_write ? open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0666) : open(p, O_RDONLY | O_CLOEXEC);
+    char name[32];
+    blob_name(i, name);
+    /* below the directory held: the blobs of the version this handle
+     * opened, whatever has been published at its name since (the cached
+     * descriptor is kept until this one opens: its bytes stay readable) */
+    int fd = cf__version_openat(c, name, for_write ? O_RDWR | O_CREAT | O_CLOEXEC : O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         int e = errno;
+        if (e == ENOENT && cf__version_gone(c)) return cf__version_replaced(c, err);
+        char *p = blob_path(c, i);
+        if (!p) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
         int rc = e == ENOENT
             ? CF_FAIL(err, CF_ENOENT, "%s: blob file is missing (it should hold rows %lld..%lld)", p,
                       (long long)c->first_row[i], (long long)c->first_row[i + 1] - 1)
@@ -1446,7 +1477,7 @@ static int blob_fd(cf_column *c, int64_t i, int for_write, cf_error *err)
         free(p);
         return rc;
     }
-    free(p);
+    close_fd(c);
     c->fd = fd;
     c->fd_blob = i;
     c->fd_writable = for_write;
@@ -1578,9 +1609,7 @@ static int crc_mismatch_error(cf_column *c, int64_t b, uint32_t got, cf_error *e
 {
     char name[32];
     blob_name(b, name);
-    char *tp = cf__path_join(c->dir, CF__TORN_NAME);
-    int updating = tp && cf__exists(tp);
-    free(tp);
+    int updating = cf__version_has(c, CF__TORN_NAME);
     if (updating)
         return CF_FAIL(err, CF_ETORN, "%s/%s: rows %lld..%lld changed since this handle opened the column: an "
                        "in-place update is in progress or was interrupted (%s)", c->path, name,
@@ -2369,11 +2398,15 @@ int cf_column_verify_blob(cf_column *c, int64_t i, unsigned *status, cf_error *e
     if (!has_crc) st |= CF_BLOB_CRC_UNKNOWN;
     if (c->kind == CF_KIND_DATA && (c->stats_damaged || (c->stats_bad && c->stats_bad[i])))
         st |= CF_BLOB_STATS_DAMAGED;
-    int fd = open(p, O_RDONLY | O_CLOEXEC);
+    char name[32];
+    blob_name(i, name);
+    int fd = cf__version_openat(c, name, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         if (errno != ENOENT) {
             int e = errno;
             rc = CF_FAIL(err, CF_EIO, "%s: cannot open: %s", p, strerror(e));
+        } else if (cf__version_gone(c)) {
+            rc = cf__version_replaced(c, err); /* not damage: another version's business */
         } else if (bytes > 0) {
             st |= CF_BLOB_MISSING;
         }

@@ -101,6 +101,8 @@ struct cf_column {
     cf__attrset attrs_v1; /* what the legacy `attr` file holds */
     int attrs_unread;   /* read-only: attrs / attrs_v1 not loaded from the
                            files yet (cf__column_settle_attrs) */
+    int dirfd;          /* the column directory of the version this handle
+                           opened, held open (column_version.h); -1 if none */
     int fd;             /* cached blob descriptor, -1 if none */
     int64_t fd_blob;
     int fd_writable;

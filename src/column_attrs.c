@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "column.h"
+#include "column_version.h"
 #include "error.h"
 #include "fsutil.h"
 
@@ -31,8 +32,13 @@ int cf__column_load_attrs(cf_column *c, cf_error *err)
         if (!p) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->attr_dir);
         char *text = NULL;
         size_t len = 0;
-        rc = cf__read_file(p, &text, &len, err);
-        if (rc == CF_ENOENT) {
+        /* a published column's files in the directory its handle holds */
+        rc = c->dirfd >= 0 ? cf__version_read(c, cf__attr_files[k], &text, &len, err)
+                           : cf__read_file(p, &text, &len, err);
+        if (rc == CF_ENOENT && c->dirfd >= 0 && k == 1 && !c->writable && cf__version_gone(c)) {
+            /* attr-v2, which every column has, went with the version */
+            rc = cf__version_replaced(c, err);
+        } else if (rc == CF_ENOENT) {
             rc = 0;
         } else if (rc == 0) {
             rc = cf__attrs_merge(k, text, len, p, &c->attrs_v1, &c->attrs, err);

@@ -7,7 +7,9 @@
  *   "CFM1", u64 kind, bytes name, bytes header text, bytes colfile-v1
  *   text (its CRC part), bytes statistics text, bytes attributes (attr-v2
  *   grammar, every attribute), bytes legacy attr, bytes staging directory
- *   name (empty once the column is published), u64 committed blobs.
+ *   name (empty once the column is published), u64 committed blobs, u64
+ *   device and u64 inode of the column directory the exporter holds (0 0:
+ *   none), which the other processes must find at the column's name.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,7 @@
 
 #include "catalog.h"
 #include "column.h"
+#include "column_version.h"
 #include "error.h"
 #include "ext.h"
 #include "file.h"
@@ -61,6 +64,10 @@ int cf_column_export_meta(cf_column *c, void **buf, size_t *len, cf_error *err)
     const char *stage = cf__column_stage_leaf(c);
     cf__wire_put_bytes(&o, stage, strlen(stage));
     cf__wire_put_u64(&o, (uint64_t)c->committed_nfile);
+    uint64_t id[2];
+    cf__version_id(c, id);
+    cf__wire_put_u64(&o, id[0]);
+    cf__wire_put_u64(&o, id[1]);
     if (o.failed) {
         free(o.p);
         rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
@@ -84,7 +91,7 @@ int cf_column_open_meta(cf_column **out, cf_file *f, const void *buf, size_t len
     uint64_t kind;
     const unsigned char *name, *header, *ext, *stats, *attrs, *v1, *stage;
     size_t nl, hl, xl, sl, al, vl, tl;
-    uint64_t committed;
+    uint64_t committed, id[2];
     if (len < 4 || memcmp(buf, "CFM1", 4) != 0)
         return CF_FAIL(err, CF_EFORMAT, "%s: column metadata snapshot has a bad signature", f->path);
     in.p += 4;
@@ -92,7 +99,8 @@ int cf_column_open_meta(cf_column **out, cf_file *f, const void *buf, size_t len
         cf__wire_get_bytes(&in, &header, &hl) || cf__wire_get_bytes(&in, &ext, &xl) ||
         cf__wire_get_bytes(&in, &stats, &sl) ||
         cf__wire_get_bytes(&in, &attrs, &al) || cf__wire_get_bytes(&in, &v1, &vl) ||
-        cf__wire_get_bytes(&in, &stage, &tl) || cf__wire_get_u64(&in, &committed) || in.p != in.end ||
+        cf__wire_get_bytes(&in, &stage, &tl) || cf__wire_get_u64(&in, &committed) ||
+        cf__wire_get_u64(&in, &id[0]) || cf__wire_get_u64(&in, &id[1]) || in.p != in.end ||
         kind > CF_KIND_ATTRS_ONLY || nl == 0 || memchr(name, 0, nl))
         return CF_FAIL(err, CF_EFORMAT, "%s: column metadata snapshot is damaged", f->path);
     char *cname = malloc(nl + 1);
@@ -120,6 +128,10 @@ int cf_column_open_meta(cf_column **out, cf_file *f, const void *buf, size_t len
     }
     if ((rc = cf__attrset_parse_v2(&c->attrs, (const char *)attrs, al, c->attr_dir, err))) goto fail;
     if (vl && (rc = cf__attrset_parse_v1(&c->attrs_v1, v1, vl, c->attr_dir, err))) goto fail;
+    /* the version the exporter read, or none at all: another process may
+     * have replaced it since */
+    if (kind != CF_KIND_ATTRS_ONLY && !tl && (id[0] || id[1]) && (rc = cf__version_hold_as(c, id, err)))
+        goto fail;
     c->replica = 1;
     *out = c;
     return 0;
@@ -167,12 +179,8 @@ int cf__column_apply_cached(cf_column *c, const cf__catalog_file *files, const c
     /* the header's stamp, which colfile-v1 must have recorded (8.1) */
     c->hstamp = (cf__hstamp){ 1, h->st.msec, h->st.mnsec, (int64_t)h->st.size };
     if (!h->inline_bytes) {
-        char *p = cf__path_join(c->path, "header");
-        if (!p) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
         struct stat st;
-        rc = cf__read_file_stat(p, &owned, &len, &st, err);
-        free(p);
-        if (rc) return rc;
+        if ((rc = cf__version_read_stat(c, "header", &owned, &len, &st, err))) return rc;
         cf__hstamp_of(&c->hstamp, &st);
         text = owned;
     }
@@ -214,18 +222,22 @@ static int deferred_text(cf_column *c, const cf__deferred *d, int k, int *dir_st
     *owned = NULL;
     char *p = cf__path_join(c->path, deferred_leaf(k));
     if (!p) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
+    /* in the directory the handle holds: the version it opened */
     int fresh, rc = 0;
     if (f->present) {
-        fresh = cf__stamp_still(p, &f->st);
+        fresh = cf__version_still(c, deferred_leaf(k), &f->st);
     } else {
-        if (*dir_still < 0) *dir_still = cf__stamp_still(c->path, &d->dir);
+        if (*dir_still < 0) *dir_still = cf__version_still(c, "", &d->dir);
         fresh = *dir_still;
     }
     if (fresh && (!f->present || f->inline_bytes)) {
         *text = f->present ? f->data : NULL;
         *len = f->len;
-    } else if ((rc = cf__read_file(p, owned, len, strict ? err : NULL)) == 0) {
+    } else if ((rc = cf__version_read(c, deferred_leaf(k), owned, len, strict ? err : NULL)) == 0) {
         *text = *owned;
+    } else if (rc == CF_ENOENT && f->present && strict && cf__version_gone(c)) {
+        /* its attributes went with the version, not out of it */
+        rc = cf__version_replaced(c, err);
     } else if (!strict || rc == CF_ENOENT) {
         rc = 0;
     }

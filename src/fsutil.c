@@ -45,6 +45,11 @@ int cf__read_file_at(int dfd, const char *path, int nofollow, char **data, size_
     return read_file_at(dfd, path, nofollow, data, len, NULL, err);
 }
 
+int cf__read_file_at_stat(int dfd, const char *path, char **data, size_t *len, struct stat *st, cf_error *err)
+{
+    return read_file_at(dfd, path, 0, data, len, st, err);
+}
+
 static int read_file_at(int dfd, const char *path, int nofollow, char **data, size_t *len, struct stat *st_out,
                         cf_error *err)
 {

@@ -26,6 +26,8 @@ int cf__read_file_stat(const char *path, char **data, size_t *len, struct stat *
  * cf__read_file); with `nofollow`, a symbolic link is refused and the
  * open never waits (a FIFO there is refused as not a regular file). */
 int cf__read_file_at(int dfd, const char *path, int nofollow, char **data, size_t *len, cf_error *err);
+/* cf__read_file_at (links followed) also giving the fstat of the file read. */
+int cf__read_file_at_stat(int dfd, const char *path, char **data, size_t *len, struct stat *st, cf_error *err);
 
 /* Create a new hidden temporary file for dir/name in dir (mode 0666 minus
  * the umask, never an existing file): its descriptor (write-only), its

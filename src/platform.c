@@ -1,4 +1,4 @@
-/* platform.c - renameat2, open file description locks, sync_file_range,
+/* platform.c - renameat2, O_PATH, open file description locks, sync_file_range,
  * fallocate, cachestat, sched_getaffinity and statfs: Linux calls with
  * fallbacks elsewhere.  This is the one file built with the GNU feature
  * set; the rest of the core sticks to POSIX.1-2008. */
@@ -28,6 +28,24 @@ int cf__rename_exchange(const char *a, const char *b)
     (void)b;
     errno = ENOSYS;
     return -1;
+#endif
+}
+
+int cf__open_dir_handle(int dfd, const char *path)
+{
+#if defined(O_PATH)
+    return openat(dfd, path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+#else
+    return openat(dfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+#endif
+}
+
+int cf__open_dir_handle_nofollow(int dfd, const char *path)
+{
+#if defined(O_PATH)
+    return openat(dfd, path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+#else
+    return openat(dfd, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 #endif
 }
 

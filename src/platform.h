@@ -12,6 +12,16 @@
  * where the file system or kernel cannot exchange. */
 int cf__rename_exchange(const char *a, const char *b);
 
+/* Open the directory at path (relative to dfd, or AT_FDCWD) only as a
+ * place to look files up from with the *at calls and fstat: Linux O_PATH,
+ * which needs no read permission and does no I/O; O_RDONLY elsewhere.
+ * Close-on-exec.  A descriptor, or -1 with errno (ENOTDIR: not a
+ * directory). */
+int cf__open_dir_handle(int dfd, const char *path);
+/* The same, failing (ENOTDIR or ELOOP) when the last component is a
+ * symbolic link. */
+int cf__open_dir_handle_nofollow(int dfd, const char *path);
+
 /* Take an exclusive, non-blocking lock on the open file fd: an open file
  * description lock (per handle, also between threads) where the kernel has
  * them, else flock.  Returns 0, or -1 with errno EWOULDBLOCK/EAGAIN/EACCES

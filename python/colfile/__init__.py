@@ -49,6 +49,7 @@ from .errors import (
     OutOfMemoryError,
     RangeError,
     ReadOnlyError,
+    ReplacedError,
     StorageError,
     TornError,
 )
@@ -121,6 +122,7 @@ __all__ = [
     "OutOfMemoryError",
     "RangeError",
     "ReadOnlyError",
+    "ReplacedError",
     "StorageError",
     "TornError",
     "TornWarning",

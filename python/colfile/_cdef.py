@@ -16,7 +16,7 @@ enum cf_error_code {
     CF_EDTYPE = -5, CF_ECAST = -6, CF_EFORMAT = -7, CF_ERANGE = -8,
     CF_ENOMEM = -9, CF_EARG = -10, CF_ECHECKSUM = -11, CF_EREADONLY = -12,
     CF_ESHORT = -13, CF_ENOTFILE = -14, CF_EKIND = -15, CF_ETORN = -16,
-    CF_EBUSY = -17
+    CF_EBUSY = -17, CF_EREPLACED = -18
 };
 const char *cf_error_name(int code);
 const char *cf_error_text(int code);

@@ -25,6 +25,8 @@ CF_EREADONLY               :class:`ReadOnlyError`   ``PermissionError``
 CF_EKIND                   :class:`ColumnKindError` ``TypeError``
 CF_ETORN                   :class:`TornError`
 CF_EBUSY                   :class:`BusyError`       ``BlockingIOError``
+CF_EREPLACED               :class:`ReplacedError`   ``FileNotFoundError``
+                           (a :class:`NoSuchFileError`)
 (closed handle)            :class:`ClosedError`     ``ValueError``
 ========================== ======================= ===========================
 
@@ -64,6 +66,7 @@ __all__ = [
     "ClosedError",
     "TornError",
     "BusyError",
+    "ReplacedError",
 ]
 
 # The stable values of colfile_errors.h.
@@ -85,6 +88,7 @@ CF_ENOTFILE = -14
 CF_EKIND = -15
 CF_ETORN = -16
 CF_EBUSY = -17
+CF_EREPLACED = -18
 
 CODE_NAMES = {
     CF_OK: "CF_OK",
@@ -105,6 +109,7 @@ CODE_NAMES = {
     CF_EKIND: "CF_EKIND",
     CF_ETORN: "CF_ETORN",
     CF_EBUSY: "CF_EBUSY",
+    CF_EREPLACED: "CF_EREPLACED",
 }
 
 
@@ -204,6 +209,20 @@ class BusyError(Error, BlockingIOError):
     lock (CF_EBUSY)."""
 
 
+class ReplacedError(NoSuchFileError):
+    """The column was replaced or removed by another process since this
+    handle opened it, and the files of the version it reads are gone
+    (CF_EREPLACED): reopen the column (``file[name]`` again, after the old
+    handle is closed) to read what is there now.
+
+    An open column keeps reading the version it opened while that version's
+    files exist: never rows of two versions, and never a false
+    :class:`ChecksumError`.  A writable column that another process
+    replaced before its first change raises this instead of writing into
+    the new version.  A :class:`NoSuchFileError` (and so a
+    ``FileNotFoundError``): the files it needs no longer exist."""
+
+
 class ClosedError(Error, ValueError):
     """Use of a closed File, column or attribute set."""
 
@@ -226,6 +245,7 @@ _BY_CODE: dict[int, type[Error]] = {
     CF_EKIND: ColumnKindError,
     CF_ETORN: TornError,
     CF_EBUSY: BusyError,
+    CF_EREPLACED: ReplacedError,
 }
 
 # What CF_ENOENT means depends on what was asked for.

@@ -526,6 +526,13 @@ class File(Group):
     every column opened through it, which commits their headers; using them
     afterwards raises :class:`~colfile.ClosedError`.
 
+    An open column reads the version it opened: when another process
+    replaces or removes it, the column keeps reading the old version's
+    files while they exist, then raises :class:`~colfile.ReplacedError`
+    (reopen it), never rows of two versions (docs/reliability.md).  Each
+    open column holds a file descriptor of its directory, and one of the
+    blob it read last.
+
     Under ``comm=`` the File keeps every column it opened until it is
     closed (so that every rank closes the same columns, collectively, in
     name order), and which calls are collective is listed in

@@ -295,10 +295,11 @@ def test_metadata_load_does_not_grow_with_ranks(tmp_path: Path, lib: Any) -> Non
     script = tmp_path / "listing.py"
     script.write_text(LISTING)
     s = re.escape(str(snap))
-    meta = re.compile(rf'(openat|stat|newfstatat|statx)\(.*"{s}(/[^"]*)?/(header|attr[^/"]*|'
-                      rf'colfile-[^/"]*)"')
+    # by path, or below a column directory held open (strace -y shows its path)
+    meta = re.compile(rf'(openat|stat|newfstatat|statx)\((.*"{s}(/[^"]*)?/|\d+<{s}/[^>]*>, ")'
+                      rf'(header|attr[^/"]*|colfile-[^/"]*)"')
     dirs = re.compile(rf"getdents64\(\d+<{s}")
-    blobs = re.compile(rf'openat\(.*"{s}/[^"]*/[0-9A-F]{{6}}"')
+    blobs = re.compile(rf'openat\((.*"{s}/[^"]*/|\d+<{s}/[^>]*>, ")[0-9A-F]{{6}}"')
     counts = {}
     pids = {}
     for n in (2, 4):

@@ -1,0 +1,161 @@
+/* column_version.c - the version of a column that a handle opened: its
+ * directory, held open (column_version.h). */
+#include "column_version.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "catalog.h"
+#include "error.h"
+#include "fsutil.h"
+#include "platform.h"
+
+int cf__version_hold(cf_column *c, cf_error *err)
+{
+    int fd = cf__open_dir_handle(AT_FDCWD, c->dir);
+    if (fd < 0) {
+        int e = errno;
+        if (e == EMFILE || e == ENFILE)
+            return CF_FAIL(err, CF_EIO, "%s: cannot open the column's directory: %s (each open column "
+                           "holds a descriptor of its directory and one of the blob it read last: "
+                           "close columns, or raise the limit with ulimit -n)", c->dir, strerror(e));
+        return CF_FAIL(err, cf__errno_code(e), "%s: cannot open the column's directory: %s", c->dir, strerror(e));
+    }
+    cf__version_release(c);
+    c->dirfd = fd;
+    return 0;
+}
+
+void cf__version_release(cf_column *c)
+{
+    if (c->dirfd >= 0) close(c->dirfd);
+    c->dirfd = -1;
+}
+
+int cf__version_openat(const cf_column *c, const char *leaf, int flags)
+{
+    if (c->dirfd >= 0) return openat(c->dirfd, leaf, flags, 0666);
+    char *p = cf__path_join(c->dir, leaf);
+    if (!p) {
+        errno = ENOMEM;
+        return -1;
+    }
+    int fd = open(p, flags, 0666);
+    int e = errno;
+    free(p);
+    errno = e;
+    return fd;
+}
+
+int cf__version_read_stat(const cf_column *c, const char *leaf, char **data, size_t *len, struct stat *st,
+                          cf_error *err)
+{
+    if (c->dirfd < 0) {
+        char *p = cf__path_join(c->dir, leaf);
+        if (!p) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->dir);
+        int rc = st ? cf__read_file_stat(p, data, len, st, err) : cf__read_file(p, data, len, err);
+        free(p);
+        return rc;
+    }
+    int rc = st ? cf__read_file_at_stat(c->dirfd, leaf, data, len, st, err)
+                : cf__read_file_at(c->dirfd, leaf, 0, data, len, err);
+    if (rc && err) {
+        /* its messages start with the name it was given: make it the path */
+        char what[CF_ERROR_MESSAGE_MAX];
+        snprintf(what, sizeof what, "%s", err->message);
+        CF_FAIL(err, rc, "%s/%s", c->dir, what);
+    }
+    return rc;
+}
+
+int cf__version_read(const cf_column *c, const char *leaf, char **data, size_t *len, cf_error *err)
+{
+    return cf__version_read_stat(c, leaf, data, len, NULL, err);
+}
+
+int cf__version_has(const cf_column *c, const char *leaf)
+{
+    if (c->dirfd < 0) {
+        char *p = cf__path_join(c->dir, leaf);
+        int there = p && cf__exists(p);
+        free(p);
+        return there;
+    }
+    struct stat st;
+    return fstatat(c->dirfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+int cf__version_still(const cf_column *c, const char *leaf, const cf__stamp *s)
+{
+    if (c->dirfd >= 0) return cf__stamp_still_at(c->dirfd, leaf, s);
+    if (!leaf[0]) return cf__stamp_still(c->dir, s);
+    char *p = cf__path_join(c->dir, leaf);
+    int still = p && cf__stamp_still(p, s);
+    free(p);
+    return still;
+}
+
+int cf__version_moved(const cf_column *c)
+{
+    if (c->dirfd < 0) return 0;
+    struct stat held, now;
+    if (fstat(c->dirfd, &held) != 0) return 0;
+    if (held.st_nlink == 0) return 1; /* removed */
+    if (stat(c->path, &now) != 0) return errno == ENOENT || errno == ENOTDIR;
+    return now.st_dev != held.st_dev || now.st_ino != held.st_ino;
+}
+
+int cf__version_gone(const cf_column *c)
+{
+    if (c->dirfd < 0) return 0;
+    if (cf__version_moved(c)) return 1;
+    /* still at its name, but being deleted in place */
+    struct stat st;
+    return fstatat(c->dirfd, "header", &st, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT;
+}
+
+int cf__version_replaced(const cf_column *c, cf_error *err)
+{
+    return CF_FAIL(err, CF_EREPLACED, "%s: column '%s' was replaced or removed since this handle opened it "
+                   "(another process published a new version or removed it, and the files of the version "
+                   "this handle reads are gone): reopen the column to read what is there now",
+                   c->path, c->name);
+}
+
+int cf__version_check(const cf_column *c, cf_error *err)
+{
+    if (!cf__version_gone(c)) return 0;
+    return CF_FAIL(err, CF_EREPLACED, "%s: column '%s' was replaced or removed since this handle opened it "
+                   "(another process published a new version or removed it): its changes would go to a "
+                   "version that is no longer the column's, so none are made; reopen the column",
+                   c->path, c->name);
+}
+
+void cf__version_id(const cf_column *c, uint64_t id[2])
+{
+    struct stat st;
+    id[0] = id[1] = 0;
+    if (c->dirfd >= 0 && fstat(c->dirfd, &st) == 0) {
+        id[0] = (uint64_t)st.st_dev;
+        id[1] = (uint64_t)st.st_ino;
+    }
+}
+
+int cf__version_hold_as(cf_column *c, const uint64_t id[2], cf_error *err)
+{
+    int rc = cf__version_hold(c, err);
+    if (rc == CF_ENOENT) return cf__version_replaced(c, err);
+    if (rc) return rc;
+    uint64_t now[2];
+    cf__version_id(c, now);
+    if (now[0] != id[0] || now[1] != id[1]) {
+        cf__version_release(c);
+        return cf__version_replaced(c, err);
+    }
+    return 0;
+}
