@@ -10,13 +10,14 @@
  *   "CFP1", int64 nfile, int64 chunk_rows, int64 entries,
  *   entries x { int64 blob, uint32 sum_delta, uint8 overflow, int64 nseg,
  *               nseg x { int64 offset, int64 length, uint32 crc },
- *               int64 first, int64 nacc, nacc x { int64 count, int64 nan,
- *               8 bytes min, 8 bytes max, double sum } }
- * where the accumulators are those the writes held for the blob's chunks
- * first, first + 1, ... (nacc = their number x nmemb; partial chunks merge
- * with the committing handle's; chunks outside them hold nothing), or
- * first = 2^64 - 1 and nacc = 0 when the writer ran out of memory for them
- * (the blob's statistics are then unknown).
+ *               int64 nrun, nrun x { int64 first, int64 nacc, nacc x {
+ *               int64 count, int64 nan, 8 bytes min, 8 bytes max,
+ *               double sum } } }
+ * where each run holds the accumulators the writes held for the blob's
+ * chunks first, first + 1, ... (nacc = their number x nmemb; partial
+ * chunks merge with the committing handle's; chunks in no run hold
+ * nothing), and nrun = 2^64 - 1 (no runs follow) when the writer ran out of
+ * memory for them (the blob's statistics are then unknown).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -90,10 +91,13 @@ int cf_column_pending_export(cf_column *c, void **buf, size_t *len, cf_error *er
             cf__wire_put_u32(&o, w->segments[k].crc);
         }
         const cf__blob_stats *bs = &c->stats.blob[i];
-        int64_t nacc = bs->acc ? bs->n * c->h.nmemb : 0;
-        cf__wire_put_u64(&o, bs->lost ? UINT64_MAX : (uint64_t)(bs->acc ? bs->lo : 0));
-        cf__wire_put_u64(&o, (uint64_t)nacc);
-        for (int64_t k = 0; k < nacc; k++) put_acc(&o, &bs->acc[k]);
+        cf__wire_put_u64(&o, bs->lost ? UINT64_MAX : (uint64_t)bs->nrun);
+        for (int64_t r = 0; !bs->lost && r < bs->nrun; r++) {
+            int64_t nacc = bs->run[r].n * c->h.nmemb;
+            cf__wire_put_u64(&o, (uint64_t)bs->run[r].lo);
+            cf__wire_put_u64(&o, (uint64_t)nacc);
+            for (int64_t k = 0; k < nacc; k++) put_acc(&o, &bs->run[r].acc[k]);
+        }
     }
     if (o.failed) {
         free(o.p);
@@ -158,27 +162,32 @@ int cf_column_pending_merge(cf_column *c, const void *buf, size_t len, cf_error 
                 return CF_FAIL(err, CF_EFORMAT, "%s: pending write state names bytes outside blob %llu",
                                c->path, (unsigned long long)blob);
         }
-        uint64_t first, nacc;
+        uint64_t nrun, first, nacc = 0;
         cf__acc a;
-        if (cf__wire_get_u64(&scan, &first) || cf__wire_get_u64(&scan, &nacc))
+        if (cf__wire_get_u64(&scan, &nrun))
             return CF_FAIL(err, CF_EFORMAT, "%s: pending write state is truncated", c->path);
         uint64_t chunks = (uint64_t)cf__stats_blob_chunks(&c->stats, (int64_t)blob),
                  nmemb = (uint64_t)c->h.nmemb;
-        int fits = first == UINT64_MAX ? nacc == 0
-                 : nmemb == 0 ? nacc == 0 && first == 0
-                 : nacc % nmemb == 0 && first <= chunks && nacc / nmemb <= chunks - first &&
-                       nacc <= (uint64_t)(scan.end - scan.p) / 40;
-        if (!fits)
-            return CF_FAIL(err, CF_EFORMAT, "%s: pending write state has the wrong number of statistics for "
-                           "blob %llu", c->path, (unsigned long long)blob);
-        for (uint64_t k = 0; k < nacc; k++) {
-            if (get_acc(&scan, &a))
+        if (nrun != UINT64_MAX && nrun > (uint64_t)(scan.end - scan.p) / 16)
+            return CF_FAIL(err, CF_EFORMAT, "%s: pending write state is truncated", c->path);
+        for (uint64_t r = 0; nrun != UINT64_MAX && r < nrun; r++) {
+            if (cf__wire_get_u64(&scan, &first) || cf__wire_get_u64(&scan, &nacc))
                 return CF_FAIL(err, CF_EFORMAT, "%s: pending write state is truncated", c->path);
-            /* No writer counts less than nothing, or more NaNs than values. */
-            if (a.count < 0 || a.nan < 0 || a.nan > a.count)
-                return CF_FAIL(err, CF_EFORMAT, "%s: pending write state has impossible statistics for blob %llu "
-                               "(count %lld, nan %lld)", c->path, (unsigned long long)blob, (long long)a.count,
-                               (long long)a.nan);
+            int fits = nmemb == 0 ? nacc == 0 && first <= chunks
+                     : nacc % nmemb == 0 && nacc > 0 && first < chunks && nacc / nmemb <= chunks - first &&
+                           nacc <= (uint64_t)(scan.end - scan.p) / 40;
+            if (!fits)
+                return CF_FAIL(err, CF_EFORMAT, "%s: pending write state has the wrong number of statistics "
+                               "for blob %llu", c->path, (unsigned long long)blob);
+            for (uint64_t k = 0; k < nacc; k++) {
+                if (get_acc(&scan, &a))
+                    return CF_FAIL(err, CF_EFORMAT, "%s: pending write state is truncated", c->path);
+                /* No writer counts less than nothing, or more NaNs than values. */
+                if (a.count < 0 || a.nan < 0 || a.nan > a.count)
+                    return CF_FAIL(err, CF_EFORMAT, "%s: pending write state has impossible statistics for "
+                                   "blob %llu (count %lld, nan %lld)", c->path, (unsigned long long)blob,
+                                   (long long)a.count, (long long)a.nan);
+            }
         }
     }
     if (scan.p != scan.end)
@@ -216,17 +225,20 @@ int cf_column_pending_merge(cf_column *c, const void *buf, size_t len, cf_error 
             cf__wire_get_u32(&in, &crc);
             if ((rc = cf__column_note_segment(c, (int64_t)blob, (int64_t)off, (int64_t)length, crc, err))) return rc;
         }
-        uint64_t first, nacc;
-        cf__wire_get_u64(&in, &first);
-        cf__wire_get_u64(&in, &nacc);
-        if (first == UINT64_MAX) cf__stats_lose_blob(&c->stats, (int64_t)blob);
-        int64_t n = c->h.nmemb > 0 ? (int64_t)(nacc / (uint64_t)c->h.nmemb) : 0;
-        /* No memory for them here: the blob's statistics become unknown. */
-        cf__acc *acc = n ? cf__stats_chunks(&c->stats, (int64_t)blob, (int64_t)first, (int64_t)first + n) : NULL;
-        for (uint64_t k = 0; k < nacc; k++) {
-            cf__acc a;
-            get_acc(&in, &a);
-            if (acc) cf__acc_merge(&acc[k], &a, &c->h.dtype);
+        uint64_t nrun, first, nacc;
+        cf__wire_get_u64(&in, &nrun);
+        if (nrun == UINT64_MAX) cf__stats_lose_blob(&c->stats, (int64_t)blob);
+        for (uint64_t r = 0; nrun != UINT64_MAX && r < nrun; r++) {
+            cf__wire_get_u64(&in, &first);
+            cf__wire_get_u64(&in, &nacc);
+            int64_t n = c->h.nmemb > 0 ? (int64_t)(nacc / (uint64_t)c->h.nmemb) : 0;
+            /* No memory for them here: the blob's statistics become unknown. */
+            cf__acc *acc = n ? cf__stats_chunks(&c->stats, (int64_t)blob, (int64_t)first, (int64_t)first + n) : NULL;
+            for (uint64_t k = 0; k < nacc; k++) {
+                cf__acc a;
+                get_acc(&in, &a);
+                if (acc) cf__acc_merge(&acc[k], &a, &c->h.dtype);
+            }
         }
     }
     return 0;

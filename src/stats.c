@@ -1284,13 +1284,14 @@ int cf__stats_alloc(cf__stats *s, const cf__header *h, int64_t chunk_rows, const
 
 static void cf__blob_stats_drop(cf__blob_stats *bs)
 {
-    free(bs->acc);
+    for (int64_t i = 0; i < bs->nrun; i++) free(bs->run[i].acc);
+    free(bs->run);
     memset(bs, 0, sizeof *bs);
 }
 
 void cf__stats_free(cf__stats *s)
 {
-    for (int64_t b = 0; s->blob && b < s->nfile; b++) free(s->blob[b].acc);
+    for (int64_t b = 0; s->blob && b < s->nfile; b++) cf__blob_stats_drop(&s->blob[b]);
     free(s->first_chunk);
     free(s->blob);
     free(s->valid);
@@ -1325,12 +1326,33 @@ int64_t cf__stats_blob_chunks(const cf__stats *s, int64_t b)
     return s->first_chunk[b + 1] - s->first_chunk[b];
 }
 
+/* Runs of blob bs starting before chunk k. */
+static int64_t cf__runs_before(const cf__blob_stats *bs, int64_t k)
+{
+    int64_t lo = 0, hi = bs->nrun;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (bs->run[mid].lo < k) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
 const cf__acc *cf__stats_peek(const cf__stats *s, int64_t b, int64_t k)
 {
     if (k < 0 || k >= cf__stats_blob_chunks(s, b)) return NULL;
     const cf__blob_stats *bs = &s->blob[b];
-    if (!bs->acc || k < bs->lo || k >= bs->lo + bs->n) return NULL;
-    return bs->acc + (k - bs->lo) * s->nmemb;
+    int64_t i = cf__runs_before(bs, k + 1) - 1;
+    if (i < 0 || k >= bs->run[i].lo + bs->run[i].n) return NULL;
+    return bs->run[i].acc + (k - bs->run[i].lo) * s->nmemb;
+}
+
+/* Is run r within its own length of chunks [lo, hi)?  Such runs are
+ * merged with it: filling the gap at most doubles what they hold. */
+static int cf__run_near(const cf__acc_run *r, int64_t lo, int64_t hi)
+{
+    int64_t gap = r->lo >= hi ? r->lo - hi : lo >= r->lo + r->n ? lo - (r->lo + r->n) : 0;
+    return gap <= r->n;
 }
 
 cf__acc *cf__stats_chunks(cf__stats *s, int64_t b, int64_t k0, int64_t k1)
@@ -1339,31 +1361,70 @@ cf__acc *cf__stats_chunks(cf__stats *s, int64_t b, int64_t k0, int64_t k1)
     if (k0 < 0 || k1 <= k0 || k1 > nc) return NULL;
     cf__blob_stats *bs = &s->blob[b];
     if (bs->lost) return NULL;
-    if (bs->acc && k0 >= bs->lo && k1 <= bs->lo + bs->n) return bs->acc + (k0 - bs->lo) * s->nmemb;
-    /* Grow the window to cover [k0, k1), and by its own size again in the
-     * direction it grows (clamped to the blob): writes that walk through a
-     * blob cost amortized constant time per chunk, and what is held never
-     * exceeds twice the span of chunks actually written. */
-    int64_t lo = bs->acc ? bs->lo : k0, hi = bs->acc ? bs->lo + bs->n : k1;
-    int64_t span = hi - lo;
-    if (k0 < lo) lo = k0 - span > 0 ? k0 - span : 0;
-    if (k1 > hi) hi = k1 + span < nc ? k1 + span : nc;
+    int64_t pos = cf__runs_before(bs, k0 + 1);
+    if (pos > 0 && k1 <= bs->run[pos - 1].lo + bs->run[pos - 1].n)
+        return bs->run[pos - 1].acc + (k0 - bs->run[pos - 1].lo) * s->nmemb;
+    /* The new run: [k0, k1) and the runs near it, and, when it grows one,
+     * room for as much again in the direction it grows (clamped to the
+     * blob), so that writes walking through a blob cost amortized constant
+     * time per chunk.  What is held stays within a small multiple of the
+     * chunks actually written, wherever in the blob they are. */
+    int64_t lo = k0, hi = k1, a = cf__runs_before(bs, k1), z = a, held = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        for (int moved = 1; moved;) {
+            moved = 0;
+            while (a > 0 && cf__run_near(&bs->run[a - 1], lo, hi)) {
+                a--;
+                if (bs->run[a].lo < lo) lo = bs->run[a].lo;
+                if (bs->run[a].lo + bs->run[a].n > hi) hi = bs->run[a].lo + bs->run[a].n;
+                held += bs->run[a].n;
+                moved = 1;
+            }
+            while (z < bs->nrun && cf__run_near(&bs->run[z], lo, hi)) {
+                if (bs->run[z].lo < lo) lo = bs->run[z].lo;
+                if (bs->run[z].lo + bs->run[z].n > hi) hi = bs->run[z].lo + bs->run[z].n;
+                held += bs->run[z].n;
+                z++;
+                moved = 1;
+            }
+        }
+        if (pass || held == 0) break;
+        if (k0 < bs->run[a].lo) lo = lo > held ? lo - held : 0;
+        if (k1 > bs->run[z - 1].lo + bs->run[z - 1].n) hi = held < nc - hi ? hi + held : nc;
+    }
     int64_t count = (hi - lo) * s->nmemb;
     cf__acc *acc = NULL;
     if ((uint64_t)count <= SIZE_MAX / sizeof *acc) acc = malloc(count ? (size_t)count * sizeof *acc : 1);
-    if (!acc) {
+    cf__acc_run *runs = bs->run;
+    if (acc && z - a == 0 && bs->nrun == bs->cap) {
+        int64_t cap = bs->cap ? 2 * bs->cap : 4;
+        runs = realloc(bs->run, (size_t)cap * sizeof *runs);
+        if (runs) {
+            bs->run = runs;
+            bs->cap = cap;
+        }
+    }
+    if (!acc || !runs) {
         /* No room: this blob's statistics are unknown until it is reset. */
+        free(acc);
         cf__blob_stats_drop(bs);
         bs->lost = 1;
         return NULL;
     }
     for (int64_t i = 0; i < count; i++) cf__acc_init_class(&acc[i], s->cls);
-    if (bs->acc && bs->n)
-        memcpy(acc + (bs->lo - lo) * s->nmemb, bs->acc, (size_t)(bs->n * s->nmemb) * sizeof *acc);
-    free(bs->acc);
-    bs->acc = acc;
-    bs->lo = lo;
-    bs->n = hi - lo;
+    for (int64_t i = a; i < z; i++) {
+        if (bs->run[i].n && s->nmemb)
+            memcpy(acc + (bs->run[i].lo - lo) * s->nmemb, bs->run[i].acc,
+                   (size_t)(bs->run[i].n * s->nmemb) * sizeof *acc);
+        free(bs->run[i].acc);
+    }
+    /* runs [a, z) become the one new run at a */
+    if (z - a != 1)
+        memmove(&bs->run[a + 1], &bs->run[z], (size_t)(bs->nrun - z) * sizeof *bs->run);
+    bs->nrun += 1 - (z - a);
+    bs->run[a].lo = lo;
+    bs->run[a].n = hi - lo;
+    bs->run[a].acc = acc;
     return acc + (k0 - lo) * s->nmemb;
 }
 
@@ -1388,7 +1449,8 @@ int cf__stats_blob_whole(const cf__stats *s, int64_t b)
 {
     int64_t nc = cf__stats_blob_chunks(s, b);
     if (b < 0 || b >= s->nfile || s->blob[b].lost) return 0;
-    return nc == 0 || s->nmemb == 0 || (s->blob[b].acc && s->blob[b].lo == 0 && s->blob[b].n == nc);
+    const cf__blob_stats *bs = &s->blob[b];
+    return nc == 0 || s->nmemb == 0 || (bs->nrun == 1 && bs->run[0].lo == 0 && bs->run[0].n == nc);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1634,7 +1696,7 @@ int cf__stats_format(const cf__stats *s, const cf__header *h, char **text, size_
                               (uint64_t)b, h->rows[b], h->sums[b]);
         for (int64_t k = 0; k < nc; k++) {
             for (int64_t j = 0; j < s->nmemb; j++) {
-                const cf__acc *a = &s->blob[b].acc[k * s->nmemb + j];
+                const cf__acc *a = &s->blob[b].run[0].acc[k * s->nmemb + j];
                 /* "<k> <j> count=<n> nan=<n> min=<v> max=<v> sum=<v>\n", at
                  * most CF__CHUNK_LINE_MAX bytes, by hand: this runs for
                  * every chunk and component at every commit */

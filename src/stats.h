@@ -66,13 +66,20 @@ void cf__acc_add_simd(cf__acc *acc, int64_t nmemb, int64_t component0, const voi
  * two <= 2^20 whose chunk holds at most 8 MiB (at least 1). */
 int64_t cf__stats_default_chunk_rows(int64_t rowbytes);
 
-/* The accumulators held for one blob: chunks [lo, lo + n), nmemb each.
- * Chunks outside that window are empty (nothing written to them, or no
- * statistics for them in the text).  Memory thus follows the data written
- * and the statistics text read, never the rows a header claims. */
-typedef struct cf__blob_stats {
-    cf__acc *acc;           /* n * nmemb accumulators, NULL if none held */
+/* Accumulators held for chunks [lo, lo + n) of a blob, nmemb each. */
+typedef struct cf__acc_run {
     int64_t lo, n;
+    cf__acc *acc;
+} cf__acc_run;
+
+/* The accumulators held for one blob: runs of chunks, sorted, disjoint and
+ * never adjacent (adjacent runs merge).  Chunks in no run are empty
+ * (nothing written to them, or no statistics for them in the text).
+ * Memory thus follows the data written and the statistics text read,
+ * never the rows a header claims. */
+typedef struct cf__blob_stats {
+    cf__acc_run *run;
+    int64_t nrun, cap;
     int lost;               /* an allocation failed: unknown until reset */
 } cf__blob_stats;
 
@@ -105,9 +112,11 @@ int64_t cf__stats_blob_chunks(const cf__stats *s, int64_t b);
 /* The accumulators of chunk k of blob b if held, else NULL (empty). */
 const cf__acc *cf__stats_peek(const cf__stats *s, int64_t b, int64_t k);
 
-/* The accumulators of chunks [k0, k1) of blob b, contiguous, held from now
- * on (allocated, empty, where they were not): a pointer to chunk k0's,
- * valid until the next call for the same blob.  NULL if the range is not
+/* The accumulators of chunks [k0, k1) of blob b, contiguous (one run),
+ * held from now on (allocated, empty, where they were not): a pointer to
+ * chunk k0's, valid until the next call for the same blob.  Runs within
+ * their own length of [k0, k1) merge into it, so what a blob holds stays
+ * within a small multiple of the chunks touched.  NULL if the range is not
  * in the blob or memory ran out (the blob's statistics are then lost:
  * cf__stats_blob_whole says 0 until cf__stats_reset_blob). */
 cf__acc *cf__stats_chunks(cf__stats *s, int64_t b, int64_t k0, int64_t k1);

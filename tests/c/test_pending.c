@@ -223,9 +223,9 @@ static void test_merge_damaged_statistics(void)
     CHECK_OK(cf_column_pending_export(b, &buf, &len, &err), &err);
     CHECK_OK(cf_column_close(b, &err), &err);
     /* "CFP1", nfile, chunk rows, entries; blob, sum, overflow, 1 segment;
-     * first chunk, nacc; then the first accumulator: count, nan, min, max,
-     * sum. */
-    size_t count_at = 4 + 8 + 8 + 8 + 8 + 4 + 1 + 8 + 20 + 8 + 8;
+     * one run: first chunk, nacc; then the first accumulator: count, nan,
+     * min, max, sum. */
+    size_t count_at = 4 + 8 + 8 + 8 + 8 + 4 + 1 + 8 + 20 + 8 + 8 + 8;
     CHECK(len == count_at + 40);
     unsigned char *bad = malloc(len);
     memcpy(bad, buf, len);

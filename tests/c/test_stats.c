@@ -854,7 +854,7 @@ static void test_layout_and_grow(void)
     CHECK_EQ_INT(s.first_chunk[4], 6);
     CHECK(s.valid[0] == 1 && s.valid[1] == 0 && s.valid[2] == 0 && s.valid[3] == 0);
     /* nothing is held until asked for */
-    for (int64_t b = 0; b < 4; b++) CHECK(s.blob[b].acc == NULL && cf__stats_peek(&s, b, 0) == NULL);
+    for (int64_t b = 0; b < 4; b++) CHECK(s.blob[b].nrun == 0 && cf__stats_peek(&s, b, 0) == NULL);
     CHECK(cf__stats_blob_whole(&s, 0) && !cf__stats_blob_whole(&s, 1));
     CHECK(cf__stats_chunk(&s, 0, 0) == NULL);
     CHECK(cf__stats_chunk(&s, 3, 1) == NULL);
@@ -863,19 +863,21 @@ static void test_layout_and_grow(void)
     CHECK(cf__stats_chunks(&s, 2, 1, 1) == NULL);
     /* chunk 1 of blob 1: its window is that chunk alone, empty */
     cf__acc *a = cf__stats_chunk(&s, 1, 1);
-    CHECK(a != NULL && s.blob[1].lo == 1 && s.blob[1].n == 1 && cf__stats_peek(&s, 1, 1) == a);
+    CHECK(a != NULL && s.blob[1].nrun == 1 && s.blob[1].run[0].lo == 1 && s.blob[1].run[0].n == 1);
+    CHECK(cf__stats_peek(&s, 1, 1) == a);
     CHECK(cf__stats_peek(&s, 1, 0) == NULL && !cf__stats_blob_whole(&s, 1));
     for (int j = 0; j < 3; j++) CHECK(a[j].count == 0 && a[j].v.f.min == INFINITY);
     a[2].count = 7;
     /* growing down to chunk 0 keeps chunk 1's accumulators */
-    CHECK(cf__stats_chunk(&s, 1, 0) != NULL && s.blob[1].lo == 0 && s.blob[1].n == 2);
+    CHECK(cf__stats_chunk(&s, 1, 0) != NULL && s.blob[1].nrun == 1 && s.blob[1].run[0].lo == 0 &&
+          s.blob[1].run[0].n == 2);
     CHECK(cf__stats_peek(&s, 1, 1)[2].count == 7 && cf__stats_peek(&s, 1, 0)[2].count == 0);
     CHECK(cf__stats_blob_whole(&s, 1));
     cf__stats_reset_blob(&s, 1);
-    CHECK(s.blob[1].acc == NULL && cf__stats_peek(&s, 1, 1) == NULL);
+    CHECK(s.blob[1].nrun == 0 && cf__stats_peek(&s, 1, 1) == NULL);
     /* a window grows by its own size, within the blob */
-    CHECK(cf__stats_chunk(&s, 2, 0) != NULL && s.blob[2].n == 1);
-    CHECK(cf__stats_chunk(&s, 2, 1) != NULL && s.blob[2].lo == 0 && s.blob[2].n == 3);
+    CHECK(cf__stats_chunk(&s, 2, 0) != NULL && s.blob[2].run[0].n == 1);
+    CHECK(cf__stats_chunk(&s, 2, 1) != NULL && s.blob[2].nrun == 1 && s.blob[2].run[0].n == 3);
     cf__stats_lose_blob(&s, 3);
     CHECK(cf__stats_chunk(&s, 3, 0) == NULL && !cf__stats_blob_whole(&s, 3));
     cf__stats_reset_blob(&s, 3);
@@ -943,11 +945,44 @@ static void test_layout_and_grow(void)
     make_header(&h2, "<f8", 1, 2, huge);
     CHECK_OK(cf__stats_alloc(&s, &h2, 1, "col", &err), &err);
     CHECK_EQ_INT(cf__stats_blob_chunks(&s, 0), (int64_t)1 << 62);
-    CHECK(cf__stats_chunk(&s, 0, ((int64_t)1 << 62) - 1) != NULL && s.blob[0].n == 1);
-    CHECK(cf__stats_chunk(&s, 1, 0) != NULL && s.blob[1].n == 1);
-    /* a window from chunk 0 to 2^62 cannot be: the blob's statistics are
-     * lost (unknown), nothing is allocated */
-    CHECK(cf__stats_chunk(&s, 0, 0) == NULL && s.blob[0].lost && s.blob[0].acc == NULL);
+    int64_t last = ((int64_t)1 << 62) - 1;
+    CHECK(cf__stats_chunk(&s, 0, last) != NULL && s.blob[0].nrun == 1 && s.blob[0].run[0].n == 1);
+    CHECK(cf__stats_chunk(&s, 1, 0) != NULL && s.blob[1].run[0].n == 1);
+    /* chunks far apart are held apart: the first, the last, one between */
+    CHECK(cf__stats_chunk(&s, 0, 0) != NULL && s.blob[0].nrun == 2);
+    CHECK(cf__stats_chunk(&s, 0, (int64_t)1 << 40) != NULL && s.blob[0].nrun == 3);
+    CHECK(s.blob[0].run[0].lo == 0 && s.blob[0].run[1].lo == (int64_t)1 << 40 && s.blob[0].run[2].lo == last);
+    cf__stats_chunk(&s, 0, 0)->count = 11;
+    cf__stats_chunk(&s, 0, last)->count = 12;
+    /* a walk up from chunk 0 grows one run, by doubling */
+    for (int64_t k = 1; k < 1000; k++) {
+        cf__acc *x = cf__stats_chunk(&s, 0, k);
+        CHECK(x != NULL);
+        if (x) x->count = k;
+    }
+    CHECK(s.blob[0].nrun == 3 && s.blob[0].run[0].n >= 1000 && s.blob[0].run[0].n <= 2048);
+    CHECK(cf__stats_peek(&s, 0, 0)->count == 11 && cf__stats_peek(&s, 0, 999)->count == 999);
+    CHECK(cf__stats_peek(&s, 0, last)->count == 12 && cf__stats_peek(&s, 0, last - 1) == NULL);
+    /* a walk down from the last chunk too */
+    for (int64_t k = last - 1; k > last - 1000; k--) CHECK(cf__stats_chunk(&s, 0, k) != NULL);
+    CHECK(s.blob[0].nrun == 3 && s.blob[0].run[2].n <= 2048 && s.blob[0].run[2].lo + s.blob[0].run[2].n == last + 1);
+    CHECK(cf__stats_peek(&s, 0, last)->count == 12);
+    /* a run of 2^62 chunks cannot be held: refused before any allocation,
+     * and the blob's statistics are lost (unknown) */
+    CHECK(cf__stats_chunks(&s, 0, 500, last) == NULL);
+    CHECK(s.blob[0].lost && s.blob[0].nrun == 0 && !cf__stats_blob_whole(&s, 0));
+    cf__stats_reset_blob(&s, 0);
+    /* a range joining two runs merges them, keeping both */
+    CHECK(cf__stats_chunk(&s, 0, 10) != NULL && cf__stats_chunk(&s, 0, 30) != NULL && s.blob[0].nrun == 2);
+    cf__stats_chunk(&s, 0, 10)->count = 1;
+    cf__stats_chunk(&s, 0, 30)->count = 3;
+    CHECK(cf__stats_chunks(&s, 0, 5, 40) != NULL && s.blob[0].nrun == 1);
+    CHECK(cf__stats_peek(&s, 0, 10)->count == 1 && cf__stats_peek(&s, 0, 30)->count == 3);
+    CHECK(cf__stats_peek(&s, 0, 20)->count == 0);
+    /* adjacent runs merge, so a blob covered is whole */
+    cf__stats_reset_blob(&s, 1);
+    CHECK(cf__stats_chunk(&s, 1, 4) != NULL && cf__stats_chunk(&s, 1, 0) != NULL);
+    CHECK(cf__stats_chunks(&s, 1, 1, 4) != NULL && s.blob[1].nrun == 1 && cf__stats_blob_whole(&s, 1));
     CHECK(!cf__stats_blob_whole(&s, 0));
     cf__stats_free(&s);
     cf__header_free(&h2);
@@ -1202,7 +1237,7 @@ static int all_invalid(const cf__stats *p, const cf__header *h)
     for (int64_t b = 0; b < h->nfile; b++)
         if (p->valid[b] != (h->rows[b] == 0)) return 0;
     for (int64_t b = 0; b < h->nfile; b++)
-        if (p->blob[b].acc) return 0;
+        if (p->blob[b].nrun) return 0;
     return 1;
 }
 

@@ -50,7 +50,7 @@ static void check_layout(cf__stats *s, const cf__header *h)
         if (h->rows[b] == 0) FUZZ_CHECK(s->valid[b], "empty blob %lld not valid", (long long)b);
         /* memory follows the text: only blobs it describes hold anything */
         if (!s->valid[b]) {
-            FUZZ_CHECK(!s->blob[b].acc, "invalid blob %lld holds statistics", (long long)b);
+            FUZZ_CHECK(!s->blob[b].nrun, "invalid blob %lld holds statistics", (long long)b);
             continue;
         }
         FUZZ_CHECK(cf__stats_blob_whole(s, b), "valid blob %lld not held whole", (long long)b);

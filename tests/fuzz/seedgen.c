@@ -126,10 +126,12 @@ static void pending_state(cf__wire_out *o, const cf__header *h, const cf__stats 
             cf__wire_put_u64(o, (uint64_t)(hi - lo));
             cf__wire_put_u32(o, cf__crc32c_update(0, blob[b] + lo, (size_t)(hi - lo)));
         }
-        int64_t nacc = s->blob[b].acc ? s->blob[b].n * h->nmemb : 0;
-        cf__wire_put_u64(o, (uint64_t)(s->blob[b].acc ? s->blob[b].lo : 0));
+        /* one run: the blob's chunks, all held (written whole) */
+        int64_t nacc = s->blob[b].nrun ? s->blob[b].run[0].n * h->nmemb : 0;
+        cf__wire_put_u64(o, 1);
+        cf__wire_put_u64(o, 0);
         cf__wire_put_u64(o, (uint64_t)nacc);
-        const cf__acc *acc = s->blob[b].acc;
+        const cf__acc *acc = s->blob[b].nrun ? s->blob[b].run[0].acc : NULL;
         for (int64_t k = 0; k < nacc; k++) {
             uint64_t v[2], sum;
             memcpy(v, &acc[k].v, sizeof v);
