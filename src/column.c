@@ -1127,6 +1127,8 @@ static int commit_staged(cf_column *c, cf_error *err)
     size_t nmeta = 0, nkept;
     int rc, *keep = c->durable ? kept : NULL;
     for (size_t j = 0; j < 8; j++) kept[j] = -1;
+    /* once published (even if a later step fails) its header lists them all */
+    c->listed_nfile = c->h.nfile;
     meta[nmeta++] = "header";
     rc = write_header(c, 1, keep, err);
     if (rc == 0 && c->kind == CF_KIND_DATA) {
