@@ -494,7 +494,8 @@ static int writer_alive(const cf_column *c)
  * commit fails anyway and the last close removes them). */
 static void drop_new_blobs(cf_column *c, int now_only_alone)
 {
-    if (c->replica || c->kind != CF_KIND_DATA || !c->writable || CF__STAGED(c)) return;
+    /* (dir is NULL after an allocation failure in publish) */
+    if (c->replica || c->kind != CF_KIND_DATA || !c->writable || !c->dir || CF__STAGED(c)) return;
     if (now_only_alone && c->shared) return;
     int64_t first = c->committed_nfile > c->listed_nfile ? c->committed_nfile : c->listed_nfile;
     if (first >= c->h.nfile) return;
@@ -517,7 +518,8 @@ static void drop_new_blobs(cf_column *c, int now_only_alone)
  * which is safe. */
 static void unmark_torn(cf_column *c)
 {
-    if (!c->torn_created || c->inplace_written || c->replica || c->shared || c->nolock || c->torn_at_open)
+    if (!c->torn_created || c->inplace_written || c->replica || c->shared || c->nolock || c->torn_at_open ||
+        !c->dir)
         return;
     char *p = cf__path_join(c->dir, CF__TORN_NAME);
     if (p && unlink(p) == 0) {
@@ -1253,6 +1255,8 @@ static int commit_staged(cf_column *c, cf_error *err)
     size_t nmeta = 0, nkept;
     int rc, *keep = c->durable ? kept : NULL;
     for (size_t j = 0; j < 8; j++) kept[j] = -1;
+    /* once published (even if a later step fails) its header lists them all */
+    c->listed_nfile = c->h.nfile;
     meta[nmeta++] = "header";
     rc = write_header(c, 1, keep, err);
     if (rc == 0 && c->kind == CF_KIND_DATA) {
