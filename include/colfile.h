@@ -306,7 +306,9 @@ CF_API int cf_column_create_blobs(cf_column **out, cf_file *f, const char *name,
  * column (reopen it), never with rows of two versions or a false
  * CF_ECHECKSUM.  A writable handle whose column was replaced or removed
  * before its first change fails that change with CF_EREPLACED and writes
- * nothing (docs/reliability.md, "Readers"). */
+ * nothing; one whose column another writer committed a change to in that
+ * time fails it with CF_EBUSY (except with CF_OPEN_NOLOCK)
+ * (docs/reliability.md, "Readers see one version"). */
 CF_API int cf_column_open(cf_column **out, cf_file *f, const char *name, cf_error *err);
 
 /* Commit pending metadata (header checksums, extension file) to disk.

@@ -133,6 +133,7 @@ static cf_column *column_new(const char *name, const char *path, const char *att
     c->fd = -1;
     c->fd_blob = -1;
     c->dirfd = -1;
+    c->opened_header_len = -1;
     c->lock = (cf__lock)CF__LOCK_NONE;
     c->durable = 1;
     cf__attrset_init(&c->attrs);
@@ -466,8 +467,9 @@ int cf__column_begin_change(cf_column *c, cf_error *err)
 {
     if (cf__lock_is_held(&c->lock) || c->replica || c->kind == CF_KIND_ATTRS_ONLY) return 0;
     int rc = cf__lock_take(&c->lock, c->path, c->nolock, err);
-    /* Replacing or removing the column takes the lock too: holding it, the
-     * writer sees whether that happened since it opened the column. */
+    /* Replacing, removing or committing the column takes the lock too:
+     * holding it, the writer sees whether that happened since it opened
+     * the column. */
     if (rc == 0 && (rc = cf__version_check(c, err))) cf__lock_release(&c->lock);
     return rc;
 }
@@ -1075,6 +1077,10 @@ int cf_column_open(cf_column **out, cf_file *f, const char *name, cf_error *err)
         if ((rc = open_version(c, f, name, &text, &len, &hst, err))) goto done;
         cf__hstamp_of(&c->hstamp, &hst);
         if ((rc = cf__column_apply_header(c, text, len, hp, err))) goto done;
+        if (f->writable) {
+            c->opened_header_len = (int64_t)len;
+            c->opened_header_crc = cf__crc32c_update(0, text, len);
+        }
         c->committed_nfile = c->h.nfile;
         int marked = cf__version_has(c, CF__TORN_NAME);
         if (marked && !f->writable && (rc = cf__name_confine(f->path, name, err))) goto done;

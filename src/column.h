@@ -103,6 +103,10 @@ struct cf_column {
                            files yet (cf__column_settle_attrs) */
     int dirfd;          /* the column directory of the version this handle
                            opened, held open (column_version.h); -1 if none */
+    int64_t opened_header_len; /* a writable handle of an existing column:
+                           the length and CRC32C of the header it read at
+                           open, -1 otherwise (cf__version_check) */
+    uint32_t opened_header_crc;
     int fd;             /* cached blob descriptor, -1 if none */
     int64_t fd_blob;
     int fd_writable;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "catalog.h"
+#include "checksum.h"
 #include "error.h"
 #include "fsutil.h"
 #include "platform.h"
@@ -129,11 +130,26 @@ int cf__version_replaced(const cf_column *c, cf_error *err)
 
 int cf__version_check(const cf_column *c, cf_error *err)
 {
-    if (!cf__version_gone(c)) return 0;
-    return CF_FAIL(err, CF_EREPLACED, "%s: column '%s' was replaced or removed since this handle opened it "
-                   "(another process published a new version or removed it): its changes would go to a "
-                   "version that is no longer the column's, so none are made; reopen the column",
-                   c->path, c->name);
+    if (cf__version_gone(c))
+        return CF_FAIL(err, CF_EREPLACED, "%s: column '%s' was replaced or removed since this handle opened "
+                       "it (another process published a new version or removed it): its changes would go "
+                       "to a version that is no longer the column's, so none are made; reopen the column",
+                       c->path, c->name);
+    /* Another writer's commit since the open (an append, an update) left
+     * this handle's header stale: committing it would drop that commit.
+     * Writers sharing the lock (CF_OPEN_NOLOCK, as bigfile) accept that. */
+    if (c->opened_header_len < 0 || c->nolock || c->dirfd < 0) return 0;
+    char *text = NULL;
+    size_t len = 0;
+    int rc = cf__version_read(c, "header", &text, &len, err);
+    if (rc == CF_ENOENT) return cf__version_replaced(c, err);
+    if (rc) return rc;
+    int same = (int64_t)len == c->opened_header_len && cf__crc32c_update(0, text, len) == c->opened_header_crc;
+    free(text);
+    if (same) return 0;
+    return CF_FAIL(err, CF_EBUSY, "%s: column '%s' was changed by another writer since this handle opened it "
+                   "(its header is no longer the one this handle read): its changes would be made over "
+                   "another version, so none are made; reopen the column", c->path, c->name);
 }
 
 void cf__version_id(const cf_column *c, uint64_t id[2])

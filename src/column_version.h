@@ -64,7 +64,10 @@ int cf__version_gone(const cf_column *c);
 int cf__version_replaced(const cf_column *c, cf_error *err);
 
 /* For a writer about to make its first change (its lock taken): 0 if the
- * version it opened is still the column, else CF_EREPLACED. */
+ * version it opened is still the column; CF_EREPLACED if the column was
+ * replaced or removed since; CF_EBUSY if another writer committed a change
+ * to it since (its header differs from the one read at open; not checked
+ * for writers that share the lock). */
 int cf__version_check(const cf_column *c, cf_error *err);
 
 /* The held directory's identity (device, inode) for a metadata snapshot;

@@ -206,7 +206,8 @@ class TornError(Error):
 
 class BusyError(Error, BlockingIOError):
     """Another writer, in this or another process, holds the column's writer
-    lock (CF_EBUSY)."""
+    lock, or committed a change to the column since this handle opened it
+    and before its first change (CF_EBUSY): reopen the column."""
 
 
 class ReplacedError(NoSuchFileError):

@@ -271,6 +271,63 @@ static void test_writer_opened_before_a_replace(void)
     cf_file_close(f);
 }
 
+/* Another process updates the rows in place (a commit in the same
+ * directory) between a writer's open and its first change: the writer's
+ * header is stale, and committing it would record old byte sums for the
+ * other's rows. */
+static int update_x_in_place(void *arg)
+{
+    (void)arg;
+    cf_error err;
+    cf_file *f = NULL;
+    cf_column *c = NULL;
+    int rc = cf_file_open(&f, g_root, CF_OPEN_WRITE, &err);
+    if (rc == 0) rc = cf_column_open(&c, f, "x", &err);
+    if (rc == 0) {
+        double v[10];
+        for (int i = 0; i < 10; i++) v[i] = f8_value(5, i);
+        rc = cf_column_write(c, 0, 10, v, NULL, 8, 8, &err);
+        int rc2 = cf_column_close(c, rc ? NULL : &err);
+        if (rc == 0) rc = rc2;
+    }
+    if (rc) fprintf(stderr, "update_x_in_place: %s\n", err.message);
+    cf_file_close(f);
+    return rc;
+}
+
+static void test_writer_opened_before_another_commit(void)
+{
+    setup();
+    if (make_version("x", "f8", 1, 10, 2, 0)) return;
+    cf_error err;
+    cf_file *f = NULL;
+    CHECK_OK(cf_file_open(&f, g_root, CF_OPEN_WRITE, &err), &err);
+    if (!f) return;
+    cf_column *c = NULL;
+    CHECK_OK(cf_column_open(&c, f, "x", &err), &err);
+    if (!c) return;
+    CHECK_EQ_INT(in_child(update_x_in_place, NULL), 0);
+    double v[5] = { 0 };
+    CHECK_FAILS(cf_column_write(c, 0, 5, v, NULL, 8, 8, &err), CF_EBUSY, &err, "changed by another writer");
+    CHECK(strstr(err.message, "/F/x") != NULL && strstr(err.message, "reopen") != NULL);
+    cf_column_close(c, NULL);
+    /* the other writer's version, consistent */
+    CHECK_OK(cf_column_open(&c, f, "x", &err), &err);
+    if (c) {
+        double w[10];
+        CHECK_OK(cf_column_read(c, 0, 10, w, NULL, 8, 8, &err), &err);
+        CHECK(is_f8_version(w, 10, 5));
+        /* (the byte sums of an in-place update are another matter) */
+        unsigned st = 99;
+        for (int64_t b = 0; b < 2; b++) {
+            CHECK_OK(cf_column_verify_blob(c, b, &st, &err), &err);
+            CHECK_EQ_INT(st & (CF_BLOB_CRC_MISMATCH | CF_BLOB_CRC_UNKNOWN | CF_BLOB_SHORT | CF_BLOB_LONG), 0);
+        }
+        CHECK_OK(cf_column_close(c, &err), &err);
+    }
+    cf_file_close(f);
+}
+
 /* A metadata snapshot (what MPI ranks send each other) names the version
  * its exporter opened: a handle built from it after a replace reads that
  * version, or fails, instead of applying it to the new one's blobs. */
@@ -430,6 +487,7 @@ int main(void)
         CF_TEST(test_swapped_old_version_still_read),
         CF_TEST(test_removed_under_the_reader),
         CF_TEST(test_writer_opened_before_a_replace),
+        CF_TEST(test_writer_opened_before_another_commit),
         CF_TEST(test_snapshot_of_a_replaced_column),
         CF_TEST(test_descriptor_limit_is_explained),
         CF_TEST(test_racing_replace_loop),

@@ -103,6 +103,24 @@ def test_writer_opened_before_a_replace(path: str) -> None:
         np.testing.assert_array_equal(f["x"][:], np.arange(1000, 1012))
 
 
+def test_writer_opened_before_another_commit(path: str) -> None:
+    """Another process updates the rows in place between this writer's
+    open and its first change: committing this writer's header would
+    undo that update."""
+    _old(path)
+    with colfile.File(path, "r+") as f:
+        col = f["x"]
+        _child(f"""
+            with colfile.File({path!r}, "r+") as f:
+                f["x"][:] = np.arange(10) + 5000.25
+        """)
+        with pytest.raises(colfile.BusyError, match="changed by another writer"):
+            col[:5] = np.zeros(5)
+        col.close()
+    with colfile.File(path, "r", verify=True) as f:
+        np.testing.assert_array_equal(f["x"][:], np.arange(10) + 5000.25)
+
+
 def test_racing_replace_loop(path: str) -> None:
     """A child replaces x 200 times, alternating dtype and layout; this
     process opens (through the catalog or not) and reads it, verified."""
