@@ -1152,10 +1152,13 @@ int cf_column_flush(cf_column *c, cf_error *err)
     if (!c->torn_at_open && (!staged || c->torn_marked)) {
         char *tp = cf__path_join(c->dir, CF__TORN_NAME);
         if (!tp) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
+        struct stat st;
+        int e = 0;
         if (unlink(tp) == 0) {
             if (c->durable) rc = cf__fsync_path(c->dir, err);
-        } else if (errno != ENOENT) {
-            int e = errno;
+        } else if ((e = errno) != ENOENT && !(lstat(tp, &st) != 0 && errno == ENOENT)) {
+            /* (where nothing can be removed, a read-only file system,
+             * unlink fails with EROFS even when there is no marker) */
             rc = CF_FAIL(err, CF_EIO, "%s: cannot remove the torn-update marker: %s", tp, strerror(e));
         }
         free(tp);
