@@ -1121,6 +1121,7 @@ int cf_column_flush(cf_column *c, cf_error *err)
     if (c->kind != CF_KIND_DATA && !staged) return 0;
     int rc = 0;
     if ((rc = settle_writes(c, err))) return rc;
+    int changed = c->header_dirty || c->ext_dirty || cf__lock_is_held(&c->lock) || c->torn_marked;
     if (staged) {
         if ((rc = commit_staged(c, err))) return rc;
     } else {
@@ -1149,7 +1150,9 @@ int cf_column_flush(cf_column *c, cf_error *err)
     if (c->h.nfile) memcpy(c->committed_sums, c->h.sums, (size_t)c->h.nfile * sizeof *c->h.sums);
     /* This session's in-place updates (by any handle of it) are committed;
      * a marker found at open stays until `colfile repair`. */
-    if (!c->torn_at_open && (!staged || c->torn_marked)) {
+    /* Only by a handle that changed the column (in MPI jobs: took the other
+     * ranks' changes): another writer's marker is an update in progress. */
+    if (!c->torn_at_open && (!staged || c->torn_marked) && changed) {
         char *tp = cf__path_join(c->dir, CF__TORN_NAME);
         if (!tp) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
         struct stat st;
