@@ -382,3 +382,41 @@ def test_repair_after_a_killed_rm(path: str) -> None:
         assert not [n for n in left if n.startswith(".colfile-trash")], left
         if not hdr:
             assert "big" not in left, left
+
+
+# -- attribute writes and torn markers under another writer -------------------
+
+def test_attribute_write_refused_while_another_process_writes(path: str) -> None:
+    _make(path)
+    h = Holder(path, "inplace", "x")
+    try:
+        with colfile.File(path, "r+") as f:
+            with pytest.raises(colfile.BusyError, match="x"):
+                f["x"].attrs["unit"] = "m"
+            f["g/y"].attrs["unit"] = "s"  # another column is free
+    finally:
+        h.end()
+    with colfile.File(path, "r") as f:
+        assert "unit" not in f["x"].attrs
+        assert f["g/y"].attrs["unit"] == "s"
+
+
+def test_a_handle_that_changed_nothing_keeps_a_live_writers_torn_marker(path: str, cli: Any) -> None:
+    """Opening a column for writing and closing it without a change (as
+    ``colfile rm`` checks its names) must not remove the torn marker of an
+    update another process has in progress: were that writer killed, the
+    column would look consistent."""
+    _make(path)
+    marker = os.path.join(path, "x", "colfile-torn")
+    h = Holder(path, "inplace", "x")
+    try:
+        assert os.path.exists(marker)
+        with colfile.File(path, "r+") as f:
+            f["x"].close()
+        assert os.path.exists(marker)
+        status, out, err = cli("rm", path, "x")
+        assert status != 0
+        assert os.path.exists(marker)
+    finally:
+        h.end()
+    assert not os.path.exists(marker)
