@@ -166,7 +166,10 @@ CF_API int cf_file_flags(const cf_file *f);
 /* Find what interrupted writers left in the File and (unless dry_run)
  * remove it: staging directories of creates that never committed
  * (.colfile-stage.*), old versions moved aside by a commit (.colfile-old.*;
- * restored when the new version never arrived), temporary metadata files
+ * restored when the new version never arrived), what an interrupted removal
+ * moved out of the File (.colfile-trash.*), the blobs and other format
+ * files of a directory whose header is gone (under that name's writer
+ * lock; other files stay), temporary metadata files
  * (.*.tmp.*) and lock files (.colfile-lock, .colfile-lock.*; an idle
  * .colfile-lock is removed but not reported, as it tells of no interrupted
  * work).  Anything whose writer still holds its lock is left alone.  *lines

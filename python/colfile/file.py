@@ -480,7 +480,9 @@ class File(Group):
     mode : {'r', 'r+', 'w', 'w-', 'x', 'a'}
         ``'r'`` read only, must exist; ``'r+'`` read/write, must exist;
         ``'w'`` create, or empty an existing File (refused if the directory
-        holds foreign files); ``'w-'`` or ``'x'`` create, fail if it exists;
+        holds foreign files, and with :class:`~colfile.BusyError`, removing
+        nothing, while another process or handle writes any column of it);
+        ``'w-'`` or ``'x'`` create, fail if it exists;
         ``'a'`` read/write, create if needed.
     comm : mpi4py communicator, optional
         Open the File on every rank of ``comm`` for parallel I/O (see
@@ -809,7 +811,10 @@ class File(Group):
         """Find what interrupted writers left behind and remove it (see
         ``cf_file_cleanup``): staging directories of creates that never
         committed, old versions moved aside by a commit (restored if their
-        replacement never arrived), temporary metadata and lock files.
+        replacement never arrived), what an interrupted removal moved to a
+        hidden ``.colfile-trash.*`` name, the blobs of a directory whose
+        header is gone (other files in it stay), temporary metadata and lock
+        files.
         Anything a live writer holds is left alone.  Returns one line per
         item found.  On rank 0 only under MPI (the result is broadcast)."""
         L = lib()
