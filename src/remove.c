@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "catalog.h"
 #include "error.h"
 #include "file.h"
 #include "fsutil.h"
@@ -93,6 +94,8 @@ int cf__check_only_format_content(const char *dir, const char *root, const char 
             if (e != ENOENT) rc = CF_FAIL(err, CF_EIO, "%s: cannot stat: %s", p, strerror(e));
         } else if (S_ISDIR(st.st_mode)) {
             rc = cf__check_only_format_content(p, root, what, err);
+        } else if (S_ISLNK(st.st_mode) && strcmp(ent->d_name, CF__CATALOG_DIR) == 0 && strcmp(dir, root) == 0) {
+            /* a link where the catalog belongs: moved away, never followed */
         } else if (!S_ISREG(st.st_mode) || !cf__is_format_file_name(ent->d_name)) {
             rc = CF_FAIL(err, CF_ENOTFILE, "%s: refusing to %s: '%s' is not part of a colfile/bigfile File", root,
                          what, p);

@@ -274,7 +274,7 @@ def test_rm_racing_a_replace_with_slow_unlinks(path: str, tmp_path: Path) -> Non
 
 # -- symbolic link where the catalog belongs ----------------------------------
 
-@pytest.mark.parametrize("how", ["r+", "repair", "index"])
+@pytest.mark.parametrize("how", ["r+", "repair", "index", "w"])
 def test_symlinked_catalog(path: str, tmp_path: Path, how: str, cli: Any) -> None:
     _make(path)
     cat = os.path.join(path, ".colfile-catalog")
@@ -288,13 +288,16 @@ def test_symlinked_catalog(path: str, tmp_path: Path, how: str, cli: Any) -> Non
             f["x"][0:1] = np.array([5], dtype="i8")
             f.attrs["a"] = 1
             assert f["g/y"][1] == 1
+    elif how == "w":
+        with colfile.File(path, "w") as f:
+            f.create("new", data=np.arange(2))
     else:
         status, out, err = cli(how, path)
         assert status == 0, (out, err)
     assert not os.path.islink(cat) and os.path.isdir(cat)
     assert sorted(os.listdir(target)) == ["keep"]
     with colfile.File(path, "r") as f:
-        assert f.columns == ["g/h/z", "g/y", "x"]
+        assert f.columns == (["new"] if how == "w" else ["g/h/z", "g/y", "x"])
 
 
 # -- read-only file systems ---------------------------------------------------
