@@ -312,8 +312,9 @@ int cf_file_remove(cf_file *f, const char *name, cf_error *err)
     if (rc) return rc;
     cf__lock lk = CF__LOCK_NONE;
     if (!cf__is_dir(dir) || !has_header(dir)) {
-        rc = cf__is_dir(dir) ? CF_FAIL(err, CF_ENOENT, "%s: no column '%s' ('%s' is a group: remove it whole with "
-                                       "cf_file_remove_group, colfile rm -r)", f->path, name, name)
+        rc = cf__is_dir(dir) ? CF_FAIL(err, CF_ENOENT, "%s: no column '%s' ('%s' is a group: remove it with everything "
+                                       "below it with cf_file_remove_group, del f['%s/'] in Python, "
+                                       "colfile rm -r)", f->path, name, name, name)
                              : CF_FAIL(err, CF_ENOENT, "%s: no column '%s'", f->path, name);
     } else if ((rc = lock_column(f, dir, &lk, err)) == 0) {
         /* with the lock held no writer can publish a new version here */
