@@ -355,36 +355,50 @@ def test_check_and_repair_blobs_without_a_header(path: str, cli: Any) -> None:
         assert f.columns == ["g/keep"]
 
 
-def test_repair_after_a_killed_rm(path: str) -> None:
-    """A remover killed (SIGKILL) at a random moment: the column is whole or
-    absent, and repair leaves nothing of it."""
+def test_repair_after_a_killed_rm(path: str, cli: Any) -> None:
+    """A remover killed (SIGKILL) at a random moment of its removal (the
+    first, uninterrupted, trial measures how long one takes): the column is
+    whole or absent, ``check`` lists what it left, and repair leaves nothing
+    of it."""
+    import time
     rng = random.Random(5)
     code = ("import sys, colfile\n"
             "f = colfile.File(sys.argv[1], 'r+', durable=False)\n"
             "print('go', flush=True)\n"
             "del f['big']\n")
-    for trial in range(5):
+    took = 0.0
+    killed = 0
+    for trial in range(9):
         p = os.path.join(path, str(trial))
         with colfile.File(p, "w", durable=False) as f:
-            f.create("big", data=np.arange(600, dtype="i8"), nfile=600).close()
+            f.create("big", data=np.arange(1000, dtype="i8"), nfile=1000).close()
         proc = subprocess.Popen([sys.executable, "-c", code, p], stdout=subprocess.PIPE, text=True,
                                 env=child_env())
         assert proc.stdout is not None
         proc.stdout.readline()
-        import time
-        time.sleep(rng.random() * 0.05)
-        proc.kill()
-        proc.wait()
+        start = time.monotonic()
+        if trial == 0:
+            assert proc.wait(timeout=60) == 0
+            took = time.monotonic() - start
+        else:
+            time.sleep(rng.random() * took)
+            proc.kill()
+            killed += proc.wait() != 0
         hdr = os.path.exists(os.path.join(p, "big", "header"))
         if hdr:
             with colfile.File(p, "r") as f:
-                assert (f["big"][:] == np.arange(600)).all()
-        with colfile.File(p, "r+") as f:
-            f.cleanup()
+                assert (f["big"][:] == np.arange(1000)).all()
+        trash = [n for n in os.listdir(p) if n.startswith(".colfile-trash")]
+        status, out, err = cli("check", p)
+        for n in trash:
+            assert n in out and "interrupted removal" in out, out
+        status, out, err = cli("repair", p)
+        assert status == 0, (out, err)
         left = sorted(os.listdir(p))
         assert not [n for n in left if n.startswith(".colfile-trash")], left
         if not hdr:
             assert "big" not in left, left
+    assert killed >= 1
 
 
 # -- attribute writes and torn markers under another writer -------------------
