@@ -285,6 +285,12 @@ static int discard_column(const char *dir, int durable, cf_error *err)
         free(trash);
     } else {
         rc = discard_files_keep_dir(dir, parent, leaf, durable, err);
+        /* an idle lock file of columns once below it, and then the
+         * directory, go if nothing else is left */
+        if (rc == 0) {
+            (void)cf__lock_tidy(dir);
+            (void)rmdir(dir);
+        }
     }
     free(parent);
     return rc;
