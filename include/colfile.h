@@ -106,7 +106,11 @@ enum cf_open_flags {
     CF_OPEN_EXCL     = 0x4,  /* with CREATE: fail with CF_EEXIST if it exists */
     CF_OPEN_TRUNCATE = 0x8,  /* with WRITE: empty an existing File first; refuses
                                 (CF_ENOTFILE) if the directory holds anything that
-                                is not a column, group or attribute file */
+                                is not a column, group or attribute file, and
+                                (CF_EBUSY, removing nothing) while any writer
+                                holds a lock in it; takes every writer lock of
+                                the File, then moves each entry into a hidden
+                                trash directory and deletes that */
     CF_OPEN_NOCHECK  = 0x10, /* touch nothing: another process has opened (or
                                 created) the File and vouches for it; used by
                                 the parallel layers on all but one rank.  Not
@@ -163,7 +167,10 @@ CF_API int cf_file_flags(const cf_file *f);
 /* Find what interrupted writers left in the File and (unless dry_run)
  * remove it: staging directories of creates that never committed
  * (.colfile-stage.*), old versions moved aside by a commit (.colfile-old.*;
- * restored when the new version never arrived), temporary metadata files
+ * restored when the new version never arrived), what an interrupted removal
+ * moved out of the File (.colfile-trash.*), the blobs and other format
+ * files of a directory whose header is gone (under that name's writer
+ * lock; other files stay), temporary metadata files
  * (.*.tmp.*) and lock files (.colfile-lock, .colfile-lock.*; an idle
  * .colfile-lock is removed but not reported, as it tells of no interrupted
  * work).  Anything whose writer still holds its lock is left alone.  *lines
@@ -241,11 +248,26 @@ CF_API int cf_file_column_attrs(cf_file *f, void **buf, size_t *len, cf_error *e
 CF_API void cf_names_free(char **names, int64_t count);
 
 /* Remove the column `name` (its header, attribute files, extension files and
- * blobs 000000..NFILE-1, then the directory if it is empty).  Sub-columns
- * and foreign files inside it are kept.  CF_ENOENT if it is not a column;
- * CF_ENAME, removing nothing, if a symbolic link lies on the way or among
- * the column's files (docs/format.md 2.2): no link is ever followed. */
+ * blobs 000000..NFILE-1, then the directory if nothing else is in it).
+ * Takes the column's writer lock first: CF_EBUSY, removing nothing, while
+ * another handle (of this process too) or process writes it.  The column
+ * disappears in one rename (of its directory, or of its header when
+ * sub-columns or foreign files inside it are kept) to a hidden
+ * .colfile-trash.* name, which is then deleted; a crash leaves the column
+ * whole or absent, and `colfile repair` removes the leftover.  CF_ENOENT
+ * if it is not a column (a group: cf_file_remove_group); CF_ENAME,
+ * removing nothing, if a symbolic link lies on the way or among the
+ * column's files (docs/format.md 2.2): no link is ever followed. */
 CF_API int cf_file_remove(cf_file *f, const char *name, cf_error *err);
+
+/* Remove the group (or column) `name` and everything below it, as rm -r.
+ * Every column below must be free: the writer locks of every directory of
+ * the tree are taken first (CF_EBUSY naming the busy column, nothing
+ * removed); then one rename takes the whole tree out of the namespace and
+ * it is deleted.  CF_ENOTFILE, removing nothing, if anything in it is not
+ * a colfile/bigfile file (a user's file, a symbolic link); CF_ENOENT if
+ * there is no such directory. */
+CF_API int cf_file_remove_group(cf_file *f, const char *name, cf_error *err);
 
 /* Check a column or group name.  Returns 0 if `name` is a relative path of
  * components that are not empty, `.` or `..` (a final `/.` naming a group's

@@ -302,8 +302,11 @@ static char *catalog_dir(const char *root) { return cf__path_join(root, CF__CATA
 
 static int read_catalog(int root_fd, char **text, size_t *len)
 {
-    int fd = openat(root_fd, CF__CATALOG_DIR "/" CF__CATALOG_NAME,
-                    O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+    /* the directory on its own, so that a link there is not followed */
+    int dfd = openat(root_fd, CF__CATALOG_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0) return -1;
+    int fd = openat(dfd, CF__CATALOG_NAME, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+    close(dfd);
     if (fd < 0) return -1;
     size_t cap = FIRST_READ, got = 0;
     char *buf = malloc(cap + 1);
@@ -1125,6 +1128,17 @@ int cf__catalog_update(const char *root, const cf__catalog *old, int durable, cf
     if (!dir) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", root);
     struct stat st;
     int rc = 0;
+    if (lstat(dir, &st) == 0 && S_ISLNK(st.st_mode)) {
+        /* A symbolic link where the catalog belongs (a reserved name) is
+         * never followed: removed, and a directory made in its place. */
+        if (unlink(dir) != 0 && errno != ENOENT) {
+            int e = errno;
+            rc = CF_FAIL(err, cf__errno_code(e), "%s: symbolic link where the catalog belongs, cannot remove it: %s",
+                         dir, strerror(e));
+            free(dir);
+            return rc;
+        }
+    }
     if (lstat(dir, &st) != 0) {
         /* made before the scan, so that the root's stamp includes it */
         if (mkdir(dir, 0777) != 0 && errno != EEXIST) {

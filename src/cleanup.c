@@ -1,7 +1,8 @@
 /* cleanup.c - finding and removing what interrupted writers left behind:
  * staging directories of creates that never committed, old versions a
- * commit moved aside, temporary metadata files and lock files.  Anything
- * whose writer still holds its lock is left alone. */
+ * commit moved aside, what removals took out of the namespace, temporary
+ * metadata files and lock files, and the blobs of a column whose header
+ * is gone.  Anything whose writer still holds its lock is left alone. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -27,6 +28,7 @@ typedef struct {
     int64_t count, capacity;
     int dry_run;
     int failed;
+    cf_file *f;
 } report;
 
 static void note(report *r, const char *fmt, const char *a, const char *b)
@@ -109,6 +111,11 @@ static void handle_entry(const char *dir, const char *name, const struct stat *s
             }
             free(final);
         }
+    } else if (S_ISDIR(st->st_mode) && sibling_leaf(name, CF__TRASH_PREFIX, &leaf, &len)) {
+        if (!cf__lock_held(dir, leaf, len)) {
+            note(r, "%s: what an interrupted removal took out of the File: %s", p, verb);
+            if (!r->dry_run) (void)cf__remove_tree(p, NULL);
+        }
     } else if (S_ISREG(st->st_mode) && strcmp(name, CF__LOCK_NAME) == 0) {
         /* The writers' shared lock file, left where no writer holds a lock
          * in it by one that did not close its File (or died).  It tells of
@@ -137,6 +144,10 @@ static void handle_entry(const char *dir, const char *name, const struct stat *s
             if (!r->dry_run) (void)unlink(p);
         }
     } else if (S_ISDIR(st->st_mode) && name[0] != '.') {
+        if (!has_header(p) && cf__has_stray_blobs(p) && !cf__lock_held(dir, name, strlen(name))) {
+            note(r, "%s: blobs of a column whose header is gone (an interrupted removal): %s", p, verb);
+            if (!r->dry_run) (void)cf__discard_stray_blobs(r->f, p, NULL);
+        }
         visit(p, r, depth + 1);
     }
     free(p);
@@ -184,7 +195,7 @@ int cf_file_cleanup(cf_file *f, int dry_run, char ***lines, int64_t *count, cf_e
     if (!f || !lines || !count) return CF_FAIL(err, CF_EARG, "cf_file_cleanup: NULL argument");
     if (!dry_run && !f->writable)
         return CF_FAIL(err, CF_EREADONLY, "%s: File is open read-only; cleanup needs write access", f->path);
-    report r = { NULL, 0, 0, dry_run, 0 };
+    report r = { NULL, 0, 0, dry_run, 0, f };
     visit(f->path, &r, 0);
     if (r.failed) {
         cf_names_free(r.items, r.count);

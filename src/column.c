@@ -1326,6 +1326,7 @@ int cf_column_flush(cf_column *c, cf_error *err)
     if (c->kind != CF_KIND_DATA && !staged) return 0;
     int rc = 0;
     if ((rc = settle_writes(c, err))) return rc;
+    int changed = c->header_dirty || c->ext_dirty || cf__lock_is_held(&c->lock) || c->torn_marked;
     if (staged) {
         if ((rc = commit_staged(c, err))) return rc;
     } else {
@@ -1358,13 +1359,18 @@ int cf_column_flush(cf_column *c, cf_error *err)
     if (c->h.nfile) memcpy(c->committed_sums, c->h.sums, (size_t)c->h.nfile * sizeof *c->h.sums);
     /* This session's in-place updates (by any handle of it) are committed;
      * a marker found at open stays until `colfile repair`. */
-    if (!c->torn_at_open && (!staged || c->torn_marked)) {
+    /* Only by a handle that changed the column (in MPI jobs: took the other
+     * ranks' changes): another writer's marker is an update in progress. */
+    if (!c->torn_at_open && (!staged || c->torn_marked) && changed) {
         char *tp = cf__path_join(c->dir, CF__TORN_NAME);
         if (!tp) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
+        struct stat st;
+        int e = 0;
         if (unlink(tp) == 0) {
             if (c->durable) rc = cf__fsync_path(c->dir, err);
-        } else if (errno != ENOENT) {
-            int e = errno;
+        } else if ((e = errno) != ENOENT && !(lstat(tp, &st) != 0 && errno == ENOENT)) {
+            /* (where nothing can be removed, a read-only file system,
+             * unlink fails with EROFS even when there is no marker) */
             rc = CF_FAIL(err, CF_EIO, "%s: cannot remove the torn-update marker: %s", tp, strerror(e));
         }
         free(tp);

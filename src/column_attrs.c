@@ -68,9 +68,10 @@ static int write_one(cf_column *c, const char *name, const void *data, size_t le
 }
 
 /* Write the attribute files: attr-v2, colfile-attrs when some attribute
- * needs it, the legacy attr when v1_changed.  Attribute changes take no
- * writer lock: each file is replaced whole, so concurrent writers can lose
- * an update but never tear a file. */
+ * needs it, the legacy attr when v1_changed.  Each file is replaced whole,
+ * so a crash never tears one.  A column's attributes change under its
+ * writer lock (cf__column_save_attrs); those of groups and of the File
+ * take none, and concurrent writers of them can lose an update. */
 static int write_attr_files(cf_column *c, int v1_changed, int durable, int private_,
                             const char **written, size_t *n, cf_error *err)
 {
@@ -116,6 +117,9 @@ int cf__column_save_attrs(cf_column *c, int v1_changed, cf_error *err)
     /* A column not yet published keeps its attributes in memory: its
      * commit writes them with the rest (cf_column_flush). */
     if (CF__STAGED(c)) return 0;
+    /* a change like any other: the column's writer lock (not for the
+     * attribute blocks of groups and of the File, which have none) */
+    if ((rc = cf__column_begin_change(c, err))) return rc;
     if ((rc = cf__mkdirs_durable(c->attr_dir, c->durable, err))) return rc;
     if ((rc = write_attr_files(c, v1_changed, c->durable, 0, NULL, NULL, err))) return rc;
     return c->durable ? cf__fsync_path(c->attr_dir, err) : 0;

@@ -1,4 +1,4 @@
-/* file.c - Files: open, list columns, remove columns. */
+/* file.c - Files: open, list columns (removal: remove.c). */
 #include "file.h"
 
 #include <dirent.h>
@@ -37,68 +37,6 @@ int cf__is_format_file_name(const char *name)
     return 1;
 }
 
-/* Check that everything under dir looks like File content, so that 'w' never
- * deletes a user's unrelated files.  Symbolic links are refused too. */
-static int check_only_format_content(const char *dir, const char *root, cf_error *err)
-{
-    DIR *d = opendir(dir);
-    if (!d) {
-        int e = errno;
-        return CF_FAIL(err, cf__errno_code(e), "%s: cannot list: %s", dir, strerror(e));
-    }
-    int rc = 0;
-    struct dirent *ent;
-    while (rc == 0 && (ent = readdir(d)) != NULL) {
-        if (strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0) continue;
-        char *p = cf__path_join(dir, ent->d_name);
-        if (!p) { rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", dir); break; }
-        struct stat st;
-        if (lstat(p, &st) != 0) {
-            int e = errno;
-            rc = CF_FAIL(err, CF_EIO, "%s: cannot stat: %s", p, strerror(e));
-        } else if (S_ISDIR(st.st_mode)) {
-            rc = check_only_format_content(p, root, err);
-        } else if (!S_ISREG(st.st_mode) || !cf__is_format_file_name(ent->d_name)) {
-            rc = CF_FAIL(err, CF_ENOTFILE,
-                         "%s: refusing to truncate: '%s' is not part of a colfile/bigfile File", root, p);
-        }
-        free(p);
-    }
-    closedir(d);
-    return rc;
-}
-
-/* rm -r of everything inside dir (dir itself stays). */
-static int remove_contents(const char *dir, cf_error *err)
-{
-    DIR *d = opendir(dir);
-    if (!d) {
-        int e = errno;
-        return CF_FAIL(err, cf__errno_code(e), "%s: cannot list: %s", dir, strerror(e));
-    }
-    int rc = 0;
-    struct dirent *ent;
-    while (rc == 0 && (ent = readdir(d)) != NULL) {
-        if (strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0) continue;
-        char *p = cf__path_join(dir, ent->d_name);
-        if (!p) { rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", dir); break; }
-        struct stat st;
-        if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
-            rc = remove_contents(p, err);
-            if (rc == 0 && rmdir(p) != 0) {
-                int e = errno;
-                rc = CF_FAIL(err, CF_EIO, "%s: cannot remove directory: %s", p, strerror(e));
-            }
-        } else if (unlink(p) != 0 && errno != ENOENT) {
-            int e = errno;
-            rc = CF_FAIL(err, CF_EIO, "%s: cannot remove: %s", p, strerror(e));
-        }
-        free(p);
-    }
-    closedir(d);
-    return rc;
-}
-
 int cf_file_open(cf_file **out, const char *path, int flags, cf_error *err)
 {
     if (!out || !path) return CF_FAIL(err, CF_EARG, "cf_file_open: NULL argument");
@@ -128,8 +66,7 @@ int cf_file_open(cf_file **out, const char *path, int flags, cf_error *err)
         rc = !(flags & CF_OPEN_CREATE) ? CF_FAIL(err, CF_ENOENT, "%s: no such File", path)
                                        : cf__mkdirs_durable(path, durable, err);
     } else if (flags & CF_OPEN_TRUNCATE) {
-        if (!(rc = check_only_format_content(path, path, err)) && !(rc = remove_contents(path, err)) && durable)
-            rc = cf__fsync_path(path, err);
+        rc = cf__file_truncate(path, durable, err);
     }
     if (rc == 0 && (!(f = calloc(1, sizeof *f)) || !(f->path = strdup(path))))
         rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", path);
@@ -330,46 +267,4 @@ void cf_names_free(char **names, int64_t count)
     if (!names) return;
     for (int64_t i = 0; i < count; i++) free(names[i]);
     free(names);
-}
-
-int cf_file_remove(cf_file *f, const char *name, cf_error *err)
-{
-    int rc;
-    if (!f || !name) return CF_FAIL(err, CF_EARG, "cf_file_remove: NULL argument");
-    if ((rc = cf_name_check(name, err))) return rc;
-    if (!f->writable) return CF_FAIL(err, CF_EREADONLY, "%s: File is open read-only; cannot remove '%s'", f->path, name);
-    size_t nl = strlen(name);
-    if (strcmp(name, ".") == 0 || (nl >= 2 && strcmp(name + nl - 2, "/.") == 0))
-        return CF_FAIL(err, CF_EKIND, "%s: '%s' names attributes, not a column", f->path, name);
-    if ((rc = cf__name_confine(f->path, name, err))) return rc;
-    char *dir = cf__path_join(f->path, name);
-    if (!dir) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", f->path);
-    if (!cf__is_dir(dir) || !has_header(dir)) {
-        rc = CF_FAIL(err, CF_ENOENT, "%s: no column '%s'", f->path, name);
-        goto done;
-    }
-    /* Remove the metadata first (the header last of all would leave a
-     * column whose header points at missing blobs if we stop half way). */
-    DIR *d = opendir(dir);
-    if (!d) {
-        int e = errno;
-        rc = CF_FAIL(err, CF_EIO, "%s: cannot list: %s", dir, strerror(e));
-        goto done;
-    }
-    if ((rc = cf__remove_if_exists(dir, "header", err))) { closedir(d); goto done; }
-    struct dirent *ent;
-    while (rc == 0 && (ent = readdir(d)) != NULL) {
-        if (strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0) continue;
-        if (!cf__is_format_file_name(ent->d_name)) continue;
-        char *p = cf__path_join(dir, ent->d_name);
-        if (!p) { rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", dir); break; }
-        struct stat st;
-        if (lstat(p, &st) == 0 && !S_ISDIR(st.st_mode)) rc = cf__remove_if_exists(dir, ent->d_name, err);
-        free(p);
-    }
-    closedir(d);
-    if (rc == 0) (void)rmdir(dir); /* keeps sub-columns and foreign files */
-done:
-    free(dir);
-    return rc;
 }

@@ -38,4 +38,33 @@ struct cf__lock_dir *cf__file_lock_dir(cf_file *f, const char *dir, size_t len);
  * colfile-* extension files, or a hidden .colfile / temporary file. */
 int cf__is_format_file_name(const char *name);
 
+/* Hidden names of what a removal takes out of the namespace before it
+ * deletes it: <dir>/.colfile-trash.<short leaf>.<pid>.<random>, next to
+ * the column or group removed (its lock, held until the name is gone,
+ * marks it live), or in the root for a truncation, whose leaf is
+ * CF__TRUNCATE_LEAF (a reserved name no column can have). */
+#define CF__TRASH_PREFIX ".colfile-trash."
+#define CF__TRUNCATE_LEAF "colfile-truncate"
+
+/* Empty the File at path for mode "w" (remove.c): refused (CF_ENOTFILE)
+ * if it holds anything but colfile/bigfile files, or (CF_EBUSY) while a
+ * writer holds a lock in it; else every entry is moved into a hidden
+ * trash directory of the root, which is then deleted. */
+int cf__file_truncate(const char *path, int durable, cf_error *err);
+
+/* 1 if dir, a directory without a header, holds blob files (named as
+ * bigfile names blobs): the data of a column whose header is gone. */
+int cf__has_stray_blobs(const char *dir);
+
+/* Remove them, with the other format files of the column they were
+ * (colfile-v1, statistics, torn marker, attribute files, temporaries):
+ * under the writer lock of the name (CF_EBUSY if held), moved into a
+ * hidden trash directory, then deleted; the directory too when nothing
+ * else (a foreign file, a directory) is left in it. */
+int cf__discard_stray_blobs(cf_file *f, const char *dir, cf_error *err);
+
+/* CF_ENOTFILE "refusing to <what>" if anything under dir is not a regular
+ * colfile/bigfile file or a directory (root: the path named). */
+int cf__check_only_format_content(const char *dir, const char *root, const char *what, cf_error *err);
+
 #endif

@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "catalog.h"
 #include "error.h"
 #include "file.h"
 #include "fsutil.h"
@@ -192,6 +193,9 @@ static int refuse_link(const char *root, const char *path, cf_error *err)
  * with `.colfile` are colfile's own next to a column as well. */
 static int is_guarded_name(const char *name, int column)
 {
+    /* The catalog is no companion of a column, and is never reached
+     * through a link (catalog.c replaces one where it belongs). */
+    if (strcmp(name, CF__CATALOG_DIR) == 0) return 0;
     if (strncmp(name, ".colfile", 8) == 0) return 1;
     if (column) return cf__is_format_file_name(name);
     return strcmp(name, "attr") == 0 || strcmp(name, "attr-v2") == 0 || strncmp(name, "colfile-", 8) == 0;
@@ -208,7 +212,7 @@ static int check_entries(const char *root, const char *dir, int column, int hidd
     struct dirent *ent;
     while (rc == 0 && (ent = readdir(d)) != NULL) {
         const char *nm = ent->d_name;
-        if (hidden_only ? strncmp(nm, ".colfile", 8) != 0 : !is_guarded_name(nm, column)) continue;
+        if (!is_guarded_name(nm, column) || (hidden_only && strncmp(nm, ".colfile", 8) != 0)) continue;
 #if defined(DT_LNK) && defined(DT_UNKNOWN)
         if (ent->d_type != DT_LNK && ent->d_type != DT_UNKNOWN) continue;
 #endif

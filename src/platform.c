@@ -103,6 +103,48 @@ int cf__ofd_probe(int fd, int64_t start)
 #endif
 }
 
+int cf__ofd_lock_range(int fd, int64_t start, int64_t len)
+{
+#if defined(F_OFD_SETLK)
+    struct flock fl;
+    memset(&fl, 0, sizeof fl);
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    fl.l_start = (off_t)start;
+    fl.l_len = (off_t)len;
+    return fcntl(fd, F_OFD_SETLK, &fl);
+#else
+    (void)fd;
+    (void)start;
+    (void)len;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+int cf__ofd_probe_range(int fd, int64_t start, int64_t len, int64_t *at)
+{
+#if defined(F_OFD_GETLK)
+    struct flock fl;
+    memset(&fl, 0, sizeof fl);
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    fl.l_start = (off_t)start;
+    fl.l_len = (off_t)len;
+    if (fcntl(fd, F_OFD_GETLK, &fl) != 0) return -1;
+    if (fl.l_type == F_UNLCK) return 0;
+    *at = fl.l_start == 0 && fl.l_len == 0 ? -1 : (int64_t)fl.l_start;
+    return 1;
+#else
+    (void)fd;
+    (void)start;
+    (void)len;
+    (void)at;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
 /* 1 if errno says the kernel or file system has no OFD locks. */
 static int no_ofd_locks(void) { return errno == EINVAL || errno == ENOSYS; }
 

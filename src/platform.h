@@ -50,6 +50,16 @@ int cf__ofd_unlock(int fd, int64_t start);
  * the file, 2 a lock of the whole file, -1 cannot tell (errno). */
 int cf__ofd_probe(int fd, int64_t start);
 
+/* An exclusive open file description lock, non-blocking, of the `len`
+ * bytes from `start` (len > 0): every column's byte of a directory's lock
+ * file at once.  Errors as cf__ofd_lock. */
+int cf__ofd_lock_range(int fd, int64_t start, int64_t len);
+
+/* Where the lock starts that conflicts with an exclusive lock of `len`
+ * bytes from `start`: 1 and *at (a lock of the whole file: *at -1), 0
+ * when nothing conflicts, -1 cannot tell (errno). */
+int cf__ofd_probe_range(int fd, int64_t start, int64_t len, int64_t *at);
+
 /* Whether someone holds the lock cf__lock_exclusive takes on the file open
  * as fd (which may be read-only): 1 held, 0 free, -1 cannot tell. */
 int cf__lock_probe(int fd);

@@ -2,9 +2,11 @@
  * shared by the columns of a directory (see writer_lock.h). */
 #include "writer_lock.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -464,4 +466,233 @@ int cf__lock_tidy(const char *dir)
     }
     free(path);
     return removed;
+}
+
+/* ---- all the locks of a directory --------------------------------------- */
+
+/* The leaf of a directory entry as its lock knows it: the name itself, or
+ * the leaf inside a staging or old-version name. */
+static void entry_leaf(const char *name, char out[224])
+{
+    static const char *const prefixes[] = { ".colfile-stage.", ".colfile-old." };
+    for (size_t k = 0; k < sizeof prefixes / sizeof *prefixes; k++) {
+        size_t pl = strlen(prefixes[k]);
+        if (strncmp(name, prefixes[k], pl) != 0) continue;
+        const char *s = name + pl, *last = strrchr(s, '.');
+        const char *second = last;
+        while (second && second > s && *--second != '.') {}
+        if (last && second && second > s) {
+            size_t n = (size_t)(second - s);
+            if (n > 223) n = 223;
+            memcpy(out, s, n);
+            out[n] = '\0';
+            return;
+        }
+    }
+    cf__short_leaf(name, strlen(name), out);
+}
+
+/* The CF_EBUSY error of a directory whose lock file has byte `at` locked
+ * by someone: names the column whose byte it is, when an entry has it. */
+static int dir_busy(const char *dir, const char *path, int64_t at, cf_error *err)
+{
+    DIR *d = at >= 0 ? opendir(dir) : NULL;
+    struct dirent *ent;
+    char sl[224];
+    while (d && (ent = readdir(d)) != NULL) {
+        if (strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0) continue;
+        entry_leaf(ent->d_name, sl);
+        if (slot_of(sl) != at) continue;
+        int rc = CF_FAIL(err, CF_EBUSY, "%s/%s: another writer (process or handle) is changing this column; "
+                         "its lock in %s is held", dir, sl, path);
+        closedir(d);
+        return rc;
+    }
+    if (d) closedir(d);
+    return CF_FAIL(err, CF_EBUSY, "%s: another writer (process or handle) holds a lock in %s", dir, path);
+}
+
+/* Lock `path`, a column's own lock file, whole (made if missing) and keep
+ * it in dl. */
+static int add_own(cf__dir_lock *dl, const char *dir, char *path, const char *leaf, cf_error *err)
+{
+    if (dl->n_own == dl->cap_own) {
+        int64_t cap = dl->cap_own ? 2 * dl->cap_own : 16;
+        int *fds = realloc(dl->own_fds, (size_t)cap * sizeof *fds);
+        if (fds) dl->own_fds = fds;
+        char **paths = fds ? realloc(dl->own_paths, (size_t)cap * sizeof *paths) : NULL;
+        if (!paths) {
+            free(path);
+            return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", dir);
+        }
+        dl->own_paths = paths;
+        dl->cap_own = cap;
+    }
+    for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+        int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
+        if (fd < 0) {
+            int rc = open_failed(path, dir, err);
+            free(path);
+            return rc;
+        }
+        if (cf__lock_exclusive(fd) != 0) {
+            int e = errno;
+            close(fd);
+            char column[PATH_MAX];
+            snprintf(column, sizeof column, "%s/%s", dir, leaf);
+            int rc = lock_failed(e, path, column, err);
+            free(path);
+            return rc;
+        }
+        if (still_there(fd, path)) {
+            dl->own_fds[dl->n_own] = fd;
+            dl->own_paths[dl->n_own++] = path;
+            return 0;
+        }
+        close(fd); /* removed by its holder meanwhile: again */
+    }
+    int rc = CF_FAIL(err, CF_EBUSY, "%s: the writer lock %s keeps changing", dir, path);
+    free(path);
+    return rc;
+}
+
+/* Lock the column lock files of their own in dir; with `every`, where the
+ * kernel has no open file description locks, also one (made) for each
+ * directory in dir and for also_leaf. */
+static int lock_own_files(cf__dir_lock *dl, const char *dir, int every, const char *also_leaf, cf_error *err)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        int e = errno;
+        return CF_FAIL(err, cf__errno_code(e), "%s: cannot list: %s", dir, strerror(e));
+    }
+    /* the names first: the locks add entries to dir */
+    char **leaves = NULL;
+    size_t n = 0, cap = 0;
+    int rc = 0;
+    struct dirent *ent;
+    size_t pl = strlen(CF__LOCK_PREFIX);
+    while (rc == 0 && (ent = readdir(d)) != NULL) {
+        const char *nm = ent->d_name;
+        if (strcmp(nm, ".") == 0 || strcmp(nm, "..") == 0 || strcmp(nm, CF__LOCK_NAME) == 0) continue;
+        char sl[224];
+        if (strncmp(nm, CF__LOCK_PREFIX, pl) == 0) {
+            snprintf(sl, sizeof sl, "%s", nm + pl);
+        } else {
+            if (!every) continue;
+            struct stat st;
+            if (fstatat(dirfd(d), nm, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode)) continue;
+            entry_leaf(nm, sl);
+        }
+        if (n == cap) {
+            cap = cap ? 2 * cap : 32;
+            char **l = realloc(leaves, cap * sizeof *l);
+            if (!l) {
+                rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", dir);
+                break;
+            }
+            leaves = l;
+        }
+        if (!(leaves[n] = strdup(sl))) rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", dir);
+        else n++;
+    }
+    closedir(d);
+    if (rc == 0 && every && also_leaf) {
+        char *l = strdup(also_leaf);
+        char **grown = n == cap ? realloc(leaves, (cap + 1) * sizeof *leaves) : leaves;
+        if (!l || !grown) {
+            free(l);
+            if (grown) leaves = grown;
+            rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", dir);
+        } else {
+            leaves = grown;
+            leaves[n++] = l;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        int dup = 0;
+        for (int64_t j = 0; j < dl->n_own && !dup; j++)
+            dup = strcmp(dl->own_paths[j] + strlen(dir) + 1 + pl, leaves[i]) == 0;
+        if (rc == 0 && !dup) {
+            char *path = lock_path(dir, CF__LOCK_PREFIX, leaves[i]);
+            rc = path ? add_own(dl, dir, path, leaves[i], err) : CF_FAIL(err, CF_ENOMEM, "%s: out of memory", dir);
+        }
+        free(leaves[i]);
+    }
+    free(leaves);
+    return rc;
+}
+
+int cf__lock_whole_dir(cf__dir_lock *dl, const char *dir, const char *also_leaf, cf_error *err)
+{
+    char *path = cf__path_join(dir, CF__LOCK_NAME);
+    if (!path) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", dir);
+    int rc = 0, fd = -1, no_ofd = 0;
+    for (int attempt = 0; rc == 0 && fd < 0 && !no_ofd; attempt++) {
+        if (attempt == MAX_ATTEMPTS) {
+            rc = CF_FAIL(err, CF_EBUSY, "%s: the writer lock %s keeps changing, or stays locked whole "
+                         "(by a process removing it)", dir, path);
+            break;
+        }
+        fd = open_shared_file(dir, path);
+        if (fd == -2) continue;
+        if (fd < 0) {
+            rc = open_failed(path, dir, err);
+            break;
+        }
+        if (cf__ofd_lock_range(fd, 0, CF__LOCK_PRESENCE) != 0) {
+            int e = errno;
+            int64_t at = -1;
+            int what = (e == EAGAIN || e == EACCES) ? cf__ofd_probe_range(fd, 0, CF__LOCK_PRESENCE, &at) : -1;
+            close(fd);
+            fd = -1;
+            if (e == EINVAL || e == ENOSYS) {
+                no_ofd = 1;
+                (void)cf__lock_tidy(dir);
+            } else if (what == 0 || (what == 1 && at < 0)) {
+                /* being tidied away, or the conflict is gone: again */
+                struct timespec pause = { 0, 20000L * (attempt + 1) };
+                nanosleep(&pause, NULL);
+            } else if (e == EAGAIN || e == EACCES) {
+                rc = dir_busy(dir, path, at, err);
+            } else {
+                rc = lock_failed(e, path, dir, err);
+            }
+        } else if (!still_there(fd, path)) {
+            close(fd);
+            fd = -1;
+        }
+    }
+    if (rc) {
+        free(path);
+        return rc;
+    }
+    dl->fd = fd;
+    dl->path = path;
+    /* Files of their own exist only where there are no OFD locks, or
+     * were left by such a kernel (a file system shared with one): both. */
+    rc = lock_own_files(dl, dir, no_ofd, also_leaf, err);
+    if (rc) cf__dir_lock_release(dl);
+    return rc;
+}
+
+void cf__dir_lock_release(cf__dir_lock *dl)
+{
+    for (int64_t i = 0; i < dl->n_own; i++) {
+        if (still_there(dl->own_fds[i], dl->own_paths[i])) (void)unlink(dl->own_paths[i]);
+        close(dl->own_fds[i]);
+        free(dl->own_paths[i]);
+    }
+    free(dl->own_fds);
+    free(dl->own_paths);
+    dl->own_fds = NULL;
+    dl->own_paths = NULL;
+    dl->n_own = dl->cap_own = 0;
+    if (dl->fd >= 0) {
+        (void)remove_if_unlocked(dl->fd, dl->path); /* tidy, unless others keep it open */
+        close(dl->fd);
+    }
+    free(dl->path);
+    dl->fd = -1;
+    dl->path = NULL;
 }

@@ -104,4 +104,30 @@ int cf__lock_held(const char *dir, const char *leaf, size_t len);
  * file open find it gone and make a new one. */
 int cf__lock_tidy(const char *dir);
 
+/* Every writer lock of a directory at once, for removing everything in it
+ * (a group, or the File when it is truncated): bytes 0 .. 2^62 - 1 of its
+ * `.colfile-lock` (made if missing), so that no writer holds a column's
+ * byte there or can take one while this is held.  Files that only keep
+ * the lock file open (byte CF__LOCK_PRESENCE) are not in the way.  Where
+ * the kernel has no open file description locks: every
+ * `.colfile-lock.<leaf>` file in dir, one for each entry of dir and one
+ * for `also_leaf` (if not NULL), made where missing, each locked whole. */
+typedef struct cf__dir_lock {
+    int fd;          /* dir/.colfile-lock with the bytes locked; -1 */
+    char *path;
+    int *own_fds;    /* .colfile-lock.<leaf> files, locked whole */
+    char **own_paths;
+    int64_t n_own, cap_own;
+} cf__dir_lock;
+
+#define CF__DIR_LOCK_NONE { -1, NULL, NULL, NULL, 0, 0 }
+
+/* Take them all, without waiting: CF_EBUSY naming the column (or the
+ * directory) whose lock another handle holds, nothing held then. */
+int cf__lock_whole_dir(cf__dir_lock *dl, const char *dir, const char *also_leaf, cf_error *err);
+
+/* Let go.  The column lock files are removed while still held (their
+ * protocol), and `.colfile-lock` too if no one else has it open. */
+void cf__dir_lock_release(cf__dir_lock *dl);
+
 #endif

@@ -58,6 +58,7 @@ void cf_names_free(char **names, int64_t count);
 int cf_file_catalog_update(cf_file *f, cf_error *err);
 int cf_file_column_attrs(cf_file *f, void **buf, size_t *len, cf_error *err);
 int cf_file_remove(cf_file *f, const char *name, cf_error *err);
+int cf_file_remove_group(cf_file *f, const char *name, cf_error *err);
 int cf_name_check(const char *name, cf_error *err);
 
 typedef struct cf_column cf_column;

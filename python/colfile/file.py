@@ -301,7 +301,15 @@ class Group:
         return self._file._open_column(full)
 
     def __delitem__(self, name: str) -> None:
-        """Remove a column (its header, attributes and blobs)."""
+        """``del g["col"]`` removes a column (its header, attributes and
+        blobs); ``del g["sub/"]`` (trailing slash, as for ``g["sub/"]``)
+        removes the group ``sub`` and everything below it.
+
+        The column's writer lock is taken first (every column's below a
+        group): :class:`~colfile.BusyError`, with nothing removed, while
+        another handle or process writes one.  What is removed disappears
+        in one rename before it is deleted, so a crash leaves it whole or
+        absent (``colfile repair`` removes the hidden leftover)."""
         self._file._remove(self._full(name))
 
     def create(self, name: str, dtype: Any = _UNSET, size: int | None = None,
@@ -475,7 +483,9 @@ class File(Group):
     mode : {'r', 'r+', 'w', 'w-', 'x', 'a'}
         ``'r'`` read only, must exist; ``'r+'`` read/write, must exist;
         ``'w'`` create, or empty an existing File (refused if the directory
-        holds foreign files); ``'w-'`` or ``'x'`` create, fail if it exists;
+        holds foreign files, and with :class:`~colfile.BusyError`, removing
+        nothing, while another process or handle writes any column of it);
+        ``'w-'`` or ``'x'`` create, fail if it exists;
         ``'a'`` read/write, create if needed.
     comm : mpi4py communicator, optional
         Open the File on every rank of ``comm`` for parallel I/O (see
@@ -811,7 +821,10 @@ class File(Group):
         """Find what interrupted writers left behind and remove it (see
         ``cf_file_cleanup``): staging directories of creates that never
         committed, old versions moved aside by a commit (restored if their
-        replacement never arrived), temporary metadata and lock files.
+        replacement never arrived), what an interrupted removal moved to a
+        hidden ``.colfile-trash.*`` name, the blobs of a directory whose
+        header is gone (other files in it stay), temporary metadata and lock
+        files.
         Anything a live writer holds is left alone.  Returns one line per
         item found.  On rank 0 only under MPI (the result is broadcast)."""
         L = lib()
@@ -1161,15 +1174,25 @@ class File(Group):
         return col
 
     def _remove(self, full: str) -> None:
+        group = full.endswith("/")
+        name = full.rstrip("/") if group else full
         with self._lock:
-            self._checked_name(full)
-            self._forget(full)
+            self._checked_name(name)
+            if group:
+                for n in [n for n in list(self._cols) + list(self._attr_cols)
+                          if n == name or n.startswith(name + "/")]:
+                    self._forget(n)
+            else:
+                self._forget(full)
             h = self._check_open()
             self._settle()
 
             def run() -> None:
                 err = new_error()
-                rc = lib().cf_file_remove(h, encode_name(full), err)
+                if group:
+                    rc = lib().cf_file_remove_group(h, encode_name(name), err)
+                else:
+                    rc = lib().cf_file_remove(h, encode_name(full), err)
                 if rc < 0:
                     raise_error(rc, err, "column")
 

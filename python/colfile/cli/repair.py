@@ -19,8 +19,13 @@ Repair the File at PATH, or the COLUMNs and groups named:
 
   leftovers       staging directories of creates that never committed,
                   old versions moved aside by a commit (restored when their
-                  replacement never arrived), temporary metadata files and
-                  lock files of writers that are gone: removed
+                  replacement never arrived), what an interrupted removal
+                  moved to a hidden .colfile-trash.* name, temporary
+                  metadata files and lock files of writers that are gone:
+                  removed
+  headerless      blob files (and other colfile/bigfile files) in a
+                  directory whose header is gone, as older removals left
+                  when killed: removed; other files there stay
   torn columns    an in-place update was interrupted: byte sums, CRC32C and
                   statistics are recomputed from the rows as they are, and
                   the mark is cleared.  The rows may still mix old and new

@@ -8,18 +8,30 @@ from typing import Any
 
 from ._common import CliError, UsageError, open_file
 
-HELP = "remove columns"
+HELP = "remove columns (and, with -r, groups)"
 
 DESCRIPTION = """\
 Remove columns from a File: each column's header, attribute files, colfile
 extension files and blobs, then its directory if nothing else is left in it
-(columns below it and foreign files are kept).  Every name is checked before
-anything is removed: unless -f is given, a name that is not a column stops
-the command with nothing removed."""
+(columns below it and foreign files are kept).  With -r a name may also be
+a group, removed with everything below it (refused if it holds files that
+are not colfile/bigfile files).
+
+Every name is checked before anything is removed: unless -f is given, a
+name that is not a column (or, with -r, a group) stops the command with
+nothing removed.
+
+Each removal first takes the writer lock of the column (of every column
+below a group): while another process or handle writes one of them, the
+command fails ("busy") and removes nothing of that name.  What is removed
+then disappears from the File in one rename, to a hidden .colfile-trash.*
+name, before it is deleted: a crash at any moment leaves each column whole
+or absent, and 'colfile repair' deletes the hidden leftover."""
 
 EPILOG = """\
 examples:
   colfile rm snapshot 1/Velocity
+  colfile rm -r snapshot 1                  the group 1 and everything in it
   colfile rm -f snapshot tmp/a tmp/b        no error for missing columns
   colfile rm -v snapshot 1/Mass             say what was removed"""
 
@@ -29,6 +41,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("path", metavar="PATH", help="the File (a directory)")
     p.add_argument("names", metavar="COLUMN", nargs="*", help="columns to remove")
+    p.add_argument("-r", "--recursive", action="store_true",
+                   help="also remove groups, with everything below them")
     p.add_argument("-f", "--force", action="store_true",
                    help="ignore columns that do not exist")
     p.add_argument("-v", "--verbose", action="store_true",
@@ -51,19 +65,25 @@ def run(args: Any) -> int:
             except colfile.InvalidNameError as exc:
                 raise CliError(f"bad column name {raw!r}: {exc}") from None
             except KeyError:
+                is_group = f.get(name + "/") is not None
+                if is_group and args.recursive:
+                    if name + "/" not in todo:
+                        todo.append(name + "/")
+                    continue
                 if args.force:
                     continue
-                if f.get(name + "/") is not None:
+                if is_group:
                     raise CliError(f"{f.path}: {raw!r} is a group, not a column; "
-                                   "remove the columns inside it") from None
+                                   "remove it with everything inside it with -r") from None
                 raise CliError(f"{f.path}: no column {raw!r} (nothing removed)") from None
             if col.kind == "attrs-only":
                 raise CliError(f"{f.path}: {raw!r} names attributes, not a column")
             col.close()
-            if name not in todo:
-                todo.append(name)
-        for name in todo:
-            del f[name]
+            key = name + "/" if args.recursive else name
+            if key not in todo:
+                todo.append(key)
+        for key in todo:
+            del f[key]
             if args.verbose:
-                print(f"removed {name}", file=sys.stdout)
+                print(f"removed {key.rstrip('/')}", file=sys.stdout)
     return 0
