@@ -163,6 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ops-per-worker", type=int, default=0)
     ap.add_argument("--startup", type=float, default=2.0, help="seconds the workers get to start")
     ap.add_argument("--build", help="CMake build with tests/concurrency/delayshim.so")
+    ap.add_argument("--shim", help="delayshim.so to use (default: the build's)")
     ap.add_argument("--python", default=sys.executable)
     ap.add_argument("--json", help="write the summary here")
     ap.add_argument("--keep", help="copy the directories of rounds with violations here")
@@ -170,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-v", "--verbose", action="store_true")
     opts = ap.parse_args(argv)
 
-    shim = find_shim(opts.build)
+    shim = Path(opts.shim) if opts.shim else find_shim(opts.build)
     if shim is None and opts.delay != "off":
         print("note: delayshim.so is not built: rounds run without delay injection", file=sys.stderr)
     env = worker_env()
