@@ -186,8 +186,9 @@ class Worker:
         self.log("B", "attr", name, f"name={aname}")
         with self.cf.File(self.path, "a") as f:
             col = f[name]
+            # no "L": setting an attribute need not take the writer lock
+            # before the close commits it
             col.attrs[aname] = np.float64(gen_of(self.wid, self.op) + 0.5)
-            self.log("L")
             self.log("C")
             col.close()
         self.log("D")
@@ -225,7 +226,7 @@ class Worker:
                 self.log("D")
             else:
                 low = text.lower()
-                cls = "BusyError" if "busy" in low or "in use" in low or "locked" in low else \
+                cls = "BusyError" if any(w in low for w in ("busy", "in use", "lock", "another writer")) else \
                     "NotFound" if "no column" in low or "no such" in low or "not a column" in low else "CliError"
                 self.log("F", cls, f"rc={rc} {text[-300:]}")
         return rc or 0, text
