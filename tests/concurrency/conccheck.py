@@ -71,6 +71,7 @@ class Op:
     results: list[tuple[float, str, str]] = field(default_factory=list)   # R lines
     damage: list[tuple[str, str]] = field(default_factory=list)          # K lines
     repair: str = ""
+    data_file: str = ""
 
     @property
     def key(self) -> str:
@@ -98,7 +99,8 @@ class Op:
 
 def parse_logs(logs: list[Path]) -> dict[str, Op]:
     ops: dict[str, Op] = {}
-    for wid, path in enumerate(logs):
+    for path in logs:
+        wid = int(path.name[3:]) if path.name[3:].isdigit() else 0
         cur: dict[int, Op] = {}
         for line in path.read_text(errors="replace").splitlines():
             parts = line.split(" ")
@@ -130,6 +132,7 @@ def parse_logs(logs: list[Path]) -> dict[str, Op]:
                 op.fail_msg = " ".join(rest[1:])
             elif kind == "R":
                 op.results.append((t, rest[0] if rest else "", " ".join(rest[1:])))
+                op.data_file = str(path) + ".data"
             elif kind == "K":
                 op.damage.append((rest[0] if rest else "?", " ".join(rest[1:])))
             elif kind == "Q":
@@ -147,6 +150,7 @@ class VersionInfo:
     #: write adds the bytes written without taking off those replaced, and
     #: a repair (any time) recomputes every sum from the bytes
     sumsets: set[tuple[int, ...]] = field(default_factory=set)
+    base: VersionInfo | None = None   # an update's: the version it wrote over
 
 
 def _bytesum(b: bytes) -> int:
@@ -198,6 +202,7 @@ class Judge:
                     self.add("harness", f"{op.key} {op.kind} {c} is done but logged no layout")
                 continue
             layout = [int(x) for x in op.x["layout"].split(",") if x]
+            base = None
             if op.kind == "create":
                 v = make_version(c, op.args["token"], layout, [(0, int(op.args["size"]), key)]
                                  if int(op.args["size"]) else [])
@@ -225,7 +230,8 @@ class Judge:
                         if lo < hi:
                             v.sums[i] = (v.sums[i] + _bytesum(new[(lo - s) * rb:(hi - s) * rb])) & 0xFFFFFFFF
                         first += rows
-            vi = VersionInfo(op, v, digest(v.token, 1, v.blob_rows, v.data()))
+            vi = VersionInfo(op, v, digest(v.token, 1, v.blob_rows, v.data()),
+                             base=base if op.kind == "update" else None)
             vi.sumsets = {tuple(_bytesum(v.blob_bytes(i)) for i in range(len(layout)))}
             if op.kind == "append":
                 nold = len(layout) - (len(layout) - len(base.v.blob_rows))
@@ -420,7 +426,8 @@ class Judge:
         elif res in ("replaced", "busy"):
             self.count(f"read {res}")
         elif res.startswith("d:"):
-            if self.legal_version(c, lambda vi: vi.digest == res[2:], op.b, t) is None:
+            if self.legal_version(c, lambda vi: vi.digest == res[2:], op.b, t) is None \
+                    and not self.during_update(op, t, msg, rows=False):
                 known = any(vi.digest == res[2:] for vi in self.versions[c])
                 self.add("read-mix" if not known else "read-stale",
                          f"{op.key} {op.kind} {c} (verify={op.args.get('verify')}, slow={op.args.get('slow')}): "
@@ -431,7 +438,7 @@ class Judge:
                 if not vi.where:
                     vi.where = _where_digest(vi.v)
                 return vi.where == res[2:]
-            if self.legal_version(c, pred, op.b, t) is None:
+            if self.legal_version(c, pred, op.b, t) is None and not self.during_update(op, t, msg, rows=True):
                 self.add("query", f"{op.key} query '{c.rsplit('/', 1)[-1]} < 0' on {c} "
                          f"(verify={op.args.get('verify')}): the rows are exact for no version")
         elif res.startswith("err:"):
@@ -445,6 +452,49 @@ class Judge:
                 self.add("unclean-error", f"{op.key} {op.kind} {c}: {cls} {msg[:200]}")
             else:
                 self.add("read-error", f"{op.key} {op.kind} {c}: {cls}: {msg[:200]}")
+
+    def during_update(self, op: Op, t: float, msg: str, rows: bool) -> bool:
+        """An in-place update is not atomic: a read while one is live (its
+        writer holds the lock) may see each of its rows old or new.  True
+        if such an update overlapped [op.b, t] and what the read got (the
+        rows, or a query's row numbers) fits: every row the base's or the
+        update's, or the query's rows between those where both values
+        select and those where either does."""
+        m = re.search(r"at=(\d+),(\d+)", msg)
+        if not m or not op.data_file:
+            return False
+        with open(op.data_file, "rb") as fh:
+            fh.seek(int(m.group(1)))
+            got = fh.read(int(m.group(2)))
+        for vi in self.versions[op.target]:
+            u = vi.op
+            if u.kind != "update" or vi.base is None or u.lock is None or not (u.b <= t and u.end >= op.b):
+                continue
+            new, old = vi.v, vi.base.v
+            if new.blob_rows != old.blob_rows:
+                continue
+            if rows:
+                a = np.frombuffer(old.data(), dtype=old.token) < 0 if old.size else np.zeros(0, bool)
+                b = np.frombuffer(new.data(), dtype=new.token) < 0 if new.size else np.zeros(0, bool)
+                sel = np.zeros(len(a), bool)
+                idx = np.frombuffer(got, dtype="<i8")
+                if len(idx) and (idx.min() < 0 or idx.max() >= len(a)):
+                    continue
+                sel[idx] = True
+                if np.all(sel >= (a & b)) and np.all(sel <= (a | b)):
+                    self.count("results during a live update")
+                    return True
+            else:
+                rb = new.rowbytes
+                if len(got) != new.size * rb:
+                    continue
+                g = np.frombuffer(got, np.uint8).reshape(new.size, rb) if rb else None
+                x = np.frombuffer(old.data(), np.uint8).reshape(new.size, rb) if rb else None
+                y = np.frombuffer(new.data(), np.uint8).reshape(new.size, rb) if rb else None
+                if g is None or np.all(np.all(g == x, axis=1) | np.all(g == y, axis=1)):
+                    self.count("results during a live update")
+                    return True
+        return False
 
     def judge_damage(self, op: Op, col: str, kinds: str) -> None:
         ks = set(kinds.split(","))

@@ -15,9 +15,11 @@ Log lines (one ``write`` each, ``t`` in nanoseconds):
 ``C t op``                    it is about to close (the lock is let go)
 ``D t op``                    done (committed)
 ``F t op Class message``      failed with an exception of that class
-``R t op result``             what a read or query got: ``absent``, ``torn``,
+``R t op result [at=O,N]``    what a read or query got: ``absent``, ``torn``,
                               ``replaced``, ``d:<digest>`` (read),
-                              ``q:<digest>`` (query), ``err:Class message``
+                              ``q:<digest>`` (query), ``err:Class message``;
+                              the rows read (or the query's row numbers,
+                              int64) are at offset O (N bytes) of LOG.data
 ``K t op column kinds``       ``colfile check`` reported damage of a column
 ``Q t op rc text``            ``colfile repair``'s status and output
 
@@ -85,6 +87,7 @@ class Worker:
         self.cf = colfile
         self.path = path
         self.fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o666)
+        self.data = os.open(log + ".data", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o666)
         self.wid = wid
         self.seed = seed
         self.rng = random.Random(seed * 1000 + wid)
@@ -277,7 +280,7 @@ class Worker:
                     raw = a + b
                 else:
                     raw = stored(col.read(), token) if col.size else b""
-                self.log("R", "d:" + digest(token, nmemb, layout, raw))
+                self.log("R", "d:" + digest(token, nmemb, layout, raw), self.keep(raw))
         except BaseException as exc:
             self.observe_error(exc)
         self.log("D")
@@ -290,10 +293,18 @@ class Worker:
             with self.cf.File(self.path, "r", verify=verify) as f:
                 col = f[name]
                 rows = col.where(f"{leaf} < 0").rows
-                self.log("R", "q:" + rows_digest(rows))
+                self.log("R", "q:" + rows_digest(rows), self.keep(np.asarray(rows, dtype="<i8").tobytes()))
         except BaseException as exc:
             self.observe_error(exc)
         self.log("D")
+
+    def keep(self, raw: bytes) -> str:
+        """Store what a read or query got in the data file (a read during a
+        live in-place update may hold old and new rows: the checker then
+        looks at them row by row); the log names where."""
+        at = os.lseek(self.data, 0, os.SEEK_END)
+        os.write(self.data, raw)
+        return f"at={at},{len(raw)}"
 
     def observe_error(self, exc: BaseException) -> None:
         cf = self.cf
