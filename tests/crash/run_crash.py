@@ -244,7 +244,8 @@ class Result:
     def signature(self) -> str:
         cats = sorted({m.group(1) for v in self.violations for m in [re.match(r"\[([^\]]+)\]", v)] if m})
         during = self.inflight.split(" ")[0] if self.inflight else "no operation"
-        return f"{self.spec.mode}: {'+'.join(cats)} (during {during})"
+        mode = self.spec.mode + (f"+{self.spec.variant}" if self.spec.variant else "")
+        return f"{mode}: {'+'.join(cats)} (during {during})"
 
 
 class Plans:
