@@ -207,6 +207,19 @@ class Worker:
             self.cli(["rm", self.path, name])
 
     def rmr(self, group: str) -> None:
+        """Remove a group and everything below it: ``colfile rm -r``, or
+        the Python form ``del f["group/"]`` where colfile accepts it (a
+        name error there: the CLI instead)."""
+        if self.rng.random() < 0.5:
+            self.log("B", "rmr", group + "/", "via=api")
+            try:
+                with self.cf.File(self.path, "a") as f:
+                    del f[group + "/"]
+                self.log("D")
+                return
+            except (self.cf.InvalidNameError, self.cf.ColumnKindError, TypeError) as exc:
+                self.log("F", "Skipped", f"no Python form of group removal: {exc}"[:200])
+                self.op += 1
         self.log("B", "rmr", group + "/", "via=cli")
         self.cli(["rm", "-r", self.path, group])
 
