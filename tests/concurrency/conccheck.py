@@ -44,7 +44,7 @@ sys.path.insert(0, str(HERE.parent / "crash"))
 sys.path.insert(0, str(HERE))
 import checker  # noqa: E402
 import crashplan  # noqa: E402
-from worker import GROUPS, NAMES, digest, gen_of, outside_digest, rows_digest  # noqa: E402
+from worker import GROUPS, NAMES, digest, gen_of, outside_digest, query_threshold, rows_digest  # noqa: E402
 
 INF = math.inf
 #: failures that are part of the promise, not violations
@@ -145,7 +145,7 @@ class VersionInfo:
     op: Op
     v: crashplan.Version
     digest: str
-    where: str = ""     # rows_digest of "leaf < 0"
+    where: dict[str, str] = field(default_factory=dict)   # bound -> rows_digest of "leaf < bound"
     #: the header sums the version may carry: bigfile's sum of an in-place
     #: write adds the bytes written without taking off those replaced, and
     #: a repair (any time) recomputes every sum from the bytes
@@ -164,9 +164,9 @@ def make_version(name: str, token: str, layout: list[int], segments: list[tuple[
     return v
 
 
-def _where_digest(v: crashplan.Version) -> str:
+def _below(v: crashplan.Version, bound: str) -> np.ndarray:
     vals = np.frombuffer(v.data(), dtype=v.token) if v.size else np.zeros(0, dtype=v.token)
-    return rows_digest(np.nonzero(vals < 0)[0])
+    return vals < (float(bound) if "." in bound else int(bound))
 
 
 class Judge:
@@ -434,12 +434,15 @@ class Judge:
                          + ("got data that is no version of the column" if not known
                             else "got a version replaced before the read began"))
         elif res.startswith("q:"):
+            low = op.args.get("low") == "1"
+
             def pred(vi: VersionInfo) -> bool:
-                if not vi.where:
-                    vi.where = _where_digest(vi.v)
-                return vi.where == res[2:]
+                bound = query_threshold(vi.v.token, low)
+                if bound not in vi.where:
+                    vi.where[bound] = rows_digest(np.nonzero(_below(vi.v, bound))[0])
+                return vi.where[bound] == res[2:]
             if self.legal_version(c, pred, op.b, t) is None and not self.during_update(op, t, msg, rows=True):
-                self.add("query", f"{op.key} query '{c.rsplit('/', 1)[-1]} < 0' on {c} "
+                self.add("query", f"{op.key} query '{c.rsplit('/', 1)[-1]} < bound' (low={op.args.get('low')}) on {c} "
                          f"(verify={op.args.get('verify')}): the rows are exact for no version")
         elif res.startswith("err:"):
             cls = res[4:]
@@ -474,8 +477,8 @@ class Judge:
             if new.blob_rows != old.blob_rows:
                 continue
             if rows:
-                a = np.frombuffer(old.data(), dtype=old.token) < 0 if old.size else np.zeros(0, bool)
-                b = np.frombuffer(new.data(), dtype=new.token) < 0 if new.size else np.zeros(0, bool)
+                bound = query_threshold(new.token, op.args.get("low") == "1")
+                a, b = _below(old, bound), _below(new, bound)
                 sel = np.zeros(len(a), bool)
                 idx = np.frombuffer(got, dtype="<i8")
                 if len(idx) and (idx.min() < 0 or idx.max() >= len(a)):

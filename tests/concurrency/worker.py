@@ -72,6 +72,17 @@ def outside_digest(token: str, nmemb: int, layout: list[int], raw: bytes, start:
     return digest(token, nmemb, layout, raw[:start * rb] + raw[(start + count) * rb:], tag="o")
 
 
+def query_threshold(token: str, low: bool) -> str:
+    """The query's bound: 0 (about half the rows), or one that only about
+    2 % of the values fall below, so that the statistics of most chunks
+    decide the query (and stale statistics would change its answer)."""
+    if not low:
+        return "0"
+    if token[1] == "f":
+        return "-240000.0"
+    return str(-int(0.96 * (1 << (8 * crashplan.dtype_width(token) - 1))))
+
+
 def stored(arr: Any, token: str) -> bytes:
     return np.ascontiguousarray(np.asarray(arr).astype(token, copy=False)).tobytes()
 
@@ -301,11 +312,12 @@ class Worker:
     def query(self, name: str) -> None:
         verify = self.rng.random() < 0.5
         leaf = name.rsplit("/", 1)[-1]
-        self.log("B", "query", name, f"verify={int(verify)}")
+        low = self.rng.random() < 0.5
+        self.log("B", "query", name, f"verify={int(verify)}", f"low={int(low)}")
         try:
             with self.cf.File(self.path, "r", verify=verify) as f:
                 col = f[name]
-                rows = col.where(f"{leaf} < 0").rows
+                rows = col.where(f"{leaf} < {query_threshold(col._token, low)}").rows
                 self.log("R", "q:" + rows_digest(rows), self.keep(np.asarray(rows, dtype="<i8").tobytes()))
         except BaseException as exc:
             self.observe_error(exc)

@@ -112,7 +112,7 @@ def test_checker_catches_damage(tmp_path: Path, lib: Any) -> None:
         sys.path.remove(str(CONC))
     F, log = tmp_path / "F", tmp_path / "log0"
     r = subprocess.run([sys.executable, str(CONC / "worker.py"), str(F), str(log), "--wid", "0", "--seed", "7",
-                        "--ops", "60", "--duration", "100", "--without", "rm,truncate,rmr"],
+                        "--ops", "60", "--duration", "100", "--without", "rm,truncate,rmr,check,repair"],
                        env=_env(), capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
 
