@@ -596,7 +596,7 @@ class Runner:
             after = checker.check(tdir / "F", model, log, use_bigfile=False)
             for v in after.violations:
                 ent = v.split("] ", 1)[-1].split(":", 1)[0]
-                if before.get(ent) == "torn" and torn_repaired(tdir / "F", model, log, ent):
+                if before.get(ent) in ("torn", "repaired") and torn_repaired(tdir / "F", model, log, ent):
                     after.matched[ent] = "repaired"
                     continue
                 same = resummed(tdir / "F", model, log, ent)
@@ -610,7 +610,8 @@ class Runner:
                 # torn: repaired, or any version the log allows (the
                 # update may not have written a row yet); absent: a version
                 # moved aside by a commit may come back
-                if now is None or now == state or state in ("torn", "absent") or same_rows(model, ent, state, now):
+                if now is None or now == state or state in ("torn", "repaired", "absent") \
+                        or same_rows(model, ent, state, now):
                     continue
                 res.violations.append(f"[repair] {ent} was {state} before a repair ({attempt}, killed at its "
                                       f"operation {spec.repair}) and is {now} after it")
