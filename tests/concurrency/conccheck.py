@@ -432,7 +432,7 @@ class Judge:
                 self.add("read-mix" if not known else "read-stale",
                          f"{op.key} {op.kind} {c} (verify={op.args.get('verify')}, slow={op.args.get('slow')}): "
                          + ("got data that is no version of the column" if not known
-                            else "got a version replaced before the read began"))
+                            else "got a version replaced before the read began") + self._seen_damaged(c, t))
         elif res.startswith("q:"):
             low = op.args.get("low") == "1"
 
@@ -443,7 +443,8 @@ class Judge:
                 return vi.where[bound] == res[2:]
             if self.legal_version(c, pred, op.b, t) is None and not self.during_update(op, t, msg, rows=True):
                 self.add("query", f"{op.key} query '{c.rsplit('/', 1)[-1]} < bound' (low={op.args.get('low')}) on {c} "
-                         f"(verify={op.args.get('verify')}): the rows are exact for no version")
+                         f"(verify={op.args.get('verify')}): the rows are exact for no version"
+                         + self._seen_damaged(c, t))
         elif res.startswith("err:"):
             cls = res[4:]
             if cls == "ChecksumError":
@@ -498,6 +499,11 @@ class Judge:
                     self.count("results during a live update")
                     return True
         return False
+
+    def _seen_damaged(self, c: str, t: float) -> str:
+        """A note for a result on a column the observer had seen damaged
+        (the wrong result may follow from that damage)."""
+        return " (the observer had seen this column damaged)" if self.damaged_seen.get(c, INF) <= t else ""
 
     def judge_damage(self, op: Op, col: str, kinds: str) -> None:
         ks = set(kinds.split(","))
