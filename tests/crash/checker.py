@@ -11,7 +11,10 @@ log it knows which versions of each column are acceptable:
   that failed with a clean error (``fail``), leaves its column as the
   previous version (absent for a new column) or the new one; an in-place
   update (``update``) may instead leave the column marked torn
-  (``colfile-torn`` in its directory);
+  (``colfile-torn`` in its directory); an interrupted ``rm`` leaves its
+  column absent or whole, an interrupted truncation (mode ``"w"``) each
+  column absent or whole and each attribute block empty or whole, an
+  interrupted ``repair`` changes no version;
 * nothing else may show: no column the plan never made, no mix of two
   versions, no rows of zeros or missing bytes presented as data, no torn
   metadata file.
@@ -455,9 +458,13 @@ def candidates(model: Model, log: LogState) -> tuple[dict[str, list[Version]], d
         extra: list[Version] = []
         allow_torn = False
         for op in model.ops:
-            if op.target != entity:
+            # most ops change their target; a truncation every entity, a
+            # repair none (no version changes)
+            effects = [e for e in getattr(model, "op_effects", {}).get(
+                op.idx, [model.op_versions[op.idx]] if op.target == entity else []) if e[0] == entity]
+            if not effects:
                 continue
-            _, before, after = model.op_versions[op.idx]
+            _, before, after = effects[0]
             if op.idx in log.done:
                 if extra:
                     problems.append(f"op {op.idx} on {entity} is done but an earlier op was in flight")

@@ -20,6 +20,10 @@
  *   cleanup <rc> <message>            closing after the failure (--on-error
  *                                     close) returned rc
  *   end                               the File is closed, all done
+ *
+ * Operations rm, truncate (the File opened again with CF_OPEN_TRUNCATE)
+ * and repair (cf_file_cleanup, then cf_column_repair of every column) are
+ * for the serial writer only.
  * Exit status: 0 all done, 3 a clean error (logged), 2 bad usage or plan.
  *
  * Data: element e of a segment of generation g holds the bytes that
@@ -242,6 +246,8 @@ static void logf_(const char *fmt, ...)
 static cf_file *g_file;
 static cf_column *g_col;     /* the column of the operation in progress */
 static int g_on_error_close = 1;
+static const char *g_path;   /* the File, for a truncation (mode "w") */
+static int g_open_flags;
 
 static int64_t rowbytes_of(const char *dtype, int64_t nmemb)
 {
@@ -419,8 +425,61 @@ static int do_attr(const op *o, cf_error *err)
     return close_col(err);
 }
 
+#ifdef CRASH_WRITER_MPI
+static int serial_only(const op *o, cf_error *err)
+{
+    err->code = CF_EARG;
+    snprintf(err->message, sizeof err->message, "crash_writer_mpi: %s is for serial writers", o->kind);
+    return CF_EARG;
+}
+#define do_rm serial_only
+#define do_truncate serial_only
+#define do_repair serial_only
+#else
+static int do_rm(const op *o, cf_error *err)
+{
+    return cf_file_remove(g_file, o->target, err);
+}
+
+/* Mode "w": close the File and open it again emptied. */
+static int do_truncate(const op *o, cf_error *err)
+{
+    (void)o;
+    cf_file_close(g_file);
+    g_file = NULL;
+    return cf_file_open(&g_file, g_path, g_open_flags | CF_OPEN_TRUNCATE, err);
+}
+
+/* What `colfile repair` does: remove leftovers, then repair every column
+ * (a column that needs nothing is left as it is). */
+static int do_repair(const op *o, cf_error *err)
+{
+    (void)o;
+    char **lines = NULL, **names = NULL;
+    int64_t nlines = 0, nnames = 0;
+    int rc = cf_file_cleanup(g_file, 0, &lines, &nlines, err);
+    cf_names_free(lines, nlines);
+    if (rc == 0) rc = cf_file_list(g_file, &names, &nnames, err);
+    for (int64_t i = 0; rc == 0 && i < nnames; i++) {
+        cf_column *c = NULL;
+        unsigned fixed = 0;
+        if ((rc = cf_column_open(&c, g_file, names[i], err))) break;
+        rc = cf_column_repair(c, &fixed, err);
+        cf_error e2;
+        memset(&e2, 0, sizeof e2);
+        int rc2 = cf_column_close(c, rc ? &e2 : err);
+        if (!rc) rc = rc2;
+    }
+    cf_names_free(names, nnames);
+    return rc;
+}
+#endif
+
 static int run_op(const op *o, cf_error *err)
 {
+    if (strcmp(o->kind, "rm") == 0) return do_rm(o, err);
+    if (strcmp(o->kind, "truncate") == 0) return do_truncate(o, err);
+    if (strcmp(o->kind, "repair") == 0) return do_repair(o, err);
     if (strcmp(o->kind, "create") == 0 || strcmp(o->kind, "replace") == 0) return do_create(o, err);
     if (strcmp(o->kind, "append") == 0) return do_append(o, err);
     if (strcmp(o->kind, "update") == 0) return do_update(o, err);
@@ -504,6 +563,8 @@ int main(int argc, char **argv)
     cf_error err;
     memset(&err, 0, sizeof err);
     int flags = CF_OPEN_WRITE | CF_OPEN_CREATE | extra_flags;
+    g_path = path;
+    g_open_flags = flags;
 #ifdef CRASH_WRITER_MPI
     int rc = cf_mpi_file_open(&g_file, COMM, path, flags, &err);
 #else
@@ -536,17 +597,13 @@ int main(int argc, char **argv)
             memset(&e2, 0, sizeof e2);
             int rc2 = 0;
             if (g_col) rc2 = close_col(&e2);
-#ifdef CRASH_WRITER_MPI
-            cf_file_close(g_file);
-#else
-            cf_file_close(g_file);
-#endif
+            if (g_file) cf_file_close(g_file);
             logf_("cleanup %d %s", rc2, rc2 ? e2.message : "");
             finish(3);
         }
         logf_("done %d", o->idx);
     }
-    cf_file_close(g_file);
+    if (g_file) cf_file_close(g_file);
     logf_("end");
     free(g_ops);
     finish(0);

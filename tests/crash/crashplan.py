@@ -25,7 +25,18 @@ attributes of the File or of a directory):
                         blobs, write them, close;
 ``update``              open it and write rows [start, start+count) over
                         committed rows (an in-place r+ update), close;
-``attr``                set one attribute (f8 scalar, 3 x i8, or a str).
+``attr``                set one attribute (f8 scalar, 3 x i8, or a str);
+``rm``                  remove the column;
+``truncate``            (target ``.``) reopen the File in mode ``"w"``, which
+                        empties it: every column and attribute block goes;
+``repair``              (target ``.``) what ``colfile repair`` does: remove
+                        leftovers, recompute stale sums, clear torn marks;
+                        the rows stay (a column whose bigfile sums an
+                        in-place update left above its bytes' sum gets a
+                        version with the recomputed sums).
+
+``rm``, ``truncate`` and ``repair`` are in plans of the ``destroy`` variant
+only (``make_plan(seed, scale, "destroy")``; serial writers).
 
 Every element value is a function of (seed, gen, element index): element
 ``e`` (``row * nmemb + j``) of a segment written with generation ``gen``
@@ -260,9 +271,15 @@ def _piece(rng: random.Random, rows: int, choices: list[int]) -> int:
     return max(1, rng.choice(choices), -(-rows // 5))
 
 
-def make_plan(seed: int, scale: str = "small") -> list[Op]:
+#: plan variants: "" (the original mix), "destroy" (with rm, truncate, repair)
+VARIANTS = ("", "destroy")
+
+
+def make_plan(seed: int, scale: str = "small", variant: str = "") -> list[Op]:
     """A deterministic sequence of operations for ``seed``."""
-    rng = random.Random(seed * 7919 + 17)
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown plan variant {variant!r}")
+    rng = random.Random(seed * 7919 + 17 + (0 if not variant else 104729))
     ncols, nops, maxrows, bigbytes = SCALES[scale]
     names = ["a", "g/b", "g/h/c", "s", "big"][:ncols]
     big = names[-1] if ncols >= 3 else None
@@ -297,26 +314,44 @@ def make_plan(seed: int, scale: str = "small") -> list[Op]:
         state[name] = {"size": int(a["size"]), "nmemb": int(a["nmemb"])}  # type: ignore[arg-type]
     blocks = ["."] + (["g/."] if any(n.startswith("g/") for n in names) else [])
     kinds = ["append", "update", "attr", "replace", "attr", "append", "update"]
+    if variant == "destroy":
+        kinds += ["rm", "rm", "truncate", "repair", "repair", "replace"]
+        nops += nops // 2
+    alive = set(names)
     for _ in range(nops):
         kind = rng.choice(kinds)
+        live = [n for n in names if n in alive]
+        if kind in ("append", "update", "attr", "rm") and not live:
+            kind = "replace"
         if kind == "attr":
-            target = rng.choice(names + blocks)
+            # a group's attributes need its directory: one of its columns
+            here = [b for b in blocks if b == "." or any(n.startswith(b[:-1]) for n in live)]
+            target = rng.choice(live + here)
             add("attr", target, {"name": rng.choice(["A0", "A1", "A2"]),
                                  "type": rng.choice(["f8", "i8x3", "str"]), "gen": new_gen()})
         elif kind == "replace":
             target = rng.choice(names)
             a = column_args(target)
-            add("replace", target, a)
+            add("replace" if target in alive else "create", target, a)
+            alive.add(target)
             state[target] = {"size": int(a["size"]), "nmemb": int(a["nmemb"])}  # type: ignore[arg-type]
+        elif kind == "rm":
+            target = rng.choice(live)
+            add("rm", target, {"gen": new_gen()})
+            alive.discard(target)
+        elif kind in ("truncate", "repair"):
+            add(kind, ".", {"gen": new_gen()})
+            if kind == "truncate":
+                alive.clear()
         elif kind == "append":
-            target = rng.choice([n for n in names if n != big] or names)
+            target = rng.choice([n for n in live if n != big] or live)
             rows = rng.choice([0, 1, 50, rng.randrange(1, maxrows + 1)])
             nfile = rng.choice([1, 1, 2]) if rows else rng.choice([0, 1])
             add("append", target, {"rows": rows, "nfile": nfile, "gen": new_gen(),
                                    "piece": _piece(rng, rows, [rows, 33])})
             state[target]["size"] = int(state[target]["size"]) + rows
         else:
-            cands = [n for n in names if int(state[n]["size"]) > 0]
+            cands = [n for n in live if int(state[n]["size"]) > 0]
             if not cands:
                 continue
             target = rng.choice(cands)
@@ -329,9 +364,9 @@ def make_plan(seed: int, scale: str = "small") -> list[Op]:
     return ops
 
 
-def write_plan(ops: Iterable[Op], path: str, seed: int, scale: str) -> None:
+def write_plan(ops: Iterable[Op], path: str, seed: int, scale: str, variant: str = "") -> None:
     with open(path, "w") as fh:
-        fh.write(f"# crashplan 1 seed={seed} scale={scale}\n")
+        fh.write(f"# crashplan 1 seed={seed} scale={scale}" + (f" variant={variant}" if variant else "") + "\n")
         for op in ops:
             fh.write(op.line() + "\n")
 
@@ -433,6 +468,12 @@ class Model:
         self.ops = ops
         self.versions: dict[str, list[Version]] = {}
         self.op_versions: dict[int, tuple[str, int, int]] = {}
+        #: every (entity, before, after) an op changes: one for most ops,
+        #: every entity for a truncation, none for a repair
+        self.op_effects: dict[int, list[tuple[str, int, int]]] = {}
+        # a truncation empties every entity, also those first touched later
+        for op in ops:
+            self._history(op.target)
         for op in ops:
             self._apply(op)
 
@@ -448,11 +489,46 @@ class Model:
         return self.versions[entity]
 
     def _apply(self, op: Op) -> None:
+        if op.kind == "truncate":
+            effects = []
+            for entity in sorted(self.versions):
+                hist = self._history(entity)
+                nv = Version(entity, len(hist), exists=self.is_block(entity), made_by=op.idx)
+                effects.append((entity, hist[-1].number, nv.number))
+                hist.append(nv)
+            self.op_effects[op.idx] = effects
+            root = [e for e in effects if e[0] == "."]
+            self.op_versions[op.idx] = root[0] if root else (".", 0, 0)
+            return
+        if op.kind == "repair":
+            # the rows stay; the byte sums are recomputed from them (after
+            # an in-place update, bigfile's running sums differ from them)
+            effects = []
+            for entity in sorted(self.versions):
+                hist = self.versions[entity]
+                prev = hist[-1]
+                if not prev.exists or not prev.token:
+                    continue
+                true = [_bytesum(prev.blob_bytes(i)) & 0xFFFFFFFF for i in range(len(prev.blob_rows))]
+                if true == prev.sums:
+                    continue
+                nv = Version(entity, len(hist), exists=True, token=prev.token, nmemb=prev.nmemb,
+                             blob_rows=list(prev.blob_rows), segments=list(prev.segments), sums=true,
+                             attrs=dict(prev.attrs), made_by=op.idx)
+                nv._data = prev._data
+                effects.append((entity, prev.number, nv.number))
+                hist.append(nv)
+            self.op_effects[op.idx] = effects
+            n = self._history(".")[-1].number
+            self.op_versions[op.idx] = (".", n, n)
+            return
         hist = self._history(op.target)
         prev = hist[-1]
         nv = Version(op.target, len(hist), exists=True, made_by=op.idx)
         key = gen_key(self.seed, op.int("gen"))
-        if op.kind in ("create", "replace"):
+        if op.kind == "rm":
+            nv.exists = False
+        elif op.kind in ("create", "replace"):
             nv.token = str(op["dtype"])
             nv.nmemb = op.int("nmemb")
             nv.blob_rows = split_rows(op.int("size"), op.int("nfile"))
@@ -493,4 +569,5 @@ class Model:
         else:
             raise ValueError(f"unknown op {op.kind}")
         self.op_versions[op.idx] = (op.target, prev.number, nv.number)
+        self.op_effects[op.idx] = [(op.target, prev.number, nv.number)]
         hist.append(nv)

@@ -193,6 +193,8 @@ class Spec:
     sticky: int = 0
     resume: int = 0          # after the crash, finish the plan and check again
     cache: int = 0           # the operation is part of the File catalog's update
+    variant: str = ""        # the plan variant ("destroy": with rm, truncate, repair)
+    repair: int = 0          # after the crash, `colfile repair` killed at its N-th I/O operation
 
     def encode(self) -> str:
         d = Spec()
@@ -242,7 +244,8 @@ class Result:
     def signature(self) -> str:
         cats = sorted({m.group(1) for v in self.violations for m in [re.match(r"\[([^\]]+)\]", v)] if m})
         during = self.inflight.split(" ")[0] if self.inflight else "no operation"
-        return f"{self.spec.mode}: {'+'.join(cats)} (during {during})"
+        mode = self.spec.mode + (f"+{self.spec.variant}" if self.spec.variant else "")
+        return f"{mode}: {'+'.join(cats)} (during {during})"
 
 
 class Plans:
@@ -250,16 +253,17 @@ class Plans:
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.cache: dict[tuple[int, str], tuple[str, crashplan.Model]] = {}
+        self.cache: dict[tuple[int, str, str], tuple[str, crashplan.Model]] = {}
 
-    def get(self, seed: int, scale: str) -> tuple[str, crashplan.Model]:
+    def get(self, seed: int, scale: str, variant: str = "") -> tuple[str, crashplan.Model]:
         with self.lock:
-            hit = self.cache.get((seed, scale))
+            hit = self.cache.get((seed, scale, variant))
             if hit is None:
-                ops = crashplan.make_plan(seed, scale)
-                text = f"# crashplan 1 seed={seed} scale={scale}\n" + "".join(o.line() + "\n" for o in ops)
+                ops = crashplan.make_plan(seed, scale, variant)
+                text = (f"# crashplan 1 seed={seed} scale={scale}" + (f" variant={variant}" if variant else "")
+                        + "\n" + "".join(o.line() + "\n" for o in ops))
                 hit = (text, crashplan.Model(seed, ops))
-                self.cache[(seed, scale)] = hit
+                self.cache[(seed, scale, variant)] = hit
             return hit
 
 
@@ -447,7 +451,7 @@ class Runner:
         res = Result(spec)
         tdir = self._trial_dir()
         res.dir = str(tdir)
-        text, model = self.plans.get(spec.seed, spec.scale)
+        text, model = self.plans.get(spec.seed, spec.scale, spec.variant)
         (tdir / "plan.txt").write_text(text)
         (tdir / "pids").mkdir()
         (tdir / "F").mkdir()
@@ -548,8 +552,76 @@ class Runner:
             res.violations += self.reader.check(tdir / "F", model, rep)
         if a == "count" and not res.violations:
             res.counts = parse_reports(tdir / "reports")
+        if spec.repair and not res.violations and (res.killed or res.clean_error):
+            self.repair_after(spec, tdir, model, log, rep, res, timeout)
         if spec.resume and not res.violations and (res.killed or res.clean_error):
             self.resume(spec, tdir, model, log, rep, res, timeout)
+
+    def repair_after(self, spec: Spec, tdir: Path, model: crashplan.Model, log: checker.LogState,
+                     rep: checker.Report, res: Result, timeout: float) -> None:
+        """`colfile repair` on the crashed File, SIGKILLed at its N-th I/O
+        operation (if it gets that far): it must leave nothing worse than
+        before (every column as it was, or a torn one repaired, or a column
+        a crash left absent restored to a version the log allows), and a
+        second repair must finish the job (status 0, no torn mark, no
+        leftover but the File catalog)."""
+        t = self.tools
+        code = ("import os, sys, ctypes.util\n"
+                "os.environ.get('COLFILE_LIBRARY') and setattr(ctypes.util, 'find_library', lambda n: None)\n"
+                "from colfile.cli import main\n"
+                "sys.exit(main(['repair', sys.argv[1]]))\n")
+        before = dict(rep.matched)
+        for attempt, killed in (("killed", True), ("again", False)):
+            env = dict(t.env)
+            if killed and t.shim is not None:
+                env.update({"LD_PRELOAD": str(t.shim), "CF_FAULT_SCOPE": str(tdir / "F"), "CF_FAULT_VERBOSE": "1",
+                            "CF_FAULT_AT": str(spec.repair), "CF_FAULT_ACTION": "kill"})
+            try:
+                p = subprocess.run([t.python, "-c", code, str(tdir / "F")], env=env, capture_output=True,
+                                   text=True, timeout=timeout, cwd=str(tdir))
+            except subprocess.TimeoutExpired:
+                res.violations.append(f"[repair] colfile repair ({attempt}) hung")
+                return
+            (tdir / f"repair.{attempt}.out").write_text(p.stdout + p.stderr)
+            fired = "SIGKILL" in p.stderr
+            if killed:
+                res.notes.append(f"repair killed at its operation {spec.repair}" if fired
+                                 else f"repair finished before its operation {spec.repair} (status {p.returncode})")
+            elif p.returncode != 0:
+                res.violations.append(f"[repair] a second colfile repair after one killed at its operation "
+                                      f"{spec.repair} exited {p.returncode}: {(p.stdout + p.stderr)[-800:]}")
+            if not fired and p.returncode not in (0, 1) or "Traceback" in p.stderr:
+                res.violations.append(f"[repair] colfile repair ({attempt}) ended with status {p.returncode}: "
+                                      f"{(p.stdout + p.stderr)[-800:]}")
+            after = checker.check(tdir / "F", model, log, use_bigfile=False)
+            for v in after.violations:
+                ent = v.split("] ", 1)[-1].split(":", 1)[0]
+                if before.get(ent) in ("torn", "repaired") and torn_repaired(tdir / "F", model, log, ent):
+                    after.matched[ent] = "repaired"
+                    continue
+                same = resummed(tdir / "F", model, log, ent)
+                if same is not None:
+                    after.matched[ent] = f"v{same}"
+                    continue
+                res.violations.append(v.replace("] ", f"] after a repair ({attempt}, killed at its operation "
+                                                f"{spec.repair}): ", 1))
+            for ent, state in before.items():
+                now = after.matched.get(ent)
+                # torn: repaired, or any version the log allows (the
+                # update may not have written a row yet); absent: a version
+                # moved aside by a commit may come back
+                if now is None or now == state or state in ("torn", "repaired", "absent") \
+                        or same_rows(model, ent, state, now):
+                    continue
+                res.violations.append(f"[repair] {ent} was {state} before a repair ({attempt}, killed at its "
+                                      f"operation {spec.repair}) and is {now} after it")
+            if not killed:
+                left = [h for h in after.hidden if not h.startswith(".colfile-catalog")]
+                torn = [e for e, st in after.matched.items() if st == "torn"]
+                if left or torn:
+                    res.violations.append(f"[repair] a second repair left " + (f"leftovers {left[:6]}" if left else "")
+                                          + (f" torn columns {torn}" if torn else ""))
+            before = {k: v for k, v in after.matched.items()}
 
     def resume(self, spec: Spec, tdir: Path, model: crashplan.Model, log: checker.LogState,
                rep: checker.Report, res: Result, timeout: float) -> None:
@@ -564,7 +636,12 @@ class Runner:
             if state == "torn":
                 res.notes.append(f"resume skipped: {entity} is torn (needs repair)")
                 return
-            if state == f"v{after}" and after != before:
+            kind = model.ops[idx].kind
+            if kind in ("truncate", "repair"):
+                notes.append(f"assume-undone {idx}")   # done again: both may be repeated
+            elif kind == "rm" and state == "absent":
+                notes.append(f"assume-done {idx}")
+            elif state == f"v{after}" and after != before:
                 notes.append(f"assume-done {idx}")
             else:
                 notes.append(f"assume-undone {idx}")
@@ -583,6 +660,78 @@ class Runner:
             return
         rep2 = checker.check(tdir / "F", model, log3, use_bigfile=False)
         res.violations += [v.replace("] ", "] after resume: ", 1) for v in rep2.violations]
+
+
+def torn_repaired(root: Path, model: crashplan.Model, log: checker.LogState, entity: str) -> bool:
+    """Whether `entity`, torn by an interrupted in-place update, is now a
+    correct repair of it: no mark, the layout of the update's versions,
+    every row the old or the new one, and header sums, CRC32C and
+    statistics computed from the rows as they are."""
+    cands, torn_ok, _ = checker.candidates(model, log)
+    vs = [v for v in cands.get(entity, []) if v.exists and v.token]
+    path = root / entity
+    if not torn_ok.get(entity) or not vs or (path / checker.TORN_NAME).exists():
+        return False
+    try:
+        htext = (path / "header").read_bytes()
+        h = checker.parse_header(htext)
+    except (OSError, ValueError, IndexError):
+        return False
+    v0 = vs[0]
+    if (h["dtype"], h["nmemb"], h["rows"]) != (v0.token, v0.nmemb, v0.blob_rows):
+        return False
+    rb = v0.rowbytes
+    disk = bytearray()
+    for i, rows in enumerate(v0.blob_rows):
+        try:
+            with open(path / checker.blob_name(i), "rb") as fh:
+                disk += fh.read(rows * rb)
+        except OSError:
+            return False
+    if len(disk) != v0.size * rb:
+        return False
+    for r in range(v0.size):
+        row = disk[r * rb:(r + 1) * rb]
+        if not any(v.blob_rows == v0.blob_rows and v.data()[r * rb:(r + 1) * rb] == row for v in vs):
+            return False
+    fixed = crashplan.Version(entity, v0.number, exists=True, token=v0.token, nmemb=v0.nmemb,
+                              blob_rows=v0.blob_rows, segments=v0.segments, attrs=v0.attrs)
+    fixed._data = bytes(disk)
+    fixed.sums = [crashplan._bytesum(fixed.blob_bytes(i)) & 0xFFFFFFFF for i in range(len(v0.blob_rows))]
+    _, probs = checker.column_problems(path, fixed, htext)
+    return not probs
+
+
+def resummed(root: Path, model: crashplan.Model, log: checker.LogState, entity: str) -> int | None:
+    """A repair recomputes the byte sums an in-place update left as
+    bigfile's running sums: the number of the allowed version of `entity`
+    whose rows the column holds with sums recomputed from them (and
+    everything else right), or None."""
+    cands, _, _ = checker.candidates(model, log)
+    path = root / entity
+    try:
+        htext = (path / "header").read_bytes()
+    except OSError:
+        return None
+    for v in cands.get(entity, []):
+        if not v.exists or not v.token:
+            continue
+        fixed = crashplan.Version(entity, v.number, exists=True, token=v.token, nmemb=v.nmemb,
+                                  blob_rows=v.blob_rows, segments=v.segments, attrs=v.attrs)
+        fixed.sums = [crashplan._bytesum(v.blob_bytes(i)) & 0xFFFFFFFF for i in range(len(v.blob_rows))]
+        layout, probs = checker.column_problems(path, fixed, htext)
+        if layout and not probs:
+            return v.number
+    return None
+
+
+def same_rows(model: crashplan.Model, entity: str, a: str, b: str) -> bool:
+    """Whether states "vN" and "vM" of `entity` differ in their sums only."""
+    if not (a.startswith("v") and b.startswith("v")) or entity not in model.versions:
+        return False
+    va, vb = model.versions[entity][int(a[1:])], model.versions[entity][int(b[1:])]
+    return (va.exists, va.token, va.nmemb, va.blob_rows, va.attrs) == \
+        (vb.exists, vb.token, vb.nmemb, vb.blob_rows, vb.attrs) and (not va.token or va.data() == vb.data())
 
 
 def normalise_path(p: str) -> str:
@@ -823,8 +972,10 @@ class Calib:
 class Combo:
     """One stream of trials (a mode, a writer, serial or MPI)."""
 
-    def __init__(self, driver: Driver, mode: str, writer: str, np_list: list[int], weight: float) -> None:
+    def __init__(self, driver: Driver, mode: str, writer: str, np_list: list[int], weight: float,
+                 variant: str = "") -> None:
         self.driver = driver
+        self.variant = variant
         self.mode = mode
         self.writer = writer
         self.np_list = np_list
@@ -832,7 +983,8 @@ class Combo:
         self.spent = 0.0
         self.trials = 0
         self.exhausted = False
-        self.rng = random.Random(zlib.crc32(repr((driver.seed, mode, writer, np_list)).encode()))
+        self.rng = random.Random(zlib.crc32(repr((driver.seed, mode, writer, np_list)
+                                                 + ((variant,) if variant else ())).encode()))
         self.sweep: Iterator[Spec] | None = None
         self.seed_k = 0
         self.busy = False
@@ -842,7 +994,7 @@ class Combo:
     @property
     def name(self) -> str:
         np_ = self.np_list[0] if len(self.np_list) == 1 else "/".join(map(str, self.np_list))
-        return f"{self.mode}:{self.writer}:np{np_}"
+        return f"{self.mode}:{self.writer}:np{np_}" + (f"+{self.variant}" if self.variant else "")
 
     def _seed(self) -> int:
         return self.driver.seed + self.seed_k
@@ -854,14 +1006,15 @@ class Combo:
             # random-time kills spread over a few plans (fewer for the writers
             # that take a second to start: each plan needs a calibration run)
             seed = self.driver.seed + self.rng.randrange(0, 4 if self.writer != "py" and np_ == 1 else 2)
-            cal = d.calibration(self.writer, np_, seed)
+            cal = d.calibration(self.writer, np_, seed, self.variant)
             if cal is None:
                 return None
             span = max(0.005, cal.t_total - cal.t_ready)
             spec = Spec(writer=self.writer, np=np_, seed=seed, scale=d.scale, action="killtime",
                         delay=round(self.rng.uniform(0, span), 4),
                         rank=self.rng.randrange(np_) if np_ > 1 else 0,
-                        resume=int(self.rng.random() < d.resume_p))
+                        resume=int(self.rng.random() < d.resume_p), variant=self.variant)
+            self._maybe_repair(spec)
             if d.tools.nodurable_flag and self.writer == "c" and self.rng.random() < 0.2:
                 spec.nodurable = 1
             elif d.tools.py_durable and self.writer == "py" and self.rng.random() < 0.2:
@@ -869,13 +1022,16 @@ class Combo:
             return spec
         while True:
             if self.sweep is None:
-                cal = d.calibration(self.writer, np_, self._seed())
+                cal = d.calibration(self.writer, np_, self._seed(), self.variant)
                 if cal is None:
                     return None
                 self.sweep = self._make_sweep(cal, np_, self._seed())
             spec = next(self.sweep, None)
             if spec is not None:
                 self.sites_done += 1
+                spec.variant = self.variant
+                if spec.action in ("kill", "powerloss"):
+                    self._maybe_repair(spec)
                 return spec
             # this seed is swept completely: the next plan
             self.seed_k += 1
@@ -883,6 +1039,14 @@ class Combo:
             if self.seed_k >= d.max_seeds:
                 self.exhausted = True
                 return None
+
+    def _maybe_repair(self, spec: Spec) -> None:
+        """Destroy plans: 40 % of crashed trials go on with a `colfile
+        repair` killed at a random one of its first 150 I/O operations
+        (instead of a resumed writer)."""
+        if self.variant == "destroy" and self.rng.random() < 0.4:
+            spec.repair = self.rng.randrange(1, 150)
+            spec.resume = 0
 
     def _make_sweep(self, cal: Calib, np_: int, seed: int) -> Iterator[Spec]:
         d = self.driver
@@ -942,16 +1106,16 @@ class Driver:
         self.resume_p = opts.resume
         self.plans = Plans()
         self.runner = Runner(tools, workroot, self.plans, opts)
-        self.calib: dict[tuple[str, int, int], Calib | None] = {}
+        self.calib: dict[tuple[str, int, int, str], Calib | None] = {}
         self.calib_lock = threading.Lock()
-        self.calib_events: dict[tuple[str, int, int], threading.Event] = {}
+        self.calib_events: dict[tuple[str, int, int, str], threading.Event] = {}
         self.results: list[Result] = []
         self.results_lock = threading.Lock()
         self.kept = 0
 
-    def calibration(self, writer: str, np_: int, seed: int) -> Calib | None:
+    def calibration(self, writer: str, np_: int, seed: int, variant: str = "") -> Calib | None:
         """A clean run in count mode (its File is checked like any other)."""
-        key = (writer, np_, seed)
+        key = (writer, np_, seed, variant)
         with self.calib_lock:
             if key in self.calib:
                 return self.calib[key]
@@ -963,7 +1127,7 @@ class Driver:
             assert ev is not None
             ev.wait()
             return self.calib.get(key)
-        spec = Spec(writer=writer, np=np_, seed=seed, scale=self.scale, action="count")
+        spec = Spec(writer=writer, np=np_, seed=seed, scale=self.scale, action="count", variant=variant)
         res = self.runner.run(spec)
         self.record(res)
         cal = None
@@ -1079,9 +1243,11 @@ def summarise(driver: Driver, combos: list[Combo], elapsed: float, commit: str) 
     res = driver.results
     modes: dict[str, dict[str, int]] = {}
     for r in res:
-        m = modes.setdefault(r.spec.mode, {"trials": 0, "crashes": 0, "crashes_survived": 0,
-                                           "faults_fired": 0, "clean_errors": 0, "violations": 0,
-                                           "resumed": 0})
+        key = r.spec.mode + (f"+{r.spec.variant}" if r.spec.variant else "")
+        m = modes.setdefault(key, {"trials": 0, "crashes": 0, "crashes_survived": 0,
+                                   "faults_fired": 0, "clean_errors": 0, "violations": 0,
+                                   "resumed": 0, "repairs_killed": 0})
+        m["repairs_killed"] += sum(1 for n in r.notes if n.startswith("repair killed"))
         m["trials"] += 1
         m["crashes"] += int(r.killed)
         m["crashes_survived"] += int(r.killed and not r.violations)
@@ -1136,11 +1302,13 @@ def print_summary(s: dict[str, Any]) -> None:
     print(f"\ncrash harness: {s['trials']} trials in {s['seconds']} s (commit {s['commit']}, seed {s['seed']})")
     for mode, m in sorted(s["modes"].items()):
         extra = ""
-        if mode in ("kill", "rankkill", "inject", "powerloss"):
+        if mode.split("+")[0] in ("kill", "rankkill", "inject", "powerloss"):
             extra = f", {m['crashes']} crashes, {m['crashes_survived']} survived"
-        if mode == "faults":
+        if m.get("repairs_killed"):
+            extra += f", {m['repairs_killed']} repairs killed after them"
+        if mode.split("+")[0] == "faults":
             extra = f", {m['faults_fired']} faults injected, {m['clean_errors']} clean errors"
-        print(f"  {mode:9s} {m['trials']:5d} trials{extra}, {m['violations']} with violations")
+        print(f"  {mode:17s} {m['trials']:5d} trials{extra}, {m['violations']} with violations")
     for a, x in sorted(s["fault_sites"].items()):
         print(f"  fault {a:7s} {x['exercised']:5d} sites exercised, {x['fired']} fired, "
               f"{x['clean_error']} clean errors, {x['tolerated']} tolerated, {x['violations']} violations")
@@ -1212,6 +1380,12 @@ def build_combos(driver: Driver, opts: argparse.Namespace) -> list[Combo]:
                 if w == "c" and t.cwriter_mpi is None:
                     continue
                 combos.append(Combo(driver, mode, w, nranks, mpi_table[(mode, w)]))
+    if opts.destroy > 0:
+        # rm, truncation and repair: serial writers (C and Python)
+        for mode in modes:
+            for w in writers:
+                if mode in ("kill", "inject", "powerloss", "faults") and (mode, w) in table and w != "csan":
+                    combos.append(Combo(driver, mode, w, [1], table[(mode, w)] * opts.destroy, "destroy"))
     if any(c.mode != "kill" and c.mode != "rankkill" for c in combos) and t.shim is None:
         print("note: faultshim.so is not built: only random-time kills run", file=sys.stderr)
         combos = [c for c in combos if c.mode in ("kill", "rankkill")]
@@ -1228,6 +1402,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--nranks", default="2", help="MPI ranks, e.g. 2,3,4 (default 2)")
     ap.add_argument("--writers", default="c,py")
     ap.add_argument("--scale", default="small", choices=sorted(crashplan.SCALES))
+    ap.add_argument("--destroy", type=float, default=0.6,
+                    help="weight of the streams on plans with rm, truncation and repair (0: none)")
     ap.add_argument("--max-seeds", type=int, default=1000, help="plans per sweep before a sweep is done")
     ap.add_argument("--resume", type=float, default=0.3, help="fraction of crashed trials that are resumed")
     ap.add_argument("--jobs", type=int, default=2)
@@ -1301,7 +1477,7 @@ def run_one(tools: Tools, opts: argparse.Namespace, workroot: Path) -> int:
         print("stderr:\n  " + res.stderr.strip()[-3000:].replace("\n", "\n  "))
     for n in res.notes:
         print(f"note: {n}")
-    text, model = plans.get(spec.seed, spec.scale)
+    text, model = plans.get(spec.seed, spec.scale, spec.variant)
     rep = checker.check(tdir / "F", model, checker.parse_log(tdir / "log"), use_bigfile=False)
     for k, v in sorted(rep.matched.items()):
         print(f"  {k}: {v}")

@@ -67,8 +67,10 @@ def attr_python_value(kind: str, gen: int) -> Any:
 
 
 class Writer:
-    def __init__(self, f: Any, comm: Any, seed: int) -> None:
+    def __init__(self, f: Any, comm: Any, seed: int, path: str = "", kwargs: dict[str, Any] | None = None) -> None:
         self.f = f
+        self.path = path
+        self.kwargs = kwargs or {}
         self.comm = comm
         self.seed = seed
         self.rank = comm.rank if comm is not None else 0
@@ -125,6 +127,19 @@ class Writer:
             else:
                 with f[op.target] as col:
                     col.attrs[name] = value
+        elif op.kind == "rm":
+            del f[op.target]
+        elif op.kind == "truncate":
+            # mode "w" empties the File; the writer goes on with the new handle
+            import colfile
+            f.close()
+            self.f = colfile.File(self.path, "w", comm=self.comm, **self.kwargs)
+        elif op.kind == "repair":
+            import colfile
+            from colfile.cli import main as cli_main
+            rc = cli_main(["repair", "-q", self.path])
+            if rc != 0:
+                raise colfile.StorageError(f"{self.path}: colfile repair exited with status {rc}", -1)
         else:
             raise ValueError(f"unknown operation {op.kind}")
 
@@ -180,7 +195,7 @@ def main() -> int:
         log(f"fail -1 {exc.code_name} {exc}")
         return 3
     log(f"ready {os.getpid()}")
-    w = Writer(f, comm, seed)
+    w = Writer(f, comm, seed, a.file, kwargs)
     for op in ops:
         if op.idx < a.start:
             continue
@@ -202,7 +217,7 @@ def main() -> int:
             msg = ""
             rc = 0
             try:
-                f.close()
+                w.f.close()
             except colfile.Error as exc2:
                 rc, msg = exc2.code, str(exc2)
             log(f"cleanup {rc} {msg}")
@@ -213,7 +228,7 @@ def main() -> int:
             return 4
         log(f"done {op.idx}")
     try:
-        f.close()
+        w.f.close()
     except colfile.Error as exc:
         log(f"fail -1 {exc.code_name} {exc}")
         return 3

@@ -280,19 +280,23 @@ def _env_for_writers() -> dict[str, str]:
     return env
 
 
-def test_writers_agree_and_checker_accepts(tmp_path: Path, lib: Any) -> None:
-    """Both writers replay the same plan to the same bytes; the checker
-    accepts the result and rejects a File with one blob byte changed."""
+@pytest.mark.parametrize("variant", ["", "destroy"])
+def test_writers_agree_and_checker_accepts(tmp_path: Path, lib: Any, variant: str) -> None:
+    """Both writers replay the same plan to the same bytes (also a plan with
+    rm, truncation and repair); the checker accepts the result and rejects a
+    File with one blob byte changed."""
     sys.path.insert(0, str(CRASH))
     try:
         import checker
         import crashplan
     finally:
         sys.path.remove(str(CRASH))
-    seed = 5
-    ops = crashplan.make_plan(seed, "tiny")
+    seed = 5 if not variant else 35
+    ops = crashplan.make_plan(seed, "tiny", variant)
+    if variant:
+        assert {"rm", "truncate", "repair"} <= {op.kind for op in ops}, [op.line() for op in ops]
     plan = tmp_path / "plan.txt"
-    crashplan.write_plan(ops, str(plan), seed, "tiny")
+    crashplan.write_plan(ops, str(plan), seed, "tiny", variant)
     env = _env_for_writers()
     trees = {}
     build = _build_dir()

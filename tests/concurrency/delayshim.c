@@ -1,0 +1,225 @@
+/* delayshim.c - LD_PRELOAD library of the concurrency harness: sleeps a
+ * random few milliseconds before every unlink, rmdir, rename, open and
+ * renameat2 below a scope directory, so that the windows between the file
+ * operations of one process are wide enough for another process to act in
+ * them.  It changes no result: every call is forwarded unchanged.
+ *
+ *   CF_DELAY_SCOPE   directory (absolute): only paths below it are delayed
+ *   CF_DELAY_MAX_US  longest sleep in microseconds (default 5000)
+ *   CF_DELAY_PROB    probability that a call is delayed (default 1)
+ *   CF_DELAY_SEED    seed of this process's random stream (default: pid)
+ *
+ * Calls through a directory descriptor are in scope when the descriptor's
+ * path (/proc/self/fd) is.  renameat2 reaches the kernel through
+ * syscall(2) in libcolfile, so syscall(SYS_renameat2, ...) is delayed too.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static char g_scope[PATH_MAX];
+static size_t g_scope_len;
+static long g_max_us = 5000;
+static double g_prob = 1.0;
+static uint64_t g_state;
+static int g_ready;
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void init(void)
+{
+    if (g_ready)
+        return;
+    const char *s = getenv("CF_DELAY_SCOPE");
+    if (s && *s && strlen(s) < sizeof g_scope) {
+        strcpy(g_scope, s);
+        g_scope_len = strlen(g_scope);
+        while (g_scope_len > 1 && g_scope[g_scope_len - 1] == '/')
+            g_scope[--g_scope_len] = '\0';
+    }
+    if ((s = getenv("CF_DELAY_MAX_US")))
+        g_max_us = strtol(s, NULL, 10);
+    if ((s = getenv("CF_DELAY_PROB")))
+        g_prob = strtod(s, NULL);
+    g_state = (s = getenv("CF_DELAY_SEED")) ? strtoull(s, NULL, 10) : 0;
+    g_state = g_state * 0x9E3779B97F4A7C15ull + (uint64_t)getpid() + 1;
+    g_ready = 1;
+}
+
+static uint64_t next_random(void)
+{
+    pthread_mutex_lock(&g_mu);
+    uint64_t z = (g_state += 0x9E3779B97F4A7C15ull);
+    pthread_mutex_unlock(&g_mu);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static int in_scope_path(const char *p)
+{
+    if (!g_scope_len || !p)
+        return 0;
+    return strncmp(p, g_scope, g_scope_len) == 0 && (p[g_scope_len] == '/' || p[g_scope_len] == '\0');
+}
+
+static int in_scope(int dirfd, const char *path)
+{
+    init();
+    if (!g_scope_len || !path)
+        return 0;
+    if (path[0] == '/')
+        return in_scope_path(path);
+    char dir[PATH_MAX];
+    if (dirfd == AT_FDCWD) {
+        if (!getcwd(dir, sizeof dir))
+            return 0;
+    } else {
+        char link[64];
+        snprintf(link, sizeof link, "/proc/self/fd/%d", dirfd);
+        ssize_t n = readlink(link, dir, sizeof dir - 1);
+        if (n <= 0)
+            return 0;
+        dir[n] = '\0';
+    }
+    size_t n = strlen(dir);
+    if (n + 1 + strlen(path) >= sizeof dir)
+        return 0;
+    dir[n] = '/';
+    strcpy(dir + n + 1, path);
+    return in_scope_path(dir);
+}
+
+static void maybe_delay(int dirfd, const char *path)
+{
+    if (!in_scope(dirfd, path) || g_max_us <= 0)
+        return;
+    uint64_t r = next_random();
+    if ((double)(r >> 11) * 0x1.0p-53 >= g_prob)
+        return;
+    long us = (long)(next_random() % (uint64_t)(g_max_us + 1));
+    struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+#define REAL(name) \
+    static __typeof__(name) *real_##name; \
+    if (!real_##name) real_##name = (__typeof__(name) *)dlsym(RTLD_NEXT, #name)
+
+int unlink(const char *path)
+{
+    REAL(unlink);
+    maybe_delay(AT_FDCWD, path);
+    return real_unlink(path);
+}
+
+int unlinkat(int dirfd, const char *path, int flags)
+{
+    REAL(unlinkat);
+    maybe_delay(dirfd, path);
+    return real_unlinkat(dirfd, path, flags);
+}
+
+int rmdir(const char *path)
+{
+    REAL(rmdir);
+    maybe_delay(AT_FDCWD, path);
+    return real_rmdir(path);
+}
+
+int rename(const char *a, const char *b)
+{
+    REAL(rename);
+    maybe_delay(AT_FDCWD, a);
+    return real_rename(a, b);
+}
+
+int renameat(int da, const char *a, int db, const char *b)
+{
+    REAL(renameat);
+    maybe_delay(da, a);
+    return real_renameat(da, a, db, b);
+}
+
+int renameat2(int da, const char *a, int db, const char *b, unsigned flags)
+{
+    REAL(renameat2);
+    maybe_delay(da, a);
+    return real_renameat2(da, a, db, b, flags);
+}
+
+static mode_t mode_arg(int flags, va_list ap)
+{
+    return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? (mode_t)va_arg(ap, int) : 0;
+}
+
+int open(const char *path, int flags, ...)
+{
+    REAL(open);
+    va_list ap;
+    va_start(ap, flags);
+    mode_t m = mode_arg(flags, ap);
+    va_end(ap);
+    maybe_delay(AT_FDCWD, path);
+    return real_open(path, flags, m);
+}
+
+int open64(const char *path, int flags, ...)
+{
+    REAL(open64);
+    va_list ap;
+    va_start(ap, flags);
+    mode_t m = mode_arg(flags, ap);
+    va_end(ap);
+    maybe_delay(AT_FDCWD, path);
+    return real_open64(path, flags, m);
+}
+
+int openat(int dirfd, const char *path, int flags, ...)
+{
+    REAL(openat);
+    va_list ap;
+    va_start(ap, flags);
+    mode_t m = mode_arg(flags, ap);
+    va_end(ap);
+    maybe_delay(dirfd, path);
+    return real_openat(dirfd, path, flags, m);
+}
+
+int openat64(int dirfd, const char *path, int flags, ...)
+{
+    REAL(openat64);
+    va_list ap;
+    va_start(ap, flags);
+    mode_t m = mode_arg(flags, ap);
+    va_end(ap);
+    maybe_delay(dirfd, path);
+    return real_openat64(dirfd, path, flags, m);
+}
+
+long syscall(long number, ...)
+{
+    REAL(syscall);
+    va_list ap;
+    va_start(ap, number);
+    long a[6];
+    for (int i = 0; i < 6; i++)
+        a[i] = va_arg(ap, long);
+    va_end(ap);
+#ifdef SYS_renameat2
+    if (number == SYS_renameat2)
+        maybe_delay((int)a[0], (const char *)a[1]);
+#endif
+    return real_syscall(number, a[0], a[1], a[2], a[3], a[4], a[5]);
+}

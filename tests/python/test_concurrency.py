@@ -1,0 +1,167 @@
+"""Concurrency: several processes changing and reading one File at once
+(tests/concurrency/README.md):
+
+* the delay shim (delayshim.so) itself: it sleeps before file operations
+  below its scope directory only, and changes no result;
+* the independent checker catches what it must: a committed column with a
+  blob gone, a changed byte, a read that is no version;
+* the harness, tests/concurrency/run_concurrency.py, for a bounded budget:
+  rounds of 2 to 4 worker processes running random mixes of every mutation
+  (create/replace, append, in-place update, attributes, rm, rm -r when the
+  CLI has it, truncation by mode "w", repair) and every read (reads, slow
+  reads, verifying reads, queries, colfile check), with and without delay
+  injection: zero violations.
+
+The budget is ``$COLFILE_CONCURRENCY_BUDGET`` seconds (default 60).  A long
+run, on demand (at least 10,000 operations)::
+
+    python tests/concurrency/run_concurrency.py --ops 10000 --json summary.json
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from childenv import child_env
+
+REPO = Path(__file__).resolve().parents[2]
+CONC = REPO / "tests" / "concurrency"
+BUDGET = float(os.environ.get("COLFILE_CONCURRENCY_BUDGET", "60"))
+
+
+def _env() -> dict[str, str]:
+    env = child_env()
+    if env.get("COLFILE_LIBRARY"):
+        env["COLFILE_LIBRARY"] = str(Path(env["COLFILE_LIBRARY"]).resolve())
+    return env
+
+
+@pytest.fixture(scope="module")
+def delayshim(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """delayshim.so: the build's, else compiled here."""
+    for cand in (os.environ.get("COLFILE_C_BUILD"), REPO / "build" / "release", REPO / "build" / "crash"):
+        if cand and (Path(cand) / "tests" / "concurrency" / "delayshim.so").exists():
+            return (Path(cand) / "tests" / "concurrency" / "delayshim.so").resolve()
+    cc = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
+    if cc is None:
+        if os.environ.get("CI"):
+            pytest.fail("no build of tests/concurrency and no C compiler (CI must run the shim)")
+        pytest.skip("no build of tests/concurrency and no C compiler")
+    out = tmp_path_factory.mktemp("shim") / "delayshim.so"
+    subprocess.run([cc, "-std=c11", "-O2", "-shared", "-fPIC", "-o", str(out), str(CONC / "delayshim.c"),
+                    "-ldl", "-lpthread"], check=True, capture_output=True)
+    return out
+
+
+_OPS = r"""
+import os, sys, time
+root, n = sys.argv[1], int(sys.argv[2])
+t0 = time.monotonic()
+for i in range(n):
+    p = os.path.join(root, f"f{i}")
+    fd = os.open(p, os.O_WRONLY | os.O_CREAT, 0o666)
+    os.write(fd, b"x%d" % i)
+    os.close(fd)
+    os.rename(p, p + ".r")
+    assert open(p + ".r", "rb").read() == b"x%d" % i
+    os.unlink(p + ".r")
+print(time.monotonic() - t0)
+"""
+
+
+def test_delay_shim_delays_in_scope_only(tmp_path: Path, delayshim: Path) -> None:
+    """40 rounds of open, rename, open, unlink: in scope each sleeps up to
+    CF_DELAY_MAX_US (mean 10 ms here), outside it nothing; the files are
+    what they would be without the shim."""
+    inside, outside = tmp_path / "in", tmp_path / "out"
+    inside.mkdir()
+    outside.mkdir()
+    env = {**os.environ, "LD_PRELOAD": str(delayshim), "CF_DELAY_SCOPE": str(inside),
+           "CF_DELAY_MAX_US": "20000"}
+
+    def run(root: Path) -> float:
+        r = subprocess.run([sys.executable, "-c", _OPS, str(root), "40"], env=env, capture_output=True,
+                           text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        return float(r.stdout.split()[-1])
+
+    slow, fast = run(inside), run(outside)
+    # 160 delayed calls of 10 ms on average: well above a second
+    assert slow > 0.8, f"in scope: {slow:.3f} s"
+    assert fast < slow / 4, f"outside the scope {fast:.3f} s, inside {slow:.3f} s"
+    assert list(inside.iterdir()) == [] and list(outside.iterdir()) == []
+
+
+def test_checker_catches_damage(tmp_path: Path, lib: Any) -> None:
+    """One worker alone writes columns; the checker accepts every snapshot
+    and read, then reports a removed blob, a changed byte and a read
+    result that is no version."""
+    sys.path.insert(0, str(CONC))
+    try:
+        import conccheck
+    finally:
+        sys.path.remove(str(CONC))
+    F, log = tmp_path / "F", tmp_path / "log0"
+    r = subprocess.run([sys.executable, str(CONC / "worker.py"), str(F), str(log), "--wid", "0", "--seed", "7",
+                        "--ops", "60", "--duration", "100", "--without", "rm,truncate,rmr,check,repair"],
+                       env=_env(), capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+
+    def judge(extra_log: str = "") -> Any:
+        if extra_log:
+            with open(log, "a") as fh:
+                fh.write(extra_log)
+        now = time.monotonic_ns()
+        snaps = [(c, *conccheck.read_snapshot(F, c)) for c in conccheck.NAMES]
+        return conccheck.judge_round(7, [log], snaps), snaps, now
+
+    j, snaps, now = judge()
+    assert j.violations == [], j.violations
+    assert j.stats.get("done create", 0) > 0 and j.stats.get("read results", 0) > 0, j.stats
+    present = [(c, s) for c, _, _, s in snaps if s["state"] == "version"]
+    assert present, "the worker left no column"
+    col = present[0][0]
+    blobs = sorted(p for p in (F / col).iterdir() if p.name[:1] in "0123456789ABCDEF" and p.stat().st_size)
+    assert blobs, f"{col} has no blob with data"
+    # a changed byte: no version
+    raw = bytearray(blobs[0].read_bytes())
+    raw[0] ^= 0x20
+    blobs[0].write_bytes(bytes(raw))
+    j, _, _ = judge()
+    assert any(cat == "mix" and text.startswith(col) for cat, text in j.violations), j.violations
+    # a blob gone: missing data
+    blobs[0].unlink()
+    # and a read that got data of no version
+    j, _, _ = judge(f"B {now} 9999 read {col} verify=1 slow=0\nR {now + 1} 9999 d:0123456789abcdef0123\n"
+                    f"D {now + 2} 9999\n")
+    cats = {cat for cat, _ in j.violations}
+    assert {"missing-data", "read-mix"} <= cats, j.violations
+
+
+def test_concurrency_harness(tmp_path: Path, lib: Any, delayshim: Path) -> None:
+    """Rounds of 2-4 processes for a bounded budget, half of them with
+    delay injection: every snapshot, read and query is a version, no false
+    damage report, no removal while a writer holds the lock."""
+    summary = tmp_path / "summary.json"
+    env = _env()
+    cmd = [sys.executable, str(CONC / "run_concurrency.py"), "--budget", str(BUDGET), "--json", str(summary),
+           "--keep", str(tmp_path / "failures"), "--workdir", str(tmp_path / "work"), "--shim", str(delayshim)]
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=BUDGET * 3 + 600)
+    out = r.stdout[-12000:] + r.stderr[-4000:]
+    if r.returncode == 2 or not summary.exists():
+        pytest.fail(f"the concurrency harness could not run (status {r.returncode}):\n{out}")
+    s = json.loads(summary.read_text())
+    print(out)
+    assert s["rounds"] >= 2 and s["operations"] > 0, out
+    assert s["shim"] != "None", "delay injection did not run"
+    assert s["violations"] == 0, (f"{s['violations']} violations in {s['rounds_with_violations']} of "
+                                  f"{s['rounds']} rounds: {s['violation_categories']}\n{out}")
