@@ -590,7 +590,10 @@ enum cf_ext_state {
 };
 
 /* *state receives a CF_EXT_* value (CF_EXT_ABSENT for columns without
- * data).  CF_ENOMEM. */
+ * data).  A handle built by cf_column_open_meta trusts what the handle
+ * that exported its snapshot trusted, and says CF_EXT_CURRENT (or
+ * CF_EXT_ABSENT when the snapshot has no colfile-v1): ask the exporting
+ * handle for the state of the files.  CF_ENOMEM. */
 CF_API int cf_column_ext_state(cf_column *c, int *state, cf_error *err);
 
 /* ------------------------------------------------------------------ */

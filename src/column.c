@@ -924,8 +924,12 @@ static int ext_state_of(const cf_column *c, const char *text, size_t len, size_t
     if (c->ext_state == CF_EXT_UPDATING || c->ext_state == CF_EXT_TORN) return c->ext_state;
     if (!text) return CF_EXT_ABSENT;
     cf__hstamp recorded;
+    static const char magic[] = "COLFILE-EXT: 1\n";
     switch (cf__ext_unseal(text, len, &recorded, body)) {
-    case CF__SEAL_NONE: return CF_EXT_UNBOUND;
+    case CF__SEAL_NONE:
+        /* an older colfile's file, unless it is not one at all */
+        return len >= sizeof magic - 1 && memcmp(text, magic, sizeof magic - 1) == 0 ? CF_EXT_UNBOUND
+                                                                                   : CF_EXT_DAMAGED;
     case CF__SEAL_UNSTAMPED: return CF_EXT_UNBOUND;
     case CF__SEAL_DAMAGED: return CF_EXT_DAMAGED;
     default: return cf__hstamp_equal(&recorded, &c->hstamp) ? CF_EXT_CURRENT : CF_EXT_STALE;

@@ -868,7 +868,9 @@ class Column:
         modification times; ``colfile index`` recomputes them),
         ``"damaged"`` (the file fails its checksum; ``colfile repair``),
         ``"updating"`` (another process is updating rows in place) or
-        ``"torn"`` (such an update was interrupted)."""
+        ``"torn"`` (such an update was interrupted).  Under MPI, a column
+        opened collectively gets rank 0's CRC32C and statistics (what rank 0
+        trusts): only rank 0 tells the state of the files."""
         state = ffi.new("int *")
         self._call("cf_column_ext_state", state)
         return _EXT_STATES[state[0]]

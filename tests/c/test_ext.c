@@ -250,6 +250,16 @@ static void test_column_trust(void)
     CHECK_OK(cf_column_ext_state(c, &state, &err), &err);
     CHECK_EQ_INT(state, CF_EXT_UNBOUND);
     CHECK(!cf_column_blob_crc32c(c, 0, &crc));
+    CHECK_OK(cf_column_close(c, &err), &err);
+    /* not a colfile-v1 at all: damaged */
+    ext[0] = 'X';
+    fp = fopen(xp, "w");
+    fputs(ext, fp);
+    fclose(fp);
+    ext[0] = 'C';
+    CHECK_OK(cf_column_open(&c, f, "x", &err), &err);
+    CHECK_OK(cf_column_ext_state(c, &state, &err), &err);
+    CHECK_EQ_INT(state, CF_EXT_DAMAGED);
     /* a commit (index) makes it current again */
     CHECK_OK(cf_column_close(c, &err), &err);
     CHECK_OK(cf_column_open(&c, f, "x", &err), &err);

@@ -62,7 +62,8 @@ statistics).  These are listed as notes, not damage:
 
 A blob without a known CRC32C (written by bigfile, or changed by it since)
 is checked by its byte sum only; this is reported in the summary and is not
-damage."""
+damage.  Its sum mismatch is reported as damage, although rows that bigfile
+itself overwrote give one too (its sum counts every byte ever written)."""
 
 EPILOG = """\
 Under MPI (mpiexec -n N colfile check ..., or --mpi) the blobs are shared

@@ -121,7 +121,10 @@ def test_reference_values(serial: dict[str, dict[str, bytes]], tmp_path: Path) -
         assert np.array_equal(f["Mass"][:], 1.0 + (row % 7)) and f["Mass"].dtype == "f4"
         assert f.attrs["BoxSize"] == 1000.0 and f.attrs["Time"] == 0.5
         assert [f[c].nfile for c in f.columns] == [NFILE] * 4
-        assert all(f[c].verify_blob(i) == {"OK"} for c in f.columns for i in range(NFILE))
+        # a copy rebuilt from bytes keeps no header stamp: the recorded
+        # CRC32C are unknown there (docs/format.md 8.1), the sums hold
+        assert all(f[c].ext_state == "unbound" for c in f.columns)
+        assert all(f[c].verify_blob(i) == {"CRC_UNKNOWN"} for c in f.columns for i in range(NFILE))
 
 
 @pytest.mark.parametrize("nranks", [2, 4])
