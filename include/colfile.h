@@ -577,12 +577,12 @@ CF_API int cf_column_verify_blob(cf_column *c, int64_t i, unsigned *status,
 enum cf_ext_state {
     CF_EXT_CURRENT  = 0, /* recorded for the header as it is now */
     CF_EXT_ABSENT   = 1, /* none recorded (written by another tool) */
-    CF_EXT_UNBOUND  = 2, /* recorded without the header's stamp (an older
-                            colfile, or a file system that cannot set
-                            modification times) */
+    CF_EXT_UNBOUND  = 2, /* recorded by an older colfile (colfile-v1 has
+                            no checksum line) */
     CF_EXT_STALE    = 3, /* the header changed since they were recorded (a
-                            write by another tool, or a copy that did not
-                            keep modification times): `colfile index` */
+                            write by another tool, a copy that did not keep
+                            modification times, or a file system that cannot
+                            set them): `colfile index` */
     CF_EXT_DAMAGED  = 4, /* colfile-v1 fails its own checksum or does not
                             parse: `colfile repair` */
     CF_EXT_UPDATING = 5, /* another process is updating rows in place */

@@ -181,18 +181,17 @@ static int write_meta_hook(cf_column *c, const char *name, char *text, size_t le
     return rc;
 }
 
-static int write_meta(cf_column *c, const char *name, char *text, size_t len, int private_, int *keep,
-                      cf_error *err)
-{
-    return write_meta_hook(c, name, text, len, private_, keep, NULL, err);
-}
-
 /* The header this commit writes: its mtime set back so that any later
- * write of it changes its stamp, which colfile-v1 then records (hstamp.h,
- * docs/format.md 8.1). */
+ * write of it changes it, and colfile-v1 then gets the same mtime
+ * (hstamp.h, docs/format.md 8.1). */
 static void stamp_header(int fd, void *arg)
 {
     cf__hstamp_backdate(fd, &((cf_column *)arg)->hstamp);
+}
+
+static void stamp_ext(int fd, void *arg)
+{
+    cf__hstamp_apply(fd, &((cf_column *)arg)->hstamp);
 }
 
 static int write_header(cf_column *c, int private_, int *keep, cf_error *err)
@@ -204,20 +203,19 @@ static int write_header(cf_column *c, int private_, int *keep, cf_error *err)
     return rc ? rc : write_meta_hook(c, "header", text, len, private_, keep, stamp_header, err);
 }
 
-/* colfile-v1: the CRCs, the stamp of the header this commit wrote just
- * before, the statistics, and the file's own checksum (format.md 8.1 and
- * 8.4): one file per column for all, written once per commit, after the
- * header. */
+/* colfile-v1: the CRCs, the statistics and the file's own checksum
+ * (format.md 8.1 and 8.4): one file per column for all, written once per
+ * commit, after the header, whose mtime it is given. */
 static int write_ext(cf_column *c, int private_, int *keep, cf_error *err)
 {
     char *crcs = NULL, *stats = NULL, *text = NULL;
     size_t cl, sl = 0, len;
     int rc = cf__ext_format(&c->h, c->crc, c->crc_known, &crcs, &cl, c->path, err);
     if (rc == 0) rc = cf__stats_format(&c->stats, &c->h, &stats, &sl, c->path, err);
-    if (rc == 0) rc = cf__ext_assemble(crcs, cl, &c->hstamp, stats, sl, &text, &len, c->path, err);
+    if (rc == 0) rc = cf__ext_assemble(crcs, cl, stats, sl, &text, &len, c->path, err);
     free(crcs);
     free(stats);
-    if (rc == 0) rc = write_meta(c, CF__EXT_NAME, text, len, private_, keep, err);
+    if (rc == 0) rc = write_meta_hook(c, CF__EXT_NAME, text, len, private_, keep, stamp_ext, err);
     if (rc == 0) {
         /* what this handle holds is now what is recorded */
         c->ext_state = CF_EXT_CURRENT;
@@ -916,23 +914,22 @@ int cf__column_apply_header(cf_column *c, const char *text, size_t len, const ch
     return layout_blobs(c, 0, err);
 }
 
-/* Whether colfile-v1's text, as read from disk, applies to the header
- * this handle read (docs/format.md 8.1); *body: the bytes to parse. */
+/* Whether colfile-v1's text, as read from disk with the mtime in
+ * c->xstamp, applies to the header this handle read, whose mtime is in
+ * c->hstamp (docs/format.md 8.1); *body: the bytes to parse. */
 static int ext_state_of(const cf_column *c, const char *text, size_t len, size_t *body)
 {
     *body = len;
     if (c->ext_state == CF_EXT_UPDATING || c->ext_state == CF_EXT_TORN) return c->ext_state;
     if (!text) return CF_EXT_ABSENT;
-    cf__hstamp recorded;
     static const char magic[] = "COLFILE-EXT: 1\n";
-    switch (cf__ext_unseal(text, len, &recorded, body)) {
+    switch (cf__ext_unseal(text, len, body)) {
     case CF__SEAL_NONE:
         /* an older colfile's file, unless it is not one at all */
         return len >= sizeof magic - 1 && memcmp(text, magic, sizeof magic - 1) == 0 ? CF_EXT_UNBOUND
                                                                                    : CF_EXT_DAMAGED;
-    case CF__SEAL_UNSTAMPED: return CF_EXT_UNBOUND;
     case CF__SEAL_DAMAGED: return CF_EXT_DAMAGED;
-    default: return cf__hstamp_equal(&recorded, &c->hstamp) ? CF_EXT_CURRENT : CF_EXT_STALE;
+    default: return cf__hstamp_equal(&c->xstamp, &c->hstamp) ? CF_EXT_CURRENT : CF_EXT_STALE;
     }
 }
 
@@ -1104,7 +1101,12 @@ int cf_column_open(cf_column **out, cf_file *f, const char *name, cf_error *err)
         }
         free(text);
         text = NULL;
-        if (cf__version_read(c, CF__EXT_NAME, &text, &len, NULL) != 0) text = NULL;
+        struct stat xst;
+        c->xstamp.known = 0;
+        if (cf__version_read_stat(c, CF__EXT_NAME, &text, &len, &xst, NULL) != 0)
+            text = NULL;
+        else
+            cf__hstamp_of(&c->xstamp, &xst);
         int legacy;
         if ((rc = cf__column_apply_ext(c, text, len, xp, &legacy, err))) goto done;
         free(text);

@@ -82,8 +82,10 @@ struct cf_column {
     int shared;         /* other handles may write these blobs too (an
                            exported snapshot or merged pending state) */
     int verify;         /* reads check the CRC32C of blobs they cover whole */
-    cf__hstamp hstamp;  /* the header's stamp: as read at open, then as this
+    cf__hstamp hstamp;  /* the header's mtime: as read at open, then as this
                            handle last committed it (hstamp.h) */
+    cf__hstamp xstamp;  /* colfile-v1's mtime as read, for the text being
+                           applied (cf__column_apply_ext) */
     int ext_state;      /* enum cf_ext_state: whether crc/stats as read apply */
     int ext_snapshot;   /* colfile-v1 comes from another handle's snapshot
                            (cf_column_open_meta), whose trust it carries */

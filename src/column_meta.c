@@ -177,7 +177,7 @@ int cf__column_apply_cached(cf_column *c, const cf__catalog_file *files, const c
     int rc = 0;
     if (!h->present) return CF_FAIL(err, CF_ENOENT, "%s: no header", c->path);
     /* the header's stamp, which colfile-v1 must have recorded (8.1) */
-    c->hstamp = (cf__hstamp){ 1, h->st.msec, h->st.mnsec, (int64_t)h->st.size };
+    c->hstamp = (cf__hstamp){ 1, h->st.msec, h->st.mnsec };
     if (!h->inline_bytes) {
         struct stat st;
         if ((rc = cf__version_read_stat(c, "header", &owned, &len, &st, err))) return rc;
@@ -214,9 +214,12 @@ int cf__column_apply_cached(cf_column *c, const cf__catalog_file *files, const c
  * attribute files, as cf__column_load_attrs has it); otherwise it counts
  * as absent (colfile-v1 and the statistics: unknown, as at open). */
 static int deferred_text(cf_column *c, const cf__deferred *d, int k, int *dir_still, int strict,
-                         const char **text, size_t *len, char **owned, char **path, cf_error *err)
+                         const char **text, size_t *len, char **owned, char **path, cf__hstamp *mtime,
+                         cf_error *err)
 {
     const cf__catalog_file *f = &d->files[k];
+    struct stat st;
+    if (mtime) mtime->known = 0;
     *text = NULL;
     *len = 0;
     *owned = NULL;
@@ -233,8 +236,10 @@ static int deferred_text(cf_column *c, const cf__deferred *d, int k, int *dir_st
     if (fresh && (!f->present || f->inline_bytes)) {
         *text = f->present ? f->data : NULL;
         *len = f->len;
-    } else if ((rc = cf__version_read(c, deferred_leaf(k), owned, len, strict ? err : NULL)) == 0) {
+        if (mtime && f->present) *mtime = (cf__hstamp){ 1, f->st.msec, f->st.mnsec };
+    } else if ((rc = cf__version_read_stat(c, deferred_leaf(k), owned, len, &st, strict ? err : NULL)) == 0) {
         *text = *owned;
+        if (mtime) cf__hstamp_of(mtime, &st);
     } else if (rc == CF_ENOENT && f->present && strict && cf__version_gone(c)) {
         /* its attributes went with the version, not out of it */
         rc = cf__version_replaced(c, err);
@@ -268,12 +273,12 @@ int cf__column_settle(cf_column *c, cf_error *err)
     char *owned = NULL;
     int dir_still = -1, legacy = 0;
     /* damaged or stale: unknown, never an error (as at open) */
-    int rc = deferred_text(c, d, DEFERRED_EXT, &dir_still, 0, &text, &len, &owned, NULL, err);
+    int rc = deferred_text(c, d, DEFERRED_EXT, &dir_still, 0, &text, &len, &owned, NULL, &c->xstamp, err);
     if (rc == 0) rc = cf__column_apply_ext(c, text, len, c->path, &legacy, err);
     free(owned);
     owned = NULL;
     if (rc == 0 && legacy) {
-        rc = deferred_text(c, d, DEFERRED_STATS, &dir_still, 0, &text, &len, &owned, NULL, err);
+        rc = deferred_text(c, d, DEFERRED_STATS, &dir_still, 0, &text, &len, &owned, NULL, NULL, err);
         if (rc == 0) rc = cf__column_apply_stats(c, text, len, c->path, err);
         free(owned);
     }
@@ -309,7 +314,7 @@ int cf__column_settle_attrs(cf_column *c, cf_error *err)
         const char *text;
         size_t len;
         char *owned = NULL, *p = NULL;
-        rc = deferred_text(c, d, DEFERRED_ATTR_V1 + k, &dir_still, 1, &text, &len, &owned, &p, err);
+        rc = deferred_text(c, d, DEFERRED_ATTR_V1 + k, &dir_still, 1, &text, &len, &owned, &p, NULL, err);
         if (rc == 0 && text) rc = cf__attrs_merge(k, text, len, p, &v1, &all, err);
         free(owned);
         free(p);

@@ -231,81 +231,31 @@ int cf__ext_stats_section(const char *text, size_t len, size_t *off)
     return 0;
 }
 
-#define STAMP_KEY "HEADER-MTIME: "
 #define SEAL_KEY "CRC32C: "
 
-int cf__ext_assemble(const char *crc_part, size_t cl, const cf__hstamp *stamp, const char *stats, size_t sl,
-                     char **text, size_t *len, const char *path, cf_error *err)
+int cf__ext_assemble(const char *crc_part, size_t cl, const char *stats, size_t sl, char **text, size_t *len,
+                     const char *path, cf_error *err)
 {
-    char line[96];
-    int ln = stamp->known ? snprintf(line, sizeof line, STAMP_KEY "%" PRId64 ".%09" PRId64 " %" PRId64 "\n",
-                                     stamp->sec, stamp->nsec, stamp->size)
-                          : snprintf(line, sizeof line, STAMP_KEY "-\n");
-    size_t n = cl + (size_t)ln + sl;
+    size_t n = cl + sl;
     char *buf = malloc(n + sizeof SEAL_KEY + 10);
     if (!buf) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", path);
     memcpy(buf, crc_part, cl);
-    memcpy(buf + cl, line, (size_t)ln);
-    if (sl) memcpy(buf + cl + (size_t)ln, stats, sl);
+    if (sl) memcpy(buf + cl, stats, sl);
     n += (size_t)sprintf(buf + n, SEAL_KEY "%08" PRIx32 "\n", cf__crc32c_update(0, buf, n));
     *text = buf;
     *len = n;
     return 0;
 }
 
-/* The header stamp line's value: "<sec>.<9 digits> <size>" or "-". */
-static enum cf__ext_seal parse_stamp(const char *s, const char *e, cf__hstamp *st)
+enum cf__ext_seal cf__ext_unseal(const char *text, size_t len, size_t *body)
 {
-    st->known = 0;
-    if (e - s == 1 && *s == '-') return CF__SEAL_UNSTAMPED;
-    int neg = s < e && *s == '-';
-    s += neg;
-    int64_t v[3] = { 0, 0, 0 };
-    for (int f = 0; f < 3; f++) {
-        const char *d = s;
-        for (; s < e && *s >= '0' && *s <= '9'; s++) {
-            if (v[f] > (INT64_MAX - 9) / 10) return CF__SEAL_DAMAGED;
-            v[f] = v[f] * 10 + (*s - '0');
-        }
-        if (s == d || (f == 1 && s - d != 9)) return CF__SEAL_DAMAGED;
-        if (f < 2 && (s == e || *s++ != (f == 0 ? '.' : ' '))) return CF__SEAL_DAMAGED;
-    }
-    if (s != e) return CF__SEAL_DAMAGED;
-    st->known = 1;
-    st->sec = neg ? -v[0] : v[0];
-    st->nsec = v[1];
-    st->size = v[2];
-    return CF__SEAL_OK;
-}
-
-enum cf__ext_seal cf__ext_unseal(const char *text, size_t len, cf__hstamp *stamp, size_t *body)
-{
-    stamp->known = 0;
     *body = len;
     /* the last line, which must end with LF */
-    size_t ls = len;
-    int sealed = 0;
-    if (len > 0 && text[len - 1] == '\n') {
-        ls = len - 1;
-        while (ls > 0 && text[ls - 1] != '\n') ls--;
-        sealed = len - 1 - ls == sizeof SEAL_KEY - 1 + 8 && memcmp(text + ls, SEAL_KEY, sizeof SEAL_KEY - 1) == 0;
-    }
-    /* the stamp line: in the CRC part, before the statistics section */
-    size_t end = sealed ? ls : len, at = end;
-    (void)cf__ext_stats_section(text, end, &at);
-    const char *st = NULL, *se = NULL;
-    int nstamp = 0;
-    for (const char *p = text, *stop = text + at; p < stop;) {
-        const char *nl = memchr(p, '\n', (size_t)(stop - p));
-        const char *le = nl ? nl : stop;
-        if ((size_t)(le - p) >= sizeof STAMP_KEY - 1 && memcmp(p, STAMP_KEY, sizeof STAMP_KEY - 1) == 0) {
-            nstamp++;
-            st = p + sizeof STAMP_KEY - 1;
-            se = le;
-        }
-        p = nl ? nl + 1 : stop;
-    }
-    if (!sealed) return nstamp ? CF__SEAL_DAMAGED : CF__SEAL_NONE;
+    if (len == 0 || text[len - 1] != '\n') return CF__SEAL_NONE;
+    size_t ls = len - 1;
+    while (ls > 0 && text[ls - 1] != '\n') ls--;
+    if (len - 1 - ls != sizeof SEAL_KEY - 1 + 8 || memcmp(text + ls, SEAL_KEY, sizeof SEAL_KEY - 1) != 0)
+        return CF__SEAL_NONE;
     uint32_t want = 0;
     for (int k = 0; k < 8; k++) {
         char ch = text[ls + sizeof SEAL_KEY - 1 + (size_t)k];
@@ -313,9 +263,9 @@ enum cf__ext_seal cf__ext_unseal(const char *text, size_t len, cf__hstamp *stamp
         if (d < 0 || (ch >= 'A' && ch <= 'F')) return CF__SEAL_DAMAGED;
         want = want * 16 + (uint32_t)d;
     }
-    if (cf__crc32c_update(0, text, ls) != want || nstamp != 1) return CF__SEAL_DAMAGED;
+    if (cf__crc32c_update(0, text, ls) != want) return CF__SEAL_DAMAGED;
     *body = ls;
-    return parse_stamp(st, se, stamp);
+    return CF__SEAL_OK;
 }
 
 void cf__ext_stats_blob_lines(const char *text, size_t len, int64_t nfile, unsigned char *seen)

@@ -10,7 +10,6 @@
 #include <stdint.h>
 
 #include "header.h"
-#include "hstamp.h"
 
 #define CF__EXT_NAME "colfile-v1"
 
@@ -39,26 +38,23 @@ int cf__ext_current(const cf__ext *x, const cf__header *h, int64_t i);
 int cf__ext_stats_section(const char *text, size_t len, size_t *off);
 
 /* The whole file as colfile writes it (docs/format.md 8.1): the CRC part
- * (cf__ext_format), the header stamp line ("HEADER-MTIME: <sec>.<nsec>
- * <size>", or "HEADER-MTIME: -" when the stamp is unknown), the statistics
- * section (stats, sl bytes, may be empty), and last the checksum line
- * "CRC32C: <8 hex>" over every byte before it.  *text malloc'd. */
-int cf__ext_assemble(const char *crc_part, size_t cl, const cf__hstamp *stamp, const char *stats, size_t sl,
-                     char **text, size_t *len, const char *path, cf_error *err);
+ * (cf__ext_format), the statistics section (stats, sl bytes, may be
+ * empty), and last the checksum line "CRC32C: <8 hex>" over every byte
+ * before it.  *text malloc'd. */
+int cf__ext_assemble(const char *crc_part, size_t cl, const char *stats, size_t sl, char **text, size_t *len,
+                     const char *path, cf_error *err);
 
-/* What the checksum line and the header stamp line of a colfile-v1 text
- * say (cf__ext_unseal). */
+/* What the last line of a colfile-v1 text says (cf__ext_unseal). */
 enum cf__ext_seal {
-    CF__SEAL_OK,        /* checksum right, stamp in *stamp */
-    CF__SEAL_NONE,      /* neither line: written by an older colfile */
-    CF__SEAL_UNSTAMPED, /* checksum right, stamp recorded as unknown */
-    CF__SEAL_DAMAGED    /* checksum absent or wrong, or stamp line garbled */
+    CF__SEAL_OK,        /* a checksum line, and it is right */
+    CF__SEAL_NONE,      /* no checksum line: an older colfile, or damage */
+    CF__SEAL_DAMAGED    /* a checksum line with a wrong or garbled value */
 };
 
-/* Check the text's checksum line and read its header stamp.  *body gets
- * the length of the text before the checksum line (len when it has none):
- * the part to parse for CRCs and statistics. */
-enum cf__ext_seal cf__ext_unseal(const char *text, size_t len, cf__hstamp *stamp, size_t *body);
+/* Check the text's checksum line.  *body gets the length of the text
+ * before it (len when it has none): the part to parse for CRCs and
+ * statistics. */
+enum cf__ext_seal cf__ext_unseal(const char *text, size_t len, size_t *body);
 
 /* Mark seen[b] = 1 for every blob b < nfile that has a blob line in the
  * statistics text (docs/format.md 8.4: hex digits, then ':'). */

@@ -9,12 +9,11 @@ void cf__hstamp_of(cf__hstamp *s, const struct stat *st)
     s->known = 1;
     s->sec = (int64_t)st->st_mtim.tv_sec;
     s->nsec = (int64_t)st->st_mtim.tv_nsec;
-    s->size = (int64_t)st->st_size;
 }
 
 int cf__hstamp_equal(const cf__hstamp *a, const cf__hstamp *b)
 {
-    return a->known && b->known && a->sec == b->sec && a->nsec == b->nsec && a->size == b->size;
+    return a->known && b->known && a->sec == b->sec && a->nsec == b->nsec;
 }
 
 /* t1 < t0 */
@@ -53,4 +52,15 @@ void cf__hstamp_backdate(int fd, cf__hstamp *out)
             return;
         }
     }
+}
+
+void cf__hstamp_apply(int fd, const cf__hstamp *s)
+{
+    if (!s->known) return;
+    struct timespec ts[2];
+    ts[0].tv_sec = 0;
+    ts[0].tv_nsec = UTIME_OMIT;
+    ts[1].tv_sec = (time_t)s->sec;
+    ts[1].tv_nsec = (long)s->nsec;
+    (void)futimens(fd, ts);
 }

@@ -1,12 +1,15 @@
-/* hstamp.h - the header stamp: the modification time and size of a
- * column's `header` file, which colfile records in `colfile-v1` so that
- * its CRCs and statistics are trusted only for the header version they
- * were committed with (internal; docs/format.md 8.1).
+/* hstamp.h - the header stamp: the modification time of a column's
+ * `header`, which colfile gives to the `colfile-v1` it commits with it, so
+ * that its CRCs and statistics are trusted only while the header is the
+ * one they were committed with (internal; docs/format.md 8.1).
  *
  * Every bigfile write session ends by rewriting `header` in place, which
  * sets its mtime to the time of that write.  colfile sets the mtime of the
- * header it commits one nanosecond back before publishing it, so no later
- * write, even within the same clock tick, can leave the recorded value. */
+ * header it commits one nanosecond back before publishing it, and the
+ * mtime of colfile-v1 to the same value: no later write of the header,
+ * even within the same clock tick, can give it that value again.  The
+ * stamp lives in the files' times, not in their bytes, so the bytes of a
+ * File stay the same from run to run. */
 #ifndef CF_HSTAMP_H
 #define CF_HSTAMP_H
 
@@ -18,7 +21,6 @@
 typedef struct cf__hstamp {
     int known;          /* 0: no usable stamp */
     int64_t sec, nsec;  /* st_mtim */
-    int64_t size;       /* st_size */
 } cf__hstamp;
 
 /* The stamp of a file as fstat/lstat describe it. */
@@ -34,5 +36,10 @@ int cf__hstamp_equal(const cf__hstamp *a, const cf__hstamp *b);
  * take an earlier mtime; never an error: the CRCs and statistics recorded
  * with it are then merely unknown to readers. */
 void cf__hstamp_backdate(int fd, cf__hstamp *out);
+
+/* Give the file open as fd the mtime s (a stamp the file system stored
+ * before, so it keeps it exactly).  Nothing when s is unknown or the call
+ * fails: readers then find the two times unequal, never equal wrongly. */
+void cf__hstamp_apply(int fd, const cf__hstamp *s);
 
 #endif

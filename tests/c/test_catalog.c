@@ -179,8 +179,10 @@ static void rewrite_at(const char *rel, const char *needle, size_t skip, const c
         memcpy(at + skip, with, n);
         /* a colfile-v1 rewritten by colfile: sealed (format.md 8.1) */
         size_t rl = strlen(rel);
-        if (rl >= 10 && strcmp(rel + rl - 10, "colfile-v1") == 0) text = cf_test_ext_reseal(text, &len);
+        int ext = rl >= 10 && strcmp(rel + rl - 10, "colfile-v1") == 0;
+        if (ext) text = cf_test_ext_reseal(text, &len);
         put_file(rel, text, len);
+        if (ext) CHECK(cf_test_ext_match_header(p) == 0);
     }
     free(text);
 }
@@ -205,6 +207,7 @@ static void cut_statistics(const char *rel)
         len = (size_t)(at + 1 - text);
         text = cf_test_ext_reseal(text, &len);
         put_file(rel, text, len);
+        CHECK(cf_test_ext_match_header(p) == 0);
     }
     free(text);
 }

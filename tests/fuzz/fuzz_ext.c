@@ -1,8 +1,8 @@
 /* fuzz_ext.c - the `colfile-v1` CRC file parser (src/ext.c).
  *
- * Input: the bytes of a colfile-v1 file.  Its checksum and header stamp
- * lines are judged (cf__ext_unseal): a file taken as sealed ends with the
- * right CRC32C of what precedes it, and its stamp is in range.  Its CRC
+ * Input: the bytes of a colfile-v1 file.  Its checksum line is judged
+ * (cf__ext_unseal): a file taken as sealed ends with the right CRC32C of
+ * what precedes it.  Its CRC
  * part (before the statistics section, whose start is checked too) is
  * parsed.  An accepted file holds a valid
  * header part; each blob's CRC is the one written on the (last) line that
@@ -56,13 +56,11 @@ static void check_lines(const cf__ext *x, const char *text, size_t len)
 /* What cf__ext_unseal says about text, checked against the rules. */
 static void check_seal(const char *text, size_t size)
 {
-    cf__hstamp st;
     size_t body;
-    enum cf__ext_seal r = cf__ext_unseal(text, size, &st, &body);
+    enum cf__ext_seal r = cf__ext_unseal(text, size, &body);
     FUZZ_CHECK(r >= CF__SEAL_OK && r <= CF__SEAL_DAMAGED, "unseal gave %d", (int)r);
     FUZZ_CHECK(body <= size, "body %zu of %zu bytes", body, size);
-    FUZZ_CHECK(st.known == (r == CF__SEAL_OK), "stamp known %d for result %d", st.known, (int)r);
-    if (r != CF__SEAL_OK && r != CF__SEAL_UNSTAMPED) {
+    if (r != CF__SEAL_OK) {
         FUZZ_CHECK(body == size, "unsealed text cut at %zu of %zu", body, size);
         return;
     }
@@ -70,8 +68,6 @@ static void check_seal(const char *text, size_t size)
     snprintf(want, sizeof want, "CRC32C: %08x\n", (unsigned)cf__crc32c_update(0, text, body));
     FUZZ_CHECK(size - body == 17 && memcmp(text + body, want, 17) == 0, "sealed without the right checksum line");
     FUZZ_CHECK(body == 0 || text[body - 1] == '\n', "checksum line not at a line start");
-    if (r == CF__SEAL_OK)
-        FUZZ_CHECK(st.nsec >= 0 && st.nsec <= 999999999 && st.size >= 0, "stamp out of range");
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

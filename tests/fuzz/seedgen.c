@@ -11,6 +11,7 @@
  * files, so these are the realistic seeds for colfile's own formats.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -173,10 +174,9 @@ static void column_seeds(const char *dir, const char *id, const char *htext, siz
         snprintf(name, sizeof name, "%s.colfile-v1", id);
         seed1("ext", name, ext, xl);
         /* the whole file as a commit writes it (statistics left out) */
-        cf__hstamp stamp = { 1, 1764250000, 123456788, (int64_t)hlen };
         char *sealed;
         size_t sealed_len;
-        if (cf__ext_assemble(ext, xl, &stamp, "", 0, &sealed, &sealed_len, dir, NULL) == 0) {
+        if (cf__ext_assemble(ext, xl, "", 0, &sealed, &sealed_len, dir, NULL) == 0) {
             snprintf(name, sizeof name, "%s.colfile-v1-sealed", id);
             seed1("ext", name, sealed, sealed_len);
             free(sealed);
@@ -223,23 +223,25 @@ static void column_seeds(const char *dir, const char *id, const char *htext, siz
         void *snap;
         size_t snap_len;
         cf_error err;
-        /* colfile-v1 as colfile writes it: sealed, with the stamp of the
-         * header just written (docs/format.md 8.1), so that the snapshot
-         * carries the CRCs and statistics */
+        /* colfile-v1 as colfile writes it: sealed, and with the mtime of
+         * the header written with it (docs/format.md 8.1), so that the
+         * snapshot carries the CRCs and statistics */
         int bad = fuzz_write_file(scol, "header", htext, hlen);
         struct stat hst;
-        char hp[4300], *sealed = NULL;
+        char hp[4300], xp[4300], *sealed = NULL;
         size_t sealed_len = 0;
         snprintf(hp, sizeof hp, "%s/header", scol);
-        if (!bad && ext && stat(hp, &hst) == 0) {
-            cf__hstamp stamp;
-            cf__hstamp_of(&stamp, &hst);
-            if (cf__ext_assemble(ext, xl, &stamp, st ? st : "", st ? sl : 0, &sealed, &sealed_len, scol, NULL))
-                sealed = NULL;
-        }
+        snprintf(xp, sizeof xp, "%s/%s", scol, CF__EXT_NAME);
+        if (!bad && ext && stat(hp, &hst) == 0 &&
+            cf__ext_assemble(ext, xl, st ? st : "", st ? sl : 0, &sealed, &sealed_len, scol, NULL))
+            sealed = NULL;
         bad = bad || fuzz_write_file(scol, "attr-v2", attrs ? attrs : "", attrs ? al : 0) ||
               (v1 && fuzz_write_file(scol, "attr", v1, vl)) ||
               (sealed && fuzz_write_file(scol, CF__EXT_NAME, sealed, sealed_len));
+        if (!bad && sealed) {
+            struct timespec ts[2] = { { 0, UTIME_OMIT }, hst.st_mtim };
+            bad = utimensat(AT_FDCWD, xp, ts, 0) != 0;
+        }
         free(sealed);
         if (bad) {
             perror(scol);

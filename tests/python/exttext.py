@@ -1,6 +1,5 @@
-"""colfile-v1 texts in the tests (docs/format.md 8.1): compared without
-the lines that differ between two commits of the same data, and sealed
-again after a test edits one."""
+"""colfile-v1 texts in the tests (docs/format.md 8.1): sealed again after
+a test edits one."""
 
 from __future__ import annotations
 
@@ -24,13 +23,6 @@ def crc32c(data: bytes) -> int:
     for b in data:
         c = _TABLE[(c ^ b) & 0xFF] ^ (c >> 8)
     return c ^ 0xFFFFFFFF
-
-
-def unstamped(text: bytes) -> bytes:
-    """``text`` without its ``HEADER-MTIME:`` line (a time) and its
-    ``CRC32C:`` line (the checksum that covers it)."""
-    return b"".join(line for line in text.splitlines(keepends=True)
-                    if not line.startswith((b"HEADER-MTIME: ", b"CRC32C: ")))
 
 
 def reseal(text: bytes) -> bytes:

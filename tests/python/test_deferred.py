@@ -22,21 +22,18 @@ import colfile
 from colfile import _deferred
 
 from childenv import child_env
-from exttext import unstamped
 
 
 def tree(path: str) -> dict[str, bytes]:
     """Every file below ``path`` with its bytes, the catalog left out (it
-    records inode numbers and times), and so are colfile-v1's header stamp
-    and checksum lines (a time, and what covers it)."""
+    records inode numbers and times)."""
     out = {}
     for root, dirs, files in os.walk(path):
         dirs[:] = [d for d in dirs if d != ".colfile-catalog"]
         for name in files:
             full = os.path.join(root, name)
             with open(full, "rb") as fh:
-                data = fh.read()
-            out[os.path.relpath(full, path)] = unstamped(data) if name == "colfile-v1" else data
+                out[os.path.relpath(full, path)] = fh.read()
     return out
 
 

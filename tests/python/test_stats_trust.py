@@ -50,6 +50,9 @@ def _edit_ext(path: str, old: bytes, new: bytes, *, sealed: bool) -> None:
     text = text.replace(old, new)
     with open(_ext(path), "wb") as fh:
         fh.write(reseal(text) if sealed else text)
+    if sealed:  # and given the header's mtime, as a commit does
+        header = os.path.join(path, "Mass", "header")
+        os.utime(_ext(path), ns=(os.stat(header).st_atime_ns, os.stat(header).st_mtime_ns))
 
 
 def test_bigfile_zeros_make_statistics_unknown(path: str, cli: Any) -> None:
@@ -126,7 +129,8 @@ def test_inconsistent_statistics_are_damage(path: str, cli: Any) -> None:
     with colfile.File(path) as f:
         col = f["Mass"]
         assert col.ext_state == "current"
-        assert col.chunk_stats()["valid"].tolist() == [False] * 5 + [True] * 5  # blob 0: 0-49
+        # blob 0 (rows 0-49) unknown: one record; blob 1: five chunks
+        assert col.chunk_stats()["valid"].tolist() == [False] + [True] * 5
         assert col.verify_blob(0) == {"STATS_DAMAGED"}
         assert col.verify_blob(1) == {"OK"}
     assert _count(path, "(Mass > 20) & (Mass < 30)") == 9
@@ -226,7 +230,8 @@ def test_in_place_update_then_check_is_clean(path: str, cli: Any) -> None:
 
 def test_copies(path: str, tmp_path: Any, cli: Any) -> None:
     """cp -a keeps modification times: the statistics stay current.  A
-    plain copy does not: unknown, answers exact, `colfile index` restores."""
+    plain copy gives both files new times, usually different ones: unknown,
+    answers exact, `colfile index` restores."""
     data = _mass(path)
     kept = str(tmp_path / "kept")
     subprocess.run(["cp", "-a", path, kept], check=True)
@@ -237,6 +242,14 @@ def test_copies(path: str, tmp_path: Any, cli: Any) -> None:
     assert "10 in all, 9 skipped" in err, err
     plain = str(tmp_path / "plain")
     shutil.copytree(path, plain, copy_function=shutil.copyfile)
+    with colfile.File(plain) as f:
+        # the same clock tick for both files would keep them current
+        assert f["Mass"].ext_state in ("stale", "current")
+        np.testing.assert_array_equal(colfile.where(f, "Mass < 5").rows, np.flatnonzero(data < 5))
+    # files copied in different ticks: their times differ
+    header = os.path.join(plain, "Mass", "header")
+    st = os.stat(os.path.join(plain, "Mass", "colfile-v1"))
+    os.utime(header, ns=(st.st_atime_ns, st.st_mtime_ns + 4_000_000))
     with colfile.File(plain) as f:
         assert f["Mass"].ext_state == "stale"
         sel = colfile.where(f, "Mass < 5")
@@ -255,7 +268,7 @@ def test_colfile_v1_of_older_writers(path: str, cli: Any) -> None:
     with open(_ext(path), "rb") as fh:
         lines = fh.read().splitlines(keepends=True)
     with open(_ext(path), "wb") as fh:
-        fh.write(b"".join(ln for ln in lines if not ln.startswith((b"HEADER-MTIME:", b"CRC32C:"))))
+        fh.write(b"".join(ln for ln in lines if not ln.startswith(b"CRC32C:")))
     with colfile.File(path) as f:
         assert f["Mass"].ext_state == "unbound"
         assert not f["Mass"].chunk_stats()["valid"].any()

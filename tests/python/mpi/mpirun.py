@@ -69,20 +69,10 @@ def launch(nranks: int, args: Sequence[str], cwd: Path | str | None = None,
                     f"{out[-5000:]}\n{err[-5000:]}")
 
 
-def _unstamped(name: str, data: bytes) -> bytes:
-    """colfile-v1 without its header stamp line (a time) and the checksum
-    line covering it (docs/format.md 8.1); other files as they are."""
-    if name != "colfile-v1":
-        return data
-    return b"".join(ln for ln in data.splitlines(keepends=True)
-                    if not ln.startswith((b"HEADER-MTIME: ", b"CRC32C: ")))
-
-
 def tree(root: Path | str) -> dict[str, bytes]:
     """{relative path: bytes} of every file below ``root``, but the File
-    catalog (docs/format.md 8.5): a cache whose stamps hold inode numbers;
-    colfile-v1 without its header stamp and checksum lines."""
+    catalog (docs/format.md 8.5): a cache whose stamps hold inode numbers."""
     root = Path(root)
-    return {str(p.relative_to(root)): _unstamped(p.name, p.read_bytes())
+    return {str(p.relative_to(root)): p.read_bytes()
             for p in sorted(root.rglob("*"))
             if p.is_file() and ".colfile-catalog" not in p.relative_to(root).parts}
