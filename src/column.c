@@ -745,11 +745,16 @@ static int create_attrs_only(cf_column **out, cf_file *f, const char *name, cf_e
 {
     char *dir = attr_dir_of(f, name);
     if (!dir) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", f->path);
-    int rc = cf__mkdirs_durable(dir, CF__DURABLE(f), err);
+    cf__lock lk = CF__LOCK_NONE;
+    int rc = cf__attrs_block_lock(dir, CF__DURABLE(f), (f->flags & CF_OPEN_NOLOCK) != 0, &lk, err);
     if (rc == 0) rc = cf__remove_if_exists(dir, "attr", err);
     if (rc == 0) rc = cf__remove_if_exists(dir, CF__ATTRS_EXT_NAME, err);
     if (rc == 0) rc = cf__write_file_atomic(dir, "attr-v2", "", 0, CF__DURABLE(f), err);
     if (rc == 0 && CF__DURABLE(f)) rc = cf__fsync_path(dir, err);
+    if (cf__lock_is_held(&lk)) {
+        cf__lock_release(&lk);
+        (void)cf__lock_tidy(dir);
+    }
     free(dir);
     if (rc) return rc;
     return cf_column_open(out, f, name, err);
