@@ -19,10 +19,6 @@
 #include "fsutil.h"
 #include "platform.h"
 
-/* Temporary files of attribute groups (which take no lock) younger than
- * this may belong to a live writer. */
-#define CF__TEMP_GRACE_SECONDS 600
-
 typedef struct {
     char **items;
     int64_t count, capacity;
@@ -137,7 +133,8 @@ static void handle_entry(const char *dir, const char *name, const struct stat *s
             live = !parent || cf__lock_held(parent, col, strlen(col));
             free(parent);
         } else {
-            live = time(NULL) - st->st_mtime < CF__TEMP_GRACE_SECONDS;
+            /* an attribute block's: its writer holds the block's lock */
+            live = cf__lock_held(dir, ".", 1);
         }
         if (!live) {
             note(r, "%s: temporary file of an interrupted metadata update: %s", p, verb);

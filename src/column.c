@@ -469,6 +469,8 @@ int cf__column_begin_change(cf_column *c, cf_error *err)
      * holding it, the writer sees whether that happened since it opened
      * the column. */
     if (rc == 0 && (rc = cf__version_check(c, err))) cf__lock_release(&c->lock);
+    /* no lock file to open: its group was removed with the column */
+    else if (rc == CF_ENOENT && cf__version_gone(c)) rc = cf__version_check(c, err);
     return rc;
 }
 
@@ -741,11 +743,16 @@ static int create_attrs_only(cf_column **out, cf_file *f, const char *name, cf_e
 {
     char *dir = attr_dir_of(f, name);
     if (!dir) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", f->path);
-    int rc = cf__mkdirs_durable(dir, CF__DURABLE(f), err);
+    cf__lock lk = CF__LOCK_NONE;
+    int rc = cf__attrs_block_lock(dir, CF__DURABLE(f), (f->flags & CF_OPEN_NOLOCK) != 0, &lk, err);
     if (rc == 0) rc = cf__remove_if_exists(dir, "attr", err);
     if (rc == 0) rc = cf__remove_if_exists(dir, CF__ATTRS_EXT_NAME, err);
     if (rc == 0) rc = cf__write_file_atomic(dir, "attr-v2", "", 0, CF__DURABLE(f), err);
     if (rc == 0 && CF__DURABLE(f)) rc = cf__fsync_path(dir, err);
+    if (cf__lock_is_held(&lk)) {
+        cf__lock_release(&lk);
+        (void)cf__lock_tidy(dir);
+    }
     free(dir);
     if (rc) return rc;
     return cf_column_open(out, f, name, err);
@@ -839,15 +846,22 @@ int cf_column_create_blobs(cf_column **out, cf_file *f, const char *name,
     /* Everything goes into a hidden staging directory next to the final
      * name; the first commit moves it into place (publish), so that until
      * then readers see the previous version or no column at all. */
-    if (strchr(name, '/')) { /* the File's own directory is there: it is open */
+    note_lock_dir(f, c);
+    if (!strchr(name, '/')) {
+        rc = cf__column_begin_change(c, err); /* the File's own directory is there: it is open */
+    } else {
+        /* The group directory may be moved away (a removal of the group, a
+         * truncation) between its making and the lock taken in it: made
+         * again then.  Once the lock is held no removal can move it. */
         char *parent = parent_of(dir);
         if (!parent) rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", dir);
-        else rc = cf__mkdirs_durable(parent, c->durable, err);
+        for (int attempt = 0; rc == 0; attempt++) {
+            if ((rc = cf__mkdirs_durable(parent, c->durable, err)) != 0) break;
+            rc = cf__column_begin_change(c, err);
+            if (rc != CF_ENOENT || attempt == 16 || cf__is_dir(parent)) break;
+            rc = 0;
+        }
         free(parent);
-    }
-    if (rc == 0) {
-        note_lock_dir(f, c);
-        rc = cf__column_begin_change(c, err);
     }
     char *stage = NULL;
     if (rc == 0) rc = fresh_sibling(dir, CF__STAGE_PREFIX, 1, &stage, err);

@@ -174,6 +174,14 @@ int cf__attrs_merge(int k, const char *text, size_t len, const char *path, cf__a
  * column not yet published: its commit writes them. */
 int cf__column_save_attrs(cf_column *c, int v1_changed, cf_error *err);
 
+/* The attributes of a group or of the File (attribute blocks) have no
+ * column lock: their writer takes the lock of leaf "." in their directory
+ * `dir` (made where missing, again if a removal moves it away meanwhile)
+ * while it replaces their files, so that removals exclude it and repair
+ * knows its temporaries from those of a killed writer.  Shared for
+ * CF_OPEN_NOLOCK handles.  Let go with cf__lock_release. */
+int cf__attrs_block_lock(const char *dir, int durable, int shared, cf__lock *lk, cf_error *err);
+
 /* The commit of a staged column: write its attribute files in place in the
  * staging directory, unsynced, and append their names (static strings, at
  * most 3) to written[], counted by *n, for the commit to fsync. */

@@ -70,8 +70,8 @@ static int write_one(cf_column *c, const char *name, const void *data, size_t le
 /* Write the attribute files: attr-v2, colfile-attrs when some attribute
  * needs it, the legacy attr when v1_changed.  Each file is replaced whole,
  * so a crash never tears one.  A column's attributes change under its
- * writer lock (cf__column_save_attrs); those of groups and of the File
- * take none, and concurrent writers of them can lose an update. */
+ * writer lock (cf__column_save_attrs), those of groups and of the File
+ * under their block's (cf__attrs_block_lock). */
 static int write_attr_files(cf_column *c, int v1_changed, int durable, int private_,
                             const char **written, size_t *n, cf_error *err)
 {
@@ -108,6 +108,33 @@ int cf__column_write_staged_attrs(cf_column *c, const char **written, size_t *n,
     return write_attr_files(c, 0, 0, 1, written, n, err);
 }
 
+int cf__attrs_block_lock(const char *dir, int durable, int shared, cf__lock *lk, cf_error *err)
+{
+    char *name = cf__path_join(dir, ".");
+    if (!name) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", dir);
+    int rc = 0;
+    for (int attempt = 0;; attempt++) {
+        if ((rc = cf__mkdirs_durable(dir, durable, err)) != 0) break;
+        rc = cf__lock_take(lk, name, shared, err);
+        if (rc != CF_ENOENT || attempt == 16 || cf__is_dir(dir)) break;
+    }
+    free(name);
+    return rc;
+}
+
+/* Replace the files of an attribute block under its lock. */
+static int save_block_attrs(cf_column *c, int v1_changed, cf_error *err)
+{
+    cf__lock lk = CF__LOCK_NONE;
+    int rc = cf__attrs_block_lock(c->attr_dir, c->durable, c->nolock, &lk, err);
+    if (rc) return rc;
+    rc = write_attr_files(c, v1_changed, c->durable, 0, NULL, NULL, err);
+    if (rc == 0 && c->durable) rc = cf__fsync_path(c->attr_dir, err);
+    cf__lock_release(&lk);
+    (void)cf__lock_tidy(c->attr_dir); /* no lock file left behind if no one else has it */
+    return rc;
+}
+
 int cf__column_save_attrs(cf_column *c, int v1_changed, cf_error *err)
 {
     int rc;
@@ -117,8 +144,8 @@ int cf__column_save_attrs(cf_column *c, int v1_changed, cf_error *err)
     /* A column not yet published keeps its attributes in memory: its
      * commit writes them with the rest (cf_column_flush). */
     if (CF__STAGED(c)) return 0;
-    /* a change like any other: the column's writer lock (not for the
-     * attribute blocks of groups and of the File, which have none) */
+    if (c->kind == CF_KIND_ATTRS_ONLY) return save_block_attrs(c, v1_changed, err);
+    /* a change like any other: the column's writer lock */
     if ((rc = cf__column_begin_change(c, err))) return rc;
     if ((rc = cf__mkdirs_durable(c->attr_dir, c->durable, err))) return rc;
     if ((rc = write_attr_files(c, v1_changed, c->durable, 0, NULL, NULL, err))) return rc;

@@ -313,6 +313,8 @@ int cf__mkdirs(const char *path, cf_error *err)
     return cf__mkdirs_durable(path, 0, err);
 }
 
+static int mkdirs_once(char *p, size_t n, int durable, cf_error *err);
+
 int cf__mkdirs_durable(const char *path, int durable, cf_error *err)
 {
     /* Mostly the directory is there already: one stat, no failing mkdirs. */
@@ -322,6 +324,24 @@ int cf__mkdirs_durable(const char *path, int durable, cf_error *err)
     if (!p) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", path);
     memcpy(p, path, n + 1);
     int rc = 0;
+    /* A directory of the path moved away (removed) between its mkdir and
+     * the next: made again, a few times. */
+    for (int attempt = 0; attempt < 16; attempt++) {
+        rc = mkdirs_once(p, n, durable, err);
+        if (rc == CF_ENOENT && attempt < 15) continue; /* a parent just made is gone */
+        if (rc != 0 || cf__is_dir(path)) break;
+        struct stat st;
+        if (lstat(path, &st) == 0 || errno != ENOENT) break;
+    }
+    if (rc == 0 && !cf__is_dir(path))
+        rc = CF_FAIL(err, CF_ENOTFILE, "%s: exists and is not a directory", path);
+    free(p);
+    return rc;
+}
+
+static int mkdirs_once(char *p, size_t n, int durable, cf_error *err)
+{
+    int rc = 0;
     for (size_t i = 1; i <= n; i++) {
         if (p[i] != '/' && p[i] != '\0') continue;
         char saved = p[i];
@@ -330,6 +350,7 @@ int cf__mkdirs_durable(const char *path, int durable, cf_error *err)
             if (errno != EEXIST) {
                 int e = errno;
                 rc = CF_FAIL(err, cf__errno_code(e), "%s: cannot make directory: %s", p, strerror(e));
+                p[i] = saved;
                 break;
             }
         } else if (durable) {
@@ -342,13 +363,12 @@ int cf__mkdirs_durable(const char *path, int durable, cf_error *err)
             } else {
                 rc = cf__fsync_path(slash ? "/" : ".", err);
             }
+            p[i] = saved;
             if (rc) break;
+            continue;
         }
         p[i] = saved;
     }
-    if (rc == 0 && !cf__is_dir(path))
-        rc = CF_FAIL(err, CF_ENOTFILE, "%s: exists and is not a directory", path);
-    free(p);
     return rc;
 }
 

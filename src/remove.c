@@ -233,6 +233,8 @@ static int discard_files_keep_dir(const char *dir, const char *parent, const cha
         }
         free(from);
         free(to);
+        /* a rename between two directories is durable once both are */
+        if (rc == 0 && durable) rc = cf__fsync_path(trash, err);
         if (rc == 0 && durable) rc = cf__fsync_path(dir, err);
     }
     DIR *d = rc == 0 ? opendir(dir) : NULL;
@@ -257,6 +259,7 @@ static int discard_files_keep_dir(const char *dir, const char *parent, const cha
         free(to);
     }
     if (d) closedir(d);
+    if (rc == 0 && durable) rc = cf__fsync_path(trash, err);
     if (rc == 0 && durable) rc = cf__fsync_path(dir, err);
     /* Invisible now; a failure to delete leaves a hidden leftover that
      * repair removes. */
@@ -400,6 +403,8 @@ int cf__file_truncate(const char *path, int durable, cf_error *err)
             free(to);
         }
         if (d) closedir(d);
+        /* a rename between two directories is durable once both are */
+        if (rc == 0 && durable) rc = cf__fsync_path(trash, err);
         if (rc == 0 && durable) rc = cf__fsync_path(path, err);
         /* the root's locks, held until the trash is gone (its name marks
          * it live); the others went with it */

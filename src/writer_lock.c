@@ -330,35 +330,49 @@ static int take_via(cf__lock *lk, int64_t slot, const char *column, cf_error *er
     if (pid != 0 && pid != (int)getpid()) return 1; /* a forked child: the descriptor is the parent's */
     pthread_mutex_lock(&d->mu);
     int rc = d->unusable ? 1 : 0;
-    struct stat st;
-    if (rc == 0 && d->fd >= 0 && (fstat(d->fd, &st) != 0 || st.st_nlink == 0)) {
-        /* Removed by something that ignores the presence byte (no tidy
-         * does): locks in it no longer exclude anyone.  Open the file at
-         * the path again, unless holders still lock through this one. */
-        if (d->nheld > 0) {
-            rc = 1;
-        } else {
+    for (int attempt = 0; rc == 0; attempt++) {
+        if (attempt == MAX_ATTEMPTS) {
+            rc = CF_FAIL(err, CF_EBUSY, "%s: the writer lock %s keeps changing", column, d->path);
+            break;
+        }
+        if (d->fd >= 0 && !still_there(d->fd, d->path)) {
+            /* No longer the file at the path: a removal moved its directory
+             * away (the file goes with it, still linked, until the removal
+             * deletes it), or something that ignores the presence byte
+             * removed it.  Locks in it no longer exclude anyone: open the
+             * file at the path again, unless holders still lock through
+             * this one (then the column takes a lock of its own). */
+            if (d->nheld > 0) {
+                rc = 1;
+                break;
+            }
             close(d->fd);
             d->fd = -1;
         }
-    }
-    if (rc == 0 && d->fd < 0) rc = open_via(d, column, err);
-    for (int64_t i = 0; rc == 0 && i < d->nheld; i++)
-        if (d->held[i] == slot) rc = lock_failed(EAGAIN, d->path, column, err); /* another handle here */
-    if (rc == 0 && d->nheld == d->cap) {
-        int64_t cap = d->cap ? 2 * d->cap : 16;
-        int64_t *held = realloc(d->held, (size_t)cap * sizeof *held);
-        if (!held) rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", column);
-        else {
-            d->held = held;
-            d->cap = cap;
+        if (d->fd < 0 && (rc = open_via(d, column, err)) != 0) break;
+        for (int64_t i = 0; rc == 0 && i < d->nheld; i++)
+            if (d->held[i] == slot) rc = lock_failed(EAGAIN, d->path, column, err); /* another handle here */
+        if (rc == 0 && d->nheld == d->cap) {
+            int64_t cap = d->cap ? 2 * d->cap : 16;
+            int64_t *held = realloc(d->held, (size_t)cap * sizeof *held);
+            if (!held) rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", column);
+            else {
+                d->held = held;
+                d->cap = cap;
+            }
         }
-    }
-    if (rc == 0 && cf__ofd_lock(d->fd, 1, slot) != 0) rc = lock_failed(errno, d->path, column, err);
-    if (rc == 0) {
-        d->held[d->nheld++] = slot;
-        lk->slot = slot;
-        lk->via_held = 1;
+        if (rc == 0 && cf__ofd_lock(d->fd, 1, slot) != 0) rc = lock_failed(errno, d->path, column, err);
+        if (rc) break;
+        /* Moved away between the check and the lock: a removal held all of
+         * it then, so the byte locked there guards a directory that is no
+         * longer at the path.  Again, with the file at the path. */
+        if (still_there(d->fd, d->path)) {
+            d->held[d->nheld++] = slot;
+            lk->slot = slot;
+            lk->via_held = 1;
+            break;
+        }
+        (void)cf__ofd_unlock(d->fd, slot);
     }
     pthread_mutex_unlock(&d->mu);
     return rc;

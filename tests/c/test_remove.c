@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "column.h"
 #include "file.h"
 #include "lock_test.h"
 
@@ -394,6 +395,40 @@ static void test_repair_removes_trash_of_a_dead_remover_only(void)
     cf_file_close(f);
 }
 
+/* The temporary a writer of the File's attributes leaves when killed is
+ * repair's at once; one whose writer holds the attribute block's lock is
+ * not.  The block's lock also keeps truncation out. */
+static void test_repair_removes_attribute_temporaries_of_dead_writers_only(void)
+{
+    use_root("f");
+    cf_error err;
+    cf_file *f = open_file(0);
+    if (!f) return;
+    make_blobs(f, "x", 1);
+    char p[4400];
+    snprintf(p, sizeof p, "%s/.attr-v2.tmp.1.0badf00d", g_root);
+    FILE *fp = fopen(p, "w");
+    if (fp) fclose(fp);
+    cf__lock lk = CF__LOCK_NONE;
+    CHECK_OK(cf__attrs_block_lock(g_root, 0, 0, &lk, &err), &err);
+    char **lines = NULL;
+    int64_t n = 0;
+    CHECK_OK(cf_file_cleanup(f, 0, &lines, &n, &err), &err);
+    CHECK_EQ_INT(n, 0);
+    cf_names_free(lines, n);
+    CHECK(exists(".attr-v2.tmp.1.0badf00d"));
+    cf_file *t = NULL;
+    CHECK_FAILS(cf_file_open(&t, g_root, CF_OPEN_WRITE | CF_OPEN_TRUNCATE, &err), CF_EBUSY, &err, "lock");
+    cf__lock_release(&lk);
+    CHECK_OK(cf_file_cleanup(f, 0, &lines, &n, &err), &err);
+    CHECK_EQ_INT(n, 1);
+    if (n == 1) CHECK(strstr(lines[0], ".attr-v2.tmp.1.0badf00d") && strstr(lines[0], "temporary file"));
+    cf_names_free(lines, n);
+    CHECK(!exists(".attr-v2.tmp.1.0badf00d"));
+    CHECK(exists("x/header"));
+    cf_file_close(f);
+}
+
 CF_TESTS(CF_TEST(test_rm_refused_while_another_process_writes),
          CF_TEST(test_rm_refused_while_this_process_writes),
          CF_TEST(test_truncate_refused_while_a_writer_holds_a_lock),
@@ -401,4 +436,5 @@ CF_TESTS(CF_TEST(test_rm_refused_while_another_process_writes),
          CF_TEST(test_a_killed_rm_leaves_the_column_whole_or_absent),
          CF_TEST(test_a_killed_truncation_leaves_columns_whole_or_absent),
          CF_TEST(test_repair_removes_blobs_without_a_header),
-         CF_TEST(test_repair_removes_trash_of_a_dead_remover_only))
+         CF_TEST(test_repair_removes_trash_of_a_dead_remover_only),
+         CF_TEST(test_repair_removes_attribute_temporaries_of_dead_writers_only))

@@ -153,6 +153,10 @@ class VersionInfo:
     base: VersionInfo | None = None   # an update's: the version it wrote over
 
 
+#: the header sums kept per version (see VersionInfo.sumsets)
+SUMSETS_MAX = 4096
+
+
 def _bytesum(b: bytes) -> int:
     return int(np.frombuffer(b, dtype=np.uint8).sum(dtype=np.uint64)) & 0xFFFFFFFF if b else 0
 
@@ -242,8 +246,10 @@ class Judge:
                 for ss in base.sumsets:
                     vi.sumsets.add(tuple((a - b + c) & 0xFFFFFFFF
                                          for a, b, c in zip(v.sums, base.v.sums, ss)))
-            if len(vi.sumsets) > 16:
-                vi.sumsets = set(sorted(vi.sumsets)[:16])
+            # (a few hundred at most: each update adds one per sumset of its
+            # base, and _find_base keeps only the bases the time rule allows)
+            if len(vi.sumsets) > SUMSETS_MAX:
+                vi.sumsets = set(sorted(vi.sumsets)[:SUMSETS_MAX - 1]) | {tuple(v.sums)}
             self.versions[c].append(vi)
 
     def _find_base(self, op: Op, layout: list[int]) -> VersionInfo | None:
@@ -263,6 +269,15 @@ class Judge:
                 hits.append(vi)
         if not hits:
             return None
+        if len(hits) > 1:
+            # Not a base: a version another committed over before this
+            # writer took its lock (the other began after it had ended and
+            # had ended before the lock: it committed while this writer did
+            # not hold the lock yet, since it needs the lock to commit).
+            later = [o for o in self.versions[op.target] if o.op.committed and op.lock is not None]
+            alive = [h for h in hits if not any(o is not h and o.op.b > h.op.end and o.op.end < op.lock
+                                                for o in later)]
+            hits = alive or hits
         if len(hits) == 1:
             return hits[0]
         merged = VersionInfo(hits[-1].op, hits[-1].v, hits[-1].digest)

@@ -502,6 +502,32 @@ def test_append_window_sees_a_lost_directory_sync(tmp_path: Path, shim: Path,
                for v in rep.violations), f"{w}: {rep.violations}\n{undo}"
 
 
+#: Columns and File attributes, emptied by mode "w", then a new column.
+TRUNCATE_PLAN = """# crashplan 1 seed=13 scale=tiny variant=destroy
+0 create a dtype=<i4 nmemb=1 size=100 nfile=1 gen=1 piece=100 io=auto
+1 create g/b dtype=<i4 nmemb=1 size=10 nfile=2 gen=2 piece=10 io=auto
+2 attr . name=A2 type=str gen=3
+3 truncate . gen=4
+4 create s dtype=<i4 nmemb=1 size=10 nfile=1 gen=5 piece=10 io=auto
+"""
+
+
+def test_truncation_durable_once_it_returns(tmp_path: Path, shim: Path, lib: Any) -> None:
+    """A truncation moves every entry of the File into a hidden directory
+    and then deletes it.  Each move is a rename between two directories,
+    durable only once both are synced: with only the File's synced, a power
+    loss after the truncation returned brought the columns and the File's
+    attributes back (the crash harness's destroy plans).  Power loss at the
+    first operation of the create after it: the File is empty but for what
+    that create may have left."""
+    ops = _pinned_ops(tmp_path / "count", shim, TRUNCATE_PLAN)
+    after = [n for n, cls, what in ops if ".colfile-stage.s." in what]
+    assert after, ops
+    rep, undo = _pinned_power_loss(tmp_path / "loss", shim, TRUNCATE_PLAN, after[0], {})
+    assert rep.violations == [], f"power loss before op {after[0]}:\n{rep.violations}\n{undo}"
+    assert rep.matched.get("a") == "absent" and rep.matched.get("g/b") == "absent", (rep.matched, undo)
+
+
 # ---------------------------------------------------------------------------
 # pinned windows under MPI: an allocation failure chosen by its caller
 #

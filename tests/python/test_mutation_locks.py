@@ -437,3 +437,148 @@ def test_a_handle_that_changed_nothing_keeps_a_live_writers_torn_marker(path: st
     finally:
         h.end()
     assert not os.path.exists(marker)
+
+
+# -- a group moved away under a File that locked in it before ------------------
+
+def test_lock_file_moved_away_with_its_group_excludes_no_one(path: str, cli: Any) -> None:
+    """A File keeps the lock file of each directory it locked in open.  A
+    removal of the group moves that file away with the directory (it stays
+    linked until the removal deletes it; a killed removal leaves it so).  A
+    writer of the File that locked through that descriptor would hold a lock
+    no other process sees: a repair or ``rm -r`` of the group made again
+    would then delete its staging directory under it."""
+    _make(path)
+    with colfile.File(path, "a") as f:
+        c = f["g/y"]
+        c.append(np.array([10], dtype="i8"))  # locks through f's descriptor of g/.colfile-lock
+        c.close()
+        # what a removal of g killed after its rename leaves
+        os.rename(os.path.join(path, "g"), os.path.join(path, ".colfile-trash.g.1.1"))
+        new = f.create("g/new", dtype="i8", size=3)
+        new[0:3] = np.array([5, 6, 7], dtype="i8")
+        stage = [n for n in os.listdir(os.path.join(path, "g")) if n.startswith(".colfile-stage.new.")]
+        assert len(stage) == 1
+        status, out, err = cli("repair", path)
+        assert status == 0, (out, err)
+        assert stage[0] not in out, out
+        status, out, err = cli("rm", "-r", path, "g")
+        assert status != 0 and "g" in err, (out, err)
+        assert os.listdir(os.path.join(path, "g")) == stage or \
+            sorted(os.listdir(os.path.join(path, "g"))) == sorted(stage + [".colfile-lock"])
+        new.close()
+    with colfile.File(path, "r") as f:
+        assert list(f["g/new"][:]) == [5, 6, 7]
+        assert "g/y" not in f.columns
+
+
+MOVE_SHIM = r"""
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+/* Once, when the process opens (CF_TEST_MOVE_WHEN=open, before the call)
+ * or makes (=mkdir, after the call) the path CF_TEST_MOVE_AT, rename
+ * CF_TEST_MOVE_DIR to CF_TEST_MOVE_TO: another process's removal landing
+ * in exactly that window. */
+static int done;
+static void maybe_move(const char *when, const char *path)
+{
+    const char *w = getenv("CF_TEST_MOVE_WHEN"), *at = getenv("CF_TEST_MOVE_AT");
+    if (done || !w || !at || strcmp(w, when) != 0 || strcmp(path, at) != 0) return;
+    done = 1;
+    if (rename(getenv("CF_TEST_MOVE_DIR"), getenv("CF_TEST_MOVE_TO")) != 0) perror("moveshim");
+    else fprintf(stderr, "moveshim: moved\n");
+}
+static mode_t mode_of(int flags, va_list ap)
+{
+    return (flags & O_CREAT) ? (mode_t)va_arg(ap, int) : 0;
+}
+int open(const char *p, int flags, ...)
+{
+    static int (*real)(const char *, int, ...);
+    if (!real) real = (int (*)(const char *, int, ...))dlsym(RTLD_NEXT, "open");
+    va_list ap; va_start(ap, flags); mode_t m = mode_of(flags, ap); va_end(ap);
+    maybe_move("open", p);
+    return real(p, flags, m);
+}
+int open64(const char *p, int flags, ...)
+{
+    static int (*real)(const char *, int, ...);
+    if (!real) real = (int (*)(const char *, int, ...))dlsym(RTLD_NEXT, "open64");
+    va_list ap; va_start(ap, flags); mode_t m = mode_of(flags, ap); va_end(ap);
+    maybe_move("open", p);
+    return real(p, flags, m);
+}
+int mkdir(const char *p, mode_t m)
+{
+    static int (*real)(const char *, mode_t);
+    if (!real) real = (int (*)(const char *, mode_t))dlsym(RTLD_NEXT, "mkdir");
+    int r = real(p, m);
+    maybe_move("mkdir", p);
+    return r;
+}
+"""
+
+CREATOR = r"""
+import sys, numpy as np, colfile
+with colfile.File(sys.argv[1], "a") as f:
+    f.create("g/new", data=np.array([5, 6, 7], dtype="i8")).close()
+print("created", flush=True)
+"""
+
+
+@pytest.mark.parametrize("when", ["open", "mkdir"])
+def test_create_whose_group_is_moved_away_meanwhile(path: str, tmp_path: Path, when: str, cli: Any) -> None:
+    """A removal of the group (``rm -r g``, a truncation) moves g away just
+    as a create of g/new has made it (``mkdir``) or is opening its lock file
+    there (``open``): the create makes the group again and commits, instead
+    of failing ("exists and is not a directory", "cannot open the writer
+    lock")."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler for the shim")
+    src = tmp_path / "move.c"
+    src.write_text(MOVE_SHIM)
+    so = tmp_path / "move.so"
+    subprocess.run([cc, "-shared", "-fPIC", "-O1", "-o", str(so), str(src), "-ldl"], check=True)
+    _make(path)
+    g = os.path.join(path, "g")
+    if when == "mkdir":
+        shutil.rmtree(g)  # the create makes it, and it is moved away at once
+        at = g
+    else:
+        at = os.path.join(g, ".colfile-lock")
+        if os.path.exists(at):
+            os.unlink(at)
+    trash = os.path.join(path, ".colfile-trash.g.1.1")
+    env = child_env(LD_PRELOAD=str(so), CF_TEST_MOVE_WHEN=when, CF_TEST_MOVE_AT=at, CF_TEST_MOVE_DIR=g,
+                    CF_TEST_MOVE_TO=trash)
+    p = subprocess.run([sys.executable, "-c", CREATOR, path], env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert "moveshim: moved" in p.stderr, p.stderr
+    assert p.returncode == 0 and "created" in p.stdout, p.stderr
+    with colfile.File(path, "r") as f:
+        assert list(f["g/new"][:]) == [5, 6, 7]
+        assert "g/y" not in f.columns
+    status, out, err = cli("repair", path)
+    assert status == 0 and ".colfile-trash.g" in out, (out, err)
+    assert not os.path.exists(trash)
+
+
+def test_write_to_a_column_whose_group_was_removed(path: str) -> None:
+    """A handle opened for writing whose group another process removed
+    before its first change: the change fails with ReplacedError (the
+    column is gone), not as a missing lock file."""
+    _make(path)
+    with colfile.File(path, "a") as f:
+        c = f["g/y"]
+        with colfile.File(path, "a") as other:
+            del other["g/"]
+        with pytest.raises(colfile.ReplacedError, match="g/y"):
+            c.append(np.array([1], dtype="i8"))
+        c.close()
