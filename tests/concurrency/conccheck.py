@@ -463,7 +463,11 @@ class Judge:
         if such an update overlapped [op.b, t] and what the read got (the
         rows, or a query's row numbers) fits: every row the base's or the
         update's, or the query's rows between those where both values
-        select and those where either does."""
+        select and those where either does.  The reader's handle may hold
+        a shorter version than the update's base: one the base was appended
+        to, legal when the read began (the append committed after the open;
+        its blobs are the base's first ones, which the update writes in
+        place): then its rows are the base's and the update's first rows."""
         m = re.search(r"at=(\d+),(\d+)", msg)
         if not m or not op.data_file:
             return False
@@ -477,28 +481,46 @@ class Judge:
             new, old = vi.v, vi.base.v
             if new.blob_rows != old.blob_rows:
                 continue
-            if rows:
-                bound = query_threshold(new.token, op.args.get("low") == "1")
-                a, b = _below(old, bound), _below(new, bound)
-                sel = np.zeros(len(a), bool)
-                idx = np.frombuffer(got, dtype="<i8")
-                if len(idx) and (idx.min() < 0 or idx.max() >= len(a)):
-                    continue
-                sel[idx] = True
-                if np.all(sel >= (a & b)) and np.all(sel <= (a | b)):
-                    self.count("results during a live update")
-                    return True
-            else:
-                rb = new.rowbytes
-                if len(got) != new.size * rb:
-                    continue
-                g = np.frombuffer(got, np.uint8).reshape(new.size, rb) if rb else None
-                x = np.frombuffer(old.data(), np.uint8).reshape(new.size, rb) if rb else None
-                y = np.frombuffer(new.data(), np.uint8).reshape(new.size, rb) if rb else None
-                if g is None or np.all(np.all(g == x, axis=1) | np.all(g == y, axis=1)):
-                    self.count("results during a live update")
-                    return True
+            rb = new.rowbytes
+            for n in self._handle_sizes(op, t, old):
+                if rows:
+                    bound = query_threshold(new.token, op.args.get("low") == "1")
+                    a, b = _below(old, bound)[:n], _below(new, bound)[:n]
+                    sel = np.zeros(n, bool)
+                    idx = np.frombuffer(got, dtype="<i8")
+                    if len(idx) and (idx.min() < 0 or idx.max() >= n):
+                        continue
+                    sel[idx] = True
+                    if np.all(sel >= (a & b)) and np.all(sel <= (a | b)):
+                        self.count("results during a live update")
+                        return True
+                else:
+                    if len(got) != n * rb:
+                        continue
+                    g = np.frombuffer(got, np.uint8).reshape(n, rb) if rb else None
+                    x = np.frombuffer(old.data()[:n * rb], np.uint8).reshape(n, rb) if rb else None
+                    y = np.frombuffer(new.data()[:n * rb], np.uint8).reshape(n, rb) if rb else None
+                    if g is None or np.all(np.all(g == x, axis=1) | np.all(g == y, axis=1)):
+                        self.count("results during a live update")
+                        return True
         return False
+
+    def _handle_sizes(self, op: Op, t: float, base: crashplan.Version) -> list[int]:
+        """The row counts a read handle may have had while an update of
+        ``base`` was live: the base's, and that of every version legal
+        during [op.b, t] that the base extends by appended blobs."""
+        sizes = [base.size]
+        rb = base.rowbytes
+        for vi in self.versions[op.target]:
+            v = vi.v
+            k = len(v.blob_rows)
+            if v.size >= base.size or v.token != base.token or v.blob_rows != base.blob_rows[:k] \
+                    or v.size in sizes:
+                continue
+            if v.data() == base.data()[:v.size * rb] and \
+                    self.legal_version(op.target, lambda w, vi=vi: w is vi, op.b, t) is not None:
+                sizes.append(v.size)
+        return sizes
 
     def _seen_damaged(self, c: str, t: float) -> str:
         """A note for a result on a column the observer had seen damaged
