@@ -151,6 +151,9 @@ class VersionInfo:
     #: a repair (any time) recomputes every sum from the bytes
     sumsets: set[tuple[int, ...]] = field(default_factory=set)
     base: VersionInfo | None = None   # an update's: the version it wrote over
+    #: an append's or update's: the version its writer found (the same
+    #: directory, whose blobs this one shares); None for a create
+    parent: VersionInfo | None = None
 
 
 def _bytesum(b: bytes) -> int:
@@ -231,7 +234,7 @@ class Judge:
                             v.sums[i] = (v.sums[i] + _bytesum(new[(lo - s) * rb:(hi - s) * rb])) & 0xFFFFFFFF
                         first += rows
             vi = VersionInfo(op, v, digest(v.token, 1, v.blob_rows, v.data()),
-                             base=base if op.kind == "update" else None)
+                             base=base if op.kind == "update" else None, parent=base)
             vi.sumsets = {tuple(_bytesum(v.blob_bytes(i)) for i in range(len(layout)))}
             if op.kind == "append":
                 nold = len(layout) - (len(layout) - len(base.v.blob_rows))
@@ -265,7 +268,7 @@ class Judge:
             return None
         if len(hits) == 1:
             return hits[0]
-        merged = VersionInfo(hits[-1].op, hits[-1].v, hits[-1].digest)
+        merged = VersionInfo(hits[-1].op, hits[-1].v, hits[-1].digest, parent=hits[-1].parent)
         for h in hits:
             merged.sumsets |= h.sumsets
         return merged
@@ -464,10 +467,10 @@ class Judge:
         rows, or a query's row numbers) fits: every row the base's or the
         update's, or the query's rows between those where both values
         select and those where either does.  The reader's handle may hold
-        a shorter version than the update's base: one the base was appended
-        to, legal when the read began (the append committed after the open;
-        its blobs are the base's first ones, which the update writes in
-        place): then its rows are the base's and the update's first rows."""
+        a shorter version than the update's base: one the base descends
+        from by appends (and in-place updates), legal when the read began;
+        its blobs are the base's first ones, which the updates write in
+        place: then its rows are the base's and the update's first rows."""
         m = re.search(r"at=(\d+),(\d+)", msg)
         if not m or not op.data_file:
             return False
@@ -482,7 +485,7 @@ class Judge:
             if new.blob_rows != old.blob_rows:
                 continue
             rb = new.rowbytes
-            for n in self._handle_sizes(op, t, old):
+            for n in self._handle_sizes(op, t, vi.base):
                 if rows:
                     bound = query_threshold(new.token, op.args.get("low") == "1")
                     a, b = _below(old, bound)[:n], _below(new, bound)[:n]
@@ -505,21 +508,23 @@ class Judge:
                         return True
         return False
 
-    def _handle_sizes(self, op: Op, t: float, base: crashplan.Version) -> list[int]:
+    def _handle_sizes(self, op: Op, t: float, base: VersionInfo) -> list[int]:
         """The row counts a read handle may have had while an update of
         ``base`` was live: the base's, and that of every version legal
-        during [op.b, t] that the base extends by appended blobs."""
-        sizes = [base.size]
-        rb = base.rowbytes
-        for vi in self.versions[op.target]:
-            v = vi.v
-            k = len(v.blob_rows)
-            if v.size >= base.size or v.token != base.token or v.blob_rows != base.blob_rows[:k] \
-                    or v.size in sizes:
-                continue
-            if v.data() == base.data()[:v.size * rb] and \
-                    self.legal_version(op.target, lambda w, vi=vi: w is vi, op.b, t) is not None:
+        during [op.b, t] that the base descends from by appends and
+        in-place updates (the same directory: a handle of it reads the
+        blobs they share, which those updates wrote in place)."""
+        sizes = [base.v.size]
+        seen = set()
+        p = base.parent
+        while p is not None and id(p) not in seen:
+            seen.add(id(p))
+            v = p.v
+            if v.size < base.v.size and v.size not in sizes \
+                    and v.blob_rows == base.v.blob_rows[:len(v.blob_rows)] \
+                    and self.legal_version(op.target, lambda w, p=p: w is p, op.b, t) is not None:
                 sizes.append(v.size)
+            p = p.parent
         return sizes
 
     def _seen_damaged(self, c: str, t: float) -> str:
