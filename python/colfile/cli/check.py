@@ -53,6 +53,9 @@ statistics).  These are listed as notes, not damage:
     lock files; see colfile repair);
   - a column that another process is updating in place ("update in
     progress"): its blobs are not checked, as they are being changed;
+  - a column that another process replaced, removed, appended to or
+    updated while it was being checked: it is opened and checked again,
+    and after four tries left with a note ("changed during the check");
   - a column whose CRC32C and statistics are unknown because its header
     changed since colfile recorded them (written by another tool, or copied
     without keeping modification times; colfile index recomputes them);
