@@ -145,6 +145,9 @@ path, n = sys.argv[1], int(sys.argv[2])
 rng = np.random.default_rng(5)
 for k in range(n):
     with colfile.File(path, "a") as f:
+        if k % 7 == 6:   # a replacement: a new version swapped in
+            f.create("x", data=rng.random(4000), nfile=8)
+            continue
         col = f["x"]
         if k % 5 == 4:
             col.append(rng.random(7), nfile=1)
@@ -155,10 +158,10 @@ print("done", flush=True)
 """
 
 
-def test_check_racing_appends_and_updates_reports_no_damage(path: str) -> None:
-    """`colfile check` while another process commits in-place updates and
-    appends: a column that changed under it is checked again (or noted),
-    never called damaged."""
+def test_check_racing_appends_updates_and_replaces_reports_no_damage(path: str) -> None:
+    """`colfile check` while another process commits in-place updates,
+    appends and replacements: a column that changed under it is checked
+    again (or noted), never called damaged."""
     with colfile.File(path, "w") as f:
         f.create("x", data=np.arange(4000, dtype="<f8"), nfile=8)
     churn = subprocess.Popen([sys.executable, "-c", CHURN, path, "400"], env=child_env(),
