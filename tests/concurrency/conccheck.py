@@ -464,13 +464,16 @@ class Judge:
         """An in-place update is not atomic: a read while one is live (its
         writer holds the lock) may see each of its rows old or new.  True
         if such an update overlapped [op.b, t] and what the read got (the
-        rows, or a query's row numbers) fits: every row the base's or the
-        update's, or the query's rows between those where both values
-        select and those where either does.  The reader's handle may hold
-        a shorter version than the update's base: one the base descends
-        from by appends (and in-place updates), legal when the read began;
-        its blobs are the base's first ones, which the updates write in
-        place: then its rows are the base's and the update's first rows."""
+        rows, or a query's row numbers) fits: every row that of a version
+        of the column's directory during the read -- the update's, its
+        base's, and back to the one committed when the read began (updates
+        that committed meanwhile wrote their rows in place too) -- or the
+        query's rows between those where all of them select and those
+        where any does.  The reader's handle may hold a shorter version
+        than the update's base: one the base descends from by appends (and
+        in-place updates), legal when the read began; its blobs are the
+        base's first ones, which the updates write in place: then its rows
+        are the first rows of those versions."""
         m = re.search(r"at=(\d+),(\d+)", msg)
         if not m or not op.data_file:
             return False
@@ -481,29 +484,43 @@ class Judge:
             u = vi.op
             if u.kind != "update" or vi.base is None or u.lock is None or not (u.b <= t and u.end >= op.b):
                 continue
-            new, old = vi.v, vi.base.v
-            if new.blob_rows != old.blob_rows:
+            new = vi.v
+            if new.blob_rows != vi.base.v.blob_rows:
                 continue
+            # the versions of the directory during the read: this update's,
+            # its base, and back to the one committed before the read began
+            # (updates that committed meanwhile wrote their rows in place too)
+            during = [new]
+            p = vi.base
+            while p is not None:
+                during.append(p.v)
+                if p.op.end < op.b:
+                    break
+                p = p.parent
             rb = new.rowbytes
             for n in self._handle_sizes(op, t, vi.base):
+                vs = [v for v in during if v.size >= n and v.token == new.token]
                 if rows:
                     bound = query_threshold(new.token, op.args.get("low") == "1")
-                    a, b = _below(old, bound)[:n], _below(new, bound)[:n]
+                    below = [_below(v, bound)[:n] for v in vs]
                     sel = np.zeros(n, bool)
                     idx = np.frombuffer(got, dtype="<i8")
                     if len(idx) and (idx.min() < 0 or idx.max() >= n):
                         continue
                     sel[idx] = True
-                    if np.all(sel >= (a & b)) and np.all(sel <= (a | b)):
+                    if np.all(sel >= np.logical_and.reduce(below)) and np.all(sel <= np.logical_or.reduce(below)):
                         self.count("results during a live update")
                         return True
                 else:
                     if len(got) != n * rb:
                         continue
-                    g = np.frombuffer(got, np.uint8).reshape(n, rb) if rb else None
-                    x = np.frombuffer(old.data()[:n * rb], np.uint8).reshape(n, rb) if rb else None
-                    y = np.frombuffer(new.data()[:n * rb], np.uint8).reshape(n, rb) if rb else None
-                    if g is None or np.all(np.all(g == x, axis=1) | np.all(g == y, axis=1)):
+                    if not rb:
+                        return True
+                    g = np.frombuffer(got, np.uint8).reshape(n, rb)
+                    ok = np.zeros(n, bool)
+                    for v in vs:
+                        ok |= np.all(g == np.frombuffer(v.data()[:n * rb], np.uint8).reshape(n, rb), axis=1)
+                    if np.all(ok):
                         self.count("results during a live update")
                         return True
         return False

@@ -193,6 +193,41 @@ def test_checker_read_of_an_older_version_during_a_live_update(tmp_path: Path) -
     assert [cat for cat, _ in j.violations] == ["read-mix"], j.violations
 
 
+def test_checker_read_across_two_updates(tmp_path: Path) -> None:
+    """A slow read during which one in-place update committed and a second
+    one (of the version the first made) was live: each row it got may be
+    that of the version before, between or after them."""
+    sys.path.insert(0, str(CONC))
+    try:
+        import conccheck
+    finally:
+        sys.path.remove(str(CONC))
+    crashplan, seed, tok = conccheck.crashplan, 12, "<i4"
+
+    def rows(n: int, s: int, k: int) -> bytes:
+        return crashplan.element_bytes(tok, crashplan.gen_key(seed, conccheck.gen_of(0, n)), s, k)
+
+    v1 = rows(1, 0, 10)
+    v2 = v1[:8] + rows(2, 2, 6) + v1[32:]          # update 2: rows 2..7
+    v3 = v2[:24] + rows(3, 6, 3) + v2[36:]         # update 3: rows 6..8
+    got = v1[:12] + v2[12:24] + v3[24:28] + v2[28:]  # rows 0-2 before, 3-5 after 2, 6 after 3
+    (tmp_path / "log0.data").write_bytes(got)
+    log = tmp_path / "log0"
+    log.write_text("\n".join([
+        f"B 100 1 create a token={tok} size=10 nfile=2", "L 110 1", "X 120 1 layout=5,5", "C 130 1", "D 200 1",
+        "B 250 9 read a verify=0 slow=1",
+        "B 300 2 update a", "L 310 2",
+        f"X 320 2 layout=5,5 start=2 count=6 base={conccheck.outside_digest(tok, 1, [5, 5], v1, 2, 6)}",
+        "C 330 2", "D 400 2",
+        "B 500 3 update a", "L 510 3",
+        f"X 520 3 layout=5,5 start=6 count=3 base={conccheck.outside_digest(tok, 1, [5, 5], v2, 6, 3)}",
+        f"R 700 9 d:{conccheck.digest(tok, 1, [5, 5], got)} at=0,{len(got)}", "D 701 9",
+        "C 790 3", "D 800 3", ""]))
+    j = conccheck.judge_round(seed, [log], [])
+    assert j.violations == [], j.violations
+    assert j.stats.get("results during a live update") == 1, j.stats
+
+
 def test_concurrency_harness(tmp_path: Path, lib: Any, delayshim: Path) -> None:
     """Rounds of 2-4 processes for a bounded budget, half of them with
     delay injection: every snapshot, read and query is a version, no false
