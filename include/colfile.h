@@ -458,8 +458,12 @@ CF_API int cf_column_blob_crc32c(const cf_column *c, int64_t i, uint32_t *crc);
  * does.  CF_ERANGE if the rows are outside [0, size); CF_ESHORT or CF_ENOENT
  * naming the blob if data is missing on disk; CF_EREPLACED if another
  * process replaced or removed the column since the handle opened it and
- * the blob is gone with that version (cf_column_open).  Nothing is
- * allocated in proportion to count. */
+ * the blob is gone with that version (cf_column_open), or, on a verifying
+ * handle, if a blob's CRC32C differs because another process committed an
+ * append or an in-place update to the column since the handle opened it
+ * (CF_ETORN while that update is still under way); CF_ECHECKSUM only
+ * when the column is still the one opened.  Nothing is allocated in
+ * proportion to count. */
 CF_API int cf_column_read(cf_column *c, int64_t start, int64_t count,
                    void *buf, const char *buf_dtype,
                    int64_t row_stride, int64_t elem_stride, cf_error *err);
@@ -566,7 +570,10 @@ enum cf_blob_status {
  * *status receives CF_BLOB_* bits.  Returns an error only for failures of
  * the check itself (CF_EIO, CF_EARG), not for a damaged blob; a blob gone
  * because another process replaced or removed the column since the handle
- * opened it is CF_EREPLACED, not CF_BLOB_MISSING. */
+ * opened it is CF_EREPLACED, not CF_BLOB_MISSING; so is a blob that
+ * disagrees with the metadata read at open after another process changed
+ * the column since (committed an append or an in-place update, or is
+ * updating it in place): reopen the column and check it again. */
 CF_API int cf_column_verify_blob(cf_column *c, int64_t i, unsigned *status,
                           cf_error *err);
 

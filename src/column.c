@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "checksum.h"
@@ -1045,7 +1046,7 @@ static int open_version(cf_column *c, const cf_file *f, const char *name, char *
     }
 }
 
-int cf_column_open(cf_column **out, cf_file *f, const char *name, cf_error *err)
+static int open_once(cf_column **out, cf_file *f, const char *name, cf_error *err)
 {
     cf_column *c;
     int rc = cf__column_new_for(&c, f, name, err);
@@ -1115,12 +1116,17 @@ int cf_column_open(cf_column **out, cf_file *f, const char *name, cf_error *err)
         }
         free(text);
         text = NULL;
-        struct stat xst;
-        c->xstamp.known = 0;
-        if (cf__version_read_stat(c, CF__EXT_NAME, &text, &len, &xst, NULL) != 0)
+        for (int tries = 1;; tries++) {
+            struct stat xst;
+            c->xstamp.known = 0;
+            if (cf__version_read_stat(c, CF__EXT_NAME, &text, &len, &xst, NULL) != 0)
+                text = NULL;
+            else
+                cf__hstamp_of(&c->xstamp, &xst);
+            if (!cf__column_ext_wait(c, text, len, tries)) break;
+            free(text);
             text = NULL;
-        else
-            cf__hstamp_of(&c->xstamp, &xst);
+        }
         int legacy;
         if ((rc = cf__column_apply_ext(c, text, len, xp, &legacy, err))) goto done;
         free(text);
@@ -1151,6 +1157,41 @@ done:
     free(xp);
     cf__column_free(c);
     return rc;
+}
+
+/* Times, and the pause between them, that a handle reads colfile-v1 again
+ * when a commit under way left it stale (cf__column_ext_wait). */
+#define CF__EXT_TRIES 40
+#define CF__EXT_PAUSE_US 500
+
+int cf__column_ext_wait(const cf_column *c, const char *text, size_t len, int tries)
+{
+    size_t body;
+    if (tries >= CF__EXT_TRIES || c->ext_snapshot || ext_state_of(c, text, len, &body) != CF_EXT_STALE ||
+        cf__version_header_changed(c) || !writer_alive(c))
+        return 0;
+    struct timespec pause = { 0, CF__EXT_PAUSE_US * 1000L };
+    nanosleep(&pause, NULL);
+    return 1;
+}
+
+int cf_column_open(cf_column **out, cf_file *f, const char *name, cf_error *err)
+{
+    /* A commit writes the header, then colfile-v1 (each atomically): an
+     * open that read the header before and colfile-v1 after them finds
+     * colfile-v1 stale and would take the CRC32C and statistics for
+     * unknown: it reads the pair again.  (One between the two waits for
+     * colfile-v1: cf__column_ext_wait.) */
+    for (int tries = 1;; tries++) {
+        cf_column *c = NULL;
+        int rc = open_once(&c, f, name, err);
+        if (rc || c->ext_state != CF_EXT_STALE || tries >= CF__EXT_TRIES ||
+            !(cf__version_moved(c) || cf__version_header_changed(c))) {
+            if (rc == 0) *out = c;
+            return rc;
+        }
+        cf__column_free(c);
+    }
 }
 
 static int need_scratch(cf_column *c, cf_error *err)
@@ -1650,6 +1691,13 @@ static int crc_mismatch_error(cf_column *c, int64_t b, uint32_t got, cf_error *e
         return CF_FAIL(err, CF_ETORN, "%s/%s: rows %lld..%lld changed since this handle opened the column: an "
                        "in-place update is in progress or was interrupted (%s)", c->path, name,
                        (long long)c->first_row[b], (long long)c->first_row[b + 1] - 1, CF__TORN_NAME);
+    /* an update committed (or a replacement) since the open: the rows are
+     * another version's, not damage */
+    if (cf__version_changed(c)) {
+        char what[64];
+        snprintf(what, sizeof what, "blob %s", name);
+        return cf__version_changed_error(c, what, err);
+    }
     return CF_FAIL(err, CF_ECHECKSUM,
                    "%s/%s: CRC32C of the data read is %08x but %s records %08x: blob (rows %lld..%lld) is "
                    "corrupt", c->path, name, (unsigned)got, CF__EXT_NAME, (unsigned)c->crc[b],
@@ -2490,6 +2538,17 @@ int cf_column_verify_blob(cf_column *c, int64_t i, unsigned *status, cf_error *e
                 st |= CF_BLOB_STATS_MISMATCH;
                 break;
             }
+    }
+    /* What disagrees with the metadata this handle read is no damage if
+     * another process changed the column since (an append, an in-place
+     * update, a replacement or removal): the caller reopens it. */
+    unsigned bad = st & ~(unsigned)(CF_BLOB_CRC_UNKNOWN | CF_BLOB_LONG);
+    if (has_crc && !(st & CF_BLOB_CRC_MISMATCH)) bad &= ~(unsigned)CF_BLOB_SUM_MISMATCH; /* format.md 6 */
+    if (bad && cf__version_changed(c)) {
+        char what[64];
+        snprintf(what, sizeof what, "blob %s", name);
+        rc = cf__version_changed_error(c, what, err);
+        st = 0;
     }
 done:
     free(acc);

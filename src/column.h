@@ -149,6 +149,12 @@ int cf__column_sync_blobs(cf_column *c, cf_error *err);
  * catalog's bytes where the stamps still hold, the files otherwise).  Cheap
  * once done; CF_ENOMEM. */
 int cf__column_settle(cf_column *c, cf_error *err);
+/* 1 if colfile-v1 as read (text, len; NULL: absent) is stale for the header
+ * this handle read while that header is still the column's and a writer
+ * holds the column's lock: a commit between renaming its header and its
+ * colfile-v1.  Then it has paused a moment and the caller reads colfile-v1
+ * again (at most `tries` times: 0 once they are used up). */
+int cf__column_ext_wait(const cf_column *c, const char *text, size_t len, int tries);
 
 /* The same for c->attrs / c->attrs_v1 and the attribute files (attr,
  * attr-v2, colfile-attrs), before their first use: the errors of

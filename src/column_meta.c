@@ -273,7 +273,13 @@ int cf__column_settle(cf_column *c, cf_error *err)
     char *owned = NULL;
     int dir_still = -1, legacy = 0;
     /* damaged or stale: unknown, never an error (as at open) */
-    int rc = deferred_text(c, d, DEFERRED_EXT, &dir_still, 0, &text, &len, &owned, NULL, &c->xstamp, err);
+    int rc;
+    for (int tries = 1;; tries++) {
+        rc = deferred_text(c, d, DEFERRED_EXT, &dir_still, 0, &text, &len, &owned, NULL, &c->xstamp, err);
+        if (rc || !cf__column_ext_wait(c, text, len, tries)) break;
+        free(owned);
+        owned = NULL;
+    }
     if (rc == 0) rc = cf__column_apply_ext(c, text, len, c->path, &legacy, err);
     free(owned);
     owned = NULL;

@@ -120,6 +120,41 @@ int cf__version_gone(const cf_column *c)
     return fstatat(c->dirfd, "header", &st, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT;
 }
 
+int cf__version_header_changed(const cf_column *c)
+{
+    if (!c->hstamp.known) return 0;
+    struct stat st;
+    int r;
+    if (c->dirfd >= 0) {
+        r = fstatat(c->dirfd, "header", &st, AT_SYMLINK_NOFOLLOW);
+    } else {
+        char *p = cf__path_join(c->dir, "header");
+        if (!p) return 0;
+        r = lstat(p, &st);
+        free(p);
+    }
+    if (r != 0) return errno == ENOENT;
+    cf__hstamp now;
+    cf__hstamp_of(&now, &st);
+    return !cf__hstamp_equal(&now, &c->hstamp);
+}
+
+int cf__version_changed(const cf_column *c)
+{
+    if (cf__version_gone(c) || cf__version_header_changed(c)) return 1;
+    /* a marker found at open is the handle's own business (torn="warn") */
+    return !c->torn_marked && c->ext_state != CF_EXT_TORN && c->ext_state != CF_EXT_UPDATING &&
+           cf__version_has(c, CF__TORN_NAME);
+}
+
+int cf__version_changed_error(const cf_column *c, const char *what, cf_error *err)
+{
+    return CF_FAIL(err, CF_EREPLACED, "%s: column '%s' was changed by another process since this handle "
+                   "opened it (it committed or is making an append, an in-place update or a replacement "
+                   "there), so %s no longer holds the rows its recorded sums and CRC32C describe: reopen "
+                   "the column to read the version there now", c->path, c->name, what);
+}
+
 int cf__version_replaced(const cf_column *c, cf_error *err)
 {
     return CF_FAIL(err, CF_EREPLACED, "%s: column '%s' was replaced or removed since this handle opened it "

@@ -59,6 +59,21 @@ int cf__version_moved(const cf_column *c);
  * gone (a removal under way).  0 when no directory is held. */
 int cf__version_gone(const cf_column *c);
 
+/* 1 if the version's header is no longer the one this handle read at open
+ * (or last committed itself: c->hstamp): another process committed an
+ * append or an in-place update to the directory held, or removed it.  0
+ * when the stamp is unknown. */
+int cf__version_header_changed(const cf_column *c);
+/* 1 if the rows this handle reads may have been changed by another
+ * process since it opened them: cf__version_gone, cf__version_header_changed,
+ * or an in-place update under way (colfile-torn present, and the handle
+ * did not find it at open). */
+int cf__version_changed(const cf_column *c);
+/* Fill err with CF_EREPLACED for a read whose version changed in place
+ * since the handle opened it (cf__version_changed): its recorded CRC32C,
+ * sums and statistics describe rows that are no longer those on disk;
+ * returns CF_EREPLACED.  `what` names the file read. */
+int cf__version_changed_error(const cf_column *c, const char *what, cf_error *err);
 /* Fill err with CF_EREPLACED for a read that needs the files of a version
  * that is gone; returns CF_EREPLACED. */
 int cf__version_replaced(const cf_column *c, cf_error *err);

@@ -151,6 +151,9 @@ class VersionInfo:
     #: a repair (any time) recomputes every sum from the bytes
     sumsets: set[tuple[int, ...]] = field(default_factory=set)
     base: VersionInfo | None = None   # an update's: the version it wrote over
+    #: an append's or update's: the version its writer found (the same
+    #: directory, whose blobs this one shares); None for a create
+    parent: VersionInfo | None = None
 
 
 #: the header sums kept per version (see VersionInfo.sumsets)
@@ -235,7 +238,7 @@ class Judge:
                             v.sums[i] = (v.sums[i] + _bytesum(new[(lo - s) * rb:(hi - s) * rb])) & 0xFFFFFFFF
                         first += rows
             vi = VersionInfo(op, v, digest(v.token, 1, v.blob_rows, v.data()),
-                             base=base if op.kind == "update" else None)
+                             base=base if op.kind == "update" else None, parent=base)
             vi.sumsets = {tuple(_bytesum(v.blob_bytes(i)) for i in range(len(layout)))}
             if op.kind == "append":
                 nold = len(layout) - (len(layout) - len(base.v.blob_rows))
@@ -280,7 +283,7 @@ class Judge:
             hits = alive or hits
         if len(hits) == 1:
             return hits[0]
-        merged = VersionInfo(hits[-1].op, hits[-1].v, hits[-1].digest)
+        merged = VersionInfo(hits[-1].op, hits[-1].v, hits[-1].digest, parent=hits[-1].parent)
         for h in hits:
             merged.sumsets |= h.sumsets
         return merged
@@ -476,9 +479,16 @@ class Judge:
         """An in-place update is not atomic: a read while one is live (its
         writer holds the lock) may see each of its rows old or new.  True
         if such an update overlapped [op.b, t] and what the read got (the
-        rows, or a query's row numbers) fits: every row the base's or the
-        update's, or the query's rows between those where both values
-        select and those where either does."""
+        rows, or a query's row numbers) fits: every row that of a version
+        of the column's directory during the read -- the update's, its
+        base's, and back to the one committed when the read began (updates
+        that committed meanwhile wrote their rows in place too) -- or the
+        query's rows between those where all of them select and those
+        where any does.  The reader's handle may hold a shorter version
+        than the update's base: one the base descends from by appends (and
+        in-place updates), legal when the read began; its blobs are the
+        base's first ones, which the updates write in place: then its rows
+        are the first rows of those versions."""
         m = re.search(r"at=(\d+),(\d+)", msg)
         if not m or not op.data_file:
             return False
@@ -489,31 +499,65 @@ class Judge:
             u = vi.op
             if u.kind != "update" or vi.base is None or u.lock is None or not (u.b <= t and u.end >= op.b):
                 continue
-            new, old = vi.v, vi.base.v
-            if new.blob_rows != old.blob_rows:
+            new = vi.v
+            if new.blob_rows != vi.base.v.blob_rows:
                 continue
-            if rows:
-                bound = query_threshold(new.token, op.args.get("low") == "1")
-                a, b = _below(old, bound), _below(new, bound)
-                sel = np.zeros(len(a), bool)
-                idx = np.frombuffer(got, dtype="<i8")
-                if len(idx) and (idx.min() < 0 or idx.max() >= len(a)):
-                    continue
-                sel[idx] = True
-                if np.all(sel >= (a & b)) and np.all(sel <= (a | b)):
-                    self.count("results during a live update")
-                    return True
-            else:
-                rb = new.rowbytes
-                if len(got) != new.size * rb:
-                    continue
-                g = np.frombuffer(got, np.uint8).reshape(new.size, rb) if rb else None
-                x = np.frombuffer(old.data(), np.uint8).reshape(new.size, rb) if rb else None
-                y = np.frombuffer(new.data(), np.uint8).reshape(new.size, rb) if rb else None
-                if g is None or np.all(np.all(g == x, axis=1) | np.all(g == y, axis=1)):
-                    self.count("results during a live update")
-                    return True
+            # the versions of the directory during the read: this update's,
+            # its base, and back to the one committed before the read began
+            # (updates that committed meanwhile wrote their rows in place too)
+            during = [new]
+            p = vi.base
+            while p is not None:
+                during.append(p.v)
+                if p.op.end < op.b:
+                    break
+                p = p.parent
+            rb = new.rowbytes
+            for n in self._handle_sizes(op, t, vi.base):
+                vs = [v for v in during if v.size >= n and v.token == new.token]
+                if rows:
+                    bound = query_threshold(new.token, op.args.get("low") == "1")
+                    below = [_below(v, bound)[:n] for v in vs]
+                    sel = np.zeros(n, bool)
+                    idx = np.frombuffer(got, dtype="<i8")
+                    if len(idx) and (idx.min() < 0 or idx.max() >= n):
+                        continue
+                    sel[idx] = True
+                    if np.all(sel >= np.logical_and.reduce(below)) and np.all(sel <= np.logical_or.reduce(below)):
+                        self.count("results during a live update")
+                        return True
+                else:
+                    if len(got) != n * rb:
+                        continue
+                    if not rb:
+                        return True
+                    g = np.frombuffer(got, np.uint8).reshape(n, rb)
+                    ok = np.zeros(n, bool)
+                    for v in vs:
+                        ok |= np.all(g == np.frombuffer(v.data()[:n * rb], np.uint8).reshape(n, rb), axis=1)
+                    if np.all(ok):
+                        self.count("results during a live update")
+                        return True
         return False
+
+    def _handle_sizes(self, op: Op, t: float, base: VersionInfo) -> list[int]:
+        """The row counts a read handle may have had while an update of
+        ``base`` was live: the base's, and that of every version legal
+        during [op.b, t] that the base descends from by appends and
+        in-place updates (the same directory: a handle of it reads the
+        blobs they share, which those updates wrote in place)."""
+        sizes = [base.v.size]
+        seen = set()
+        p = base.parent
+        while p is not None and id(p) not in seen:
+            seen.add(id(p))
+            v = p.v
+            if v.size < base.v.size and v.size not in sizes \
+                    and v.blob_rows == base.v.blob_rows[:len(v.blob_rows)] \
+                    and self.legal_version(op.target, lambda w, p=p: w is p, op.b, t) is not None:
+                sizes.append(v.size)
+            p = p.parent
+        return sizes
 
     def _seen_damaged(self, c: str, t: float) -> str:
         """A note for a result on a column the observer had seen damaged

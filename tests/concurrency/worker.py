@@ -284,6 +284,10 @@ class Worker:
             kinds.setdefault(col, set()).add("damaged")
         for col, k in sorted(kinds.items()):
             self.log("K", col, ",".join(sorted(k)))
+        # what check said, for whoever reads the log (the checker ignores M)
+        for p in rep.get("problems", []):
+            for q in p.get("problems", []):
+                self.log("M", p.get("column", "?"), " ".join(str(q.get("message", "")).split())[:400])
         self.log("D")
 
     # -- reads --------------------------------------------------------------

@@ -188,6 +188,87 @@ def test_checker_follows_sums_over_many_whole_overwrites(tmp_path: Path, lib: An
     assert j.violations == [], j.violations
 
 
+def test_checker_read_of_an_older_version_during_a_live_update(tmp_path: Path) -> None:
+    """A read handle opened on version V; another process appended to V
+    and then updated rows of V's blob in place while the read went on.
+    The handle reads V's blob, so it gets V's rows, each old or new: no
+    violation.  A row that is neither still is one."""
+    sys.path.insert(0, str(CONC))
+    try:
+        import conccheck
+    finally:
+        sys.path.remove(str(CONC))
+    crashplan, seed, tok = conccheck.crashplan, 11, "<i4"
+
+    def rows(n: int, s: int, k: int) -> bytes:
+        return crashplan.element_bytes(tok, crashplan.gen_key(seed, conccheck.gen_of(0, n)), s, k)
+
+    v1 = rows(1, 0, 10)                 # create: 10 rows, one blob
+    v2 = v1 + rows(2, 10, 5)            # append: 5 rows, a second blob
+    upd = rows(4, 2, 3)                 # update of v2: rows 2..4
+    got = v1[:8] + upd[:4] + v1[12:]    # row 2 new, rows 3 and 4 not yet
+    log, data = tmp_path / "log0", tmp_path / "log0.data"
+    data.write_bytes(got)
+
+    def lines(read: bytes) -> str:
+        data.write_bytes(read)
+        return "\n".join([
+            f"B 100 1 create a token={tok} size=10 nfile=1", "L 110 1", "X 120 1 layout=10", "C 130 1",
+            "D 200 1",
+            "B 250 3 read a verify=0 slow=1",
+            f"B 300 2 append a rows=5 nfile=1", "L 310 2",
+            f"X 320 2 layout=10,5 old=10 base={conccheck.digest(tok, 1, [10], v1)}", "C 330 2", "D 400 2",
+            "B 500 4 update a", "L 510 4",
+            f"X 520 4 layout=10,5 start=2 count=3 base={conccheck.outside_digest(tok, 1, [10, 5], v2, 2, 3)}",
+            f"R 700 3 d:{conccheck.digest(tok, 1, [10], read)} at=0,{len(read)}", "D 701 3",
+            "C 790 4", "D 800 4", ""])
+
+    log.write_text(lines(got))
+    j = conccheck.judge_round(seed, [log], [])
+    assert j.violations == [], j.violations
+    assert j.stats.get("results during a live update") == 1, j.stats
+    bad = bytearray(got)
+    bad[36] ^= 0x11                     # row 9: neither old nor new
+    log.write_text(lines(bytes(bad)))
+    j = conccheck.judge_round(seed, [log], [])
+    assert [cat for cat, _ in j.violations] == ["read-mix"], j.violations
+
+
+def test_checker_read_across_two_updates(tmp_path: Path) -> None:
+    """A slow read during which one in-place update committed and a second
+    one (of the version the first made) was live: each row it got may be
+    that of the version before, between or after them."""
+    sys.path.insert(0, str(CONC))
+    try:
+        import conccheck
+    finally:
+        sys.path.remove(str(CONC))
+    crashplan, seed, tok = conccheck.crashplan, 12, "<i4"
+
+    def rows(n: int, s: int, k: int) -> bytes:
+        return crashplan.element_bytes(tok, crashplan.gen_key(seed, conccheck.gen_of(0, n)), s, k)
+
+    v1 = rows(1, 0, 10)
+    v2 = v1[:8] + rows(2, 2, 6) + v1[32:]          # update 2: rows 2..7
+    v3 = v2[:24] + rows(3, 6, 3) + v2[36:]         # update 3: rows 6..8
+    got = v1[:12] + v2[12:24] + v3[24:28] + v2[28:]  # rows 0-2 before, 3-5 after 2, 6 after 3
+    (tmp_path / "log0.data").write_bytes(got)
+    log = tmp_path / "log0"
+    log.write_text("\n".join([
+        f"B 100 1 create a token={tok} size=10 nfile=2", "L 110 1", "X 120 1 layout=5,5", "C 130 1", "D 200 1",
+        "B 250 9 read a verify=0 slow=1",
+        "B 300 2 update a", "L 310 2",
+        f"X 320 2 layout=5,5 start=2 count=6 base={conccheck.outside_digest(tok, 1, [5, 5], v1, 2, 6)}",
+        "C 330 2", "D 400 2",
+        "B 500 3 update a", "L 510 3",
+        f"X 520 3 layout=5,5 start=6 count=3 base={conccheck.outside_digest(tok, 1, [5, 5], v2, 6, 3)}",
+        f"R 700 9 d:{conccheck.digest(tok, 1, [5, 5], got)} at=0,{len(got)}", "D 701 9",
+        "C 790 3", "D 800 3", ""]))
+    j = conccheck.judge_round(seed, [log], [])
+    assert j.violations == [], j.violations
+    assert j.stats.get("results during a live update") == 1, j.stats
+
+
 def test_concurrency_harness(tmp_path: Path, lib: Any, delayshim: Path) -> None:
     """Rounds of 2-4 processes for a bounded budget, half of them with
     delay injection: every snapshot, read and query is a version, no false

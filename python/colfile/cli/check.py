@@ -53,6 +53,9 @@ statistics).  These are listed as notes, not damage:
     lock files; see colfile repair);
   - a column that another process is updating in place ("update in
     progress"): its blobs are not checked, as they are being changed;
+  - a column that another process replaced, removed, appended to or
+    updated while it was being checked: it is opened and checked again,
+    and after four tries left with a note ("changed during the check");
   - a column whose CRC32C and statistics are unknown because its header
     changed since colfile recorded them (written by another tool, or copied
     without keeping modification times; colfile index recomputes them);
@@ -191,7 +194,10 @@ def _problems(col: Any, i: int, status: set[str], info: dict[str, Any], first: i
 
 
 def _check_blob(name: str, col: Any, i: int, first: int) -> tuple[dict[str, Any], int]:
-    """Verify blob ``i`` of ``col``: its report entry and its byte count."""
+    """Verify blob ``i`` of ``col``: its report entry and its byte count.
+    ``colfile.ReplacedError`` passes: the column changed since it was
+    opened (another process replaced, removed, appended to or updated it),
+    which says nothing about damage."""
     import colfile
 
     path = blob_path(col, i)
@@ -199,6 +205,8 @@ def _check_blob(name: str, col: Any, i: int, first: int) -> tuple[dict[str, Any]
         info = col.blob_info(i)
         status = col.verify_blob(i)
         probs = _problems(col, i, status, info, first, path)
+    except colfile.ReplacedError:
+        raise
     except (colfile.Error, OSError) as exc:
         info = {"rows": col.blob_rows[i] if i < col.nfile else 0}
         status = {"ERROR"}
@@ -207,6 +215,54 @@ def _check_blob(name: str, col: Any, i: int, first: int) -> tuple[dict[str, Any]
     entry = {"column": name, "blob": blob_id(i), "path": path, "first_row": first, "rows": rows,
              "status": sorted(status), "problems": probs}
     return entry, rows * row_bytes(col)
+
+
+# Times a column that another process changes while it is being checked is
+# opened and checked again before the check gives up on it (with a note).
+_CHANGED_TRIES = 4
+
+
+def _changed_note(where: str, why: str) -> str:
+    return (f"{where}: changed during the check: {why}; not checked (another process "
+            "replaced, removed, appended to or updated it meanwhile: check it again)")
+
+
+def _recheck(f: Any, name: str, results: list[Any], notes: list[str], why: str) -> str | None:
+    """Open column ``name`` again and check every blob of it, adding the
+    entries to ``results``: None when done (or when the column is gone or
+    being updated, which ``notes`` then say), else why it kept changing."""
+    import colfile
+
+    where = f"{os.path.join(f.path, name)}: column {name!r}"
+    for _ in range(_CHANGED_TRIES):
+        try:
+            f[name].close()   # the File keeps the handle it opened: a new one
+        except colfile.Error:
+            pass
+        try:
+            col = f[name]
+        except colfile.ColumnNotFoundError:
+            notes.append(f"{where}: removed by another process during the check")
+            return None
+        except colfile.ReplacedError as exc:
+            why = str(exc)
+            continue
+        if col.nmemb and col.dtype is not None and col.ext_state == "updating":
+            notes.append(f"{where}: update in progress: another process is updating its rows "
+                         "in place; its blobs were not checked")
+            return None
+        mine = []
+        try:
+            first = 0
+            for i in range(col.nfile):
+                mine.append(_check_blob(name, col, i, first))
+                first += col.blob_rows[i]
+        except colfile.ReplacedError as exc:
+            why = str(exc)
+            continue
+        results.extend(mine)
+        return None
+    return why
 
 
 def run(args: Any) -> int:
@@ -240,9 +296,15 @@ def run(args: Any) -> int:
         warnings.simplefilter("ignore", colfile.TornWarning)
         names = select_columns(f, args.columns)
         cols: list[tuple[str, Any]] = []
+        notes: list[str] = []
         for name in names:
+            where = f"{os.path.join(f.path, name)}: column {name!r}"
             try:
                 cols.append((name, f[name]))
+            except colfile.ColumnNotFoundError:
+                notes.append(f"{where}: removed by another process during the check")
+            except colfile.ReplacedError as exc:
+                notes.append(_changed_note(where, str(exc)))
             except (colfile.Error, OSError) as exc:
                 entry = {"column": name, "blob": None,
                          "path": os.path.join(f.path, name, "header"),
@@ -256,7 +318,6 @@ def run(args: Any) -> int:
                   for name, col in cols}
         if comm is not None and c.size > 1:
             states = comm.bcast(states, root=0)
-        notes: list[str] = []
         for name, col in cols:
             state = states[name]
             where = f"{os.path.join(f.path, name)}: column {name!r}"
@@ -306,21 +367,46 @@ def run(args: Any) -> int:
         for line in notes:
             say("note: " + line)
         results = []
+        changed: dict[str, str] = {}   # column -> why it was not checked
         try:
             for name, col, i, first in mine:
-                entry, need = _check_blob(name, col, i, first)
+                if name in changed:
+                    continue
+                try:
+                    entry, need = _check_blob(name, col, i, first)
+                except colfile.ReplacedError as exc:
+                    changed[name] = str(exc)
+                    continue
                 results.append((entry, need))
                 progress.advance(need, label=name)
+            if c.size == 1:
+                # each column that changed meanwhile: opened and checked anew
+                for name in list(changed):
+                    results = [r for r in results if r[0]["column"] != name]
+                    said = len(notes)
+                    why = _recheck(f, name, results, notes, changed.pop(name))
+                    if why is not None:
+                        changed[name] = why
+                    for line in notes[said:]:
+                        say("note: " + line)
         finally:
             progress.close()
         if comm is not None and c.size > 1:
-            gathered = comm.gather(results, root=0)
+            gathered = comm.gather((results, changed), root=0)
             if c.rank != 0:
                 ok_here = comm.bcast(None, root=0)
                 return 0 if ok_here else 1
-            results = [r for part in gathered for r in part]
+            changed = {}
+            for _, part in gathered:
+                for n, why in part.items():
+                    changed.setdefault(n, why)
+            results = [r for part, _ in gathered for r in part if r[0]["column"] not in changed]
             order = {(n, i): k for k, (n, _, i, _) in enumerate(work)}
             results.sort(key=lambda r: order[(r[0]["column"], int(r[0]["blob"], 16))])
+        for name, why in sorted(changed.items()):
+            line = _changed_note(f"{os.path.join(f.path, name)}: column {name!r}", why)
+            notes.append(line)
+            say("note: " + line)
         for entry, need in results:
             status = set(entry["status"])
             nblobs += 1
