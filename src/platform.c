@@ -57,92 +57,79 @@ int cf__open_dir_handle_nofollow(int dfd, const char *path)
 #endif
 
 #if defined(F_OFD_SETLK) || defined(F_OFD_GETLK)
-static void ofd_range(struct flock *fl, short type, int64_t start)
+/* len bytes from start (len 0: to the end of the file, and beyond) */
+static void ofd_span(struct flock *fl, short type, int64_t start, int64_t len)
 {
     memset(fl, 0, sizeof *fl);
     fl->l_type = type;
     fl->l_whence = SEEK_SET;
-    fl->l_start = start < 0 ? 0 : (off_t)start;
-    fl->l_len = start < 0 ? 0 : 1; /* 0: to the end of the file, and beyond */
+    fl->l_start = (off_t)start;
+    fl->l_len = (off_t)len;
 }
 #endif
 
-/* F_OFD_SETLK of type (F_RDLCK, F_WRLCK or F_UNLCK) at start. */
-static int ofd_set(int fd, short type, int64_t start)
+/* F_OFD_SETLK of type (F_RDLCK, F_WRLCK or F_UNLCK) over len bytes from
+ * start. */
+static int ofd_set(int fd, short type, int64_t start, int64_t len)
 {
 #if defined(F_OFD_SETLK)
     struct flock fl;
-    ofd_range(&fl, type, start);
+    ofd_span(&fl, type, start, len);
     return fcntl(fd, F_OFD_SETLK, &fl);
 #else
     (void)fd;
     (void)type;
     (void)start;
+    (void)len;
     errno = ENOSYS;
     return -1;
 #endif
 }
 
-int cf__ofd_lock(int fd, int exclusive, int64_t start) { return ofd_set(fd, exclusive ? F_WRLCK : F_RDLCK, start); }
+/* F_OFD_GETLK of a write lock over len bytes from start: 0 if free, 1 if
+ * held (*holder filled), -1 with errno. */
+static int ofd_get(int fd, int64_t start, int64_t len, struct flock *holder)
+{
+#if defined(F_OFD_GETLK)
+    ofd_span(holder, F_WRLCK, start, len);
+    if (fcntl(fd, F_OFD_GETLK, holder) != 0) return -1;
+    return holder->l_type != F_UNLCK;
+#else
+    (void)fd;
+    (void)start;
+    (void)len;
+    (void)holder;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
 
-int cf__ofd_unlock(int fd, int64_t start) { return ofd_set(fd, F_UNLCK, start); }
+/* One byte at start; start < 0: all of the file. */
+#define BYTE_OR_ALL(start) ((start) < 0 ? 0 : (start)), ((start) < 0 ? 0 : 1)
+
+int cf__ofd_lock(int fd, int exclusive, int64_t start)
+{
+    return ofd_set(fd, exclusive ? F_WRLCK : F_RDLCK, BYTE_OR_ALL(start));
+}
+
+int cf__ofd_unlock(int fd, int64_t start) { return ofd_set(fd, F_UNLCK, BYTE_OR_ALL(start)); }
 
 int cf__ofd_probe(int fd, int64_t start)
 {
-#if defined(F_OFD_GETLK)
     struct flock fl;
-    ofd_range(&fl, F_WRLCK, start);
-    if (fcntl(fd, F_OFD_GETLK, &fl) != 0) return -1;
-    if (fl.l_type == F_UNLCK) return 0;
+    int r = ofd_get(fd, BYTE_OR_ALL(start), &fl);
+    if (r <= 0) return r;
     return fl.l_start == 0 && fl.l_len == 0 ? 2 : 1;
-#else
-    (void)fd;
-    (void)start;
-    errno = ENOSYS;
-    return -1;
-#endif
 }
 
-int cf__ofd_lock_range(int fd, int64_t start, int64_t len)
-{
-#if defined(F_OFD_SETLK)
-    struct flock fl;
-    memset(&fl, 0, sizeof fl);
-    fl.l_type = F_WRLCK;
-    fl.l_whence = SEEK_SET;
-    fl.l_start = (off_t)start;
-    fl.l_len = (off_t)len;
-    return fcntl(fd, F_OFD_SETLK, &fl);
-#else
-    (void)fd;
-    (void)start;
-    (void)len;
-    errno = ENOSYS;
-    return -1;
-#endif
-}
+int cf__ofd_lock_range(int fd, int64_t start, int64_t len) { return ofd_set(fd, F_WRLCK, start, len); }
 
 int cf__ofd_probe_range(int fd, int64_t start, int64_t len, int64_t *at)
 {
-#if defined(F_OFD_GETLK)
     struct flock fl;
-    memset(&fl, 0, sizeof fl);
-    fl.l_type = F_WRLCK;
-    fl.l_whence = SEEK_SET;
-    fl.l_start = (off_t)start;
-    fl.l_len = (off_t)len;
-    if (fcntl(fd, F_OFD_GETLK, &fl) != 0) return -1;
-    if (fl.l_type == F_UNLCK) return 0;
-    *at = fl.l_start == 0 && fl.l_len == 0 ? -1 : (int64_t)fl.l_start;
-    return 1;
-#else
-    (void)fd;
-    (void)start;
-    (void)len;
-    (void)at;
-    errno = ENOSYS;
-    return -1;
-#endif
+    int r = ofd_get(fd, start, len, &fl);
+    if (r == 1) *at = fl.l_start == 0 && fl.l_len == 0 ? -1 : (int64_t)fl.l_start;
+    return r;
 }
 
 /* 1 if errno says the kernel or file system has no OFD locks. */
