@@ -213,6 +213,22 @@ static int column_owns(const char *name)
     return strncmp(name, ".colfile", 8) != 0 && cf__is_format_file_name(name);
 }
 
+/* Rename dir/name to trash/name (gone already: nothing to do). */
+static int move_into_trash(const char *dir, const char *name, const char *trash, cf_error *err)
+{
+    char *from = cf__path_join(dir, name), *to = cf__path_join(trash, name);
+    int rc = 0;
+    if (!from || !to) {
+        rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", dir);
+    } else if (rename(from, to) != 0 && errno != ENOENT) {
+        int e = errno;
+        rc = CF_FAIL(err, cf__errno_code(e), "%s: cannot move out of the way: %s", from, strerror(e));
+    }
+    free(from);
+    free(to);
+    return rc;
+}
+
 /* Move the column's files out of dir, which stays (it holds columns below
  * it, or foreign files): first into a hidden trash directory beside it,
  * `header` before anything else (that one rename makes the column
@@ -222,21 +238,10 @@ static int discard_files_keep_dir(const char *dir, const char *parent, const cha
     char *trash = NULL;
     int rc = trash_name(parent, leaf, 1, &trash, err);
     if (rc) return rc;
-    char *from = NULL, *to = NULL;
-    {
-        from = cf__path_join(dir, "header");
-        to = cf__path_join(trash, "header");
-        if (!from || !to) rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", dir);
-        else if (rename(from, to) != 0 && errno != ENOENT) {
-            int e = errno;
-            rc = CF_FAIL(err, cf__errno_code(e), "%s: cannot move the header out of the way: %s", dir, strerror(e));
-        }
-        free(from);
-        free(to);
-        /* a rename between two directories is durable once both are */
-        if (rc == 0 && durable) rc = cf__fsync_path(trash, err);
-        if (rc == 0 && durable) rc = cf__fsync_path(dir, err);
-    }
+    rc = move_into_trash(dir, "header", trash, err);
+    /* a rename between two directories is durable once both are */
+    if (rc == 0 && durable) rc = cf__fsync_path(trash, err);
+    if (rc == 0 && durable) rc = cf__fsync_path(dir, err);
     DIR *d = rc == 0 ? opendir(dir) : NULL;
     if (rc == 0 && !d) {
         int e = errno;
@@ -248,15 +253,7 @@ static int discard_files_keep_dir(const char *dir, const char *parent, const cha
         if (!column_owns(ent->d_name) || fstatat(dirfd(d), ent->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
             !S_ISREG(st.st_mode))
             continue;
-        from = cf__path_join(dir, ent->d_name);
-        to = cf__path_join(trash, ent->d_name);
-        if (!from || !to) rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", dir);
-        else if (rename(from, to) != 0 && errno != ENOENT) {
-            int e = errno;
-            rc = CF_FAIL(err, cf__errno_code(e), "%s: cannot move out of the way: %s", from, strerror(e));
-        }
-        free(from);
-        free(to);
+        rc = move_into_trash(dir, ent->d_name, trash, err);
     }
     if (d) closedir(d);
     if (rc == 0 && durable) rc = cf__fsync_path(trash, err);
@@ -393,14 +390,7 @@ int cf__file_truncate(const char *path, int durable, cf_error *err)
             if (strcmp(nm, ".") == 0 || strcmp(nm, "..") == 0 || strcmp(nm, trash_leaf) == 0 ||
                 strcmp(nm, CF__LOCK_NAME) == 0 || strncmp(nm, CF__LOCK_PREFIX, strlen(CF__LOCK_PREFIX)) == 0)
                 continue;
-            char *from = cf__path_join(path, nm), *to = cf__path_join(trash, nm);
-            if (!from || !to) rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", path);
-            else if (rename(from, to) != 0 && errno != ENOENT) {
-                int e = errno;
-                rc = CF_FAIL(err, cf__errno_code(e), "%s: cannot move out of the way: %s", from, strerror(e));
-            }
-            free(from);
-            free(to);
+            rc = move_into_trash(path, nm, trash, err);
         }
         if (d) closedir(d);
         /* a rename between two directories is durable once both are */
