@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -355,6 +356,8 @@ def test_a_forked_child_does_not_keep_a_dead_parents_locks(tmp_path):
         c = f.create("x", data=np.arange(4))  # holds x's lock
         pid = os.fork()
         if pid == 0:
+            # fork() has returned: the after-fork handlers closed the copies
+            open({str(tmp_path / "ready")!r}, "w").close()
             time.sleep(120)  # lives until the test kills it
             os._exit(0)
         print(pid, flush=True)
@@ -365,6 +368,12 @@ def test_a_forked_child_does_not_keep_a_dead_parents_locks(tmp_path):
     grandchild = int(child.stdout.readline())
     try:
         assert child.wait(timeout=60) == 0
+        ready = tmp_path / "ready"
+        for _ in range(6000):
+            if ready.exists():
+                break
+            time.sleep(0.01)
+        assert ready.exists(), "the forked child never got past fork()"
         os.kill(grandchild, 0)  # still alive
         with colfile.File(path, "a", durable=False) as f:
             f.create("x", data=np.arange(3)).close()  # not BusyError
