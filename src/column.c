@@ -488,6 +488,10 @@ static int writer_alive(const cf_column *c)
     return held;
 }
 
+/* An open that must start again: the column changed while it was being
+ * opened (not an error code: cf_column_open handles it). */
+#define CF__OPEN_AGAIN 1
+
 /* Blobs that grow added for rows this handle will never commit now (a
  * write failed, changes were discarded, the commit failed): remove them, so
  * that a failed append on a full disk gives its space back.  No header on
@@ -1098,9 +1102,17 @@ static int open_once(cf_column **out, cf_file *f, const char *name, cf_error *er
             c->opened_header_crc = cf__crc32c_update(0, text, len);
         }
         c->committed_nfile = c->h.nfile;
-        int marked = cf__version_has(c, CF__TORN_NAME);
+        struct stat mst;
+        int marked = cf__version_stat(c, CF__TORN_NAME, &mst);
         if (marked && !f->writable && (rc = cf__name_confine(f->path, name, err))) goto done;
         c->torn_at_open = marked && !writer_alive(c);
+        if (c->torn_at_open && !cf__version_same_file(c, CF__TORN_NAME, &mst)) {
+            /* the marker went (or was made anew) after it was seen: an
+             * update committed and let go of its lock between the two looks,
+             * which is no interruption; the header read may predate it */
+            rc = CF__OPEN_AGAIN;
+            goto done;
+        }
         /* its recorded CRCs and statistics may describe rows that the
          * update has changed since: all unknown for this handle */
         if (marked) {
@@ -1185,6 +1197,12 @@ int cf_column_open(cf_column **out, cf_file *f, const char *name, cf_error *err)
     for (int tries = 1;; tries++) {
         cf_column *c = NULL;
         int rc = open_once(&c, f, name, err);
+        if (rc == CF__OPEN_AGAIN) {
+            if (tries < CF__EXT_TRIES) continue;
+            return CF_FAIL(err, CF_EREPLACED, "%s/%s: column '%s' was updated in place %d times while it "
+                           "was being opened (other processes keep committing updates): try again",
+                           f->path, name, name, CF__EXT_TRIES);
+        }
         if (rc || c->ext_state != CF_EXT_STALE || tries >= CF__EXT_TRIES ||
             !(cf__version_moved(c) || cf__version_header_changed(c))) {
             if (rc == 0) *out = c;
