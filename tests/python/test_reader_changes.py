@@ -255,3 +255,72 @@ def test_open_racing_the_commit_of_an_update_is_not_torn(path: str, tmp_path) ->
         np.testing.assert_array_equal(np.array(values.split(","), dtype="<f8"), new)
     finally:
         writer.close()
+
+
+def _stopped(proc: subprocess.Popen) -> None:
+    """Wait until ``proc`` stops itself (faultshim's SIGSTOP)."""
+    deadline = time.monotonic() + 60
+    while True:
+        with open(f"/proc/{proc.pid}/stat") as fh:
+            if fh.read().rsplit(")", 1)[1].split()[0] == "T":
+                return
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.01)
+
+
+UPDATER = """
+import sys, numpy as np, colfile
+with colfile.File(sys.argv[1], "a") as f:
+    f["x"].write(0, np.asarray([float(sys.argv[2])], dtype="<f8"))
+"""
+
+
+def test_writer_opened_during_a_commit_keeps_the_crc32c_it_did_not_write(path: str, tmp_path) -> None:
+    """A writer that opens the column after another's in-place update has
+    renamed its header into place but before it removed colfile-torn (an
+    update in progress: the CRC32C and statistics unknown to the opener),
+    and changes the column after that update committed, records the
+    CRC32C and statistics of the blobs it does not write: colfile-v1 after
+    its commit vouches for every blob, and `colfile check` finds no damage
+    (bigfile's byte sums of updated blobs differ from the data)."""
+    shim = _faultshim()
+    old = _old(path)
+    # where the updater removes colfile-torn: its n-th unlink below the File
+    report = str(tmp_path / "unlinks")
+    env = child_env(LD_PRELOAD=shim, CF_FAULT_SCOPE=path, CF_FAULT_OPS="unlink",
+                    CF_FAULT_MODE="count", CF_FAULT_REPORT=report)
+    subprocess.run([sys.executable, "-c", UPDATER, path, "0.5"], env=env, check=True, timeout=120)
+    with open(report) as fh:
+        unlinks = [ln.split() for ln in fh.read().splitlines()[1:]]
+    at = next(int(n) for n, _, rel, *_ in unlinks if rel == "x/colfile-torn")
+    env = child_env(LD_PRELOAD=shim, CF_FAULT_SCOPE=path, CF_FAULT_OPS="unlink",
+                    CF_FAULT_ACTION="stop", CF_FAULT_AT=str(at))
+    updater = subprocess.Popen([sys.executable, "-c", UPDATER, path, "1.5"], env=env,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        _stopped(updater)   # header and colfile-v1 committed, marker and lock still there
+        f = colfile.File(path, "a")
+        col = f["x"]
+        assert col.ext_state == "updating"
+    finally:
+        updater.send_signal(signal.SIGCONT)
+        _, err_text = updater.communicate(timeout=120)
+    try:
+        assert updater.returncode == 0, err_text
+        col.write(7, np.asarray([70.5], dtype="<f8"))   # blob 1 only
+        col.close()
+    finally:
+        f.close()
+    want = old.copy()
+    want[0], want[7] = 1.5, 70.5
+    with colfile.File(path, "r", verify=True) as f:
+        col = f["x"]
+        assert col.ext_state == "current"
+        for i in range(col.nfile):
+            assert col.blob_info(i).get("crc32c") is not None, f"blob {i}: CRC32C unknown"
+        np.testing.assert_array_equal(col[:], want)
+    out = subprocess.run([sys.executable, "-m", "colfile.cli", "check", "--json", "--no-progress", path],
+                         env=child_env(), capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+    rep = json.loads(out.stdout)
+    assert rep["ok"] and rep["crc_unknown"] == 0 and rep["damaged_columns"] == []
