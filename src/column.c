@@ -462,6 +462,42 @@ static int fresh_sibling(const char *path, const char *prefix, int make_dir, cha
     return CF_FAIL(err, CF_EIO, "%s: cannot find a free staging name", path);
 }
 
+/* A writer that opened the column while another's in-place update was
+ * live (colfile-torn there, its lock held) took the CRC32C and statistics
+ * for unknown.  If that update has committed since -- the header is still
+ * the one this handle read (cf__version_check) and the marker is gone --
+ * colfile-v1 now describes that header: read it again, or this handle's
+ * commit would record the blobs it does not write as unknown for good. */
+static int reread_ext(cf_column *c, cf_error *err)
+{
+    if (c->ext_state != CF_EXT_UPDATING || c->torn_at_open || c->kind != CF_KIND_DATA || c->ext_snapshot ||
+        cf__version_has(c, CF__TORN_NAME))
+        return 0;
+    char *text = NULL, *xp = cf__path_join(c->path, CF__EXT_NAME);
+    if (!xp) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
+    size_t len = 0;
+    struct stat xst;
+    c->xstamp.known = 0;
+    if (cf__version_read_stat(c, CF__EXT_NAME, &text, &len, &xst, NULL) != 0)
+        text = NULL;
+    else
+        cf__hstamp_of(&c->xstamp, &xst);
+    c->ext_state = CF_EXT_ABSENT; /* decided anew from the file */
+    int legacy = 0, rc = cf__column_apply_ext(c, text, len, xp, &legacy, err);
+    free(text);
+    text = NULL;
+    if (rc == 0 && legacy) {
+        free(xp);
+        xp = cf__path_join(c->path, CF__STATS_NAME);
+        if (!xp) rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
+        else if (cf__version_read(c, CF__STATS_NAME, &text, &len, NULL) != 0) text = NULL;
+        if (rc == 0) rc = cf__column_apply_stats(c, text, len, xp, err);
+        free(text);
+    }
+    free(xp);
+    return rc;
+}
+
 int cf__column_begin_change(cf_column *c, cf_error *err)
 {
     if (cf__lock_is_held(&c->lock) || c->replica || c->kind == CF_KIND_ATTRS_ONLY) return 0;
@@ -469,7 +505,7 @@ int cf__column_begin_change(cf_column *c, cf_error *err)
     /* Replacing, removing or committing the column takes the lock too:
      * holding it, the writer sees whether that happened since it opened
      * the column. */
-    if (rc == 0 && (rc = cf__version_check(c, err))) cf__lock_release(&c->lock);
+    if (rc == 0 && ((rc = cf__version_check(c, err)) || (rc = reread_ext(c, err)))) cf__lock_release(&c->lock);
     /* no lock file to open: its group was removed with the column */
     else if (rc == CF_ENOENT && cf__version_gone(c)) rc = cf__version_check(c, err);
     return rc;
@@ -487,6 +523,10 @@ static int writer_alive(const cf_column *c)
     free(parent);
     return held;
 }
+
+/* An open that must start again: the column changed while it was being
+ * opened (not an error code: cf_column_open handles it). */
+#define CF__OPEN_AGAIN 1
 
 /* Blobs that grow added for rows this handle will never commit now (a
  * write failed, changes were discarded, the commit failed): remove them, so
@@ -1098,9 +1138,17 @@ static int open_once(cf_column **out, cf_file *f, const char *name, cf_error *er
             c->opened_header_crc = cf__crc32c_update(0, text, len);
         }
         c->committed_nfile = c->h.nfile;
-        int marked = cf__version_has(c, CF__TORN_NAME);
+        struct stat mst;
+        int marked = cf__version_stat(c, CF__TORN_NAME, &mst);
         if (marked && !f->writable && (rc = cf__name_confine(f->path, name, err))) goto done;
         c->torn_at_open = marked && !writer_alive(c);
+        if (c->torn_at_open && !cf__version_same_file(c, CF__TORN_NAME, &mst)) {
+            /* the marker went (or was made anew) after it was seen: an
+             * update committed and let go of its lock between the two looks,
+             * which is no interruption; the header read may predate it */
+            rc = CF__OPEN_AGAIN;
+            goto done;
+        }
         /* its recorded CRCs and statistics may describe rows that the
          * update has changed since: all unknown for this handle */
         if (marked) {
@@ -1185,6 +1233,12 @@ int cf_column_open(cf_column **out, cf_file *f, const char *name, cf_error *err)
     for (int tries = 1;; tries++) {
         cf_column *c = NULL;
         int rc = open_once(&c, f, name, err);
+        if (rc == CF__OPEN_AGAIN) {
+            if (tries < CF__EXT_TRIES) continue;
+            return CF_FAIL(err, CF_EREPLACED, "%s/%s: column '%s' was updated in place %d times while it "
+                           "was being opened (other processes keep committing updates): try again",
+                           f->path, name, name, CF__EXT_TRIES);
+        }
         if (rc || c->ext_state != CF_EXT_STALE || tries >= CF__EXT_TRIES ||
             !(cf__version_moved(c) || cf__version_header_changed(c))) {
             if (rc == 0) *out = c;

@@ -91,6 +91,23 @@ int cf__version_has(const cf_column *c, const char *leaf)
     return fstatat(c->dirfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
+int cf__version_stat(const cf_column *c, const char *leaf, struct stat *st)
+{
+    if (c->dirfd >= 0) return fstatat(c->dirfd, leaf, st, AT_SYMLINK_NOFOLLOW) == 0;
+    char *p = cf__path_join(c->dir, leaf);
+    int there = p && lstat(p, st) == 0;
+    free(p);
+    return there;
+}
+
+int cf__version_same_file(const cf_column *c, const char *leaf, const struct stat *seen)
+{
+    struct stat now;
+    return cf__version_stat(c, leaf, &now) && now.st_dev == seen->st_dev && now.st_ino == seen->st_ino &&
+           now.st_mtim.tv_sec == seen->st_mtim.tv_sec && now.st_mtim.tv_nsec == seen->st_mtim.tv_nsec &&
+           !cf__version_header_changed(c);
+}
+
 int cf__version_still(const cf_column *c, const char *leaf, const cf__stamp *s)
 {
     if (c->dirfd >= 0) return cf__stamp_still_at(c->dirfd, leaf, s);

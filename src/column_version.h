@@ -45,6 +45,12 @@ int cf__version_read_stat(const cf_column *c, const char *leaf, char **data, siz
 
 /* 1 if `leaf` exists in the version. */
 int cf__version_has(const cf_column *c, const char *leaf);
+/* 1 and its stat in *st if `leaf` is in the version (no link followed). */
+int cf__version_stat(const cf_column *c, const char *leaf, struct stat *st);
+/* 1 if `leaf`, seen as *seen, is still that same file and the header has
+ * not changed since the handle read it: a file seen before and after a
+ * look at something else existed throughout it. */
+int cf__version_same_file(const cf_column *c, const char *leaf, const struct stat *seen);
 
 /* 1 if a fresh lstat of `leaf` in the version ("": the directory itself)
  * matches the catalog stamp s. */

@@ -31,7 +31,7 @@
  *                             mkdir rmdir link close read (default: all but
  *                             read)
  *   CF_FAULT_AT=N             act at the N-th counted operation (1-based)
- *   CF_FAULT_ACTION=a         eio | enospc | short | kill | powerloss: at the
+ *   CF_FAULT_ACTION=a         eio | enospc | short | kill | powerloss | stop: at the
  *                             N-th I/O operation; enomem: at the N-th
  *                             allocation from libcolfile
  *     eio, enospc   the call fails with that errno and does nothing
@@ -43,6 +43,9 @@
  *     kill          SIGKILL before the operation is made
  *     powerloss     before the operation is made: undo every change below the
  *                   scope not yet made durable, then SIGKILL (see below)
+ *     stop          SIGSTOP before the operation is made, which is made when
+ *                   the process is continued (SIGCONT): a test acts between
+ *                   two of its operations
  *   CF_FAULT_STICKY=1         eio/enospc: every later counted operation of the
  *                             same class fails too (a disk that stays full)
  *   CF_FAULT_RANK=r           under MPI (PMI_RANK, PMIX_RANK or
@@ -242,7 +245,7 @@ static const char *const class_names[OC_COUNT] = {
     "mkdir", "rmdir", "link", "close", "read"
 };
 
-enum action { A_NONE, A_EIO, A_ENOSPC, A_SHORT, A_ENOMEM, A_KILL, A_POWERLOSS };
+enum action { A_NONE, A_EIO, A_ENOSPC, A_SHORT, A_ENOMEM, A_KILL, A_POWERLOSS, A_STOP };
 
 static int g_active;                 /* CF_FAULT_SCOPE given */
 static char g_scope[PATH_MAX];
@@ -1144,7 +1147,7 @@ static _Noreturn void die_now(void)
 }
 
 /* Count an I/O operation (mutex held); returns the action for this call
- * (A_NONE, A_EIO, A_ENOSPC, A_SHORT).  Kill and power loss do not return. */
+ * (A_NONE, A_EIO, A_ENOSPC, A_SHORT).  Kill and power loss do not return; stop returns once continued. */
 static int count_io(int cls, const char *relpath, long long bytes)
 {
     if (!(g_classes & (1u << cls))) return A_NONE;
@@ -1171,6 +1174,12 @@ static int count_io(int cls, const char *relpath, long long bytes)
             g_sticky_errno = g_action == A_EIO ? EIO : ENOSPC;
         }
         return g_action;
+    case A_STOP:
+        g_fired = 1;
+        if (g_verbose) say("faultshim[%ld]: SIGSTOP at I/O op %lld (%s %s)\n", (long)getpid(), n,
+                           class_names[cls], relpath);
+        kill(getpid(), SIGSTOP);
+        return A_NONE;
     case A_KILL:
         if (g_verbose) say("faultshim[%ld]: SIGKILL at I/O op %lld (%s %s)\n", (long)getpid(), n,
                            class_names[cls], relpath);
@@ -1333,7 +1342,8 @@ __attribute__((constructor)) static void shim_init(void)
         else if (strcmp(v, "enomem") == 0) g_action = A_ENOMEM;
         else if (strcmp(v, "kill") == 0) g_action = A_KILL;
         else if (strcmp(v, "powerloss") == 0) g_action = A_POWERLOSS;
-        else say("faultshim: unknown CF_FAULT_ACTION '%s' (eio enospc short enomem kill powerloss)\n", v);
+        else if (strcmp(v, "stop") == 0) g_action = A_STOP;
+        else say("faultshim: unknown CF_FAULT_ACTION '%s' (eio enospc short enomem kill powerloss stop)\n", v);
     }
     if ((v = getenv("CF_FAULT_OPS")) && *v) {
         g_classes = 0;

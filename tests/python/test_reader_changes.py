@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import textwrap
@@ -181,3 +182,145 @@ def test_check_racing_appends_updates_and_replaces_reports_no_damage(path: str) 
     assert churn.returncode == 0
     assert runs >= 3
     assert bad == []
+
+
+def _faultshim() -> str:
+    build = os.environ.get("COLFILE_C_BUILD")
+    shim = os.path.join(build, "tests", "crash", "faultshim.so") if build else ""
+    if not os.path.exists(shim):
+        if os.environ.get("CI"):
+            pytest.fail("no faultshim.so in $COLFILE_C_BUILD (CI is set: this test must run)")
+        pytest.skip("no faultshim.so in $COLFILE_C_BUILD")
+    return shim
+
+
+# torn="warn", as colfile check opens (with "raise" a failed open is tried
+# again to report the error, which hides the race)
+OPENER = """
+import sys, warnings, numpy as np, colfile
+warnings.simplefilter("ignore", colfile.TornWarning)
+with colfile.File(sys.argv[1], "r", verify=True, torn="warn") as f:
+    col = f["x"]
+    print(col.torn, col.ext_state, ",".join(map(str, col[:])), flush=True)
+"""
+
+
+def test_open_racing_the_commit_of_an_update_is_not_torn(path: str, tmp_path) -> None:
+    """An open that sees colfile-torn while an in-place update is live,
+    then probes the writer lock only after that update has committed and
+    let go of it, must not take the marker it saw for an interrupted
+    update: the open is stopped (faultshim, SIGSTOP) at the lock probe,
+    the writer commits meanwhile, then the open goes on."""
+    shim = _faultshim()
+    old = _old(path)
+    new = old.copy()
+    new[2:4] = [20.5, 30.5]
+    writer = colfile.File(path, "a")
+    try:
+        col = writer["x"]
+        col.write(2, new[2:4])   # colfile-torn made; the lock held
+        assert os.path.exists(os.path.join(path, "x", "colfile-torn"))
+        # where the open probes the lock: the n-th open below the File
+        report = str(tmp_path / "opens")
+        env = child_env(LD_PRELOAD=shim, CF_FAULT_SCOPE=path, CF_FAULT_OPS="open",
+                        CF_FAULT_MODE="count", CF_FAULT_REPORT=report)
+        out = subprocess.run([sys.executable, "-c", OPENER, path], env=env, capture_output=True,
+                             text=True, timeout=120, check=True).stdout.split()
+        assert out[:2] == ["False", "updating"]
+        with open(report) as fh:
+            opens = [ln.split() for ln in fh.read().splitlines()[1:]]
+        at = next(int(n) for n, _, rel, *_ in opens if os.path.basename(rel).startswith(".colfile-lock"))
+        env = child_env(LD_PRELOAD=shim, CF_FAULT_SCOPE=path, CF_FAULT_OPS="open",
+                        CF_FAULT_ACTION="stop", CF_FAULT_AT=str(at))
+        opener = subprocess.Popen([sys.executable, "-c", OPENER, path], env=env,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 60
+            while True:   # stopped at the probe, the marker seen
+                with open(f"/proc/{opener.pid}/stat") as fh:
+                    if fh.read().rsplit(")", 1)[1].split()[0] == "T":
+                        break
+                assert opener.poll() is None and time.monotonic() < deadline
+                time.sleep(0.01)
+            col.close()      # the update commits: marker removed, lock let go
+            writer.close()
+            assert not os.path.exists(os.path.join(path, "x", "colfile-torn"))
+        finally:
+            opener.send_signal(signal.SIGCONT)
+            out_text, err_text = opener.communicate(timeout=120)
+        assert opener.returncode == 0, err_text
+        torn, state, values = out_text.split()
+        assert torn == "False"
+        assert state == "current"
+        np.testing.assert_array_equal(np.array(values.split(","), dtype="<f8"), new)
+    finally:
+        writer.close()
+
+
+def _stopped(proc: subprocess.Popen) -> None:
+    """Wait until ``proc`` stops itself (faultshim's SIGSTOP)."""
+    deadline = time.monotonic() + 60
+    while True:
+        with open(f"/proc/{proc.pid}/stat") as fh:
+            if fh.read().rsplit(")", 1)[1].split()[0] == "T":
+                return
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.01)
+
+
+UPDATER = """
+import sys, numpy as np, colfile
+with colfile.File(sys.argv[1], "a") as f:
+    f["x"].write(0, np.asarray([float(sys.argv[2])], dtype="<f8"))
+"""
+
+
+def test_writer_opened_during_a_commit_keeps_the_crc32c_it_did_not_write(path: str, tmp_path) -> None:
+    """A writer that opens the column after another's in-place update has
+    renamed its header into place but before it removed colfile-torn (an
+    update in progress: the CRC32C and statistics unknown to the opener),
+    and changes the column after that update committed, records the
+    CRC32C and statistics of the blobs it does not write: colfile-v1 after
+    its commit vouches for every blob, and `colfile check` finds no damage
+    (bigfile's byte sums of updated blobs differ from the data)."""
+    shim = _faultshim()
+    old = _old(path)
+    # where the updater removes colfile-torn: its n-th unlink below the File
+    report = str(tmp_path / "unlinks")
+    env = child_env(LD_PRELOAD=shim, CF_FAULT_SCOPE=path, CF_FAULT_OPS="unlink",
+                    CF_FAULT_MODE="count", CF_FAULT_REPORT=report)
+    subprocess.run([sys.executable, "-c", UPDATER, path, "0.5"], env=env, check=True, timeout=120)
+    with open(report) as fh:
+        unlinks = [ln.split() for ln in fh.read().splitlines()[1:]]
+    at = next(int(n) for n, _, rel, *_ in unlinks if rel == "x/colfile-torn")
+    env = child_env(LD_PRELOAD=shim, CF_FAULT_SCOPE=path, CF_FAULT_OPS="unlink",
+                    CF_FAULT_ACTION="stop", CF_FAULT_AT=str(at))
+    updater = subprocess.Popen([sys.executable, "-c", UPDATER, path, "1.5"], env=env,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        _stopped(updater)   # header and colfile-v1 committed, marker and lock still there
+        f = colfile.File(path, "a")
+        col = f["x"]
+        assert col.ext_state == "updating"
+    finally:
+        updater.send_signal(signal.SIGCONT)
+        _, err_text = updater.communicate(timeout=120)
+    try:
+        assert updater.returncode == 0, err_text
+        col.write(7, np.asarray([70.5], dtype="<f8"))   # blob 1 only
+        col.close()
+    finally:
+        f.close()
+    want = old.copy()
+    want[0], want[7] = 1.5, 70.5
+    with colfile.File(path, "r", verify=True) as f:
+        col = f["x"]
+        assert col.ext_state == "current"
+        for i in range(col.nfile):
+            assert col.blob_info(i).get("crc32c") is not None, f"blob {i}: CRC32C unknown"
+        np.testing.assert_array_equal(col[:], want)
+    out = subprocess.run([sys.executable, "-m", "colfile.cli", "check", "--json", "--no-progress", path],
+                         env=child_env(), capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+    rep = json.loads(out.stdout)
+    assert rep["ok"] and rep["crc_unknown"] == 0 and rep["damaged_columns"] == []
