@@ -254,7 +254,8 @@ class Worker:
             else:
                 low = text.lower()
                 cls = "BusyError" if any(w in low for w in ("busy", "in use", "lock", "another writer")) else \
-                    "NotFound" if "no column" in low or "no such" in low or "not a column" in low else "CliError"
+                    "NotFound" if any(w in low for w in ("no column", "no group", "no such", "not a column")) \
+                    else "CliError"
                 self.log("F", cls, f"rc={rc} {text[-300:]}")
         return rc or 0, text
 
