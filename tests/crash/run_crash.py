@@ -1384,7 +1384,7 @@ def build_combos(driver: Driver, opts: argparse.Namespace) -> list[Combo]:
         # rm, truncation and repair: serial writers (C and Python)
         for mode in modes:
             for w in writers:
-                if mode in ("kill", "inject", "powerloss", "faults") and (mode, w) in table and w != "csan":
+                if mode in opts.destroy_modes.split(",") and (mode, w) in table and w != "csan":
                     combos.append(Combo(driver, mode, w, [1], table[(mode, w)] * opts.destroy, "destroy"))
     if any(c.mode != "kill" and c.mode != "rankkill" for c in combos) and t.shim is None:
         print("note: faultshim.so is not built: only random-time kills run", file=sys.stderr)
@@ -1404,6 +1404,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--scale", default="small", choices=sorted(crashplan.SCALES))
     ap.add_argument("--destroy", type=float, default=0.6,
                     help="weight of the streams on plans with rm, truncation and repair (0: none)")
+    ap.add_argument("--destroy-modes", default="kill,inject,powerloss,faults",
+                    help="the modes that also run on those plans (a comma list)")
     ap.add_argument("--max-seeds", type=int, default=1000, help="plans per sweep before a sweep is done")
     ap.add_argument("--resume", type=float, default=0.3, help="fraction of crashed trials that are resumed")
     ap.add_argument("--jobs", type=int, default=2)
