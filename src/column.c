@@ -462,6 +462,18 @@ static int fresh_sibling(const char *path, const char *prefix, int make_dir, cha
     return CF_FAIL(err, CF_EIO, "%s: cannot find a free staging name", path);
 }
 
+/* colfile-v1 of the version the handle holds (NULL when absent or
+ * unreadable: unknown), its mtime in c->xstamp. */
+static char *read_ext(cf_column *c, size_t *len)
+{
+    char *text = NULL;
+    struct stat xst;
+    c->xstamp.known = 0;
+    if (cf__version_read_stat(c, CF__EXT_NAME, &text, len, &xst, NULL) != 0) return NULL;
+    cf__hstamp_of(&c->xstamp, &xst);
+    return text;
+}
+
 /* A writer that opened the column while another's in-place update was
  * live (colfile-torn there, its lock held) took the CRC32C and statistics
  * for unknown.  If that update has committed since -- the header is still
@@ -476,12 +488,7 @@ static int reread_ext(cf_column *c, cf_error *err)
     char *text = NULL, *xp = cf__path_join(c->path, CF__EXT_NAME);
     if (!xp) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
     size_t len = 0;
-    struct stat xst;
-    c->xstamp.known = 0;
-    if (cf__version_read_stat(c, CF__EXT_NAME, &text, &len, &xst, NULL) != 0)
-        text = NULL;
-    else
-        cf__hstamp_of(&c->xstamp, &xst);
+    text = read_ext(c, &len);
     c->ext_state = CF_EXT_ABSENT; /* decided anew from the file */
     int legacy = 0, rc = cf__column_apply_ext(c, text, len, xp, &legacy, err);
     free(text);
@@ -1165,12 +1172,7 @@ static int open_once(cf_column **out, cf_file *f, const char *name, cf_error *er
         free(text);
         text = NULL;
         for (int tries = 1;; tries++) {
-            struct stat xst;
-            c->xstamp.known = 0;
-            if (cf__version_read_stat(c, CF__EXT_NAME, &text, &len, &xst, NULL) != 0)
-                text = NULL;
-            else
-                cf__hstamp_of(&c->xstamp, &xst);
+            text = read_ext(c, &len);
             if (!cf__column_ext_wait(c, text, len, tries)) break;
             free(text);
             text = NULL;
