@@ -1,6 +1,6 @@
 """What a small read costs in a fresh process: the fixed cost of opening and
 reading, with the CPU caches flushed, for numpy raw, colfile's Python API
-and colfile's C API called through cffi alone (issue #6, the 1% read).
+and colfile's C API called through cffi alone (the 1% read).
 
     python bench/cold_reads.py [--rows 1048576] [--read-rows 100]
         [--rounds 4] [--iters 25] [--tmpdir DIR] [--nice -20]

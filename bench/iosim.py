@@ -3,7 +3,7 @@
     .venv/bin/python bench/iosim.py [--ranks 1,2,4] [--loads small,medium,large]
         [--modes throttled,aggregated,auto] [--repeats 3] [--c-iosim build/release/colfile-iosim]
         [--durable-load medium] [--cost-us 1000] [--cost-ranks 4] [--scratch DIR]
-        [--markdown docs/performance.md]
+        [--markdown bench/results/iosim.md]
 
 One run prints four tables, all measured in the same run:
 

@@ -1,4 +1,4 @@
-"""colfile side by side with its peers: snapshot and metadata workloads (issue #6).
+"""colfile side by side with its peers: snapshot and metadata workloads.
 
     python bench/peers.py [--rows 16777216] [--repeats 3]
         [--systems numpy,colfile,colfile-nodurable,colfile-deferred,
@@ -2005,7 +2005,7 @@ def targets(r: dict[str, Any], get: Callable[[str, str], Any],
         row(f"peak extra RSS, {what}, share of the data",
             None if x is None else max(x["extra_rss"], 0) / nbytes, 0.1, "{:.1%}",
             higher=False)
-    head = ["Issue #6 targets for colfile, as measured in this run (speeds as ratios: "
+    head = ["Targets for colfile, as measured in this run (speeds as ratios: "
             "the other system's time / colfile's time; memory: no whole-column temporaries, "
             "taken here as peak extra RSS ≤ 10% of the snapshot). Each is judged on the best "
             "repeats; the lower quartiles are the same figure from each system's lower-quartile "
@@ -2021,7 +2021,7 @@ SECTION_HEAD = """## Peers: snapshot and metadata workloads
 
 `bench/peers.py` runs colfile and its peers (numpy raw files, h5py, zarr 3,
 adios2 BP5, bigfile 0.1.52; `pip install .[bench]`) on the snapshot
-workload of issue #6 (write into the page cache, write + fsync, read warm and
+workload (write into the page cache, write + fsync, read warm and
 cold, into caller buffers, partial reads) and on a metadata workload (10,000
 small columns with an attribute each), in fresh processes, systems
 interleaved, best of several repeats, every read verified against the data

@@ -1,5 +1,5 @@
 """How fast cached file bytes are copied into memory, by where the
-destination starts relative to them (colfile/_buffers.py, issue #6).
+destination starts relative to them (colfile/_buffers.py).
 
     python bench/placement.py [--mib 64] [--small-mib 4] [--iters 30]
         [--prime-mib 256] [--tmpdir DIR]
