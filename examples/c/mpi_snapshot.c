@@ -59,6 +59,7 @@ static int write_snapshot(const char *dir, int rank, cf_error *err)
     if (rc) goto done;
     if ((rc = cf_mpi_column_attr_set(attrs, MPI_COMM_WORLD, "BoxSize", "f8", 1, &box, err)) ||
         (rc = cf_mpi_column_attr_set(attrs, MPI_COMM_WORLD, "Time", "f8", 1, &time, err)) ||
+        /* a string: kind a1, one byte per element, as Python stores a str */
         (rc = cf_mpi_column_attr_set(attrs, MPI_COMM_WORLD, "Generator", "a1", (int64_t)strlen(generator),
                                      generator, err)))
         goto done;
