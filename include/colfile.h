@@ -607,10 +607,16 @@ CF_API int cf_column_ext_state(cf_column *c, int *state, cf_error *err);
 /* Attributes                                                           */
 /* ------------------------------------------------------------------ */
 
+/* Attributes belong to a column, a group or the File: open "group/." or
+ * "." (cf_column_open) for those of a group or of the File.  Setting one
+ * writes the attribute files before returning. */
+
 /* Set attribute `name` to `nmemb` elements of `dtype` (kinds i u f c b S,
- * plus `a`: a byte string stored as <a1) from `data`, and write the
- * attribute files atomically before returning (on a new column not yet
- * committed, its first commit writes them).  nmemb 0 is allowed.
+ * and `a1`: one byte of a byte string per element, as Python stores a str;
+ * cf_column_attr_set_string does that for a C string) from `data`, and
+ * write the attribute files atomically before returning (on a new column
+ * not yet committed, its first commit writes them).  Every kind needs a
+ * width ("a" alone is CF_EDTYPE).  nmemb 0 is allowed.
  * CF_ENAME for names with space, tab, newline, NUL or empty; CF_EDTYPE. */
 CF_API int cf_column_attr_set(cf_column *c, const char *name, const char *dtype,
                        int64_t nmemb, const void *data, cf_error *err);
@@ -621,6 +627,32 @@ CF_API int cf_column_attr_set(cf_column *c, const char *name, const char *dtype,
  * attribute change on it.  CF_ENOENT if absent. */
 CF_API int cf_column_attr_get(cf_column *c, const char *name, const char **dtype,
                        int64_t *nmemb, const void **data, cf_error *err);
+
+/* Set attribute `name` to the C string `value`: dtype <a1, one element
+ * per byte, no terminator (what Python stores for a str).  The empty
+ * string is stored as one NUL byte (bigfile cannot read an attribute of
+ * no elements).  Errors as cf_column_attr_set. */
+CF_API int cf_column_attr_set_string(cf_column *c, const char *name, const char *value, cf_error *err);
+
+/* Attribute `name` as one C string in a new buffer (*value, release with
+ * cf_free); *len (if not NULL) gets its length without the terminator.
+ * Trailing NUL bytes are dropped.  Works for kind `a` (any count), S1 of
+ * any count (the characters of one string) and one element of S<width>.
+ * CF_EDTYPE for any other dtype (a number, or several S<width> strings:
+ * read those with cf_column_attr_get); CF_ENOENT if absent; CF_ENOMEM. */
+CF_API int cf_column_attr_get_string(cf_column *c, const char *name, char **value, size_t *len,
+                                     cf_error *err);
+
+/* Attribute `name` converted to `dtype` (e.g. "f8": machine byte order)
+ * into `buf`, which has room for `capacity` elements, as cf_dtype_convert
+ * does (numbers between numeric kinds, byte strings to S of any width).
+ * With nmemb NULL the attribute must have exactly `capacity` elements
+ * (a scalar: capacity 1); otherwise at most `capacity`, and *nmemb gets
+ * the count.  CF_ENOENT if absent, CF_ERANGE for a count that does not
+ * fit, CF_ECAST for a conversion that does not exist (a string to f8),
+ * CF_EDTYPE for a bad `dtype`; the message names the attribute. */
+CF_API int cf_column_attr_get_as(cf_column *c, const char *name, const char *dtype, void *buf,
+                                 int64_t capacity, int64_t *nmemb, cf_error *err);
 
 /* Delete attribute `name` from every attribute file.  CF_ENOENT if absent. */
 CF_API int cf_column_attr_delete(cf_column *c, const char *name, cf_error *err);

@@ -150,6 +150,11 @@ int cf_column_attr_set(cf_column *c, const char *name, const char *dtype,
                        int64_t nmemb, const void *data, cf_error *err);
 int cf_column_attr_get(cf_column *c, const char *name, const char **dtype,
                        int64_t *nmemb, const void **data, cf_error *err);
+int cf_column_attr_set_string(cf_column *c, const char *name, const char *value, cf_error *err);
+int cf_column_attr_get_string(cf_column *c, const char *name, char **value, size_t *len,
+                              cf_error *err);
+int cf_column_attr_get_as(cf_column *c, const char *name, const char *dtype, void *buf,
+                          int64_t capacity, int64_t *nmemb, cf_error *err);
 int cf_column_attr_delete(cf_column *c, const char *name, cf_error *err);
 int cf_column_attr_names(cf_column *c, char ***names, int64_t *count,
                          cf_error *err);

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# check.sh BUILD PREFIX WORK MPIEXEC - the installed package as a user meets it.
+#
+# Installs the build BUILD into PREFIX, puts a second MPI (Debian's MPICH,
+# unpacked by second_mpi.sh into WORK) first on PATH, and builds the C
+# examples against PREFIX twice: with find_package(colfile COMPONENTS mpi)
+# and no MPI hint, and with pkg-config.  Each program must link the MPI
+# colfile was built with, and run without LD_LIBRARY_PATH: snapshot alone,
+# mpi_snapshot under MPIEXEC (that MPI's) written on 4 ranks and read on 3.
+# Finally find_package with an MPI that does not exist must say why it
+# fails.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+build=$1 prefix=$2 work=$3 mpiexec=$4
+unset LD_LIBRARY_PATH
+rm -rf "$prefix" "$work/cmake" "$work/pc" "$work/bin" "$work/out" "$work/notfound"
+mkdir -p "$work/pc" "$work/out"
+cmake --install "$build" --prefix "$prefix" > "$work/install.log"
+
+second=$("$here/second_mpi.sh" "$work/second-mpi")
+export PATH="$second:$PATH"
+echo "second MPI first on PATH: $(command -v mpicc)"
+
+fail() { echo "install check: $*" >&2; exit 1; }
+log() { # log FILE COMMAND...: run, show the log on failure
+    local f=$1; shift
+    "$@" > "$f" 2>&1 || { cat "$f" >&2; fail "failed: $*"; }
+}
+
+# Each program must take libcolfile from PREFIX and MPI from colfile's MPI.
+check_links() { # check_links EXE
+    local deps
+    deps=$(ldd "$1")
+    grep -q "libcolfile.so.0 => $prefix/" <<< "$deps" || { echo "$deps" >&2; fail "$1: libcolfile not from $prefix"; }
+    if grep -q "libcolfile_mpi" <<< "$deps"; then
+        grep -q "libcolfile_mpi.so.0 => $prefix/" <<< "$deps" || { echo "$deps" >&2; fail "$1: libcolfile_mpi not from $prefix"; }
+        ! grep -q "$work/second-mpi" <<< "$deps" || { echo "$deps" >&2; fail "$1: links the second MPI"; }
+    fi
+}
+
+run_examples() { # run_examples DIR LABEL
+    local d=$1 label=$2 out
+    check_links "$d/snapshot"
+    check_links "$d/mpi_snapshot"
+    log "$work/out/$label-snapshot.log" "$d/snapshot" "$work/out/$label-snapshot"
+    log "$work/out/$label-write.log" "$mpiexec" -n 4 "$d/mpi_snapshot" write "$work/out/$label-mpi"
+    out=$("$mpiexec" -n 3 "$d/mpi_snapshot" read "$work/out/$label-mpi") || fail "$label: mpi_snapshot read failed"
+    grep -q "read 4250 particles on 3 ranks .*: 0 wrong" <<< "$out" || { echo "$out" >&2; fail "$label: $out"; }
+    echo "$label: $out"
+}
+
+# find_package, no MPI hint: the package brings the MPI it was built with.
+# The examples install with their link path as rpath (CMAKE_INSTALL_RPATH_USE_LINK_PATH).
+log "$work/cmake.log" cmake -S "$root/examples/c" -B "$work/cmake" -DCMAKE_PREFIX_PATH="$prefix" \
+    -DCMAKE_INSTALL_PREFIX="$work/bin"
+log "$work/cmake-build.log" cmake --build "$work/cmake"
+log "$work/cmake-install.log" cmake --install "$work/cmake"
+run_examples "$work/bin/bin" find_package
+
+# pkg-config from the system, else pkgconf from PyPI (a test extra).
+pc=$(command -v pkg-config || command -v pkgconf || echo "$root/.venv/bin/pkgconf")
+export PKG_CONFIG_PATH="$prefix/lib/pkgconfig:$prefix/lib64/pkgconfig:$prefix/lib/x86_64-linux-gnu/pkgconfig"
+# shellcheck disable=SC2046
+cc -std=c11 $("$pc" --cflags colfile) "$root/examples/c/snapshot.c" $("$pc" --libs colfile) -o "$work/pc/snapshot"
+# shellcheck disable=SC2046
+cc -std=c11 $("$pc" --cflags colfile-mpi) "$root/examples/c/mpi_snapshot.c" $("$pc" --libs colfile-mpi) \
+    -o "$work/pc/mpi_snapshot"
+[ "$("$pc" --variable=mpiexec colfile-mpi)" -ef "$mpiexec" ] ||
+    fail "colfile-mpi.pc: mpiexec is '$("$pc" --variable=mpiexec colfile-mpi)', not $mpiexec"
+run_examples "$work/pc" pkg-config
+
+# An MPI that is not there: find_package(colfile COMPONENTS mpi) fails
+# and says why.
+mkdir -p "$work/notfound/src"
+printf 'cmake_minimum_required(VERSION 3.18)\nproject(p C)\nfind_package(colfile REQUIRED COMPONENTS mpi)\n' \
+    > "$work/notfound/src/CMakeLists.txt"
+if cmake -S "$work/notfound/src" -B "$work/notfound/build" -DCMAKE_PREFIX_PATH="$prefix" \
+        -DMPI_C_COMPILER=/nonexistent/mpicc > "$work/notfound.log" 2>&1; then
+    fail "find_package(colfile COMPONENTS mpi) succeeded with MPI_C_COMPILER=/nonexistent/mpicc"
+fi
+grep -q "was built with the MPI of" "$work/notfound.log" ||
+    { cat "$work/notfound.log" >&2; fail "find_package gave no reason"; }
+echo "find_package without its MPI: fails and says why ($work/notfound.log)"
