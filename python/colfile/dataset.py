@@ -42,6 +42,8 @@ class Dataset:
         Column names (relative to ``source``); they become the field names.
         Vector columns give sub-array fields (``('pos', '<f8', (3,))``).
 
+    Notes
+    -----
     Indexing takes the same first-axis indices as :class:`~colfile.Column`
     (integers give a structured scalar); a field name gives the
     :class:`~colfile.Column`, a list of names a narrower Dataset.  Assigning

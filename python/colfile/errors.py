@@ -5,30 +5,29 @@ matching builtin too, so callers can catch either ``colfile.Error`` or the
 builtin they already know (``KeyError``, ``FileNotFoundError``,
 ``IndexError``, ...).
 
-========================== ======================= ===========================
-C code                     exception               also a
-========================== ======================= ===========================
-CF_EIO                     :class:`StorageError`    ``OSError``
-CF_ENOENT (File)           :class:`NoSuchFileError` ``FileNotFoundError``
-CF_ENOENT (column)         :class:`ColumnNotFoundError` ``KeyError``
-CF_ENOENT (attribute)      :class:`AttributeNotFoundError` ``KeyError``
-CF_EEXIST                  :class:`AlreadyExistsError` ``FileExistsError``
-CF_ENAME                   :class:`InvalidNameError` ``ValueError``
-CF_EDTYPE, CF_ECAST        :class:`DTypeError`      ``TypeError``
-CF_EFORMAT, CF_ESHORT,     :class:`FormatError`
-CF_ENOTFILE
-CF_ERANGE                  :class:`RangeError`      ``IndexError``
-CF_ENOMEM                  :class:`OutOfMemoryError` ``MemoryError``
-CF_EARG                    :class:`InvalidArgumentError` ``ValueError``
-CF_ECHECKSUM               :class:`ChecksumError`
-CF_EREADONLY               :class:`ReadOnlyError`   ``PermissionError``
-CF_EKIND                   :class:`ColumnKindError` ``TypeError``
-CF_ETORN                   :class:`TornError`
-CF_EBUSY                   :class:`BusyError`       ``BlockingIOError``
-CF_EREPLACED               :class:`ReplacedError`   ``FileNotFoundError``
-                           (a :class:`NoSuchFileError`)
-(closed handle)            :class:`ClosedError`     ``ValueError``
-========================== ======================= ===========================
+================================== ================================= =======================
+C code                             exception                         also a
+================================== ================================= =======================
+CF_EIO                             :class:`StorageError`             ``OSError``
+CF_ENOENT (File)                   :class:`NoSuchFileError`          ``FileNotFoundError``
+CF_ENOENT (column)                 :class:`ColumnNotFoundError`      ``KeyError``
+CF_ENOENT (attribute)              :class:`AttributeNotFoundError`   ``KeyError``
+CF_EEXIST                          :class:`AlreadyExistsError`       ``FileExistsError``
+CF_ENAME                           :class:`InvalidNameError`         ``ValueError``
+CF_EDTYPE, CF_ECAST                :class:`DTypeError`               ``TypeError``
+CF_EFORMAT, CF_ESHORT, CF_ENOTFILE :class:`FormatError`
+CF_ERANGE                          :class:`RangeError`               ``IndexError``
+CF_ENOMEM                          :class:`OutOfMemoryError`         ``MemoryError``
+CF_EARG                            :class:`InvalidArgumentError`     ``ValueError``
+CF_ECHECKSUM                       :class:`ChecksumError`
+CF_EREADONLY                       :class:`ReadOnlyError`            ``PermissionError``
+CF_EKIND                           :class:`ColumnKindError`          ``TypeError``
+CF_ETORN                           :class:`TornError`
+CF_EBUSY                           :class:`BusyError`                ``BlockingIOError``
+CF_EREPLACED                       :class:`ReplacedError`            ``FileNotFoundError``
+                                   (a :class:`NoSuchFileError`)
+(closed handle)                    :class:`ClosedError`              ``ValueError``
+================================== ================================= =======================
 
 The message of an exception raised for a failing C call is the C message,
 which names the path and the problem.  ``exc.code`` holds the C code (0 for

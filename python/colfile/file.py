@@ -364,6 +364,8 @@ class Group:
             metadata.  Default: the core's choice (a power of two, at most
             2**20 rows and 8 MiB per chunk).
 
+        Notes
+        -----
         Sizes and counts must be whole numbers (``int`` or a numpy
         integer): anything else raises :class:`TypeError` naming the
         argument.  Numbers the format cannot hold raise
