@@ -167,8 +167,7 @@ def ext_text(token: str, nmemb: int, blobs: list[np.ndarray], chunk: int) -> byt
     raw = [b.tobytes() for b in blobs]
     out = f"COLFILE-EXT: 1\nDTYPE: {token}\nNMEMB: {nmemb}\nNFILE: {len(blobs)}\n"
     for i, b in enumerate(raw):
-        rows = len(blobs[i]) if blobs[i].ndim else 0
-        out += f"{i:06X}: {rows} : {rawsum(b)} : crc32c={crc32c(b):08x}\n"
+        out += f"{i:06X}: {len(blobs[i])} : {rawsum(b)} : crc32c={crc32c(b):08x}\n"
     out += f"COLFILE-STATS: 1\nDTYPE: {token}\nNMEMB: {nmemb}\nNFILE: {len(blobs)}\nCHUNK: {chunk}\n"
     for i, b in enumerate(blobs):
         rows = b.reshape(len(b), nmemb)

@@ -34,15 +34,16 @@ def _ids(files: list[Path]) -> list[str]:
 
 DOCS = _docs()
 
-_MONTHS = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|"
-           r"aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)")
+_MONTHS = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|"
+           r"Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)")
 
-#: (what, pattern) pairs searched in every line (case-insensitive).
+#: (what, pattern) pairs searched in every line.
 RULES = [
     ("an issue number", re.compile(r"(?<![\w.\-/&])#\d+\b|\b(?:issue|pr|pull request)s? #?\d+\b", re.I)),
     ("a work-session journal", re.compile(r"\bsession \d+\b|\bwork[- ]period\b|\bday \d+ of\b", re.I)),
-    ("a date", re.compile(r"\b(?:19|20)\d\d-[01]\d-[0-3]\d\b|\b(?:\d{1,2} )?" + _MONTHS
-                          + r"\.? (?:\d{1,2}, )?(?:19|20)\d\d\b", re.I)),
+    ("a date", re.compile(r"\b(?:19|20)\d\d-[01]\d-[0-3]\d\b")),
+    # month names capitalised: "a writer may 2048 ..." is no date
+    ("a date", re.compile(r"\b(?:\d{1,2} )?" + _MONTHS + r"\.? (?:\d{1,2}, )?(?:19|20)\d\d\b")),
     ("a commit hash", re.compile(r"\bcommit(?:s|ted)?(?: at| in)? `?[0-9a-f]{7,40}\b", re.I)),
 ]
 
@@ -101,6 +102,7 @@ def test_rules_catch_journal_lines(tmp_path: Path) -> None:
         "## Session 3: the write path": "a work-session journal",
         "Measured on 2026-11-27 at noon.": "a date",
         "Rewritten in November 2026.": "a date",
+        "Measured on Nov 27, 2026.": "a date",
         "The fix landed in commit 49de853.": "a commit hash",
         "Since 3b14731 reads are faster.": "a commit hash in prose",
     }
@@ -110,6 +112,7 @@ def test_rules_catch_journal_lines(tmp_path: Path) -> None:
         "Machine: AMD EPYC, 2 cores",
         "See [8.3](format.md#83-temporary-files) and `#HUMANE`.",
         "16777216 rows, 0 … 4294967295",
+        "a writer may 2048 times retry",
     ]
     for line, what in bad.items():
         doc.write_text(line + "\n", encoding="utf-8")
