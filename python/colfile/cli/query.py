@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ._common import CliError, UsageError, fmt_bytes, open_file
+from ._common import CliError, UsageError, fmt_bytes, group_names, open_file
 from .cat import formatter
 
 #: the attribute kinds colfile writes (docs/format.md 7.3)
@@ -57,7 +57,8 @@ skipped because no row can match, taken whole because every row matches,
 and scanned; the bytes read against the size of those columns.
 --out writes the selected rows of the --columns, with their dtypes and
 attributes, to the new File NEWFILE (which must not exist) and prints one
-line; with --limit, only the first N rows.
+line; with --limit, only the first N rows.  The attributes of the File and
+of the groups above the copied columns are copied as well.
 
 exit status: 0 done (also when no row matches), 1 failure, 2 usage error or
 a malformed EXPR"""
@@ -222,7 +223,19 @@ def _print_rows(args: Any, names: list[str], cols: list[Any], rows: np.ndarray) 
     out.flush()
 
 
-def _write_out(args: Any, cols: list[Any], rows: np.ndarray) -> None:
+def _copy_attrs(src: Any, dst: Any, what: str) -> None:
+    """Copy every attribute of ``src`` to ``dst`` (attribute managers) in
+    its stored form, except kinds colfile does not write (said on stderr)."""
+    for a in src:
+        tok, nmemb, data = src.raw(a)
+        if tok[1:2] not in _WRITABLE_KINDS:  # another tool's kind: colfile writes none
+            print(f"colfile query: attribute {a!r} of {what} ({tok}) not copied: "
+                  "colfile keeps such kinds but does not write them", file=sys.stderr)
+            continue
+        dst.set_raw(a, tok, nmemb, data)
+
+
+def _write_out(args: Any, f: Any, cols: list[Any], rows: np.ndarray) -> None:
     import colfile
 
     try:
@@ -241,14 +254,13 @@ def _write_out(args: Any, cols: list[Any], rows: np.ndarray) -> None:
             new = g.create(col.name, dtype, size=n)
             for pos in range(0, n, step):
                 new.write(pos, col[rows[pos:pos + step]])
-            for a in col.attrs:
-                tok, nmemb, data = col.attrs.raw(a)
-                if tok[1:2] not in _WRITABLE_KINDS:  # another tool's kind: colfile writes none
-                    print(f"colfile query: attribute {a!r} of {col.name!r} ({tok}) not copied: "
-                          "colfile keeps such kinds but does not write them", file=sys.stderr)
-                    continue
-                new.attrs.set_raw(a, tok, nmemb, data)
+            _copy_attrs(col.attrs, new.attrs, repr(col.name))
             new.close()
+        # the attributes of the File and of every group above a copied
+        # column (BoxSize, Time, MassTable...) describe the rows too
+        _copy_attrs(f.attrs, g.attrs, "the File")
+        for grp in group_names(c.name for c in cols):
+            _copy_attrs(f[grp + "/"].attrs, g[grp + "/"].attrs, f"group {grp!r}")
     what = ", ".join(c.name for c in cols)
     print(f"wrote {n} row{'s' if n != 1 else ''} of {len(cols)} column"
           f"{'s' if len(cols) != 1 else ''} ({what}) to {args.out}")
@@ -293,7 +305,7 @@ def run(args: Any) -> int:
                 rows = rows[:args.limit]
             shown = len(rows)
             if args.out is not None:
-                _write_out(args, cols, rows)
+                _write_out(args, f, cols, rows)
             else:
                 _print_rows(args, names, cols, rows)
         if args.report:
