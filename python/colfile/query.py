@@ -558,7 +558,7 @@ class _Parser:
         what = _WHAT.get(type(node))
         if what is None:
             if isinstance(node, ast.BinOp):
-                what = "arithmetic"
+                what = "arithmetic operators"
             elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
                 what = "'not' (use ~)"
             else:
@@ -568,7 +568,7 @@ class _Parser:
                                    "parentheses, e.g. (x > 1) & (y < 2)")
         return self.fail(node, f"{what} are not allowed; an expression holds columns, "
                                "numbers, comparisons, & | ~ and parentheses"
-                         if what.endswith("s") or what == "arithmetic" else
+                         if what.endswith("s") else
                          f"{what} is not allowed; an expression holds columns, numbers, "
                          "comparisons, & | ~ and parentheses")
 

@@ -13,6 +13,7 @@ import numpy as np
 
 from ._common import (
     CliError,
+    NotFoundError,
     UsageError,
     dump_json,
     fmt_value,
@@ -248,7 +249,7 @@ def _target(f: Any, obj: str) -> tuple[Any, str]:
         except colfile.InvalidNameError as exc:
             raise CliError(f"bad name {obj!r}: {exc}") from None
         except KeyError:
-            raise CliError(f"{f.path}: no group {g!r}") from None
+            raise NotFoundError(f"{f.path}: no group {g!r}") from None
     try:
         return f[o].attrs, f"column {o!r}"
     except colfile.InvalidNameError as exc:
@@ -257,7 +258,7 @@ def _target(f: Any, obj: str) -> tuple[Any, str]:
         grp = f.get(o + "/")
         if grp is not None:
             return grp.attrs, f"group {o!r}"
-        raise CliError(f"{f.path}: no column or group {obj!r}") from None
+        raise NotFoundError(f"{f.path}: no column or group {obj!r}") from None
 
 
 def _entry(am: Any, name: str) -> dict[str, Any]:
@@ -318,7 +319,7 @@ def run(args: Any) -> int:
                 else:
                     del am[name]
             except colfile.AttributeNotFoundError:
-                raise CliError(f"{f.path}: {what} has no attribute {name!r}") from None
+                raise NotFoundError(f"{f.path}: {what} has no attribute {name!r}") from None
             except colfile.InvalidNameError as exc:
                 raise CliError(f"bad attribute name {name!r}: {exc}") from None
             except ValueError as exc:

@@ -108,7 +108,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("path", metavar="PATH", help="the File (a directory)")
     p.add_argument("columns", metavar="COLUMN", nargs="*",
-                   help="columns or groups to check (default: all)")
+                   help="columns, groups or patterns ('1/P*') to check (default: all)")
     p.add_argument("-q", "--quiet", action="store_true",
                    help="print nothing; the exit status tells the result")
     p.add_argument("-v", "--verbose", action="store_true",
