@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from ..attrs import encode_value
+
 from ._common import (
     CliError,
     NotFoundError,
@@ -118,8 +120,10 @@ def _list_ok(v: list[Any], text: str) -> None:
     nstr = sum(isinstance(x, str) for x in flat)
     if nstr and nstr != len(flat):
         raise UsageError(f"cannot store {text!r}: a list mixes strings and numbers")
-    if nstr and any(isinstance(x, list) for x in v):
-        raise UsageError(f"cannot store {text!r}: lists of strings must be flat")
+    if any(isinstance(x, list) for x in v):
+        # attributes are flat: a nested list would read back flattened
+        raise UsageError(f"cannot store {text!r}: lists must be flat (attributes have "
+                         "one dimension)")
 
 
 def parse_value(text: str) -> Any:
@@ -314,6 +318,9 @@ def run(args: Any) -> int:
                         print(v, file=out)
                     else:
                         print(fmt_value(v), file=out)
+                elif kind == "set" and args.type:
+                    # the dtype asked for, also S (which reads back as str)
+                    am.set_raw(name, *encode_value(value))
                 elif kind == "set":
                     am[name] = value
                 else:
