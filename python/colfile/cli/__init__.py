@@ -71,6 +71,14 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         hint = f"try '{self.prog} --help'"
+        # argparse (before 3.12) also lists optional positionals (COLUMN...)
+        # among the missing ones: name only the required ones
+        req = "the following arguments are required: "
+        if message.startswith(req):
+            optional = {a.metavar or a.dest for a in self._actions
+                        if not a.option_strings and a.nargs in ("*", "?")}
+            names = [n for n in message[len(req):].split(", ") if n not in optional]
+            message = req + ", ".join(names) if names else message
         # a mistyped command or option: name the closest one
         m = re.match(r"argument (?:COMMAND|[^:]*): invalid choice: '([^']*)' \(choose from (.*)\)$",
                      message)

@@ -235,3 +235,28 @@ def test_ls_patterns(cli: Any, sample: str, patterns: list[str], want: Any) -> N
     assert [c["name"] for c in json.loads(out)["columns"]] == (every if want is None else want)
     status, out, _ = cli("ls", sample, *patterns)
     assert status == 0 and "1/P*" not in out
+
+
+@pytest.mark.parametrize("cmd, missing", [
+    ("ls", "PATH"), ("check", "PATH"), ("cat", "PATH"), ("rm", "PATH"),
+    ("query", "PATH, EXPR"), ("stats", "PATH, COLUMN"),
+])
+def test_required_arguments_named_alone(cli: Any, cmd: str, missing: str) -> None:
+    """Optional COLUMN lists are not named as required."""
+    status, out, err = cli(cmd)
+    assert (status, out) == (2, "")
+    line = _one_line(err)
+    assert f"the following arguments are required: {missing} (" in line
+
+
+@pytest.mark.parametrize("expr, hint", [
+    ("Position > 1", "e.g. Position[0]"), ("'1/Position' > 1", "e.g. '1/Position'[0]"),
+])
+def test_vector_column_hint_is_valid_syntax(cli: Any, sample: str, expr: str, hint: str) -> None:
+    group = ["-g", "1"] if not expr.startswith("'") else []
+    status, out, err = cli("query", sample, *group, expr)
+    assert (status, out) == (2, "")
+    assert "3 components per row" in err and hint in _one_line(err)
+    fixed = hint.split("e.g. ")[1] + " > 1"
+    status, out, err = cli("query", sample, *group, fixed, "--count")
+    assert status == 0, err
