@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from ._common import (
+    CliError,
     Progress,
     blob_id,
     blob_path,
@@ -266,6 +267,21 @@ def _recheck(f: Any, name: str, results: list[Any], notes: list[str], why: str) 
 
 
 def run(args: Any) -> int:
+    import colfile
+
+    from .. import mpi as cmpi
+    from .index import _communicator
+
+    rank = cmpi.as_comm(_communicator(args.mpi)).rank
+    try:
+        return _run(args)
+    except (CliError, colfile.Error, OSError):
+        if rank != 0:
+            return 2  # every rank met the same (agreed) error; rank 0 reports it
+        raise
+
+
+def _run(args: Any) -> int:
     import colfile
 
     from .. import mpi as cmpi

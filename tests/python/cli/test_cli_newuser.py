@@ -260,3 +260,21 @@ def test_vector_column_hint_is_valid_syntax(cli: Any, sample: str, expr: str, hi
     fixed = hint.split("e.g. ")[1] + " > 1"
     status, out, err = cli("query", sample, *group, fixed, "--count")
     assert status == 0, err
+
+
+@pytest.mark.parametrize("nranks", [2, 4])
+@pytest.mark.parametrize("cmd", [["index"], ["check"], ["index", "nope"], ["check", "nope"]])
+def test_missing_path_exits_2_under_mpiexec(sample: str, tmp_path: Path, nranks: int,
+                                            cmd: list[str]) -> None:
+    """The MPI commands agree with the others: exit status 2 on every rank
+    (mpiexec's status), one message, from rank 0."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mpi"))
+    from mpirun import launch, mpiexec
+
+    mpiexec()
+    path = sample if len(cmd) > 1 else str(tmp_path / "missing")
+    proc = launch(nranks, [sys.executable, "-m", "colfile", cmd[0], "--mpi", "--no-progress",
+                           path, *cmd[1:]], timeout=120)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    err = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert len(err) == 1 and err[0].startswith("colfile: error: "), proc.stderr
