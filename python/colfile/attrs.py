@@ -43,7 +43,8 @@ How stored attributes read back:
 * kind ``S`` -> a ``list`` of ``str``, one per element, trailing NULs
   stripped (so ``b'ab'`` written by bigfile reads back as ``['ab']``, as in
   bigfile, and a string another tool wrote as ``S1`` characters reads back
-  as a list of one-character ``str``: ``''.join`` it).  Elements that are
+  as a list of one-character ``str``: :meth:`AttributeManager.text` gives
+  it as one ``str``).  Elements that are
   not UTF-8 come back as ``bytes`` instead of raising;
 * numeric kinds -> a numpy array of the stored dtype, **except** that a
   single element (``nmemb == 1``) reads back as a numpy scalar
@@ -359,6 +360,33 @@ class AttributeManager(MutableMapping[str, Any]):
         if col is None:
             raise AttributeNotFoundError(f"{self._what}: no attribute {name!r}")
         return col._attr_get(self._key(name))
+
+    def text(self, name: str) -> str:
+        """Attribute ``name`` as one string, as the C library's
+        ``cf_column_attr_get_string`` gives it: kind ``a`` (a ``str``),
+        ``S1`` of any count (the characters of one string, as C programs
+        and the legacy ``attr`` file store text; ``self[name]`` gives them
+        as a list of one-character ``str``, as bigfile does) or one element
+        of ``S<width>``; trailing NULs dropped, UTF-8 decoded (undecodable
+        bytes as surrogate escapes).  :class:`TypeError` for numbers and for
+        several strings of more than one byte (a list: use ``self[name]``).
+
+        Examples
+        --------
+        >>> import os, tempfile, colfile
+        >>> f = colfile.File(os.path.join(tempfile.mkdtemp(), "f"), "w")
+        >>> f.attrs.set_raw("unit", "|S1", 5, b"Mpc/h")  # as a C program may
+        >>> f.attrs["unit"], f.attrs.text("unit")
+        (['M', 'p', 'c', '/', 'h'], 'Mpc/h')
+        >>> f.close()
+        """
+        tok, nmemb, data = self.raw(name)
+        kind, width = tok[1:2], tok[2:]
+        if not (kind == "a" or (kind == "S" and (width == "1" or nmemb == 1))):
+            raise TypeError(f"{self._what}: attribute {name!r} ({tok} x {nmemb}) is not one "
+                            "string" + (": it is a list of strings, read it with "
+                                        f"attrs[{name!r}]" if kind == "S" else ""))
+        return data.rstrip(b"\0").decode("utf-8", "surrogateescape")
 
     def set_raw(self, name: str, dtype: str, nmemb: int, data: bytes) -> None:
         """Store ``nmemb`` elements of ``dtype`` (a token such as ``"<f8"`` or

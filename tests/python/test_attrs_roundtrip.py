@@ -231,3 +231,30 @@ def test_bigfile_written_attributes_read_back(tmp_path_factory: Any, lib: Any,
         mine = np.atleast_1d(got)
         assert mine.dtype.newbyteorder("=") == theirs.dtype.newbyteorder("=")
         assert mine.astype(theirs.dtype).tobytes() == theirs.tobytes()
+
+
+# ----------------------------------------------------------------------
+# one string, however a C program or the legacy attr file stored it
+
+
+def test_text_of_s1_characters(fpath: Path) -> None:
+    """A string stored as S1 x 13 (C programs, legacy attr) reads back as 13
+    characters through attrs[name], as in bigfile, and as one str through
+    attrs.text(name), as cf_column_attr_get_string gives it."""
+    with colfile.File(fpath, "r+") as f:
+        a = f["col"].attrs
+        a.set_raw("chars", "|S1", 13, b"hello world!!")
+        a.set_raw("padded", "|S8", 1, b"Mpc\0\0\0\0\0")
+        a["str"] = "héllo"
+        a["list"] = ["ab", "c"]
+        a["n"] = 3
+    with colfile.File(fpath) as f:
+        a = f["col"].attrs
+        assert a["chars"] == list("hello world!!")
+        assert a.text("chars") == "hello world!!"
+        assert a.text("padded") == "Mpc" and a.text("str") == "héllo"
+        for name in ("list", "n"):
+            with pytest.raises(TypeError, match=f"attribute '{name}'"):
+                a.text(name)
+    bigfile = pytest.importorskip("bigfile")
+    assert bigfile.File(str(fpath)).open("col").attrs["chars"] == list("hello world!!")
