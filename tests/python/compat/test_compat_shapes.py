@@ -101,10 +101,16 @@ def test_random_reads_match_bigfile(tmp_path_factory: Any, lib: Any, specs: Any,
         name = data.draw(st.sampled_from(names), label="column")
         _same(dsc[a:b][name], dso[a:b][name])
         _same(dsc[name, a:b], dso[name, a:b])
+        some = data.draw(st.lists(st.sampled_from(names), min_size=1, max_size=3, unique=True),
+                         label="columns")
+        _same(dsc[some, a:b], dso[some, a:b])
+        _same(dsc[a:b, some], dso[a:b, some])
+        _same(dsc[...], dso[...])
         co, cc = fo[name], fc[name]
         assert cc.dtype == co.dtype and cc.size == co.size
         _same(cc[a:b], co[a:b])
         _same(cc.read(a, b - a), co.read(a, b - a))
+        _same(cc.read(a, -1), co.read(a, -1))
         if size:
             i = data.draw(st.integers(0, size - 1), label="row")
             _same(dsc[i], dso[i])
