@@ -1,6 +1,16 @@
 """Attributes of columns, groups and Files, as a mutable mapping.
 
-How Python values are stored (bigfile 0.1.52 compatible):
+``attrs[name] = value`` stores only values that read back as written
+(:func:`exact_value`): ``bytes`` and numpy byte strings (``S``), alone or
+in lists, arrays and nested lists of more than one dimension, the string
+``'\x00'`` and list elements ending in NUL raise :class:`ValueError`
+(``attr-v2`` would give them back as a list of ``str``, flattened, or
+without their NULs).  Store raw bytes as a ``uint8`` array, text as
+``str``; :meth:`AttributeManager.set_raw` stores any token, and
+:mod:`colfile.compat.bigfile` stores everything bigfile stored.
+
+How Python values are stored (bigfile 0.1.52 compatible; ``bytes`` and
+byte-string rows are what ``encode_value`` and the compat layer give):
 
 ============================= =============== ================ ==============
 value                         dtype           nmemb            bytes
@@ -15,27 +25,35 @@ list/tuple of ``str``/bytes   ``<S<maxlen>``  list length      UTF-8, NUL
 ``bool``/``int``/``float``/   ``<b1``/``<i8``  1
 ``complex``                   /``<f8``/``<c16``
 list/tuple of numbers         numpy's choice  length
-numpy array or scalar         its dtype       its size         raw, byte
-                                                               order kept
-numpy unicode array           ``<S<maxlen>``  its size         UTF-8
+numpy array (0-d, 1-d)        its dtype       its size         raw, byte
+or scalar                                                      order kept
+numpy unicode array (1-d)     ``<S<maxlen>``  its size         UTF-8
+0-d numpy unicode array       as its ``str``
 ============================= =============== ================ ==============
 
 (``<`` is this machine's byte order; a Python ``int`` outside int64 is stored
 as ``<u8`` if it fits.)  Object arrays and other objects raise
-:class:`ValueError`.  Arrays are flattened; an empty array is stored with
-``nmemb`` 0 and keeps its dtype.
+:class:`ValueError`.  An empty array is stored with ``nmemb`` 0 and keeps
+its dtype.
 
 How stored attributes read back:
 
 * kind ``a`` -> ``str`` (UTF-8).  A value that is exactly one NUL byte reads
   back as ``''`` (bigfile returned ``'\\x00'``);
 * kind ``S`` -> a ``list`` of ``str``, one per element, trailing NULs
-  stripped (so ``b'ab'`` reads back as ``['ab']``: bytes do not round-trip
-  as bytes, as in bigfile).  Elements that are not UTF-8 come back as
-  ``bytes`` instead of raising;
+  stripped (so ``b'ab'`` written by bigfile reads back as ``['ab']``, as in
+  bigfile, and a string another tool wrote as ``S1`` characters reads back
+  as a list of one-character ``str``: :meth:`AttributeManager.text` gives
+  it as one ``str``).  Elements that are
+  not UTF-8 come back as ``bytes`` instead of raising;
 * numeric kinds -> a numpy array of the stored dtype, **except** that a
   single element (``nmemb == 1``) reads back as a numpy scalar
-  (``np.float64(3.0)``), which compares and computes like the Python value;
+  (``np.float64(3.0)``), which compares and computes like the Python value
+  and, as every numpy scalar, is in the machine's byte order
+  (:meth:`AttributeManager.raw` gives the stored order).  A 1-d array of
+  one element therefore reads back as that element, shape ``()``, not
+  ``(1,)`` (``attr-v2`` cannot tell them apart; ``np.atleast_1d`` restores
+  it);
 * any other kind (other tools may write ``<U4``, ``<M8``, ``<O8``, ``<V4``,
   or a numeric kind with a width numpy lacks, such as ``<i3``) -> its bytes,
   kept opaque: ``nmemb`` elements of numpy dtype ``V<width>``, the width
@@ -77,7 +95,7 @@ from .errors import AttributeNotFoundError, InvalidNameError
 if TYPE_CHECKING:
     from .column import Column
 
-__all__ = ["AttributeManager", "encode_value", "decode_value"]
+__all__ = ["AttributeManager", "encode_value", "decode_value", "exact_value"]
 
 _NATIVE = "<" if sys.byteorder == "little" else ">"
 _F8 = struct.Struct("=d")  # a native IEEE double, as numpy's native f8
@@ -160,6 +178,78 @@ def encode_value(value: Any) -> tuple[str, int, bytes]:
         return _array(arr, value)
     raise ValueError(f"cannot store a {type(value).__name__} as an attribute: "
                      "use numbers, booleans, strings, bytes, lists or numpy arrays")
+
+
+def _lossy(what: str, why: str, instead: str) -> ValueError:
+    return ValueError(f"cannot store {what} as an attribute: {why}, so it would not "
+                      f"read back as written; {instead}")
+
+
+def exact_value(value: Any) -> Any:
+    """``value`` if it reads back as written (see the module
+    documentation), a 0-d numpy text array as its ``str``; else
+    :class:`ValueError` saying why not and what to store instead.
+
+    Refused: ``bytes`` and numpy byte strings (``S``), alone or in lists
+    (``attr-v2`` holds them as byte strings, which read back as a list of
+    ``str``, as in bigfile); arrays and nested lists of more than one
+    dimension (stored flat); the string ``'\x00'`` (stored as bigfile
+    stores ``''``) and list elements ending in NUL (the padding is
+    stripped).
+
+    Examples
+    --------
+    >>> exact_value([1.5, 2.0]), exact_value(np.array("abc"))
+    ([1.5, 2.0], 'abc')
+    >>> exact_value(np.eye(2))
+    Traceback (most recent call last):
+    ...
+    ValueError: cannot store an array of shape (2, 2) as an attribute: attributes are flat (one dimension), so it would not read back as written; store a.ravel() (and the shape in another attribute)
+    """
+    instead_bytes = ("store text as a str or a list of str, raw bytes as a numpy uint8 "
+                     "array (np.frombuffer(b, 'u1'))")
+    if isinstance(value, (bytes, np.bytes_)):
+        raise _lossy(f"bytes {bytes(value)[:40]!r}", "a byte string reads back as a list "
+                     "of str", instead_bytes)
+    if isinstance(value, str):
+        if value == "\0":
+            raise _lossy("the string '\\x00'", "one NUL is how an empty str is stored",
+                         "store '' or another string")
+        return value
+    if isinstance(value, (list, tuple)):
+        if any(isinstance(v, (bytes, np.bytes_)) for v in value):
+            raise _lossy("a list holding bytes", "byte strings read back as str",
+                         instead_bytes)
+        if any(isinstance(v, str) and v.endswith("\0") for v in value):
+            raise _lossy("a list of str with an element ending in NUL",
+                         "elements are NUL padded and the padding is stripped",
+                         "strip the NULs first")
+        if value and not any(isinstance(v, str) for v in value):
+            try:
+                arr = np.asarray(value)
+            except ValueError:
+                return value  # ragged: encode_value says why it cannot be stored
+            if arr.ndim > 1:
+                raise _lossy(f"a nested list of shape {arr.shape}",
+                             "attributes are flat (one dimension)",
+                             "store a flat list (and the shape in another attribute)")
+        return value
+    if isinstance(value, (np.ndarray, np.generic)):
+        arr = np.asarray(value)
+        if arr.dtype.kind == "S":
+            raise _lossy(f"a numpy byte string array (dtype {arr.dtype})",
+                         "byte strings read back as a list of str",
+                         "store text as arr.astype(str), raw bytes as a numpy uint8 array")
+        if arr.ndim > 1:
+            raise _lossy(f"an array of shape {arr.shape}", "attributes are flat (one dimension)",
+                         "store a.ravel() (and the shape in another attribute)")
+        if arr.dtype.kind == "U" and arr.ndim == 0:
+            return str(arr)
+        if arr.dtype.kind == "U" and any(s.endswith("\0") for s in arr.tolist()):
+            raise _lossy("a str array with an element ending in NUL",
+                         "elements are NUL padded and the padding is stripped",
+                         "strip the NULs first")
+    return value
 
 
 #: numpy dtypes of attribute tokens met so far (a few kinds at most)
@@ -271,6 +361,33 @@ class AttributeManager(MutableMapping[str, Any]):
             raise AttributeNotFoundError(f"{self._what}: no attribute {name!r}")
         return col._attr_get(self._key(name))
 
+    def text(self, name: str) -> str:
+        """Attribute ``name`` as one string, as the C library's
+        ``cf_column_attr_get_string`` gives it: kind ``a`` (a ``str``),
+        ``S1`` of any count (the characters of one string, as C programs
+        and the legacy ``attr`` file store text; ``self[name]`` gives them
+        as a list of one-character ``str``, as bigfile does) or one element
+        of ``S<width>``; trailing NULs dropped, UTF-8 decoded (undecodable
+        bytes as surrogate escapes).  :class:`TypeError` for numbers and for
+        several strings of more than one byte (a list: use ``self[name]``).
+
+        Examples
+        --------
+        >>> import os, tempfile, colfile
+        >>> f = colfile.File(os.path.join(tempfile.mkdtemp(), "f"), "w")
+        >>> f.attrs.set_raw("unit", "|S1", 5, b"Mpc/h")  # as a C program may
+        >>> f.attrs["unit"], f.attrs.text("unit")
+        (['M', 'p', 'c', '/', 'h'], 'Mpc/h')
+        >>> f.close()
+        """
+        tok, nmemb, data = self.raw(name)
+        kind, width = tok[1:2], tok[2:]
+        if not (kind == "a" or (kind == "S" and (width == "1" or nmemb == 1))):
+            raise TypeError(f"{self._what}: attribute {name!r} ({tok} x {nmemb}) is not one "
+                            "string" + (": it is a list of strings, read it with "
+                                        f"attrs[{name!r}]" if kind == "S" else ""))
+        return data.rstrip(b"\0").decode("utf-8", "surrogateescape")
+
     def set_raw(self, name: str, dtype: str, nmemb: int, data: bytes) -> None:
         """Store ``nmemb`` elements of ``dtype`` (a token such as ``"<f8"`` or
         ``"<a1"``) given as raw bytes, bypassing the value mapping."""
@@ -282,7 +399,11 @@ class AttributeManager(MutableMapping[str, Any]):
         return decode_value(*self.raw(name))
 
     def __setitem__(self, name: str, value: Any) -> None:
-        tok, nmemb, data = encode_value(value)  # data: bytes
+        # only what reads back as written (exact_value); set_raw stores anything
+        try:
+            tok, nmemb, data = encode_value(exact_value(value))  # data: bytes
+        except ValueError as exc:
+            raise ValueError(f"{self._what}: attribute {name!r}: {exc}") from None
         col = self._opener(True)
         assert col is not None
         col._attr_set(self._key(name), tok, nmemb, data)

@@ -558,7 +558,7 @@ class _Parser:
         what = _WHAT.get(type(node))
         if what is None:
             if isinstance(node, ast.BinOp):
-                what = "arithmetic"
+                what = "arithmetic operators"
             elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
                 what = "'not' (use ~)"
             else:
@@ -568,7 +568,7 @@ class _Parser:
                                    "parentheses, e.g. (x > 1) & (y < 2)")
         return self.fail(node, f"{what} are not allowed; an expression holds columns, "
                                "numbers, comparisons, & | ~ and parentheses"
-                         if what.endswith("s") or what == "arithmetic" else
+                         if what.endswith("s") else
                          f"{what} is not allowed; an expression holds columns, numbers, "
                          "comparisons, & | ~ and parentheses")
 
@@ -669,6 +669,11 @@ class _Parser:
         except KeyError as exc:
             msg = exc.args[0] if exc.args and isinstance(exc.args[0], str) else str(exc)
             raise self.fail(node, f"no column {name!r} ({msg})") from None
+        if comp is None and col.kind == "data" and col.nmemb > 1:
+            # name the component as this expression would: Position[0]
+            spell = name if name.isidentifier() else repr(name)
+            raise self.fail(node, f"{col._what()} has {col.nmemb} components per row: "
+                                  f"compare one, e.g. {spell}[0]")
         try:
             return Field(col, comp)
         except (IndexError, TypeError) as exc:

@@ -105,7 +105,6 @@ VALUES: dict[str, Any] = {
     "empty_f8": np.array([], "f8"),
     "empty_be": np.array([], ">i4"),
     "scalar_u2": np.uint16(65535),
-    "2d": np.arange(6.0).reshape(2, 3),
     "#odd=name/x.y": 7,
     "ünïcode_name": 1,
     "n" * 300: "long name",

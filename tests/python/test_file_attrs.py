@@ -141,8 +141,8 @@ def rich_file(path: Path) -> None:
         c.attrs["text"] = "héllo wörld"
         c.attrs["blank"] = ""
         c.attrs["words"] = ["a", "bcd", ""]
-        c.attrs["raw"] = b"\x00\x01\xff"
-        c.attrs["big"] = b"x" * 100_000  # token <S100000: colfile-attrs, > 64 KiB
+        c.attrs.set_raw("raw", "|S3", 1, b"\x00\x01\xff")  # bytes: stored raw only
+        c.attrs["big"] = ["x" * 100_000]  # token <S100000: colfile-attrs, > 64 KiB
         c.attrs["long"] = np.arange(20_000, dtype="f8")  # attr-v2 > 64 KiB: not cached
         f.create("g/h/deep", data=np.zeros(2)).attrs["index"] = 7
         f.create("g/none", None)

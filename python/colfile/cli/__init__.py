@@ -15,14 +15,19 @@
 
 Every subcommand is a module of this package with ``add_parser(sub)`` and
 ``run(args) -> int``.  Errors are one line ``colfile: error: <message>`` on
-stderr; exit status 2 for usage errors, 1 for failures (``check``: 1 means
-damage found, 2 any other error).  ``COLFILE_DEBUG=1`` adds the traceback.
+stderr; exit status 2 for usage errors and for a File, column, group or
+attribute named on the command line that does not exist (in every
+subcommand), 1 for other failures (``check``: 1 means damage found, 2 any
+other error).  ``COLFILE_DEBUG=1`` adds the traceback.  ``python -m colfile``
+runs the tool too.
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
+import re
 import sys
 import traceback
 from typing import Any, NoReturn, Sequence
@@ -37,6 +42,7 @@ EPILOG = """\
 examples:
   colfile ls snapshot                     tree of all columns
   colfile ls -l snapshot 1/Position       with attributes and blob checksums
+  colfile ls snapshot '1/P*'              columns matching a pattern
   colfile cat snapshot -c 1/ID,1/Position --count 10
   colfile cat snapshot -c 1/Mass --csv --header > mass.csv
   colfile attrs snapshot                  attributes of the File
@@ -48,8 +54,12 @@ examples:
   colfile rm snapshot 1/Velocity
   mpiexec -n 4 colfile iosim --load medium   parallel I/O throughput
 
-Run 'colfile COMMAND --help' for the options of a command.
-Exit status: 0 success, 1 failure (check: damage found), 2 usage error.
+Run 'colfile COMMAND --help' for the options of a command; 'python -m
+colfile' is the same tool.  COLUMN arguments of ls, check, index and
+repair may be fnmatch patterns ('1/P*', quoted for the shell).
+Exit status, the same for every command: 0 success; 1 failure (check:
+damage found); 2 usage error, or a File, column, group or attribute named
+on the command line that does not exist.
 Set COLFILE_DEBUG=1 to see tracebacks.  A File is a directory in the
 bigfile 0.1.52 format; see docs/format.md.
 """
@@ -60,7 +70,24 @@ class _Parser(argparse.ArgumentParser):
     the usage and exiting, so errors come out as one line."""
 
     def error(self, message: str) -> NoReturn:
-        raise UsageError(message, hint=f"try '{self.prog} --help'")
+        hint = f"try '{self.prog} --help'"
+        # argparse (before 3.12) also lists optional positionals (COLUMN...)
+        # among the missing ones: name only the required ones
+        req = "the following arguments are required: "
+        if message.startswith(req):
+            optional = {a.metavar or a.dest for a in self._actions
+                        if not a.option_strings and a.nargs in ("*", "?")}
+            names = [n for n in message[len(req):].split(", ") if n not in optional]
+            message = req + ", ".join(names) if names else message
+        # a mistyped command or option: name the closest one
+        m = re.match(r"argument (?:COMMAND|[^:]*): invalid choice: '([^']*)' \(choose from (.*)\)$",
+                     message)
+        if m:
+            choices = re.findall(r"'([^']*)'", m.group(2))
+            close = difflib.get_close_matches(m.group(1), choices, n=1, cutoff=0.6)
+            if close:
+                hint = f"did you mean '{close[0]}'? {hint}"
+        raise UsageError(message, hint=hint)
 
 
 def _version_text() -> str:
@@ -137,6 +164,21 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(text.split("\n"))
 
 
+def _close_option(parser: argparse.ArgumentParser, command: str | None,
+                  extra: Sequence[str]) -> str | None:
+    """The option of ``command`` closest to the first unknown ``--option``."""
+    unknown = next((a.split("=")[0] for a in extra if a.startswith("--")), None)
+    if unknown is None:
+        return None
+    target = parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
+            target = action.choices[command]
+    options = [o for a in target._actions for o in a.option_strings if o.startswith("--")]
+    close = difflib.get_close_matches(unknown, options, n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the tool with ``argv`` (default ``sys.argv[1:]``); return the exit
     status instead of exiting."""
@@ -159,8 +201,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             setattr(args, dest, extra[0])  # an optional single positional (attrs OBJECT)
         elif extra:
             cmd = f"{PROG} {args.command}" if getattr(args, "command", None) else PROG
-            raise UsageError(f"unrecognized arguments: {' '.join(extra)}",
-                             hint=f"try '{cmd} --help'")
+            hint = f"try '{cmd} --help'"
+            close = _close_option(parser, getattr(args, "command", None), extra)
+            if close:
+                hint = f"did you mean '{close}'? {hint}"
+            raise UsageError(f"unrecognized arguments: {' '.join(extra)}", hint=hint)
     except UsageError as exc:
         _report(str(exc), exc.hint)
         return 2

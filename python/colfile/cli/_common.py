@@ -7,6 +7,7 @@ Standard library and numpy only.
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import math
 import os
@@ -20,6 +21,8 @@ import numpy as np
 __all__ = [
     "CliError",
     "UsageError",
+    "NotFoundError",
+    "NOT_FOUND",
     "open_file",
     "select_columns",
     "group_names",
@@ -63,6 +66,21 @@ class UsageError(CliError):
         self.hint = hint
 
 
+#: the exit status of every subcommand when a File, column, group or
+#: attribute named on the command line does not exist (as for usage errors,
+#: and as `check` must keep 1 for "damage found")
+NOT_FOUND = 2
+
+
+class NotFoundError(CliError):
+    """A File, column, group or attribute named on the command line does not
+    exist (or is not what the command needs: a group where a column is
+    wanted): exit status :data:`NOT_FOUND`."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, NOT_FOUND)
+
+
 # ---------------------------------------------------------------------------
 # Files and columns
 
@@ -74,10 +92,21 @@ def open_file(path: str, mode: str = "r", **options: Any) -> Any:
 
     try:
         return colfile.File(path, mode, **options)
+    except colfile.NoSuchFileError as exc:
+        raise NotFoundError(_one_line(exc)) from None
     except colfile.ReadOnlyError as exc:
         raise CliError(f"{exc} (cannot modify a read-only File)") from None
     except PermissionError as exc:
         raise CliError(f"{path}: permission denied: {exc}") from None
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join((str(exc).strip() or type(exc).__name__).split("\n"))
+
+
+def is_glob(name: str) -> bool:
+    """True if ``name`` holds a wildcard of :mod:`fnmatch` (``* ? [``)."""
+    return any(ch in name for ch in "*?[")
 
 
 def _is_group(f: Any, name: str) -> bool:
@@ -97,9 +126,13 @@ def select_columns(f: Any, names: Sequence[str], listing: list[str] | None = Non
 
     A name is a column (listed, or hidden below a header-only block but
     openable by name), or a group (``grp`` or ``grp/``), standing for every
-    listed column below it; ``.`` stands for the whole File.  No names: every
-    listed column.  Order is kept, duplicates dropped.
-    :class:`CliError` for a name that is neither.
+    listed column below it; ``.`` stands for the whole File.  A name that is
+    not a column and holds ``*``, ``?`` or ``[`` is a pattern
+    (:func:`fnmatch.fnmatchcase`: ``*`` also matches ``/``) standing for the
+    listed columns it matches and the groups it matches (everything below
+    them).  No names: every listed column.  Order is kept, duplicates
+    dropped.  :class:`NotFoundError` for a name that is none of these, or a
+    pattern that matches nothing.
     """
     import colfile
 
@@ -108,8 +141,8 @@ def select_columns(f: Any, names: Sequence[str], listing: list[str] | None = Non
     if not names:
         if not listing and os.path.isfile(os.path.join(f.path, "header")):
             parent, base = os.path.split(os.path.normpath(f.path))
-            raise CliError(f"{f.path} is a column, not a File; name the File and the "
-                           f"column: {parent or '.'} {base}")
+            raise NotFoundError(f"{f.path} is a column, not a File; name the File and "
+                                f"the column: {parent or '.'} {base}")
         return list(listing)
     listed = set(listing)
     out: list[str] = []
@@ -129,6 +162,14 @@ def select_columns(f: Any, names: Sequence[str], listing: list[str] | None = Non
         if name in listed and not raw.endswith("/"):
             add(name)
             continue
+        if is_glob(name):
+            hits = [n for n in listing if fnmatch.fnmatchcase(n, name)
+                    or any(fnmatch.fnmatchcase(g, name) for g in group_names([n]))]
+            if not hits:
+                raise NotFoundError(f"{f.path}: no column or group matches {raw!r}")
+            for n in hits:
+                add(n)
+            continue
         below = [n for n in listing if n.startswith(name + "/")]
         if below:
             for n in below:
@@ -146,7 +187,7 @@ def select_columns(f: Any, names: Sequence[str], listing: list[str] | None = Non
                 continue
         if _is_group(f, name):
             continue  # an existing group without columns: nothing to add
-        raise CliError(f"{f.path}: no column or group {raw!r}")
+        raise NotFoundError(f"{f.path}: no column or group {raw!r}")
     return out
 
 
@@ -344,6 +385,42 @@ def jsonable(v: Any) -> Any:
 def dump_json(obj: Any, out: TextIO) -> None:
     json.dump(obj, out, indent=2, ensure_ascii=False, allow_nan=False)
     out.write("\n")
+
+
+def column_info(name: str, col: Any) -> dict[str, Any]:
+    """How ``--json`` output describes a column whose rows it prints."""
+    return {"name": name, "dtype": col.dtype.str, "nmemb": int(col.nmemb),
+            "shape": [int(s) for s in col.shape]}
+
+
+def json_row_values(arr: np.ndarray) -> list[Any]:
+    """The rows of ``arr`` as JSON values (a list per row of a vector
+    column), as :func:`jsonable` makes them."""
+    return [jsonable(v) for v in arr.tolist()]
+
+
+class JsonRows:
+    """Writes ``head`` (a dict) as a JSON object with one more member,
+    ``"rows"``: a list of objects given piece by piece, one per line, so
+    that no more than a piece is held in memory."""
+
+    def __init__(self, head: dict[str, Any], out: TextIO) -> None:
+        text = json.dumps(jsonable(head), indent=2, ensure_ascii=False, allow_nan=False)
+        self.out = out
+        self.first = True
+        out.write(text[:-2] + ',\n  "rows": [')  # text ends with "\n}"
+
+    def add(self, names: Sequence[str], columns: Sequence[list[Any]]) -> None:
+        """Rows given as one list of values per column, ``names[i]`` the
+        key of ``columns[i]``."""
+        for values in zip(*columns):
+            self.out.write(("\n    " if self.first else ",\n    ")
+                           + json.dumps(dict(zip(names, values)), ensure_ascii=False,
+                                        allow_nan=False))
+            self.first = False
+
+    def close(self) -> None:
+        self.out.write("]\n}\n" if self.first else "\n  ]\n}\n")
 
 
 def table(rows: Sequence[Sequence[str]], right: Sequence[bool] = (), sep: str = "  ",

@@ -11,8 +11,11 @@ from typing import Any
 
 import numpy as np
 
+from ..attrs import encode_value
+
 from ._common import (
     CliError,
+    NotFoundError,
     UsageError,
     dump_json,
     fmt_value,
@@ -117,8 +120,10 @@ def _list_ok(v: list[Any], text: str) -> None:
     nstr = sum(isinstance(x, str) for x in flat)
     if nstr and nstr != len(flat):
         raise UsageError(f"cannot store {text!r}: a list mixes strings and numbers")
-    if nstr and any(isinstance(x, list) for x in v):
-        raise UsageError(f"cannot store {text!r}: lists of strings must be flat")
+    if any(isinstance(x, list) for x in v):
+        # attributes are flat: a nested list would read back flattened
+        raise UsageError(f"cannot store {text!r}: lists must be flat (attributes have "
+                         "one dimension)")
 
 
 def parse_value(text: str) -> Any:
@@ -248,7 +253,7 @@ def _target(f: Any, obj: str) -> tuple[Any, str]:
         except colfile.InvalidNameError as exc:
             raise CliError(f"bad name {obj!r}: {exc}") from None
         except KeyError:
-            raise CliError(f"{f.path}: no group {g!r}") from None
+            raise NotFoundError(f"{f.path}: no group {g!r}") from None
     try:
         return f[o].attrs, f"column {o!r}"
     except colfile.InvalidNameError as exc:
@@ -257,7 +262,7 @@ def _target(f: Any, obj: str) -> tuple[Any, str]:
         grp = f.get(o + "/")
         if grp is not None:
             return grp.attrs, f"group {o!r}"
-        raise CliError(f"{f.path}: no column or group {obj!r}") from None
+        raise NotFoundError(f"{f.path}: no column or group {obj!r}") from None
 
 
 def _entry(am: Any, name: str) -> dict[str, Any]:
@@ -313,12 +318,15 @@ def run(args: Any) -> int:
                         print(v, file=out)
                     else:
                         print(fmt_value(v), file=out)
+                elif kind == "set" and args.type:
+                    # the dtype asked for, also S (which reads back as str)
+                    am.set_raw(name, *encode_value(value))
                 elif kind == "set":
                     am[name] = value
                 else:
                     del am[name]
             except colfile.AttributeNotFoundError:
-                raise CliError(f"{f.path}: {what} has no attribute {name!r}") from None
+                raise NotFoundError(f"{f.path}: {what} has no attribute {name!r}") from None
             except colfile.InvalidNameError as exc:
                 raise CliError(f"bad attribute name {name!r}: {exc}") from None
             except ValueError as exc:

@@ -9,7 +9,16 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ._common import CliError, UsageError, open_file, safe_bytes
+from ._common import (
+    CliError,
+    JsonRows,
+    NotFoundError,
+    UsageError,
+    column_info,
+    json_row_values,
+    open_file,
+    safe_bytes,
+)
 
 HELP = "print rows of columns as aligned text or CSV"
 
@@ -28,7 +37,14 @@ examples:
   colfile cat snapshot -c 1/ID,1/Position --count 5 --header
   colfile cat snapshot 1/ID 1/Mass --start 1000 --count 10
   colfile cat snapshot -c 1/Mass --start -3          the last three rows
-  colfile cat snapshot -c 1/ID,1/Mass --csv --header > table.csv"""
+  colfile cat snapshot -c 1/ID,1/Mass --csv --header > table.csv
+  colfile cat snapshot -c 1/ID,1/Position --count 3 --json
+
+--json prints one object: "path", "columns" (name, dtype, nmemb, shape of
+each), "start", "count" and "rows", a list of objects, one per row, keyed
+by the column names as given (a list per row for vector columns).  As in
+the other commands' JSON, non-finite floats are "nan", "inf", "-inf",
+complex values [real, imag], byte strings text with escapes."""
 
 CHUNK_ROWS = 65536
 
@@ -47,6 +63,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                    help="number of rows (default: to the end)")
     p.add_argument("--csv", action="store_true", help="CSV output (RFC 4180 quoting)")
     p.add_argument("--header", action="store_true", help="print a line of column names first")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--chunk-rows", type=int, default=CHUNK_ROWS, help=argparse.SUPPRESS)
     p.set_defaults(_extra_positionals="names")
     return p
@@ -122,9 +139,9 @@ def _open_columns(f: Any, names: list[str]) -> list[Any]:
             raise CliError(f"bad column name {name!r}: {exc}") from None
         except KeyError:
             if name.rstrip("/") and f.get(name.rstrip("/") + "/") is not None:
-                raise CliError(f"{f.path}: {name!r} is a group, not a column; "
+                raise NotFoundError(f"{f.path}: {name!r} is a group, not a column; "
                                "name the columns inside it") from None
-            raise CliError(f"{f.path}: no column {name!r}") from None
+            raise NotFoundError(f"{f.path}: no column {name!r}") from None
         if col.kind != "data":
             raise CliError(f"{f.path}: {name!r} is a {col.kind} block: it holds "
                            "attributes, no rows")
@@ -150,10 +167,24 @@ def _row_range(args: Any, size: int) -> tuple[int, int]:
     return start, stop
 
 
+def _json(f: Any, args: Any, names: list[str], cols: list[Any], start: int, stop: int,
+          out: Any) -> None:
+    doc = JsonRows({"path": f.path, "columns": [column_info(n, c) for n, c in zip(names, cols)],
+                    "start": start, "count": stop - start}, out)
+    for pos in range(start, stop, args.chunk_rows):
+        end = min(stop, pos + args.chunk_rows)
+        doc.add(names, [json_row_values(c.read(pos, end)) for c in cols])
+    doc.close()
+    out.flush()
+
+
 def run(args: Any) -> int:
     names = _names(args)
     if args.chunk_rows < 1:
         raise UsageError("--chunk-rows must be at least 1")
+    if args.json and (args.csv or args.header):
+        raise UsageError("--json prints JSON: --csv and --header do not apply",
+                         hint="try 'colfile cat --help'")
     out = sys.stdout
     with open_file(args.path) as f:
         cols = _open_columns(f, names)
@@ -164,6 +195,9 @@ def run(args: Any) -> int:
                            f"{desc} rows")
         size = sizes[0]
         start, stop = _row_range(args, size)
+        if args.json:
+            _json(f, args, names, cols, start, stop, out)
+            return 0
 
         headers: list[str] = []
         right: list[bool] = []

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from ._common import (
+    CliError,
     Progress,
     blob_id,
     blob_path,
@@ -108,7 +109,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("path", metavar="PATH", help="the File (a directory)")
     p.add_argument("columns", metavar="COLUMN", nargs="*",
-                   help="columns or groups to check (default: all)")
+                   help="columns, groups or patterns ('1/P*') to check (default: all)")
     p.add_argument("-q", "--quiet", action="store_true",
                    help="print nothing; the exit status tells the result")
     p.add_argument("-v", "--verbose", action="store_true",
@@ -266,6 +267,21 @@ def _recheck(f: Any, name: str, results: list[Any], notes: list[str], why: str) 
 
 
 def run(args: Any) -> int:
+    import colfile
+
+    from .. import mpi as cmpi
+    from .index import _communicator
+
+    rank = cmpi.as_comm(_communicator(args.mpi)).rank
+    try:
+        return _run(args)
+    except (CliError, colfile.Error, OSError):
+        if rank != 0:
+            return 2  # every rank met the same (agreed) error; rank 0 reports it
+        raise
+
+
+def _run(args: Any) -> int:
     import colfile
 
     from .. import mpi as cmpi

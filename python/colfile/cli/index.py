@@ -12,6 +12,7 @@ from typing import Any
 
 from ._common import (
     CliError,
+    NotFoundError,
     Progress,
     blob_id,
     blob_path,
@@ -56,7 +57,7 @@ EPILOG = """\
 exit status:
   0  every blob that needed it was indexed (or nothing needed it)
   1  some blob could not be indexed (missing or short), or another failure
-  2  usage error
+  2  usage error, or no such File, column or group
 
 examples:
   colfile index snapshot                     every column that needs it
@@ -75,7 +76,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("path", metavar="PATH", help="the File (a directory)")
     p.add_argument("columns", metavar="COLUMN", nargs="*",
-                   help="columns or groups to index (default: all)")
+                   help="columns, groups or patterns ('1/P*') to index (default: all)")
     p.add_argument("-f", "--force", action="store_true",
                    help="index every blob, even those whose CRC32C and statistics are current")
     p.add_argument("--dry-run", action="store_true",
@@ -130,6 +131,8 @@ def _plan(f: Any, names: list[str], force: bool) -> dict[str, Any]:
     for name in names:
         try:
             col = f[name]
+        except colfile.ColumnNotFoundError:
+            raise NotFoundError(f"{f.path}: no column {name!r}") from None
         except (colfile.Error, OSError) as exc:
             raise CliError(f"{os.path.join(f.path, name)}: cannot open column {name!r}: "
                            f"{exc}") from None
@@ -165,10 +168,14 @@ def run(args: Any) -> int:
             return _run_serial(args, mode, t0)
         return _run_parallel(args, comm, c, mode, t0, quiet)
     except (colfile.Error, OSError, CliError) as exc:
+        if isinstance(exc, colfile.NoSuchFileError) and not isinstance(
+                exc, colfile.ReplacedError) and not os.path.isdir(args.path):
+            exc = NotFoundError(str(exc))  # the File named does not exist
         if rank != 0:
-            return 1  # every rank met the same (agreed) error; rank 0 reports it
+            # every rank met the same (agreed) error; rank 0 reports it
+            return exc.status if isinstance(exc, CliError) else 1
         if isinstance(exc, CliError):
-            raise
+            raise exc from None
         if isinstance(exc, PermissionError) or (isinstance(exc, colfile.Error)
                                                 and "ermission" in str(exc)):
             raise CliError(f"{exc} (indexing writes colfile-v1 in "

@@ -34,13 +34,16 @@ shape (rows, or rows and elements per row), number of blob files and data
 size in bytes.  Columns are found as bigfile finds them: every directory
 holding a 'header' is a column and is not looked into; names starting with
 '.' are skipped.  COLUMN arguments restrict the listing to those columns or
-groups (a group stands for everything below it)."""
+groups (a group stands for everything below it), or to the columns and
+groups matching a pattern: * ? and [...] as in Python's fnmatch, where *
+also matches '/' (quote patterns for the shell: '1/P*')."""
 
 EPILOG = """\
 examples:
   colfile ls snapshot
   colfile ls -l snapshot 1/Position        attributes and per-blob checksums
   colfile ls --depth 1 snapshot            top level only, groups summarised
+  colfile ls snapshot '1/P*' '*/Mass'      columns matching patterns
   colfile ls --json snapshot | jq '.columns[].name'
 
 With -l each column is followed by its attributes (name, dtype[nmemb],
@@ -57,7 +60,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("path", metavar="PATH", help="the File (a directory)")
     p.add_argument("columns", metavar="COLUMN", nargs="*",
-                   help="columns or groups to list (default: all)")
+                   help="columns, groups or patterns ('1/P*') to list (default: all)")
     p.add_argument("-l", "--long", action="store_true",
                    help="also show attributes and per-blob checksums")
     p.add_argument("-R", "--recursive", dest="depth", action="store_const", const=None,

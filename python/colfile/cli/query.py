@@ -11,7 +11,18 @@ from typing import Any
 
 import numpy as np
 
-from ._common import CliError, UsageError, fmt_bytes, open_file
+from ._common import (
+    CliError,
+    JsonRows,
+    NotFoundError,
+    UsageError,
+    column_info,
+    dump_json,
+    fmt_bytes,
+    group_names,
+    json_row_values,
+    open_file,
+)
 from .cat import formatter
 
 #: the attribute kinds colfile writes (docs/format.md 7.3)
@@ -55,12 +66,19 @@ examples:
 (cells of the rows cut at every chunk boundary of the columns in EXPR)
 skipped because no row can match, taken whole because every row matches,
 and scanned; the bytes read against the size of those columns.
+--json prints one object: "path", "expr", "group" (null without --group),
+"matches" (rows where EXPR holds), "columns" (name, dtype, nmemb, shape of
+each) and "rows", a list of objects keyed by the column names as given
+(a list per row for vector columns), with "index", the row numbers of the
+listed rows; with --count only "path", "expr", "group" and "matches" (at
+most N with --limit).  Values are written as in 'colfile cat --json'.
 --out writes the selected rows of the --columns, with their dtypes and
 attributes, to the new File NEWFILE (which must not exist) and prints one
-line; with --limit, only the first N rows.
+line; with --limit, only the first N rows.  The attributes of the File and
+of the groups above the copied columns are copied as well.
 
-exit status: 0 done (also when no row matches), 1 failure, 2 usage error or
-a malformed EXPR"""
+exit status: 0 done (also when no row matches), 1 failure, 2 usage error,
+a malformed EXPR, or no such File, group or column"""
 
 #: Rows read and printed at once.
 PIECE_ROWS = 65536
@@ -83,6 +101,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                      help="write the selected rows to a new File instead of printing them")
     p.add_argument("--csv", action="store_true", help="CSV output (RFC 4180 quoting)")
     p.add_argument("--header", action="store_true", help="print a line of column names first")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("-n", "--limit", type=int, default=None, metavar="N",
                    help="at most the first N matching rows")
     p.add_argument("--report", action="store_true",
@@ -108,7 +127,7 @@ def _source(f: Any, group: str | None) -> Any:
     except colfile.InvalidNameError as exc:
         raise CliError(f"bad group name {group!r}: {exc}") from None
     if g is None:
-        raise CliError(f"{f.path}: no group {group!r}")
+        raise NotFoundError(f"{f.path}: no group {group!r}")
     return g
 
 
@@ -120,9 +139,9 @@ def _resolve(source: Any, name: str, size: int) -> Any:
     except colfile.InvalidNameError as exc:
         raise CliError(f"bad column name {name!r}: {exc}") from None
     except KeyError:
-        raise CliError(f"{source.path}: no column {name!r}") from None
+        raise NotFoundError(f"{source.path}: no column {name!r}") from None
     if not isinstance(col, colfile.Column):
-        raise CliError(f"{source.path}: {name!r} is a group, not a column")
+        raise NotFoundError(f"{source.path}: {name!r} is a group, not a column")
     if col.kind != "data":
         raise CliError(f"{source.path}: {name!r} is a {col.kind} block: it holds "
                        "attributes, no rows")
@@ -222,7 +241,34 @@ def _print_rows(args: Any, names: list[str], cols: list[Any], rows: np.ndarray) 
     out.flush()
 
 
-def _write_out(args: Any, cols: list[Any], rows: np.ndarray) -> None:
+def _print_json(args: Any, f: Any, names: list[str], cols: list[Any], matches: int,
+                rows: np.ndarray) -> None:
+    out = sys.stdout
+    doc = JsonRows({"path": f.path, "expr": args.expr, "group": args.group,
+                    "matches": matches,
+                    "columns": [column_info(n, c) for n, c in zip(names, cols)],
+                    "index": rows.tolist()}, out)
+    step = max(int(args.piece_rows), 1)
+    for pos in range(0, len(rows), step):
+        piece = rows[pos:pos + step]
+        doc.add(names, [json_row_values(c[piece]) for c in cols])
+    doc.close()
+    out.flush()
+
+
+def _copy_attrs(src: Any, dst: Any, what: str) -> None:
+    """Copy every attribute of ``src`` to ``dst`` (attribute managers) in
+    its stored form, except kinds colfile does not write (said on stderr)."""
+    for a in src:
+        tok, nmemb, data = src.raw(a)
+        if tok[1:2] not in _WRITABLE_KINDS:  # another tool's kind: colfile writes none
+            print(f"colfile query: attribute {a!r} of {what} ({tok}) not copied: "
+                  "colfile keeps such kinds but does not write them", file=sys.stderr)
+            continue
+        dst.set_raw(a, tok, nmemb, data)
+
+
+def _write_out(args: Any, f: Any, cols: list[Any], rows: np.ndarray) -> None:
     import colfile
 
     try:
@@ -241,14 +287,13 @@ def _write_out(args: Any, cols: list[Any], rows: np.ndarray) -> None:
             new = g.create(col.name, dtype, size=n)
             for pos in range(0, n, step):
                 new.write(pos, col[rows[pos:pos + step]])
-            for a in col.attrs:
-                tok, nmemb, data = col.attrs.raw(a)
-                if tok[1:2] not in _WRITABLE_KINDS:  # another tool's kind: colfile writes none
-                    print(f"colfile query: attribute {a!r} of {col.name!r} ({tok}) not copied: "
-                          "colfile keeps such kinds but does not write them", file=sys.stderr)
-                    continue
-                new.attrs.set_raw(a, tok, nmemb, data)
+            _copy_attrs(col.attrs, new.attrs, repr(col.name))
             new.close()
+        # the attributes of the File and of every group above a copied
+        # column (BoxSize, Time, MassTable...) describe the rows too
+        _copy_attrs(f.attrs, g.attrs, "the File")
+        for grp in group_names(c.name for c in cols):
+            _copy_attrs(f[grp + "/"].attrs, g[grp + "/"].attrs, f"group {grp!r}")
     what = ", ".join(c.name for c in cols)
     print(f"wrote {n} row{'s' if n != 1 else ''} of {len(cols)} column"
           f"{'s' if len(cols) != 1 else ''} ({what}) to {args.out}")
@@ -262,8 +307,11 @@ def run(args: Any) -> int:
                          hint="try 'colfile query --help'")
     if args.piece_rows < 1:
         raise UsageError("--piece-rows must be at least 1")
-    if args.out is not None and (args.csv or args.header):
-        raise UsageError("--out writes a File: --csv and --header do not apply",
+    if args.out is not None and (args.csv or args.header or args.json):
+        raise UsageError("--out writes a File: --csv, --header and --json do not apply",
+                         hint="try 'colfile query --help'")
+    if args.json and (args.csv or args.header):
+        raise UsageError("--json prints JSON: --csv and --header do not apply",
                          hint="try 'colfile query --help'")
     with open_file(args.path) as f:
         source = _source(f, args.group)
@@ -285,15 +333,21 @@ def run(args: Any) -> int:
             source_for_names = source
         cols = [_resolve(source_for_names, n, sel.size) for n in names]
         shown = None
-        if args.count:
-            print(sel.count if args.limit is None else min(sel.count, args.limit))
+        count = sel.count if args.limit is None else min(sel.count, args.limit)
+        if args.count and args.json:
+            dump_json({"path": f.path, "expr": args.expr, "group": args.group,
+                       "matches": count}, sys.stdout)
+        elif args.count:
+            print(count)
         else:
             rows = sel.rows
             if args.limit is not None:
                 rows = rows[:args.limit]
             shown = len(rows)
             if args.out is not None:
-                _write_out(args, cols, rows)
+                _write_out(args, f, cols, rows)
+            elif args.json:
+                _print_json(args, f, names, cols, sel.count, rows)
             else:
                 _print_rows(args, names, cols, rows)
         if args.report:

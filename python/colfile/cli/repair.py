@@ -46,7 +46,7 @@ EPILOG = """\
 exit status:
   0  nothing to repair, or everything found was repaired
   1  something could not be repaired (lost rows, a column in use)
-  2  usage error, or the repair itself failed
+  2  usage error, no such File or column, or the repair itself failed
 
 examples:
   colfile repair snapshot
@@ -63,7 +63,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("path", metavar="PATH", help="the File (a directory)")
     p.add_argument("columns", metavar="COLUMN", nargs="*",
-                   help="columns or groups to repair (default: all)")
+                   help="columns, groups or patterns ('1/P*') to repair (default: all)")
     p.add_argument("-n", "--dry-run", action="store_true",
                    help="change nothing; say what would be done")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing")

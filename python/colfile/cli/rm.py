@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from ._common import CliError, UsageError, open_file
+from ._common import CliError, NotFoundError, UsageError, open_file
 
 HELP = "remove columns (and, with -r, groups)"
 
@@ -73,9 +73,9 @@ def run(args: Any) -> int:
                 if args.force:
                     continue
                 if is_group:
-                    raise CliError(f"{f.path}: {raw!r} is a group, not a column; "
+                    raise NotFoundError(f"{f.path}: {raw!r} is a group, not a column; "
                                    "remove it with everything inside it with -r") from None
-                raise CliError(f"{f.path}: no column {raw!r} (nothing removed)") from None
+                raise NotFoundError(f"{f.path}: no column {raw!r} (nothing removed)") from None
             if col.kind == "attrs-only":
                 raise CliError(f"{f.path}: {raw!r} names attributes, not a column")
             col.close()

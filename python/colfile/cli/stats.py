@@ -12,6 +12,7 @@ import numpy as np
 
 from ._common import (
     CliError,
+    NotFoundError,
     UsageError,
     blob_id,
     dump_json,
@@ -49,6 +50,7 @@ examples:
   colfile stats snapshot 1/ID --blob 3                one blob (or --blob 000003)
   colfile stats snapshot 1/Position --totals          blob and column totals only
   colfile stats snapshot 1/Mass --json | jq '.total'
+  colfile stats snapshot 1/                            every column of group 1
 
 Text columns: blob (its file name), chunk (number within the blob, or
 'all' for the blob's total, shown for blobs of more than one chunk and
@@ -56,14 +58,17 @@ with --totals), rows (first-last, counted in the column),
 state ('valid', or 'UNKNOWN'), comp (the component, for vector columns),
 then count, nan, min, max, sum.  Integer min and max are exact up to 2**53
 and rounded outward beyond.  JSON gives the same numbers (non-finite floats
-as "nan", "inf", "-inf"; unknown ones as null)."""
+as "nan", "inf", "-inf"; unknown ones as null).  For a group, the columns
+below it come one after the other (JSON: {"path", "group", "columns": [...]},
+one entry per column as for a column)."""
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     p = sub.add_parser("stats", help=HELP, description=DESCRIPTION, epilog=EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("path", metavar="PATH", help="the File (a directory)")
-    p.add_argument("column", metavar="COLUMN", help="the column")
+    p.add_argument("column", metavar="COLUMN",
+                   help="the column, or a group (1 or 1/): every data column below it")
     p.add_argument("-b", "--blob", metavar="N", action="append", type=_blob_arg,
                    default=None,
                    help="only blob N: its number, or its file name of 6 hex digits "
@@ -182,153 +187,188 @@ def _gather(col: Any, comps: list[int]) -> np.ndarray:
     return stats.reshape(len(stats), -1)[:, comps]
 
 
-def run(args: Any) -> int:
+def _columns(f: Any, name: str) -> tuple[list[Any], bool]:
+    """The columns NAME stands for, and whether it is a group: a column, or
+    a group (``1`` or ``1/``) standing for the data columns below it."""
     import colfile
 
-    out = sys.stdout
-    with open_file(args.path) as f:
-        name = args.column
+    if name.rstrip("/"):
         try:
-            col = f[name]
+            col = f[name.rstrip("/")]
         except colfile.InvalidNameError as exc:
             raise CliError(f"bad column name {name!r}: {exc}") from None
         except KeyError:
-            if f.get(name.rstrip("/") + "/") is not None:
-                raise CliError(f"{f.path}: {name!r} is a group, not a column") from None
-            raise CliError(f"{f.path}: no column {name!r}") from None
-        if col.kind != "data":
-            raise CliError(f"{f.path}: {name!r} is a {col.kind} block: it holds attributes, "
-                           "no rows and no statistics")
-        nmemb = max(col.nmemb, 1)
-        vector = col.nmemb > 1
-        if args.component is not None:
-            j = args.component
-            if not -nmemb <= j < nmemb:
-                raise UsageError(f"--component {j} is out of range: {name!r} has {nmemb} "
-                                 f"element{'s' if nmemb != 1 else ''} per row",
-                                 hint="try 'colfile stats --help'")
-            comps = [j % nmemb]
+            pass
         else:
-            comps = list(range(nmemb))
-        show_comp = vector or args.component is not None
-        nfile = col.nfile
-        blobs = list(range(nfile)) if args.blob is None else list(dict.fromkeys(args.blob))
-        for b in blobs:
-            if b >= nfile:
-                raise UsageError(f"--blob {b} ({blob_id(b)}) does not exist: {name!r} has "
-                                 f"{nfile} blob{'s' if nfile != 1 else ''}",
-                                 hint="try 'colfile stats --help'")
-        recs = _gather(col, comps)
-        blob_rows = col.blob_rows
-        starts = np.concatenate([[0], np.cumsum(blob_rows)]).astype(np.int64)
-        chunk_blob = recs["blob"][:, 0] if len(recs) else np.zeros(0, np.int64)
-        ordered = bool(recs["ordered"][0, 0]) if len(recs) else \
-            col.dtype.kind not in "cSa"
-        fmt = _Fmt(col.dtype, ordered)
-        kind = col.dtype.kind
+            if col.kind != "data":
+                raise CliError(f"{f.path}: {name!r} is a {col.kind} block: it holds "
+                               "attributes, no rows and no statistics")
+            return [col], False
+    group = name.rstrip("/")
+    try:
+        found = group != "" and f.get(group + "/") is not None
+    except colfile.InvalidNameError as exc:
+        raise CliError(f"bad group name {name!r}: {exc}") from None
+    if not found:
+        raise NotFoundError(f"{f.path}: no column or group {name!r}")
+    cols = [f[n] for n in f.columns if n.startswith(group + "/")]
+    return [c for c in cols if c.kind == "data"], True
 
-        blob_docs: list[dict[str, Any]] = []
-        known_blobs = 0
-        for b in range(nfile):
-            sel = np.flatnonzero(chunk_blob == b)
-            r = recs[sel]
-            known = bool(r["valid"].all())  # a blob without rows has nothing to know
-            known_blobs += known
-            doc: dict[str, Any] = {"blob": b, "id": blob_id(b), "first_row": int(starts[b]),
-                                   "rows": int(blob_rows[b]), "known": known,
-                                   "chunks": [], "total": None}
-            # a blob whose statistics are unknown comes as one record, not
-            # per chunk: it lists no chunks, only its "all" line
-            for i, k in enumerate(sel.tolist() if known else []):
-                rec = r[i]
-                valid = bool(rec[0]["valid"])
-                doc["chunks"].append({
-                    "index": int(k), "chunk": i, "first_row": int(rec[0]["first_row"]),
-                    "rows": int(rec[0]["rows"]), "valid": valid,
-                    "components": [None if not valid else _numbers(rec[c])
-                                   for c in range(len(comps))]})
-            if known:
-                doc["total"] = [_combine(r[:, c]) for c in range(len(comps))]
-            blob_docs.append(doc)
-        all_known = known_blobs == nfile
-        if all_known and nfile:
-            total = [_combine(recs[:, c]) for c in range(len(comps))]
-        elif nfile == 0:
-            total = [_combine(recs[:0, c]) for c in range(len(comps))]
-        else:
-            total = None
 
-        if args.json:
-            dump_json({
-                "path": f.path, "column": col.name, "dtype": col.dtype.str, "nmemb": col.nmemb,
-                "size": col.size, "nfile": nfile, "chunk_rows": col.chunk_rows,
-                "components": comps, "ordered": ordered,
-                "blobs_known": known_blobs,
-                "blobs": [{**{k: v for k, v in d.items() if k not in ("chunks", "total")},
-                           **({} if args.totals else {"chunks": [
-                               {**{k: v for k, v in ch.items() if k != "components"},
-                                "components": [_json_numbers(n, ordered, kind)
-                                               for n in ch["components"]]}
-                               for ch in d["chunks"]]}),
-                           "total": None if d["total"] is None else
-                           [_json_numbers(n, ordered, kind) for n in d["total"]]}
-                          for d in blob_docs if d["blob"] in blobs],
-                "total": None if total is None else
-                [_json_numbers(n, ordered, kind) for n in total],
-            }, out)
-            return 0
-
-        shape = f"{col.dtype.str}" + (f" x {col.nmemb}" if vector else "")
-        print(f"{col.name}: {shape}, {col.size} rows in {nfile} blob{'s' if nfile != 1 else ''}"
-              f", chunks of {col.chunk_rows} rows; statistics known for {known_blobs} of "
-              f"{nfile} blob{'s' if nfile != 1 else ''}", file=out)
-        head = ["blob", "chunk", "rows", "state"] + (["comp"] if show_comp else []) + \
-            ["count", "nan", "min", "max", "sum"]
-        right = [False, False, False, False] + ([True] if show_comp else []) + \
-            [True, True, True, True, True]
-        rows: list[list[str]] = [head]
-
-        def numbers(nums: dict[str, Any] | None) -> list[str]:
-            if nums is None:
-                return ["-"] * 5
-            return [str(nums["count"]), str(nums["nan"]), fmt.bound(nums["min"]),
-                    fmt.bound(nums["max"]), fmt.total(nums["sum"])]
-
-        def add(bcell: str, ccell: str, rcell: str, state: str,
-                per_comp: list[dict[str, Any] | None]) -> None:
-            for c, nums in enumerate(per_comp):
-                lead = [bcell, ccell, rcell, state] if c == 0 else ["", "", "", ""]
-                rows.append(lead + ([str(comps[c])] if show_comp else []) + numbers(nums))
-
-        for d in blob_docs:
-            if d["blob"] not in blobs:
-                continue
-            bid = d["id"]
-            if not args.totals:
-                for ch in d["chunks"]:
-                    add(bid, str(ch["chunk"]), _rows_text(ch["first_row"], ch["rows"]),
-                        "valid" if ch["valid"] else "UNKNOWN", ch["components"])
-            if not args.totals and len(d["chunks"]) == 1:
-                continue  # its one chunk line is its total
-            state = "valid" if d["known"] else "UNKNOWN"
-            if d["rows"] == 0:
-                state = "no rows"
-            add(bid, "all", _rows_text(d["first_row"], d["rows"]), state,
-                d["total"] if d["total"] is not None else [None] * len(comps))
-        if args.blob is None or len(blobs) > 1 or nfile == 1:
-            missing = nfile - known_blobs
-            state = "valid" if total is not None else f"UNKNOWN ({missing} blob" \
-                f"{'s' if missing != 1 else ''})"
-            add("column", "all", _rows_text(0, col.size), state,
-                total if total is not None else [None] * len(comps))
-        for line in table(rows, right=right):
-            print(line, file=out)
-        if known_blobs < nfile:
-            k = nfile - known_blobs
-            print(f"UNKNOWN: {k} of {nfile} blob{'s' if nfile != 1 else ''} "
-                  f"{'has' if k == 1 else 'have'} no current statistics (never computed: "
-                  "written by another tool or with statistics off; or stale: the data "
-                  f"changed since); 'colfile index {args.path} {col.name}' computes them",
-                  file=out)
+def run(args: Any) -> int:
+    out = sys.stdout
+    with open_file(args.path) as f:
+        cols, is_group = _columns(f, args.column)
+        if is_group and (args.blob is not None or args.component is not None):
+            raise UsageError(f"{args.column!r} is a group: --blob and --component apply "
+                             "to one column", hint="try 'colfile stats --help'")
+        docs = []
+        for i, col in enumerate(cols):
+            if i and not args.json:
+                print(file=out)
+            docs.append(_one(f, col, args, out))
+        if args.json and is_group:
+            dump_json({"path": f.path, "group": args.column.rstrip("/"),
+                       "columns": docs}, out)
+        elif args.json:
+            dump_json(docs[0], out)
+        elif is_group and not cols:
+            print(f"{args.column.rstrip('/')}: a group without data columns", file=out)
         out.flush()
     return 0
+
+
+def _one(f: Any, col: Any, args: Any, out: Any) -> Any:
+    """The statistics of one column of ``f``: printed, or (--json) returned."""
+    name = col.name
+    nmemb = max(col.nmemb, 1)
+    vector = col.nmemb > 1
+    if args.component is not None:
+        j = args.component
+        if not -nmemb <= j < nmemb:
+            raise UsageError(f"--component {j} is out of range: {name!r} has {nmemb} "
+                             f"element{'s' if nmemb != 1 else ''} per row",
+                             hint="try 'colfile stats --help'")
+        comps = [j % nmemb]
+    else:
+        comps = list(range(nmemb))
+    show_comp = vector or args.component is not None
+    nfile = col.nfile
+    blobs = list(range(nfile)) if args.blob is None else list(dict.fromkeys(args.blob))
+    for b in blobs:
+        if b >= nfile:
+            raise UsageError(f"--blob {b} ({blob_id(b)}) does not exist: {name!r} has "
+                             f"{nfile} blob{'s' if nfile != 1 else ''}",
+                             hint="try 'colfile stats --help'")
+    recs = _gather(col, comps)
+    blob_rows = col.blob_rows
+    starts = np.concatenate([[0], np.cumsum(blob_rows)]).astype(np.int64)
+    chunk_blob = recs["blob"][:, 0] if len(recs) else np.zeros(0, np.int64)
+    ordered = bool(recs["ordered"][0, 0]) if len(recs) else \
+        col.dtype.kind not in "cSa"
+    fmt = _Fmt(col.dtype, ordered)
+    kind = col.dtype.kind
+
+    blob_docs: list[dict[str, Any]] = []
+    known_blobs = 0
+    for b in range(nfile):
+        sel = np.flatnonzero(chunk_blob == b)
+        r = recs[sel]
+        known = bool(r["valid"].all())  # a blob without rows has nothing to know
+        known_blobs += known
+        doc: dict[str, Any] = {"blob": b, "id": blob_id(b), "first_row": int(starts[b]),
+                               "rows": int(blob_rows[b]), "known": known,
+                               "chunks": [], "total": None}
+        # a blob whose statistics are unknown comes as one record, not
+        # per chunk: it lists no chunks, only its "all" line
+        for i, k in enumerate(sel.tolist() if known else []):
+            rec = r[i]
+            valid = bool(rec[0]["valid"])
+            doc["chunks"].append({
+                "index": int(k), "chunk": i, "first_row": int(rec[0]["first_row"]),
+                "rows": int(rec[0]["rows"]), "valid": valid,
+                "components": [None if not valid else _numbers(rec[c])
+                               for c in range(len(comps))]})
+        if known:
+            doc["total"] = [_combine(r[:, c]) for c in range(len(comps))]
+        blob_docs.append(doc)
+    all_known = known_blobs == nfile
+    if all_known and nfile:
+        total = [_combine(recs[:, c]) for c in range(len(comps))]
+    elif nfile == 0:
+        total = [_combine(recs[:0, c]) for c in range(len(comps))]
+    else:
+        total = None
+
+    if args.json:
+        return {
+            "path": f.path, "column": col.name, "dtype": col.dtype.str, "nmemb": col.nmemb,
+            "size": col.size, "nfile": nfile, "chunk_rows": col.chunk_rows,
+            "components": comps, "ordered": ordered,
+            "blobs_known": known_blobs,
+            "blobs": [{**{k: v for k, v in d.items() if k not in ("chunks", "total")},
+                       **({} if args.totals else {"chunks": [
+                           {**{k: v for k, v in ch.items() if k != "components"},
+                            "components": [_json_numbers(n, ordered, kind)
+                                           for n in ch["components"]]}
+                           for ch in d["chunks"]]}),
+                       "total": None if d["total"] is None else
+                       [_json_numbers(n, ordered, kind) for n in d["total"]]}
+                      for d in blob_docs if d["blob"] in blobs],
+            "total": None if total is None else
+            [_json_numbers(n, ordered, kind) for n in total],
+        }
+
+    shape = f"{col.dtype.str}" + (f" x {col.nmemb}" if vector else "")
+    print(f"{col.name}: {shape}, {col.size} rows in {nfile} blob{'s' if nfile != 1 else ''}"
+          f", chunks of {col.chunk_rows} rows; statistics known for {known_blobs} of "
+          f"{nfile} blob{'s' if nfile != 1 else ''}", file=out)
+    head = ["blob", "chunk", "rows", "state"] + (["comp"] if show_comp else []) + \
+        ["count", "nan", "min", "max", "sum"]
+    right = [False, False, False, False] + ([True] if show_comp else []) + \
+        [True, True, True, True, True]
+    rows: list[list[str]] = [head]
+
+    def numbers(nums: dict[str, Any] | None) -> list[str]:
+        if nums is None:
+            return ["-"] * 5
+        return [str(nums["count"]), str(nums["nan"]), fmt.bound(nums["min"]),
+                fmt.bound(nums["max"]), fmt.total(nums["sum"])]
+
+    def add(bcell: str, ccell: str, rcell: str, state: str,
+            per_comp: list[dict[str, Any] | None]) -> None:
+        for c, nums in enumerate(per_comp):
+            lead = [bcell, ccell, rcell, state] if c == 0 else ["", "", "", ""]
+            rows.append(lead + ([str(comps[c])] if show_comp else []) + numbers(nums))
+
+    for d in blob_docs:
+        if d["blob"] not in blobs:
+            continue
+        bid = d["id"]
+        if not args.totals:
+            for ch in d["chunks"]:
+                add(bid, str(ch["chunk"]), _rows_text(ch["first_row"], ch["rows"]),
+                    "valid" if ch["valid"] else "UNKNOWN", ch["components"])
+        if not args.totals and len(d["chunks"]) == 1:
+            continue  # its one chunk line is its total
+        state = "valid" if d["known"] else "UNKNOWN"
+        if d["rows"] == 0:
+            state = "no rows"
+        add(bid, "all", _rows_text(d["first_row"], d["rows"]), state,
+            d["total"] if d["total"] is not None else [None] * len(comps))
+    if args.blob is None or len(blobs) > 1 or nfile == 1:
+        missing = nfile - known_blobs
+        state = "valid" if total is not None else f"UNKNOWN ({missing} blob" \
+            f"{'s' if missing != 1 else ''})"
+        add("column", "all", _rows_text(0, col.size), state,
+            total if total is not None else [None] * len(comps))
+    for line in table(rows, right=right):
+        print(line, file=out)
+    if known_blobs < nfile:
+        k = nfile - known_blobs
+        print(f"UNKNOWN: {k} of {nfile} blob{'s' if nfile != 1 else ''} "
+              f"{'has' if k == 1 else 'have'} no current statistics (never computed: "
+              "written by another tool or with statistics off; or stale: the data "
+              f"changed since); 'colfile index {args.path} {col.name}' computes them",
+              file=out)
+    return None

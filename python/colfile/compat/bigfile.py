@@ -56,7 +56,11 @@ Semantics kept from bigfile
   as a structured array: ``ds[a:b]``, ``ds[i]``, ``ds['col']`` (the
   :class:`Column`), ``ds[['a', 'b']]`` (a narrower Dataset),
   ``ds['col', a:b]``, ``ds[a:b, 'col']``, ``ds[['a', 'b'], a:b]``,
-  assignment of a structured array to a slice, and ``append``.
+  assignment of a structured array to a slice, and ``append``.  As in
+  bigfile, every field is a sub-array of the column's ``nmemb`` elements,
+  ``(1,)`` for a scalar column: ``ds[:4]['ID'].shape`` is ``(4, 1)`` and
+  ``ds[:4]['ID'][:, 0]`` is the 1-d array (``ds['ID'][:4]``, read through
+  the column, is ``(4,)``).
 * ``FileMPI(comm, filename, create=False)`` and its columns are collective
   (any object with mpi4py's ``rank``, ``size``, ``barrier``, ``bcast``,
   ``gather`` and ``allgather`` will do as ``comm``); they are built on
@@ -111,8 +115,6 @@ Where the original was wrong, this module follows colfile:
   went on listing and opening); :class:`ColumnClosedError` is raised by an
   unattached ``Column()``.  Like bigfile's, these two are not :class:`Error`
   subclasses.
-* ``Dataset`` fields of scalar columns are scalar fields (bigfile gave
-  boolean columns a ``(1,)`` sub-array).
 * MPI checksums: bigfile's collective close added up the running sums of
   all ranks, so the sums a reopened block had on disk were counted once per
   rank; colfile adds the sums each rank's own writes made, once (identical
@@ -1184,7 +1186,8 @@ class Dataset:
             elif n != size:
                 raise Error(f"Dataset length is inconsistent on {name}: "
                             f"{n} rows, not {size}")
-            fields.append((name, dt))
+            # bigfile's fields are always sub-arrays: (1,) for scalar columns
+            fields.append((name, dt.base, dt.shape or (1,)))
         self.dtype: np.dtype[Any] = np.dtype(fields)
         self.size: int = size or 0
 
@@ -1209,7 +1212,8 @@ class Dataset:
             raise ValueError(f"out has {len(out)} rows, the request {length}")
         for name in self.dtype.names or ():
             with self.file.open(name) as col:
-                col.read(start, length, out[name])
+                field = out[name]
+                col.read(start, length, field[:, 0] if col.dtype.shape == () else field)
         return out
 
     def write(self, start: int, buf: Any) -> None:

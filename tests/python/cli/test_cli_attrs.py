@@ -57,7 +57,6 @@ def test_json_listing(cli, sample):
     ("[1, 2, 3]", "<i8", 3, [1, 2, 3]),
     ("[1, 2.5]", "<f8", 2, [1.0, 2.5]),
     ('["a", "bcd"]', "<S3", 2, ["a", "bcd"]),
-    ("[[1, 2], [3, 4]]", "<i8", 4, [1, 2, 3, 4]),
 ])
 def test_set_get_roundtrip(cli, sample, text, dtype, nmemb, value):
     status, out, err = cli("attrs", sample, "1/Position", "--set", f"x={text}")
@@ -146,7 +145,8 @@ def test_usage_errors(cli, sample, argv, words):
 ])
 def test_failures(cli, sample, argv, words):
     status, out, err = cli("attrs", sample, *argv)
-    assert status == 1 and out == ""
+    # a name that does not exist: 2, as in every subcommand
+    assert status == (1 if "bad attribute name" in words else 2) and out == ""
     assert err.startswith("colfile: error: ") and err.count("\n") == 1
     for w in words:
         assert w in err

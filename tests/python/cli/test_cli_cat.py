@@ -106,8 +106,8 @@ def test_different_lengths_refused(cli, sample):
 
 
 @pytest.mark.parametrize("argv, status, words", [
-    (["-c", "nope"], 1, ["no column 'nope'"]),
-    (["-c", "1"], 1, ["is a group"]),
+    (["-c", "nope"], 2, ["no column 'nope'"]),
+    (["-c", "1"], 2, ["is a group"]),
     (["-c", "meta"], 1, ["header-only"]),
     ([], 2, ["no columns given"]),
     (["-c", "1/ID", "--count", "-1"], 2, ["--count"]),

@@ -251,9 +251,9 @@ def test_progress_bar(cli, tmp_path, lib):
 
 def test_errors(cli, tmp_path, sample):
     status, out, err = _index(cli, str(tmp_path / "nothing"))
-    assert status == 1 and out == "" and len(err.splitlines()) == 1
+    assert status == 2 and out == "" and len(err.splitlines()) == 1
     status, out, err = _index(cli, sample, "nope")
-    assert status == 1 and "no column or group 'nope'" in err
+    assert status == 2 and "no column or group 'nope'" in err
     status, out, err = cli("index", sample, "--progress", "--no-progress")
     assert status == 2
 

@@ -103,7 +103,7 @@ def test_ls_select(cli, sample):
 
 def test_ls_missing_column(cli, sample):
     status, out, err = cli("ls", sample, "nope")
-    assert status == 1
+    assert status == 2
     assert err.startswith("colfile: error: ") and "'nope'" in err
 
 

@@ -66,7 +66,7 @@ def test_usage_errors_exit_2(cli, argv, words):
 
 
 @pytest.mark.parametrize("cmd, status_expected", [
-    (["ls"], 1), (["cat", "-c", "x"], 1), (["attrs"], 1), (["check"], 2), (["rm", "x"], 1),
+    (["ls"], 2), (["cat", "-c", "x"], 2), (["attrs"], 2), (["check"], 2), (["rm", "x"], 2),
 ])
 def test_missing_file(cli, tmp_path, cmd, status_expected):
     missing = tmp_path / "nope"
@@ -88,7 +88,7 @@ def test_not_a_directory(cli, tmp_path):
 def test_debug_shows_traceback(cli, tmp_path, monkeypatch):
     monkeypatch.setenv("COLFILE_DEBUG", "1")
     status, out, err = cli("ls", tmp_path / "nope")
-    assert status == 1
+    assert status == 2
     assert "Traceback" in err
     assert err.rstrip().splitlines()[-1].startswith("colfile: error: ")
 

@@ -203,7 +203,7 @@ def test_no_match(cli, snap):
     (["Mass.sum() > 1"], 2, ["function calls are not allowed"]),
     (["Nope > 1"], 2, ["no column 'Nope'"]),
     (["Mass > 1j"], 2, ["not a real number"]),
-    (["Mass > 1", "-c", "Nope"], 1, ["no column 'Nope'"]),
+    (["Mass > 1", "-c", "Nope"], 2, ["no column 'Nope'"]),
     (["Mass > 1", "-c", "../other/Short"], 1, ["bad column name"]),
     (["Mass > 1", "--limit", "-1"], 2, ["--limit"]),
     (["Mass > 1", "--out", "x", "--csv"], 2, ["--out"]),
@@ -222,8 +222,8 @@ def test_errors(cli, snap, args, status, words):
 def test_errors_other(cli, snap, tmp_path):
     path, _ = snap
     status, _, err = cli("query", path, "-g", "nogroup", "ID < 3")
-    assert status == 1 and "no group 'nogroup'" in err
+    assert status == 2 and "no group 'nogroup'" in err
     status, _, err = cli("query", path, "('1/ID' < 3)", "-c", "other/Short")
     assert status == 1 and "'other/Short' has 10 rows" in err
     status, _, err = cli("query", str(tmp_path / "none"), "x < 3")
-    assert status == 1 and len(err.splitlines()) == 1
+    assert status == 2 and len(err.splitlines()) == 1

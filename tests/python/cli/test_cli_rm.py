@@ -27,7 +27,7 @@ def test_rm_columns(cli, sample):
 def test_rm_missing_removes_nothing(cli, sample):
     before = _columns(sample)
     status, out, err = cli("rm", sample, "Name", "nope")
-    assert status == 1 and out == ""
+    assert status == 2 and out == ""
     assert err == f"colfile: error: {sample}: no column 'nope' (nothing removed)\n"
     assert _columns(sample) == before
 
@@ -47,7 +47,7 @@ def test_rm_header_only_block(cli, sample):
 def test_rm_errors(cli, sample):
     before = _columns(sample)
     status, _, err = cli("rm", sample, "1")
-    assert status == 1 and "is a group, not a column" in err
+    assert status == 2 and "is a group, not a column" in err
     status, _, err = cli("rm", sample, ".")
     assert status == 1 and "names attributes" in err
     status, _, err = cli("rm", sample, "bad name")
