@@ -105,15 +105,18 @@ def _tree(root: Path) -> dict[str, str]:
 
 
 def _power_loss(tmp_path: Path, shim: Path, setup: list[list[Any]], script: list[list[Any]],
-                keep: float | None = None, env_of: Any = None) -> dict[str, str]:
+                keep: float | None = None, env_of: Any = None, after_setup: Any = None) -> dict[str, str]:
     """Run setup for real (then sync), then script under the shim with a
     power loss after its last operation; the tree that survives.  env_of
     (optional): the counted operations [number, class, path] -> more
-    environment for the power-loss run."""
+    environment for the power-loss run; after_setup (optional): called with
+    the File's directory once the setup is done."""
     root = tmp_path / "F"
     root.mkdir()
     r = _probe(root, setup + [["sync"]], {})
     assert r.returncode == 0, r.stderr
+    if after_setup is not None:
+        after_setup(root)
     # where the power goes out: the sentinel operation after the script
     script = script + [["mkdir", "SENTINEL"]]
     count_root = tmp_path / "C"
@@ -230,6 +233,32 @@ def test_power_loss_nosync(tmp_path: Path, shim: Path) -> None:
     (tmp_path / "nosync").mkdir()
     assert _power_loss(tmp_path / "synced", shim, [], script) == {"A": "data"}
     assert _power_loss(tmp_path / "nosync", shim, [], script, env_of=dirsync) == {}
+
+
+def test_power_loss_removed_tree_and_a_reused_inode(tmp_path: Path, shim: Path) -> None:
+    """A directory removed for good was empty: the removals inside it are
+    as durable as its own removal, whether or not the directories that held
+    them were synced.  Here d is moved into R (synced), d/f and d removed,
+    then R, and the root synced; the next directory, N, gets d's inode
+    number back (shim_probe's mkdir-reusing).  What survives is N, empty:
+    no POSIX file system brings f back, least of all into N, a directory
+    that merely got d's number (the model once relinked f there, and so
+    put a column's files, removed by a truncation, into the group
+    directory made after it)."""
+    setup = [["mkdir", "d"], ["write", "d/f", "old"], ["mkdir", "R"]]
+    script = [["remember", "d"], ["rename", "d", "R/d"], ["fsync", "R"], ["fsync", "."],
+              ["unlink", "R/d/f"], ["rmdir", "R/d"], ["rmdir", "R"], ["fsync", "."],
+              ["mkdir-reusing", "N", "d"], ["fsync", "."]]
+    for attempt in range(4):  # the file system's allocator may give N another number
+        t = tmp_path / str(attempt)
+        t.mkdir()
+        ino: dict[str, int] = {}
+        got = _power_loss(t, shim, setup, script,
+                          after_setup=lambda root: ino.update(d=(root / "d").stat().st_ino))
+        assert got == {"N": "<dir>"}
+        if (t / "F" / "N").stat().st_ino == ino["d"]:
+            return
+    pytest.skip("the file system never gave d's inode number to a new directory")
 
 
 @pytest.mark.parametrize("action, errno_name", [("eio", "EIO"), ("enospc", "ENOSPC")])
