@@ -362,6 +362,25 @@ def test_writers_agree_and_checker_accepts(tmp_path: Path, lib: Any, variant: st
 # ---------------------------------------------------------------------------
 # the harness
 
+def test_driver_takes_a_relative_build_dir(tmp_path: Path) -> None:
+    """``--build build/release`` (as docs/reliability.md quotes it) names
+    the writers and the shim by absolute paths: they run in the trial
+    directories."""
+    build = _build_dir()
+    if build is None:
+        _missing("no CMake build of tests/crash")
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import run_crash; "
+            "t = run_crash.find_tools(sys.argv[2], sys.executable, sys.argv[3]); "
+            "print(t.build, t.shim, t.cwriter, sep='\\n')")
+    rel = os.path.relpath(build, build.parent.parent)
+    r = subprocess.run([sys.executable, "-c", code, str(CRASH), rel, os.path.join(rel, "tests/crash/faultshim.so")],
+                       cwd=build.parent.parent, env=_env_for_writers(), capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    paths = [Path(ln) for ln in r.stdout.splitlines()]
+    assert paths == [build, build / "tests/crash/faultshim.so", build / "tests/crash/crash_writer"], paths
+
+
 def test_crash_harness(tmp_path: Path, lib: Any) -> None:
     """Every mode for a bounded budget, serial and 2 MPI ranks: the promise
     holds in every trial."""
