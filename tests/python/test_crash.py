@@ -393,13 +393,7 @@ def test_crash_harness(tmp_path: Path, lib: Any) -> None:
     summary = tmp_path / "summary.json"
     cmd = [sys.executable, str(CRASH / "run_crash.py"), "--budget", str(BUDGET), "--mode", "all",
            "--mpi", "--nranks", "2", "--json", str(summary), "--keep", str(tmp_path / "failures"),
-           "--workdir", str(tmp_path / "work"),
-           # Power loss on the plans with rm, truncation and repair is left out
-           # of the bounded run while one of its trials breaks the promise
-           # (writer=c,seed=1,action=powerloss,at=962,variant=destroy: after a
-           # truncation and a new g/h/c, g/h shows a header of its own); the
-           # long runs in tests/crash/README.md include it.
-           "--destroy-modes", "kill,inject,faults"]
+           "--workdir", str(tmp_path / "work")]
     if build is not None:
         cmd += ["--build", str(build)]
         san = _sanitize_dir(build)
