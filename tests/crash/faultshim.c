@@ -94,10 +94,20 @@
  *     (or the descriptor was opened O_SYNC/O_DSYNC);
  *   - a name created, removed or renamed in a directory: when that directory
  *     is fsynced (a rename between directories needs both);
- *   - everything: sync() or syncfs().
+ *   - everything: sync() or syncfs();
+ *   - every change of the entries of a directory (names created, removed,
+ *     renamed in or out) made before its removal, when that removal is
+ *     durable (or kept): the directory was empty then, and no file system
+ *     brings entries back into a directory removed for good.  Moving a
+ *     tree into a trash directory, syncing that, then deleting it and
+ *     syncing only the parent of the trash leaves nothing of the tree.
  * At the power loss the changes that are not durable are undone, newest
  * first (by inode and name, so renames of a parent made later do not
- * confuse it), then every process of the run is killed.  Processes of an
+ * confuse it), then every process of the run is killed.  Directories are
+ * found by inode number; a number that the file system gave to a
+ * directory or file made later (ext4 hands out freed numbers again at
+ * once) no longer names the directory an older change saw, so that
+ * change is not undone into the newcomer.  Processes of an
  * MPI run take the journal lock around each change, so the process that
  * loses power first stops the others (SIGSTOP) between two changes.
  *
@@ -731,11 +741,19 @@ static const char *path_of(unsigned long long ino)
 
 /* The path of name `ename` in directory pino, as record `index` saw it. */
 static size_t g_cur_index;
+static const struct rec *g_recs;
+static size_t g_nrec;
 static int dir_entry_path(unsigned long long pino, const char *ename, char out[PATH_MAX])
 {
     /* a directory removed for good after this record: its entries are gone */
     for (int i = 0; i < g_ndead; i++)
         if (g_dead[i].ino == pino && g_dead[i].index > g_cur_index && remapped(pino) == pino) return 0;
+    /* its number given to something made after this record (and not
+     * undone: that would have moved it out of the tree): the directory
+     * this record saw is gone, the number names another */
+    if (remapped(pino) == pino)
+        for (size_t k = g_cur_index + 1; k < g_nrec; k++)
+            if (g_recs[k].type == 'C' && g_recs[k].ino == pino) return 0;
     const char *d = path_of(pino);
     if (!d) return 0;
     char name[NAME_MAX + 1];
@@ -925,6 +943,48 @@ static int keep_by_name(const rec *r)
     }
 }
 
+/* A directory whose removal survives (durable or kept) was empty when it
+ * was removed, so every earlier change of its entries survives with it:
+ * names created, removed or renamed in or out of it, and so the removals
+ * of the directories below it (newest first, so that those carry it on).
+ * No file system brings entries back into a directory removed for good --
+ * least of all into another that got its inode number. */
+static size_t settle_removed_dirs(rec *recs, size_t nrec)
+{
+    size_t settled = 0;
+    for (size_t i = nrec; i-- > 0;) {
+        if (recs[i].type != 'D' || !(recs[i].durable || recs[i].keep)) continue;
+        unsigned long long x = recs[i].ino;
+        /* from the directory's making (or the removal of an older one with
+         * its number) on */
+        size_t lb = 0;
+        for (size_t j = i; j-- > 0;)
+            if ((recs[j].type == 'D' || recs[j].type == 'C') && recs[j].ino == x) {
+                lb = j + 1;
+                break;
+            }
+        for (size_t j = lb; j < i; j++) {
+            rec *r = &recs[j];
+            int in_x = 0;
+            switch (r->type) {
+            case 'C': case 'U': case 'D':
+                in_x = r->pino == x;
+                break;
+            case 'R': case 'X':
+                in_x = r->pino == x || r->pino2 == x;
+                break;
+            default:
+                break;
+            }
+            if (in_x && !r->durable) {
+                r->durable = 1;
+                settled++;
+            }
+        }
+    }
+    return settled;
+}
+
 /* Read the journal, decide what survives, undo the rest (newest first). */
 static void power_loss(void)
 {
@@ -1052,6 +1112,7 @@ static void power_loss(void)
             }
         }
     }
+    size_t settled = settle_removed_dirs(recs, nrec);
     /* What survives although not durable (CF_FAULT_KEEP, CF_FAULT_KEEP_NAMES). */
     unsigned long long rs = g_seed ^ 0x5DEECE66DULL;
     size_t nondurable = 0, kept = 0;
@@ -1074,13 +1135,17 @@ static void power_loss(void)
         }
         kept += (size_t)r->keep;
     }
+    if (kept) settled += settle_removed_dirs(recs, nrec);
     /* Directories removed for good: their old records must not touch a new
      * directory that got the same inode number. */
     for (size_t i = 0; i < nrec; i++)
         if (recs[i].type == 'D' && (recs[i].durable || recs[i].keep) && g_ndead < 4096)
             g_dead[g_ndead].ino = recs[i].ino, g_dead[g_ndead++].index = i;
 
-    undo_note("power loss: %zu records, %zu not durable, %zu of them kept\n", nrec, nondurable, kept);
+    g_recs = recs;
+    g_nrec = nrec;
+    undo_note("power loss: %zu records, %zu not durable, %zu of them kept; %zu more settled by the "
+              "removal of their directory\n", nrec, nondurable, kept, settled);
     size_t undone = 0;
     for (size_t i = nrec; i-- > 0;) {
         rec *r = &recs[i];

@@ -115,12 +115,14 @@ def find_tools(build_arg: str | None, python: str, shim_arg: str | None = None,
             if cand and (Path(cand) / "tests" / "crash" / "faultshim.so").exists():
                 build = Path(cand)
                 break
+    # absolute: the writers run in their trial directories
+    build = build.resolve() if build is not None else None
     def art(rel: str) -> Path | None:
         if build is None:
             return None
         p = build / rel
         return p if p.exists() else None
-    shim = Path(shim_arg) if shim_arg else art("tests/crash/faultshim.so")
+    shim = Path(shim_arg).resolve() if shim_arg else art("tests/crash/faultshim.so")
     cw = art("tests/crash/crash_writer")
     cwm = art("tests/crash/crash_writer_mpi")
     mpiexec = Path(sys.executable).parent / "mpiexec"
@@ -163,7 +165,7 @@ def find_tools(build_arg: str | None, python: str, shim_arg: str | None = None,
     version = probe.stdout.split()[0] if probe.returncode == 0 and probe.stdout.split() else "?"
     san_cw = san_shim = None
     if san_arg:
-        san = Path(san_arg)
+        san = Path(san_arg).resolve()
         if (san / "tests/crash/crash_writer").exists() and (san / "tests/crash/faultshim_io.so").exists():
             san_cw, san_shim = san / "tests/crash/crash_writer", san / "tests/crash/faultshim_io.so"
         else:

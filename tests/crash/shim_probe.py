@@ -7,8 +7,16 @@ or truncate, write), ["pwrite", path, offset, text] (no truncation),
 ["fsync", path] (a file or a directory), ["rename", a, b], ["exchange", a, b]
 (renameat2 RENAME_EXCHANGE through syscall()), ["unlink", path],
 ["mkdir", path], ["rmdir", path], ["truncate", path, size],
-["link", a, b], ["sync"].  Paths are relative to DIR.  Each operation's
-outcome goes to stdout, one JSON line: ["ok"] or ["err", errno, retval].
+["link", a, b], ["sync"], ["remember", path] (note the inode number of
+path; changes nothing), ["mkdir-reusing", path, remembered] (a directory at
+path with the inode number remembered of the other path, if the file
+system hands it out again: directories DIR.pad0, DIR.pad1, ... are made
+beside DIR, where the shim does not look, until one gets it -- ext4 gives
+the lowest free number of a group -- and that one is renamed to path; else
+path is made as it is.  Either way one counted operation in DIR; the outcome is
+["ok", true] or ["ok", false]).  Paths are relative to DIR.  Each
+operation's outcome goes to stdout, one JSON line: ["ok"] or ["err",
+errno, retval].
 """
 
 from __future__ import annotations
@@ -23,10 +31,27 @@ SYS_RENAMEAT2 = 316  # x86-64
 AT_FDCWD = -100
 
 
+def _mkdir_reusing(root: str, path: str, ino: int, tries: int = 300) -> bool:
+    # beside DIR, where the shim does not look: the file system puts them
+    # near DIR's own directories
+    pads = root.rstrip("/") + ".pad"
+    for k in range(tries):
+        pad = pads + str(k)
+        if os.path.exists(pad):
+            continue
+        os.mkdir(pad)
+        if os.lstat(pad).st_ino == ino:
+            os.rename(pad, path)
+            return True
+    os.mkdir(path)
+    return False
+
+
 def main() -> int:
     root, script = sys.argv[1], json.loads(open(sys.argv[2]).read())
     libc = ctypes.CDLL(None, use_errno=True)
     libc.syscall.restype = ctypes.c_long
+    remembered: dict[str, int] = {}
     for op in script:
         kind, args = op[0], op[1:]
         p = [os.path.join(root, a) if isinstance(a, str) else a for a in args]
@@ -69,6 +94,10 @@ def main() -> int:
                 os.link(p[0], p[1])
             elif kind == "sync":
                 os.sync()
+            elif kind == "remember":
+                remembered[args[0]] = os.lstat(p[0]).st_ino
+            elif kind == "mkdir-reusing":
+                out = ["ok", _mkdir_reusing(root, p[0], remembered[args[1]])]
             else:
                 out = ["err", "unknown op", kind]
         except OSError as exc:

@@ -105,15 +105,18 @@ def _tree(root: Path) -> dict[str, str]:
 
 
 def _power_loss(tmp_path: Path, shim: Path, setup: list[list[Any]], script: list[list[Any]],
-                keep: float | None = None, env_of: Any = None) -> dict[str, str]:
+                keep: float | None = None, env_of: Any = None, after_setup: Any = None) -> dict[str, str]:
     """Run setup for real (then sync), then script under the shim with a
     power loss after its last operation; the tree that survives.  env_of
     (optional): the counted operations [number, class, path] -> more
-    environment for the power-loss run."""
+    environment for the power-loss run; after_setup (optional): called with
+    the File's directory once the setup is done."""
     root = tmp_path / "F"
     root.mkdir()
     r = _probe(root, setup + [["sync"]], {})
     assert r.returncode == 0, r.stderr
+    if after_setup is not None:
+        after_setup(root)
     # where the power goes out: the sentinel operation after the script
     script = script + [["mkdir", "SENTINEL"]]
     count_root = tmp_path / "C"
@@ -232,6 +235,32 @@ def test_power_loss_nosync(tmp_path: Path, shim: Path) -> None:
     assert _power_loss(tmp_path / "nosync", shim, [], script, env_of=dirsync) == {}
 
 
+def test_power_loss_removed_tree_and_a_reused_inode(tmp_path: Path, shim: Path) -> None:
+    """A directory removed for good was empty: the removals inside it are
+    as durable as its own removal, whether or not the directories that held
+    them were synced.  Here d is moved into R (synced), d/f and d removed,
+    then R, and the root synced; the next directory, N, gets d's inode
+    number back (shim_probe's mkdir-reusing).  What survives is N, empty:
+    no POSIX file system brings f back, least of all into N, a directory
+    that merely got d's number (the model once relinked f there, and so
+    put a column's files, removed by a truncation, into the group
+    directory made after it)."""
+    setup = [["mkdir", "d"], ["write", "d/f", "old"], ["mkdir", "R"]]
+    script = [["remember", "d"], ["rename", "d", "R/d"], ["fsync", "R"], ["fsync", "."],
+              ["unlink", "R/d/f"], ["rmdir", "R/d"], ["rmdir", "R"], ["fsync", "."],
+              ["mkdir-reusing", "N", "d"], ["fsync", "."]]
+    for attempt in range(4):  # the file system's allocator may give N another number
+        t = tmp_path / str(attempt)
+        t.mkdir()
+        ino: dict[str, int] = {}
+        got = _power_loss(t, shim, setup, script,
+                          after_setup=lambda root: ino.update(d=(root / "d").stat().st_ino))
+        assert got == {"N": "<dir>"}
+        if (t / "F" / "N").stat().st_ino == ino["d"]:
+            return
+    pytest.skip("the file system never gave d's inode number to a new directory")
+
+
 @pytest.mark.parametrize("action, errno_name", [("eio", "EIO"), ("enospc", "ENOSPC")])
 def test_injected_errors(tmp_path: Path, shim: Path, action: str, errno_name: str) -> None:
     """The N-th operation fails with the errno and changes nothing; the
@@ -333,6 +362,25 @@ def test_writers_agree_and_checker_accepts(tmp_path: Path, lib: Any, variant: st
 # ---------------------------------------------------------------------------
 # the harness
 
+def test_driver_takes_a_relative_build_dir(tmp_path: Path) -> None:
+    """``--build build/release`` (as docs/reliability.md quotes it) names
+    the writers and the shim by absolute paths: they run in the trial
+    directories."""
+    build = _build_dir()
+    if build is None:
+        _missing("no CMake build of tests/crash")
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import run_crash; "
+            "t = run_crash.find_tools(sys.argv[2], sys.executable, sys.argv[3]); "
+            "print(t.build, t.shim, t.cwriter, sep='\\n')")
+    rel = os.path.relpath(build, build.parent.parent)
+    r = subprocess.run([sys.executable, "-c", code, str(CRASH), rel, os.path.join(rel, "tests/crash/faultshim.so")],
+                       cwd=build.parent.parent, env=_env_for_writers(), capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    paths = [Path(ln) for ln in r.stdout.splitlines()]
+    assert paths == [build, build / "tests/crash/faultshim.so", build / "tests/crash/crash_writer"], paths
+
+
 def test_crash_harness(tmp_path: Path, lib: Any) -> None:
     """Every mode for a bounded budget, serial and 2 MPI ranks: the promise
     holds in every trial."""
@@ -345,13 +393,7 @@ def test_crash_harness(tmp_path: Path, lib: Any) -> None:
     summary = tmp_path / "summary.json"
     cmd = [sys.executable, str(CRASH / "run_crash.py"), "--budget", str(BUDGET), "--mode", "all",
            "--mpi", "--nranks", "2", "--json", str(summary), "--keep", str(tmp_path / "failures"),
-           "--workdir", str(tmp_path / "work"),
-           # Power loss on the plans with rm, truncation and repair is left out
-           # of the bounded run while one of its trials breaks the promise
-           # (writer=c,seed=1,action=powerloss,at=962,variant=destroy: after a
-           # truncation and a new g/h/c, g/h shows a header of its own); the
-           # long runs in tests/crash/README.md include it.
-           "--destroy-modes", "kill,inject,faults"]
+           "--workdir", str(tmp_path / "work")]
     if build is not None:
         cmd += ["--build", str(build)]
         san = _sanitize_dir(build)
