@@ -146,9 +146,14 @@ CF_API int cf_mpi_column_open(cf_column **out, cf_file *f, MPI_Comm comm, const 
 
 /* Write rows [start, start+count) of the column from `buf` on each rank,
  * the buffer laid out as in cf_column_write (buf_dtype NULL: the column's;
- * strides in bytes).  count may be 0 (start is then only range-checked);
- * ranges of different ranks must not overlap.  Arguments are checked on
- * every rank before anything is written: if any rank's are bad, no rank
+ * strides in bytes).  count may be 0 (start is then only range-checked).
+ * Ranges of different ranks must not overlap (they may leave gaps, and
+ * come in any order): every rank learns every rank's range (one
+ * MPI_Allgather), and an overlap -- usually a wrong start -- fails every
+ * rank with CF_EARG and the message "rank I: <column path>: rows [a, b)
+ * here overlap rows [c, d) of rank J: ..." (I < J, the first overlap in
+ * the order of the starts).  Arguments are checked on every rank before
+ * anything is written: if any rank's are bad, or ranges overlap, no rank
  * writes.  `opt` (NULL: defaults) chooses the mode:
  *  - throttled: each rank calls cf_column_write once; ranks take turns
  *    (cf_plan_turn over the ranks): within a run of nturns consecutive

@@ -85,6 +85,7 @@ from ._dtypes import as_array, token
 from ._ints import INT64_MAX, NFILE_MAX, whole
 from ._ffi import ERROR_P, ffi, lib, new_error
 from .errors import (
+    CF_EARG,
     Error,
     InvalidArgumentError,
     RangeError,
@@ -110,6 +111,7 @@ __all__ = [
     "write_all",
     "read_all",
     "rank_slice",
+    "find_overlap",
 ]
 
 #: ``mode=`` of :func:`write_all` and the core's ``enum cf_io_mode``.
@@ -648,6 +650,40 @@ def _can_convert(dtype: np.dtype, col: Any) -> None:
             raise type(exc)(f"{col.path}: {exc}", exc.code) from None
 
 
+def find_overlap(starts: Sequence[int], counts: Sequence[int]) -> tuple[int, int] | None:
+    """The first two ranks whose rows overlap, ``(lo, hi)`` with lo < hi,
+    or ``None``: sorted by start (then rank), the first non-empty range
+    that starts before the furthest end seen so far overlaps the range of
+    that end.  The C layer finds the same pair.
+
+    >>> find_overlap([0, 0], [5, 5]), find_overlap([5, 0, 3], [5, 2, 0])
+    ((0, 1), None)
+    """
+    spans = sorted((s, r) for r, (s, n) in enumerate(zip(starts, counts)) if n)
+    end, holder = None, -1
+    for s, r in spans:
+        if end is not None and s < end:
+            return (min(holder, r), max(holder, r))
+        if end is None or s + counts[r] > end:
+            end, holder = s + counts[r], r
+    return None
+
+
+def _refuse_overlap(col: Any, starts: Sequence[int], counts: Sequence[int]) -> None:
+    """Raise, on every rank alike, if two ranks' rows overlap (a wrong
+    ``start``, usually): their bytes would mix and the checksums match
+    neither.  The message is the C layer's (cf_mpi_column_write)."""
+    pair = find_overlap(starts, counts)
+    if pair is None:
+        return
+    lo, hi = pair
+    msg = (f"{col.path}: rows [{starts[lo]}, {starts[lo] + counts[lo]}) here overlap rows "
+           f"[{starts[hi]}, {starts[hi] + counts[hi]}) of rank {hi}: each row may be written "
+           f"by one rank only (is start right on every rank?)")
+    raise _rebuild([(lo, InvalidArgumentError.__module__, InvalidArgumentError.__qualname__,
+                     CF_EARG, msg, False, [lo])])
+
+
 def write_all(comm: Comm, col: Any, data: Any, start: int | None = None, *,
               mode: str = "auto", concurrency: int | None = None) -> str:
     """Collective write of every rank's rows; see :meth:`colfile.Column.write_all`.
@@ -696,6 +732,7 @@ def write_all(comm: Comm, col: Any, data: Any, start: int | None = None, *,
         if s < 0 or s + n > size:
             raise RangeError(f"rank {r}: {col._what()}: rows [{s}, {s + n}) are outside "
                              f"[0, {size})")
+    _refuse_overlap(col, starts, counts)
     rank_bytes = [n * rowbytes for n in counts]
     chosen = IO_MODES[mode]
     if chosen == 0:

@@ -692,6 +692,52 @@ done:
     return rc;
 }
 
+/* One rank's rows in a write, for finding overlaps. */
+typedef struct {
+    int64_t start, end;
+    int rank;
+} span;
+
+static int span_order(const void *a, const void *b)
+{
+    const span *x = a, *y = b;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+/* The first overlap of the ranks' non-empty ranges (ranges: start, count
+ * per rank), found the same way on every rank (and by colfile.mpi): sorted
+ * by start (then rank), the first range that starts before the furthest
+ * end seen so far overlaps the range of that end.  Returns 1 and the two
+ * ranks (*lo < *hi) if there is one.  `spans` holds `size` entries. */
+static int find_overlap(const int64_t *ranges, int size, span *spans, int *lo, int *hi)
+{
+    int n = 0, ordered = 1;
+    for (int r = 0; r < size; r++) {
+        if (ranges[2 * r + 1] == 0) continue;
+        spans[n].start = ranges[2 * r];
+        spans[n].end = ranges[2 * r] + ranges[2 * r + 1];
+        spans[n].rank = r;
+        if (n > 0 && spans[n].start < spans[n - 1].start) ordered = 0;
+        n++;
+    }
+    if (!ordered) qsort(spans, (size_t)n, sizeof *spans, span_order);
+    int64_t end = INT64_MIN;
+    int holder = -1;
+    for (int i = 0; i < n; i++) {
+        if (spans[i].start < end) {
+            *lo = holder < spans[i].rank ? holder : spans[i].rank;
+            *hi = holder < spans[i].rank ? spans[i].rank : holder;
+            return 1;
+        }
+        if (spans[i].end > end) {
+            end = spans[i].end;
+            holder = spans[i].rank;
+        }
+    }
+    return 0;
+}
+
 int cf_mpi_column_write(cf_column *c, MPI_Comm comm, int64_t start, int64_t count, const void *buf,
                         const char *buf_dtype, int64_t row_stride, int64_t elem_stride,
                         const cf_mpi_options *opt, cf_error *err)
@@ -702,9 +748,11 @@ int cf_mpi_column_write(cf_column *c, MPI_Comm comm, int64_t start, int64_t coun
     int rank = rank_of(comm), size = size_of(comm);
     cf_mpi_options o;
     int64_t *ranges = NULL;
+    span *spans = NULL;
     int rc = resolve_options(opt, &o, &e);
     if (rc == 0) rc = check_io_args(c, 1, start, count, buf, buf_dtype, &e);
-    if (rc == 0 && o.mode != CF_IO_THROTTLED && size > 1 && !(ranges = malloc((size_t)size * 2 * sizeof *ranges)))
+    if (rc == 0 && size > 1 && (!(ranges = malloc((size_t)size * 2 * sizeof *ranges)) ||
+                                !(spans = malloc((size_t)size * sizeof *spans))))
         rc = FAIL(&e, CF_ENOMEM, "out of memory");
     /* The options and the column must be the same everywhere; from here on
      * the values are rank 0's on every rank, so the plans agree. */
@@ -722,9 +770,24 @@ int cf_mpi_column_write(cf_column *c, MPI_Comm comm, int64_t start, int64_t coun
     source src;
     source_init(&src, c, buf, buf_dtype, row_stride, elem_stride);
     int mode = size > 1 ? o.mode : CF_IO_THROTTLED;
-    if (mode != CF_IO_THROTTLED) {
+    if (size > 1) {
+        /* Every rank learns every rank's rows: two ranks writing one row
+         * would leave checksums that match neither's bytes, so an overlap
+         * (a wrong start, usually) fails every rank before any byte is
+         * written.  Gaps are fine: a write need not cover the column. */
         int64_t mine[2] = { start, count }, total = 0, next = -1;
         MPI_Allgather(mine, 2, MPI_INT64_T, ranges, 2, MPI_INT64_T, comm);
+        int lo, hi;
+        if (find_overlap(ranges, size, spans, &lo, &hi)) {
+            if (rank == lo)
+                FAIL(&e, CF_EARG,
+                     "%s: rows [%lld, %lld) here overlap rows [%lld, %lld) of rank %d: each row may be written "
+                     "by one rank only (is start right on every rank?)",
+                     cf_column_path(c), (long long)ranges[2 * lo], (long long)(ranges[2 * lo] + ranges[2 * lo + 1]),
+                     (long long)ranges[2 * hi], (long long)(ranges[2 * hi] + ranges[2 * hi + 1]), hi);
+            rc = spread_error(comm, lo, CF_EARG, &e, err);
+            goto done;
+        }
         int consecutive = 1;
         for (int r = 0; r < size; r++) {
             int64_t s = ranges[2 * r], k = ranges[2 * r + 1];
@@ -752,6 +815,7 @@ int cf_mpi_column_write(cf_column *c, MPI_Comm comm, int64_t start, int64_t coun
     rc = agree(comm, rc, &e, err);
 done:
     free(ranges);
+    free(spans);
     return rc;
 }
 
