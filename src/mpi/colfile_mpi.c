@@ -228,6 +228,22 @@ static int check_same(MPI_Comm comm, const char *what, int_field *ints, int nint
     return rc;
 }
 
+/* cf_dtype_normalize, its error naming `where` (a column), as the core's
+ * own errors for that column do. */
+static int normalize_dtype(const char *dtype, char out[CF_DTYPE_MAX], const char *where, cf_error *e)
+{
+    int rc = cf_dtype_normalize(dtype, out, e);
+    if (rc && e) {
+        char why[CF_ERROR_MESSAGE_MAX];
+        const char *file = e->source_file;
+        int line = e->source_line;
+        memcpy(why, e->message, sizeof why);
+        fail(e, rc, line, "%s: %s", where, why);
+        e->source_file = file;
+    }
+    return rc;
+}
+
 /* ---- options --------------------------------------------------------------- */
 
 void cf_mpi_options_init(cf_mpi_options *o)
@@ -433,7 +449,11 @@ int cf_mpi_column_create(cf_column **out, cf_file *f, MPI_Comm comm, const char 
     if (rc == 0 && !cf_file_writable(f))
         rc = FAIL(&e, CF_EREADONLY, "%s: File is open read-only; cannot create '%s'", cf_file_path(f), name);
     if (rc == 0) rc = cf_name_check(name, &e);
-    if (rc == 0 && dtype) rc = cf_dtype_normalize(dtype, dt, &e);
+    if (rc == 0 && dtype) {
+        char where[CF_ERROR_MESSAGE_MAX];
+        snprintf(where, sizeof where, "%s/%s", cf_file_path(f), name);
+        rc = normalize_dtype(dtype, dt, where, &e);
+    }
     if (rc == 0 && dtype && nmemb < 1)
         rc = FAIL(&e, CF_EARG, "%s/%s: nmemb must be at least 1, got %lld", cf_file_path(f), name, (long long)nmemb);
     if (rc == 0 && (local_rows < 0 || (!dtype && local_rows != 0)))
@@ -527,7 +547,7 @@ static int check_io_args(const cf_column *c, int for_write, int64_t start, int64
     if (count > 0 && !buf) return FAIL(e, CF_EARG, "%s: NULL buffer", cf_column_path(c));
     if (buf_dtype) {
         char dt[CF_DTYPE_MAX];
-        int rc = cf_dtype_normalize(buf_dtype, dt, e);
+        int rc = normalize_dtype(buf_dtype, dt, cf_column_path(c), e);
         if (rc) return rc;
         const char *from = for_write ? dt : cf_column_dtype(c), *to = for_write ? cf_column_dtype(c) : dt;
         if (!cf_dtype_can_cast(from, to))
