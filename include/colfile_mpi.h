@@ -187,6 +187,43 @@ CF_API int cf_mpi_column_read(cf_column *c, MPI_Comm comm, int64_t start, int64_
                               void *buf, const char *buf_dtype, int64_t row_stride,
                               int64_t elem_stride, const cf_mpi_options *opt, cf_error *err);
 
+/* Append: add rows at the end of a data column, `local_rows` from each
+ * rank, in rank order.  The column grows by their sum and *first_row (if
+ * not NULL) gets the first new row of this rank's share (the old size plus
+ * the sum over lower ranks); write them with cf_mpi_column_write (or
+ * cf_column_write, the independent-write mode below) and commit with
+ * cf_mpi_column_close or another grow.  `c` is the address of this rank's
+ * handle, opened or created on `f` with these functions: the handles of
+ * ranks other than 0 are replaced by new ones (replicas of the new layout;
+ * the old ones are closed), rank 0's grows in place.
+ *
+ * Blobs: every append with rows adds new blobs after the existing ones and
+ * never rewrites a committed byte (the cost is that of writing the new
+ * rows; bigfile's big_block_mpi_grow does the same).  Their count and rows
+ * are planned as cf_mpi_column_create plans a new column's, from the
+ * appended rows: opt->nfile, or cf_plan_nfile(appended bytes, ranks,
+ * opt->blob_bytes) when 0 -- one blob per 256 MiB appended, at least one,
+ * at most one per rank -- and rows split evenly (cf_column_grow) or, with
+ * align_blobs_to_ranks, cut on rank boundaries.  So a column of many small
+ * appends gets one blob per append (20 appends of a few MiB: 20 more
+ * blobs); gather several steps into one append, or rewrite the column once
+ * at the end, where fewer files matter.  An append of 0 rows in total
+ * changes nothing and adds no blob.  nfile, blob_bytes and
+ * align_blobs_to_ranks must agree between ranks (CF_EARG).
+ *
+ * Crash safety (docs/format.md 8.3, step 4): before the layout changes,
+ * every rank's uncommitted write state moves to rank 0 (as at a close,
+ * without committing); the new blobs are created empty and the header that
+ * lists them is committed only by the next close, after their data.  A
+ * process killed before then leaves the column at its previous committed
+ * version.  On failure every rank returns the same error, rank 0 gives up
+ * all uncommitted changes of the column (the close then commits nothing:
+ * the column stays at its last committed version), and the handles must
+ * still be closed with cf_mpi_column_close.  CF_EREADONLY, CF_EKIND (not a
+ * data column), CF_EARG, and the core's cf_column_grow errors. */
+CF_API int cf_mpi_column_grow(cf_column **c, cf_file *f, MPI_Comm comm, int64_t local_rows,
+                              const cf_mpi_options *opt, int64_t *first_row, cf_error *err);
+
 /* Set attribute `name` (as cf_column_attr_set) on every rank's handle:
  * rank 0's handle validates it and writes the attribute files, the other
  * handles then take rank 0's value (in memory only).  `name`, `dtype` and

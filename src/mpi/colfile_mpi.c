@@ -936,44 +936,32 @@ static void discard_pending(cf_column *c)
         cf_free(p);
 }
 
-int cf_mpi_column_close(cf_column *c, MPI_Comm comm, cf_error *err)
+/* Every rank but 0 exports its uncommitted write state (need: it has a
+ * writable data handle; lrc: this rank's result so far) and rank 0 gathers
+ * and merges it, in rounds of consecutive ranks holding at most
+ * CF_MPI_ROUND_BYTES (MPI counts are int).  Returns the agreed result of
+ * the steps before the gather (nonzero: nothing was moved, and a rank's
+ * state may be lost); then *merged is rank 0's merge result (0 elsewhere),
+ * not yet agreed.  Collective. */
+static int gather_pending(cf_column *c, MPI_Comm comm, int need, int lrc, int *merged, cf_error *e, cf_error *err)
 {
-    if (comm == MPI_COMM_NULL) {
-        cf_column_close(c, NULL);
-        return FAIL(err, CF_EARG, "cf_mpi_column_close: MPI_COMM_NULL");
-    }
-    cf_error e;
-    error_init(&e);
-    int rank = rank_of(comm), size = size_of(comm);
-    int need = c && cf_column_kind(c) == CF_KIND_DATA && cf_column_writable(c);
-    int have = c != NULL, lrc = 0, rc;
+    int rank = rank_of(comm), size = size_of(comm), rc;
     void *pending = NULL;
     size_t plen = 0;
     int64_t *lens = NULL;
     unsigned char *recv = NULL;
-    /* First: does any rank have a handle, and write state to move? */
-    int flags[2] = { have, need }, any[2];
-    MPI_Allreduce(flags, any, 2, MPI_INT, MPI_MAX, comm);
-    if (!any[0]) return 0; /* NULL everywhere */
-    if (!have) lrc = FAIL(&e, CF_EARG, "cf_mpi_column_close: NULL column while other ranks close one");
-    if (!any[1]) {
-        /* Read-only or not data: nothing to gather. */
-        int r2 = cf_column_close(c, &e);
-        return agree(comm, lrc ? lrc : r2, &e, err);
-    }
+    int *counts = NULL, *displs = NULL;
+    *merged = 0;
     if (rank != 0 && need && lrc == 0) {
-        lrc = cf_column_pending_export(c, &pending, &plen, &e);
+        lrc = cf_column_pending_export(c, &pending, &plen, e);
         if (lrc == 0 && (int64_t)plen > MSG_MAX)
-            lrc = FAIL(&e, CF_ENOMEM, "%s: pending write state of %zu bytes is too large to send", cf_column_path(c), plen);
+            lrc = FAIL(e, CF_ENOMEM, "%s: pending write state of %zu bytes is too large to send", cf_column_path(c), plen);
     }
-    if (lrc == 0 && !(lens = malloc((size_t)size * sizeof *lens))) lrc = FAIL(&e, CF_ENOMEM, "out of memory");
-    if ((rc = agree(comm, lrc, &e, err))) goto fail;
+    if (lrc == 0 && !(lens = malloc((size_t)size * sizeof *lens))) lrc = FAIL(e, CF_ENOMEM, "out of memory");
+    if ((rc = agree(comm, lrc, e, err))) goto done;
 
-    /* Gather to rank 0 in rounds of consecutive ranks holding at most
-     * CF_MPI_ROUND_BYTES (MPI counts are int), merging after each round. */
     int64_t mine = (int64_t)plen, biggest = 0;
     MPI_Allgather(&mine, 1, MPI_INT64_T, lens, 1, MPI_INT64_T, comm);
-    int *counts = NULL, *displs = NULL;
     for (int r0 = 0, r1; r0 < size; r0 = r1) {
         int64_t bytes = 0;
         for (r1 = r0; r1 < size && (r1 == r0 || bytes + lens[r1] <= CF_MPI_ROUND_BYTES); r1++) bytes += lens[r1];
@@ -983,14 +971,10 @@ int cf_mpi_column_close(cf_column *c, MPI_Comm comm, cf_error *err)
         recv = malloc(biggest > 0 ? (size_t)biggest : 1);
         counts = malloc((size_t)size * sizeof *counts);
         displs = malloc((size_t)size * sizeof *displs);
-        if (!recv || !counts || !displs) lrc = FAIL(&e, CF_ENOMEM, "out of memory");
+        if (!recv || !counts || !displs) lrc = FAIL(e, CF_ENOMEM, "out of memory");
     }
     int64_t unused = 0;
-    if ((rc = root_result(comm, lrc, &e, &unused, err))) {
-        free(counts);
-        free(displs);
-        goto fail;
-    }
+    if ((rc = root_result(comm, lrc, e, &unused, err))) goto done;
     for (int r0 = 0, r1; r0 < size; r0 = r1) {
         int64_t bytes = 0;
         for (r1 = r0; r1 < size && (r1 == r0 || bytes + lens[r1] <= CF_MPI_ROUND_BYTES); r1++) bytes += lens[r1];
@@ -1006,26 +990,140 @@ int cf_mpi_column_close(cf_column *c, MPI_Comm comm, cf_error *err)
         int in = rank >= r0 && rank < r1;
         MPI_Gatherv(pending, in ? (int)plen : 0, MPI_BYTE, recv, counts, displs, MPI_BYTE, 0, comm);
         if (rank == 0)
-            for (int r = r0; r < r1 && lrc == 0; r++)
-                if (r != 0) lrc = cf_column_pending_merge(c, recv + displs[r], (size_t)lens[r], &e);
+            for (int r = r0; r < r1 && *merged == 0; r++)
+                if (r != 0) *merged = cf_column_pending_merge(c, recv + displs[r], (size_t)lens[r], e);
     }
-    free(counts);
-    free(displs);
-    /* Rank 0 commits once; the replicas commit nothing. */
-    if (lrc) discard_pending(c);
-    {
-        int r2 = cf_column_close(c, &e);
-        if (lrc == 0) lrc = r2;
-    }
-    c = NULL;
-    rc = agree(comm, lrc, &e, err);
-    goto done;
-fail:
-    if (rank == 0 && c) discard_pending(c);
-    cf_column_close(c, NULL);
 done:
     cf_free(pending);
     free(lens);
     free(recv);
+    free(counts);
+    free(displs);
+    return rc;
+}
+
+int cf_mpi_column_close(cf_column *c, MPI_Comm comm, cf_error *err)
+{
+    if (comm == MPI_COMM_NULL) {
+        cf_column_close(c, NULL);
+        return FAIL(err, CF_EARG, "cf_mpi_column_close: MPI_COMM_NULL");
+    }
+    cf_error e;
+    error_init(&e);
+    int rank = rank_of(comm);
+    int need = c && cf_column_kind(c) == CF_KIND_DATA && cf_column_writable(c);
+    int have = c != NULL, lrc = 0, rc;
+    /* First: does any rank have a handle, and write state to move? */
+    int flags[2] = { have, need }, any[2];
+    MPI_Allreduce(flags, any, 2, MPI_INT, MPI_MAX, comm);
+    if (!any[0]) return 0; /* NULL everywhere */
+    if (!have) lrc = FAIL(&e, CF_EARG, "cf_mpi_column_close: NULL column while other ranks close one");
+    if (!any[1]) {
+        /* Read-only or not data: nothing to gather. */
+        int r2 = cf_column_close(c, &e);
+        return agree(comm, lrc ? lrc : r2, &e, err);
+    }
+    if ((rc = gather_pending(c, comm, need, lrc, &lrc, &e, err))) {
+        if (rank == 0 && c) discard_pending(c);
+        cf_column_close(c, NULL);
+        return rc;
+    }
+    /* Rank 0 commits once; the replicas commit nothing. */
+    if (lrc) discard_pending(c);
+    int r2 = cf_column_close(c, &e);
+    if (lrc == 0) lrc = r2;
+    return agree(comm, lrc, &e, err);
+}
+
+/* ---- appends ---------------------------------------------------------------- */
+
+int cf_mpi_column_grow(cf_column **cp, cf_file *f, MPI_Comm comm, int64_t local_rows, const cf_mpi_options *opt,
+                       int64_t *first_row, cf_error *err)
+{
+    if (comm == MPI_COMM_NULL) return FAIL(err, CF_EARG, "cf_mpi_column_grow: MPI_COMM_NULL");
+    cf_error e;
+    error_init(&e);
+    int rank = rank_of(comm), size = size_of(comm);
+    cf_mpi_options o;
+    int64_t *rank_rows = NULL, *blob_rows = NULL;
+    void *meta = NULL;
+    cf_column *c = cp ? *cp : NULL, *fresh = NULL;
+    int rc = resolve_options(opt, &o, &e);
+    if (rc == 0 && (!c || !f)) rc = FAIL(&e, CF_EARG, "cf_mpi_column_grow: NULL argument");
+    if (rc == 0 && !cf_column_writable(c))
+        rc = FAIL(&e, CF_EREADONLY, "%s: column is open read-only; cannot grow", cf_column_path(c));
+    if (rc == 0 && cf_column_kind(c) != CF_KIND_DATA)
+        rc = FAIL(&e, CF_EKIND, "%s: only data columns can grow", cf_column_path(c));
+    if (rc == 0 && local_rows < 0)
+        rc = FAIL(&e, CF_EARG, "%s: cannot add %lld rows here", cf_column_path(c), (long long)local_rows);
+    if (rc == 0 && !(rank_rows = malloc((size_t)size * sizeof *rank_rows))) rc = FAIL(&e, CF_ENOMEM, "out of memory");
+    int_field ints[] = { { "options.nfile", o.nfile }, { "options.blob_bytes", o.blob_bytes },
+                         { "options.align_blobs_to_ranks", o.align_blobs_to_ranks },
+                         { "the column's size", c ? cf_column_size(c) : -1 },
+                         { "the column's nfile", c ? cf_column_nfile(c) : -1 } };
+    rc = check_same(comm, "cf_mpi_column_grow", ints, 5, NULL, 0, rc, &e);
+    if ((rc = agree(comm, rc, &e, err))) goto done;
+
+    /* Every rank learns every rank's new rows (the same sums everywhere). */
+    MPI_Allgather(&local_rows, 1, MPI_INT64_T, rank_rows, 1, MPI_INT64_T, comm);
+    int64_t old = cf_column_size(c), total = 0, first = 0;
+    for (int r = 0; r < size; r++) {
+        if (r == rank) first = old + total;
+        total = rank_rows[r] > INT64_MAX - total ? INT64_MAX : total + rank_rows[r];
+    }
+    if (total == 0) { /* nothing to add: no blob either */
+        if (first_row) *first_row = old;
+        goto done;
+    }
+    /* The layout is about to change: the replicas' uncommitted writes move
+     * to rank 0 first (as at a close, without committing), so that nothing
+     * is held against the old blobs but by the handle that grows. */
+    int merged = 0;
+    if ((rc = gather_pending(c, comm, 1, 0, &merged, &e, err))) goto fail;
+    int64_t len = 0;
+    if (rank == 0) {
+        rc = merged;
+        int64_t rowbytes = cf_column_nmemb(c) * cf_column_itemsize(c), nfile = o.nfile;
+        if (rc == 0 && total > (INT64_MAX - old * rowbytes) / rowbytes)
+            rc = FAIL(&e, CF_EARG, "%s: %lld more rows of %lld bytes overflow a 64-bit size", cf_column_path(c),
+                      (long long)total, (long long)rowbytes);
+        if (rc == 0 && nfile == 0) nfile = cf_plan_nfile(total * rowbytes, size, o.blob_bytes);
+        if (rc == 0 && o.align_blobs_to_ranks) {
+            /* One blob per run of ranks, each added on its own (a grow of
+             * one blob takes exactly the rows given). */
+            if (!(blob_rows = malloc((size_t)nfile * sizeof *blob_rows)))
+                rc = FAIL(&e, CF_ENOMEM, "%s: out of memory for %lld blobs", cf_column_path(c), (long long)nfile);
+            if (rc == 0) rc = cf_plan_blobs_by_rank(rank_rows, size, nfile, blob_rows, &e);
+            for (int64_t i = 0; rc == 0 && i < nfile; i++) rc = cf_column_grow(c, blob_rows[i], 1, &e);
+        } else if (rc == 0) {
+            rc = cf_column_grow(c, total, nfile, &e);
+        }
+        size_t mlen = 0;
+        if (rc == 0) rc = cf_column_export_meta(c, &meta, &mlen, &e);
+        len = (int64_t)mlen;
+    }
+    if ((rc = root_result(comm, rc, &e, &len, err))) goto fail;
+    rc = bcast_alloc(comm, &meta, len, &e);
+    if (rank != 0 && rc == 0) rc = cf_column_open_meta(&fresh, f, meta, (size_t)len, &e);
+    if ((rc = agree(comm, rc, &e, err))) goto fail;
+    /* The replicas' old handles hold nothing uncommitted any more. */
+    if (rank != 0) {
+        cf_column_close(c, NULL);
+        *cp = fresh;
+        fresh = NULL;
+    }
+    if (first_row) *first_row = first;
+    goto done;
+fail:
+    /* Some rank's state may be lost, or rank 0's layout changed without
+     * the others: give up every uncommitted change, so that the close
+     * commits nothing and the column stays at its last committed version. */
+    if (rank == 0) discard_pending(c);
+    cf_column_close(fresh, NULL);
+done:
+    if (rank == 0) cf_free(meta);
+    else free(meta);
+    free(rank_rows);
+    free(blob_rows);
     return rc;
 }
