@@ -19,6 +19,30 @@
  *   (cf_column_pending_export), rank 0 merges it (cf_column_pending_merge)
  *   and commits the header and checksums once.
  *
+ * Two ways to write
+ * -----------------
+ * - Collective: cf_mpi_column_write, one call on every rank; ranges that
+ *   overlap are refused before any byte is written, and throttling or
+ *   aggregation is planned for the job.
+ * - Independent: the handles these functions return (cf_mpi_column_create,
+ *   cf_mpi_column_open, cf_mpi_column_grow) are ordinary core handles.
+ *   Each rank may write its rows with cf_column_write (or
+ *   cf_column_write_rows), any number of times, in any order, with no
+ *   communication and no rank waiting for another, and read them back at
+ *   once with cf_column_read.  The one collective step is
+ *   cf_mpi_column_close (or cf_mpi_column_grow), which merges every
+ *   rank's write state into one commit: the File then holds the same
+ *   bytes, checksums included, as after a collective write of the same
+ *   rows.  Rows of different ranks must not overlap (nothing checks it:
+ *   the ranks do not talk; `colfile check` reports the sums that
+ *   overlapping writes leave), and nothing is throttled.  A rank whose
+ *   write failed cannot hand over its state, so the close then commits
+ *   nothing (every rank gets the error).  To split a global size evenly,
+ *   as the readers of cf_mpi_column_read and colfile.mpi do:
+ *       int64_t first, n = cf_plan_share(total, nranks, rank, &first);
+ *   (colfile.h, "Planning"; the other cf_plan_* functions plan blobs,
+ *   turns and groups the same way for every rank).
+ *
  * Conventions
  * -----------
  * - Every function here is collective over `comm`: every rank of `comm`
@@ -170,7 +194,8 @@ CF_API int cf_mpi_column_open(cf_column **out, cf_file *f, MPI_Comm comm, const 
  *    straight from its buffer;
  *  - auto: aggregated if cf_plan_mode(total bytes of this write, ranks,
  *    small_bytes) says so, else throttled.
- * Every mode stores the same bytes.  Checksums are committed by
+ * Every mode stores the same bytes, and so do independent writes (see
+ * "Two ways to write" above).  Checksums are committed by
  * cf_mpi_column_close.  CF_EREADONLY, CF_ERANGE, CF_EDTYPE, CF_ECAST,
  * CF_EKIND (attribute-only handle), and the core's write errors. */
 CF_API int cf_mpi_column_write(cf_column *c, MPI_Comm comm, int64_t start, int64_t count,
@@ -208,7 +233,8 @@ CF_API int cf_mpi_column_read(cf_column *c, MPI_Comm comm, int64_t start, int64_
  * appends gets one blob per append (20 appends of a few MiB: 20 more
  * blobs); gather several steps into one append, or rewrite the column once
  * at the end, where fewer files matter.  An append of 0 rows in total
- * changes nothing and adds no blob.  nfile, blob_bytes and
+ * changes nothing and adds no blob, unless opt->nfile asks for (empty)
+ * blobs.  nfile, blob_bytes and
  * align_blobs_to_ranks must agree between ranks (CF_EARG).
  *
  * Crash safety (docs/format.md 8.3, step 4): before the layout changes,

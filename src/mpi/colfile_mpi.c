@@ -1071,7 +1071,7 @@ int cf_mpi_column_grow(cf_column **cp, cf_file *f, MPI_Comm comm, int64_t local_
         if (r == rank) first = old + total;
         total = rank_rows[r] > INT64_MAX - total ? INT64_MAX : total + rank_rows[r];
     }
-    if (total == 0) { /* nothing to add: no blob either */
+    if (total == 0 && o.nfile == 0) { /* nothing to add: no blob either */
         if (first_row) *first_row = old;
         goto done;
     }
