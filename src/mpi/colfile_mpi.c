@@ -244,6 +244,48 @@ static int normalize_dtype(const char *dtype, char out[CF_DTYPE_MAX], const char
     return rc;
 }
 
+/* 64-bit FNV-1a of a string (NULL and "" differ). */
+static int64_t text_hash(const char *t)
+{
+    if (!t) return 0x5cf1;
+    uint64_t h = 14695981039346656037u;
+    for (; *t; t++) h = (h ^ (unsigned char)*t) * 1099511628211u;
+    return (int64_t)(h ^ 1);
+}
+
+/* check_same followed by agree, in one MPI_Allreduce when all is well:
+ * every rank contributes, per field, its value and the value's complement
+ * (strings: their length and hash), and whether it failed; the maxima tell
+ * whether every rank holds the same values (max(v) == ~max(~v)) and which
+ * rank failed first.  Only on a difference do the broadcasts of check_same
+ * follow, to name it.  Returns the agreed result; on success every rank's
+ * ints hold rank 0's values.  Collective. */
+static int check_agree(MPI_Comm comm, const char *what, int_field *ints, int nint, const str_field *strs, int nstr,
+                       int rc, cf_error *e, cf_error *err)
+{
+    int rank = rank_of(comm), size = size_of(comm);
+    int64_t v[1 + 4 * MAX_FIELDS], m[1 + 4 * MAX_FIELDS];
+    int n = 1;
+    v[0] = rc ? size - rank : 0;
+    for (int i = 0; i < nint; i++) {
+        v[n++] = ints[i].value;
+        v[n++] = ~ints[i].value;
+    }
+    for (int j = 0; j < nstr; j++) {
+        int64_t len = strs[j].value ? (int64_t)strlen(strs[j].value) : -1, h = text_hash(strs[j].value);
+        v[n++] = len;
+        v[n++] = ~len;
+        v[n++] = h;
+        v[n++] = ~h;
+    }
+    MPI_Allreduce(v, m, n, MPI_INT64_T, MPI_MAX, comm);
+    int differ = 0;
+    for (int k = 1; k < n; k += 2) differ |= m[k] != ~m[k + 1];
+    if (differ) return agree(comm, check_same(comm, what, ints, nint, strs, nstr, rc, e), e, err);
+    if (m[0] == 0) return 0;
+    return spread_error(comm, size - (int)m[0], rc, e, err);
+}
+
 /* ---- options --------------------------------------------------------------- */
 
 void cf_mpi_options_init(cf_mpi_options *o)
@@ -330,8 +372,8 @@ int cf_mpi_file_open(cf_file **out, MPI_Comm comm, const char *path, int flags, 
     if (!out || !path) rc = FAIL(&e, CF_EARG, "cf_mpi_file_open: NULL argument");
     int_field ints[] = { { "flags", flags } };
     str_field strs[] = { { "path", path } };
-    rc = check_same(comm, "cf_mpi_file_open", ints, 1, strs, 1, rc, &e);
-    if ((rc = agree(comm, rc, &e, err))) return rc;
+    rc = check_agree(comm, "cf_mpi_file_open", ints, 1, strs, 1, rc, &e, err);
+    if (rc) return rc;
     /* The others trust rank 0, which creates or truncates once; they keep
      * the bits that change how their handle behaves (durability, torn
      * columns, verified reads, the shared lock). */
@@ -465,8 +507,8 @@ int cf_mpi_column_create(cf_column **out, cf_file *f, MPI_Comm comm, const char 
                          { "options.blob_bytes", o.blob_bytes },
                          { "options.align_blobs_to_ranks", o.align_blobs_to_ranks } };
     str_field strs[] = { { "name", name }, { "dtype", dtype ? dt : NULL } };
-    rc = check_same(comm, "cf_mpi_column_create", ints, 4, strs, 2, rc, &e);
-    if ((rc = agree(comm, rc, &e, err))) goto done;
+    rc = check_agree(comm, "cf_mpi_column_create", ints, 4, strs, 2, rc, &e, err);
+    if (rc) goto done;
 
     /* The sizes: every rank learns every rank's rows. */
     MPI_Allgather(&local_rows, 1, MPI_INT64_T, rank_rows, 1, MPI_INT64_T, comm);
@@ -517,13 +559,10 @@ int cf_mpi_column_open(cf_column **out, cf_file *f, MPI_Comm comm, const char *n
     if (!out || !f || !name) rc = FAIL(&e, CF_EARG, "cf_mpi_column_open: NULL argument");
     if (rc == 0) rc = cf_name_check(name, &e);
     str_field strs[] = { { "name", name } };
-    rc = check_same(comm, "cf_mpi_column_open", NULL, 0, strs, 1, rc, &e);
-    /* Opening has no side effect: rank 0 goes ahead, and a bad argument
-     * elsewhere is reported by the agreement at the end. */
+    if ((rc = check_agree(comm, "cf_mpi_column_open", NULL, 0, strs, 1, rc, &e, err))) return rc;
     cf_column *c = NULL;
-    int local_rc = rc;
-    if (rank == 0 && rc == 0) rc = cf_column_open(&c, f, name, &e);
-    if ((rc = share_handle(&c, c, f, comm, rank == 0 ? rc : 0, local_rc, &e, err))) return rc;
+    if (rank == 0) rc = cf_column_open(&c, f, name, &e);
+    if ((rc = share_handle(&c, c, f, comm, rc, 0, &e, err))) return rc;
     *out = c;
     return 0;
 }
@@ -780,12 +819,12 @@ int cf_mpi_column_write(cf_column *c, MPI_Comm comm, int64_t start, int64_t coun
                          { "options.group_bytes", o.group_bytes }, { "options.small_bytes", o.small_bytes },
                          { "the column's size", c ? cf_column_size(c) : -1 },
                          { "the column's nfile", c ? cf_column_nfile(c) : -1 } };
-    rc = check_same(comm, "cf_mpi_column_write", ints, 6, NULL, 0, rc, &e);
+    rc = check_agree(comm, "cf_mpi_column_write", ints, 6, NULL, 0, rc, &e, err);
     o.mode = (int)ints[0].value;
     o.concurrency = ints[1].value;
     o.group_bytes = ints[2].value;
     o.small_bytes = ints[3].value;
-    if ((rc = agree(comm, rc, &e, err))) goto done;
+    if (rc) goto done;
 
     source src;
     source_init(&src, c, buf, buf_dtype, row_stride, elem_stride);
@@ -883,8 +922,8 @@ int cf_mpi_column_attr_set(cf_column *c, MPI_Comm comm, const char *name, const 
     else if (nmemb > 0 && !data) rc = FAIL(&e, CF_EARG, "%s: attribute '%s' has no data", cf_column_path(c), name);
     int_field ints[] = { { "nmemb", nmemb } };
     str_field strs[] = { { "attribute name", name }, { "dtype", dtype } };
-    rc = check_same(comm, "cf_mpi_column_attr_set", ints, 1, strs, 2, rc, &e);
-    if ((rc = agree(comm, rc, &e, err))) return rc;
+    rc = check_agree(comm, "cf_mpi_column_attr_set", ints, 1, strs, 2, rc, &e, err);
+    if (rc) return rc;
 
     /* Rank 0 validates and writes; its stored value (normalised dtype and
      * bytes) then goes to the replicas. */
@@ -1061,8 +1100,8 @@ int cf_mpi_column_grow(cf_column **cp, cf_file *f, MPI_Comm comm, int64_t local_
                          { "options.align_blobs_to_ranks", o.align_blobs_to_ranks },
                          { "the column's size", c ? cf_column_size(c) : -1 },
                          { "the column's nfile", c ? cf_column_nfile(c) : -1 } };
-    rc = check_same(comm, "cf_mpi_column_grow", ints, 5, NULL, 0, rc, &e);
-    if ((rc = agree(comm, rc, &e, err))) goto done;
+    rc = check_agree(comm, "cf_mpi_column_grow", ints, 5, NULL, 0, rc, &e, err);
+    if (rc) goto done;
 
     /* Every rank learns every rank's new rows (the same sums everywhere). */
     MPI_Allgather(&local_rows, 1, MPI_INT64_T, rank_rows, 1, MPI_INT64_T, comm);
