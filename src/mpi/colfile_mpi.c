@@ -148,18 +148,45 @@ static void bcast_bytes(MPI_Comm comm, void *buf, int64_t len)
     }
 }
 
-/* Send rank 0's `len` bytes (rank 0: *buf) to all: the others get a new
- * buffer in *buf (NULL and CF_ENOMEM if they cannot allocate one; they
- * still take part).  Collective. */
-static int bcast_alloc(MPI_Comm comm, void **buf, int64_t len, cf_error *e)
+/* The first piece of a result sent by root_share travels with the result
+ * itself. */
+#define FIRST_PIECE (BCAST_CHUNK < 4096 ? BCAST_CHUNK : 4096)
+
+/* root_result and a broadcast of rank 0's bytes in one: rank 0 did a step alone with result
+ * rc, producing *len bytes at *buf; every rank gets the result and, if it
+ * is 0, the bytes (the others in a new buffer at *buf, NULL and CF_ENOMEM
+ * if they cannot allocate one; they still take part).  The result and the
+ * first FIRST_PIECE bytes go in one broadcast, so a small result costs one.
+ * Returns rank 0's failure (on every rank alike); else 0, and *lrc gets
+ * this rank's allocation result (not agreed).  Collective. */
+static int root_share(MPI_Comm comm, int rc, const cf_error *local, void **buf, int64_t *len, int *lrc_out,
+                      cf_error *e, cf_error *err)
 {
-    int rc = 0;
-    if (rank_of(comm) != 0) {
-        *buf = malloc(len > 0 ? (size_t)len : 1);
-        if (!*buf) rc = FAIL(e, CF_ENOMEM, "out of memory for %lld bytes from rank 0", (long long)len);
+    int rank = rank_of(comm);
+    struct {
+        int64_t rc, len;
+        unsigned char bytes[FIRST_PIECE];
+    } head;
+    head.rc = rc;
+    head.len = rc == 0 ? *len : 0;
+    int64_t k = head.len < FIRST_PIECE ? head.len : FIRST_PIECE;
+    if (rank == 0 && k > 0) memcpy(head.bytes, *buf, (size_t)k);
+    MPI_Bcast(&head, (int)(2 * sizeof(int64_t) + (size_t)FIRST_PIECE), MPI_BYTE, 0, comm);
+    if (head.rc) return spread_error(comm, 0, (int)head.rc, local, err);
+    *len = head.len;
+    k = head.len < FIRST_PIECE ? head.len : FIRST_PIECE;
+    int lrc = 0;
+    unsigned char *p = NULL;
+    if (rank == 0) {
+        p = *buf;
+    } else {
+        p = *buf = malloc(head.len > 0 ? (size_t)head.len : 1);
+        if (!p) lrc = FAIL(e, CF_ENOMEM, "out of memory for %lld bytes from rank 0", (long long)head.len);
+        else if (k > 0) memcpy(p, head.bytes, (size_t)k);
     }
-    bcast_bytes(comm, *buf, len);
-    return rc;
+    bcast_bytes(comm, p ? p + k : NULL, head.len - k);
+    *lrc_out = lrc;
+    return 0;
 }
 
 /* ---- arguments that must agree ------------------------------------------ */
@@ -416,8 +443,8 @@ int cf_mpi_file_list(cf_file *f, MPI_Comm comm, char ***names, int64_t *count, c
     }
     cf_names_free(list, n);
     list = NULL;
-    if ((rc = root_result(comm, rc, &e, &len, err))) goto done;
-    int lrc = bcast_alloc(comm, (void **)&packed, len, &e);
+    int lrc = 0;
+    if ((rc = root_share(comm, rc, &e, (void **)&packed, &len, &lrc, &e, err))) goto done;
     n = 0;
     for (int64_t off = 0; lrc == 0 && off < len; off += (int64_t)strlen(packed + off) + 1) n++;
     if (lrc == 0) {
@@ -455,8 +482,9 @@ static int share_handle(cf_column **out, cf_column *mine, cf_file *f, MPI_Comm c
     if (rank == 0 && rc == 0) rc = cf_column_export_meta(mine, &meta, &mlen, e);
     int64_t len = (int64_t)mlen;
     cf_column *c = rank == 0 ? mine : NULL;
-    if ((rc = root_result(comm, rc, e, &len, err))) goto fail;
-    rc = bcast_alloc(comm, &meta, len, e);
+    int got = 0;
+    if ((rc = root_share(comm, rc, e, &meta, &len, &got, e, err))) goto fail;
+    rc = got;
     if (rank != 0 && rc == 0 && local_rc == 0) rc = cf_column_open_meta(&c, f, meta, (size_t)len, e);
     if (rc == 0) rc = local_rc;
     if ((rc = agree(comm, rc, e, err))) goto fail;
@@ -943,8 +971,9 @@ int cf_mpi_column_attr_set(cf_column *c, MPI_Comm comm, const char *name, const 
             len = CF_DTYPE_MAX + nb;
         }
     }
-    if ((rc = root_result(comm, rc, &e, &len, err))) goto done;
-    rc = bcast_alloc(comm, (void **)&value, len, &e);
+    int got = 0;
+    if ((rc = root_share(comm, rc, &e, (void **)&value, &len, &got, &e, err))) goto done;
+    rc = got;
     if (rank != 0 && rc == 0) {
         const char *stored = (const char *)value;
         int64_t nb = len - CF_DTYPE_MAX;
@@ -1141,8 +1170,9 @@ int cf_mpi_column_grow(cf_column **cp, cf_file *f, MPI_Comm comm, int64_t local_
         if (rc == 0) rc = cf_column_export_meta(c, &meta, &mlen, &e);
         len = (int64_t)mlen;
     }
-    if ((rc = root_result(comm, rc, &e, &len, err))) goto fail;
-    rc = bcast_alloc(comm, &meta, len, &e);
+    int got = 0;
+    if ((rc = root_share(comm, rc, &e, &meta, &len, &got, &e, err))) goto fail;
+    rc = got;
     if (rank != 0 && rc == 0) rc = cf_column_open_meta(&fresh, f, meta, (size_t)len, &e);
     if ((rc = agree(comm, rc, &e, err))) goto fail;
     /* The replicas' old handles hold nothing uncommitted any more. */
