@@ -270,6 +270,19 @@ CF_API int cf_mpi_column_attr_set(cf_column *c, MPI_Comm comm, const char *name,
  * reports).  Read-only handles and attribute blocks just close. */
 CF_API int cf_mpi_column_close(cf_column *c, MPI_Comm comm, cf_error *err);
 
+/* cf_mpi_column_close of cols[0], ..., cols[n-1] in one collective, for a
+ * snapshot's columns: the same columns in the same order on every rank
+ * (NULL where every rank has NULL).  The agreement rounds are those of one
+ * close, whatever n: one MPI_Allreduce, one agreement that the buffers
+ * are there, one MPI_Gather of every rank's write state for all columns
+ * (rounds of MPI_Gatherv when the states are large) and one agreement at
+ * the end -- against four per column closed one by one.  Rank 0 then
+ * commits each column in turn; the first failure is returned on every
+ * rank (the other columns are still committed).  If a rank's state cannot
+ * be handed over, or the ranks hold different handles (CF_EARG), nothing
+ * is committed.  Every handle is freed and every entry set to NULL. */
+CF_API int cf_mpi_column_close_many(cf_column **cols, int64_t n, MPI_Comm comm, cf_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1070,37 +1070,259 @@ done:
     return rc;
 }
 
+/* Append len bytes to the growing buffer *buf (*used of *cap). */
+static int grow_append(unsigned char **buf, size_t *used, size_t *cap, const void *p, size_t len)
+{
+    if (*used + len > *cap) {
+        size_t want = *cap ? *cap : 256;
+        while (want < *used + len) want *= 2;
+        unsigned char *q = realloc(*buf, want);
+        if (!q) return -1;
+        *buf = q;
+        *cap = want;
+    }
+    memcpy(*buf + *used, p, len);
+    *used += len;
+    return 0;
+}
+
+static uint64_t mix_flag(uint64_t h, int flag) { return (h ^ (uint64_t)(flag + 1)) * 1099511628211u; }
+
+/* What a rank holds for column i of a close: a handle (HAVE) that needs
+ * its write state gathered (NEED). */
+enum { HAVE = 1, NEED = 2 };
+
+static int handle_flags(const cf_column *c)
+{
+    if (!c) return 0;
+    return HAVE | (cf_column_kind(c) == CF_KIND_DATA && cf_column_writable(c) ? NEED : 0);
+}
+
+/* Does this rank hold a NULL handle (or one that needs no gathering) where
+ * another rank holds one (that does)?  flags: per column, as handle_flags
+ * gave before any was closed (NULL: the handles are all still open).
+ * Compared 64 columns at a time, after the summaries showed a difference;
+ * every rank calls it with the same n.  Collective. */
+static int handles_differ_here(cf_column *const *cols, const int *flags, int64_t n, MPI_Comm comm)
+{
+    int bad = 0;
+    for (int64_t i0 = 0; i0 < n; i0 += 64) {
+        int mine[128], any[128], k = (int)(n - i0 < 64 ? n - i0 : 64);
+        for (int i = 0; i < k; i++) {
+            int fl = flags ? flags[i0 + i] : handle_flags(cols[i0 + i]);
+            mine[2 * i] = (fl & HAVE) != 0;
+            mine[2 * i + 1] = (fl & NEED) != 0;
+        }
+        MPI_Allreduce(mine, any, 2 * k, MPI_INT, MPI_MAX, comm);
+        for (int i = 0; i < 2 * k; i++) bad |= any[i] && !mine[i];
+    }
+    return bad;
+}
+
+/* Close n columns collectively (cf_mpi_column_close_many).  Handles that
+ * need no gathering (read-only, attribute blocks) close at once; the
+ * others export their write state (all but rank 0), concatenated: per
+ * writable data column, in order, its length (8 bytes) and its bytes.  One
+ * MPI_Allreduce then tells every rank whether all hold the same kinds of
+ * handles, which rank failed first and the largest state; when every
+ * state fits one round, the states travel in one MPI_Gather (each padded
+ * to the largest, after one agreement that every buffer was allocated),
+ * else in rounds (gather_pending's way).  Rank 0 merges and commits each
+ * column; a last agreement returns the first failure. */
+static int close_columns(cf_column **cols, int64_t n, MPI_Comm comm, const char *what, cf_error *err)
+{
+    cf_error e;
+    error_init(&e);
+    int rank = rank_of(comm), size = size_of(comm), lrc = 0, rc = 0;
+    int *flags = calloc((size_t)(n > 0 ? n : 1), sizeof *flags);
+    unsigned char *state = NULL, *recv = NULL;
+    size_t used = 0, cap = 0;
+    int64_t nhave = 0, nneed = 0;
+    uint64_t have_h = 14695981039346656037u, need_h = have_h;
+    for (int64_t i = 0; i < n; i++) {
+        int fl = handle_flags(cols[i]);
+        if (flags) flags[i] = fl;
+        have_h = mix_flag(have_h, (fl & HAVE) != 0);
+        need_h = mix_flag(need_h, (fl & NEED) != 0);
+        nhave += (fl & HAVE) != 0;
+        nneed += (fl & NEED) != 0;
+    }
+    /* Without the flags nothing closes early (handles_differ_here reads
+     * the handles instead). */
+    if (!flags) lrc = FAIL(&e, CF_ENOMEM, "%s: out of memory", what);
+    for (int64_t i = 0; flags && i < n; i++) {
+        if (flags[i] != HAVE) continue;
+        int r2 = cf_column_close(cols[i], &e); /* nothing to gather */
+        cols[i] = NULL;
+        if (lrc == 0) lrc = r2;
+    }
+    for (int64_t i = 0; flags && rank != 0 && lrc == 0 && i < n; i++) {
+        if (!(flags[i] & NEED)) continue;
+        void *p = NULL;
+        size_t len = 0;
+        uint64_t len64;
+        lrc = cf_column_pending_export(cols[i], &p, &len, &e);
+        len64 = (uint64_t)len;
+        if (lrc == 0 && (grow_append(&state, &used, &cap, &len64, sizeof len64) ||
+                         grow_append(&state, &used, &cap, p, len)))
+            lrc = FAIL(&e, CF_ENOMEM, "%s: out of memory", cf_column_path(cols[i]));
+        if (lrc == 0 && (int64_t)used > MSG_MAX)
+            lrc = FAIL(&e, CF_ENOMEM, "%s: pending write state of %zu bytes is too large to send",
+                       cf_column_path(cols[i]), used);
+        cf_free(p);
+    }
+    int64_t v[10] = { lrc ? size - rank : 0, (int64_t)have_h, ~(int64_t)have_h, (int64_t)need_h, ~(int64_t)need_h,
+                      nhave, nneed, (int64_t)used, n, ~n }, m[10];
+    MPI_Allreduce(v, m, 10, MPI_INT64_T, MPI_MAX, comm);
+    if (m[8] != ~m[9]) {
+        if (lrc == 0) lrc = FAIL(&e, CF_EARG, "%s: the ranks close different numbers of columns", what);
+        rc = agree(comm, lrc, &e, err);
+        goto fail;
+    }
+    if (m[5] == 0) goto done; /* NULL everywhere */
+    if (m[1] != ~m[2] || m[3] != ~m[4]) {
+        /* Different handles on different ranks: the ranks that lack one
+         * (there is one) fail. */
+        int bad = handles_differ_here(cols, flags, n, comm);
+        if (bad && lrc == 0)
+            lrc = FAIL(&e, CF_EARG, "%s: %s while other ranks close %s", what,
+                       n == 1 ? "NULL column" : "NULL or read-only columns",
+                       n == 1 ? "one" : "writable ones");
+        rc = agree(comm, lrc, &e, err);
+        goto fail;
+    }
+    if (m[0]) {
+        rc = spread_error(comm, size - (int)m[0], lrc, &e, err);
+        goto fail;
+    }
+    if (m[6] == 0) goto done; /* nothing written through a handle that commits */
+
+    int64_t biggest = m[7];
+    if (biggest * size <= CF_MPI_ROUND_BYTES) {
+        /* One round: every state padded to the largest. */
+        if (used < (size_t)biggest && biggest > 0) {
+            unsigned char *q = realloc(state, (size_t)biggest);
+            if (!q) lrc = FAIL(&e, CF_ENOMEM, "out of memory");
+            else memset((state = q) + used, 0, (size_t)biggest - used);
+        }
+        if (rank == 0 && biggest > 0 && !(recv = malloc((size_t)(biggest * size))))
+            lrc = FAIL(&e, CF_ENOMEM, "out of memory");
+        if ((rc = agree(comm, lrc, &e, err))) goto fail;
+        if (biggest > 0)
+            MPI_Gather(state, (int)biggest, MPI_BYTE, recv, (int)biggest, MPI_BYTE, 0, comm);
+        for (int r = 1; rank == 0 && r < size && lrc == 0; r++) {
+            const unsigned char *p = recv + (size_t)r * (size_t)biggest;
+            for (int64_t i = 0; i < n && lrc == 0; i++) {
+                if (!(flags[i] & NEED)) continue;
+                uint64_t len;
+                memcpy(&len, p, sizeof len);
+                lrc = cf_column_pending_merge(cols[i], p + sizeof len, (size_t)len, &e);
+                p += sizeof len + len;
+            }
+        }
+    } else {
+        /* Rounds: the exact sizes first. */
+        int64_t *lens = malloc((size_t)size * sizeof *lens);
+        if (!lens) lrc = FAIL(&e, CF_ENOMEM, "out of memory");
+        if ((rc = agree(comm, lrc, &e, err))) {
+            free(lens);
+            goto fail;
+        }
+        int64_t mine = (int64_t)used;
+        MPI_Allgather(&mine, 1, MPI_INT64_T, lens, 1, MPI_INT64_T, comm);
+        int *counts = NULL, *displs = NULL;
+        int64_t most = 0;
+        for (int r0 = 0, r1; r0 < size; r0 = r1) {
+            int64_t bytes = 0;
+            for (r1 = r0; r1 < size && (r1 == r0 || bytes + lens[r1] <= CF_MPI_ROUND_BYTES); r1++) bytes += lens[r1];
+            if (bytes > most) most = bytes;
+        }
+        if (rank == 0) {
+            recv = malloc(most > 0 ? (size_t)most : 1);
+            counts = malloc((size_t)size * sizeof *counts);
+            displs = malloc((size_t)size * sizeof *displs);
+            if (!recv || !counts || !displs) lrc = FAIL(&e, CF_ENOMEM, "out of memory");
+        }
+        int64_t unused = 0;
+        if ((rc = root_result(comm, lrc, &e, &unused, err))) {
+            free(lens);
+            free(counts);
+            free(displs);
+            goto fail;
+        }
+        for (int r0 = 0, r1; r0 < size; r0 = r1) {
+            int64_t bytes = 0;
+            for (r1 = r0; r1 < size && (r1 == r0 || bytes + lens[r1] <= CF_MPI_ROUND_BYTES); r1++) bytes += lens[r1];
+            if (rank == 0) {
+                int64_t off = 0;
+                for (int r = 0; r < size; r++) {
+                    int in = r >= r0 && r < r1;
+                    counts[r] = in ? (int)lens[r] : 0;
+                    displs[r] = in ? (int)off : 0;
+                    off += in ? lens[r] : 0;
+                }
+            }
+            int in = rank >= r0 && rank < r1;
+            MPI_Gatherv(state, in ? (int)used : 0, MPI_BYTE, recv, counts, displs, MPI_BYTE, 0, comm);
+            for (int r = r0; rank == 0 && r < r1 && lrc == 0; r++) {
+                if (r == 0) continue;
+                const unsigned char *p = recv + displs[r];
+                for (int64_t i = 0; i < n && lrc == 0; i++) {
+                    if (!(flags[i] & NEED)) continue;
+                    uint64_t len;
+                    memcpy(&len, p, sizeof len);
+                    lrc = cf_column_pending_merge(cols[i], p + sizeof len, (size_t)len, &e);
+                    p += sizeof len + len;
+                }
+            }
+        }
+        free(lens);
+        free(counts);
+        free(displs);
+    }
+    /* Rank 0 commits each column once; the replicas commit nothing. */
+    for (int64_t i = 0; i < n; i++) {
+        if (!cols[i]) continue;
+        if (lrc) discard_pending(cols[i]);
+        int r2 = cf_column_close(cols[i], &e);
+        cols[i] = NULL;
+        if (lrc == 0) lrc = r2;
+    }
+    rc = agree(comm, lrc, &e, err);
+    goto done;
+fail:
+    for (int64_t i = 0; i < n; i++) {
+        if (!cols[i]) continue;
+        if (rank == 0) discard_pending(cols[i]);
+        cf_column_close(cols[i], NULL);
+        cols[i] = NULL;
+    }
+done:
+    free(flags);
+    free(state);
+    free(recv);
+    return rc;
+}
+
 int cf_mpi_column_close(cf_column *c, MPI_Comm comm, cf_error *err)
 {
     if (comm == MPI_COMM_NULL) {
         cf_column_close(c, NULL);
         return FAIL(err, CF_EARG, "cf_mpi_column_close: MPI_COMM_NULL");
     }
-    cf_error e;
-    error_init(&e);
-    int rank = rank_of(comm);
-    int need = c && cf_column_kind(c) == CF_KIND_DATA && cf_column_writable(c);
-    int have = c != NULL, lrc = 0, rc;
-    /* First: does any rank have a handle, and write state to move? */
-    int flags[2] = { have, need }, any[2];
-    MPI_Allreduce(flags, any, 2, MPI_INT, MPI_MAX, comm);
-    if (!any[0]) return 0; /* NULL everywhere */
-    if (!have) lrc = FAIL(&e, CF_EARG, "cf_mpi_column_close: NULL column while other ranks close one");
-    if (!any[1]) {
-        /* Read-only or not data: nothing to gather. */
-        int r2 = cf_column_close(c, &e);
-        return agree(comm, lrc ? lrc : r2, &e, err);
+    return close_columns(&c, 1, comm, "cf_mpi_column_close", err);
+}
+
+int cf_mpi_column_close_many(cf_column **cols, int64_t n, MPI_Comm comm, cf_error *err)
+{
+    if (comm == MPI_COMM_NULL || n < 0 || (n > 0 && !cols)) {
+        for (int64_t i = 0; cols && i < n; i++) {
+            cf_column_close(cols[i], NULL);
+            cols[i] = NULL;
+        }
+        return FAIL(err, CF_EARG, "cf_mpi_column_close_many: %s", comm == MPI_COMM_NULL ? "MPI_COMM_NULL" : "bad list");
     }
-    if ((rc = gather_pending(c, comm, need, lrc, &lrc, &e, err))) {
-        if (rank == 0 && c) discard_pending(c);
-        cf_column_close(c, NULL);
-        return rc;
-    }
-    /* Rank 0 commits once; the replicas commit nothing. */
-    if (lrc) discard_pending(c);
-    int r2 = cf_column_close(c, &e);
-    if (lrc == 0) lrc = r2;
-    return agree(comm, lrc, &e, err);
+    return close_columns(cols, n, comm, "cf_mpi_column_close_many", err);
 }
 
 /* ---- appends ---------------------------------------------------------------- */
