@@ -8,7 +8,11 @@
  * The pattern of each collective: every rank does its local step, then
  * they agree (agree(): the lowest failing rank's code and message go to
  * all).  A step done by rank 0 alone is followed by root_result(), a
- * broadcast of its code.  No rank leaves a collective early, and every
+ * broadcast of its code, or root_share(), which also carries what rank 0
+ * made.  Every round costs: arguments are checked and agreed in one
+ * reduction (check_agree), and the messages that name a failure are sent
+ * only when there is one (tests/mpi/test_mpi_collectives.c counts the
+ * rounds of each call).  No rank leaves a collective early, and every
  * buffer a rank must receive into is allocated before the agreement that
  * precedes the exchange, or received in small pieces when allocation fails,
  * so that no failure on one rank can leave another waiting.
