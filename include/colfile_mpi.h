@@ -283,6 +283,58 @@ CF_API int cf_mpi_column_close(cf_column *c, MPI_Comm comm, cf_error *err);
  * is committed.  Every handle is freed and every entry set to NULL. */
 CF_API int cf_mpi_column_close_many(cf_column **cols, int64_t n, MPI_Comm comm, cf_error *err);
 
+/* ------------------------------------------------------------------ */
+/* Snapshots: many columns with the rounds of one                       */
+/* ------------------------------------------------------------------ */
+
+/* A snapshot writes several columns of the same ranks at once.  Called
+ * column by column, each call agrees on its own; these calls take a list
+ * and agree once for all of it (docs/parallel.md, "Rounds"), writing the
+ * same bytes.  With cf_mpi_column_close_many: 4 + 3 + 4 collectives for a
+ * snapshot of any number of columns. */
+
+/* One column of cf_mpi_column_create_many: what cf_mpi_column_create takes
+ * (name, dtype, nmemb, local_rows) and what it returns (column, first_row). */
+typedef struct cf_mpi_column_spec {
+    const char *name;
+    const char *dtype;
+    int64_t nmemb;
+    int64_t local_rows;
+    cf_column *column;  /* out: this rank's handle (NULL on failure) */
+    int64_t first_row;  /* out: this rank's first row */
+} cf_mpi_column_spec;
+
+/* cf_mpi_column_create of specs[0..n-1] (the same names, dtypes and nmemb
+ * in the same order on every rank; local_rows per rank), with the options
+ * of all of them in `opt`, in four collectives whatever n: one agreement
+ * on the arguments (a difference is reported by the hash of the list, then
+ * compare the lists), one MPI_Allgather of every rank's rows of every
+ * column, one broadcast of the columns' metadata, one agreement.  Rank 0
+ * creates the columns in order.  On failure no handle is returned and no
+ * column is published (those created are discarded). */
+CF_API int cf_mpi_column_create_many(cf_file *f, MPI_Comm comm, cf_mpi_column_spec *specs, int64_t n,
+                                     const cf_mpi_options *opt, cf_error *err);
+
+/* One column of cf_mpi_column_write_many: the arguments of
+ * cf_mpi_column_write for it. */
+typedef struct cf_mpi_write_spec {
+    cf_column *column;
+    int64_t start, count;
+    const void *buf;
+    const char *buf_dtype;
+    int64_t row_stride, elem_stride;
+} cf_mpi_write_spec;
+
+/* cf_mpi_column_write of w[0..n-1] (the same columns in the same order on
+ * every rank) in throttled mode, in three collectives whatever n: one
+ * agreement on the arguments, one MPI_Allgather of every rank's ranges of
+ * every column (an overlap in any column fails every rank, before any
+ * byte is written, with cf_mpi_column_write's message), one agreement at
+ * the end.  Each rank writes all its columns in its turn (opt->concurrency
+ * ranks at once; opt->mode is not used: rows are never aggregated here). */
+CF_API int cf_mpi_column_write_many(const cf_mpi_write_spec *w, int64_t n, MPI_Comm comm,
+                                    const cf_mpi_options *opt, cf_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -507,6 +507,59 @@ fail:
     return rc;
 }
 
+/* One rank's checks of a create's arguments; dt gets the normalised dtype. */
+static int check_create_args(cf_file *f, const char *name, const char *dtype, int64_t nmemb, int64_t local_rows,
+                             char dt[CF_DTYPE_MAX], cf_error *e)
+{
+    dt[0] = '\0';
+    if (!f || !name) return FAIL(e, CF_EARG, "cf_mpi_column_create: NULL argument");
+    if (!cf_file_writable(f))
+        return FAIL(e, CF_EREADONLY, "%s: File is open read-only; cannot create '%s'", cf_file_path(f), name);
+    int rc = cf_name_check(name, e);
+    if (rc == 0 && dtype) {
+        char where[CF_ERROR_MESSAGE_MAX];
+        snprintf(where, sizeof where, "%s/%s", cf_file_path(f), name);
+        rc = normalize_dtype(dtype, dt, where, e);
+    }
+    if (rc == 0 && dtype && nmemb < 1)
+        rc = FAIL(e, CF_EARG, "%s/%s: nmemb must be at least 1, got %lld", cf_file_path(f), name, (long long)nmemb);
+    if (rc == 0 && (local_rows < 0 || (!dtype && local_rows != 0)))
+        rc = FAIL(e, CF_EARG, "%s/%s: cannot hold %lld rows here%s", cf_file_path(f), name, (long long)local_rows,
+                  dtype ? "" : " (no dtype: a block without rows)");
+    return rc;
+}
+
+/* Rank 0: plan the blobs of a new column from every rank's rows and create
+ * it (see cf_mpi_column_create). */
+static int create_planned(cf_column **out, cf_file *f, const char *name, const char *dt, int64_t nmemb,
+                          const int64_t *rank_rows, int size, const cf_mpi_options *o, cf_error *e)
+{
+    int64_t total = 0, *blob_rows = NULL, nfile = 0;
+    int rc = 0;
+    for (int r = 0; r < size; r++) total = rank_rows[r] > INT64_MAX - total ? INT64_MAX : total + rank_rows[r];
+    int64_t rowbytes = dt[0] ? nmemb * cf_dtype_itemsize(dt) : 0;
+    if (!dt[0]) {
+        nfile = 0;
+    } else if (total == INT64_MAX || (rowbytes > 0 && total > INT64_MAX / rowbytes)) {
+        rc = FAIL(e, CF_EARG, "%s/%s: %lld rows of %lld bytes overflow a 64-bit size", cf_file_path(f), name,
+                  (long long)total, (long long)rowbytes);
+    } else {
+        nfile = o->nfile ? o->nfile : cf_plan_nfile(total * rowbytes, size, o->blob_bytes);
+    }
+    if (rc == 0 && nfile > 0 && !(blob_rows = malloc((size_t)nfile * sizeof *blob_rows)))
+        rc = FAIL(e, CF_ENOMEM, "%s/%s: out of memory for %lld blobs", cf_file_path(f), name, (long long)nfile);
+    if (rc == 0 && nfile > 0) {
+        if (o->align_blobs_to_ranks) {
+            rc = cf_plan_blobs_by_rank(rank_rows, size, nfile, blob_rows, e);
+        } else {
+            for (int64_t i = 0; i < nfile; i++) blob_rows[i] = cf_plan_share(total, nfile, i, NULL);
+        }
+    }
+    if (rc == 0) rc = cf_column_create_blobs(out, f, name, dt[0] ? dt : NULL, nmemb, nfile, blob_rows, e);
+    free(blob_rows);
+    return rc;
+}
+
 int cf_mpi_column_create(cf_column **out, cf_file *f, MPI_Comm comm, const char *name,
                          const char *dtype, int64_t nmemb, int64_t local_rows,
                          const cf_mpi_options *opt, int64_t *first_row, cf_error *err)
@@ -517,22 +570,10 @@ int cf_mpi_column_create(cf_column **out, cf_file *f, MPI_Comm comm, const char 
     int rank = rank_of(comm), size = size_of(comm);
     cf_mpi_options o;
     char dt[CF_DTYPE_MAX] = "";
-    int64_t *rank_rows = NULL, *blob_rows = NULL;
+    int64_t *rank_rows = NULL;
     int rc = resolve_options(opt, &o, &e);
-    if (rc == 0 && (!out || !f || !name)) rc = FAIL(&e, CF_EARG, "cf_mpi_column_create: NULL argument");
-    if (rc == 0 && !cf_file_writable(f))
-        rc = FAIL(&e, CF_EREADONLY, "%s: File is open read-only; cannot create '%s'", cf_file_path(f), name);
-    if (rc == 0) rc = cf_name_check(name, &e);
-    if (rc == 0 && dtype) {
-        char where[CF_ERROR_MESSAGE_MAX];
-        snprintf(where, sizeof where, "%s/%s", cf_file_path(f), name);
-        rc = normalize_dtype(dtype, dt, where, &e);
-    }
-    if (rc == 0 && dtype && nmemb < 1)
-        rc = FAIL(&e, CF_EARG, "%s/%s: nmemb must be at least 1, got %lld", cf_file_path(f), name, (long long)nmemb);
-    if (rc == 0 && (local_rows < 0 || (!dtype && local_rows != 0)))
-        rc = FAIL(&e, CF_EARG, "%s/%s: cannot hold %lld rows here%s", cf_file_path(f), name, (long long)local_rows,
-                  dtype ? "" : " (no dtype: a block without rows)");
+    if (rc == 0 && !out) rc = FAIL(&e, CF_EARG, "cf_mpi_column_create: NULL argument");
+    if (rc == 0) rc = check_create_args(f, name, dtype, nmemb, local_rows, dt, &e);
     if (rc == 0 && !(rank_rows = malloc((size_t)size * sizeof *rank_rows)))
         rc = FAIL(&e, CF_ENOMEM, "out of memory");
     int_field ints[] = { { "nmemb", dtype ? nmemb : 0 }, { "options.nfile", o.nfile },
@@ -544,41 +585,16 @@ int cf_mpi_column_create(cf_column **out, cf_file *f, MPI_Comm comm, const char 
 
     /* The sizes: every rank learns every rank's rows. */
     MPI_Allgather(&local_rows, 1, MPI_INT64_T, rank_rows, 1, MPI_INT64_T, comm);
-    int64_t total = 0, first = 0;
-    for (int r = 0; r < size; r++) {
-        if (r == rank) first = total;
-        total = rank_rows[r] > INT64_MAX - total ? INT64_MAX : total + rank_rows[r];
-    }
+    int64_t first = 0;
+    for (int r = 0; r < rank; r++) first += rank_rows[r];
     /* Rank 0 plans the blobs and creates the column. */
     cf_column *c = NULL;
-    if (rank == 0) {
-        int64_t rowbytes = dtype ? nmemb * cf_dtype_itemsize(dt) : 0;
-        int64_t nfile = 0;
-        if (!dtype) {
-            nfile = 0;
-        } else if (total == INT64_MAX || (rowbytes > 0 && total > INT64_MAX / rowbytes)) {
-            rc = FAIL(&e, CF_EARG, "%s/%s: %lld rows of %lld bytes overflow a 64-bit size", cf_file_path(f), name,
-                      (long long)total, (long long)rowbytes);
-        } else {
-            nfile = o.nfile ? o.nfile : cf_plan_nfile(total * rowbytes, size, o.blob_bytes);
-        }
-        if (rc == 0 && nfile > 0 && !(blob_rows = malloc((size_t)nfile * sizeof *blob_rows)))
-            rc = FAIL(&e, CF_ENOMEM, "%s/%s: out of memory for %lld blobs", cf_file_path(f), name, (long long)nfile);
-        if (rc == 0 && nfile > 0) {
-            if (o.align_blobs_to_ranks) {
-                rc = cf_plan_blobs_by_rank(rank_rows, size, nfile, blob_rows, &e);
-            } else {
-                for (int64_t i = 0; i < nfile; i++) blob_rows[i] = cf_plan_share(total, nfile, i, NULL);
-            }
-        }
-        if (rc == 0) rc = cf_column_create_blobs(&c, f, name, dtype ? dt : NULL, nmemb, nfile, blob_rows, &e);
-    }
+    if (rank == 0) rc = create_planned(&c, f, name, dt, nmemb, rank_rows, size, &o, &e);
     if ((rc = share_handle(&c, c, f, comm, rc, 0, &e, err))) goto done;
     *out = c;
     if (first_row) *first_row = first;
 done:
     free(rank_rows);
-    free(blob_rows);
     return rc;
 }
 
@@ -1420,5 +1436,176 @@ done:
     else free(meta);
     free(rank_rows);
     free(blob_rows);
+    return rc;
+}
+
+/* ---- snapshots: many columns, one set of rounds ----------------------------- */
+
+/* Fold an int64 and a string into a running FNV-1a hash. */
+static uint64_t hash_i64(uint64_t h, int64_t v)
+{
+    for (int i = 0; i < 8; i++) h = (h ^ (uint64_t)((v >> (8 * i)) & 0xff)) * 1099511628211u;
+    return h;
+}
+
+static uint64_t hash_text(uint64_t h, const char *t)
+{
+    return hash_i64(h, text_hash(t));
+}
+
+int cf_mpi_column_create_many(cf_file *f, MPI_Comm comm, cf_mpi_column_spec *specs, int64_t n,
+                              const cf_mpi_options *opt, cf_error *err)
+{
+    if (comm == MPI_COMM_NULL) return FAIL(err, CF_EARG, "cf_mpi_column_create_many: MPI_COMM_NULL");
+    cf_error e;
+    error_init(&e);
+    int rank = rank_of(comm), size = size_of(comm);
+    cf_mpi_options o;
+    char (*dts)[CF_DTYPE_MAX] = NULL;
+    int64_t *mine = NULL, *all = NULL, *col_rows = NULL;
+    unsigned char *metas = NULL;
+    size_t used = 0, cap = 0;
+    int rc = resolve_options(opt, &o, &e);
+    if (rc == 0 && (n < 0 || (n > 0 && !specs))) rc = FAIL(&e, CF_EARG, "cf_mpi_column_create_many: bad list");
+    int64_t k = rc == 0 ? n : 0;
+    if (rc == 0 && (!(dts = calloc((size_t)(k > 0 ? k : 1), sizeof *dts)) ||
+                    !(mine = malloc((size_t)(k > 0 ? k : 1) * sizeof *mine)) ||
+                    !(all = malloc((size_t)(k > 0 ? k : 1) * (size_t)size * sizeof *all)) ||
+                    !(col_rows = malloc((size_t)size * sizeof *col_rows))))
+        rc = FAIL(&e, CF_ENOMEM, "out of memory for %lld columns", (long long)n);
+    /* What must agree, folded into one hash: every column's name, dtype
+     * and nmemb (a difference is named by its hash only). */
+    uint64_t h = 14695981039346656037u;
+    for (int64_t i = 0; i < k; i++) specs[i].column = NULL;
+    for (int64_t i = 0; rc == 0 && i < k; i++) {
+        cf_mpi_column_spec *sp = &specs[i];
+        rc = check_create_args(f, sp->name, sp->dtype, sp->nmemb, sp->local_rows, dts[i], &e);
+        mine[i] = sp->local_rows;
+        h = hash_text(hash_text(hash_i64(h, sp->dtype ? sp->nmemb : 0), sp->name), sp->dtype ? dts[i] : NULL);
+    }
+    int_field ints[] = { { "the number of columns", n }, { "the columns' names, dtypes and nmemb (hashed)", (int64_t)h },
+                         { "options.nfile", o.nfile }, { "options.blob_bytes", o.blob_bytes },
+                         { "options.align_blobs_to_ranks", o.align_blobs_to_ranks } };
+    if ((rc = check_agree(comm, "cf_mpi_column_create_many", ints, 5, NULL, 0, rc, &e, err))) goto done;
+
+    /* Every rank's rows of every column, in one exchange. */
+    if (n > 0) MPI_Allgather(mine, (int)n, MPI_INT64_T, all, (int)n, MPI_INT64_T, comm);
+    /* Rank 0 creates them all and packs their snapshots: per column its
+     * length (8 bytes) and its bytes. */
+    int64_t len = 0;
+    for (int64_t i = 0; rank == 0 && rc == 0 && i < n; i++) {
+        for (int r = 0; r < size; r++) col_rows[r] = all[(int64_t)r * n + i];
+        rc = create_planned(&specs[i].column, f, specs[i].name, dts[i], specs[i].nmemb, col_rows, size, &o, &e);
+        void *meta = NULL;
+        size_t mlen = 0;
+        if (rc == 0) rc = cf_column_export_meta(specs[i].column, &meta, &mlen, &e);
+        uint64_t m64 = (uint64_t)mlen;
+        if (rc == 0 && (grow_append(&metas, &used, &cap, &m64, sizeof m64) || grow_append(&metas, &used, &cap, meta, mlen)))
+            rc = FAIL(&e, CF_ENOMEM, "out of memory");
+        cf_free(meta);
+    }
+    len = (int64_t)used;
+    int got = 0;
+    if ((rc = root_share(comm, rc, &e, (void **)&metas, &len, &got, &e, err))) goto fail;
+    rc = got;
+    const unsigned char *p = metas;
+    for (int64_t i = 0; rank != 0 && rc == 0 && i < n; i++) {
+        uint64_t m64;
+        memcpy(&m64, p, sizeof m64);
+        rc = cf_column_open_meta(&specs[i].column, f, p + sizeof m64, (size_t)m64, &e);
+        p += sizeof m64 + m64;
+    }
+    if ((rc = agree(comm, rc, &e, err))) goto fail;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t first = 0;
+        for (int r = 0; r < rank; r++) first += all[(int64_t)r * n + i];
+        specs[i].first_row = first;
+    }
+    goto done;
+fail:
+    /* Columns rank 0 created were never committed: discarded, they vanish. */
+    for (int64_t i = 0; i < k; i++) {
+        cf_column_discard(specs[i].column);
+        cf_column_close(specs[i].column, NULL);
+        specs[i].column = NULL;
+    }
+done:
+    free(dts);
+    free(mine);
+    free(all);
+    free(col_rows);
+    free(metas);
+    return rc;
+}
+
+int cf_mpi_column_write_many(const cf_mpi_write_spec *w, int64_t n, MPI_Comm comm, const cf_mpi_options *opt,
+                             cf_error *err)
+{
+    if (comm == MPI_COMM_NULL) return FAIL(err, CF_EARG, "cf_mpi_column_write_many: MPI_COMM_NULL");
+    cf_error e;
+    error_init(&e);
+    int rank = rank_of(comm), size = size_of(comm);
+    cf_mpi_options o;
+    int64_t *mine = NULL, *all = NULL, *ranges = NULL;
+    span *spans = NULL;
+    int rc = resolve_options(opt, &o, &e);
+    if (rc == 0 && (n < 0 || (n > 0 && !w))) rc = FAIL(&e, CF_EARG, "cf_mpi_column_write_many: bad list");
+    int64_t k = rc == 0 ? n : 0;
+    if (rc == 0 && (!(mine = malloc((size_t)(k > 0 ? 2 * k : 1) * sizeof *mine)) ||
+                    !(all = malloc((size_t)(k > 0 ? 2 * k : 1) * (size_t)size * sizeof *all)) ||
+                    !(ranges = malloc((size_t)size * 2 * sizeof *ranges)) ||
+                    !(spans = malloc((size_t)size * sizeof *spans))))
+        rc = FAIL(&e, CF_ENOMEM, "out of memory for %lld columns", (long long)n);
+    uint64_t h = 14695981039346656037u;
+    for (int64_t i = 0; i < k; i++) {
+        if (rc == 0) rc = check_io_args(w[i].column, 1, w[i].start, w[i].count, w[i].buf, w[i].buf_dtype, &e);
+        mine[2 * i] = w[i].start;
+        mine[2 * i + 1] = w[i].count;
+        h = hash_i64(hash_i64(h, w[i].column ? cf_column_size(w[i].column) : -1),
+                     w[i].column ? cf_column_nfile(w[i].column) : -1);
+    }
+    int_field ints[] = { { "the number of columns", n }, { "the columns' sizes and nfile (hashed)", (int64_t)h },
+                         { "options.concurrency", o.concurrency } };
+    rc = check_agree(comm, "cf_mpi_column_write_many", ints, 3, NULL, 0, rc, &e, err);
+    o.concurrency = ints[2].value;
+    if (rc) goto done;
+
+    /* Every rank's rows of every column in one exchange; an overlap in any
+     * column fails every rank before any byte is written. */
+    if (n > 0 && size > 1) MPI_Allgather(mine, (int)(2 * n), MPI_INT64_T, all, (int)(2 * n), MPI_INT64_T, comm);
+    for (int64_t i = 0; i < n && size > 1; i++) {
+        for (int r = 0; r < size; r++) {
+            ranges[2 * r] = all[(int64_t)r * 2 * n + 2 * i];
+            ranges[2 * r + 1] = all[(int64_t)r * 2 * n + 2 * i + 1];
+        }
+        int lo, hi;
+        if (find_overlap(ranges, size, spans, &lo, &hi)) {
+            if (rank == lo)
+                FAIL(&e, CF_EARG,
+                     "%s: rows [%lld, %lld) here overlap rows [%lld, %lld) of rank %d: each row may be written "
+                     "by one rank only (is start right on every rank?)",
+                     cf_column_path(w[i].column), (long long)ranges[2 * lo],
+                     (long long)(ranges[2 * lo] + ranges[2 * lo + 1]), (long long)ranges[2 * hi],
+                     (long long)(ranges[2 * hi] + ranges[2 * hi + 1]), hi);
+            rc = spread_error(comm, lo, CF_EARG, &e, err);
+            goto done;
+        }
+    }
+    /* Throttled turns: each rank writes all its columns in its turn. */
+    turns t;
+    turns_open(&t, comm, rank, size, rank - 1, rank + 1, o.concurrency);
+    turn_begin(&t);
+    for (int64_t i = 0; i < n && rc == 0; i++)
+        if (w[i].count > 0)
+            rc = cf_column_write(w[i].column, w[i].start, w[i].count, w[i].buf, w[i].buf_dtype, w[i].row_stride,
+                                 w[i].elem_stride, &e);
+    turn_end(&t);
+    turns_close(&t);
+    rc = agree(comm, rc, &e, err);
+done:
+    free(mine);
+    free(all);
+    free(ranges);
+    free(spans);
     return rc;
 }

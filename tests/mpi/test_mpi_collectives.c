@@ -247,4 +247,131 @@ static void test_close_many_refused(void)
     cf_file_close(f);
 }
 
-CF_MPI_TESTS(CF_TEST(test_counts_per_column), CF_TEST(test_close_many), CF_TEST(test_close_many_refused))
+/* A snapshot of 4 columns (one a vector, one a header-only block):
+ * create_many + write_many + close_many agree 4 + 3 + 4 times in all and
+ * write what the calls column by column write. */
+static void test_snapshot_many(void)
+{
+    static const char *names[] = { "p/Position", "p/Mass", "p/ID", "Header" };
+    static const char *dtypes[] = { "f8", "f4", "i8", NULL };
+    static const int64_t nmemb[] = { 3, 1, 1, 0 };
+    char a[4200], b[4200];
+    snprintf(a, sizeof a, "%s/each", cf_test_dir());
+    snprintf(b, sizeof b, "%s/many", cf_test_dir());
+    int rank = cf_test_rank();
+    int64_t rows = 2 + (rank * 5) % 4;
+    double pos[6 * 3], mass[6], id[6];
+    cf_error err;
+    for (int many = 0; many < 2; many++) {
+        cf_file *f = NULL;
+        CHECK_OK(cf_mpi_file_open(&f, cf_test_comm(), many ? b : a, CF_OPEN_WRITE | CF_OPEN_CREATE, &err), &err);
+        cf_mpi_column_spec specs[4];
+        for (int k = 0; k < 4; k++) {
+            specs[k].name = names[k];
+            specs[k].dtype = dtypes[k];
+            specs[k].nmemb = nmemb[k];
+            specs[k].local_rows = dtypes[k] ? rows : 0;
+        }
+        long n_c = 0, n_w = 0, n_x = 0, one;
+        if (many) {
+            COUNT(n_c, CHECK_OK(cf_mpi_column_create_many(f, cf_test_comm(), specs, 4, NULL, &err), &err));
+        } else {
+            for (int k = 0; k < 4; k++) {
+                COUNT(one, CHECK_OK(cf_mpi_column_create(&specs[k].column, f, cf_test_comm(), names[k], dtypes[k],
+                                                         nmemb[k], specs[k].local_rows, NULL, &specs[k].first_row,
+                                                         &err), &err));
+                n_c += one;
+            }
+        }
+        int64_t first = specs[0].first_row;
+        for (int k = 0; k < 3; k++) CHECK_EQ_INT(specs[k].first_row, first);
+        for (int64_t i = 0; i < rows; i++) {
+            for (int j = 0; j < 3; j++) pos[i * 3 + j] = (double)(first + i) + 0.25 * j;
+            mass[i] = 1.0 + (double)((first + i) % 7);
+            id[i] = (double)(first + i) * 3 + 1;
+        }
+        cf_mpi_write_spec w[3] = {
+            { specs[0].column, first, rows, pos, NULL, 24, 8 },
+            { specs[1].column, first, rows, mass, "f8", 8, 8 },
+            { specs[2].column, first, rows, id, "f8", 8, 8 },
+        };
+        cf_mpi_options o;
+        cf_mpi_options_init(&o);
+        o.mode = CF_IO_THROTTLED;
+        if (many) {
+            COUNT(n_w, CHECK_OK(cf_mpi_column_write_many(w, 3, cf_test_comm(), &o, &err), &err));
+        } else {
+            for (int k = 0; k < 3; k++) {
+                COUNT(one, CHECK_OK(cf_mpi_column_write(w[k].column, cf_test_comm(), w[k].start, w[k].count, w[k].buf,
+                                                        w[k].buf_dtype, w[k].row_stride, w[k].elem_stride, &o, &err),
+                                    &err));
+                n_w += one;
+            }
+        }
+        cf_column *cols[4] = { specs[0].column, specs[1].column, specs[2].column, specs[3].column };
+        if (many) {
+            COUNT(n_x, CHECK_OK(cf_mpi_column_close_many(cols, 4, cf_test_comm(), &err), &err));
+        } else {
+            for (int k = 0; k < 4; k++) {
+                COUNT(one, CHECK_OK(cf_mpi_column_close(cols[k], cf_test_comm(), &err), &err));
+                n_x += one;
+            }
+        }
+        cf_file_close(f);
+        report(many ? "snapshot of 4: create_many" : "snapshot of 4: creates", n_c);
+        report(many ? "snapshot of 4: write_many" : "snapshot of 4: writes", n_w);
+        report(many ? "snapshot of 4: close_many" : "snapshot of 4: closes", n_x);
+        if (many) {
+            AT_MOST(n_c, 4);
+            AT_MOST(n_w, (cf_test_size() > 1 ? 3 : 2));
+            AT_MOST(n_x, 4);
+        }
+    }
+    CHECK(cf_test_same_tree(a, b));
+}
+
+/* Errors of the list calls: a different list on the last rank (nothing
+ * created), an overlap in one column (named as cf_mpi_column_write names
+ * it, nothing written). */
+static void test_many_refused(void)
+{
+    char dir[4200], want[4600];
+    snprintf(dir, sizeof dir, "%s/f", cf_test_dir());
+    int rank = cf_test_rank(), last = cf_test_size() - 1;
+    cf_error err;
+    cf_file *f = NULL;
+    CHECK_OK(cf_mpi_file_open(&f, cf_test_comm(), dir, CF_OPEN_WRITE | CF_OPEN_CREATE, &err), &err);
+    cf_mpi_column_spec specs[2] = { { "a", "f8", 1, 2, NULL, 0 }, { "b", "i4", 1, 2, NULL, 0 } };
+    if (cf_test_size() > 1) {
+        if (rank == last) specs[1].name = "c";
+        int rc = cf_mpi_column_create_many(f, cf_test_comm(), specs, 2, NULL, &err);
+        CHECK_EQ_INT(rc, CF_EARG);
+        CHECK_AGREED(rc, &err);
+        CHECK(strstr(err.message, "names, dtypes and nmemb") != NULL);
+        CHECK(specs[0].column == NULL && specs[1].column == NULL);
+        specs[1].name = "b";
+    }
+    CHECK_OK(cf_mpi_column_create_many(f, cf_test_comm(), specs, 2, NULL, &err), &err);
+    double v[2] = { 1, 2 };
+    int32_t iv[2] = { 1, 2 };
+    cf_mpi_write_spec w[2] = { { specs[0].column, specs[0].first_row, 2, v, NULL, 8, 8 },
+                               { specs[1].column, 0, 2, iv, NULL, 4, 4 } }; /* b: all at row 0 */
+    int rc = cf_mpi_column_write_many(w, 2, cf_test_comm(), NULL, &err);
+    if (cf_test_size() > 1) {
+        CHECK_EQ_INT(rc, CF_EARG);
+        CHECK_AGREED(rc, &err);
+        snprintf(want, sizeof want,
+                 "rank 0: %s/b: rows [0, 2) here overlap rows [0, 2) of rank 1: each row may be written by one rank "
+                 "only (is start right on every rank?)",
+                 dir);
+        CHECK_EQ_STR(err.message, want);
+    } else {
+        CHECK_OK(rc, &err);
+    }
+    cf_column *cols[2] = { specs[0].column, specs[1].column };
+    CHECK_OK(cf_mpi_column_close_many(cols, 2, cf_test_comm(), &err), &err);
+    cf_file_close(f);
+}
+
+CF_MPI_TESTS(CF_TEST(test_counts_per_column), CF_TEST(test_close_many), CF_TEST(test_close_many_refused),
+             CF_TEST(test_snapshot_many), CF_TEST(test_many_refused))
