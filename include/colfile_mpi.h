@@ -279,8 +279,11 @@ CF_API int cf_mpi_column_close(cf_column *c, MPI_Comm comm, cf_error *err);
  * the end -- against four per column closed one by one.  Rank 0 then
  * commits each column in turn; the first failure is returned on every
  * rank (the other columns are still committed).  If a rank's state cannot
- * be handed over, or the ranks hold different handles (CF_EARG), nothing
- * is committed.  Every handle is freed and every entry set to NULL. */
+ * be handed over, or the ranks hold different handles (CF_EARG), none of
+ * the written columns is committed (handles that need no gathering --
+ * read-only ones, attribute and header-only blocks -- close first, as
+ * cf_mpi_column_close closes them).  Every handle is freed and every entry
+ * set to NULL. */
 CF_API int cf_mpi_column_close_many(cf_column **cols, int64_t n, MPI_Comm comm, cf_error *err);
 
 /* ------------------------------------------------------------------ */
