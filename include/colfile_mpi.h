@@ -19,6 +19,30 @@
  *   (cf_column_pending_export), rank 0 merges it (cf_column_pending_merge)
  *   and commits the header and checksums once.
  *
+ * Two ways to write
+ * -----------------
+ * - Collective: cf_mpi_column_write, one call on every rank; ranges that
+ *   overlap are refused before any byte is written, and throttling or
+ *   aggregation is planned for the job.
+ * - Independent: the handles these functions return (cf_mpi_column_create,
+ *   cf_mpi_column_open, cf_mpi_column_grow) are ordinary core handles.
+ *   Each rank may write its rows with cf_column_write (or
+ *   cf_column_write_rows), any number of times, in any order, with no
+ *   communication and no rank waiting for another, and read them back at
+ *   once with cf_column_read.  The one collective step is
+ *   cf_mpi_column_close (or cf_mpi_column_grow), which merges every
+ *   rank's write state into one commit: the File then holds the same
+ *   bytes, checksums included, as after a collective write of the same
+ *   rows.  Rows of different ranks must not overlap (nothing checks it:
+ *   the ranks do not talk; `colfile check` reports the sums that
+ *   overlapping writes leave), and nothing is throttled.  A rank whose
+ *   write failed cannot hand over its state, so the close then commits
+ *   nothing (every rank gets the error).  To split a global size evenly,
+ *   as the readers of cf_mpi_column_read and colfile.mpi do:
+ *       int64_t first, n = cf_plan_share(total, nranks, rank, &first);
+ *   (colfile.h, "Planning"; the other cf_plan_* functions plan blobs,
+ *   turns and groups the same way for every rank).
+ *
  * Conventions
  * -----------
  * - Every function here is collective over `comm`: every rank of `comm`
@@ -146,9 +170,14 @@ CF_API int cf_mpi_column_open(cf_column **out, cf_file *f, MPI_Comm comm, const 
 
 /* Write rows [start, start+count) of the column from `buf` on each rank,
  * the buffer laid out as in cf_column_write (buf_dtype NULL: the column's;
- * strides in bytes).  count may be 0 (start is then only range-checked);
- * ranges of different ranks must not overlap.  Arguments are checked on
- * every rank before anything is written: if any rank's are bad, no rank
+ * strides in bytes).  count may be 0 (start is then only range-checked).
+ * Ranges of different ranks must not overlap (they may leave gaps, and
+ * come in any order): every rank learns every rank's range (one
+ * MPI_Allgather), and an overlap -- usually a wrong start -- fails every
+ * rank with CF_EARG and the message "rank I: <column path>: rows [a, b)
+ * here overlap rows [c, d) of rank J: ..." (I < J, the first overlap in
+ * the order of the starts).  Arguments are checked on every rank before
+ * anything is written: if any rank's are bad, or ranges overlap, no rank
  * writes.  `opt` (NULL: defaults) chooses the mode:
  *  - throttled: each rank calls cf_column_write once; ranks take turns
  *    (cf_plan_turn over the ranks): within a run of nturns consecutive
@@ -165,7 +194,8 @@ CF_API int cf_mpi_column_open(cf_column **out, cf_file *f, MPI_Comm comm, const 
  *    straight from its buffer;
  *  - auto: aggregated if cf_plan_mode(total bytes of this write, ranks,
  *    small_bytes) says so, else throttled.
- * Every mode stores the same bytes.  Checksums are committed by
+ * Every mode stores the same bytes, and so do independent writes (see
+ * "Two ways to write" above).  Checksums are committed by
  * cf_mpi_column_close.  CF_EREADONLY, CF_ERANGE, CF_EDTYPE, CF_ECAST,
  * CF_EKIND (attribute-only handle), and the core's write errors. */
 CF_API int cf_mpi_column_write(cf_column *c, MPI_Comm comm, int64_t start, int64_t count,
@@ -181,6 +211,44 @@ CF_API int cf_mpi_column_write(cf_column *c, MPI_Comm comm, int64_t start, int64
 CF_API int cf_mpi_column_read(cf_column *c, MPI_Comm comm, int64_t start, int64_t count,
                               void *buf, const char *buf_dtype, int64_t row_stride,
                               int64_t elem_stride, const cf_mpi_options *opt, cf_error *err);
+
+/* Append: add rows at the end of a data column, `local_rows` from each
+ * rank, in rank order.  The column grows by their sum and *first_row (if
+ * not NULL) gets the first new row of this rank's share (the old size plus
+ * the sum over lower ranks); write them with cf_mpi_column_write (or
+ * cf_column_write, the independent-write mode below) and commit with
+ * cf_mpi_column_close or another grow.  `c` is the address of this rank's
+ * handle, opened or created on `f` with these functions: the handles of
+ * ranks other than 0 are replaced by new ones (replicas of the new layout;
+ * the old ones are closed), rank 0's grows in place.
+ *
+ * Blobs: every append with rows adds new blobs after the existing ones and
+ * never rewrites a committed byte (the cost is that of writing the new
+ * rows; bigfile's big_block_mpi_grow does the same).  Their count and rows
+ * are planned as cf_mpi_column_create plans a new column's, from the
+ * appended rows: opt->nfile, or cf_plan_nfile(appended bytes, ranks,
+ * opt->blob_bytes) when 0 -- one blob per 256 MiB appended, at least one,
+ * at most one per rank -- and rows split evenly (cf_column_grow) or, with
+ * align_blobs_to_ranks, cut on rank boundaries.  So a column of many small
+ * appends gets one blob per append (20 appends of a few MiB: 20 more
+ * blobs); gather several steps into one append, or rewrite the column once
+ * at the end, where fewer files matter.  An append of 0 rows in total
+ * changes nothing and adds no blob, unless opt->nfile asks for (empty)
+ * blobs.  nfile, blob_bytes and
+ * align_blobs_to_ranks must agree between ranks (CF_EARG).
+ *
+ * Crash safety (docs/format.md 8.3, step 4): before the layout changes,
+ * every rank's uncommitted write state moves to rank 0 (as at a close,
+ * without committing); the new blobs are created empty and the header that
+ * lists them is committed only by the next close, after their data.  A
+ * process killed before then leaves the column at its previous committed
+ * version.  On failure every rank returns the same error, rank 0 gives up
+ * all uncommitted changes of the column (the close then commits nothing:
+ * the column stays at its last committed version), and the handles must
+ * still be closed with cf_mpi_column_close.  CF_EREADONLY, CF_EKIND (not a
+ * data column), CF_EARG, and the core's cf_column_grow errors. */
+CF_API int cf_mpi_column_grow(cf_column **c, cf_file *f, MPI_Comm comm, int64_t local_rows,
+                              const cf_mpi_options *opt, int64_t *first_row, cf_error *err);
 
 /* Set attribute `name` (as cf_column_attr_set) on every rank's handle:
  * rank 0's handle validates it and writes the attribute files, the other
@@ -201,6 +269,74 @@ CF_API int cf_mpi_column_attr_set(cf_column *c, MPI_Comm comm, const char *name,
  * either (the header keeps its earlier checksums, which `colfile check`
  * reports).  Read-only handles and attribute blocks just close. */
 CF_API int cf_mpi_column_close(cf_column *c, MPI_Comm comm, cf_error *err);
+
+/* cf_mpi_column_close of cols[0], ..., cols[n-1] in one collective, for a
+ * snapshot's columns: the same columns in the same order on every rank
+ * (NULL where every rank has NULL).  The agreement rounds are those of one
+ * close, whatever n: one MPI_Allreduce, one agreement that the buffers
+ * are there, one MPI_Gather of every rank's write state for all columns
+ * (rounds of MPI_Gatherv when the states are large) and one agreement at
+ * the end -- against four per column closed one by one.  Rank 0 then
+ * commits each column in turn; the first failure is returned on every
+ * rank (the other columns are still committed).  If a rank's state cannot
+ * be handed over, or the ranks hold different handles (CF_EARG), none of
+ * the written columns is committed (handles that need no gathering --
+ * read-only ones, attribute and header-only blocks -- close first, as
+ * cf_mpi_column_close closes them).  Every handle is freed and every entry
+ * set to NULL. */
+CF_API int cf_mpi_column_close_many(cf_column **cols, int64_t n, MPI_Comm comm, cf_error *err);
+
+/* ------------------------------------------------------------------ */
+/* Snapshots: many columns with the rounds of one                       */
+/* ------------------------------------------------------------------ */
+
+/* A snapshot writes several columns of the same ranks at once.  Called
+ * column by column, each call agrees on its own; these calls take a list
+ * and agree once for all of it (docs/parallel.md, "Rounds"), writing the
+ * same bytes.  With cf_mpi_column_close_many: 4 + 3 + 4 collectives for a
+ * snapshot of any number of columns. */
+
+/* One column of cf_mpi_column_create_many: what cf_mpi_column_create takes
+ * (name, dtype, nmemb, local_rows) and what it returns (column, first_row). */
+typedef struct cf_mpi_column_spec {
+    const char *name;
+    const char *dtype;
+    int64_t nmemb;
+    int64_t local_rows;
+    cf_column *column;  /* out: this rank's handle (NULL on failure) */
+    int64_t first_row;  /* out: this rank's first row */
+} cf_mpi_column_spec;
+
+/* cf_mpi_column_create of specs[0..n-1] (the same names, dtypes and nmemb
+ * in the same order on every rank; local_rows per rank), with the options
+ * of all of them in `opt`, in four collectives whatever n: one agreement
+ * on the arguments (a difference is reported by the hash of the list, then
+ * compare the lists), one MPI_Allgather of every rank's rows of every
+ * column, one broadcast of the columns' metadata, one agreement.  Rank 0
+ * creates the columns in order.  On failure no handle is returned and no
+ * column is published (those created are discarded). */
+CF_API int cf_mpi_column_create_many(cf_file *f, MPI_Comm comm, cf_mpi_column_spec *specs, int64_t n,
+                                     const cf_mpi_options *opt, cf_error *err);
+
+/* One column of cf_mpi_column_write_many: the arguments of
+ * cf_mpi_column_write for it. */
+typedef struct cf_mpi_write_spec {
+    cf_column *column;
+    int64_t start, count;
+    const void *buf;
+    const char *buf_dtype;
+    int64_t row_stride, elem_stride;
+} cf_mpi_write_spec;
+
+/* cf_mpi_column_write of w[0..n-1] (the same columns in the same order on
+ * every rank) in throttled mode, in three collectives whatever n: one
+ * agreement on the arguments, one MPI_Allgather of every rank's ranges of
+ * every column (an overlap in any column fails every rank, before any
+ * byte is written, with cf_mpi_column_write's message), one agreement at
+ * the end.  Each rank writes all its columns in its turn (opt->concurrency
+ * ranks at once; opt->mode is not used: rows are never aggregated here). */
+CF_API int cf_mpi_column_write_many(const cf_mpi_write_spec *w, int64_t n, MPI_Comm comm,
+                                    const cf_mpi_options *opt, cf_error *err);
 
 #ifdef __cplusplus
 }

@@ -654,6 +654,56 @@ static const char *cf__allowed_widths(char kind)
     }
 }
 
+/* numpy's and C's type names, which newcomers try first, and the token
+ * each means (names that differ between the two, such as "float", "int"
+ * and "long", are left out). */
+static const char *const cf__dtype_names[][2] = {
+    { "float16", "f2" }, { "half", "f2" }, { "float32", "f4" }, { "single", "f4" },
+    { "float64", "f8" }, { "double", "f8" }, { "int8", "i1" }, { "byte", "i1" },
+    { "int16", "i2" }, { "short", "i2" }, { "int32", "i4" }, { "intc", "i4" },
+    { "int64", "i8" }, { "longlong", "i8" }, { "uint8", "u1" }, { "ubyte", "u1" },
+    { "uint16", "u2" }, { "ushort", "u2" }, { "uint32", "u4" }, { "uintc", "u4" },
+    { "uint64", "u8" }, { "ulonglong", "u8" }, { "complex64", "c8" }, { "complex128", "c16" },
+    { "bool", "b1" }, { "bool_", "b1" }, { "int8_t", "i1" }, { "int16_t", "i2" },
+    { "int32_t", "i4" }, { "int64_t", "i8" }, { "uint8_t", "u1" }, { "uint16_t", "u2" },
+    { "uint32_t", "u4" }, { "uint64_t", "u8" },
+};
+
+/* The token a rejected dtype text probably meant ("float64" -> "f8",
+ * "<int32" -> "<i4", "np.double" -> "f8"), written into out, or 0. */
+static int cf__dtype_hint(const char *text, char *out, size_t cap)
+{
+    char order[2] = "";
+    if (cf__is_order(*text)) {
+        order[0] = *text;
+        text++;
+    }
+    if (strncmp(text, "np.", 3) == 0) text += 3;
+    else if (strncmp(text, "numpy.", 6) == 0) text += 6;
+    char low[16];
+    size_t n = strlen(text);
+    if (n == 0 || n >= sizeof low) return 0;
+    for (size_t i = 0; i <= n; i++) low[i] = (char)(text[i] >= 'A' && text[i] <= 'Z' ? text[i] + 32 : text[i]);
+    for (size_t i = 0; i < sizeof cf__dtype_names / sizeof cf__dtype_names[0]; i++)
+        if (strcmp(low, cf__dtype_names[i][0]) == 0) {
+            snprintf(out, cap, "%s%s", order, cf__dtype_names[i][1]);
+            return 1;
+        }
+    return 0;
+}
+
+/* The error of a rejected dtype: what is wrong, and the token meant when
+ * the text is a type name (found only here, off the parsing path). */
+static int cf__dtype_fail(cf_error *err, const char *pre, const char *sep, const char *tok, const char *why,
+                          const char *text)
+{
+    char meant[16];
+    if (cf__dtype_hint(text, meant, sizeof meant))
+        return CF_FAIL(err, CF_EDTYPE, "%s%sunreasonable dtype '%s': %s; did you mean '%s'?", pre, sep, tok, why,
+                       meant);
+    return CF_FAIL(err, CF_EDTYPE, "%s%sunreasonable dtype '%s': %s", pre, sep, tok, why);
+}
+
 int cf__dtype_parse(const char *text, int rules, cf__dtype *out,
                     const char *context, cf_error *err)
 {
@@ -662,8 +712,7 @@ int cf__dtype_parse(const char *text, int rules, cf__dtype *out,
 
     if (!text) return CF_FAIL(err, CF_EDTYPE, "%s%smissing dtype (NULL)", pre, sep);
     cf__repr(text, SIZE_MAX, tok, sizeof tok);
-#define CF__BAD(...) CF_FAIL(err, CF_EDTYPE, "%s%sunreasonable dtype '%s': %s", pre, sep, tok, \
-                             (snprintf(part, sizeof part, __VA_ARGS__), part))
+#define CF__BAD(...) (snprintf(part, sizeof part, __VA_ARGS__), cf__dtype_fail(err, pre, sep, tok, part, text))
 
     const char *p = text;
     if (*p == '\0') return CF__BAD("empty");

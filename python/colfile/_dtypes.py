@@ -13,7 +13,7 @@ import numpy as np
 
 from .errors import DTypeError
 
-__all__ = ["split_vector", "token", "from_token", "as_array"]
+__all__ = ["split_vector", "token", "from_token", "as_array", "column_dtype"]
 
 
 def split_vector(spec: Any) -> tuple[np.dtype[Any], int]:
@@ -59,6 +59,51 @@ def token(dt: np.dtype[Any]) -> bytes:
         raise DTypeError(f"dtype {dt} is structured or a sub-array; colfile "
                          "stores plain elements of kinds i u f c b S")
     return dt.str.encode("ascii")
+
+
+def _core_rejects(text: str) -> str | None:
+    """The core's message if it rejects dtype ``text`` (``cf_dtype_normalize``),
+    else None."""
+    from ._ffi import ffi, lib, new_error
+
+    err = new_error()
+    out = ffi.new("char[16]")
+    if lib().cf_dtype_normalize(text.encode("utf-8", "surrogateescape"), out, err) == 0:
+        return None
+    return str(ffi.string(err.message).decode("utf-8", "replace"))
+
+
+def column_dtype(spec: Any, where: str) -> tuple[str, int]:
+    """(token, nmemb) of the dtype of a new column ``where`` (its path).
+
+    Errors name the column.  A spelling numpy takes but colfile cannot
+    store, or one neither takes, gets the core's message for the text as
+    given -- the message libcolfile and libcolfile-mpi give in C, hint
+    included (``did you mean 'f8'?``).
+
+    Examples
+    --------
+    >>> column_dtype(("f8", 3), "f/x"), column_dtype("float32", "f/x")
+    (('<f8', 3), ('<f4', 1))
+    >>> column_dtype("f3", "f/x")
+    Traceback (most recent call last):
+    ...
+    colfile.errors.DTypeError: f/x: unreasonable dtype 'f3': kind 'f' has no width 3 (allowed: 2, 4 or 8)
+    """
+    from .errors import CF_EDTYPE
+
+    text = spec if isinstance(spec, str) else (
+        spec[0] if isinstance(spec, tuple) and spec and isinstance(spec[0], str) else None)
+    try:
+        base, nmemb = split_vector(spec)
+        tok = token(base).decode("ascii")
+        why = _core_rejects(tok)
+    except DTypeError as exc:
+        why = str(exc)
+    if why is None:
+        return tok, nmemb
+    given = _core_rejects(text) if text is not None else None
+    raise DTypeError(f"{where}: {given or why}", CF_EDTYPE)
 
 
 def from_token(tok: str) -> np.dtype[Any]:

@@ -656,29 +656,56 @@ class Column:
             raise ValueError(f"{self._what()}: data of shape {arr.shape} does not fit "
                              f"rows of shape {self._row_shape}") from None
 
-    def append(self, data: Any, nfile: int = 1) -> None:
-        """Add ``len(data)`` rows at the end, in ``nfile`` new blob files.
+    def append(self, data: Any, nfile: int | None = None, *,
+               align_blobs_to_ranks: bool = False) -> None:
+        """Add ``len(data)`` rows at the end, in new blob files.
 
-        Existing blobs are not touched.
+        Existing blobs are never rewritten: every append that adds rows adds
+        blobs (so 20 small appends make 20 more blobs; append several steps
+        at once, or rewrite the column, where fewer files matter).
+
+        Under ``comm=`` this is collective (``cf_mpi_column_grow`` and a
+        collective write in C, step for step, the same bytes): each rank
+        passes *its* rows, stored in rank order after the existing ones.
+        The new rows are committed with the column's next collective close
+        (or flush); processes killed before then leave the previous version.
+
+        Parameters
+        ----------
+        data : array_like
+            This rank's rows (may be empty).
+        nfile : int, optional
+            New blobs.  By default planned as for :meth:`File.create
+            <colfile.File.create>`: ``cf_plan_nfile`` of the appended bytes
+            (one per 256 MiB, at most one per rank; 1 when serial), and none
+            when no rank adds a row.
+        align_blobs_to_ranks : bool
+            Cut the new blobs on rank boundaries (``cf_plan_blobs_by_rank``)
+            instead of splitting the rows evenly; needs ``nfile`` <= the
+            number of ranks.
 
         Examples
         --------
         >>> import os, tempfile, numpy as np, colfile
         >>> f = colfile.File(os.path.join(tempfile.mkdtemp(), "f"), "w")
         >>> c = f.create("c", "i4")
-        >>> c.append([1, 2, 3]); c.append(np.arange(4), nfile=2)
+        >>> c.append([1, 2, 3]); c.append(np.arange(4), nfile=2); c.append([])
         >>> c[:], c.blob_rows
         (array([1, 2, 3, 0, 1, 2, 3], dtype=int32), [0, 3, 2, 2])
         >>> f.close()
         """
         if not self._comm.serial:
-            _mpi.append(self._comm, self, data, nfile)
+            _mpi.append(self._comm, self, data, nfile, align_blobs_to_ranks=align_blobs_to_ranks)
             return
         arr = as_array(data, self._dtype)
         if arr.ndim == 0:
             raise ValueError("append() needs an array of rows, not a scalar")
         n = len(arr)
         arr = self._rows_of(arr, n)
+        if nfile is None:
+            if n == 0:
+                return  # nothing to add: no blob either
+            nfile = _mpi.plan_nfile(n * self.itemsize * max(self.nmemb, 1), 1)
         nfile = whole(nfile, "nfile", high=NFILE_MAX,
                       limit=f"the most blobs a column may have, {NFILE_MAX}")
         old = self.size

@@ -30,7 +30,7 @@ import numpy as np
 
 from . import mpi as _mpi
 from ._deferred import Committer
-from ._dtypes import as_array, split_vector, token
+from ._dtypes import as_array, column_dtype
 from ._ffi import _FS_ENCODING, ERROR_P, encode, encode_name, ffi, lib, new_error, string, take_strings
 from ._ints import INT64_MAX, NFILE_MAX, column_bytes, whole
 from .attrs import AttributeManager, decode_value, numeric_dtype
@@ -1067,8 +1067,7 @@ class File(Group):
                 nfile, "nfile", high=NFILE_MAX, limit=f"the most blobs a column may have, {NFILE_MAX}")
             tok, nmemb = None, 0
             if dt is not None:
-                base, nmemb = split_vector(dt)
-                tok = token(base).decode("ascii")
+                tok, nmemb = column_dtype(dt, f"{self.path}/{full}")
             rows = None
             if blob_rows is not None and dt is not None:
                 rows = tuple(whole(x, f"blob_rows[{i}]")

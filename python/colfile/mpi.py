@@ -85,6 +85,7 @@ from ._dtypes import as_array, token
 from ._ints import INT64_MAX, NFILE_MAX, whole
 from ._ffi import ERROR_P, ffi, lib, new_error
 from .errors import (
+    CF_EARG,
     Error,
     InvalidArgumentError,
     RangeError,
@@ -110,6 +111,7 @@ __all__ = [
     "write_all",
     "read_all",
     "rank_slice",
+    "find_overlap",
 ]
 
 #: ``mode=`` of :func:`write_all` and the core's ``enum cf_io_mode``.
@@ -648,6 +650,40 @@ def _can_convert(dtype: np.dtype, col: Any) -> None:
             raise type(exc)(f"{col.path}: {exc}", exc.code) from None
 
 
+def find_overlap(starts: Sequence[int], counts: Sequence[int]) -> tuple[int, int] | None:
+    """The first two ranks whose rows overlap, ``(lo, hi)`` with lo < hi,
+    or ``None``: sorted by start (then rank), the first non-empty range
+    that starts before the furthest end seen so far overlaps the range of
+    that end.  The C layer finds the same pair.
+
+    >>> find_overlap([0, 0], [5, 5]), find_overlap([5, 0, 3], [5, 2, 0])
+    ((0, 1), None)
+    """
+    spans = sorted((s, r) for r, (s, n) in enumerate(zip(starts, counts)) if n)
+    end, holder = None, -1
+    for s, r in spans:
+        if end is not None and s < end:
+            return (min(holder, r), max(holder, r))
+        if end is None or s + counts[r] > end:
+            end, holder = s + counts[r], r
+    return None
+
+
+def _refuse_overlap(col: Any, starts: Sequence[int], counts: Sequence[int]) -> None:
+    """Raise, on every rank alike, if two ranks' rows overlap (a wrong
+    ``start``, usually): their bytes would mix and the checksums match
+    neither.  The message is the C layer's (cf_mpi_column_write)."""
+    pair = find_overlap(starts, counts)
+    if pair is None:
+        return
+    lo, hi = pair
+    msg = (f"{col.path}: rows [{starts[lo]}, {starts[lo] + counts[lo]}) here overlap rows "
+           f"[{starts[hi]}, {starts[hi] + counts[hi]}) of rank {hi}: each row may be written "
+           f"by one rank only (is start right on every rank?)")
+    raise _rebuild([(lo, InvalidArgumentError.__module__, InvalidArgumentError.__qualname__,
+                     CF_EARG, msg, False, [lo])])
+
+
 def write_all(comm: Comm, col: Any, data: Any, start: int | None = None, *,
               mode: str = "auto", concurrency: int | None = None) -> str:
     """Collective write of every rank's rows; see :meth:`colfile.Column.write_all`.
@@ -696,6 +732,7 @@ def write_all(comm: Comm, col: Any, data: Any, start: int | None = None, *,
         if s < 0 or s + n > size:
             raise RangeError(f"rank {r}: {col._what()}: rows [{s}, {s + n}) are outside "
                              f"[0, {size})")
+    _refuse_overlap(col, starts, counts)
     rank_bytes = [n * rowbytes for n in counts]
     chosen = IO_MODES[mode]
     if chosen == 0:
@@ -837,42 +874,93 @@ def read_all(comm: Comm, col: Any, start: int | None = None, count: int | None =
     return out
 
 
-def append(comm: Comm, col: Any, data: Any, nfile: int = 1, *,
+def _merge_pending(comm: Comm, col: Any) -> None:
+    """Every rank's uncommitted write state moves to rank 0's handle
+    (``cf_column_pending_export``/``merge``, as at a collective close),
+    nothing committed.  On failure rank 0 gives up every uncommitted change
+    of the column (a rank's rows may be lost) and every rank raises."""
+    failure: BaseException | None = None
+    state: bytes | None = b""
+    if comm.rank != 0:
+        try:
+            state = col._pending_export()
+        except Exception as exc:
+            failure, state = exc, None
+    states = comm.gather(state, root=0)
+    if comm.rank == 0 and states is not None:
+        try:
+            if any(st is None for st in states[1:]):
+                failure = StorageError("a rank failed to hand over its writes (see its error)")
+            for st in states[1:]:
+                if st and failure is None:
+                    col._pending_merge(st)
+        except Exception as exc:
+            failure = exc
+    try:
+        agree(comm, failure=failure)
+    except BaseException:
+        if comm.rank == 0:
+            col._discard()
+        raise
+
+
+def append(comm: Comm, col: Any, data: Any, nfile: int | None = None, *,
+           align_blobs_to_ranks: bool = False,
            file_handle: Callable[[], Any] | None = None) -> None:
-    """Collective append; see :meth:`colfile.Column.append`.  Each rank
-    passes its rows; rank 0 adds ``nfile`` blobs for all of them (rank
-    order) and broadcasts the new layout, from which the other ranks build
-    new replicas (on the ``cf_file *`` that ``file_handle()`` returns,
-    default the column's File); then every rank writes its rows."""
+    """Collective append; see :meth:`colfile.Column.append`.  What
+    ``cf_mpi_column_grow`` and ``cf_mpi_column_write`` do in C, step for
+    step: every rank passes its rows; the ranks' uncommitted writes move to
+    rank 0, which adds the new blobs for all of them (rank order) --
+    ``nfile``, or ``cf_plan_nfile`` of the appended bytes, split evenly or
+    cut on rank boundaries -- and broadcasts the new layout, from which the
+    other ranks build new replicas (on the ``cf_file *`` that
+    ``file_handle()`` returns, default the column's File); then every rank
+    writes its rows.  The next collective close commits it all."""
     arr_box: list[np.ndarray] = []
 
-    def prep() -> tuple[int, int]:
+    def prep() -> tuple[int, int | None, bool]:
         col._handle()
         arr = as_array(data, col.dtype)
         if arr.ndim == 0:
             raise ValueError("append() needs an array of rows, not a scalar")
         arr_box.append(col._rows_of(arr, len(arr)))
-        return len(arr), whole(nfile, "nfile", high=NFILE_MAX,
-                               limit=f"the most blobs a column may have, {NFILE_MAX}")
+        nf = None if nfile is None else whole(
+            nfile, "nfile", high=NFILE_MAX, limit=f"the most blobs a column may have, {NFILE_MAX}")
+        return len(arr), nf, bool(align_blobs_to_ranks)
 
     infos = agree(comm, prep, collect=True)
     nf = _check_same([i[1] for i in infos], "append nfile")
+    align = _check_same([i[2] for i in infos], "append align_blobs_to_ranks")
     counts = [i[0] for i in infos]
     total, offset = sum(counts), sum(counts[:comm.rank])
-    commit(comm, col)  # merge what was written under the old layout first
     old = col.size
+    if total == 0 and nf is None:
+        return  # nothing to add: no blob either
+    if comm.size > 1:
+        _merge_pending(comm, col)
+    rowbytes = col.itemsize * max(col.nmemb, 1)
 
     def grow() -> bytes | None:
-        col._call("cf_column_grow", total, nf)
+        n = plan_nfile(total * rowbytes, comm.size) if nf is None else nf
+        if align:
+            for rows in plan_blobs_by_rank(counts, n):
+                col._call("cf_column_grow", rows, 1)
+        else:
+            col._call("cf_column_grow", total, n)
         return _export_meta(col._handle()) if comm.size > 1 else None
 
-    meta = agree(comm, grow, root=0)
-    if comm.size > 1:
+    try:
+        meta = agree(comm, grow, root=0)
+        if comm.size > 1:
+            if comm.rank == 0:
+                agree(comm)
+            else:
+                L = lib()
+                fh = file_handle or col._file_handle
+                col._replace_handle(agree(comm, lambda: _open_meta(fh(), meta),
+                                          undo=lambda h: L.cf_column_close(h, ffi.NULL)))
+    except BaseException:
         if comm.rank == 0:
-            agree(comm)
-        else:
-            L = lib()
-            fh = file_handle or col._file_handle
-            col._replace_handle(agree(comm, lambda: _open_meta(fh(), meta),
-                                      undo=lambda h: L.cf_column_close(h, ffi.NULL)))
+            col._discard()  # rank 0's layout must not be committed without the others
+        raise
     write_all(comm, col, arr_box[0], old + offset)

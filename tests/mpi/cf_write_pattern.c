@@ -4,7 +4,7 @@
  *
  *   mpiexec -n R cf_write_pattern DIR --total N --nfile K
  *       --mode throttled|aggregated|auto [--concurrency C]
- *       [--layout even|skewed] [--align]
+ *       [--layout even|skewed] [--align] [--appends K]
  *
  * DIR is created (or emptied).  Columns, in this order, each created with
  * nfile K (0: automatic) and written with one cf_mpi_column_write:
@@ -12,7 +12,11 @@
  *   Velocity f4 x3  (float)(row % 1000) - 0.5f*j
  *   ID       i8     row*3 + 1
  *   Mass     f4     1.0f + (float)(row % 7)
- * and the File's attributes BoxSize = 1000.0 and Time = 0.5 (f8).
+ * and the File's attributes BoxSize = 1000.0 and Time = 0.5 (f8).  With
+ * --appends K (K > 0), a fifth column Log (i8, row*5 + 1) is created empty
+ * and grown by K cf_mpi_column_grow calls (default blobs), append s
+ * (1..K) adding 37*s + 5 rows split over the ranks as below, each written
+ * with one cf_mpi_column_write.
  * Rows per rank: even, cf_plan_share(N, R, rank); skewed, rank 0 holds
  * none and ranks 1..R-1 split N as cf_plan_share(N, R-1, rank-1) (one
  * rank: all of them).  Exit status 0, 1 on an error (printed by rank 0),
@@ -26,7 +30,7 @@
 
 static const char usage[] =
     "usage: cf_write_pattern DIR --total N --nfile K --mode throttled|aggregated|auto\n"
-    "                        [--concurrency C] [--layout even|skewed] [--align]\n";
+    "                        [--concurrency C] [--layout even|skewed] [--align] [--appends K]\n";
 
 typedef struct {
     const char *name, *dtype;
@@ -56,6 +60,14 @@ static void fill(int col, int64_t first, int64_t n, void *out)
     }
 }
 
+/* This rank's rows of `total` under the layout. */
+static int64_t share_of(int64_t total, int nranks, int rank, const char *layout)
+{
+    if (strcmp(layout, "skewed") == 0 && nranks > 1)
+        return rank == 0 ? 0 : cf_plan_share(total, nranks - 1, rank - 1, NULL);
+    return cf_plan_share(total, nranks, rank, NULL);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -64,7 +76,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &nranks);
     const char *dir = NULL, *layout = "even";
-    long long total = -1, nfile = -1, concurrency = 0;
+    long long total = -1, nfile = -1, concurrency = 0, appends = 0;
     int mode = -1, align = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -75,6 +87,7 @@ int main(int argc, char **argv)
         if (strcmp(a, "--total") == 0) total = atoll(v);
         else if (strcmp(a, "--nfile") == 0) nfile = atoll(v);
         else if (strcmp(a, "--concurrency") == 0) concurrency = atoll(v);
+        else if (strcmp(a, "--appends") == 0) appends = atoll(v);
         else if (strcmp(a, "--layout") == 0 && (strcmp(v, "even") == 0 || strcmp(v, "skewed") == 0)) layout = v;
         else if (strcmp(a, "--mode") == 0 && strcmp(v, "throttled") == 0) mode = CF_IO_THROTTLED;
         else if (strcmp(a, "--mode") == 0 && strcmp(v, "aggregated") == 0) mode = CF_IO_AGGREGATED;
@@ -83,11 +96,7 @@ int main(int argc, char **argv)
     }
     if (!dir || total < 0 || nfile < 0 || mode < 0) goto bad;
 
-    int64_t local;
-    if (strcmp(layout, "skewed") == 0 && nranks > 1)
-        local = rank == 0 ? 0 : cf_plan_share(total, nranks - 1, rank - 1, NULL);
-    else
-        local = cf_plan_share(total, nranks, rank, NULL);
+    int64_t local = share_of(total, nranks, rank, layout);
 
     static const column_spec columns[] = {
         { "Position", "f8", 3 }, { "Velocity", "f4", 3 }, { "ID", "i8", 1 }, { "Mass", "f4", 1 }
@@ -98,6 +107,9 @@ int main(int argc, char **argv)
     opt.nfile = nfile;
     opt.concurrency = concurrency;
     opt.align_blobs_to_ranks = align;
+    /* Log: created empty, so its blobs are planned (no --nfile). */
+    cf_mpi_options opt_log;
+    cf_mpi_options_init(&opt_log);
     cf_error err;
     cf_file *f = NULL;
     cf_column *c = NULL;
@@ -116,6 +128,24 @@ int main(int argc, char **argv)
             c = NULL;
         }
         free(buf);
+    }
+    if (rc == 0 && appends > 0) {
+        int64_t first = 0;
+        rc = cf_mpi_column_create(&c, f, comm, "Log", "i8", 1, 0, &opt_log, &first, &err);
+        for (long long s = 1; s <= appends && rc == 0; s++) {
+            int64_t n = share_of(37 * s + 5, nranks, rank, layout);
+            int64_t *buf = malloc((size_t)(n > 0 ? n : 1) * sizeof *buf);
+            if (!buf) MPI_Abort(comm, 1);
+            rc = cf_mpi_column_grow(&c, f, comm, n, NULL, &first, &err);
+            for (int64_t i = 0; i < n; i++) buf[i] = (first + i) * 5 + 1;
+            if (rc == 0) rc = cf_mpi_column_write(c, comm, first, n, buf, NULL, 8, 8, &opt, &err);
+            free(buf);
+        }
+        if (c) {
+            int rc2 = cf_mpi_column_close(c, comm, &err);
+            if (rc == 0) rc = rc2;
+            c = NULL;
+        }
     }
     if (rc == 0) rc = cf_mpi_column_open(&c, f, comm, ".", &err);
     if (rc == 0) {

@@ -154,3 +154,35 @@ def test_automatic_nfile_and_aligned_blobs(nranks: int, tmp_path: Path,
     args[0] = str(c)
     run_ok(launch(nranks, [exe, *args]))
     assert tree(c) == tree(aligned)
+
+
+@pytest.mark.parametrize("nranks,mode,layout", [(1, "auto", "even"), (2, "throttled", "skewed"),
+                                                (4, "aggregated", "even"),
+                                                (4, "throttled", "skewed")])
+def test_appends_write_the_same_bytes(nranks: int, mode: str, layout: str,
+                                      tmp_path: Path) -> None:
+    """Collective appends (C cf_mpi_column_grow, Python Column.append) write
+    what serial appends write: one planned blob per append."""
+    mpiexec()
+    args = ["--appends", "3"]
+    ref = tmp_path / "serial"
+    run_ok(subprocess.run([sys.executable, str(WRITER), *pattern_args(ref, "auto", "even"),
+                           *args, "--serial"], env=child_env(), capture_output=True,
+                          text=True, timeout=120))
+    import numpy as np
+
+    import colfile
+
+    with colfile.File(ref) as f:
+        log = f["Log"]
+        assert log.blob_rows == [0, 42, 79, 116]
+        assert np.array_equal(log[:], np.arange(237) * 5 + 1)
+    py = tmp_path / "py"
+    run_ok(launch(nranks, [sys.executable, WRITER, *pattern_args(py, mode, layout), *args]))
+    assert tree(py) == tree(ref)
+    c = tmp_path / "c"
+    run_ok(launch(nranks, [c_writer(), *pattern_args(c, mode, layout), *args]))
+    got, want = tree(c), tree(ref)
+    assert sorted(got) == sorted(want)
+    for name in want:
+        assert got[name] == want[name], name

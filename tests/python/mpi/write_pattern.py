@@ -2,7 +2,7 @@
 
     mpiexec -n N python write_pattern.py DIR --total N --nfile K \\
         --mode throttled|aggregated|auto [--concurrency C] \\
-        [--layout even|skewed] [--align] [--serial]
+        [--layout even|skewed] [--align] [--appends K] [--serial]
 
 The C program ``tests/mpi/cf_write_pattern.c`` (libcolfile-mpi) does exactly
 the same, so the two trees must be identical byte for byte (and identical to
@@ -22,7 +22,10 @@ Mass       f4     1      ``1.0 + (row % 7)``
 
 each created with ``nfile`` K (0: automatic) and written with one
 collective write, and the File attributes ``BoxSize`` (f8 1000.0) and
-``Time`` (f8 0.5).  Rows per rank: ``even`` gives rank r
+``Time`` (f8 0.5).  With ``--appends K`` (K > 0) a fifth column ``Log``
+(i8, value ``row*5 + 1``) is created empty and grown by K collective
+appends (``Column.append``, default blobs), append s (1..K) adding
+``37*s + 5`` rows split over the ranks as below.  Rows per rank: ``even`` gives rank r
 ``cf_plan_share(total, nranks, r)``; ``skewed`` gives rank 0 nothing and
 ranks 1..n-1 ``cf_plan_share(total, n-1, r-1)`` (one rank: everything).
 
@@ -74,6 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--concurrency", type=int, default=None)
     p.add_argument("--layout", choices=("even", "skewed"), default="even")
     p.add_argument("--align", action="store_true")
+    p.add_argument("--appends", type=int, default=0)
     p.add_argument("--serial", action="store_true", help="no MPI: one process")
     args = p.parse_args(argv)
 
@@ -94,6 +98,12 @@ def main(argv: list[str] | None = None) -> int:
             f.create(name, dtype, data=data, nfile=args.nfile or None,
                      align_blobs_to_ranks=args.align, mode=args.mode,
                      concurrency=args.concurrency)
+        if args.appends:
+            log = f.create("Log", "i8", data=np.zeros(0, np.int64), mode=args.mode)
+            for step in range(1, args.appends + 1):
+                a, n = rows_of(37 * step + 5, nranks, rank, args.layout)
+                rows = np.arange(log.size + a, log.size + a + n, dtype=np.int64)
+                log.append(rows * 5 + 1)
         f.attrs["BoxSize"] = np.float64(1000.0)
         f.attrs["Time"] = np.float64(0.5)
     return 0
