@@ -276,6 +276,7 @@ def test_pickle_read_only_file_and_column(snap: str, tmp_path: Path,
     f = colfile.File(snap, "r", verify=True)
     col = f["g/pos"]
     fb, cb = pickle.dumps(f), pickle.dumps(col)
+    gb, db = pickle.dumps(f["g/"]), pickle.dumps(colfile.Dataset(f["g/"], ["id", "x"]))
     monkeypatch.chdir(tmp_path / "snap" / "g")  # somewhere without a "snap"
     f2 = pickle.loads(fb)
     c2 = pickle.loads(cb)
@@ -288,6 +289,11 @@ def test_pickle_read_only_file_and_column(snap: str, tmp_path: Path,
         np.testing.assert_array_equal(c2[:], POS)
         with pytest.raises(colfile.ReadOnlyError):
             c2[0] = 1
+        # what holds a File pickles with it: a Group, a Dataset
+        g = pickle.loads(gb)
+        assert g.columns == ["id", "pos", "x"] and g.file.path == f2.path
+        ds = pickle.loads(db)
+        np.testing.assert_array_equal(ds[10:20]["x"], X[10:20])
         # the options of the File travel: verify=True still checks CRCs
         assert c2.file._flags == f._flags == f2._flags
         # a pickled column keeps its File open: it still reads once the
@@ -434,6 +440,21 @@ def test_store_into_new_column(tmp_path: Path, lib: Any, dtype: str, shape: tupl
     assert status == 0, out + err
     with colfile.File(p) as f:
         np.testing.assert_array_equal(f["c"][:], src)
+
+
+def test_threads_writing_other_components_of_the_same_rows(tmp_path: Path, lib: Any) -> None:
+    """Each task writes one component of 250 rows; 4 threads at once, five
+    rounds (without per-handle serialisation of partial-row writes, most
+    rounds lost some of them)."""
+    p = str(tmp_path / "s")
+    with colfile.File(p, "w") as f:
+        c = f.create("c", ("f8", 3), size=12000, nfile=3)
+        for k in range(5):
+            src = _source("f8", (12000, 3))
+            c[:] = 0
+            da.store(da.from_array(src, chunks=(250, 1)), c, lock=False, scheduler="threads",
+                     num_workers=4)
+            np.testing.assert_array_equal(c[:], src, err_msg=f"round {k}")
 
 
 def test_store_with_dask_default_lock(tmp_path: Path, lib: Any,
