@@ -626,10 +626,14 @@ class File(Group):
         self._flags = flags
         # what a pickle or a dask task reopens: the same directory after a
         # chdir, or in a process with another working directory
-        try:
-            self._abspath = os.path.abspath(self._path)
-        except OSError:  # the working directory is gone: keep the path given
-            self._abspath = self._path
+        p = self._path
+        if os.path.isabs(p):
+            self._abspath = p
+        else:
+            try:
+                self._abspath = os.path.join(os.getcwd(), p)
+            except OSError:  # the working directory is gone: keep the path given
+                self._abspath = p
         # A writable File's handle is released by a finalizer that also runs
         # at exit; a read-only one holds only memory, which __del__ gives
         # back (as for columns: cheaper).  self._path already is the path
