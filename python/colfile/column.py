@@ -648,11 +648,13 @@ class Column:
 
     def __setitem__(self, key: Any, value: Any) -> None:
         if type(key) is tuple and self._row_shape:
-            if (len(key) == 2 and type(key[1]) is slice and type(key[0]) is not tuple
-                    and key[0] is not Ellipsis and key[0] is not None
-                    and range(self._nmemb)[key[1]] == range(self._nmemb)):
-                # every element of each row, in order (dask.array.store's
-                # keys): whole rows, written without reading them first
+            if (len(key) == 2 and type(key[1]) is slice
+                    and range(self._nmemb)[key[1]] == range(self._nmemb)
+                    and (type(key[0]) is slice and np.ndim(value) <= 2
+                         or type(key[0]) is int and np.ndim(value) <= 1)):
+                # every element of rows, in order (dask.array.store's keys):
+                # whole rows, written without reading them first (a value
+                # of more dimensions keeps numpy's rules below)
                 _indexing.setitem(self, key[0], value, self.size, self._row_shape,
                                   self._dtype, self._what())
                 return

@@ -467,3 +467,29 @@ def test_store_with_dask_default_lock(tmp_path: Path, lib: Any,
     assert cli("check", p)[0] == 0
     with colfile.File(p) as f:
         np.testing.assert_array_equal(f["c"].to_dask(chunks=999).compute(), src)
+
+
+@pytest.mark.parametrize("key,value", [
+    ((slice(0, 4), slice(None)), np.arange(12.0).reshape(4, 3)),
+    ((slice(2, 6), slice(0, 3)), np.arange(3.0)),
+    ((slice(1, 3), slice(0, 99)), np.full((1, 2, 3), 5.0)),
+    ((3, slice(None)), np.ones((1, 3))),
+    ((slice(None, None, 2), slice(None)), 7.0),
+    ((slice(0, 6), slice(None, None, -1)), np.arange(18.0).reshape(6, 3)),
+])
+def test_keys_over_every_component_as_numpy(tmp_path: Path, lib: Any, key: Any,
+                                            value: Any) -> None:
+    """col[rows, :] (dask.array.store's keys) writes whole rows, also rows
+    never written before, with numpy's broadcasting."""
+    expect = np.zeros((6, 3))
+    expect[key] = value
+    with colfile.File(str(tmp_path / "k"), "w") as f:
+        c = f.create("c", ("f8", 3), size=6, nfile=2)
+        c[:] = 0
+        c[key] = value
+        np.testing.assert_array_equal(c[:], expect)
+    if key[1] == slice(None) and isinstance(key[0], slice) and key[0].step is None:
+        with colfile.File(str(tmp_path / "n"), "w") as f:
+            c = f.create("c", ("f8", 3), size=key[0].stop, nfile=2)  # never written
+            c[key] = value
+            np.testing.assert_array_equal(c[:], expect[:key[0].stop])
