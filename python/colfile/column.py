@@ -152,6 +152,10 @@ class Column:
     calls on one handle are serialised, while distinct handles run in
     parallel (the GIL is released inside libcolfile).
 
+    A read-only column pickles: unpickling opens its File again, read-only,
+    by its absolute path, and the column in it (see :class:`~colfile.File`);
+    a column open for writing refuses to be pickled (``TypeError``).
+
     Examples
     --------
     >>> import os, tempfile, numpy as np, colfile
@@ -178,9 +182,12 @@ class Column:
         self._lock = threading.Lock()
         if file is not None:
             self._file_ref: Any = weakref.ref(file)
-            self._file_path: str | None = file._path
+            # absolute: to_dask() and pickles reopen it from anywhere
+            self._file_path: str | None = file._abspath
+            self._file_flags: int = file._flags
         else:
             self._file_ref = self._file_path = None
+            self._file_flags = 0
         d = ffi.new(_DESC_P)
         lib().cf_column_describe(handle, d)  # one call: each costs ~1.5 us
         self._writable = bool(d.writable)
@@ -493,6 +500,22 @@ class Column:
         if rc < 0:
             raise_error(rc, err)
 
+    def __reduce__(self) -> Any:
+        # see File.__reduce__: read-only handles only
+        if self._h is None:
+            raise ClosedError(f"{self._path}: column {self._name!r} is closed: cannot pickle it")
+        if self._writable:
+            raise TypeError(f"{self._path}: a column open for writing cannot be pickled: "
+                            "close it, then pickle a read-only one (File(path, 'r')[name])")
+        if self._file_path is None:
+            raise TypeError(f"{self._path}: a column not opened through a File cannot be "
+                            "pickled")
+        from .file import _TORN_OK, _VERIFY
+
+        flags = self._file_flags
+        return (_reopen_column, (self._file_path, self._name, bool(flags & _TORN_OK),
+                                 bool(flags & _VERIFY)))
+
     def __enter__(self) -> Column:
         return self
 
@@ -624,6 +647,26 @@ class Column:
     # writing
 
     def __setitem__(self, key: Any, value: Any) -> None:
+        if type(key) is tuple and self._row_shape:
+            if (len(key) == 2 and type(key[1]) is slice
+                    and range(self._nmemb)[key[1]] == range(self._nmemb)
+                    and (type(key[0]) is slice and np.ndim(value) <= 2
+                         or type(key[0]) is int and np.ndim(value) <= 1)):
+                # every element of rows, in order (dask.array.store's keys):
+                # whole rows, written without reading them first (a value
+                # of more dimensions keeps numpy's rules below)
+                _indexing.setitem(self, key[0], value, self.size, self._row_shape,
+                                  self._dtype, self._what())
+                return
+            # Part of each row (col[:, 1] = v) is a read, an assignment and a
+            # write of the whole rows: one at a time per handle, or threads
+            # writing other components of the same rows (dask.array.store
+            # with chunks across the components) would undo each other's.
+            # setdefault is atomic: every thread gets the same lock.
+            with self.__dict__.setdefault("_rmw_lock", threading.Lock()):
+                _indexing.setitem(self, key, value, self.size, self._row_shape,
+                                  self._dtype, self._what())
+            return
         _indexing.setitem(self, key, value, self.size, self._row_shape,
                           self._dtype, self._what())
 
@@ -1080,11 +1123,26 @@ class Column:
     # ------------------------------------------------------------------
     # dask
 
-    def to_dask(self) -> dask.array.Array:
-        """A lazy dask array with one chunk per non-empty blob file.
+    def to_dask(self, chunks: Any = "auto") -> dask.array.Array:
+        """A lazy dask array of the column.
 
-        Each chunk opens the File afresh (read-only) when computed, so the
-        graph pickles and runs on distributed workers.
+        Each chunk is read by a task that opens the File afresh, read-only,
+        by its absolute path: the graph pickles and runs in threads, in
+        other processes and on ``dask.distributed`` workers, whatever their
+        working directory.  The tasks read what is committed: flush a
+        column being written (or close it) before computing.
+
+        Parameters
+        ----------
+        chunks : int, str, tuple or dict, default ``"auto"``
+            As for :func:`dask.array.from_array`: rows per chunk (an int
+            applies to every axis, as in dask), ``-1`` for a whole axis,
+            explicit sizes per axis, or a dict of axes.  ``"auto"`` gives
+            chunks of about 8 MiB (``colfile._dask.CHUNK_BYTES``) and a byte
+            size such as ``"64MiB"`` chunks of that size; both end chunks on
+            blob boundaries where they can (small blobs merged, large ones
+            cut into equal pieces) and keep each row of a vector column
+            whole.  ``"blobs"``: one chunk per non-empty blob.
 
         Examples
         --------
@@ -1092,48 +1150,23 @@ class Column:
         >>> f = colfile.File(os.path.join(tempfile.mkdtemp(), "f"), "w")
         >>> c = f.create("c", data=np.arange(10.0), nfile=3)
         >>> c.flush()
-        >>> d = c.to_dask()
-        >>> d.chunks, float(d.sum().compute())
-        (((3, 3, 4),), 45.0)
+        >>> c.to_dask().chunks, c.to_dask(chunks="blobs").chunks, c.to_dask(chunks=4).chunks
+        (((10,),), ((3, 3, 4),), ((4, 4, 2),))
+        >>> float(c.to_dask(chunks=4).sum().compute())
+        45.0
         >>> f.close()
         """
-        import dask.array as da
+        from . import _dask
 
-        if self._file_path is None:
-            raise ValueError("to_dask() needs a column opened through a File")
-        rows = tuple(r for r in self.blob_rows if r > 0) or (0,)
-        chunks: tuple[tuple[int, ...], ...] = (rows,)
-        if self._row_shape:
-            chunks += ((self._nmemb,),)
-        reader = _ChunkReader(self._file_path, self._name, self.shape, self._dtype)
-        arr: dask.array.Array = da.from_array(  # type: ignore[no-untyped-call,unused-ignore]
-            reader, chunks=chunks, lock=False, asarray=True, fancy=False,
-            meta=np.empty((0,) * self.ndim, self._dtype),
-            name=f"colfile-{self._name}-{reader.token()}")
-        return arr
+        return _dask.column(self, chunks)
 
 
-class _ChunkReader:
-    """Array-like handed to dask: opens the File per read (picklable)."""
+def _reopen_column(file_path: str, name: str, torn_ok: bool, verify: bool) -> Column:
+    """Unpickle a Column: open its File again (read-only, serial) and the
+    column in it; the column keeps that File alive."""
+    from .file import _reopen_file
 
-    def __init__(self, file_path: str, name: str, shape: tuple[int, ...],
-                 dtype: np.dtype[Any]) -> None:
-        self.file_path = file_path
-        self.name = name
-        self.shape = shape
-        self.dtype = dtype
-        self.ndim = len(shape)
-
-    def token(self) -> str:
-        from dask.base import tokenize
-
-        return tokenize(self.file_path, self.name, self.shape, self.dtype.str)
-
-    def __dask_tokenize__(self) -> tuple[Any, ...]:
-        return (self.file_path, self.name, self.shape, self.dtype.str)
-
-    def __getitem__(self, key: Any) -> np.ndarray:
-        from .file import File
-
-        with File(self.file_path, "r") as f:
-            return np.asarray(f[self.name][key])
+    f = _reopen_file(file_path, torn_ok, verify)
+    col: Column = f[name]
+    col._owner = f
+    return col

@@ -175,6 +175,44 @@ class Dataset:
 
         return where(self, predicate)
 
+    def to_dask(self, chunks: Any = "auto") -> dict[str, Any]:
+        """Lazy dask arrays of the columns: a dict from column (field) name
+        to a dask array with the column's shape, all with the same chunks
+        along the rows, so that they combine chunk by chunk (and give
+        ``xarray.Dataset({n: (("row", ...), a) for n, a in d.items()})`` or,
+        for scalar columns, ``dask.dataframe.from_dask_array(da.stack(...))``).
+        A dict rather than one structured dask array: vector columns keep
+        their shape and each computes alone.
+
+        Each chunk opens the File afresh, read-only, by its absolute path,
+        and reads what is committed (see :meth:`Column.to_dask
+        <colfile.Column.to_dask>`).
+
+        Parameters
+        ----------
+        chunks : int, str or tuple, default ``"auto"``
+            Rows per chunk, ``-1`` for one chunk, the sizes of the chunks, or
+            ``"auto"``/a byte size such as ``"64MiB"``: about that many bytes
+            of the widest column per chunk (8 MiB for ``"auto"``), chunks
+            ending where all the columns have a blob boundary when they can.
+            The elements of a row are never split.
+
+        Examples
+        --------
+        >>> import os, tempfile, numpy as np, colfile
+        >>> f = colfile.File(os.path.join(tempfile.mkdtemp(), "f"), "w")
+        >>> _ = f.create("id", data=np.arange(5))
+        >>> _ = f.create("pos", data=np.arange(15.0).reshape(5, 3))
+        >>> f.flush()  # the tasks read what is committed
+        >>> d = colfile.Dataset(f, ["id", "pos"]).to_dask(chunks=2)
+        >>> d["pos"].chunks, int(d["id"].sum().compute())
+        (((2, 2, 1), (3,)), 10)
+        >>> f.close()
+        """
+        from . import _dask
+
+        return _dask.dataset(self, chunks)
+
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         arr: np.ndarray = self[:]
         return arr if dtype is None else arr.astype(dtype)

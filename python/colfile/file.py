@@ -92,6 +92,11 @@ def _release_file(handle: Any) -> None:
 _NODURABLE, _TORN_OK, _VERIFY = 32, 64, 128
 
 
+def _reopen_file(abspath: str, torn_ok: bool, verify: bool) -> File:
+    """Unpickle a File: open it again, read-only and serial."""
+    return File(abspath, "r", torn="warn" if torn_ok else "raise", verify=verify)
+
+
 def _open_flags(mode: str, durable: Any, torn: str, verify: Any) -> int:
     """The cf_file_open flags of File's arguments (ValueError if invalid)."""
     flags = MODES.get(mode) if type(mode) is str else None
@@ -550,6 +555,15 @@ class File(Group):
     name order), and which calls are collective is listed in
     :mod:`colfile.mpi`.
 
+    A read-only File pickles (and so do its columns, see
+    :class:`~colfile.Column`): unpickling opens the same directory again,
+    read-only and serial, by its absolute path, so that it works in another
+    process, after ``os.chdir`` and on a ``dask.distributed`` worker.  A File
+    open for writing refuses to be pickled (``TypeError``): what it has not
+    committed is invisible to other processes, and they cannot write its
+    columns while it holds them.  A closed File raises
+    :class:`~colfile.ClosedError`.
+
     Examples
     --------
     >>> import os, tempfile, colfile
@@ -611,6 +625,17 @@ class File(Group):
             flags = _open_flags(mode, durable, torn, verify)
             handle = _mpi.open_file(self._comm, encode(path), flags)
         self._h = handle
+        self._flags = flags
+        # what a pickle or a dask task reopens: the same directory after a
+        # chdir, or in a process with another working directory
+        p = self._path
+        if os.path.isabs(p):
+            self._abspath = p
+        else:
+            try:
+                self._abspath = os.path.join(os.getcwd(), p)
+            except OSError:  # the working directory is gone: keep the path given
+                self._abspath = p
         # A writable File's handle is released by a finalizer that also runs
         # at exit; a read-only one holds only memory, which __del__ gives
         # back (as for columns: cheaper).  self._path already is the path
@@ -674,6 +699,19 @@ class File(Group):
     def closed(self) -> bool:
         """True once :meth:`close` was called."""
         return self._h is None
+
+    def __reduce__(self) -> Any:
+        # Another process gets its own read-only handle on the same directory.
+        # A writer is refused: its uncommitted columns and data are not
+        # visible to another process, and a second writer could not take the
+        # writer lock of its columns anyway.
+        if self._h is None:
+            raise ClosedError(f"{self._path}: File is closed: cannot pickle it")
+        if self._flags & _WRITE:
+            raise TypeError(f"{self._path}: a File open for writing (mode {self._mode!r}) "
+                            "cannot be pickled: close it and pickle File(path, 'r')")
+        return (_reopen_file, (self._abspath, bool(self._flags & _TORN_OK),
+                               bool(self._flags & _VERIFY)))
 
     def __repr__(self) -> str:
         if self._h is None:

@@ -1258,6 +1258,43 @@ class Selection:
         self._read_into(col, arr)
         return arr
 
+    def to_dask(self, names: Any, chunks: Any = "auto") -> Any:
+        """The selected rows of a column as a lazy dask array, or of several
+        columns as a dict of them (name to array, with the same chunks
+        along the rows, as :meth:`Dataset.to_dask
+        <colfile.Dataset.to_dask>` gives).
+
+        The selection's rows are known already; each chunk is read by a task
+        that opens the File afresh, read-only, by its absolute path, and
+        reads only the selected rows of its chunk (as :meth:`read`): it
+        reads what is committed (flush a column being written first).
+
+        Parameters
+        ----------
+        names : str, Column, or a list of them
+            As for :meth:`read`.
+        chunks : int, str or tuple, default ``"auto"``
+            Selected rows per chunk, ``-1`` for one chunk, the sizes of the
+            chunks, or ``"auto"``/a byte size such as ``"64MiB"`` (about
+            that many bytes per chunk; 8 MiB for ``"auto"``).  The elements
+            of a row are never split.
+
+        Examples
+        --------
+        >>> import os, tempfile, numpy as np, colfile
+        >>> f = colfile.File(os.path.join(tempfile.mkdtemp(), "f"), "w")
+        >>> _ = f.create("x", data=np.arange(10))
+        >>> f.flush()  # the tasks read what is committed
+        >>> sel = colfile.where(f, "x > 4")
+        >>> d = sel.to_dask("x", chunks=2)
+        >>> d.chunks, d.compute()
+        (((2, 2, 1),), array([5, 6, 7, 8, 9]))
+        >>> f.close()
+        """
+        from . import _dask
+
+        return _dask.selection(self, names, chunks)
+
     def _read_into(self, col: Column, out: np.ndarray) -> None:
         from . import _indexing
 

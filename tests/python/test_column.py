@@ -435,7 +435,7 @@ def test_to_dask(path: str) -> None:
         v[:] = np.arange(10).reshape(5, 2)
         e = f.create("e", "f4", size=0, nfile=0)
         f.flush()
-        dx, dv, de = x.to_dask(), v.to_dask(), e.to_dask()
+        dx, dv, de = (c.to_dask(chunks="blobs") for c in (x, v, e))
     assert dx.chunks == ((3, 7),) and dx.dtype == np.dtype("f8")
     assert dv.chunks == ((2, 3), (2,))
     np.testing.assert_array_equal(dx.compute(), np.arange(10.0))
