@@ -8,7 +8,7 @@ Examples
 >>> import os, tempfile, numpy as np, colfile
 >>> path = os.path.join(tempfile.mkdtemp(), "snapshot")
 >>> with colfile.File(path, "w") as f:
-...     _ = f.create("1/Position", ("f4", 3), size=5, nfile=2)
+...     _ = f.create("1/Position", data=np.zeros((5, 3), "f4"), nfile=2)
 ...     _ = f.create("1/ID", data=np.arange(5, dtype="u8"))
 ...     f["1/"].attrs["Mass"] = 0.5
 >>> with colfile.File(path) as f:
@@ -397,8 +397,16 @@ class Group:
         --------
         >>> import os, tempfile, numpy as np, colfile
         >>> f = colfile.File(os.path.join(tempfile.mkdtemp(), "f"), "w")
-        >>> f.create("v", ("f8", 3), size=10, blob_rows=[4, 0, 6]).shape
+        >>> v = f.create("v", ("f8", 3), size=10, blob_rows=[4, 0, 6])
+        >>> v[:] = 1.0; v.shape
         (10, 3)
+        >>> try:
+        ...     f.create("v", "i4", size=1)
+        ... except colfile.ColumnExistsError:
+        ...     print("exists")
+        exists
+        >>> f.create("v", data=np.arange(3), overwrite=True).shape
+        (3,)
         >>> f.create("meta", None).kind
         'header-only'
         >>> f.create("s", data=["ab", "c"])[:]
@@ -814,11 +822,11 @@ class File(Group):
 
         Examples
         --------
-        >>> import os, tempfile, colfile
+        >>> import os, tempfile, numpy as np, colfile
         >>> path = os.path.join(tempfile.mkdtemp(), "f")
         >>> with colfile.File(path, "x") as f:
-        ...     f.create("a", "i4", size=2).attrs["index"] = 0
-        ...     f.create("g/b", "f8", size=2).attrs.update(index=1, unit="Mpc")
+        ...     f.create("a", data=np.zeros(2, "i4")).attrs["index"] = 0
+        ...     f.create("g/b", data=np.zeros(2)).attrs.update(index=1, unit="Mpc")
         >>> with colfile.File(path) as f:
         ...     attrs = f.column_attrs()
         >>> attrs["a"]["index"], attrs["g/b"]["unit"], sorted(attrs["g/b"])
