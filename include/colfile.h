@@ -294,9 +294,17 @@ enum cf_column_kind {
  * for "." and names ending in "/.", an attribute-only block.
  * Rows are spread over `nfile` blobs as bigfile does:
  * rows_i = (i+1)*size/nfile - i*size/nfile.  nfile 0 requires size 0.
- * Existing blobs 0..nfile-1 are truncated to 0 bytes, `attr-v2` is emptied,
- * and the header is written before this returns.  Nothing is created when
- * the name, dtype or sizes are rejected (CF_ENAME, CF_EDTYPE, CF_EARG). */
+ * The new column is written in a hidden staging directory and published by
+ * its first commit (docs/reliability.md).  A column of that name is
+ * REPLACED silently, as bigfile does (cf_column_create_ex without
+ * CF_CREATE_REPLACE refuses instead).  CF_EEXIST if the name lies below a
+ * column (a column cannot hold columns: nothing would list them) or names
+ * a group holding other columns.  Nothing is created when the name, dtype
+ * or sizes are rejected (CF_ENAME, CF_EDTYPE, CF_EARG).
+ * Rows hold no data until written: reading a row past the last one
+ * written in its blob fails with CF_ESHORT naming the rows (they have no
+ * bytes on disk, as in a blob cut short), while rows skipped before a
+ * written one read as zeros (cf_column_blob_rows_held; docs/writing.md). */
 CF_API int cf_column_create(cf_column **out, cf_file *f, const char *name,
                      const char *dtype, int64_t nmemb, int64_t size,
                      int64_t nfile, cf_error *err);
@@ -305,6 +313,21 @@ CF_API int cf_column_create(cf_column **out, cf_file *f, const char *name,
 CF_API int cf_column_create_blobs(cf_column **out, cf_file *f, const char *name,
                            const char *dtype, int64_t nmemb, int64_t nfile,
                            const int64_t *blob_rows, cf_error *err);
+
+/* Flags of cf_column_create_ex. */
+enum cf_create_flags {
+    CF_CREATE_REPLACE = 1 /* replace a column of that name (else CF_EEXIST) */
+};
+
+/* As cf_column_create_blobs, but a column of that name is replaced only
+ * with CF_CREATE_REPLACE in `flags`; without it CF_EEXIST names the column
+ * and nothing changes.  The check is made under the column's writer lock,
+ * so of two processes creating one name, one gets CF_EEXIST (or CF_EBUSY
+ * while the other still writes it), never a silent replace.  CF_EARG for
+ * unknown flags. */
+CF_API int cf_column_create_ex(cf_column **out, cf_file *f, const char *name,
+                               const char *dtype, int64_t nmemb, int64_t nfile,
+                               const int64_t *blob_rows, unsigned flags, cf_error *err);
 
 /* Open an existing column (or "." / "group/." for attributes).  Writable if
  * the File is.  Reads the header, the attribute files (legacy `attr`, then
@@ -434,6 +457,13 @@ typedef struct cf_column_desc {
 CF_API void cf_column_describe(const cf_column *c, cf_column_desc *d);
 /* Rows held by blob i (0 <= i < nfile), or -1 if i is out of range. */
 CF_API int64_t cf_column_blob_rows(const cf_column *c, int64_t i);
+/* Rows of blob i whose bytes its file holds, counted from the blob's first
+ * row: cf_column_blob_rows(c, i) when the blob is complete, fewer when rows
+ * after these were never written (or the file was cut short: the two look
+ * the same), 0 for a missing file.  A read of the other rows fails with
+ * CF_ESHORT.  Looks at the file as it is now (fstat).  CF_ERANGE if i is
+ * out of range, CF_EKIND for columns without data, CF_EIO. */
+CF_API int64_t cf_column_blob_rows_held(cf_column *c, int64_t i, cf_error *err);
 /* The byte offset of row `row` (0 <= row < size) within the blob that holds
  * it, or -1 if row is out of range.  A binding that allocates the array a
  * read fills can place it at the same offset modulo 64 bytes: the kernel's

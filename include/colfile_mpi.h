@@ -150,8 +150,9 @@ CF_API int cf_mpi_file_list(cf_file *f, MPI_Comm comm, char ***names, int64_t *c
  *   blob rows  cf_plan_blobs_by_rank over the ranks' local_rows if
  *              align_blobs_to_ranks (CF_EARG if nfile > ranks), else
  *              cf_plan_share(size, nfile, i) for blob i.
- * Rank 0 creates the column (cf_column_create_blobs: the header is written
- * before this returns), the others get replica handles.  The File must be
+ * Rank 0 creates the column (cf_column_create_blobs: a column of that name
+ * is replaced, as bigfile does, and none is made below a column; the
+ * header is written before this returns), the others get replica handles.  The File must be
  * writable.  Write with cf_mpi_column_write, release with
  * cf_mpi_column_close.  On failure no handle is returned; the column may
  * then exist on disk with empty blobs. */

@@ -806,15 +806,38 @@ static int create_attrs_only(cf_column **out, cf_file *f, const char *name, cf_e
     return cf_column_open(out, f, name, err);
 }
 
+/* Without CF_CREATE_REPLACE: CF_EEXIST if dir (locked by the caller, so
+ * no other creator can publish meanwhile) holds a column. */
+static int check_new(const cf_column *c, unsigned flags, cf_error *err)
+{
+    if (flags & CF_CREATE_REPLACE) return 0;
+    char *header = cf__path_join(c->path, "header");
+    if (!header) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
+    int there = cf__exists(header);
+    free(header);
+    if (!there) return 0;
+    return CF_FAIL(err, CF_EEXIST, "%s: column '%s' exists; replacing it must be asked for (CF_CREATE_REPLACE; "
+                   "Python: overwrite=True)", c->path, c->name);
+}
+
 int cf_column_create_blobs(cf_column **out, cf_file *f, const char *name,
                            const char *dtype, int64_t nmemb, int64_t nfile,
                            const int64_t *blob_rows, cf_error *err)
+{
+    return cf_column_create_ex(out, f, name, dtype, nmemb, nfile, blob_rows, CF_CREATE_REPLACE, err);
+}
+
+int cf_column_create_ex(cf_column **out, cf_file *f, const char *name,
+                        const char *dtype, int64_t nmemb, int64_t nfile,
+                        const int64_t *blob_rows, unsigned flags, cf_error *err)
 {
     int rc;
     if (!out || !f || !name) return CF_FAIL(err, CF_EARG, "cf_column_create: NULL argument");
     if ((rc = cf_name_check(name, err))) return rc;
     if (!f->writable)
         return CF_FAIL(err, CF_EREADONLY, "%s: File is open read-only; cannot create '%s'", f->path, name);
+    if (flags & ~(unsigned)CF_CREATE_REPLACE)
+        return CF_FAIL(err, CF_EARG, "%s/%s: unknown create flags 0x%x", f->path, name, flags);
     /* The parent's hidden names are not listed (a cost growing with the
      * columns beside it): create makes fresh ones and takes the lock
      * without following links. */
@@ -824,6 +847,7 @@ int cf_column_create_blobs(cf_column **out, cf_file *f, const char *name,
         if (dtype) return CF_FAIL(err, CF_EKIND, "%s: '%s' names attributes and cannot hold data", f->path, name);
         return create_attrs_only(out, f, name, err);
     }
+    if ((rc = cf__name_outside_columns(f->path, name, err))) return rc;
     cf__header h = { { '<', 'i', 8 }, 0, 0, NULL, NULL };
     h.dtype.order = cf__dtype_native_order();
     char context[1100];
@@ -911,6 +935,7 @@ int cf_column_create_blobs(cf_column **out, cf_file *f, const char *name,
         }
         free(parent);
     }
+    if (rc == 0) rc = check_new(c, flags, err);
     char *stage = NULL;
     if (rc == 0) rc = fresh_sibling(dir, CF__STAGE_PREFIX, 1, &stage, err);
     if (rc) goto fail;
@@ -1630,16 +1655,44 @@ static int64_t fd_blksize(cf_column *c)
     return c->fd_blksize;
 }
 
+/* Rows past the blob file's end have no bytes: never written, or cut
+ * short, which look the same, so they are an error, never zeros. */
 static int short_blob_error(cf_column *c, int64_t blob, int64_t byte_end, cf_error *err)
 {
     char name[32];
     blob_name(blob, name);
     struct stat st;
     long long have = fstat(c->fd, &st) == 0 ? (long long)st.st_size : -1;
+    long long first = (long long)c->first_row[blob], last = (long long)c->first_row[blob + 1] - 1;
+    long long missing = have < 0 ? first : first + have / c->rowbytes;
     return CF_FAIL(err, CF_ESHORT,
-                   "%s/%s: blob holds %lld bytes but rows up to %lld need %lld (blob rows %lld..%lld)",
-                   c->path, name, have, (long long)(c->first_row[blob] + (byte_end + c->rowbytes - 1) / c->rowbytes - 1),
-                   (long long)byte_end, (long long)c->first_row[blob], (long long)c->first_row[blob + 1] - 1);
+                   "%s: column '%s': rows %lld..%lld hold no data (never written, or %s was cut short): "
+                   "blob holds %lld bytes but rows up to %lld need %lld (blob rows %lld..%lld)",
+                   c->path, c->name, missing, last, name, have,
+                   (long long)(c->first_row[blob] + (byte_end + c->rowbytes - 1) / c->rowbytes - 1),
+                   (long long)byte_end, first, last);
+}
+
+int64_t cf_column_blob_rows_held(cf_column *c, int64_t i, cf_error *err)
+{
+    if (!c) return CF_FAIL(err, CF_EARG, "cf_column_blob_rows_held: NULL column");
+    if (c->kind != CF_KIND_DATA) return CF_FAIL(err, CF_EKIND, "%s: '%s' holds no rows", c->path, c->name);
+    if (i < 0 || i >= c->h.nfile)
+        return CF_FAIL(err, CF_ERANGE, "%s: no blob %lld (nfile is %lld)", c->path, (long long)i,
+                       (long long)c->h.nfile);
+    if (c->h.rows[i] == 0) return 0;
+    int fd = blob_fd(c, i, 0, err);
+    if (fd == CF_ENOENT) return 0;
+    if (fd < 0) return fd;
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        char name[32];
+        blob_name(i, name);
+        return CF_FAIL(err, CF_EIO, "%s/%s: cannot stat blob: %s", c->path, name, strerror(e));
+    }
+    int64_t held = (int64_t)st.st_size / c->rowbytes;
+    return held < c->h.rows[i] ? held : c->h.rows[i];
 }
 
 /* 1 if values of a and b are stored as the same bytes: equal dtypes, or

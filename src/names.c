@@ -306,4 +306,28 @@ int cf__name_confine_new(const char *root, const char *name, int *leaf, cf_error
     return confine(root, name, 0, leaf, err);
 }
 
+int cf__name_outside_columns(const char *root, const char *name, cf_error *err)
+{
+    char qr[CF__QUOTE_BUF], qn[CF__QUOTE_BUF], qf[CF__QUOTE_BUF];
+    size_t rl = strlen(root), nl = strlen(name);
+    char *path = malloc(rl + nl + sizeof "/header" + 1);
+    if (!path) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", root);
+    int rc = 0;
+    for (const char *slash = strchr(name, '/'); slash && rc == 0; slash = strchr(slash + 1, '/')) {
+        size_t len = (size_t)(slash - name);
+        memcpy(path, root, rl);
+        path[rl] = '/';
+        memcpy(path + rl + 1, name, len);
+        memcpy(path + rl + 1 + len, "/header", sizeof "/header");
+        struct stat st;
+        if (lstat(path, &st) == 0 && !S_ISDIR(st.st_mode)) {
+            path[rl + 1 + len] = '\0';
+            rc = CF_FAIL(err, CF_EEXIST, "%s: '%s' is a column, which cannot hold columns: '%s' would not be listed",
+                         quote(qr, path), quote(qn, path + rl + 1), quote(qf, name));
+        }
+    }
+    free(path);
+    return rc;
+}
+
 int cf__name_guarded(const char *entry, int column) { return is_guarded_name(entry, column); }

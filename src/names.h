@@ -38,6 +38,11 @@ int cf__name_confine_own(const char *root, const char *name, cf_error *err);
 enum { CF__LEAF_UNKNOWN = -1, CF__LEAF_ABSENT = 0, CF__LEAF_DIR = 1, CF__LEAF_OTHER = 2 };
 int cf__name_confine_new(const char *root, const char *name, int *leaf, cf_error *err);
 
+/* CF_EEXIST if a directory above `name` (below root) is a column (holds a
+ * `header`): listings, bigfile and `colfile check` never look inside a
+ * column's directory, so a column made there would be invisible. */
+int cf__name_outside_columns(const char *root, const char *name, cf_error *err);
+
 /* 1 if `entry`, an entry of a column directory (`column`) or of a group or
  * File directory, is one colfile reads or writes there, so that it must not
  * be a symbolic link (what cf__name_confine checks in the directory). */

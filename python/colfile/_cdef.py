@@ -71,6 +71,10 @@ int cf_column_create(cf_column **out, cf_file *f, const char *name,
 int cf_column_create_blobs(cf_column **out, cf_file *f, const char *name,
                            const char *dtype, int64_t nmemb, int64_t nfile,
                            const int64_t *blob_rows, cf_error *err);
+enum cf_create_flags { CF_CREATE_REPLACE = 1 };
+int cf_column_create_ex(cf_column **out, cf_file *f, const char *name,
+                        const char *dtype, int64_t nmemb, int64_t nfile,
+                        const int64_t *blob_rows, unsigned flags, cf_error *err);
 int cf_column_open(cf_column **out, cf_file *f, const char *name, cf_error *err);
 int cf_column_flush(cf_column *c, cf_error *err);
 int cf_column_close(cf_column *c, cf_error *err);
@@ -106,6 +110,7 @@ int64_t cf_column_nmemb(const cf_column *c);
 int64_t cf_column_size(const cf_column *c);
 int64_t cf_column_nfile(const cf_column *c);
 int64_t cf_column_blob_rows(const cf_column *c, int64_t i);
+int64_t cf_column_blob_rows_held(cf_column *c, int64_t i, cf_error *err);
 int64_t cf_column_row_offset(const cf_column *c, int64_t row);
 uint32_t cf_column_blob_sum(const cf_column *c, int64_t i);
 uint32_t cf_checksum_fold(uint32_t raw);

@@ -29,6 +29,7 @@ the primitives of :class:`RowIO`:
 
 from __future__ import annotations
 
+import contextlib
 import operator
 from functools import cached_property
 from typing import Any, Protocol
@@ -317,20 +318,63 @@ def getitem(io: RowIO, key: Any, size: int, row_shape: tuple[int, ...],
     return _finish(sel, rest, block, row_shape)
 
 
+def _whole_rows(rest: tuple[Any, ...], row_shape: tuple[int, ...]) -> bool:
+    """True if ``rest`` selects every element of a row in order
+    (``col[a:b, :]``, ``col[a:b, 0:nmemb]``): then rows are written whole."""
+    if len(rest) != 1 or len(row_shape) != 1 or not isinstance(rest[0], slice):
+        return False
+    return rest[0].indices(row_shape[0]) == (0, row_shape[0], 1)
+
+
+def _explicit(sel: Rows) -> np.ndarray:
+    """The selected rows as an array, in the order of the selection."""
+    if sel.rows is not None:
+        return sel.rows
+    return sel.start + sel.step * np.arange(sel.count, dtype=np.int64)
+
+
+def read_for_update(sel: Rows, io: RowIO, block: np.ndarray) -> None:
+    """Read the selected rows into ``block`` for a read-modify-write: rows
+    that hold no data yet (never written: a plain read raises
+    IncompleteError for them) come as zeros, as h5py's default fill value."""
+    missing_of = getattr(io, "_rows_missing", None)
+    if missing_of is None or sel.count == 0:
+        read(sel, io, block)
+        return
+    rows = _explicit(sel)
+    missing = missing_of(rows)
+    if missing is None:
+        read(sel, io, block)
+        return
+    block[missing] = 0
+    have = ~missing
+    if have.any():
+        part = Rows.from_rows(rows[have])
+        got = np.empty((part.count,) + block.shape[1:], block.dtype)
+        read(part, io, got)
+        block[have] = got
+
+
 def setitem(io: RowIO, key: Any, value: Any, size: int, row_shape: tuple[int, ...],
             dtype: np.dtype[Any], what: str) -> None:
     """``column[key] = value``.
 
     Whole rows are written straight from ``value`` (broadcast, never copied
-    or modified; the C core converts its dtype).  A key that selects part of
-    each row (``col[:, 1] = v``) reads the rows, assigns in numpy and writes
-    them back whole (libcolfile writes whole rows only), so those rows must
-    already hold data, and bigfile's running byte sum then counts the
-    rewritten bytes twice (as bigfile itself does for any rewrite).
+    or modified; the C core converts its dtype); a key whose second part
+    takes every element in order (``col[a:b, :]``) writes whole rows too.
+    A key that selects part of each row (``col[:, 1] = v``) reads the rows
+    (zeros for rows never written), assigns in numpy and writes them back
+    whole (libcolfile writes whole rows only), so bigfile's running byte
+    sum counts the rewritten bytes of rows already written twice (as
+    bigfile itself does for any rewrite).  Such updates on one handle run
+    one at a time (its ``_rmw_lock``), so that threads filling different
+    components of the same rows (dask.array.store) do not undo each other.
     """
     from ._dtypes import as_array
 
     sel, rest = parse(key, size, len(row_shape), what)
+    if rest and _whole_rows(rest, row_shape):
+        rest = ()
     if rest:
         if sel.rows is not None:
             uniq, inverse = np.unique(sel.rows, return_inverse=True)
@@ -341,9 +385,13 @@ def setitem(io: RowIO, key: Any, value: Any, size: int, row_shape: tuple[int, ..
             usel = sel
             local = 0 if sel.scalar else slice(None)
         block = np.empty((usel.count,) + row_shape, dtype)
-        read(usel, io, block)
-        block[(local,) + rest] = value
-        write(usel, io, block)
+        lock = getattr(io, "_rmw_lock", None)
+        if lock is None:
+            lock = contextlib.nullcontext()
+        with lock:
+            read_for_update(usel, io, block)
+            block[(local,) + rest] = value
+            write(usel, io, block)
         return
     arr = as_array(value, dtype)
     target = sel.shape + row_shape

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import threading
+import warnings
 import weakref
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -31,7 +32,7 @@ from ._dtypes import as_array, from_token, token
 from ._ffi import ERROR_P, encode_name, ffi, lib, new_error, take_strings
 from ._ints import INT64_MAX, NFILE_MAX, whole
 from .attrs import AttributeManager
-from .errors import ClosedError, RangeError, raise_error
+from .errors import ClosedError, IncompleteWarning, RangeError, raise_error
 
 if TYPE_CHECKING:
     import dask.array
@@ -70,9 +71,56 @@ _REPAIR_BITS = (
 )
 
 
-def _release(handle: Any) -> None:
-    """Finalizer: close a handle nobody closed (errors cannot be reported)."""
+def _release(handle: Any, made: list[int | None] | None = None, what: str = "") -> None:
+    """Finalizer: close a handle nobody closed (errors cannot be reported;
+    rows never written of blobs it made are warned about, see Column.close)."""
+    ranges: list[tuple[int, int]] = []
+    if made is not None and made[0] is not None:
+        try:
+            ranges = _unwritten_of(handle, made[0])
+        except Exception:  # the library may be gone at interpreter exit
+            ranges = []
     lib().cf_column_close(handle, ffi.NULL)
+    if ranges:
+        try:
+            _warn_unwritten(what, ranges, 2)
+        except Exception:
+            pass
+
+
+def _unwritten_of(h: Any, first: int) -> list[tuple[int, int]]:
+    """Row ranges ``[a, b)`` of blobs ``first``, ``first + 1``, ... of the
+    column handle ``h`` that their files hold no bytes for (never
+    written): what a read raises IncompleteError for.  Merged where they
+    touch."""
+    L = lib()
+    err = new_error()
+    out: list[tuple[int, int]] = []
+    row = 0
+    for b in range(int(L.cf_column_nfile(h))):
+        n = int(L.cf_column_blob_rows(h, b))
+        if b >= first and n:
+            held = int(L.cf_column_blob_rows_held(h, b, err))
+            if held < 0:
+                raise_error(held, err)
+            if held < n:
+                a = row + held
+                if out and out[-1][1] == a:
+                    out[-1] = (out[-1][0], row + n)
+                else:
+                    out.append((a, row + n))
+        row += n
+    return out
+
+
+def _warn_unwritten(what: str, ranges: list[tuple[int, int]], stacklevel: int) -> None:
+    shown = ", ".join(f"{a}..{b - 1}" for a, b in ranges[:8])
+    if len(ranges) > 8:
+        shown += f" and {len(ranges) - 8} more range(s)"
+    total = sum(b - a for a, b in ranges)
+    warnings.warn(IncompleteWarning(
+        f"{what} closed with {total} row(s) never written (rows {shown}): reading them "
+        "raises IncompleteError"), stacklevel=stacklevel + 1)
 
 
 #: the Columns holding a handle that can commit: a forked child forgets them
@@ -144,7 +192,11 @@ class Column:
     the second (the elements of a row).
 
     Assigning to part of each row of a vector column (``col[:, 1] = v``)
-    rewrites the whole rows, so they must have been written before.
+    reads the rows, assigns and writes them back whole (one handle does
+    such updates one at a time, so threads may fill different components
+    of the same rows); the components of rows never written are zeros
+    then.  Reading rows never written: see :meth:`File.create
+    <colfile.Group.create>` and :class:`~colfile.IncompleteError`.
 
     A column handle stays open until :meth:`close`, the end of a ``with``
     block, the closing of its File, or garbage collection; closing commits
@@ -180,6 +232,12 @@ class Column:
             comm = file._comm if file is not None else None
         self._comm: _mpi.Comm = comm if isinstance(comm, _mpi.Comm) else _mpi.as_comm(comm)
         self._lock = threading.Lock()
+        # read-modify-writes of part of rows (_indexing.setitem), one at a time
+        self._rmw_lock = threading.Lock()
+        # [blob]: blobs from this one on were made by this handle (create: 0,
+        # append: the first new one): its close, or its finalizer, warns
+        # about rows of them never written
+        self._made: list[int | None] = [None]
         if file is not None:
             self._file_ref: Any = weakref.ref(file)
             # absolute: to_dask() and pickles reopen it from anywhere
@@ -196,9 +254,6 @@ class Column:
         # gives back: a weakref.finalize costs more than opening from the
         # catalog.
         self._finalizer: Any = None
-        if self._writable:
-            self._finalizer = weakref.finalize(self, _release, handle)
-            _WRITERS.add(self)
         # File(deferred=True): close() hands the handle to the File's committer
         self._defer: Any = file._commits if self._writable and file is not None else None
         tostr = ffi.string  # the core never gives NULL here
@@ -206,6 +261,9 @@ class Column:
         self._name = name if name is not None else tostr(d.name).decode("utf-8",
                                                                         "surrogateescape")
         self._path = tostr(d.path).decode("utf-8", "surrogateescape")
+        if self._writable:
+            self._finalizer = weakref.finalize(self, _release, handle, self._made, self._what_made())
+            _WRITERS.add(self)
         self._token = tok = tostr(d.dtype).decode("ascii")
         dt = _DTYPES.get(tok)
         self._dtype = dt if dt is not None else _dtype_of(tok)
@@ -343,7 +401,8 @@ class Column:
             if self._finalizer is not None:
                 self._finalizer.detach()
             self._h = handle
-            self._finalizer = weakref.finalize(self, _release, handle)
+            self._finalizer = weakref.finalize(self, _release, handle, self._made,
+                                               self._what_made())
             _WRITERS.add(self)
         if old is not None:
             lib().cf_column_close(old, ffi.NULL)
@@ -481,7 +540,31 @@ class Column:
         else:
             _mpi.commit(self._comm, self, close=True)
 
+    def _unwritten_ranges(self) -> list[tuple[int, int]]:
+        """Row ranges ``[a, b)`` of the blobs this handle made that hold no
+        data (see _unwritten_of)."""
+        first = self._new_blobs_from
+        if first is None or not self._writable or self._kind != 0:
+            return []
+        with self._lock:
+            h = self._h
+            return [] if h is None else _unwritten_of(h, first)
+
     def _close_local(self) -> None:
+        # Rows never written are known once every write is in (under MPI:
+        # rank 0, after the other ranks handed over theirs).
+        ranges: list[tuple[int, int]] = []
+        if self._new_blobs_from is not None and self._h is not None and (
+                self._comm.serial or self._comm.rank == 0):
+            try:
+                ranges = self._unwritten_ranges()
+            except Exception:  # the close below reports what is wrong
+                ranges = []
+        self._close_handle()
+        if ranges:
+            _warn_unwritten(self._what_made(), ranges, 3)
+
+    def _close_handle(self) -> None:
         with self._lock:
             h = self._h
             if h is None:
@@ -647,26 +730,6 @@ class Column:
     # writing
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        if type(key) is tuple and self._row_shape:
-            if (len(key) == 2 and type(key[1]) is slice
-                    and range(self._nmemb)[key[1]] == range(self._nmemb)
-                    and (type(key[0]) is slice and np.ndim(value) <= 2
-                         or type(key[0]) is int and np.ndim(value) <= 1)):
-                # every element of rows, in order (dask.array.store's keys):
-                # whole rows, written without reading them first (a value
-                # of more dimensions keeps numpy's rules below)
-                _indexing.setitem(self, key[0], value, self.size, self._row_shape,
-                                  self._dtype, self._what())
-                return
-            # Part of each row (col[:, 1] = v) is a read, an assignment and a
-            # write of the whole rows: one at a time per handle, or threads
-            # writing other components of the same rows (dask.array.store
-            # with chunks across the components) would undo each other's.
-            # setdefault is atomic: every thread gets the same lock.
-            with self.__dict__.setdefault("_rmw_lock", threading.Lock()):
-                _indexing.setitem(self, key, value, self.size, self._row_shape,
-                                  self._dtype, self._what())
-            return
         _indexing.setitem(self, key, value, self.size, self._row_shape,
                           self._dtype, self._what())
 
@@ -688,6 +751,45 @@ class Column:
         arr = self._rows_of(arr, n)
         if n:
             self._write_contig(start, n, arr)
+
+    @property
+    def _new_blobs_from(self) -> int | None:
+        return self._made[0]
+
+    @_new_blobs_from.setter
+    def _new_blobs_from(self, first: int | None) -> None:
+        # under MPI rank 0 warns, once every rank's writes are in
+        if first is None or self._comm.serial or self._comm.rank == 0:
+            self._made[0] = first
+
+    def _what_made(self) -> str:
+        return f"{self._path}: column {self._name!r}"
+
+    def _made_blobs_from(self, first: int) -> None:
+        if self._new_blobs_from is None or first < self._new_blobs_from:
+            self._new_blobs_from = first
+
+    def _rows_missing(self, rows: np.ndarray) -> np.ndarray | None:
+        """For a read-modify-write: which of ``rows`` (in range) hold no data
+        (past the last row written in their blob: a read would raise
+        IncompleteError); None when all hold data."""
+        counts = np.asarray(self.blob_rows, dtype=np.int64)
+        if len(rows) == 0 or len(counts) == 0:
+            return None
+        firsts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+        blob = np.searchsorted(firsts, rows, side="right") - 1
+        ends = firsts + counts
+        L = lib()
+        err = new_error()
+        with self._lock:
+            h = self._handle()
+            for b in np.unique(blob).tolist():
+                held = int(L.cf_column_blob_rows_held(h, b, err))
+                if held < 0:
+                    raise_error(held, err)
+                ends[b] = firsts[b] + held
+        missing = rows >= ends[blob]
+        return missing if missing.any() else None
 
     def _rows_of(self, arr: np.ndarray, n: int) -> np.ndarray:
         shape = (n,) + self._row_shape
@@ -738,7 +840,9 @@ class Column:
         >>> f.close()
         """
         if not self._comm.serial:
+            first_new = self.nfile
             _mpi.append(self._comm, self, data, nfile, align_blobs_to_ranks=align_blobs_to_ranks)
+            self._made_blobs_from(first_new)
             return
         arr = as_array(data, self._dtype)
         if arr.ndim == 0:
@@ -752,7 +856,9 @@ class Column:
         nfile = whole(nfile, "nfile", high=NFILE_MAX,
                       limit=f"the most blobs a column may have, {NFILE_MAX}")
         old = self.size
+        first_new = self.nfile
         self._call("cf_column_grow", n, nfile)
+        self._made_blobs_from(first_new)
         if n:
             self._write_contig(old, n, arr)
 

@@ -13,9 +13,12 @@ CF_ENOENT (File)                   :class:`NoSuchFileError`          ``FileNotFo
 CF_ENOENT (column)                 :class:`ColumnNotFoundError`      ``KeyError``
 CF_ENOENT (attribute)              :class:`AttributeNotFoundError`   ``KeyError``
 CF_EEXIST                          :class:`AlreadyExistsError`       ``FileExistsError``
+CF_EEXIST (create)                 :class:`ColumnExistsError`        ``FileExistsError``,
+                                                                     ``ValueError``
 CF_ENAME                           :class:`InvalidNameError`         ``ValueError``
 CF_EDTYPE, CF_ECAST                :class:`DTypeError`               ``TypeError``
-CF_EFORMAT, CF_ESHORT, CF_ENOTFILE :class:`FormatError`
+CF_EFORMAT, CF_ENOTFILE            :class:`FormatError`
+CF_ESHORT                          :class:`IncompleteError`          (a :class:`FormatError`)
 CF_ERANGE                          :class:`RangeError`               ``IndexError``
 CF_ENOMEM                          :class:`OutOfMemoryError`         ``MemoryError``
 CF_EARG                            :class:`InvalidArgumentError`     ``ValueError``
@@ -53,9 +56,12 @@ __all__ = [
     "ColumnNotFoundError",
     "AttributeNotFoundError",
     "AlreadyExistsError",
+    "ColumnExistsError",
     "InvalidNameError",
     "DTypeError",
     "FormatError",
+    "IncompleteError",
+    "IncompleteWarning",
     "RangeError",
     "OutOfMemoryError",
     "InvalidArgumentError",
@@ -155,7 +161,15 @@ class AttributeNotFoundError(Error, KeyError):
 
 
 class AlreadyExistsError(Error, FileExistsError):
-    """The File exists and was to be created exclusively (CF_EEXIST)."""
+    """The File exists and was to be created exclusively, or a group to be
+    created exists (CF_EEXIST)."""
+
+
+class ColumnExistsError(AlreadyExistsError, ValueError):
+    """Creating a column where one exists without ``overwrite=True``, below
+    a column (a column cannot hold columns), or where a group holds columns
+    (CF_EEXIST from a create).  Also a ``ValueError``, what h5py raises for
+    a name that exists."""
 
 
 class InvalidNameError(Error, ValueError):
@@ -169,7 +183,23 @@ class DTypeError(Error, TypeError):
 
 class FormatError(Error):
     """Damaged or foreign metadata or data on disk
-    (CF_EFORMAT, CF_ESHORT, CF_ENOTFILE)."""
+    (CF_EFORMAT, CF_ENOTFILE; CF_ESHORT is its subclass
+    :class:`IncompleteError`)."""
+
+
+class IncompleteError(FormatError):
+    """A read touched rows that hold no data (CF_ESHORT): rows past the last
+    one written in their blob file.  The message names the column and the
+    rows.  They were never written, or the blob was cut short (a crash of
+    another tool, a copy that stopped): the two look the same on disk, so
+    colfile never presents them as data (docs/writing.md, "Rows never
+    written").  Write the rows, or recreate the column."""
+
+
+class IncompleteWarning(UserWarning):
+    """Closing a column this handle created or grew while some of its rows
+    were never written: reading them raises :class:`IncompleteError`.  The
+    message names the column and the rows."""
 
 
 class RangeError(Error, IndexError):
@@ -240,7 +270,7 @@ _BY_CODE: dict[int, type[Error]] = {
     CF_EARG: InvalidArgumentError,
     CF_ECHECKSUM: ChecksumError,
     CF_EREADONLY: ReadOnlyError,
-    CF_ESHORT: FormatError,
+    CF_ESHORT: IncompleteError,
     CF_ENOTFILE: FormatError,
     CF_EKIND: ColumnKindError,
     CF_ETORN: TornError,
@@ -263,8 +293,9 @@ def error_class(code: int, context: str = "file") -> type[Error]:
     ----------
     code : int
         A negative ``CF_E*`` value.
-    context : {'file', 'column', 'attr'}
-        What the failing call looked up; decides the class of ``CF_ENOENT``.
+    context : {'file', 'column', 'attr', 'create'}
+        What the failing call looked up; decides the class of ``CF_ENOENT``
+        (and of ``CF_EEXIST`` from creating a column).
 
     Examples
     --------
@@ -274,6 +305,8 @@ def error_class(code: int, context: str = "file") -> type[Error]:
     """
     if code == CF_ENOENT:
         return _ENOENT_BY_CONTEXT.get(context, NoSuchFileError)
+    if code == CF_EEXIST and context == "create":
+        return ColumnExistsError
     return _BY_CODE.get(code, Error)
 
 

@@ -8,7 +8,7 @@ Examples
 >>> import os, tempfile, numpy as np, colfile
 >>> path = os.path.join(tempfile.mkdtemp(), "snapshot")
 >>> with colfile.File(path, "w") as f:
-...     _ = f.create("1/Position", ("f4", 3), size=5, nfile=2)
+...     _ = f.create("1/Position", data=np.zeros((5, 3), "f4"), nfile=2)
 ...     _ = f.create("1/ID", data=np.arange(5, dtype="u8"))
 ...     f["1/"].attrs["Mass"] = 0.5
 >>> with colfile.File(path) as f:
@@ -36,7 +36,9 @@ from ._ints import INT64_MAX, NFILE_MAX, column_bytes, whole
 from .attrs import AttributeManager, decode_value, numeric_dtype
 from .column import Column
 from .errors import (
+    CF_EEXIST,
     ClosedError,
+    ColumnExistsError,
     ColumnNotFoundError,
     Error,
     InvalidArgumentError,
@@ -320,8 +322,9 @@ class Group:
     def create(self, name: str, dtype: Any = _UNSET, size: int | None = None,
                nfile: int | None = None, *, blob_rows: Sequence[int] | None = None,
                data: Any = None, align_blobs_to_ranks: bool = False, mode: str = "auto",
-               concurrency: int | None = None, chunk_rows: int | None = None) -> Column:
-        """Create (or replace) a column and return it open for writing.
+               concurrency: int | None = None, chunk_rows: int | None = None,
+               overwrite: bool = False) -> Column:
+        """Create a column and return it open for writing.
 
         Under ``comm=`` this is collective: every rank passes the same
         arguments, except that ``data`` holds *this rank's* rows (any number,
@@ -368,6 +371,25 @@ class Group:
             data.  Smaller chunks skip more precisely and cost more
             metadata.  Default: the core's choice (a power of two, at most
             2**20 rows and 8 MiB per chunk).
+        overwrite : bool
+            Replace a column of that name (its rows and attributes are
+            gone once the new one is committed).  By default a column that
+            exists raises :class:`~colfile.ColumnExistsError` (a
+            ``FileExistsError`` and a ``ValueError``) naming it, and nothing
+            changes, as in h5py.  Files opened with mode ``"w"`` start
+            empty, so this is needed only to replace what a File already
+            held.
+
+        A column cannot be made below a column (``"P/sub"`` when ``P`` is
+        one: nothing lists columns inside a column's directory), nor where
+        a group holds columns (``"g"`` when ``"g/x"`` exists), even with
+        ``overwrite=True``: both raise :class:`~colfile.ColumnExistsError`.
+
+        The rows hold no data until written.  Rows skipped before a written
+        row of the same blob read as zeros; rows after the last one written
+        in their blob raise :class:`~colfile.IncompleteError` when read
+        (they look like a blob cut short), and closing the column warns
+        about them (:class:`~colfile.IncompleteWarning`); docs/writing.md.
 
         Notes
         -----
@@ -382,8 +404,16 @@ class Group:
         --------
         >>> import os, tempfile, numpy as np, colfile
         >>> f = colfile.File(os.path.join(tempfile.mkdtemp(), "f"), "w")
-        >>> f.create("v", ("f8", 3), size=10, blob_rows=[4, 0, 6]).shape
+        >>> v = f.create("v", ("f8", 3), size=10, blob_rows=[4, 0, 6])
+        >>> v[:] = 1.0; v.shape
         (10, 3)
+        >>> try:
+        ...     f.create("v", "i4", size=1)
+        ... except colfile.ColumnExistsError:
+        ...     print("exists")
+        exists
+        >>> f.create("v", data=np.arange(3), overwrite=True).shape
+        (3,)
         >>> f.create("meta", None).kind
         'header-only'
         >>> f.create("s", data=["ab", "c"])[:]
@@ -391,7 +421,8 @@ class Group:
         >>> f.close()
         """
         return self._file._create(self._full(name), dtype, size, nfile, blob_rows, data,
-                                  align_blobs_to_ranks, mode, concurrency, chunk_rows)
+                                  align_blobs_to_ranks, mode, concurrency, chunk_rows,
+                                  bool(overwrite))
 
     def create_group(self, name: str) -> Group:
         """Create directory ``name`` (with an empty attribute file) and return
@@ -408,6 +439,17 @@ class Group:
         full = self._full(name).rstrip("/") + "/"
         self._file._attr_column(full + ".", True)
         return Group(self._file, full)
+
+
+def _split_rows(size: int, nfile: int) -> Any:
+    """bigfile's split of ``size`` rows over ``nfile`` blobs (what
+    ``cf_column_create`` does): blob i gets (i+1)*size//nfile - i*size//nfile."""
+    if nfile == 0:
+        return []
+    if size <= INT64_MAX // nfile:  # no product overflows: vectorised
+        edges = np.arange(nfile + 1, dtype=np.int64) * size // nfile
+        return np.diff(edges)
+    return [(i + 1) * size // nfile - i * size // nfile for i in range(nfile)]
 
 
 def _unpack_column_attrs(raw: bytes) -> dict[str, dict[str, Any]]:
@@ -820,11 +862,11 @@ class File(Group):
 
         Examples
         --------
-        >>> import os, tempfile, colfile
+        >>> import os, tempfile, numpy as np, colfile
         >>> path = os.path.join(tempfile.mkdtemp(), "f")
         >>> with colfile.File(path, "x") as f:
-        ...     f.create("a", "i4", size=2).attrs["index"] = 0
-        ...     f.create("g/b", "f8", size=2).attrs.update(index=1, unit="Mpc")
+        ...     f.create("a", data=np.zeros(2, "i4")).attrs["index"] = 0
+        ...     f.create("g/b", data=np.zeros(2)).attrs.update(index=1, unit="Mpc")
         >>> with colfile.File(path) as f:
         ...     attrs = f.column_attrs()
         >>> attrs["a"]["index"], attrs["g/b"]["unit"], sorted(attrs["g/b"])
@@ -1055,10 +1097,35 @@ class File(Group):
             if col is not None:
                 col.close()
 
+    def _refuse_existing(self, full: str, overwrite: bool) -> None:
+        """ColumnExistsError if ``full`` is a column (unless ``overwrite``),
+        lies below one, or is above one, among the columns this File has
+        open (a new one is on disk only once committed; the core's create
+        looks at the disk)."""
+        where = os.path.join(self._path, full)
+        for name, col in list(self._cols.items()):
+            if col.closed or col._kind == 2:
+                continue
+            if full.startswith(name + "/"):
+                raise ColumnExistsError(
+                    f"{where}: {name!r} is a column, which cannot hold columns: "
+                    f"{full!r} would not be listed", CF_EEXIST)
+            if name.startswith(full + "/"):
+                raise ColumnExistsError(
+                    f"{where}: is a group holding the column {name!r}; a column cannot "
+                    "replace it", CF_EEXIST)
+        if overwrite:
+            return
+        col = self._cols.get(full)
+        if col is not None and not col.closed and col._kind != 2:
+            raise ColumnExistsError(
+                f"{where}: column {full!r} exists; pass overwrite=True to replace it",
+                CF_EEXIST)
+
     def _create(self, full: str, dtype: Any, size: int | None, nfile: int | None,
                 blob_rows: Sequence[int] | None, data: Any, align: bool = False,
                 mode: str = "auto", concurrency: int | None = None,
-                chunk_rows: int | None = None) -> Column:
+                chunk_rows: int | None = None, overwrite: bool = False) -> Column:
         comm = self._comm
         serial = comm.serial
         box: dict[str, Any] = {}
@@ -1067,6 +1134,9 @@ class File(Group):
             self._check_open()
             if not serial:
                 _name_check(full)
+            # before an open handle of ours on the name is closed; the core
+            # checks what is on disk under the column's lock (make())
+            self._refuse_existing(full, overwrite)
             arr = None
             dt = dtype
             inferred = False
@@ -1121,7 +1191,7 @@ class File(Group):
                     "local": None if arr is None else len(arr),
                     "size": size_, "nfile": nfile_, "rows": rows,
                     "align": bool(align), "mode": mode, "chunk_rows": crows,
-                    "concurrency": conc}
+                    "concurrency": conc, "overwrite": overwrite}
 
         specs: list[dict[str, Any]] = _mpi.agree(comm, prep, collect=True)
         if serial:
@@ -1133,7 +1203,7 @@ class File(Group):
             for key, what in (("name", "column name"), ("size", "size"), ("nfile", "nfile"),
                               ("rows", "blob_rows"), ("align", "align_blobs_to_ranks"),
                               ("mode", "mode"), ("concurrency", "concurrency"),
-                              ("chunk_rows", "chunk_rows"),
+                              ("chunk_rows", "chunk_rows"), ("overwrite", "overwrite"),
                               ("inferred", "whether dtype is given")):
                 same([sp[key] for sp in specs], what)
             has_data = same([sp["local"] is not None for sp in specs], "whether data is given")
@@ -1178,15 +1248,18 @@ class File(Group):
                 err = new_error()
                 name = encode_name(full)
                 ctok = ffi.NULL if tok is None else tok.encode("ascii")
-                if rows is not None:
-                    arr_rows = np.ascontiguousarray(rows, dtype=np.int64)
-                    rc = lib().cf_column_create_blobs(
-                        out, h, name, ctok, nmemb, len(arr_rows),
-                        ffi.cast("int64_t *", arr_rows.ctypes.data), err)
-                else:
-                    rc = lib().cf_column_create(out, h, name, ctok, nmemb, total, nf, err)
+                if rows is None and not nf and total:
+                    raise InvalidArgumentError(
+                        f"{os.path.join(self._path, full)}: {total} rows need at least one "
+                        "blob (nfile 0)", lib().CF_EARG)
+                blobs = rows if rows is not None else _split_rows(total, nf or 0)
+                arr_rows = np.ascontiguousarray(blobs, dtype=np.int64)
+                flags = lib().CF_CREATE_REPLACE if overwrite else 0
+                rc = lib().cf_column_create_ex(
+                    out, h, name, ctok, nmemb, len(arr_rows),
+                    ffi.cast("int64_t *", arr_rows.ctypes.data), flags, err)
                 if rc < 0:
-                    raise_error(rc, err)
+                    raise_error(rc, err, "create")
                 crows = specs[0]["chunk_rows"]
                 if crows is not None:
                     # before anything is written, and (under MPI) before rank 0
@@ -1199,6 +1272,7 @@ class File(Group):
 
             handle = _mpi.replicate(comm, h, make)
             col = Column(handle, self, name=full)
+            col._new_blobs_from = 0  # every blob is this handle's to fill
             self._cols[full] = col
         if has_data:
             arr = box["arr"]

@@ -588,6 +588,7 @@ def commit(comm: Comm, col: Any, close: bool = False) -> None:
         failure = exc
     if failure is not None and comm.rank == 0:
         col._discard()  # a failed rank's rows must not be committed
+        col._new_blobs_from = None  # nor warned about as if they were
     try:
         if close:
             col._close_local()

@@ -127,7 +127,7 @@ class Worker:
         chunk = r.choice([None, 16, 100])
         self.log("B", "create", name, f"token={token}", f"size={size}", f"nfile={nfile}")
         with self.cf.File(self.path, "a") as f:
-            col = f.create(name, token, size=size, nfile=nfile, chunk_rows=chunk)
+            col = f.create(name, token, size=size, nfile=nfile, chunk_rows=chunk, overwrite=True)
             self.log("L")
             piece = max(1, r.choice([size, 97, 500]))
             for s in range(0, size, piece):

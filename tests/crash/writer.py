@@ -98,7 +98,8 @@ class Writer:
             token, nmemb = str(op["dtype"]), op.int("nmemb")
             dt = numpy_dtype(token)
             spec: Any = (dt, nmemb) if nmemb > 1 else dt
-            with f.create(op.target, spec, size=op.int("size"), nfile=op.int("nfile")) as col:
+            with f.create(op.target, spec, size=op.int("size"), nfile=op.int("nfile"),
+                          overwrite=True) as col:
                 self.write_rows(col, op.int("gen"), 0, op.int("size"), op.int("piece"), str(op.args.get("io", "auto")))
         elif op.kind == "append":
             with f[op.target] as col:

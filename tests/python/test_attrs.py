@@ -227,7 +227,7 @@ def test_attributes_survive_rewrites_of_data(path: str) -> None:
         col.append([4])
     with colfile.File(path, "a") as f:
         assert f["c"].attrs["unit"] == "m"
-        f.create("c", "i4", size=1)  # re-creating empties the attributes
+        f.create("c", "i4", size=1, overwrite=True)  # re-creating empties the attributes
         assert dict(f["c"].attrs) == {}
 
 

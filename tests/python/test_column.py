@@ -169,13 +169,13 @@ def test_cast_on_write_and_read(cast_file: colfile.File, dst: str) -> None:
         vals = cast_values(st, dt)
         want = expected(vals, dt)
         # write: src data into a dst column
-        col = cast_file.create(f"w/{dst[1:]}{dst[0]}", dst, size=len(vals))
+        col = cast_file.create(f"w/{dst[1:]}{dst[0]}", dst, size=len(vals), overwrite=True)
         col[:] = vals
         got = col[:]
         if not (got.dtype == dt and np.array_equal(got, want, equal_nan=dt.kind in "fc")):
             failures.append(f"write {src}->{dst}: {vals} gave {got}, numpy {want}")
         # read: a src column read into dst
-        col = cast_file.create(f"r/{src[1:]}{src[0]}", src, data=vals)
+        col = cast_file.create(f"r/{src[1:]}{src[0]}", src, data=vals, overwrite=True)
         got = col.read(dtype=dst)
         out = np.zeros(len(vals), dt)
         col.read(out=out)

@@ -42,8 +42,12 @@ def test_code_table() -> None:
     assert errors.error_class(errors.CF_ENOENT, "column") is colfile.ColumnNotFoundError
     assert errors.error_class(errors.CF_ENOENT, "attr") is colfile.AttributeNotFoundError
     assert errors.error_class(errors.CF_ECAST) is colfile.DTypeError
-    for code in (errors.CF_EFORMAT, errors.CF_ESHORT, errors.CF_ENOTFILE):
+    for code in (errors.CF_EFORMAT, errors.CF_ENOTFILE):
         assert errors.error_class(code) is colfile.FormatError
+    assert errors.error_class(errors.CF_ESHORT) is colfile.IncompleteError
+    assert issubclass(colfile.IncompleteError, colfile.FormatError)
+    assert errors.error_class(errors.CF_EEXIST) is colfile.AlreadyExistsError
+    assert errors.error_class(errors.CF_EEXIST, "create") is colfile.ColumnExistsError
     assert errors.error_class(-999) is colfile.Error
     for code in range(-15, 0):
         assert errors.error_class(code) is not colfile.Error, code

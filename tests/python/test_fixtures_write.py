@@ -49,19 +49,28 @@ def rewrite_set(src: Path, dst: Path) -> dict[str, Any]:
     """Write every block of the set at src again, with colfile, under dst."""
     manifest = json.loads((src / "manifest.json").read_text())
     for tree, tinfo in manifest["bigfiles"].items():
+        # colfile makes no column below a column (no listing would show it):
+        # such a block of the set (fixture shadow/) is written at a name of
+        # its own and moved into place after the File is closed
+        blocks_of = {n for n, i in tinfo["blocks"].items() if i["kind"] != "attrs_only"}
+        moves: list[tuple[str, str]] = []
         with colfile.File(src / tree) as old, colfile.File(dst / tree, "w") as new:
             # Attribute-only blocks last: creating a column empties its
             # directory's attr-v2, which is also a group's attribute file.
             blocks = sorted(tinfo["blocks"].items(), key=lambda kv: kv[1]["kind"] == "attrs_only")
             for name, info in blocks:
                 source = old[name] if info["kind"] != "attrs_only" else None
+                made = name
+                if any(name.startswith(b + "/") for b in blocks_of):
+                    made = f"shadowed-{len(moves)}"
+                    moves.append((made, name))
                 if info["kind"] == "column":
-                    col = new.create(name, (info["header_dtype"], info["nmemb"]) if info["nmemb"] > 1
+                    col = new.create(made, (info["header_dtype"], info["nmemb"]) if info["nmemb"] > 1
                                      else info["header_dtype"], blob_rows=info["fsize"])
                     if info["size"]:
                         col[:] = source[:]
                 elif info["kind"] == "header_only":
-                    col = new.create(name, None)
+                    col = new.create(made, None)
                 else:
                     col = None
                 attrs = col.attrs if col is not None else (new.attrs if name == "." else
@@ -70,6 +79,9 @@ def rewrite_set(src: Path, dst: Path) -> dict[str, Any]:
                     attrs.set_raw(aname, a["dtype"], a["nmemb"], bytes.fromhex(a["hex"]))
                 if col is not None:
                     col.close()
+        for made, name in moves:
+            (dst / tree / name).parent.mkdir(parents=True, exist_ok=True)
+            os.rename(dst / tree / made, dst / tree / name)
     return manifest
 
 

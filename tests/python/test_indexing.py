@@ -126,7 +126,7 @@ def test_bad_vector_index(columns: Any) -> None:
 def test_write_scalar_column(columns: Any, key: Any) -> None:
     f, _, _ = columns
     ref = np.arange(N, dtype="<i8")
-    col = f.create("w", "<i8", data=ref, blob_rows=[10, 0, 15, 25])
+    col = f.create("w", "<i8", data=ref, blob_rows=[10, 0, 15, 25], overwrite=True)
     value = RNG.integers(-1000, 1000, np.shape(ref[key]))
     ref[key] = value
     col[key] = value.astype(">i4")  # cast by C, caller dtype kept
@@ -140,7 +140,7 @@ def test_write_scalar_column(columns: Any, key: Any) -> None:
 def test_write_vector_column(columns: Any, key: Any) -> None:
     f, _, _ = columns
     ref = np.arange(N * 3, dtype="<f4").reshape(N, 3)
-    col = f.create("wv", ("<f4", 3), data=ref, nfile=3)
+    col = f.create("wv", ("<f4", 3), data=ref, nfile=3, overwrite=True)
     value = RNG.integers(-1000, 1000, np.shape(ref[key])).astype("f8")
     keep = value.copy()
     ref[key] = value

@@ -150,7 +150,7 @@ for line in sys.stdin:
     try:
         with colfile.File(path, "a", durable=False) as f:
             if role == "replace":
-                f.create("x", data=np.full(nblob, k, dtype="i8"), nfile=nblob).close()
+                f.create("x", data=np.full(nblob, k, dtype="i8"), nfile=nblob, overwrite=True).close()
             else:
                 del f["x"]
         print("ok", flush=True)

@@ -147,7 +147,7 @@ rng = np.random.default_rng(5)
 for k in range(n):
     with colfile.File(path, "a") as f:
         if k % 7 == 6:   # a replacement: a new version swapped in
-            f.create("x", data=rng.random(4000), nfile=8)
+            f.create("x", data=rng.random(4000), nfile=8, overwrite=True)
             continue
         col = f["x"]
         if k % 5 == 4:

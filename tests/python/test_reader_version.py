@@ -27,7 +27,7 @@ def _replace(path: str, dtype: str, values: str, nfile: int) -> None:
     """Another process replaces column x (and brings the catalog up to date)."""
     _child(f"""
         with colfile.File({path!r}, "r+") as f:
-            f.create("x", data=np.asarray({values}, dtype={dtype!r}), nfile={nfile})
+            f.create("x", data=np.asarray({values}, dtype={dtype!r}), nfile={nfile}, overwrite=True)
     """)
 
 
@@ -130,9 +130,9 @@ def test_racing_replace_loop(path: str) -> None:
         for k in range(2, 202):
             with colfile.File({path!r}, "r+", durable=False) as f:
                 if k % 2:
-                    f.create("x", data=np.arange(10) + k * 1000 + 0.25, nfile=2)
+                    f.create("x", data=np.arange(10) + k * 1000 + 0.25, nfile=2, overwrite=True)
                 else:
-                    f.create("x", data=np.arange(12, dtype="i8") + k * 1000, nfile=3)
+                    f.create("x", data=np.arange(12, dtype="i8") + k * 1000, nfile=3, overwrite=True)
     """)], env=child_env())
     reads = replaced = 0
     deadline = time.monotonic() + 120

@@ -59,7 +59,7 @@ def test_killed_creator_leaves_no_column(path: str) -> None:
     colfile.File(path, "w").close()
     _run_child(f"""
         f = colfile.File({path!r}, "a")
-        c = f.create("x", "f8", size=1000, nfile=3)
+        c = f.create("x", "f8", size=1000, nfile=3, overwrite=True)
         c[:] = np.arange(1000.0)
     """)
     with colfile.File(path, "r") as f:
@@ -76,7 +76,7 @@ def test_killed_replacement_keeps_the_previous_version(path: str) -> None:
     before = _snapshot(path)
     _run_child(f"""
         f = colfile.File({path!r}, "a")
-        c = f.create("x", "i4", size=50)
+        c = f.create("x", "i4", size=50, overwrite=True)
         c[:] = -np.ones(50, "i4")
         c.attrs["v"] = 2
     """)
@@ -194,7 +194,7 @@ def test_durable_false_still_commits_atomically(path: str) -> None:
         f.create("x", data=np.arange(5))
     _run_child(f"""
         f = colfile.File({path!r}, "a", durable=False)
-        c = f.create("x", "i8", size=3)
+        c = f.create("x", "i8", size=3, overwrite=True)
         c[:] = 9
     """)
     with colfile.File(path, "r") as f:
