@@ -395,6 +395,10 @@ def setitem(io: RowIO, key: Any, value: Any, size: int, row_shape: tuple[int, ..
         return
     arr = as_array(value, dtype)
     target = sel.shape + row_shape
+    # numpy drops leading length-1 axes of a value with more axes than the
+    # selection (a[0:2] = np.ones((1, 2, 3)) for a of shape (n, 3))
+    while arr.ndim > len(target) and arr.shape[0] == 1:
+        arr = arr[0]
     try:
         arr = np.broadcast_to(arr, target)
     except ValueError:
