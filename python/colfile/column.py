@@ -31,7 +31,7 @@ from ._dtypes import as_array, from_token, token
 from ._ffi import ERROR_P, encode_name, ffi, lib, new_error, take_strings
 from ._ints import INT64_MAX, NFILE_MAX, whole
 from .attrs import AttributeManager
-from .errors import ClosedError, RangeError, raise_error
+from .errors import ClosedError, CollectiveError, Error, RangeError, raise_error
 
 if TYPE_CHECKING:
     import dask.array
@@ -448,17 +448,42 @@ class Column:
     @property
     def comm(self) -> Any:
         """The communicator this column is open on (``None`` if serial)."""
-        return None if self._comm.serial else self._comm.comm
+        return None if self._comm.serial else self._comm.user
 
     def flush(self) -> None:
         """Commit pending metadata (header checksums) to disk.
 
-        Under MPI collective: the other ranks' write state is merged into
-        rank 0's handle, which commits one header."""
-        if self._comm.serial:
+        Under MPI collective if the column is writable: the other ranks'
+        write state is merged into rank 0's handle, which commits one
+        header.  A read-only column has nothing to commit: independent."""
+        if self._comm.serial or not self._writable:
             self._flush_local()
         else:
+            self._enter("Column.flush()")
             _mpi.commit(self._comm, self)
+
+    def _enter(self, op: str) -> None:
+        """The agreement step of a collective operation on this column
+        (``Comm.enter``); if the ranks are out of step, this rank's handle
+        is released without committing anything, and the error raised."""
+        try:
+            self._comm.enter(op, self._path)
+        except CollectiveError:
+            self._abandon()
+            raise
+
+    def _abandon(self) -> None:
+        """Release the handle without committing anything (its changes are
+        discarded; the error saying so is not raised: the caller raises
+        why)."""
+        if self._h is None:
+            return
+        try:
+            if self._writable:
+                self._discard()
+            self._close_local()
+        except Error:
+            pass
 
     def _flush_local(self) -> None:
         self._call("cf_column_flush")
@@ -468,10 +493,12 @@ class Column:
         File opened with ``deferred=True`` the commit runs in the background
         and its errors are raised by the File (see :class:`~colfile.File`).
 
-        Under MPI collective (see :meth:`flush`)."""
-        if self._comm.serial or self._h is None:
+        Under MPI collective if the column is writable (see :meth:`flush`);
+        closing a read-only column is independent."""
+        if self._comm.serial or self._h is None or not self._writable:
             self._close_local()
         else:
+            self._enter("Column.close()")
             _mpi.commit(self._comm, self, close=True)
 
     def _close_local(self) -> None:
@@ -797,9 +824,12 @@ class Column:
         if self._comm.serial:
             call()
         else:
+            self._enter("attrs[name] = value")
             _mpi.agree(self._comm, call)
 
     def _attr_delete(self, name: str) -> None:
+        if not self._comm.serial:
+            self._enter("del attrs[name]")
         _mpi.agree(self._comm, lambda: self._call(
             "cf_column_attr_delete", encode_name(name), context="attr"))
 

@@ -28,6 +28,8 @@ CF_EBUSY                   :class:`BusyError`       ``BlockingIOError``
 CF_EREPLACED               :class:`ReplacedError`   ``FileNotFoundError``
                            (a :class:`NoSuchFileError`)
 (closed handle)            :class:`ClosedError`     ``ValueError``
+(MPI: collective by some   :class:`CollectiveError` ``RuntimeError``
+ranks only)
 ========================== ======================= ===========================
 
 The message of an exception raised for a failing C call is the C message,
@@ -67,6 +69,7 @@ __all__ = [
     "TornError",
     "BusyError",
     "ReplacedError",
+    "CollectiveError",
 ]
 
 # The stable values of colfile_errors.h.
@@ -226,6 +229,13 @@ class ReplacedError(NoSuchFileError):
 
 class ClosedError(Error, ValueError):
     """Use of a closed File, column or attribute set."""
+
+
+class CollectiveError(Error, RuntimeError):
+    """Under MPI, a collective operation was not made by every rank: some
+    ranks called another collective operation at the same point, or not
+    every rank called one within the File's ``mpi_timeout``.  The message
+    names the operation and what each rank called."""
 
 
 _BY_CODE: dict[int, type[Error]] = {

@@ -220,8 +220,11 @@ class Group:
         """The attributes of this group (of the File for a File)."""
         full = self._prefix + "."
         f = self._file
-        return AttributeManager(lambda create: f._attr_column(full, create),
-                                self.path)
+        if f._comm.serial:
+            return AttributeManager(lambda create: f._attr_column(full, create), self.path)
+        # under MPI reads are independent, changes collective
+        return AttributeManager(lambda create: f._attr_reader(full), self.path,
+                                writer=lambda create: f._attr_column(full, create))
 
     def __repr__(self) -> str:
         f = self._file
@@ -392,13 +395,22 @@ class Group:
         from .errors import AlreadyExistsError
 
         full = self._full(name).rstrip("/") + "/"
-        if self._file._group_exists(full):
-            raise AlreadyExistsError(f"{os.path.join(self._file.path, full)}: group exists")
+        f = self._file
+        if not f._comm.serial:
+            f._enter("create_group()")
+            # rank 0 decides, so that every rank raises or none does
+            exists = f._on_root(lambda: f._group_exists(full))
+        else:
+            exists = f._group_exists(full)
+        if exists:
+            raise AlreadyExistsError(f"{os.path.join(f.path, full)}: group exists")
         return self.require_group(name)
 
     def require_group(self, name: str) -> Group:
         """The group ``name``, created if it does not exist."""
         full = self._full(name).rstrip("/") + "/"
+        if not self._file._comm.serial:
+            self._file._enter("require_group()")
         self._file._attr_column(full + ".", True)
         return Group(self._file, full)
 
@@ -563,7 +575,8 @@ class File(Group):
 
     def __init__(self, path: str | os.PathLike[str], mode: str = "r", *,
                  comm: Any = None, durable: bool = True, torn: str = "raise",
-                 verify: bool = False, deferred: bool = False) -> None:
+                 verify: bool = False, deferred: bool = False,
+                 mpi_timeout: float | None = None) -> None:
         # A File is the group of its root; it does not store itself (no
         # reference cycle, so dropping the last reference frees it at once).
         self._prefix = ""
@@ -571,11 +584,23 @@ class File(Group):
         self._h: Any = None
         self._path = path if type(path) is str else os.fsdecode(os.fspath(path)) \
             if isinstance(path, (str, bytes, os.PathLike)) else str(path)
-        self._comm: _mpi.Comm = _mpi.SELF if comm is None else _mpi.as_comm(comm)
+        if comm is None:
+            if mpi_timeout is not None:
+                _mpi.resolve_timeout(mpi_timeout)  # checked, though unused
+            self._comm: _mpi.Comm = _mpi.SELF
+        else:
+            # the agreement step of File(...), then colfile's own duplicate
+            self._comm = _mpi.file_comm(comm, mpi_timeout, self._path)
         self._lock = _RLock()  # guards the C handle and the caches
         serial = self._comm.serial
         self._cols: Any = _WeakColumns() if serial else {}
         self._attr_cols: dict[str, Column] = {}
+        # under MPI: the handles of independent attribute reads, and a
+        # read-only cf_file handle they (and, on ranks but 0 of a writable
+        # File, independent column opens) are made on
+        self._attr_read: dict[str, Column] = {}
+        self._aux: Any = None
+        self._close_failure: BaseException | None = None
         self._commits: Committer | None = None
         # Serially the checks and the open in the fewest steps: opening a
         # File is part of every small read, and in a fresh process each
@@ -605,9 +630,14 @@ class File(Group):
                 return self._path, mode, bool(durable), torn, bool(verify)
 
             # every rank must be given the same path and options
-            self._same("File path and options", prep)
-            flags = _open_flags(mode, durable, torn, verify)
-            handle = _mpi.open_file(self._comm, encode(path), flags)
+            try:
+                self._same("File path and options", prep)
+                flags = _open_flags(mode, durable, torn, verify)
+                handle = _mpi.open_file(self._comm, encode(path), flags)
+            except BaseException:
+                if self._comm.owned:
+                    self._comm.free()
+                raise
         self._h = handle
         # A writable File's handle is released by a finalizer that also runs
         # at exit; a read-only one holds only memory, which __del__ gives
@@ -666,7 +696,7 @@ class File(Group):
     @property
     def comm(self) -> Any:
         """The communicator given as ``comm=`` (``None`` when serial)."""
-        return None if self._comm.serial else self._comm.comm
+        return None if self._comm.serial else self._comm.user
 
     @property
     def closed(self) -> bool:
@@ -701,7 +731,11 @@ class File(Group):
         h = self._check_open()
         self._settle()
         if not self._comm.serial:
-            self._same("group name", lambda: (self._check_open(), full)[1])
+            # independent: a group this File made (collectively) and has
+            # not committed yet is known to every rank
+            col = self._attr_cols.get(full + ".")
+            if col is not None and not col.closed:
+                return True
 
         def run() -> bool:
             out = ffi.new("cf_column **")
@@ -715,7 +749,13 @@ class File(Group):
             if err.code == -4:  # CF_ENAME
                 raise_error(rc, err)
             return True  # the directory is there; its attribute files are not fine
-        return bool(self._on_root(run))
+        return run()
+
+    def _enter(self, op: str) -> None:
+        """The agreement step of collective operation ``op`` of this File
+        (``Comm.enter``): every rank must be in it (CollectiveError)."""
+        self._check_open()
+        self._comm.enter(op, self._path)
 
     def _checked_name(self, full: str) -> Any:
         def prep() -> str:
@@ -775,8 +815,8 @@ class File(Group):
         which is marked torn, still gives its attributes.  Group and File
         attributes are not included (``file["g/"].attrs``, ``file.attrs``).
         A damaged attribute file of any column raises the error reading
-        that column's attributes would raise, naming the file.  Collective under MPI:
-        rank 0 reads, every rank gets the result.
+        that column's attributes would raise, naming the file.  Independent
+        under MPI: the calling rank reads.
 
         Examples
         --------
@@ -807,7 +847,7 @@ class File(Group):
 
         self._check_open()
         self._settle()
-        out = _unpack_column_attrs(self._on_root(run))
+        out = _unpack_column_attrs(run())  # independent under MPI too
         with self._lock:
             live = [(n, c) for n, c in list(self._cols.items())
                     if not c.closed and not n.endswith("/.") and n != "."]
@@ -840,6 +880,8 @@ class File(Group):
             return take_strings(lines[0], count[0])
 
         self._settle()
+        if not self._comm.serial:
+            self._enter("File.cleanup()")
         return list(self._on_root(run))
 
     @property
@@ -851,9 +893,41 @@ class File(Group):
     def flush(self) -> None:
         """Commit the metadata of every open column (collective under MPI),
         and wait for the commits of closed ones (``deferred=True``)."""
+        if not self._comm.serial:
+            self._enter("File.flush()")
+            for col in self._collective_live():
+                col.flush()
+            return
         for col in self._live():
             col.flush()
         self._settle()
+
+    def _collective_live(self) -> list[Column]:
+        """Under MPI: the writable columns open on any rank, open on every
+        rank (ranks that have not opened one open it now), in name order.
+        Columns opened independently differ between ranks; their collective
+        commit needs every rank's handle."""
+        with self._lock:
+            mine = sorted({c.name for c in self._live() if c._writable})
+        union: set[str] = set()
+        for names in self._comm.allgather(mine):
+            union.update(names)
+        failure: BaseException | None = None
+        for name in sorted(union - set(mine)):
+            try:
+                self._open_column(name)
+            except Exception as exc:
+                failure = failure or exc
+        with self._lock:
+            cols = {c.name: c for c in self._live() if c._writable}
+        # a column some rank could not open (another process removed it...)
+        # is left out on every rank, and its error raised on every rank
+        # (by agree, after the columns every rank has are committed)
+        everywhere = set(cols)
+        for names in self._comm.allgather(sorted(cols)):
+            everywhere.intersection_update(names)
+        self._close_failure = failure
+        return [cols[n] for n in sorted(everywhere)]
 
     def close(self) -> None:
         """Close every column opened through this File, then the File.
@@ -869,29 +943,79 @@ class File(Group):
         if self._h is None:
             return
         first: Exception | None = None
+        live = None
+        if not self._comm.serial:
+            try:
+                self._enter("File.close()")
+                live = self._collective_live()
+            except Error:
+                self._abandon()
+                raise
         if self._cols or self._attr_cols:
-            for col in self._live():
+            for col in self._live() if live is None else live:
                 try:
                     col.close()
                 except Error as exc:
                     first = first or exc
+            for col in list(self._cols.values()) + list(self._attr_cols.values()):
+                col._close_local()  # read-only handles: independent
             self._cols.clear()
             self._attr_cols.clear()
+        self._release_readers()
         if self._commits is not None:
             try:
                 self._commits.settle()
             except Exception as exc:  # noqa: BLE001 - raised below, after the release
                 first = first or exc
             self._commits.close()  # its thread ends
-        if self._mode != "r":
+        comm = self._comm
+        if not comm.serial and comm.broken is None:
+            failure, self._close_failure = self._close_failure, None
+            try:
+                # a column some rank could not open: raised on every rank
+                _mpi.agree(comm, failure=failure)
+            except Error as exc:
+                first = first or exc
+        if self._mode != "r" and comm.broken is None:
             self._update_catalog()
+        self._release_handle()
+        if first is not None:
+            raise first
+
+    def _release_handle(self) -> None:
+        """Release the cf_file handle (and under MPI the File's duplicate
+        communicator, unless it is out of step: freeing is collective)."""
         with self._lock:
             h, self._h = self._h, None
             if self._finalizer is not None:
                 self._finalizer.detach()
+            if self._aux is not None:
+                aux, self._aux = self._aux, None
+                lib().cf_file_close(aux)
             lib().cf_file_close(h)
-        if first is not None:
-            raise first
+        if self._comm.owned and self._comm.broken is None:
+            self._comm.free()
+
+    def _release_readers(self) -> None:
+        """Close the handles of independent attribute reads (read-only)."""
+        with self._lock:
+            readers = list(self._attr_read.values())
+            self._attr_read.clear()
+        for col in readers:
+            col._close_local()
+
+    def _abandon(self) -> None:
+        """Under MPI, once the ranks are out of step (a collective made by
+        only some of them): release every handle on this rank without
+        committing anything, and close the File."""
+        with self._lock:
+            cols = list(self._cols.values()) + list(self._attr_cols.values())
+            self._cols.clear()
+            self._attr_cols.clear()
+        for col in cols:
+            col._abandon()
+        self._release_readers()
+        self._release_handle()
 
     def _update_catalog(self) -> None:
         """Rebuild the File's catalog after this writer's commits
@@ -928,7 +1052,7 @@ class File(Group):
 
         self._check_open()
         self._settle()
-        names = list(self._on_root(run))
+        names = run()  # independent under MPI: this rank lists
         # Columns this File created and has not committed yet are staged
         # out of sight of other readers, but this File shows them.
         with self._lock:
@@ -976,8 +1100,8 @@ class File(Group):
         with self._lock:
             serial = self._comm.serial
             if not serial:
-                # before the cache: every rank must take the same path
-                self._checked_name(full)
+                self._check_open()
+                _name_check(full)
             if self._cols:
                 col = self._cols.get(full)
                 if col is not None and not col.closed:
@@ -1002,15 +1126,46 @@ class File(Group):
                     if L.cf_column_torn(handle):
                         _warn_torn(handle, 3)
             else:
-                handle = _mpi.replicate(self._comm, h, self._opener(h, full))
+                handle = self._independent_handle(full)
             col = Column(handle, self, name=full)
             self._cols[full] = col
             return col
+
+    def _aux_handle(self) -> Any:
+        """Under MPI, a read-only ``cf_file *`` on this File (opened on first
+        use, touching nothing): what independent reads of metadata open
+        their handles on in a writable File, where this rank's handle would
+        make writers (rank 0) or is not meant for metadata (the others)."""
+        with self._lock:
+            if self._aux is None:
+                self._aux = _mpi.open_file_handle(encode(self._path), _READ | 0x10)  # NOCHECK
+            return self._aux
+
+    def _independent_handle(self, full: str) -> Any:
+        """Under MPI: a handle on column ``full`` opened by this rank alone
+        (reading its metadata files).  Rank 0, and every rank of a read-only
+        File, opens it on its File handle.  The other ranks of a writable
+        File read the metadata on a read-only handle and build a replica
+        from it (``cf_column_open_meta``: it writes blobs, never metadata,
+        and its writes are merged into rank 0's handle at the collective
+        close), as if rank 0 had sent it."""
+        h = self._check_open()
+        if self._comm.rank == 0 or self._mode == "r":
+            return self._open_handle(h, full)
+        reader = self._open_handle(self._aux_handle(), full)
+        try:
+            meta = _mpi._export_meta(reader)
+        finally:
+            lib().cf_column_close(reader, ffi.NULL)
+        return _mpi._open_meta(h, meta)
 
     def _forget(self, full: str) -> None:
         """Close our live handle on ``full`` before it is replaced or removed."""
         with self._lock:
             self._attr_cols.pop(full, None)
+            reader = self._attr_read.pop(full, None)
+            if reader is not None:
+                reader._close_local()
             col = self._cols.pop(full, None)
             if col is not None:
                 col.close()
@@ -1084,6 +1239,8 @@ class File(Group):
                     "align": bool(align), "mode": mode, "chunk_rows": crows,
                     "concurrency": conc}
 
+        if not serial:
+            self._enter("create()")
         specs: list[dict[str, Any]] = _mpi.agree(comm, prep, collect=True)
         if serial:
             # one process: nothing to compare between ranks
@@ -1176,10 +1333,13 @@ class File(Group):
     def _remove(self, full: str) -> None:
         group = full.endswith("/")
         name = full.rstrip("/") if group else full
+        if not self._comm.serial:
+            self._enter("del file[name]")
         with self._lock:
             self._checked_name(name)
             if group:
                 for n in [n for n in list(self._cols) + list(self._attr_cols)
+                          + list(self._attr_read)
                           if n == name or n.startswith(name + "/")]:
                     self._forget(n)
             else:
@@ -1201,14 +1361,20 @@ class File(Group):
     def _attr_column(self, full: str, create: bool) -> Column | None:
         """The handle holding the attributes of ``"."`` or ``"grp/."`` (kept
         open until the File closes); ``None`` if the directory does not exist
-        and ``create`` is False."""
+        and ``create`` is False.  Under MPI collective: the handle changes
+        the attributes (``create`` True: to set one, False: to delete one)."""
         with self._lock:
             if not self._comm.serial:
+                self._enter("attrs[name] = value" if create else "del attrs[name]")
                 self._checked_name(full)
+                reader = self._attr_read.pop(full, None)
+                if reader is not None:  # the collective handle replaces it
+                    reader._close_local()
             col = self._attr_cols.get(full)
             if col is not None and not col.closed:
                 return col
-            col = self._cols.get(full)
+            # (under MPI _cols differs between ranks: not looked at)
+            col = self._cols.get(full) if self._comm.serial else None
             if col is None or col.closed:
                 h = self._check_open()
                 self._settle()
@@ -1218,4 +1384,27 @@ class File(Group):
                 col = Column(handle, self)
                 self._cols[full] = col
             self._attr_cols[full] = col
+            return col
+
+    def _attr_reader(self, full: str) -> Column | None:
+        """Under MPI: the handle to read the attributes of ``"."`` or
+        ``"grp/."`` from, on this rank alone: the collective handle if an
+        attribute change made one, else one this rank opens (read-only,
+        kept until the File closes or a change replaces it); ``None`` if the
+        directory does not exist."""
+        with self._lock:
+            h = self._check_open()
+            _name_check(full)
+            col = self._attr_cols.get(full)
+            if col is not None and not col.closed:
+                return col
+            col = self._attr_read.get(full)
+            if col is not None and not col.closed:
+                return col
+            base = h if self._mode == "r" else self._aux_handle()
+            handle = self._open_handle(base, full, False)
+            if handle is None:
+                return None
+            col = Column(handle, self)
+            self._attr_read[full] = col
             return col
