@@ -206,6 +206,8 @@ class Column:
         self._row_shape = () if n == 1 else (n,)
         self._rowbytes = self._dtype.itemsize * n
         self._kind = d.kind
+        # rows were written through this handle (under MPI, File.close asks)
+        self._wrote = False
 
     def __del__(self) -> None:
         # read-only handles (see __init__); errors cannot be reported here
@@ -287,6 +289,7 @@ class Column:
         L = lib()
         with self._lock:
             rc = L.cf_column_write(self._handle(), start, count, _ptr(data), tok, rs, es, err)
+        self._wrote = True
         if rc < 0:
             raise_error(rc, err, "file")
 
@@ -319,6 +322,7 @@ class Column:
         contiguous byte buffer ``buf``."""
         rowbytes = self.itemsize * max(self._nmemb, 1)
         assert buf.nbytes >= count * rowbytes
+        self._wrote = True
         self._call("cf_column_write", start, count, _ptr(buf), self._token.encode("ascii"),
                    rowbytes, self.itemsize)
 
@@ -344,6 +348,7 @@ class Column:
     def _write_sorted(self, rows: np.ndarray, data: np.ndarray) -> None:
         rs, es = self._strides(data)
         rows = np.ascontiguousarray(rows, dtype=np.int64)
+        self._wrote = True
         self._call("cf_column_write_rows", ffi.cast("int64_t *", rows.ctypes.data),
                    len(rows), _ptr(data), token(data.dtype), rs, es)
 

@@ -40,6 +40,7 @@ from .errors import (
     ColumnNotFoundError,
     Error,
     InvalidArgumentError,
+    TornError,
     raise_error,
 )
 
@@ -222,6 +223,10 @@ class Group:
         f = self._file
         if f._comm.serial:
             return AttributeManager(lambda create: f._attr_column(full, create), self.path)
+        if f._coll_meta:
+            return AttributeManager(lambda create: f._attr_column(full, create, reading=True),
+                                    self.path,
+                                    writer=lambda create: f._attr_column(full, create))
         # under MPI reads are independent, changes collective
         return AttributeManager(lambda create: f._attr_reader(full), self.path,
                                 writer=lambda create: f._attr_column(full, create))
@@ -399,7 +404,8 @@ class Group:
         if not f._comm.serial:
             f._enter("create_group()")
             # rank 0 decides, so that every rank raises or none does
-            exists = f._on_root(lambda: f._group_exists(full))
+            exists = f._group_exists(full) if f._coll_meta else \
+                f._on_root(lambda: f._group_exists(full))
         else:
             exists = f._group_exists(full)
         if exists:
@@ -576,7 +582,8 @@ class File(Group):
     def __init__(self, path: str | os.PathLike[str], mode: str = "r", *,
                  comm: Any = None, durable: bool = True, torn: str = "raise",
                  verify: bool = False, deferred: bool = False,
-                 mpi_timeout: float | None = None) -> None:
+                 mpi_timeout: float | None = None,
+                 collective_metadata: bool = False) -> None:
         # A File is the group of its root; it does not store itself (no
         # reference cycle, so dropping the last reference frees it at once).
         self._prefix = ""
@@ -601,6 +608,10 @@ class File(Group):
         self._attr_read: dict[str, Column] = {}
         self._aux: Any = None
         self._close_failure: BaseException | None = None
+        self._torn_fh: Any = None  # see _open_repaired
+        # collective_metadata=True: metadata reads are collective, rank 0
+        # reads for all (the opt-in of h5py's all_coll_metadata_ops)
+        self._coll_meta = bool(collective_metadata) and not self._comm.serial
         self._commits: Committer | None = None
         # Serially the checks and the open in the fewest steps: opening a
         # File is part of every small read, and in a fresh process each
@@ -639,6 +650,7 @@ class File(Group):
                     self._comm.free()
                 raise
         self._h = handle
+        self._flags = flags
         # A writable File's handle is released by a finalizer that also runs
         # at exit; a read-only one holds only memory, which __del__ gives
         # back (as for columns: cheaper).  self._path already is the path
@@ -730,7 +742,10 @@ class File(Group):
         ``a//``...) and refuses a symbolic link below the File."""
         h = self._check_open()
         self._settle()
-        if not self._comm.serial:
+        if self._coll_meta:
+            self._enter("group lookup (collective_metadata=True)")
+            self._same("group name", lambda: (self._check_open(), full)[1])
+        elif not self._comm.serial:
             # independent: a group this File made (collectively) and has
             # not committed yet is known to every rank
             col = self._attr_cols.get(full + ".")
@@ -749,7 +764,7 @@ class File(Group):
             if err.code == -4:  # CF_ENAME
                 raise_error(rc, err)
             return True  # the directory is there; its attribute files are not fine
-        return run()
+        return bool(self._on_root(run)) if self._coll_meta else run()
 
     def _enter(self, op: str) -> None:
         """The agreement step of collective operation ``op`` of this File
@@ -847,7 +862,11 @@ class File(Group):
 
         self._check_open()
         self._settle()
-        out = _unpack_column_attrs(run())  # independent under MPI too
+        if self._coll_meta:
+            self._enter("column_attrs() (collective_metadata=True)")
+            out = _unpack_column_attrs(self._on_root(run))
+        else:
+            out = _unpack_column_attrs(run())  # independent under MPI too
         with self._lock:
             live = [(n, c) for n, c in list(self._cols.items())
                     if not c.closed and not n.endswith("/.") and n != "."]
@@ -908,16 +927,43 @@ class File(Group):
         Columns opened independently differ between ranks; their collective
         commit needs every rank's handle."""
         with self._lock:
-            mine = sorted({c.name for c in self._live() if c._writable})
+            live = [c for c in self._live() if c._writable]
+        mine = sorted({c.name for c in live})
         union: set[str] = set()
-        for names in self._comm.allgather(mine):
+        written: set[str] = set()
+        for names, wrote in self._comm.allgather((mine, [c.name for c in live if c._wrote])):
             union.update(names)
+            written.update(wrote)
         failure: BaseException | None = None
+        repaired: list[str] = []
         for name in sorted(union - set(mine)):
             try:
                 self._open_column(name)
+            except TornError:
+                # Rank 0 opens a column only the others had open, after they
+                # wrote rows of it in place: their marker of an update in
+                # progress makes it look torn.  Their rows are all written
+                # (every rank is in this close): rank 0 recomputes the
+                # column's checksums from its blobs and commits.
+                if self._comm.rank != 0 or name not in written:
+                    raise
+                try:
+                    self._open_repaired(name)
+                    repaired.append(name)
+                except Exception as exc:
+                    failure = failure or exc
             except Exception as exc:
                 failure = failure or exc
+        repaired = self._comm.bcast(repaired, root=0)
+        for name in repaired:
+            # committed by rank 0's repair, which holds these rows'
+            # checksums: a replica's close commits nothing
+            col = self._cols.get(name)
+            if col is not None:
+                try:
+                    col._close_local()
+                except Error as exc:
+                    failure = failure or exc
         with self._lock:
             cols = {c.name: c for c in self._live() if c._writable}
         # a column some rank could not open (another process removed it...)
@@ -989,9 +1035,10 @@ class File(Group):
             h, self._h = self._h, None
             if self._finalizer is not None:
                 self._finalizer.detach()
-            if self._aux is not None:
-                aux, self._aux = self._aux, None
-                lib().cf_file_close(aux)
+            for extra in (self._aux, self._torn_fh):
+                if extra is not None:
+                    lib().cf_file_close(extra)
+            self._aux = self._torn_fh = None
             lib().cf_file_close(h)
         if self._comm.owned and self._comm.broken is None:
             self._comm.free()
@@ -1052,7 +1099,11 @@ class File(Group):
 
         self._check_open()
         self._settle()
-        names = run()  # independent under MPI: this rank lists
+        if self._coll_meta:
+            self._enter("listing (collective_metadata=True)")
+            names = list(self._on_root(run))
+        else:
+            names = run()  # independent under MPI: this rank lists
         # Columns this File created and has not committed yet are staged
         # out of sight of other readers, but this File shows them.
         with self._lock:
@@ -1099,7 +1150,11 @@ class File(Group):
     def _open_column(self, full: str) -> Column:
         with self._lock:
             serial = self._comm.serial
-            if not serial:
+            if self._coll_meta:
+                self._enter("file[name] (collective_metadata=True)")
+                # before the cache: every rank must take the same path
+                self._checked_name(full)
+            elif not serial:
                 self._check_open()
                 _name_check(full)
             if self._cols:
@@ -1125,11 +1180,34 @@ class File(Group):
                     handle = out[0]
                     if L.cf_column_torn(handle):
                         _warn_torn(handle, 3)
+            elif self._coll_meta:
+                handle = _mpi.replicate(self._comm, h, self._opener(h, full))
             else:
                 handle = self._independent_handle(full)
             col = Column(handle, self, name=full)
             self._cols[full] = col
             return col
+
+    def _open_repaired(self, full: str) -> None:
+        """Rank 0 under MPI: open column ``full``, marked torn by this
+        File's other ranks' in-place writes, on a handle that accepts the
+        mark, and repair it (``cf_column_repair``: checksums, sums and
+        statistics recomputed from the blobs, the mark removed, committed)."""
+        L = lib()
+        with self._lock:
+            if self._torn_fh is None:
+                self._torn_fh = _mpi.open_file_handle(
+                    encode(self._path), (self._flags & (_NODURABLE | _VERIFY)) | _WRITE
+                    | _TORN_OK | 0x10)  # NOCHECK
+            out = ffi.new(_COLUMN_PP)
+            err = new_error()
+            rc = L.cf_column_open(out, self._torn_fh, encode_name(full), err)
+            if rc < 0:
+                raise_error(rc, err, "column")
+            handle = out[0]
+            col = Column(handle, self, name=full)
+            self._cols[full] = col
+        col.repair()
 
     def _aux_handle(self) -> Any:
         """Under MPI, a read-only ``cf_file *`` on this File (opened on first
@@ -1358,14 +1436,15 @@ class File(Group):
 
             self._on_root(run)
 
-    def _attr_column(self, full: str, create: bool) -> Column | None:
+    def _attr_column(self, full: str, create: bool, reading: bool = False) -> Column | None:
         """The handle holding the attributes of ``"."`` or ``"grp/."`` (kept
         open until the File closes); ``None`` if the directory does not exist
         and ``create`` is False.  Under MPI collective: the handle changes
         the attributes (``create`` True: to set one, False: to delete one)."""
         with self._lock:
             if not self._comm.serial:
-                self._enter("attrs[name] = value" if create else "del attrs[name]")
+                self._enter("attrs[name] (collective_metadata=True)" if reading else
+                            "attrs[name] = value" if create else "del attrs[name]")
                 self._checked_name(full)
                 reader = self._attr_read.pop(full, None)
                 if reader is not None:  # the collective handle replaces it

@@ -165,6 +165,9 @@ OPERATIONS = (
     "attrs[name] = value", "del attrs[name]",
     "Column.write_all()", "Column.read_all()", "Column.append()",
     "Column.flush()", "Column.close()",
+    "listing (collective_metadata=True)", "file[name] (collective_metadata=True)",
+    "group lookup (collective_metadata=True)", "column_attrs() (collective_metadata=True)",
+    "attrs[name] (collective_metadata=True)",
 )
 
 
