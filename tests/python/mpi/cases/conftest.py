@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import faulthandler
 import os
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any, Iterator
@@ -28,7 +29,9 @@ CASE_TIMEOUT = float(os.environ.get("COLFILE_MPI_CASE_TIMEOUT", "120"))
 def _in_step(comm: Any) -> Iterator[None]:
     """Every test starts and ends together on all ranks, within
     CASE_TIMEOUT."""
-    faulthandler.dump_traceback_later(CASE_TIMEOUT, exit=True)
+    fd = os.environ.get("COLFILE_MPI_CASE_FD")
+    out = os.fdopen(int(fd), "w", closefd=False) if fd else sys.stderr
+    faulthandler.dump_traceback_later(CASE_TIMEOUT, exit=True, file=out)
     comm.barrier()
     yield
     comm.barrier()
