@@ -509,7 +509,9 @@ class File(Group):
         Open the File on every rank of ``comm`` for parallel I/O (see
         :mod:`colfile.mpi`): opening is collective, rank 0 alone opens,
         creates or empties the directory and the other ranks touch nothing;
-        an error on any rank is raised on every rank.  mpi4py is only needed
+        an error on any rank is raised on every rank.  Then what changes the
+        File is collective and what reads it (listing, attributes, opening
+        and reading columns) independent, as in h5py.  mpi4py is only needed
         when ``comm`` is given.
     durable : bool, default True
         Make every commit durable with fsync (blob data before the header
@@ -546,6 +548,17 @@ class File(Group):
         :meth:`close` raises a failure that no call has reported yet.
         A child made by ``os.fork()`` leaves the columns its parent closed
         to the parent, which commits them.
+    mpi_timeout : float, optional
+        Under ``comm=``: the seconds a rank waits, at the start of a
+        collective operation, for the other ranks to call one too, before
+        it raises :class:`~colfile.CollectiveError` naming the operation
+        (default: the environment's ``COLFILE_MPI_TIMEOUT``, else 300; 0
+        waits forever).  Ranks calling different collectives raise at once.
+    collective_metadata : bool, default False
+        Under ``comm=``: make listing, opening columns and reading group
+        and File attributes collective, with rank 0 alone reading metadata
+        files for all ranks (h5py's ``all_coll_metadata_ops``): the
+        metadata load then does not grow with the number of ranks.
 
     Notes
     -----
@@ -561,10 +574,9 @@ class File(Group):
     open column holds a file descriptor of its directory, and one of the
     blob it read last.
 
-    Under ``comm=`` the File keeps every column it opened until it is
-    closed (so that every rank closes the same columns, collectively, in
-    name order), and which calls are collective is listed in
-    :mod:`colfile.mpi`.
+    Under ``comm=`` the File keeps every column any rank opened until it is
+    closed (its collective close commits them on every rank, in name
+    order), and which calls are collective is listed in :mod:`colfile.mpi`.
 
     Examples
     --------

@@ -29,37 +29,65 @@ The same classes serve serial and parallel use (as in h5py)::
         f["1/ID"].write_all(my_ids)                              # collective
         f.attrs["BoxSize"] = 1000.0                              # every rank
     with colfile.File("snapshot", comm=comm) as f:
-        col = f["1/Position"]                                    # collective
+        col = f["1/Position"]                                    # independent
         mine = col.read_all()                   # this rank's even share
         also = col[col.rank_slice()]            # the same, independently
 
 What is collective
 ------------------
-Under ``comm=``, every rank must make the same calls, in the same order, for
+As in h5py's parallel mode, only what changes the File is collective.  Under
+``comm=``, every rank must make the same collective calls, in the same
+order:
 
-* ``File(...)``, ``File.close``/``flush``, ``file[name]`` and
-  ``file.get``/``in``/listing (``columns``, ``keys``, ``len``, ``iter``),
-  ``create``, ``del file[name]``, ``create_group``/``require_group``,
-  ``file["grp/"]``;
-* attributes: setting and deleting (every rank calls; rank 0's handle writes
-  the files, the other ranks' handles -- *replicas* -- change only their
-  memory), and any use of a File's or group's ``attrs`` (reading too: it
-  finds their attribute block);
-* ``Column.write_all``, ``read_all``, ``append``, ``flush`` and ``close``.
+* ``File(...)``, ``File.close``/``flush``/``cleanup``, ``create``,
+  ``del file[name]``, ``create_group``/``require_group``;
+* changing attributes (setting, deleting: every rank calls; rank 0's handle
+  writes the files, the other ranks' handles -- *replicas* -- change only
+  their memory);
+* ``Column.write_all``, ``read_all``, ``append``, and ``flush`` and
+  ``close`` of a column of a writable File.
 
-Independent (each rank alone, no communication): ``col[sel]``,
-``col[sel] = v``, ``col.read``, ``col.write``, ``col.rank_slice()``, reading
-a column's attributes and the descriptive properties (``size``, ``dtype``,
-``shape``, ``nfile``, ``blob_rows``...).  Independent writes are consistent
-once the column is closed (or flushed) collectively: the other ranks'
-checksum state is merged into rank 0's header then.  Under ``comm=`` a File
-keeps every column it opened until it is closed, so that all ranks close
-the same columns together.
+Everything that reads is independent -- any rank, any subset of ranks, no
+communication: listing (``columns``, ``keys``, ``len``, ``iter``), ``in``,
+``get``, ``file[name]`` and ``file["grp/"]``, reading attributes of the
+File, of groups and of columns, :meth:`~colfile.File.column_attrs`, a
+column's ``size``, ``dtype``, ``shape``, ``nfile``, ``blob_rows``...,
+reading rows (``col[sel]``, ``col.read``), and closing a read-only column.
+Writing rows independently (``col[sel] = v``, ``col.write``) works too;
+those writes are committed by the collective close (or flush) of the
+column or File, which merges every rank's checksum state into rank 0's
+header.
 
-Only rank 0 reads metadata files (header, attributes, ``colfile-v1``) or
-lists directories; the other ranks build their handles from a snapshot
-broadcast by rank 0 and open only the blob files whose rows they touch, so
-the metadata load does not grow with the number of ranks.
+An independent read reads the metadata files itself, on the calling rank
+(rank 0's handle, or a read-only handle of the File on the other ranks,
+from which a rank opening a column of a writable File builds a replica as
+if rank 0 had sent it).  It sees every collective change made before it:
+what the File created and has not committed yet (columns, groups,
+attributes) is held by every rank, and what it committed is on disk.  A
+File keeps every column any rank opened until it closes; its collective
+close commits, on every rank, the columns that any rank opened.
+
+``File(..., collective_metadata=True)`` makes the metadata reads
+collective instead (h5py's ``all_coll_metadata_ops``): rank 0 alone reads
+metadata files and lists directories, and broadcasts a snapshot from which
+the other ranks build their handles, so that the metadata load does not
+grow with the number of ranks (for very many ranks).  Every rank must then
+list, open columns and read attributes together.
+
+A collective made by some ranks only
+------------------------------------
+Every collective operation starts with an agreement step: each rank sends
+the id of the operation it is in (a non-blocking ``Iallgather`` on the
+File's own duplicate of ``comm``) and polls it.  Ranks in different
+collectives all raise :class:`~colfile.CollectiveError` at once, naming
+what each rank called.  A rank whose collective the others do not join
+within ``mpi_timeout`` seconds (``File(mpi_timeout=)``, else the
+environment's ``COLFILE_MPI_TIMEOUT``, else 300; 0 waits forever) raises
+:class:`~colfile.CollectiveError` naming the operation.  After either,
+the File's communicator is out of step: every later collective of the
+File raises at once, and :meth:`~colfile.File.close` releases the rank's
+handles without committing anything more (and raises).  Nothing hangs and
+no MPI message is mismatched ("Message truncated").
 
 Errors
 ------
