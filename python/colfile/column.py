@@ -208,6 +208,8 @@ class Column:
         self._kind = d.kind
         # rows were written through this handle (under MPI, File.close asks)
         self._wrote = False
+        # under MPI: opened by this rank alone (file[name]), see close()
+        self._independent = False
 
     def __del__(self) -> None:
         # read-only handles (see __init__); errors cannot be reported here
@@ -458,14 +460,22 @@ class Column:
     def flush(self) -> None:
         """Commit pending metadata (header checksums) to disk.
 
-        Under MPI collective if the column is writable: the other ranks'
-        write state is merged into rank 0's handle, which commits one
-        header.  A read-only column has nothing to commit: independent."""
+        Under MPI collective for a column every rank made or opened
+        together (``create``, ``collective_metadata=True``): the other
+        ranks' write state is merged into rank 0's handle, which commits
+        one header.  Independent (nothing to do) for a read-only column,
+        and for one this rank opened alone (``file[name]``): the File's
+        collective flush or close commits its rows."""
         if self._comm.serial or not self._writable:
             self._flush_local()
-        else:
+        elif not self._independent:
             self._enter("Column.flush()")
             _mpi.commit(self._comm, self)
+
+    def _commit(self, close: bool) -> None:
+        """Under MPI, within a collective of the File: commit (and close)
+        this column together with every rank (``mpi.commit``)."""
+        _mpi.commit(self._comm, self, close=close)
 
     def _enter(self, op: str) -> None:
         """The agreement step of a collective operation on this column
@@ -498,9 +508,21 @@ class Column:
         File opened with ``deferred=True`` the commit runs in the background
         and its errors are raised by the File (see :class:`~colfile.File`).
 
-        Under MPI collective if the column is writable (see :meth:`flush`);
-        closing a read-only column is independent."""
+        Under MPI collective for a column every rank made or opened
+        together (see :meth:`flush`).  Closing a read-only column, or one
+        this rank opened alone (``file[name]``), is independent: the rows
+        written through it are committed by the File's next collective
+        flush or close."""
         if self._comm.serial or self._h is None or not self._writable:
+            self._close_local()
+        elif self._independent:
+            # opened by this rank alone: closed alone; the rows it wrote are
+            # committed by the File's next collective flush or close
+            if self._wrote and self._kind == 0:
+                state = self._pending_export()
+                f = self._file_ref() if self._file_ref is not None else None
+                if f is not None:
+                    f._save_state(self._name, state)
             self._close_local()
         else:
             self._enter("Column.close()")

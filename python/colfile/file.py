@@ -621,6 +621,7 @@ class File(Group):
         self._aux: Any = None
         self._close_failure: BaseException | None = None
         self._torn_fh: Any = None  # see _open_repaired
+        self._saved: dict[str, list[bytes]] = {}  # see _save_state
         # collective_metadata=True: metadata reads are collective, rank 0
         # reads for all (the opt-in of h5py's all_coll_metadata_ops)
         self._coll_meta = bool(collective_metadata) and not self._comm.serial
@@ -927,65 +928,110 @@ class File(Group):
         if not self._comm.serial:
             self._enter("File.flush()")
             for col in self._collective_live():
-                col.flush()
+                col._commit(close=False)
+            failure, self._close_failure = self._close_failure, None
+            _mpi.agree(self._comm, failure=failure)
             return
         for col in self._live():
             col.flush()
         self._settle()
 
     def _collective_live(self) -> list[Column]:
-        """Under MPI: the writable columns open on any rank, open on every
-        rank (ranks that have not opened one open it now), in name order.
-        Columns opened independently differ between ranks; their collective
-        commit needs every rank's handle."""
+        """Under MPI: the writable columns open on any rank (or written
+        through a handle some rank opened alone and closed), open on every
+        rank (ranks that have not opened one open it now), in name order,
+        ready for a collective commit: the write state saved by the
+        handles closed alone is merged into rank 0's handle."""
+        comm = self._comm
         with self._lock:
             live = [c for c in self._live() if c._writable]
         mine = sorted({c.name for c in live})
+        wrote = sorted({c.name for c in live if c._wrote} | set(self._saved))
+        held = comm.allgather((mine, wrote))
         union: set[str] = set()
         written: set[str] = set()
-        for names, wrote in self._comm.allgather((mine, [c.name for c in live if c._wrote])):
+        for names, w in held:
             union.update(names)
-            written.update(wrote)
+            written.update(w)
+        union |= written
+        missing = {n for n in union if any(n not in names for names, _ in held)}
         failure: BaseException | None = None
         repaired: list[str] = []
-        for name in sorted(union - set(mine)):
-            try:
-                self._open_column(name)
-            except TornError:
-                # Rank 0 opens a column only the others had open, after they
-                # wrote rows of it in place: their marker of an update in
-                # progress makes it look torn.  Their rows are all written
-                # (every rank is in this close): rank 0 recomputes the
-                # column's checksums from its blobs and commits.
-                if self._comm.rank != 0 or name not in written:
-                    raise
+        # Rank 0 opens what it lacks, then hands its handle's snapshot to
+        # the other ranks that lack it (as a collective open does): their
+        # own open could find the marker of the in-place writes of the
+        # ranks that had it.
+        metas: dict[str, bytes | None] = {}
+        if comm.rank == 0:
+            for name in sorted(missing):
+                col = self._cols.get(name)
                 try:
-                    self._open_repaired(name)
-                    repaired.append(name)
+                    if col is None or col.closed:
+                        try:
+                            col = self._open_column(name)
+                        except TornError:
+                            # the marker of the others' in-place writes,
+                            # which are all done (every rank is in this
+                            # collective): recompute the column's
+                            # checksums from its blobs, and commit
+                            if name not in written:
+                                raise
+                            col = self._open_repaired(name)
+                            repaired.append(name)
+                    metas[name] = _mpi._export_meta(col._handle())
                 except Exception as exc:
                     failure = failure or exc
-            except Exception as exc:
-                failure = failure or exc
-        repaired = self._comm.bcast(repaired, root=0)
-        for name in repaired:
-            # committed by rank 0's repair, which holds these rows'
-            # checksums: a replica's close commits nothing
-            col = self._cols.get(name)
-            if col is not None:
+                    metas[name] = None
+        metas, repaired = comm.bcast((metas, repaired), root=0)
+        if comm.rank != 0:
+            for name in sorted(missing - set(mine)):
+                meta = metas.get(name)
+                if meta is None:
+                    continue  # rank 0's error is raised
                 try:
-                    col._close_local()
+                    col = Column(_mpi._open_meta(self._h, meta), self, name=name)
+                    col._independent = True
+                    self._cols[name] = col
+                except Exception as exc:
+                    failure = failure or exc
+        for name in repaired:
+            # rank 0's repair holds these rows' checksums: drop the others'
+            self._saved.pop(name, None)
+            col = self._cols.get(name)
+            if comm.rank != 0 and col is not None and not col.closed and col._kind == 0:
+                try:
+                    col._pending_export()
                 except Error as exc:
                     failure = failure or exc
+        saved = [(n, st) for n, sts in sorted(self._saved.items()) for st in sts]
+        self._saved = {}
+        gathered = comm.gather(saved, root=0)
+        if comm.rank == 0 and gathered is not None:
+            for items in gathered:
+                for name, st in items:
+                    col = self._cols.get(name)
+                    if col is None or col.closed:
+                        continue  # its open failed: that error is raised
+                    try:
+                        col._pending_merge(st)
+                    except Exception as exc:
+                        failure = failure or exc
         with self._lock:
             cols = {c.name: c for c in self._live() if c._writable}
         # a column some rank could not open (another process removed it...)
         # is left out on every rank, and its error raised on every rank
         # (by agree, after the columns every rank has are committed)
         everywhere = set(cols)
-        for names in self._comm.allgather(sorted(cols)):
+        for names in comm.allgather(sorted(cols)):
             everywhere.intersection_update(names)
         self._close_failure = failure
         return [cols[n] for n in sorted(everywhere)]
+
+    def _save_state(self, name: str, state: bytes) -> None:
+        """Under MPI: keep the write state of a column this rank opened
+        alone, wrote and closed, for the File's next collective commit."""
+        with self._lock:
+            self._saved.setdefault(name, []).append(state)
 
     def close(self) -> None:
         """Close every column opened through this File, then the File.
@@ -1012,7 +1058,10 @@ class File(Group):
         if self._cols or self._attr_cols:
             for col in self._live() if live is None else live:
                 try:
-                    col.close()
+                    if live is None:
+                        col.close()
+                    else:
+                        col._commit(close=True)
                 except Error as exc:
                     first = first or exc
             for col in list(self._cols.values()) + list(self._attr_cols.values()):
@@ -1197,10 +1246,11 @@ class File(Group):
             else:
                 handle = self._independent_handle(full)
             col = Column(handle, self, name=full)
+            col._independent = not serial and not self._coll_meta
             self._cols[full] = col
             return col
 
-    def _open_repaired(self, full: str) -> None:
+    def _open_repaired(self, full: str) -> Column:
         """Rank 0 under MPI: open column ``full``, marked torn by this
         File's other ranks' in-place writes, on a handle that accepts the
         mark, and repair it (``cf_column_repair``: checksums, sums and
@@ -1220,6 +1270,7 @@ class File(Group):
             col = Column(handle, self, name=full)
             self._cols[full] = col
         col.repair()
+        return col
 
     def _aux_handle(self) -> Any:
         """Under MPI, a read-only ``cf_file *`` on this File (opened on first

@@ -293,7 +293,7 @@ def collective(op: str, f: colfile.File) -> None:
     elif op == "read_all":
         f["x"].read_all()
     elif op == "column close":
-        f["x"].close()
+        f["x"].close()  # a column made collectively closes collectively
     elif op == "cleanup":
         f.cleanup(dry_run=True)
     else:
@@ -317,8 +317,7 @@ def test_collective_on_some_ranks_fails(comm: Any, shared: Path, op: str) -> Non
     alone = (0,) if op != "column close" else (comm.size - 1,)
     f = colfile.File(shared / "f", "w", comm=comm, mpi_timeout=1)
     f.create("x", "i4", size=comm.size).write_all([comm.rank])
-    f["x"].close()
-    f["x"]  # open on every rank again
+    f.flush()
     t0 = time.monotonic()
     if comm.rank in alone:
         with pytest.raises(colfile.CollectiveError) as info:
@@ -416,3 +415,48 @@ def re_escape(s: str) -> str:
     import re
 
     return re.escape(s)
+
+
+def test_column_opened_alone_closes_alone(comm: Any, shared: Path) -> None:
+    """A column a rank opened alone (file[name]) in a writable File closes
+    alone, written or not; the File's collective flush or close commits
+    what every rank wrote through such handles."""
+    n = comm.size
+    with colfile.File(shared / "f", "w", comm=comm) as f:
+        f.create("x", "i8", size=3 * n, nfile=2).write_all(np.zeros(3, "i8"))
+        f.create("y", "f4", size=n).write_all(np.zeros(1, "f4"))
+    with colfile.File(shared / "f", "a", comm=comm, mpi_timeout=20) as f:
+        t0 = time.monotonic()
+        if comm.rank == 0:  # a look at one column, closed at once
+            c = f["y"]
+            assert c[:].tolist() == [0.0] * n
+            c.close()
+        assert time.monotonic() - t0 < 10  # nobody waited for the others
+        # every rank opens x, some write their rows, every rank closes it
+        x = f["x"]
+        if comm.rank % 2 == 0:
+            x[3 * comm.rank:3 * comm.rank + 3] = comm.rank + 1
+        x.flush()
+        x.close()
+        assert x.closed
+        # the last rank writes y through a handle of its own, closed alone
+        if comm.rank == n - 1:
+            y = f["y"]
+            y[comm.rank] = 7.5
+            y.close()
+        f.flush()  # commits them (collective)
+        run_on(comm, (0,), lambda: f["y"][:].tolist() == [0.0] * (n - 1) + [7.5] or
+               pytest.fail(f["y"][:]))
+        # and after the flush: more rows, by another rank, left to the close
+        if comm.rank == 0:
+            f["y"][0] = 1.5
+    with colfile.File(shared / "f", comm=comm) as f:
+        want = [(r + 1 if r % 2 == 0 else 0) for r in range(n) for _ in range(3)]
+        assert f["x"][:].tolist() == want
+        want_y = [0.0] * n
+        want_y[n - 1] = 7.5
+        want_y[0] = 1.5
+        assert f["y"][:].tolist() == want_y
+        for name in ("x", "y"):
+            for i in range(f[name].nfile):
+                assert f[name].verify_blob(i) <= {"OK", "SUM_MISMATCH"}, (name, i)
