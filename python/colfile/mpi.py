@@ -44,19 +44,21 @@ order:
 * changing attributes (setting, deleting: every rank calls; rank 0's handle
   writes the files, the other ranks' handles -- *replicas* -- change only
   their memory);
-* ``Column.write_all``, ``read_all``, ``append``, and ``flush`` and
-  ``close`` of a column of a writable File.
+* ``Column.write_all``, ``read_all``, ``append``; ``flush`` and ``close``
+  of a writable column every rank holds from one collective call
+  (``create``, or an open with ``collective_metadata=True``).
 
 Everything that reads is independent -- any rank, any subset of ranks, no
 communication: listing (``columns``, ``keys``, ``len``, ``iter``), ``in``,
 ``get``, ``file[name]`` and ``file["grp/"]``, reading attributes of the
 File, of groups and of columns, :meth:`~colfile.File.column_attrs`, a
 column's ``size``, ``dtype``, ``shape``, ``nfile``, ``blob_rows``...,
-reading rows (``col[sel]``, ``col.read``), and closing a read-only column.
-Writing rows independently (``col[sel] = v``, ``col.write``) works too;
-those writes are committed by the collective close (or flush) of the
-column or File, which merges every rank's checksum state into rank 0's
-header.
+reading rows (``col[sel]``, ``col.read``), and closing a read-only column
+or one this rank opened alone (``file[name]``).  Writing rows
+independently (``col[sel] = v``, ``col.write``) works too; those writes are
+committed by the collective close (or flush) of the column, or of the File
+for a column a rank opened alone, which merges every rank's checksum state
+into rank 0's header.
 
 An independent read reads the metadata files itself, on the calling rank
 (rank 0's handle, or a read-only handle of the File on the other ranks,
