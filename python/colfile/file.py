@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import _thread
 import os
+import time
 import warnings
 import weakref
 from collections.abc import Iterator, Sequence
@@ -620,7 +621,9 @@ class File(Group):
         self._attr_read: dict[str, Column] = {}
         self._aux: Any = None
         self._close_failure: BaseException | None = None
-        self._torn_fh: Any = None  # see _open_repaired
+        self._torn_fh: Any = None  # see _torn_handle
+        self._torn_rd: Any = None
+        self._opened_at = time.time()
         self._saved: dict[str, list[bytes]] = {}  # see _save_state
         # collective_metadata=True: metadata reads are collective, rank 0
         # reads for all (the opt-in of h5py's all_coll_metadata_ops)
@@ -963,22 +966,28 @@ class File(Group):
         # ranks that had it.
         metas: dict[str, bytes | None] = {}
         if comm.rank == 0:
+            for name in sorted(missing - set(mine)):
+                try:
+                    self._open_column(name)
+                except Exception as exc:
+                    failure = failure or exc
+            # A handle opened over the marker of in-place writes of this
+            # File's ranks (see _ours), which are all done (every rank is in
+            # this collective): recompute the column's checksums from its
+            # blobs, and commit (the others' write state is then dropped).
+            for name in sorted(written):
+                col = self._cols.get(name)
+                try:
+                    if col is not None and not col.closed and col._kind == 0 and col.torn:
+                        col.repair()
+                        repaired.append(name)
+                except Exception as exc:
+                    failure = failure or exc
             for name in sorted(missing):
                 col = self._cols.get(name)
                 try:
-                    if col is None or col.closed:
-                        try:
-                            col = self._open_column(name)
-                        except TornError:
-                            # the marker of the others' in-place writes,
-                            # which are all done (every rank is in this
-                            # collective): recompute the column's
-                            # checksums from its blobs, and commit
-                            if name not in written:
-                                raise
-                            col = self._open_repaired(name)
-                            repaired.append(name)
-                    metas[name] = _mpi._export_meta(col._handle())
+                    metas[name] = None if col is None or col.closed else \
+                        _mpi._export_meta(col._handle())
                 except Exception as exc:
                     failure = failure or exc
                     metas[name] = None
@@ -1096,10 +1105,10 @@ class File(Group):
             h, self._h = self._h, None
             if self._finalizer is not None:
                 self._finalizer.detach()
-            for extra in (self._aux, self._torn_fh):
+            for extra in (self._aux, self._torn_fh, self._torn_rd):
                 if extra is not None:
                     lib().cf_file_close(extra)
-            self._aux = self._torn_fh = None
+            self._aux = self._torn_fh = self._torn_rd = None
             lib().cf_file_close(h)
         if self._comm.owned and self._comm.broken is None:
             self._comm.free()
@@ -1180,7 +1189,7 @@ class File(Group):
         return lambda: self._open_handle(h, full, create_attrs, stacklevel=5)
 
     def _open_handle(self, h: Any, full: str, create_attrs: bool | None = None,
-                     stacklevel: int = 4) -> Any:
+                     stacklevel: int = 4, warn: bool = True) -> Any:
         """``cf_column_open`` of ``full`` on File handle ``h``: the handle (a
         torn column warns, ``stacklevel`` from here), ``None`` or a new
         attribute block (see ``_opener``), or the error raised."""
@@ -1189,7 +1198,7 @@ class File(Group):
         L = lib()
         rc = L.cf_column_open(out, h, encode_name(full), err)
         if rc >= 0:
-            if L.cf_column_torn(out[0]):
+            if warn and L.cf_column_torn(out[0]):
                 _warn_torn(out[0], stacklevel)
             return out[0]
         if create_attrs is not None and err.code == -2:  # CF_ENOENT
@@ -1250,28 +1259,6 @@ class File(Group):
             self._cols[full] = col
             return col
 
-    def _open_repaired(self, full: str) -> Column:
-        """Rank 0 under MPI: open column ``full``, marked torn by this
-        File's other ranks' in-place writes, on a handle that accepts the
-        mark, and repair it (``cf_column_repair``: checksums, sums and
-        statistics recomputed from the blobs, the mark removed, committed)."""
-        L = lib()
-        with self._lock:
-            if self._torn_fh is None:
-                self._torn_fh = _mpi.open_file_handle(
-                    encode(self._path), (self._flags & (_NODURABLE | _VERIFY)) | _WRITE
-                    | _TORN_OK | 0x10)  # NOCHECK
-            out = ffi.new(_COLUMN_PP)
-            err = new_error()
-            rc = L.cf_column_open(out, self._torn_fh, encode_name(full), err)
-            if rc < 0:
-                raise_error(rc, err, "column")
-            handle = out[0]
-            col = Column(handle, self, name=full)
-            self._cols[full] = col
-        col.repair()
-        return col
-
     def _aux_handle(self) -> Any:
         """Under MPI, a read-only ``cf_file *`` on this File (opened on first
         use, touching nothing): what independent reads of metadata open
@@ -1291,14 +1278,49 @@ class File(Group):
         and its writes are merged into rank 0's handle at the collective
         close), as if rank 0 had sent it."""
         h = self._check_open()
-        if self._comm.rank == 0 or self._mode == "r":
+        if self._mode == "r":
             return self._open_handle(h, full)
-        reader = self._open_handle(self._aux_handle(), full)
+        try:
+            if self._comm.rank == 0:
+                return self._open_handle(h, full)
+            reader = self._open_handle(self._aux_handle(), full)
+        except TornError:
+            if not self._ours(full):
+                raise
+            # marked by in-place writes under way in this File (this
+            # File's next collective commit repairs the column)
+            if self._comm.rank == 0:
+                return self._open_handle(self._torn_handle(), full, warn=False)
+            reader = self._open_handle(self._torn_handle(_READ), full, warn=False)
         try:
             meta = _mpi._export_meta(reader)
         finally:
             lib().cf_column_close(reader, ffi.NULL)
         return _mpi._open_meta(h, meta)
+
+    def _ours(self, full: str) -> bool:
+        """Under MPI, in a writable File: whether column ``full``'s torn
+        marker may be this File's own, an in-place update by ranks that
+        opened the column alone, not committed yet: made since the File
+        was opened (a marker older than that is an interrupted update)."""
+        try:
+            made = os.stat(os.path.join(self._path, full, "colfile-torn")).st_mtime
+        except OSError:
+            return False
+        return made >= self._opened_at - 2.0  # (clocks of a shared file system)
+
+    def _torn_handle(self, mode: int = _WRITE) -> Any:
+        """A ``cf_file *`` of this File that opens columns marked torn
+        (``CF_OPEN_TORN_OK``), writable or not; see ``_ours``."""
+        with self._lock:
+            key = "_torn_fh" if mode == _WRITE else "_torn_rd"
+            fh = getattr(self, key)
+            if fh is None:
+                fh = _mpi.open_file_handle(
+                    encode(self._path), (self._flags & (_NODURABLE | _VERIFY)) | mode
+                    | _TORN_OK | 0x10)  # NOCHECK
+                setattr(self, key, fh)
+            return fh
 
     def _forget(self, full: str) -> None:
         """Close our live handle on ``full`` before it is replaced or removed."""
