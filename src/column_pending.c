@@ -193,6 +193,11 @@ int cf_column_pending_merge(cf_column *c, const void *buf, size_t len, cf_error 
     if (scan.p != scan.end)
         return CF_FAIL(err, CF_EFORMAT, "%s: pending write state has trailing bytes", c->path);
     int rc;
+    /* Taking other handles' writes is a change, as a write of this handle
+     * is: the writer lock first (and the check that the column is still the
+     * version opened), so that the commit holds it and this handle's own
+     * later writes find the header that commit wrote. */
+    if (entries && !c->replica && (rc = cf__column_begin_change(c, err))) return rc;
     for (uint64_t e = 0; e < entries; e++) {
         uint64_t blob, nseg;
         uint32_t delta;

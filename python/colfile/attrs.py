@@ -339,10 +339,14 @@ class AttributeManager(MutableMapping[str, Any]):
     its error (naming the file) here, while the column's rows stay readable.
     """
 
-    def __init__(self, opener: Callable[[bool], Column | None], what: str) -> None:
+    def __init__(self, opener: Callable[[bool], Column | None], what: str, *,
+                 writer: Callable[[bool], Column | None] | None = None) -> None:
         # opener(create) returns the handle holding the attributes, or None
-        # if there is none and create is False.
+        # if there is none and create is False; writer(create), the same for
+        # changing them (under MPI: opener reads independently, writer is
+        # collective).
         self._opener = opener
+        self._writer = opener if writer is None else writer
         self._what = what
 
     def _col(self, create: bool = False) -> Column | None:
@@ -391,7 +395,7 @@ class AttributeManager(MutableMapping[str, Any]):
     def set_raw(self, name: str, dtype: str, nmemb: int, data: bytes) -> None:
         """Store ``nmemb`` elements of ``dtype`` (a token such as ``"<f8"`` or
         ``"<a1"``) given as raw bytes, bypassing the value mapping."""
-        col = self._opener(True)
+        col = self._writer(True)
         assert col is not None
         col._attr_set(self._key(name), dtype, nmemb, data if type(data) is bytes else bytes(data))
 
@@ -404,12 +408,12 @@ class AttributeManager(MutableMapping[str, Any]):
             tok, nmemb, data = encode_value(exact_value(value))  # data: bytes
         except ValueError as exc:
             raise ValueError(f"{self._what}: attribute {name!r}: {exc}") from None
-        col = self._opener(True)
+        col = self._writer(True)
         assert col is not None
         col._attr_set(self._key(name), tok, nmemb, data)
 
     def __delitem__(self, name: str) -> None:
-        col = self._col()
+        col = self._writer(False)
         if col is None:
             raise AttributeNotFoundError(f"{self._what}: no attribute {name!r}")
         col._attr_delete(self._key(name))

@@ -32,7 +32,7 @@ from ._dtypes import as_array, from_token, token
 from ._ffi import ERROR_P, encode_name, ffi, lib, new_error, take_strings
 from ._ints import INT64_MAX, NFILE_MAX, whole
 from .attrs import AttributeManager
-from .errors import ClosedError, IncompleteWarning, RangeError, raise_error
+from .errors import ClosedError, CollectiveError, Error, IncompleteWarning, RangeError, raise_error
 
 if TYPE_CHECKING:
     import dask.array
@@ -271,6 +271,10 @@ class Column:
         self._row_shape = () if n == 1 else (n,)
         self._rowbytes = self._dtype.itemsize * n
         self._kind = d.kind
+        # rows were written through this handle (under MPI, File.close asks)
+        self._wrote = False
+        # under MPI: opened by this rank alone (file[name]), see close()
+        self._independent = False
 
     def __del__(self) -> None:
         # read-only handles (see __init__); errors cannot be reported here
@@ -352,6 +356,7 @@ class Column:
         L = lib()
         with self._lock:
             rc = L.cf_column_write(self._handle(), start, count, _ptr(data), tok, rs, es, err)
+        self._wrote = True
         if rc < 0:
             raise_error(rc, err, "file")
 
@@ -384,6 +389,7 @@ class Column:
         contiguous byte buffer ``buf``."""
         rowbytes = self.itemsize * max(self._nmemb, 1)
         assert buf.nbytes >= count * rowbytes
+        self._wrote = True
         self._call("cf_column_write", start, count, _ptr(buf), self._token.encode("ascii"),
                    rowbytes, self.itemsize)
 
@@ -410,6 +416,7 @@ class Column:
     def _write_sorted(self, rows: np.ndarray, data: np.ndarray) -> None:
         rs, es = self._strides(data)
         rows = np.ascontiguousarray(rows, dtype=np.int64)
+        self._wrote = True
         self._call("cf_column_write_rows", ffi.cast("int64_t *", rows.ctypes.data),
                    len(rows), _ptr(data), token(data.dtype), rs, es)
 
@@ -514,17 +521,50 @@ class Column:
     @property
     def comm(self) -> Any:
         """The communicator this column is open on (``None`` if serial)."""
-        return None if self._comm.serial else self._comm.comm
+        return None if self._comm.serial else self._comm.user
 
     def flush(self) -> None:
         """Commit pending metadata (header checksums) to disk.
 
-        Under MPI collective: the other ranks' write state is merged into
-        rank 0's handle, which commits one header."""
-        if self._comm.serial:
+        Under MPI collective for a column every rank made or opened
+        together (``create``, ``collective_metadata=True``): the other
+        ranks' write state is merged into rank 0's handle, which commits
+        one header.  Independent (nothing to do) for a read-only column,
+        and for one this rank opened alone (``file[name]``): the File's
+        collective flush or close commits its rows."""
+        if self._comm.serial or not self._writable:
             self._flush_local()
-        else:
+        elif not self._independent:
+            self._enter("Column.flush()")
             _mpi.commit(self._comm, self)
+
+    def _commit(self, close: bool) -> None:
+        """Under MPI, within a collective of the File: commit (and close)
+        this column together with every rank (``mpi.commit``)."""
+        _mpi.commit(self._comm, self, close=close)
+
+    def _enter(self, op: str) -> None:
+        """The agreement step of a collective operation on this column
+        (``Comm.enter``); if the ranks are out of step, this rank's handle
+        is released without committing anything, and the error raised."""
+        try:
+            self._comm.enter(op, self._path)
+        except CollectiveError:
+            self._abandon()
+            raise
+
+    def _abandon(self) -> None:
+        """Release the handle without committing anything (its changes are
+        discarded; the error saying so is not raised: the caller raises
+        why)."""
+        if self._h is None:
+            return
+        try:
+            if self._writable:
+                self._discard()
+            self._close_local()
+        except Error:
+            pass
 
     def _flush_local(self) -> None:
         self._call("cf_column_flush")
@@ -534,10 +574,24 @@ class Column:
         File opened with ``deferred=True`` the commit runs in the background
         and its errors are raised by the File (see :class:`~colfile.File`).
 
-        Under MPI collective (see :meth:`flush`)."""
-        if self._comm.serial or self._h is None:
+        Under MPI collective for a column every rank made or opened
+        together (see :meth:`flush`).  Closing a read-only column, or one
+        this rank opened alone (``file[name]``), is independent: the rows
+        written through it are committed by the File's next collective
+        flush or close."""
+        if self._comm.serial or self._h is None or not self._writable:
+            self._close_local()
+        elif self._independent:
+            # opened by this rank alone: closed alone; the rows it wrote are
+            # committed by the File's next collective flush or close
+            if self._wrote and self._kind == 0:
+                state = self._pending_export()
+                f = self._file_ref() if self._file_ref is not None else None
+                if f is not None:
+                    f._save_state(self._name, state)
             self._close_local()
         else:
+            self._enter("Column.close()")
             _mpi.commit(self._comm, self, close=True)
 
     def _unwritten_ranges(self) -> list[tuple[int, int]]:
@@ -973,9 +1027,12 @@ class Column:
         if self._comm.serial:
             call()
         else:
+            self._enter("attrs[name] = value")
             _mpi.agree(self._comm, call)
 
     def _attr_delete(self, name: str) -> None:
+        if not self._comm.serial:
+            self._enter("del attrs[name]")
         _mpi.agree(self._comm, lambda: self._call(
             "cf_column_attr_delete", encode_name(name), context="attr"))
 

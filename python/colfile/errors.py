@@ -30,6 +30,7 @@ CF_EBUSY                           :class:`BusyError`                ``BlockingI
 CF_EREPLACED                       :class:`ReplacedError`            ``FileNotFoundError``
                                    (a :class:`NoSuchFileError`)
 (closed handle)                    :class:`ClosedError`              ``ValueError``
+(MPI: collective by some ranks)    :class:`CollectiveError`          ``RuntimeError``
 ================================== ================================= =======================
 
 The message of an exception raised for a failing C call is the C message,
@@ -72,6 +73,7 @@ __all__ = [
     "TornError",
     "BusyError",
     "ReplacedError",
+    "CollectiveError",
 ]
 
 # The stable values of colfile_errors.h.
@@ -255,6 +257,13 @@ class ReplacedError(NoSuchFileError):
 
 class ClosedError(Error, ValueError):
     """Use of a closed File, column or attribute set."""
+
+
+class CollectiveError(Error, RuntimeError):
+    """Under MPI, a collective operation was not made by every rank: some
+    ranks called another collective operation at the same point, or not
+    every rank called one within the File's ``mpi_timeout``.  The message
+    names the operation and what each rank called."""
 
 
 _BY_CODE: dict[int, type[Error]] = {

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import _thread
 import os
+import time
 import warnings
 import weakref
 from collections.abc import Iterator, Sequence
@@ -42,6 +43,7 @@ from .errors import (
     ColumnNotFoundError,
     Error,
     InvalidArgumentError,
+    TornError,
     raise_error,
 )
 
@@ -227,8 +229,15 @@ class Group:
         """The attributes of this group (of the File for a File)."""
         full = self._prefix + "."
         f = self._file
-        return AttributeManager(lambda create: f._attr_column(full, create),
-                                self.path)
+        if f._comm.serial:
+            return AttributeManager(lambda create: f._attr_column(full, create), self.path)
+        if f._coll_meta:
+            return AttributeManager(lambda create: f._attr_column(full, create, reading=True),
+                                    self.path,
+                                    writer=lambda create: f._attr_column(full, create))
+        # under MPI reads are independent, changes collective
+        return AttributeManager(lambda create: f._attr_reader(full), self.path,
+                                writer=lambda create: f._attr_column(full, create))
 
     def __repr__(self) -> str:
         f = self._file
@@ -430,13 +439,23 @@ class Group:
         from .errors import AlreadyExistsError
 
         full = self._full(name).rstrip("/") + "/"
-        if self._file._group_exists(full):
-            raise AlreadyExistsError(f"{os.path.join(self._file.path, full)}: group exists")
+        f = self._file
+        if not f._comm.serial:
+            f._enter("create_group()")
+            # rank 0 decides, so that every rank raises or none does
+            exists = f._group_exists(full) if f._coll_meta else \
+                f._on_root(lambda: f._group_exists(full))
+        else:
+            exists = f._group_exists(full)
+        if exists:
+            raise AlreadyExistsError(f"{os.path.join(f.path, full)}: group exists")
         return self.require_group(name)
 
     def require_group(self, name: str) -> Group:
         """The group ``name``, created if it does not exist."""
         full = self._full(name).rstrip("/") + "/"
+        if not self._file._comm.serial:
+            self._file._enter("require_group()")
         self._file._attr_column(full + ".", True)
         return Group(self._file, full)
 
@@ -540,7 +559,9 @@ class File(Group):
         Open the File on every rank of ``comm`` for parallel I/O (see
         :mod:`colfile.mpi`): opening is collective, rank 0 alone opens,
         creates or empties the directory and the other ranks touch nothing;
-        an error on any rank is raised on every rank.  mpi4py is only needed
+        an error on any rank is raised on every rank.  Then what changes the
+        File is collective and what reads it (listing, attributes, opening
+        and reading columns) independent, as in h5py.  mpi4py is only needed
         when ``comm`` is given.
     durable : bool, default True
         Make every commit durable with fsync (blob data before the header
@@ -577,6 +598,17 @@ class File(Group):
         :meth:`close` raises a failure that no call has reported yet.
         A child made by ``os.fork()`` leaves the columns its parent closed
         to the parent, which commits them.
+    mpi_timeout : float, optional
+        Under ``comm=``: the seconds a rank waits, at the start of a
+        collective operation, for the other ranks to call one too, before
+        it raises :class:`~colfile.CollectiveError` naming the operation
+        (default: the environment's ``COLFILE_MPI_TIMEOUT``, else 300; 0
+        waits forever).  Ranks calling different collectives raise at once.
+    collective_metadata : bool, default False
+        Under ``comm=``: make listing, opening columns and reading group
+        and File attributes collective, with rank 0 alone reading metadata
+        files for all ranks (h5py's ``all_coll_metadata_ops``): the
+        metadata load then does not grow with the number of ranks.
 
     Notes
     -----
@@ -592,10 +624,9 @@ class File(Group):
     open column holds a file descriptor of its directory, and one of the
     blob it read last.
 
-    Under ``comm=`` the File keeps every column it opened until it is
-    closed (so that every rank closes the same columns, collectively, in
-    name order), and which calls are collective is listed in
-    :mod:`colfile.mpi`.
+    Under ``comm=`` the File keeps every column any rank opened until it is
+    closed (its collective close commits them on every rank, in name
+    order), and which calls are collective is listed in :mod:`colfile.mpi`.
 
     A read-only File pickles (and so do its columns, see
     :class:`~colfile.Column`): unpickling opens the same directory again,
@@ -621,7 +652,9 @@ class File(Group):
 
     def __init__(self, path: str | os.PathLike[str], mode: str = "r", *,
                  comm: Any = None, durable: bool = True, torn: str = "raise",
-                 verify: bool = False, deferred: bool = False) -> None:
+                 verify: bool = False, deferred: bool = False,
+                 mpi_timeout: float | None = None,
+                 collective_metadata: bool = False) -> None:
         # A File is the group of its root; it does not store itself (no
         # reference cycle, so dropping the last reference frees it at once).
         self._prefix = ""
@@ -629,11 +662,30 @@ class File(Group):
         self._h: Any = None
         self._path = path if type(path) is str else os.fsdecode(os.fspath(path)) \
             if isinstance(path, (str, bytes, os.PathLike)) else str(path)
-        self._comm: _mpi.Comm = _mpi.SELF if comm is None else _mpi.as_comm(comm)
+        if comm is None:
+            if mpi_timeout is not None:
+                _mpi.resolve_timeout(mpi_timeout)  # checked, though unused
+            self._comm: _mpi.Comm = _mpi.SELF
+        else:
+            # the agreement step of File(...), then colfile's own duplicate
+            self._comm = _mpi.file_comm(comm, mpi_timeout, self._path)
         self._lock = _RLock()  # guards the C handle and the caches
         serial = self._comm.serial
         self._cols: Any = _WeakColumns() if serial else {}
         self._attr_cols: dict[str, Column] = {}
+        # under MPI: the handles of independent attribute reads, and a
+        # read-only cf_file handle they (and, on ranks but 0 of a writable
+        # File, independent column opens) are made on
+        self._attr_read: dict[str, Column] = {}
+        self._aux: Any = None
+        self._close_failure: BaseException | None = None
+        self._torn_fh: Any = None  # see _torn_handle
+        self._torn_rd: Any = None
+        self._opened_at = time.time()
+        self._saved: dict[str, list[bytes]] = {}  # see _save_state
+        # collective_metadata=True: metadata reads are collective, rank 0
+        # reads for all (the opt-in of h5py's all_coll_metadata_ops)
+        self._coll_meta = bool(collective_metadata) and not self._comm.serial
         self._commits: Committer | None = None
         # Serially the checks and the open in the fewest steps: opening a
         # File is part of every small read, and in a fresh process each
@@ -663,9 +715,14 @@ class File(Group):
                 return self._path, mode, bool(durable), torn, bool(verify)
 
             # every rank must be given the same path and options
-            self._same("File path and options", prep)
-            flags = _open_flags(mode, durable, torn, verify)
-            handle = _mpi.open_file(self._comm, encode(path), flags)
+            try:
+                self._same("File path and options", prep)
+                flags = _open_flags(mode, durable, torn, verify)
+                handle = _mpi.open_file(self._comm, encode(path), flags)
+            except BaseException:
+                if self._comm.owned:
+                    self._comm.free()
+                raise
         self._h = handle
         self._flags = flags
         # what a pickle or a dask task reopens: the same directory after a
@@ -735,7 +792,7 @@ class File(Group):
     @property
     def comm(self) -> Any:
         """The communicator given as ``comm=`` (``None`` when serial)."""
-        return None if self._comm.serial else self._comm.comm
+        return None if self._comm.serial else self._comm.user
 
     @property
     def closed(self) -> bool:
@@ -782,8 +839,15 @@ class File(Group):
         ``a//``...) and refuses a symbolic link below the File."""
         h = self._check_open()
         self._settle()
-        if not self._comm.serial:
+        if self._coll_meta:
+            self._enter("group lookup (collective_metadata=True)")
             self._same("group name", lambda: (self._check_open(), full)[1])
+        elif not self._comm.serial:
+            # independent: a group this File made (collectively) and has
+            # not committed yet is known to every rank
+            col = self._attr_cols.get(full + ".")
+            if col is not None and not col.closed:
+                return True
 
         def run() -> bool:
             out = ffi.new("cf_column **")
@@ -797,7 +861,13 @@ class File(Group):
             if err.code == -4:  # CF_ENAME
                 raise_error(rc, err)
             return True  # the directory is there; its attribute files are not fine
-        return bool(self._on_root(run))
+        return bool(self._on_root(run)) if self._coll_meta else run()
+
+    def _enter(self, op: str) -> None:
+        """The agreement step of collective operation ``op`` of this File
+        (``Comm.enter``): every rank must be in it (CollectiveError)."""
+        self._check_open()
+        self._comm.enter(op, self._path)
 
     def _checked_name(self, full: str) -> Any:
         def prep() -> str:
@@ -857,8 +927,8 @@ class File(Group):
         which is marked torn, still gives its attributes.  Group and File
         attributes are not included (``file["g/"].attrs``, ``file.attrs``).
         A damaged attribute file of any column raises the error reading
-        that column's attributes would raise, naming the file.  Collective under MPI:
-        rank 0 reads, every rank gets the result.
+        that column's attributes would raise, naming the file.  Independent
+        under MPI: the calling rank reads.
 
         Examples
         --------
@@ -889,7 +959,11 @@ class File(Group):
 
         self._check_open()
         self._settle()
-        out = _unpack_column_attrs(self._on_root(run))
+        if self._coll_meta:
+            self._enter("column_attrs() (collective_metadata=True)")
+            out = _unpack_column_attrs(self._on_root(run))
+        else:
+            out = _unpack_column_attrs(run())  # independent under MPI too
         with self._lock:
             live = [(n, c) for n, c in list(self._cols.items())
                     if not c.closed and not n.endswith("/.") and n != "."]
@@ -922,6 +996,8 @@ class File(Group):
             return take_strings(lines[0], count[0])
 
         self._settle()
+        if not self._comm.serial:
+            self._enter("File.cleanup()")
         return list(self._on_root(run))
 
     @property
@@ -933,9 +1009,119 @@ class File(Group):
     def flush(self) -> None:
         """Commit the metadata of every open column (collective under MPI),
         and wait for the commits of closed ones (``deferred=True``)."""
+        if not self._comm.serial:
+            self._enter("File.flush()")
+            for col in self._collective_live():
+                col._commit(close=False)
+            failure, self._close_failure = self._close_failure, None
+            _mpi.agree(self._comm, failure=failure)
+            return
         for col in self._live():
             col.flush()
         self._settle()
+
+    def _collective_live(self) -> list[Column]:
+        """Under MPI: the writable columns open on any rank (or written
+        through a handle some rank opened alone and closed), open on every
+        rank (ranks that have not opened one open it now), in name order,
+        ready for a collective commit: the write state saved by the
+        handles closed alone is merged into rank 0's handle."""
+        comm = self._comm
+        with self._lock:
+            live = [c for c in self._live() if c._writable]
+        mine = sorted({c.name for c in live})
+        wrote = sorted({c.name for c in live if c._wrote} | set(self._saved))
+        held = comm.allgather((mine, wrote))
+        union: set[str] = set()
+        written: set[str] = set()
+        for names, w in held:
+            union.update(names)
+            written.update(w)
+        union |= written
+        missing = {n for n in union if any(n not in names for names, _ in held)}
+        failure: BaseException | None = None
+        repaired: list[str] = []
+        # Rank 0 opens what it lacks, then hands its handle's snapshot to
+        # the other ranks that lack it (as a collective open does): their
+        # own open could find the marker of the in-place writes of the
+        # ranks that had it.
+        metas: dict[str, bytes | None] = {}
+        if comm.rank == 0:
+            for name in sorted(missing - set(mine)):
+                try:
+                    self._open_column(name)
+                except Exception as exc:
+                    failure = failure or exc
+            # A handle opened over the marker of in-place writes of this
+            # File's ranks (see _ours), which are all done (every rank is in
+            # this collective): recompute the column's checksums from its
+            # blobs, and commit (the others' write state is then dropped).
+            for name in sorted(written):
+                col = self._cols.get(name)
+                try:
+                    if col is not None and not col.closed and col._kind == 0 and col.torn:
+                        col.repair()
+                        repaired.append(name)
+                except Exception as exc:
+                    failure = failure or exc
+            for name in sorted(missing):
+                col = self._cols.get(name)
+                try:
+                    metas[name] = None if col is None or col.closed else \
+                        _mpi._export_meta(col._handle())
+                except Exception as exc:
+                    failure = failure or exc
+                    metas[name] = None
+        metas, repaired = comm.bcast((metas, repaired), root=0)
+        if comm.rank != 0:
+            for name in sorted(missing - set(mine)):
+                meta = metas.get(name)
+                if meta is None:
+                    continue  # rank 0's error is raised
+                try:
+                    col = Column(_mpi._open_meta(self._h, meta), self, name=name)
+                    col._independent = True
+                    self._cols[name] = col
+                except Exception as exc:
+                    failure = failure or exc
+        for name in repaired:
+            # rank 0's repair holds these rows' checksums: drop the others'
+            self._saved.pop(name, None)
+            col = self._cols.get(name)
+            if comm.rank != 0 and col is not None and not col.closed and col._kind == 0:
+                try:
+                    col._pending_export()
+                except Error as exc:
+                    failure = failure or exc
+        saved = [(n, st) for n, sts in sorted(self._saved.items()) for st in sts]
+        self._saved = {}
+        gathered = comm.gather(saved, root=0)
+        if comm.rank == 0 and gathered is not None:
+            for items in gathered:
+                for name, st in items:
+                    col = self._cols.get(name)
+                    if col is None or col.closed:
+                        continue  # its open failed: that error is raised
+                    try:
+                        col._pending_merge(st)
+                    except Exception as exc:
+                        failure = failure or exc
+        with self._lock:
+            cols = {c.name: c for c in self._live() if c._writable}
+        # a column some rank could not open (another process removed it...)
+        # is left out on every rank, and its error raised on every rank
+        # (by agree, after the columns every rank has are committed)
+        everywhere = set(cols)
+        for names in comm.allgather(sorted(cols)):
+            everywhere.intersection_update(names)
+        self._close_failure = failure
+        return [cols[n] for n in sorted(everywhere)]
+
+    def _save_state(self, name: str, state: bytes) -> None:
+        """Under MPI: keep the write state of a column this rank opened
+        alone, wrote and closed, for the File's next collective commit."""
+        with self._lock:
+            self._saved.setdefault(name, []).append(state)
 
     def close(self) -> None:
         """Close every column opened through this File, then the File.
@@ -951,29 +1137,83 @@ class File(Group):
         if self._h is None:
             return
         first: Exception | None = None
+        live = None
+        if not self._comm.serial:
+            try:
+                self._enter("File.close()")
+                live = self._collective_live()
+            except Error:
+                self._abandon()
+                raise
         if self._cols or self._attr_cols:
-            for col in self._live():
+            for col in self._live() if live is None else live:
                 try:
-                    col.close()
+                    if live is None:
+                        col.close()
+                    else:
+                        col._commit(close=True)
                 except Error as exc:
                     first = first or exc
+            for col in list(self._cols.values()) + list(self._attr_cols.values()):
+                col._close_local()  # read-only handles: independent
             self._cols.clear()
             self._attr_cols.clear()
+        self._release_readers()
         if self._commits is not None:
             try:
                 self._commits.settle()
             except Exception as exc:  # noqa: BLE001 - raised below, after the release
                 first = first or exc
             self._commits.close()  # its thread ends
-        if self._mode != "r":
+        comm = self._comm
+        if not comm.serial and comm.broken is None:
+            failure, self._close_failure = self._close_failure, None
+            try:
+                # a column some rank could not open: raised on every rank
+                _mpi.agree(comm, failure=failure)
+            except Error as exc:
+                first = first or exc
+        if self._mode != "r" and comm.broken is None:
             self._update_catalog()
+        self._release_handle()
+        if first is not None:
+            raise first
+
+    def _release_handle(self) -> None:
+        """Release the cf_file handle (and under MPI the File's duplicate
+        communicator, unless it is out of step: freeing is collective)."""
         with self._lock:
             h, self._h = self._h, None
             if self._finalizer is not None:
                 self._finalizer.detach()
+            for extra in (self._aux, self._torn_fh, self._torn_rd):
+                if extra is not None:
+                    lib().cf_file_close(extra)
+            self._aux = self._torn_fh = self._torn_rd = None
             lib().cf_file_close(h)
-        if first is not None:
-            raise first
+        if self._comm.owned and self._comm.broken is None:
+            self._comm.free()
+
+    def _release_readers(self) -> None:
+        """Close the handles of independent attribute reads (read-only)."""
+        with self._lock:
+            readers = list(self._attr_read.values())
+            self._attr_read.clear()
+        for col in readers:
+            col._close_local()
+
+    def _abandon(self) -> None:
+        """Under MPI, once the ranks are out of step (a collective made by
+        only some of them): release every handle on this rank without
+        committing anything, and close the File."""
+        with self._lock:
+            cols = list(self._cols.values()) + list(self._attr_cols.values())
+            self._cols.clear()
+            self._attr_cols.clear()
+        for col in cols:
+            col._abandon()
+        self._release_readers()
+        self._release_handle()
 
     def _update_catalog(self) -> None:
         """Rebuild the File's catalog after this writer's commits
@@ -1010,7 +1250,11 @@ class File(Group):
 
         self._check_open()
         self._settle()
-        names = list(self._on_root(run))
+        if self._coll_meta:
+            self._enter("listing (collective_metadata=True)")
+            names = list(self._on_root(run))
+        else:
+            names = run()  # independent under MPI: this rank lists
         # Columns this File created and has not committed yet are staged
         # out of sight of other readers, but this File shows them.
         with self._lock:
@@ -1026,7 +1270,7 @@ class File(Group):
         return lambda: self._open_handle(h, full, create_attrs, stacklevel=5)
 
     def _open_handle(self, h: Any, full: str, create_attrs: bool | None = None,
-                     stacklevel: int = 4) -> Any:
+                     stacklevel: int = 4, warn: bool = True) -> Any:
         """``cf_column_open`` of ``full`` on File handle ``h``: the handle (a
         torn column warns, ``stacklevel`` from here), ``None`` or a new
         attribute block (see ``_opener``), or the error raised."""
@@ -1035,7 +1279,7 @@ class File(Group):
         L = lib()
         rc = L.cf_column_open(out, h, encode_name(full), err)
         if rc >= 0:
-            if L.cf_column_torn(out[0]):
+            if warn and L.cf_column_torn(out[0]):
                 _warn_torn(out[0], stacklevel)
             return out[0]
         if create_attrs is not None and err.code == -2:  # CF_ENOENT
@@ -1057,9 +1301,13 @@ class File(Group):
     def _open_column(self, full: str) -> Column:
         with self._lock:
             serial = self._comm.serial
-            if not serial:
+            if self._coll_meta:
+                self._enter("file[name] (collective_metadata=True)")
                 # before the cache: every rank must take the same path
                 self._checked_name(full)
+            elif not serial:
+                self._check_open()
+                _name_check(full)
             if self._cols:
                 col = self._cols.get(full)
                 if col is not None and not col.closed:
@@ -1083,16 +1331,85 @@ class File(Group):
                     handle = out[0]
                     if L.cf_column_torn(handle):
                         _warn_torn(handle, 3)
-            else:
+            elif self._coll_meta:
                 handle = _mpi.replicate(self._comm, h, self._opener(h, full))
+            else:
+                handle = self._independent_handle(full)
             col = Column(handle, self, name=full)
+            col._independent = not serial and not self._coll_meta
             self._cols[full] = col
             return col
+
+    def _aux_handle(self) -> Any:
+        """Under MPI, a read-only ``cf_file *`` on this File (opened on first
+        use, touching nothing): what independent reads of metadata open
+        their handles on in a writable File, where this rank's handle would
+        make writers (rank 0) or is not meant for metadata (the others)."""
+        with self._lock:
+            if self._aux is None:
+                self._aux = _mpi.open_file_handle(encode(self._path), _READ | 0x10)  # NOCHECK
+            return self._aux
+
+    def _independent_handle(self, full: str) -> Any:
+        """Under MPI: a handle on column ``full`` opened by this rank alone
+        (reading its metadata files).  Rank 0, and every rank of a read-only
+        File, opens it on its File handle.  The other ranks of a writable
+        File read the metadata on a read-only handle and build a replica
+        from it (``cf_column_open_meta``: it writes blobs, never metadata,
+        and its writes are merged into rank 0's handle at the collective
+        close), as if rank 0 had sent it."""
+        h = self._check_open()
+        if self._mode == "r":
+            return self._open_handle(h, full)
+        try:
+            if self._comm.rank == 0:
+                return self._open_handle(h, full)
+            reader = self._open_handle(self._aux_handle(), full)
+        except TornError:
+            if not self._ours(full):
+                raise
+            # marked by in-place writes under way in this File (this
+            # File's next collective commit repairs the column)
+            if self._comm.rank == 0:
+                return self._open_handle(self._torn_handle(), full, warn=False)
+            reader = self._open_handle(self._torn_handle(_READ), full, warn=False)
+        try:
+            meta = _mpi._export_meta(reader)
+        finally:
+            lib().cf_column_close(reader, ffi.NULL)
+        return _mpi._open_meta(h, meta)
+
+    def _ours(self, full: str) -> bool:
+        """Under MPI, in a writable File: whether column ``full``'s torn
+        marker may be this File's own, an in-place update by ranks that
+        opened the column alone, not committed yet: made since the File
+        was opened (a marker older than that is an interrupted update)."""
+        try:
+            made = os.stat(os.path.join(self._path, full, "colfile-torn")).st_mtime
+        except OSError:
+            return False
+        return made >= self._opened_at - 2.0  # (clocks of a shared file system)
+
+    def _torn_handle(self, mode: int = _WRITE) -> Any:
+        """A ``cf_file *`` of this File that opens columns marked torn
+        (``CF_OPEN_TORN_OK``), writable or not; see ``_ours``."""
+        with self._lock:
+            key = "_torn_fh" if mode == _WRITE else "_torn_rd"
+            fh = getattr(self, key)
+            if fh is None:
+                fh = _mpi.open_file_handle(
+                    encode(self._path), (self._flags & (_NODURABLE | _VERIFY)) | mode
+                    | _TORN_OK | 0x10)  # NOCHECK
+                setattr(self, key, fh)
+            return fh
 
     def _forget(self, full: str) -> None:
         """Close our live handle on ``full`` before it is replaced or removed."""
         with self._lock:
             self._attr_cols.pop(full, None)
+            reader = self._attr_read.pop(full, None)
+            if reader is not None:
+                reader._close_local()
             col = self._cols.pop(full, None)
             if col is not None:
                 col.close()
@@ -1193,6 +1510,8 @@ class File(Group):
                     "align": bool(align), "mode": mode, "chunk_rows": crows,
                     "concurrency": conc, "overwrite": overwrite}
 
+        if not serial:
+            self._enter("create()")
         specs: list[dict[str, Any]] = _mpi.agree(comm, prep, collect=True)
         if serial:
             # one process: nothing to compare between ranks
@@ -1289,10 +1608,13 @@ class File(Group):
     def _remove(self, full: str) -> None:
         group = full.endswith("/")
         name = full.rstrip("/") if group else full
+        if not self._comm.serial:
+            self._enter("del file[name]")
         with self._lock:
             self._checked_name(name)
             if group:
                 for n in [n for n in list(self._cols) + list(self._attr_cols)
+                          + list(self._attr_read)
                           if n == name or n.startswith(name + "/")]:
                     self._forget(n)
             else:
@@ -1311,17 +1633,24 @@ class File(Group):
 
             self._on_root(run)
 
-    def _attr_column(self, full: str, create: bool) -> Column | None:
+    def _attr_column(self, full: str, create: bool, reading: bool = False) -> Column | None:
         """The handle holding the attributes of ``"."`` or ``"grp/."`` (kept
         open until the File closes); ``None`` if the directory does not exist
-        and ``create`` is False."""
+        and ``create`` is False.  Under MPI collective: the handle changes
+        the attributes (``create`` True: to set one, False: to delete one)."""
         with self._lock:
             if not self._comm.serial:
+                self._enter("attrs[name] (collective_metadata=True)" if reading else
+                            "attrs[name] = value" if create else "del attrs[name]")
                 self._checked_name(full)
+                reader = self._attr_read.pop(full, None)
+                if reader is not None:  # the collective handle replaces it
+                    reader._close_local()
             col = self._attr_cols.get(full)
             if col is not None and not col.closed:
                 return col
-            col = self._cols.get(full)
+            # (under MPI _cols differs between ranks: not looked at)
+            col = self._cols.get(full) if self._comm.serial else None
             if col is None or col.closed:
                 h = self._check_open()
                 self._settle()
@@ -1331,4 +1660,27 @@ class File(Group):
                 col = Column(handle, self)
                 self._cols[full] = col
             self._attr_cols[full] = col
+            return col
+
+    def _attr_reader(self, full: str) -> Column | None:
+        """Under MPI: the handle to read the attributes of ``"."`` or
+        ``"grp/."`` from, on this rank alone: the collective handle if an
+        attribute change made one, else one this rank opens (read-only,
+        kept until the File closes or a change replaces it); ``None`` if the
+        directory does not exist."""
+        with self._lock:
+            h = self._check_open()
+            _name_check(full)
+            col = self._attr_cols.get(full)
+            if col is not None and not col.closed:
+                return col
+            col = self._attr_read.get(full)
+            if col is not None and not col.closed:
+                return col
+            base = h if self._mode == "r" else self._aux_handle()
+            handle = self._open_handle(base, full, False)
+            if handle is None:
+                return None
+            col = Column(handle, self)
+            self._attr_read[full] = col
             return col

@@ -29,37 +29,67 @@ The same classes serve serial and parallel use (as in h5py)::
         f["1/ID"].write_all(my_ids)                              # collective
         f.attrs["BoxSize"] = 1000.0                              # every rank
     with colfile.File("snapshot", comm=comm) as f:
-        col = f["1/Position"]                                    # collective
+        col = f["1/Position"]                                    # independent
         mine = col.read_all()                   # this rank's even share
         also = col[col.rank_slice()]            # the same, independently
 
 What is collective
 ------------------
-Under ``comm=``, every rank must make the same calls, in the same order, for
+As in h5py's parallel mode, only what changes the File is collective.  Under
+``comm=``, every rank must make the same collective calls, in the same
+order:
 
-* ``File(...)``, ``File.close``/``flush``, ``file[name]`` and
-  ``file.get``/``in``/listing (``columns``, ``keys``, ``len``, ``iter``),
-  ``create``, ``del file[name]``, ``create_group``/``require_group``,
-  ``file["grp/"]``;
-* attributes: setting and deleting (every rank calls; rank 0's handle writes
-  the files, the other ranks' handles -- *replicas* -- change only their
-  memory), and any use of a File's or group's ``attrs`` (reading too: it
-  finds their attribute block);
-* ``Column.write_all``, ``read_all``, ``append``, ``flush`` and ``close``.
+* ``File(...)``, ``File.close``/``flush``/``cleanup``, ``create``,
+  ``del file[name]``, ``create_group``/``require_group``;
+* changing attributes (setting, deleting: every rank calls; rank 0's handle
+  writes the files, the other ranks' handles -- *replicas* -- change only
+  their memory);
+* ``Column.write_all``, ``read_all``, ``append``; ``flush`` and ``close``
+  of a writable column every rank holds from one collective call
+  (``create``, or an open with ``collective_metadata=True``).
 
-Independent (each rank alone, no communication): ``col[sel]``,
-``col[sel] = v``, ``col.read``, ``col.write``, ``col.rank_slice()``, reading
-a column's attributes and the descriptive properties (``size``, ``dtype``,
-``shape``, ``nfile``, ``blob_rows``...).  Independent writes are consistent
-once the column is closed (or flushed) collectively: the other ranks'
-checksum state is merged into rank 0's header then.  Under ``comm=`` a File
-keeps every column it opened until it is closed, so that all ranks close
-the same columns together.
+Everything that reads is independent -- any rank, any subset of ranks, no
+communication: listing (``columns``, ``keys``, ``len``, ``iter``), ``in``,
+``get``, ``file[name]`` and ``file["grp/"]``, reading attributes of the
+File, of groups and of columns, :meth:`~colfile.File.column_attrs`, a
+column's ``size``, ``dtype``, ``shape``, ``nfile``, ``blob_rows``...,
+reading rows (``col[sel]``, ``col.read``), and closing a read-only column
+or one this rank opened alone (``file[name]``).  Writing rows
+independently (``col[sel] = v``, ``col.write``) works too; those writes are
+committed by the collective close (or flush) of the column, or of the File
+for a column a rank opened alone, which merges every rank's checksum state
+into rank 0's header.
 
-Only rank 0 reads metadata files (header, attributes, ``colfile-v1``) or
-lists directories; the other ranks build their handles from a snapshot
-broadcast by rank 0 and open only the blob files whose rows they touch, so
-the metadata load does not grow with the number of ranks.
+An independent read reads the metadata files itself, on the calling rank
+(rank 0's handle, or a read-only handle of the File on the other ranks,
+from which a rank opening a column of a writable File builds a replica as
+if rank 0 had sent it).  It sees every collective change made before it:
+what the File created and has not committed yet (columns, groups,
+attributes) is held by every rank, and what it committed is on disk.  A
+File keeps every column any rank opened until it closes; its collective
+close commits, on every rank, the columns that any rank opened.
+
+``File(..., collective_metadata=True)`` makes the metadata reads
+collective instead (h5py's ``all_coll_metadata_ops``): rank 0 alone reads
+metadata files and lists directories, and broadcasts a snapshot from which
+the other ranks build their handles, so that the metadata load does not
+grow with the number of ranks (for very many ranks).  Every rank must then
+list, open columns and read attributes together.
+
+A collective made by some ranks only
+------------------------------------
+Every collective operation starts with an agreement step: each rank sends
+the id of the operation it is in (a non-blocking ``Iallgather`` on the
+File's own duplicate of ``comm``) and polls it.  Ranks in different
+collectives all raise :class:`~colfile.CollectiveError` at once, naming
+what each rank called.  A rank whose collective the others do not join
+within ``mpi_timeout`` seconds (``File(mpi_timeout=)``, else the
+environment's ``COLFILE_MPI_TIMEOUT``, else 300; 0 waits forever) raises
+:class:`~colfile.CollectiveError` naming the operation.  After either,
+the File's communicator is out of step: every later collective of the
+File raises at once, and :meth:`~colfile.File.close` releases the rank's
+handles without committing anything more (and raises).  Nothing hangs and
+no MPI message is mismatched ("Message truncated").
 
 Errors
 ------
@@ -75,7 +105,11 @@ from __future__ import annotations
 
 import builtins
 import importlib
+import math
+import os
 import sys
+import time
+import zlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -86,6 +120,7 @@ from ._ints import INT64_MAX, NFILE_MAX, whole
 from ._ffi import ERROR_P, ffi, lib, new_error
 from .errors import (
     CF_EARG,
+    CollectiveError,
     Error,
     InvalidArgumentError,
     RangeError,
@@ -150,6 +185,61 @@ class _SelfComm:
         return [obj]
 
 
+#: Seconds a rank waits, at the start of a collective operation, for every
+#: rank to call it (File(mpi_timeout=), else COLFILE_MPI_TIMEOUT, else this).
+DEFAULT_TIMEOUT = 300.0
+
+#: The collective operations, by the names their errors give (the agreement
+#: step sends a number: zlib.crc32 of the name).
+OPERATIONS = (
+    "File(...)", "File.close()", "File.flush()", "File.cleanup()",
+    "create()", "del file[name]", "require_group()", "create_group()",
+    "attrs[name] = value", "del attrs[name]",
+    "Column.write_all()", "Column.read_all()", "Column.append()",
+    "Column.flush()", "Column.close()",
+    "listing (collective_metadata=True)", "file[name] (collective_metadata=True)",
+    "group lookup (collective_metadata=True)", "column_attrs() (collective_metadata=True)",
+    "attrs[name] (collective_metadata=True)",
+)
+
+
+def _op_id(op: str) -> int:
+    return zlib.crc32(op.encode("utf-8")) & 0x7FFFFFFF
+
+
+_OP_NAMES = {_op_id(op): op for op in OPERATIONS}
+
+
+def resolve_timeout(timeout: Any = None) -> float:
+    """The agreement deadline in seconds: ``timeout`` if given, else the
+    environment's ``COLFILE_MPI_TIMEOUT``, else :data:`DEFAULT_TIMEOUT`;
+    0, a negative number or ``inf`` waits forever."""
+    if timeout is None:
+        env = os.environ.get("COLFILE_MPI_TIMEOUT", "").strip()
+        if not env:
+            return DEFAULT_TIMEOUT
+        try:
+            timeout = float(env)
+        except ValueError:
+            raise InvalidArgumentError(f"COLFILE_MPI_TIMEOUT={env!r}: not a number of "
+                                       "seconds") from None
+        what = "COLFILE_MPI_TIMEOUT"
+    else:
+        what = "mpi_timeout"
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{what} must be a number of seconds, not {type(timeout).__name__}")
+    t = float(timeout)
+    if t != t:
+        raise InvalidArgumentError(f"{what} is NaN: give a number of seconds")
+    return math.inf if t <= 0 else t
+
+
+def _ranks(rs: list[int]) -> str:
+    """``"rank 2"``, ``"ranks 0, 1, 3"``."""
+    return (f"rank {rs[0]}" if len(rs) == 1 else
+            "ranks " + ", ".join(str(r) for r in rs))
+
+
 class Comm:
     """The few collective operations colfile needs, over a communicator.
 
@@ -157,17 +247,99 @@ class Comm:
     methods (``rank``, ``size``, ``barrier``, ``bcast``, ``gather``,
     ``allgather``).  ``serial`` marks the stand-in used without ``comm=``:
     there, :func:`agree` raises errors unchanged (no ``rank N:`` prefix).
+    ``timeout`` is the deadline of :meth:`enter` (seconds, ``inf``: none);
+    ``owned`` communicators (a File's duplicate of ``user``, the caller's)
+    are freed by :meth:`free`.
     """
 
-    def __init__(self, comm: Any, serial: bool = False) -> None:
+    def __init__(self, comm: Any, serial: bool = False, *, timeout: float = DEFAULT_TIMEOUT,
+                 owned: bool = False, user: Any = None) -> None:
         self.comm = comm
+        #: the communicator the caller gave (``comm`` may be its duplicate)
+        self.user = comm if user is None else user
         self.rank = int(comm.rank)
         self.size = int(comm.size)
         self.serial = serial
+        self.timeout = timeout
+        self.owned = owned
+        #: why this communicator is out of step (an agreement failed), or None
+        self.broken: str | None = None
+        # the agreement a deadline gave up on: still progressed (see _drain)
+        self._dangling: Any = None
 
     def __repr__(self) -> str:
         kind = "serial" if self.serial else type(self.comm).__name__
         return f"<colfile.mpi.Comm {kind} rank {self.rank} of {self.size}>"
+
+    def enter(self, op: str, where: str = "") -> None:
+        """The agreement step every collective operation starts with: every
+        rank sends the id of the operation it is in (a non-blocking
+        allgather) and waits for all of them, at most ``timeout`` seconds.
+
+        Raises :class:`~colfile.CollectiveError` naming ``op`` when the
+        ranks are in different operations (on every rank: all of them see
+        the same ids) or when the deadline passes (on the ranks that wait;
+        the communicator is then out of step and every later collective on
+        it fails at once).  Independent of the payload of the operation:
+        nothing else is sent before every rank is known to be in ``op``.
+        """
+        if self.size == 1:
+            return
+        at = f"{where}: " if where else ""
+        if self.broken is not None:
+            self._drain()
+            raise CollectiveError(f"{at}{op} is collective, but this File's communicator is "
+                                  f"out of step since an earlier failure ({self.broken}): "
+                                  "nothing more is committed; closing the File releases its "
+                                  "handles on this rank")
+        me = _op_id(op)
+        iall = getattr(self.comm, "Iallgather", None)
+        if iall is None:  # not mpi4py: a blocking exchange, no deadline
+            ids = [int(x) for x in self.comm.allgather(me)]
+        else:
+            send = np.array([me], np.int64)
+            recv = np.zeros(self.size, np.int64)
+            req = iall(send, recv)
+            if not req.Test():
+                start = time.monotonic()
+                delay = 1e-5
+                while not req.Test():
+                    waited = time.monotonic() - start
+                    if waited > self.timeout:
+                        self._dangling = req
+                        self.broken = (f"{op} waited {self.timeout:g} s for the other ranks "
+                                       "to call it")
+                        raise CollectiveError(
+                            f"{at}{op} is collective, but not every rank of the communicator "
+                            f"called a collective operation of this File within "
+                            f"{self.timeout:g} s (rank {self.rank} waited): every rank must "
+                            "make the same collective calls in the same order (the wait is "
+                            "File(mpi_timeout=) or COLFILE_MPI_TIMEOUT)")
+                    time.sleep(delay)
+                    delay = min(delay * 2, 0.01)
+            ids = [int(x) for x in recv]
+        if any(i != me for i in ids):
+            by: dict[int, list[int]] = {}
+            for r, i in enumerate(ids):
+                by.setdefault(i, []).append(r)
+            what = "; ".join(f"{_ranks(rs)} {_OP_NAMES.get(i, f'operation #{i}')}"
+                             for i, rs in by.items())
+            self.broken = f"ranks called different collective operations: {what}"
+            raise CollectiveError(f"{at}{op} is collective, but the ranks called different "
+                                  f"collective operations: {what}; every rank must make the "
+                                  "same collective calls in the same order")
+
+    def _drain(self) -> None:
+        """Progress the agreement this rank gave up on, at most ``timeout``
+        seconds more, once: MPI completes a collective only while every
+        rank in it makes progress, so the ranks that call an operation
+        later learn of the mismatch only if this rank still takes part."""
+        req, self._dangling = self._dangling, None
+        if req is None:
+            return
+        start = time.monotonic()
+        while not req.Test() and time.monotonic() - start <= self.timeout:
+            time.sleep(0.001)
 
     def barrier(self) -> None:
         if self.size > 1:
@@ -188,7 +360,7 @@ class Comm:
         return hasattr(self.comm, "Split") and hasattr(self.comm, "Gatherv")
 
     def split(self, color: int, key: int) -> Comm:
-        return Comm(self.comm.Split(color, key))
+        return Comm(self.comm.Split(color, key), timeout=self.timeout)
 
     def free(self) -> None:
         free = getattr(self.comm, "Free", None)
@@ -208,6 +380,23 @@ class Comm:
             recv = [out, (list(map(int, counts)), list(map(int, displs)))]
         self.comm.Gatherv(send, recv, root=root)
         return out
+
+
+def file_comm(comm: Any, timeout: Any, where: str) -> Comm:
+    """The communicator of a File opened with ``comm=``: after the
+    agreement step of ``File(...)`` on ``comm``, a duplicate of it (mpi4py)
+    that carries colfile's own messages, so that they never meet the
+    caller's on ``comm``.  Freed by :meth:`Comm.free` when the File closes."""
+    base = as_comm(comm)
+    if base.serial:
+        return base
+    t = resolve_timeout(timeout)
+    c = Comm(base.comm, timeout=t)
+    c.enter("File(...)", where)
+    dup = getattr(base.comm, "Dup", None)
+    if dup is None or c.size == 1:
+        return c
+    return Comm(dup(), timeout=t, owned=True, user=base.comm)
 
 
 #: The stand-in communicator of serial use (no ``comm=``).
@@ -691,6 +880,7 @@ def write_all(comm: Comm, col: Any, data: Any, start: int | None = None, *,
 
     Returns the mode used (``'throttled'`` or ``'aggregated'``).
     """
+    comm.enter("Column.write_all()", col._path)
     size = col.size
     nmemb = max(col.nmemb, 1)
     itemsize = col.itemsize
@@ -835,6 +1025,7 @@ def rank_slice(comm: Comm, size: int) -> slice:
 def read_all(comm: Comm, col: Any, start: int | None = None, count: int | None = None, *,
              dtype: Any = None, concurrency: int | None = None) -> np.ndarray:
     """Collective read; see :meth:`colfile.Column.read_all`."""
+    comm.enter("Column.read_all()", col._path)
     size = col.size
 
     def prep() -> tuple[int | None, int | None]:
@@ -917,6 +1108,7 @@ def append(comm: Comm, col: Any, data: Any, nfile: int | None = None, *,
     other ranks build new replicas (on the ``cf_file *`` that
     ``file_handle()`` returns, default the column's File); then every rank
     writes its rows.  The next collective close commits it all."""
+    comm.enter("Column.append()", col._path)
     arr_box: list[np.ndarray] = []
 
     def prep() -> tuple[int, int | None, bool]:

@@ -37,13 +37,13 @@ def test_bad_name_on_one_rank(comm: Any, shared: Path, last: int) -> None:
         assert info.value.rank == last and info.value.failed_ranks == [last]
         assert f.columns == []  # nothing was created
         f.create("x", "i4", size=3)
-        with pytest.raises(colfile.InvalidNameError, match=f"^rank {last}: "):
-            f["x y" if bad else "x"]
-        if comm.size > 1:
-            with pytest.raises(colfile.InvalidArgumentError,
-                               match=f"^rank {last}: column name differs"):
-                f["y" if bad else "x"]  # a good name, but not the same everywhere
-        with pytest.raises(colfile.ColumnNotFoundError, match="^rank 0: .*nope"):
+        # opening a column is independent: a bad name fails on its rank only
+        if bad:
+            with pytest.raises(colfile.InvalidNameError, match="^.*'x y'"):
+                f["x y"]
+        else:
+            assert f["x"].size == 3
+        with pytest.raises(colfile.ColumnNotFoundError, match="^/.*nope"):
             f["nope"]
         # the File stays usable afterwards
         f["x"].write_all(np.arange(3) if comm.rank == 0 else [])

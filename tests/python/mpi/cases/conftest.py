@@ -3,7 +3,9 @@ by ``tests/python/mpi/test_mpi_layer.py`` through ``run_rank.py``)."""
 
 from __future__ import annotations
 
+import faulthandler
 import os
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any, Iterator
@@ -18,12 +20,22 @@ def comm() -> Any:
     return MPI.COMM_WORLD
 
 
+#: Seconds one case may take on a rank before the rank prints its stack and
+#: exits (so that mpiexec ends the run: a hang fails, it does not stall).
+CASE_TIMEOUT = float(os.environ.get("COLFILE_MPI_CASE_TIMEOUT", "120"))
+
+
 @pytest.fixture(autouse=True)
 def _in_step(comm: Any) -> Iterator[None]:
-    """Every test starts and ends together on all ranks."""
+    """Every test starts and ends together on all ranks, within
+    CASE_TIMEOUT."""
+    fd = os.environ.get("COLFILE_MPI_CASE_FD")
+    out = os.fdopen(int(fd), "w", closefd=False) if fd else sys.stderr
+    faulthandler.dump_traceback_later(CASE_TIMEOUT, exit=True, file=out)
     comm.barrier()
     yield
     comm.barrier()
+    faulthandler.cancel_dump_traceback_later()
 
 
 @pytest.fixture

@@ -16,6 +16,9 @@ rank = MPI.COMM_WORLD.rank
 log = open(os.path.join(out, f"out-{rank}.txt"), "w")
 os.dup2(log.fileno(), 1)
 os.dup2(log.fileno(), 2)
+# where a case past its deadline prints its stack (conftest.py): pytest
+# captures fd 2 while a case runs
+os.environ["COLFILE_MPI_CASE_FD"] = str(os.dup(log.fileno()))
 code = pytest.main(["-q", "-p", "no:cacheprovider", "-p", "no:randomly", "-rfE",
                     "--rootdir", here, "--confcutdir", here,
                     "-o", "python_files=cases_*.py", "-o", "testpaths=",
