@@ -66,7 +66,7 @@ int cf_file_open(cf_file **out, const char *path, int flags, cf_error *err)
         rc = !(flags & CF_OPEN_CREATE) ? CF_FAIL(err, CF_ENOENT, "%s: no such File", path)
                                        : cf__mkdirs_durable(path, durable, err);
     } else if (flags & CF_OPEN_TRUNCATE) {
-        rc = cf__file_truncate(path, durable, err);
+        rc = cf__file_truncate(path, durable, (flags & CF_OPEN_NOLOCKING) != 0, err);
     }
     if (rc == 0 && (!(f = calloc(1, sizeof *f)) || !(f->path = strdup(path))))
         rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", path);
