@@ -213,6 +213,16 @@ CF_API int cf_file_cleanup(cf_file *f, int flags, char ***lines, int64_t *count,
  * string; never fails. */
 CF_API const char *cf_file_fs_type(const cf_file *f);
 
+/* How far the writer locks of the File reach, from the mount table
+ * (/proc/self/mountinfo) entry of its directory: "cluster" (every client
+ * sees them; also local file systems), "node" (node-local: Lustre mounted
+ * localflock, NFS nolock or local_lock=all|flock|posix, BeeGFS: no
+ * exclusion between nodes), "none" (lock calls fail: Lustre without flock
+ * or localflock; write with CF_OPEN_NOLOCKING) or "unknown" (no mount
+ * table).  docs/reliability.md, "Locking on parallel file systems".  A
+ * static string; never fails. */
+CF_API const char *cf_file_lock_scope(const cf_file *f);
+
 /* List the columns below the File, depth first, bigfile's rules: names
  * starting with `.` are skipped; a directory holding an entry named `header`
  * is a column and is not descended into; other directories are descended.

@@ -11,6 +11,7 @@
 
 #include "error.h"
 #include "fsutil.h"
+#include "mountinfo.h"
 #include "writer_lock.h"
 #include "header.h"
 #include "names.h"
@@ -164,6 +165,8 @@ int cf_file_writable(const cf_file *f) { return f->writable; }
 int cf_file_flags(const cf_file *f) { return f->flags; }
 
 const char *cf_file_fs_type(const cf_file *f) { return f ? cf__fs_type(f->path) : "unknown"; }
+
+const char *cf_file_lock_scope(const cf_file *f) { return f ? cf__lock_scope(f->path) : "unknown"; }
 
 /* A growable list of names. */
 typedef struct {

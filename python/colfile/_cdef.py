@@ -52,6 +52,7 @@ const char *cf_file_path(const cf_file *f);
 int cf_file_writable(const cf_file *f);
 int cf_file_flags(const cf_file *f);
 const char *cf_file_fs_type(const cf_file *f);
+const char *cf_file_lock_scope(const cf_file *f);
 enum cf_cleanup_flags { CF_CLEANUP_DRY_RUN = 1, CF_CLEANUP_FORCE = 2 };
 int cf_file_cleanup(cf_file *f, int flags, char ***lines, int64_t *count, cf_error *err);
 int cf_file_list(cf_file *f, char ***names, int64_t *count, cf_error *err);

@@ -879,6 +879,16 @@ class File(Group):
         return list(self._on_root(run))
 
     @property
+    def lock_scope(self) -> str:
+        """How far writer locks reach on the File's file system, from the
+        mount table (``cf_file_lock_scope``): ``'cluster'`` (every client;
+        local file systems too), ``'node'`` (node-local: Lustre
+        ``localflock``, NFS ``nolock``, BeeGFS), ``'none'`` (lock calls
+        fail: Lustre ``noflock``; open with ``locking=False``) or
+        ``'unknown'``.  See :mod:`colfile.locking`."""
+        return string(lib().cf_file_lock_scope(self._check_open()))
+
+    @property
     def fs_type(self) -> str:
         """The file system holding the File (``cf_file_fs_type``): ``'ext4'``,
         ``'xfs'``, ``'tmpfs'``, ``'nfs'``, ``'lustre'``, ..., ``'other'``."""

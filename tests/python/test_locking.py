@@ -96,6 +96,11 @@ def test_the_real_mount_table(tmp_path: Path) -> None:
     assert str(tmp_path).startswith(m.mount_point.rstrip("/") + "/")
 
 
+def test_c_and_python_agree_here(tmp_path: Path) -> None:
+    with colfile.File(str(tmp_path / "f"), "a") as f:
+        assert f.lock_scope == lock_scope(f.path)[0]
+
+
 def test_locking_argument(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="locking"):
         colfile.File(str(tmp_path / "f"), "a", locking="best-effort")
