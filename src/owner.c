@@ -38,9 +38,11 @@ static void boot_id(char *out, size_t n)
 }
 
 /* The start time of process pid in clock ticks since boot (field 22 of
- * /proc/<pid>/stat), 0 where unknown. */
-static uint64_t start_time(long pid)
+ * /proc/<pid>/stat), 0 where unknown; *state gets its state letter (field
+ * 3; '?' where unknown) when state is not NULL. */
+static uint64_t proc_stat(long pid, char *state)
 {
+    if (state) *state = '?';
     char path[64], buf[1024];
     snprintf(path, sizeof path, "/proc/%ld/stat", pid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -53,6 +55,7 @@ static uint64_t start_time(long pid)
     char *p = strrchr(buf, ')');
     if (!p) return 0;
     p++;
+    if (state && p[0] == ' ' && p[1]) *state = p[1];
     for (int field = 2; field < 21 && p; field++) p = strchr(p + 1, ' ');
     return p ? strtoull(p + 1, NULL, 10) : 0;
 }
@@ -73,7 +76,7 @@ int cf__owner_write(const char *dir, cf_error *err)
     boot_id(boot, sizeof boot);
     long pid = (long)getpid();
     int len = snprintf(text, sizeof text, "colfile-owner 1\nhost %s\nboot %s\npid %ld\nstart %" PRIu64 "\n", host,
-                       boot, pid, start_time(pid));
+                       boot, pid, proc_stat(pid, NULL));
     char *path = cf__path_join(dir, CF__OWNER_NAME);
     if (!path) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", dir);
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
@@ -124,7 +127,9 @@ int cf__owner_check(const char *dir, char *who, size_t n)
     if (strcmp(boot, "-") != 0 && strcmp(my_boot, "-") != 0 && strcmp(boot, my_boot) != 0)
         return 0; /* this host has rebooted since */
     if (kill((pid_t)pid, 0) != 0 && errno == ESRCH) return 0;
-    uint64_t now = start_time(pid);
+    char state;
+    uint64_t now = proc_stat(pid, &state);
+    if (state == 'Z' || state == 'X') return 0; /* died, not yet reaped by its parent */
     if (start != 0 && now != 0 && now != start) return 0; /* the pid was reused */
     return 1;
 }

@@ -226,11 +226,23 @@ static void test_nodelocal_same_host_live_then_dead(void)
     CHECK(!cleanup_lines(f, 0, stage));
     CHECK(exists(stage));
     kill(child, SIGKILL);
+    /* dead but not reaped yet (a zombie): gone all the same */
+    for (int i = 0; i < 2000; i++) {
+        char st[64], buf[512];
+        snprintf(st, sizeof st, "/proc/%ld/stat", (long)child);
+        FILE *fp = fopen(st, "r");
+        size_t got = fp ? fread(buf, 1, sizeof buf - 1, fp) : 0;
+        if (fp) fclose(fp);
+        buf[got] = '\0';
+        char *rp = strrchr(buf, ')');
+        if (!rp || rp[2] == 'Z') break;
+        usleep(1000);
+    }
+    CHECK(cleanup_lines(f, 0, "never committed: removed"));
+    CHECK(!exists(stage));
     int status;
     waitpid(child, &status, 0);
     close(release);
-    CHECK(cleanup_lines(f, 0, "never committed: removed"));
-    CHECK(!exists(stage));
     cf_file_close(f);
 }
 
