@@ -143,6 +143,11 @@ static void handle_entry(const char *dir, const char *name, const struct stat *s
             note(r, "%s: what an interrupted removal took out of the File: %s", p, verb);
             if (!r->dry_run) (void)cf__remove_tree(p, NULL);
         }
+    } else if (S_ISREG(st->st_mode) && strcmp(name, CF__OWNER_NAME) == 0) {
+        /* An owner record outside staging (the walk does not enter staging
+         * directories): its removal before the publishing rename was lost
+         * to a power loss.  It tells of no interrupted work. */
+        if (!r->dry_run) (void)unlink(p);
     } else if (S_ISREG(st->st_mode) && strcmp(name, CF__LOCK_NAME) == 0) {
         /* The writers' shared lock file, left where no writer holds a lock
          * in it by one that did not close its File (or died).  It tells of

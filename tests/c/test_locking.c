@@ -246,6 +246,23 @@ static void test_nodelocal_same_host_live_then_dead(void)
     cf_file_close(f);
 }
 
+static void test_owner_record_left_by_power_loss_is_tidied(void)
+{
+    use_root("f");
+    cf_error err;
+    cf_file *f = open_file(0);
+    CHECK_OK(cf_column_close(make(f, "x"), &err), &err);
+    char rec[4400];
+    snprintf(rec, sizeof rec, "%s/x/.colfile-owner", g_root);
+    FILE *fp = fopen(rec, "w"); /* as a lost unlink leaves it */
+    if (fp) fclose(fp);
+    CHECK(!cleanup_lines(f, CF_CLEANUP_DRY_RUN, "colfile-owner"));
+    CHECK(exists("x/.colfile-owner"));
+    CHECK(!cleanup_lines(f, 0, "colfile-owner"));
+    CHECK(!exists("x/.colfile-owner"));
+    cf_file_close(f);
+}
+
 static void test_owner_record_gone_after_commit(void)
 {
     use_root("f");
@@ -273,6 +290,7 @@ static const cf_test_case nodelocal_cases[] = {
     CF_TEST(test_nodelocal_other_host_staging_kept),
     CF_TEST(test_nodelocal_same_host_live_then_dead),
     CF_TEST(test_owner_record_gone_after_commit),
+    CF_TEST(test_owner_record_left_by_power_loss_is_tidied),
 };
 
 static int run_under(const char *self, const char *mode)
