@@ -9,6 +9,9 @@
  *                            BeeGFS, NFS nolock)
  *   LOCKSHIM_HOSTNAME=name   gethostname(2) answers name (a process "on
  *                            another node")
+ *   LOCKSHIM_MOUNTINFO=file  opening /proc/self/mountinfo (open, open64,
+ *                            fopen) opens file instead: a mount table of
+ *                            Lustre, BeeGFS or NFS mounts on this machine
  *
  * Other calls are forwarded unchanged. */
 #define _GNU_SOURCE
@@ -113,4 +116,50 @@ __attribute__((visibility("default"))) int gethostname(char *name, size_t len)
     }
     memcpy(name, h, strlen(h) + 1);
     return 0;
+}
+
+/* /proc/self/mountinfo, or the table LOCKSHIM_MOUNTINFO names. */
+static const char *table(const char *path)
+{
+    const char *t = getenv("LOCKSHIM_MOUNTINFO");
+    return t && path && strcmp(path, "/proc/self/mountinfo") == 0 ? t : path;
+}
+
+typedef int (*open_fn)(const char *, int, ...);
+
+static int shim_open(const char *name, const char *path, int flags, va_list ap)
+{
+    mode_t mode = (flags & (O_CREAT | O_TMPFILE)) ? (mode_t)va_arg(ap, int) : 0;
+    open_fn real = (open_fn)dlsym(RTLD_NEXT, name);
+    return real(table(path), flags, mode);
+}
+
+__attribute__((visibility("default"))) int open(const char *path, int flags, ...)
+{
+    va_list ap;
+    va_start(ap, flags);
+    int fd = shim_open("open", path, flags, ap);
+    va_end(ap);
+    return fd;
+}
+
+__attribute__((visibility("default"))) int open64(const char *path, int flags, ...)
+{
+    va_list ap;
+    va_start(ap, flags);
+    int fd = shim_open("open64", path, flags, ap);
+    va_end(ap);
+    return fd;
+}
+
+__attribute__((visibility("default"))) FILE *fopen(const char *path, const char *mode)
+{
+    FILE *(*real)(const char *, const char *) = (FILE * (*)(const char *, const char *))dlsym(RTLD_NEXT, "fopen");
+    return real(table(path), mode);
+}
+
+__attribute__((visibility("default"))) FILE *fopen64(const char *path, const char *mode)
+{
+    FILE *(*real)(const char *, const char *) = (FILE * (*)(const char *, const char *))dlsym(RTLD_NEXT, "fopen64");
+    return real(table(path), mode);
 }

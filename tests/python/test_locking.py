@@ -5,6 +5,7 @@ processes under the lock shim (tests/locking/lockshim.c)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -207,3 +208,37 @@ def test_repair_from_another_node_leaves_live_staging(lockshim: Path, tmp_path: 
     finally:
         writer.kill()
         writer.wait(timeout=60)
+
+
+_WARNS = """
+import sys, warnings, colfile
+path, locking = sys.argv[1], {"true": True, "false": False, "local": "local"}[sys.argv[2]]
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    with colfile.File(path, "a", locking=locking) as f:
+        scope = f.lock_scope
+notes = [str(w.message) for w in caught if issubclass(w.category, colfile.LockingWarning)]
+import json
+print(json.dumps([scope, notes]))
+"""
+
+
+@pytest.mark.parametrize("option,scope", [("localflock", "node"), ("noflock", "none"), ("flock", "cluster")])
+def test_warning_from_the_mount_table(lockshim: Path, tmp_path: Path, option: str, scope: str) -> None:
+    # this machine's directory shown as a Lustre mount through the shim
+    mnt = os.path.realpath(tmp_path)
+    table = tmp_path / "mountinfo"
+    table.write_text("22 1 8:2 / / rw,relatime shared:1 - ext4 /dev/sda2 rw\n"
+                     f"98 22 0:51 / {mnt} rw,relatime shared:40 - lustre 10.1.0.1@o2ib:/scratch rw,{option}\n")
+    p = str(tmp_path / "f")
+    extra = {"LD_PRELOAD": str(lockshim), "LOCKSHIM_MOUNTINFO": str(table)}
+    for locking, warned in (("true", scope != "cluster"), ("local", scope == "none"), ("false", False)):
+        r = subprocess.run([sys.executable, "-c", _WARNS, p, locking], env=child_env(**extra),
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        got_scope, notes = json.loads(r.stdout)
+        assert got_scope == scope, r.stdout  # the C core's reading
+        assert len(notes) == int(warned), (locking, r.stdout)
+        if warned:
+            assert p in notes[0] and f"lustre mounted at {mnt}" in notes[0]
+            assert ("locking=False" if scope == "none" else "node-local") in notes[0]
