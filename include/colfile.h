@@ -128,7 +128,15 @@ enum cf_open_flags {
                                 instead of holding it alone, so several such
                                 handles may write one column as bigfile
                                 allows; exclusive writers still see them
-                                (colfile.compat.bigfile) */
+                                (colfile.compat.bigfile) */,
+    CF_OPEN_NOLOCKING = 0x200 /* take no writer lock at all, and make no lock
+                                call (for file systems without locks, such as
+                                Lustre mounted noflock): the caller promises
+                                that one process at a time writes the File.
+                                Nothing then detects a second writer, and
+                                cf_file_cleanup cannot see whether a writer
+                                is alive from its locks (docs/reliability.md,
+                                "Locking on parallel file systems") */
 };
 
 /* Open the File at `path` (a directory).  On success *out owns a new handle
@@ -164,8 +172,18 @@ CF_API int cf_file_writable(const cf_file *f);
 /* The cf_open_flags the File was opened with. */
 CF_API int cf_file_flags(const cf_file *f);
 
-/* Find what interrupted writers left in the File and (unless dry_run)
- * remove it: staging directories of creates that never committed
+/* Flags for cf_file_cleanup (0: remove what is found). */
+enum cf_cleanup_flags {
+    CF_CLEANUP_DRY_RUN = 0x1, /* only report what would be done */
+    CF_CLEANUP_FORCE   = 0x2  /* also remove staging directories whose writer
+                                 cannot be proved gone (another host's, or any
+                                 while the File is open CF_OPEN_NOLOCKING) and,
+                                 with locking off, every other leftover: only
+                                 when no writer of the File is running */
+};
+
+/* Find what interrupted writers left in the File and (unless
+ * CF_CLEANUP_DRY_RUN is in flags) remove it: staging directories of creates that never committed
  * (.colfile-stage.*), old versions moved aside by a commit (.colfile-old.*;
  * restored when the new version never arrived), what an interrupted removal
  * moved out of the File (.colfile-trash.*), the blobs and other format
@@ -173,12 +191,19 @@ CF_API int cf_file_flags(const cf_file *f);
  * lock; other files stay), temporary metadata files
  * (.*.tmp.*) and lock files (.colfile-lock, .colfile-lock.*; an idle
  * .colfile-lock is removed but not reported, as it tells of no interrupted
- * work).  Anything whose writer still holds its lock is left alone.  *lines
+ * work).  Anything whose writer still holds its lock is left alone.  A
+ * staging directory also needs proof from its owner record (host, boot,
+ * process and its start time: docs/format.md 8.3) that its writer is gone,
+ * as locks may be node-local: one of a writer on another host is reported
+ * ("... cannot prove gone: left") and stays unless CF_CLEANUP_FORCE;
+ * without a record (older writers) the free lock decides.  With the File
+ * open CF_OPEN_NOLOCKING no lock is looked at and only what the owner
+ * records prove gone is removed, unless forced.  *lines
  * receives one line per item ("<path>: <what it is>: removed"), to be freed
  * with cf_names_free.  Removal failures are not errors (the item is
  * reported and stays).  CF_EREADONLY without dry_run on a read-only File,
  * CF_ENOMEM. */
-CF_API int cf_file_cleanup(cf_file *f, int dry_run, char ***lines, int64_t *count, cf_error *err);
+CF_API int cf_file_cleanup(cf_file *f, int flags, char ***lines, int64_t *count, cf_error *err);
 
 /* The kind of file system holding the File, from statfs(2): "ext4", "xfs",
  * "btrfs", "tmpfs", "nfs", "lustre", "gpfs", "cifs", "beegfs", "fuse", ...,
@@ -187,6 +212,16 @@ CF_API int cf_file_cleanup(cf_file *f, int dry_run, char ***lines, int64_t *coun
  * only after their attribute cache expires (docs/reliability.md).  A static
  * string; never fails. */
 CF_API const char *cf_file_fs_type(const cf_file *f);
+
+/* How far the writer locks of the File reach, from the mount table
+ * (/proc/self/mountinfo) entry of its directory: "cluster" (every client
+ * sees them; also local file systems), "node" (node-local: Lustre mounted
+ * localflock, NFS nolock or local_lock=all|flock|posix, BeeGFS: no
+ * exclusion between nodes), "none" (lock calls fail: Lustre without flock
+ * or localflock; write with CF_OPEN_NOLOCKING) or "unknown" (no mount
+ * table).  docs/reliability.md, "Locking on parallel file systems".  A
+ * static string; never fails. */
+CF_API const char *cf_file_lock_scope(const cf_file *f);
 
 /* List the columns below the File, depth first, bigfile's rules: names
  * starting with `.` are skipped; a directory holding an entry named `header`

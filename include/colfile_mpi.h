@@ -125,7 +125,7 @@ CF_API void cf_mpi_options_init(cf_mpi_options *o);
 /* Open the File at `path` on every rank of `comm`: rank 0 calls
  * cf_file_open with `flags` (so CREATE, EXCL and TRUNCATE act once), the
  * others open with CF_OPEN_NOCHECK and touch no file; they keep WRITE,
- * NODURABLE, TORN_OK, VERIFY and NOLOCK of `flags`.  `path` and `flags`
+ * NODURABLE, TORN_OK, VERIFY, NOLOCK and NOLOCKING of `flags`.  `path` and `flags`
  * must be the same on every rank.  Release the handle with cf_file_close on
  * each rank (not collective).  On failure no rank keeps a handle. */
 CF_API int cf_mpi_file_open(cf_file **out, MPI_Comm comm, const char *path, int flags, cf_error *err);

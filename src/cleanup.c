@@ -17,12 +17,15 @@
 #include "error.h"
 #include "file.h"
 #include "fsutil.h"
+#include "owner.h"
 #include "platform.h"
 
 typedef struct {
     char **items;
     int64_t count, capacity;
     int dry_run;
+    int force;     /* CF_CLEANUP_FORCE */
+    int nolocking; /* CF_OPEN_NOLOCKING: locks are not looked at */
     int failed;
     cf_file *f;
 } report;
@@ -76,6 +79,34 @@ static int has_header(const char *dir)
 
 static void visit(const char *dir, report *r, int depth);
 
+/* 1 if no writer holds the lock of leaf in dir.  With locking off nothing
+ * can tell: only a forced repair goes on. */
+static int lock_free(report *r, const char *dir, const char *leaf, size_t len)
+{
+    return r->nolocking ? r->force : !cf__lock_held(dir, leaf, len);
+}
+
+/* 1 if the staging directory p (of leaf in dir) belongs to no live
+ * writer.  A free lock proves little where locks are node-local (Lustre
+ * localflock, BeeGFS, NFS nolock): the owner record must also show a
+ * process of this host that is gone.  A writer on another host, or
+ * unknown while locks are off, is reported and left unless forced. */
+static int stage_abandoned(report *r, const char *dir, const char *leaf, size_t len, const char *p)
+{
+    if (!r->nolocking && cf__lock_held(dir, leaf, len)) return 0;
+    char who[320];
+    int owner = cf__owner_check(p, who, sizeof who);
+    if (owner == 1) return 0;
+    if (owner == 0 || r->force || (owner < 0 && !r->nolocking)) return 1;
+    if (owner == 2)
+        note(r, "%s: staging directory of a writer on another node (%s) that this host cannot prove gone: "
+             "left (repair --force removes it once that writer is known to be gone)", p, who);
+    else
+        note(r, "%s: staging directory whose writer cannot be checked without locks: left (repair --force "
+             "removes it once no writer is running)%s", p, "");
+    return 0;
+}
+
 static void handle_entry(const char *dir, const char *name, const struct stat *st, report *r, int depth)
 {
     char *p = cf__path_join(dir, name);
@@ -87,12 +118,12 @@ static void handle_entry(const char *dir, const char *name, const struct stat *s
     size_t len;
     const char *verb = r->dry_run ? "would remove" : "removed";
     if (S_ISDIR(st->st_mode) && sibling_leaf(name, CF__STAGE_PREFIX, &leaf, &len)) {
-        if (!cf__lock_held(dir, leaf, len)) {
+        if (stage_abandoned(r, dir, leaf, len, p)) {
             note(r, "%s: staging directory of a create that never committed: %s", p, verb);
             if (!r->dry_run) (void)cf__remove_tree(p, NULL);
         }
     } else if (S_ISDIR(st->st_mode) && sibling_leaf(name, CF__OLD_PREFIX, &leaf, &len)) {
-        if (!cf__lock_held(dir, leaf, len)) {
+        if (lock_free(r, dir, leaf, len)) {
             /* Moved aside by a commit that could not swap atomically: if the
              * new version never arrived, the old one is the column. */
             char *final = malloc(strlen(dir) + len + 2);
@@ -108,18 +139,23 @@ static void handle_entry(const char *dir, const char *name, const struct stat *s
             free(final);
         }
     } else if (S_ISDIR(st->st_mode) && sibling_leaf(name, CF__TRASH_PREFIX, &leaf, &len)) {
-        if (!cf__lock_held(dir, leaf, len)) {
+        if (lock_free(r, dir, leaf, len)) {
             note(r, "%s: what an interrupted removal took out of the File: %s", p, verb);
             if (!r->dry_run) (void)cf__remove_tree(p, NULL);
         }
+    } else if (S_ISREG(st->st_mode) && strcmp(name, CF__OWNER_NAME) == 0) {
+        /* An owner record outside staging (the walk does not enter staging
+         * directories): its removal before the publishing rename was lost
+         * to a power loss.  It tells of no interrupted work. */
+        if (!r->dry_run) (void)unlink(p);
     } else if (S_ISREG(st->st_mode) && strcmp(name, CF__LOCK_NAME) == 0) {
         /* The writers' shared lock file, left where no writer holds a lock
          * in it by one that did not close its File (or died).  It tells of
          * no interrupted work, so it is not reported, only removed. */
-        if (!r->dry_run) (void)cf__lock_tidy(dir);
+        if (!r->dry_run && !r->nolocking) (void)cf__lock_tidy(dir);
     } else if (S_ISREG(st->st_mode) && strncmp(name, CF__LOCK_PREFIX, strlen(CF__LOCK_PREFIX)) == 0) {
         const char *l = name + strlen(CF__LOCK_PREFIX);
-        if (!cf__lock_held(dir, l, strlen(l))) {
+        if (lock_free(r, dir, l, strlen(l))) {
             note(r, "%s: lock file of a writer that is gone: %s", p, verb);
             if (!r->dry_run) (void)unlink(p);
         }
@@ -130,18 +166,18 @@ static void handle_entry(const char *dir, const char *name, const struct stat *s
             const char *slash = strrchr(dir, '/');
             char *parent = slash ? strndup(dir, (size_t)(slash - dir)) : strdup(".");
             const char *col = slash ? slash + 1 : dir;
-            live = !parent || cf__lock_held(parent, col, strlen(col));
+            live = !parent || !lock_free(r, parent, col, strlen(col));
             free(parent);
         } else {
             /* an attribute block's: its writer holds the block's lock */
-            live = cf__lock_held(dir, ".", 1);
+            live = !lock_free(r, dir, ".", 1);
         }
         if (!live) {
             note(r, "%s: temporary file of an interrupted metadata update: %s", p, verb);
             if (!r->dry_run) (void)unlink(p);
         }
     } else if (S_ISDIR(st->st_mode) && name[0] != '.') {
-        if (!has_header(p) && cf__has_stray_blobs(p) && !cf__lock_held(dir, name, strlen(name))) {
+        if (!has_header(p) && cf__has_stray_blobs(p) && lock_free(r, dir, name, strlen(name))) {
             note(r, "%s: blobs of a column whose header is gone (an interrupted removal): %s", p, verb);
             if (!r->dry_run) (void)cf__discard_stray_blobs(r->f, p, NULL);
         }
@@ -187,12 +223,13 @@ static void visit(const char *dir, report *r, int depth)
     free(names);
 }
 
-int cf_file_cleanup(cf_file *f, int dry_run, char ***lines, int64_t *count, cf_error *err)
+int cf_file_cleanup(cf_file *f, int flags, char ***lines, int64_t *count, cf_error *err)
 {
     if (!f || !lines || !count) return CF_FAIL(err, CF_EARG, "cf_file_cleanup: NULL argument");
+    int dry_run = (flags & CF_CLEANUP_DRY_RUN) != 0;
     if (!dry_run && !f->writable)
         return CF_FAIL(err, CF_EREADONLY, "%s: File is open read-only; cleanup needs write access", f->path);
-    report r = { NULL, 0, 0, dry_run, 0, f };
+    report r = { NULL, 0, 0, dry_run, (flags & CF_CLEANUP_FORCE) != 0, (f->flags & CF_OPEN_NOLOCKING) != 0, 0, f };
     visit(f->path, &r, 0);
     if (r.failed) {
         cf_names_free(r.items, r.count);

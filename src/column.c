@@ -23,6 +23,7 @@
 #include "fsutil.h"
 #include "hex.h"
 #include "names.h"
+#include "owner.h"
 #include "platform.h"
 #include "readmap.h"
 #include "readsplit.h"
@@ -679,6 +680,9 @@ static int publish(cf_column *c, cf_error *err)
 {
     char *old = NULL;
     int rc = 0;
+    /* the owner record belongs to staging only (a power loss may leave it
+     * in the column, where it means nothing) */
+    cf__owner_remove(c->dir);
     if (rename(c->dir, c->path) != 0) {
         int e = errno;
         if (e != EEXIST && e != ENOTEMPTY && e != EISDIR && e != ENOTDIR)
@@ -784,7 +788,7 @@ int cf__column_follow_commit(cf_column *c, cf_error *err)
 static void note_lock_dir(cf_file *f, cf_column *c)
 {
     const char *slash = strrchr(c->path, '/');
-    if (slash && !c->lock.via) c->lock.via = cf__file_lock_dir(f, c->path, (size_t)(slash - c->path));
+    if (slash && !c->lock.via && !c->lock.off) c->lock.via = cf__file_lock_dir(f, c->path, (size_t)(slash - c->path));
 }
 
 static int create_attrs_only(cf_column **out, cf_file *f, const char *name, cf_error *err)
@@ -792,6 +796,7 @@ static int create_attrs_only(cf_column **out, cf_file *f, const char *name, cf_e
     char *dir = attr_dir_of(f, name);
     if (!dir) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", f->path);
     cf__lock lk = CF__LOCK_NONE;
+    lk.off = (f->flags & CF_OPEN_NOLOCKING) != 0;
     int rc = cf__attrs_block_lock(dir, CF__DURABLE(f), (f->flags & CF_OPEN_NOLOCK) != 0, &lk, err);
     if (rc == 0) rc = cf__remove_if_exists(dir, "attr", err);
     if (rc == 0) rc = cf__remove_if_exists(dir, CF__ATTRS_EXT_NAME, err);
@@ -799,7 +804,7 @@ static int create_attrs_only(cf_column **out, cf_file *f, const char *name, cf_e
     if (rc == 0 && CF__DURABLE(f)) rc = cf__fsync_path(dir, err);
     if (cf__lock_is_held(&lk)) {
         cf__lock_release(&lk);
-        (void)cf__lock_tidy(dir);
+        if (!lk.off) (void)cf__lock_tidy(dir);
     }
     free(dir);
     if (rc) return rc;
@@ -908,6 +913,7 @@ int cf_column_create_ex(cf_column **out, cf_file *f, const char *name,
     c->durable = CF__DURABLE(f);
     c->verify = (f->flags & CF_OPEN_VERIFY) != 0;
     c->nolock = (f->flags & CF_OPEN_NOLOCK) != 0;
+    c->lock.off = (f->flags & CF_OPEN_NOLOCKING) != 0;
     cf__dtype_format(&c->h.dtype, c->dtype_token);
     c->rowbytes = c->h.nmemb * c->h.dtype.width;
     c->fresh = 1;
@@ -938,7 +944,12 @@ int cf_column_create_ex(cf_column **out, cf_file *f, const char *name,
     if (rc == 0) rc = check_new(c, flags, err);
     char *stage = NULL;
     if (rc == 0) rc = fresh_sibling(dir, CF__STAGE_PREFIX, 1, &stage, err);
-    if (rc) goto fail;
+    /* who is writing here, for repair on a node where the lock proves nothing */
+    if (rc == 0 && (rc = cf__owner_write(stage, err)) != 0) (void)cf__remove_tree(stage, NULL);
+    if (rc) {
+        free(stage);
+        goto fail;
+    }
     free(c->dir);
     free(c->attr_dir);
     c->dir = stage;
@@ -1091,6 +1102,7 @@ int cf__column_new_for(cf_column **out, cf_file *f, const char *name, cf_error *
     c->durable = CF__DURABLE(f);
     c->verify = (f->flags & CF_OPEN_VERIFY) != 0;
     c->nolock = (f->flags & CF_OPEN_NOLOCK) != 0;
+    c->lock.off = (f->flags & CF_OPEN_NOLOCKING) != 0;
     *out = c;
     return 0;
 }

@@ -126,12 +126,13 @@ int cf__attrs_block_lock(const char *dir, int durable, int shared, cf__lock *lk,
 static int save_block_attrs(cf_column *c, int v1_changed, cf_error *err)
 {
     cf__lock lk = CF__LOCK_NONE;
+    lk.off = c->lock.off;
     int rc = cf__attrs_block_lock(c->attr_dir, c->durable, c->nolock, &lk, err);
     if (rc) return rc;
     rc = write_attr_files(c, v1_changed, c->durable, 0, NULL, NULL, err);
     if (rc == 0 && c->durable) rc = cf__fsync_path(c->attr_dir, err);
     cf__lock_release(&lk);
-    (void)cf__lock_tidy(c->attr_dir); /* no lock file left behind if no one else has it */
+    if (!lk.off) (void)cf__lock_tidy(c->attr_dir); /* no lock file left behind if no one else has it */
     return rc;
 }
 

@@ -11,6 +11,7 @@
 
 #include "error.h"
 #include "fsutil.h"
+#include "mountinfo.h"
 #include "writer_lock.h"
 #include "header.h"
 #include "names.h"
@@ -66,7 +67,7 @@ int cf_file_open(cf_file **out, const char *path, int flags, cf_error *err)
         rc = !(flags & CF_OPEN_CREATE) ? CF_FAIL(err, CF_ENOENT, "%s: no such File", path)
                                        : cf__mkdirs_durable(path, durable, err);
     } else if (flags & CF_OPEN_TRUNCATE) {
-        rc = cf__file_truncate(path, durable, err);
+        rc = cf__file_truncate(path, durable, (flags & CF_OPEN_NOLOCKING) != 0, err);
     }
     if (rc == 0 && (!(f = calloc(1, sizeof *f)) || !(f->path = strdup(path))))
         rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", path);
@@ -164,6 +165,8 @@ int cf_file_writable(const cf_file *f) { return f->writable; }
 int cf_file_flags(const cf_file *f) { return f->flags; }
 
 const char *cf_file_fs_type(const cf_file *f) { return f ? cf__fs_type(f->path) : "unknown"; }
+
+const char *cf_file_lock_scope(const cf_file *f) { return f ? cf__lock_scope(f->path) : "unknown"; }
 
 /* A growable list of names. */
 typedef struct {

@@ -49,8 +49,9 @@ int cf__is_format_file_name(const char *name);
 /* Empty the File at path for mode "w" (remove.c): refused (CF_ENOTFILE)
  * if it holds anything but colfile/bigfile files, or (CF_EBUSY) while a
  * writer holds a lock in it; else every entry is moved into a hidden
- * trash directory of the root, which is then deleted. */
-int cf__file_truncate(const char *path, int durable, cf_error *err);
+ * trash directory of the root, which is then deleted.  With nolocking
+ * (CF_OPEN_NOLOCKING) it takes no lock: the caller vouches for being alone. */
+int cf__file_truncate(const char *path, int durable, int nolocking, cf_error *err);
 
 /* 1 if dir, a directory without a header, holds blob files (named as
  * bigfile names blobs): the data of a column whose header is gone. */

@@ -111,6 +111,7 @@ int cf__check_only_format_content(const char *dir, const char *root, const char 
 typedef struct {
     cf__dir_lock *locks;
     size_t n, cap;
+    int off; /* CF_OPEN_NOLOCKING: lock nothing */
 } dir_locks;
 
 static void dir_locks_release(dir_locks *l)
@@ -127,6 +128,7 @@ static void dir_locks_release(dir_locks *l)
 static int lock_tree(dir_locks *l, const char *dir, const char *also_leaf, int depth, cf_error *err)
 {
     if (depth > 256) return CF_FAIL(err, CF_EFORMAT, "%s: directories nested too deeply", dir);
+    if (l->off) return 0;
     if (l->n == l->cap) {
         size_t cap = l->cap ? 2 * l->cap : 8;
         cf__dir_lock *locks = realloc(l->locks, cap * sizeof *locks);
@@ -183,7 +185,8 @@ static int lock_tree(dir_locks *l, const char *dir, const char *also_leaf, int d
 static int lock_column(cf_file *f, const char *dir, cf__lock *lk, cf_error *err)
 {
     const char *slash = strrchr(dir, '/');
-    if (slash) lk->via = cf__file_lock_dir(f, dir, (size_t)(slash - dir));
+    lk->off = (f->flags & CF_OPEN_NOLOCKING) != 0;
+    if (slash && !lk->off) lk->via = cf__file_lock_dir(f, dir, (size_t)(slash - dir));
     return cf__lock_take(lk, dir, 0, err);
 }
 
@@ -267,7 +270,7 @@ static int discard_files_keep_dir(const char *dir, const char *parent, const cha
 
 /* Remove the column at dir (its lock held): one rename of the whole
  * directory when it holds nothing else, else discard_files_keep_dir. */
-static int discard_column(const char *dir, int durable, cf_error *err)
+static int discard_column(const char *dir, int durable, int nolocking, cf_error *err)
 {
     char *parent = parent_of(dir);
     if (!parent) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", dir);
@@ -288,7 +291,7 @@ static int discard_column(const char *dir, int durable, cf_error *err)
         /* an idle lock file of columns once below it, and then the
          * directory, go if nothing else is left */
         if (rc == 0) {
-            (void)cf__lock_tidy(dir);
+            if (!nolocking) (void)cf__lock_tidy(dir);
             (void)rmdir(dir);
         }
     }
@@ -325,7 +328,7 @@ int cf_file_remove(cf_file *f, const char *name, cf_error *err)
     } else if ((rc = lock_column(f, dir, &lk, err)) == 0) {
         /* with the lock held no writer can publish a new version here */
         if (!has_header(dir)) rc = CF_FAIL(err, CF_ENOENT, "%s: no column '%s'", f->path, name);
-        else rc = discard_column(dir, CF__DURABLE(f), err);
+        else rc = discard_column(dir, CF__DURABLE(f), (f->flags & CF_OPEN_NOLOCKING) != 0, err);
     }
     cf__lock_release(&lk);
     free(dir);
@@ -338,7 +341,7 @@ int cf_file_remove_group(cf_file *f, const char *name, cf_error *err)
     int rc = check_removable(f, name, &dir, err);
     if (rc) return rc;
     cf__lock lk = CF__LOCK_NONE;
-    dir_locks locks = { NULL, 0, 0 };
+    dir_locks locks = { NULL, 0, 0, (f->flags & CF_OPEN_NOLOCKING) != 0 };
     char *parent = parent_of(dir), *trash = NULL;
     if (!parent) {
         rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", dir);
@@ -368,11 +371,11 @@ int cf_file_remove_group(cf_file *f, const char *name, cf_error *err)
 
 /* ---- truncation ------------------------------------------------------------ */
 
-int cf__file_truncate(const char *path, int durable, cf_error *err)
+int cf__file_truncate(const char *path, int durable, int nolocking, cf_error *err)
 {
     int rc = cf__check_only_format_content(path, path, "truncate", err);
     if (rc) return rc;
-    dir_locks locks = { NULL, 0, 0 };
+    dir_locks locks = { NULL, 0, 0, nolocking };
     char *trash = NULL;
     if ((rc = lock_tree(&locks, path, CF__TRUNCATE_LEAF, 0, err)) == 0 &&
         (rc = trash_name(path, CF__TRUNCATE_LEAF, 1, &trash, err)) == 0) {

@@ -84,11 +84,17 @@ static int open_failed(const char *path, const char *column, cf_error *err)
     return CF_FAIL(err, cf__errno_code(e), "%s: cannot open the writer lock %s: %s", column, path, strerror(e));
 }
 
+/* 1 if errno e says the file system cannot lock at all (Lustre mounted
+ * noflock: ENOSYS; NFS without its lock manager: ENOLCK). */
+static int cannot_lock(int e) { return e == ENOSYS || e == ENOLCK || e == EOPNOTSUPP; }
+
 static int lock_failed(int e, const char *path, const char *column, cf_error *err)
 {
-    if (e == ENOLCK)
-        return CF_FAIL(err, CF_EIO, "%s: the file system cannot lock %s (ENOLCK; on NFS the server's lock "
-                       "manager must run), so concurrent writers could not be detected", column, path);
+    if (cannot_lock(e))
+        return CF_FAIL(err, CF_EIO, "%s: the file system cannot lock %s (%s), so colfile cannot keep a second "
+                       "writer out; if you make sure that one process at a time writes this File, open it "
+                       "without locking (Python: locking=False; C: CF_OPEN_NOLOCKING; CLI: --no-locking)",
+                       column, path, strerror(e));
     if (e == EWOULDBLOCK || e == EAGAIN || e == EACCES)
         return CF_FAIL(err, CF_EBUSY, "%s: another writer (process or handle) is changing this column; "
                        "its lock in %s is held", column, path);
@@ -284,7 +290,7 @@ void cf__lock_dir_forget(cf__lock_dir *d)
     atomic_store(&d->pid, 0);
 }
 
-int cf__lock_is_held(const cf__lock *lk) { return lk->fd >= 0 || lk->via_held; }
+int cf__lock_is_held(const cf__lock *lk) { return lk->fd >= 0 || lk->via_held || lk->claimed; }
 
 /* Open d's lock file and take its presence byte (d->mu held): 0, 1 when
  * the kernel has no open file description locks (the column then takes
@@ -400,6 +406,10 @@ int cf__lock_take(cf__lock *lk, const char *column, int shared, cf_error *err)
     char sl[224];
     cf__short_leaf(leaf, strlen(leaf), sl);
     lk->shared = shared;
+    if (lk->off) {
+        lk->claimed = 1; /* the caller vouches for being the only writer */
+        return 0;
+    }
     if (lk->via && !shared) {
         int rc = take_via(lk, slot_of(sl), column, err);
         if (rc <= 0) return rc;
@@ -414,6 +424,7 @@ int cf__lock_take(cf__lock *lk, const char *column, int shared, cf_error *err)
 
 void cf__lock_release(cf__lock *lk)
 {
+    lk->claimed = 0;
     if (lk->via_held) release_via(lk);
     if (lk->fd >= 0) {
         /* A file of its own is removed while still held (a locker checks
@@ -438,6 +449,7 @@ void cf__lock_forget(cf__lock *lk)
     lk->fd = -1;
     lk->path = NULL;
     lk->via_held = 0; /* (through via: unlocked by release, or the parent's) */
+    lk->claimed = 0;
     cf__lock_dir_unref(lk->via);
     lk->via = NULL;
 }

@@ -43,9 +43,11 @@ typedef struct cf__lock {
     cf__lock_dir *via; /* the File's descriptor of the directory's lock file
                           (a reference), or NULL: exclusive takes use it */
     int via_held; /* held as byte `slot` through via */
+    int off;      /* CF_OPEN_NOLOCKING: take and release make no lock call */
+    int claimed;  /* taken while off: held in name only */
 } cf__lock;
 
-#define CF__LOCK_NONE { -1, 0, -1, NULL, NULL, 0 }
+#define CF__LOCK_NONE { -1, 0, -1, NULL, NULL, 0, 0, 0 }
 
 /* A new lock-file object for directory dir (len bytes), not open yet, with
  * one reference; NULL when out of memory. */
@@ -83,7 +85,9 @@ void cf__short_leaf(const char *leaf, size_t len, char out[224]);
 /* Take the writer lock of the column at path `column` (its directory),
  * without waiting: CF_EBUSY (naming the column and the lock) when another
  * handle holds it, CF_ENAME when a symbolic link sits where the lock file
- * belongs.  An exclusive take goes through lk->via when set (and usable:
+ * belongs, CF_EIO naming the lock file and CF_OPEN_NOLOCKING when the file
+ * system cannot lock at all (ENOSYS, ENOLCK, EOPNOTSUPP).  With lk->off it
+ * makes no lock call and only marks the lock claimed.  An exclusive take goes through lk->via when set (and usable:
  * in the process that opened it, on a kernel with open file description
  * locks). */
 int cf__lock_take(cf__lock *lk, const char *column, int shared, cf_error *err);

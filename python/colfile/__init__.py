@@ -58,6 +58,7 @@ from .errors import (
     TornError,
 )
 from .file import File, FileSystemWarning, Group, TornWarning
+from .locking import LockingWarning
 from .histograms import histogram, histogram2d
 from .query import ExpressionError, Field, Predicate, Report, Selection, where
 
@@ -135,4 +136,5 @@ __all__ = [
     "TornError",
     "TornWarning",
     "FileSystemWarning",
+    "LockingWarning",
 ]

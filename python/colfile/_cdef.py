@@ -43,7 +43,7 @@ enum cf_open_flags {
     CF_OPEN_READ = 0, CF_OPEN_WRITE = 1, CF_OPEN_CREATE = 2,
     CF_OPEN_EXCL = 4, CF_OPEN_TRUNCATE = 8, CF_OPEN_NOCHECK = 16,
     CF_OPEN_NODURABLE = 32, CF_OPEN_TORN_OK = 64, CF_OPEN_VERIFY = 128,
-    CF_OPEN_NOLOCK = 256
+    CF_OPEN_NOLOCK = 256, CF_OPEN_NOLOCKING = 512
 };
 int cf_file_open(cf_file **out, const char *path, int flags, cf_error *err);
 void cf_file_close(cf_file *f);
@@ -52,7 +52,9 @@ const char *cf_file_path(const cf_file *f);
 int cf_file_writable(const cf_file *f);
 int cf_file_flags(const cf_file *f);
 const char *cf_file_fs_type(const cf_file *f);
-int cf_file_cleanup(cf_file *f, int dry_run, char ***lines, int64_t *count, cf_error *err);
+const char *cf_file_lock_scope(const cf_file *f);
+enum cf_cleanup_flags { CF_CLEANUP_DRY_RUN = 1, CF_CLEANUP_FORCE = 2 };
+int cf_file_cleanup(cf_file *f, int flags, char ***lines, int64_t *count, cf_error *err);
 int cf_file_list(cf_file *f, char ***names, int64_t *count, cf_error *err);
 void cf_names_free(char **names, int64_t count);
 int cf_file_catalog_update(cf_file *f, cf_error *err);

@@ -93,7 +93,7 @@ def _release_file(handle: Any) -> None:
 
 
 #: the behaviour bits of cf_file_open (enum cf_open_flags, include/colfile.h)
-_NODURABLE, _TORN_OK, _VERIFY = 32, 64, 128
+_NODURABLE, _TORN_OK, _VERIFY, _NOLOCKING = 32, 64, 128, 512
 
 
 def _reopen_file(abspath: str, torn_ok: bool, verify: bool) -> File:
@@ -101,12 +101,16 @@ def _reopen_file(abspath: str, torn_ok: bool, verify: bool) -> File:
     return File(abspath, "r", torn="warn" if torn_ok else "raise", verify=verify)
 
 
-def _open_flags(mode: str, durable: Any, torn: str, verify: Any) -> int:
+def _open_flags(mode: str, durable: Any, torn: str, verify: Any, locking: Any = True) -> int:
     """The cf_file_open flags of File's arguments (ValueError if invalid)."""
     flags = MODES.get(mode) if type(mode) is str else None
     if flags is None:
         raise ValueError(f"invalid mode {mode!r}: use one of "
                          f"{', '.join(repr(m) for m in MODES)}")
+    if locking is False:
+        flags |= _NOLOCKING
+    elif locking is not True and locking != "local":
+        raise ValueError(f"invalid locking={locking!r}: use True, False or 'local'")
     if torn != "raise":
         if torn != "warn":
             raise ValueError(f"invalid torn={torn!r}: use 'raise' or 'warn'")
@@ -582,6 +586,21 @@ class File(Group):
         :meth:`Column.verify_blob` and ``colfile check`` check everything.
         Off by default because it costs 10-25% of read speed here
         (docs/reliability.md).
+    locking : {True, False, 'local'}, default True
+        The writer lock that keeps a second writer of a column out
+        (docs/reliability.md, "Locking on parallel file systems").
+        ``True`` takes it, and a writable File warns
+        (:class:`~colfile.locking.LockingWarning`) where the mount table
+        shows that locks fail (Lustre ``noflock``) or only exclude writers
+        on the same node (Lustre ``localflock``, NFS ``nolock`` or
+        ``local_lock=``, BeeGFS).  ``'local'`` takes it too and accepts
+        node-local locks without a warning (every writer runs on one node,
+        or the job makes sure of one writer per column).  ``False`` takes
+        no lock and makes no lock call: for file systems where locks fail.
+        The caller then promises that one process at a time writes the
+        File: nothing detects a second writer (whose commits could mix
+        with yours or be lost), and ``colfile repair`` cannot tell a live
+        writer from a dead one by its locks.
     deferred : bool, default False
         Commit closed columns in the background (serial Files only).
         :meth:`Column.close` then hands the column to a thread of the File
@@ -654,7 +673,8 @@ class File(Group):
                  comm: Any = None, durable: bool = True, torn: str = "raise",
                  verify: bool = False, deferred: bool = False,
                  mpi_timeout: float | None = None,
-                 collective_metadata: bool = False) -> None:
+                 collective_metadata: bool = False,
+                 locking: bool | str = True) -> None:
         # A File is the group of its root; it does not store itself (no
         # reference cycle, so dropping the last reference frees it at once).
         self._prefix = ""
@@ -695,8 +715,8 @@ class File(Group):
             # in a fresh process every Python function run costs several
             # microseconds more than its work (bench/cold_reads.py)
             flags = MODES.get(mode) if type(mode) is str else None
-            if flags is None or torn != "raise" or not durable or verify:
-                flags = _open_flags(mode, durable, torn, verify)
+            if flags is None or torn != "raise" or not durable or verify or locking is not True:
+                flags = _open_flags(mode, durable, torn, verify, locking)
             raw = path.encode(_FS_ENCODING, "surrogateescape") \
                 if type(path) is str and "\0" not in path else encode(path)
             out = ffi.new(_FILE_PP)
@@ -706,18 +726,18 @@ class File(Group):
                 raise_error(rc, err, "file")
             handle = out[0]
         else:
-            def prep() -> tuple[str, str, bool, str, bool]:
-                _open_flags(mode, durable, torn, verify)
+            def prep() -> tuple[str, str, bool, str, bool, Any]:
+                _open_flags(mode, durable, torn, verify, locking)
                 if deferred:
                     raise ValueError("deferred=True is for serial Files: under comm= "
                                      "closing a column is collective")
                 encode(path)  # a NUL byte: the error agreed on every rank
-                return self._path, mode, bool(durable), torn, bool(verify)
+                return self._path, mode, bool(durable), torn, bool(verify), locking
 
             # every rank must be given the same path and options
             try:
                 self._same("File path and options", prep)
-                flags = _open_flags(mode, durable, torn, verify)
+                flags = _open_flags(mode, durable, torn, verify, locking)
                 handle = _mpi.open_file(self._comm, encode(path), flags)
             except BaseException:
                 if self._comm.owned:
@@ -750,6 +770,13 @@ class File(Group):
             if fs in _SHARED_FS_NOTES:
                 warnings.warn(f"{self._path}: on {fs}: {_SHARED_FS_NOTES[fs]}", FileSystemWarning,
                               stacklevel=2)
+            if locking is not False:
+                from .locking import LockingWarning, lock_scope, scope_note
+
+                scope, mount = lock_scope(self._path)
+                note = None if locking == "local" and scope == "node" else scope_note(self._path, scope, mount)
+                if note:
+                    warnings.warn(note, LockingWarning, stacklevel=2)
 
     def __getitem__(self, name: str) -> Any:
         # Group.__getitem__ for the File's own group (no prefix), in fewer
@@ -973,7 +1000,7 @@ class File(Group):
             out[name] = {k: col.attrs[k] for k in col.attrs}
         return dict(sorted(out.items())) if added else out
 
-    def cleanup(self, dry_run: bool = False) -> list[str]:
+    def cleanup(self, dry_run: bool = False, force: bool = False) -> list[str]:
         """Find what interrupted writers left behind and remove it (see
         ``cf_file_cleanup``): staging directories of creates that never
         committed, old versions moved aside by a commit (restored if their
@@ -981,8 +1008,15 @@ class File(Group):
         hidden ``.colfile-trash.*`` name, the blobs of a directory whose
         header is gone (other files in it stay), temporary metadata and lock
         files.
-        Anything a live writer holds is left alone.  Returns one line per
-        item found.  On rank 0 only under MPI (the result is broadcast)."""
+        Anything a live writer holds is left alone.  A staging directory
+        is removed only when its owner record (host, process, start time)
+        proves its writer gone, since locks may be node-local: one written
+        from another host is reported ("... cannot prove gone: left") and
+        stays unless ``force=True``, which removes it (use it only when no
+        writer of the File is running anywhere; with ``locking=False`` it
+        also removes every other leftover, whose locks are not looked at).
+        Returns one line per item found.  On rank 0 only under MPI (the
+        result is broadcast)."""
         L = lib()
 
         def run() -> list[str]:
@@ -990,7 +1024,8 @@ class File(Group):
             count = ffi.new("int64_t *")
             err = new_error()
             with self._lock:
-                rc = L.cf_file_cleanup(self._check_open(), 1 if dry_run else 0, lines, count, err)
+                rc = L.cf_file_cleanup(self._check_open(), (1 if dry_run else 0) | (2 if force else 0),
+                                       lines, count, err)
             if rc < 0:
                 raise_error(rc, err, "file")
             return take_strings(lines[0], count[0])
@@ -999,6 +1034,16 @@ class File(Group):
         if not self._comm.serial:
             self._enter("File.cleanup()")
         return list(self._on_root(run))
+
+    @property
+    def lock_scope(self) -> str:
+        """How far writer locks reach on the File's file system, from the
+        mount table (``cf_file_lock_scope``): ``'cluster'`` (every client;
+        local file systems too), ``'node'`` (node-local: Lustre
+        ``localflock``, NFS ``nolock``, BeeGFS), ``'none'`` (lock calls
+        fail: Lustre ``noflock``; open with ``locking=False``) or
+        ``'unknown'``.  See :mod:`colfile.locking`."""
+        return string(lib().cf_file_lock_scope(self._check_open()))
 
     @property
     def fs_type(self) -> str:

@@ -682,6 +682,7 @@ def open_file(comm: Comm, path: bytes, flags: int) -> Any:
         return agree(comm, lambda: box[0], undo=L.cf_file_close)
     # The other ranks keep the behaviour bits (durability, torn, verify).
     keep = _WRITE | L.CF_OPEN_NODURABLE | L.CF_OPEN_TORN_OK | L.CF_OPEN_VERIFY | L.CF_OPEN_NOLOCK
+    keep |= L.CF_OPEN_NOLOCKING
     return agree(comm, opener((flags & keep) | _NOCHECK), undo=L.cf_file_close)
 
 

@@ -751,6 +751,8 @@ static void remove_stage(const char *fdir, const char *leaf)
         if (strncmp(e->d_name, prefix, strlen(prefix)) != 0) continue;
         snprintf(path, sizeof path, "%s/%s/000000", fdir, e->d_name);
         CHECK(unlink(path) == 0);
+        snprintf(path, sizeof path, "%s/%s/.colfile-owner", fdir, e->d_name);
+        (void)unlink(path); /* the writer's owner record */
         snprintf(path, sizeof path, "%s/%s", fdir, e->d_name);
         CHECK(rmdir(path) == 0);
         found++;

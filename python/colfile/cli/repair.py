@@ -40,18 +40,24 @@ Repair the File at PATH, or the COLUMNs and groups named:
 
 A blob that is missing or shorter than its rows cannot be repaired (its
 rows are lost); it is reported and the exit status is 1.  Anything a live
-writer still holds is left alone."""
+writer still holds is left alone.  Locks may be node-local (Lustre
+localflock, BeeGFS, NFS nolock), so a staging directory is removed only
+when its owner record proves its writer gone (this host, process ended);
+one written from another host is reported as left (exit status 1) until
+--force, which removes it: use it only when no job writes the File."""
 
 EPILOG = """\
 exit status:
   0  nothing to repair, or everything found was repaired
-  1  something could not be repaired (lost rows, a column in use)
+  1  something could not be repaired (lost rows, a column in use, a
+     staging directory whose writer cannot be proved gone)
   2  usage error, no such File or column, or the repair itself failed
 
 examples:
   colfile repair snapshot
   colfile repair --dry-run snapshot            only say what would be done
-  colfile repair snapshot 1/Position"""
+  colfile repair snapshot 1/Position
+  colfile repair --force snapshot              also another host's staging"""
 
 _FIXABLE = {"LONG", "SUM_MISMATCH", "CRC_MISMATCH", "STATS_MISMATCH", "STATS_DAMAGED"}
 _LOST = {"MISSING", "SHORT"}
@@ -67,6 +73,13 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("-n", "--dry-run", action="store_true",
                    help="change nothing; say what would be done")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing")
+    p.add_argument("--force", action="store_true",
+                   help="also remove staging directories whose writer cannot be proved gone "
+                        "(written from another host); only when no writer of the File runs anywhere")
+    p.add_argument("--no-locking", action="store_true",
+                   help="take and probe no locks (file systems without locks, such as Lustre "
+                        "mounted noflock); only what owner records prove gone is removed, "
+                        "unless --force")
     p.set_defaults(_extra_positionals="columns", _fail_status=2)
     return p
 
@@ -88,10 +101,14 @@ def run(args: Any) -> int:
 
     status = 0
     mode = "r" if args.dry_run else "r+"
-    with open_file(args.path, mode, torn="warn", verify=False) as f, warnings.catch_warnings():
+    locking = False if args.no_locking else True
+    with open_file(args.path, mode, torn="warn", verify=False, locking=locking) as f, \
+            warnings.catch_warnings():
         warnings.simplefilter("ignore", colfile.TornWarning)
-        for line in f.cleanup(dry_run=args.dry_run):
+        for line in f.cleanup(dry_run=args.dry_run, force=args.force):
             say(line)
+            if line.endswith(": left") or ": left (" in line:
+                status = 1  # a writer that could not be proved gone
         names = select_columns(f, args.columns)
         for name in names:
             try:
