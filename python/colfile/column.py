@@ -1239,6 +1239,9 @@ class Column:
         with stale statistics; committed by the next :meth:`flush` or
         :meth:`close`.  ``blobs``: blob numbers (default all)."""
         todo = range(self.nfile) if blobs is None else [int(b) for b in blobs]
+        # pending state to commit, like a write's: under MPI a column opened
+        # by one rank alone hands it to the File's collective close
+        self._wrote = True
         for b in todo:
             self._call("cf_column_index_blob", b)
 

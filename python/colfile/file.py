@@ -710,6 +710,17 @@ class File(Group):
         # Serially the checks and the open in the fewest steps: opening a
         # File is part of every small read, and in a fresh process each
         # distinct step runs with cold caches (bench/cold_reads.py).
+        # The core is given the absolute path, as h5py holds a descriptor: the
+        # File keeps working after a chdir, and a pickle or a dask task
+        # reopens the same directory from a process with another working
+        # directory.  self._path stays as given.
+        p = self._path
+        if isinstance(path, (str, bytes, os.PathLike)) and p and p[0] != "/" and "\0" not in p:
+            try:
+                p = path = os.path.join(os.getcwd(), p)
+            except OSError:  # the working directory is gone: keep the path given
+                pass
+        self._abspath = p
         if serial:
             # the defaults without _open_flags, a str path without encode():
             # in a fresh process every Python function run costs several
@@ -745,16 +756,6 @@ class File(Group):
                 raise
         self._h = handle
         self._flags = flags
-        # what a pickle or a dask task reopens: the same directory after a
-        # chdir, or in a process with another working directory
-        p = self._path
-        if os.path.isabs(p):
-            self._abspath = p
-        else:
-            try:
-                self._abspath = os.path.join(os.getcwd(), p)
-            except OSError:  # the working directory is gone: keep the path given
-                self._abspath = p
         # A writable File's handle is released by a finalizer that also runs
         # at exit; a read-only one holds only memory, which __del__ gives
         # back (as for columns: cheaper).  self._path already is the path
@@ -1392,7 +1393,7 @@ class File(Group):
         make writers (rank 0) or is not meant for metadata (the others)."""
         with self._lock:
             if self._aux is None:
-                self._aux = _mpi.open_file_handle(encode(self._path), _READ | 0x10)  # NOCHECK
+                self._aux = _mpi.open_file_handle(encode(self._abspath), _READ | 0x10)  # NOCHECK
             return self._aux
 
     def _independent_handle(self, full: str) -> Any:
@@ -1443,7 +1444,7 @@ class File(Group):
             fh = getattr(self, key)
             if fh is None:
                 fh = _mpi.open_file_handle(
-                    encode(self._path), (self._flags & (_NODURABLE | _VERIFY)) | mode
+                    encode(self._abspath), (self._flags & (_NODURABLE | _VERIFY)) | mode
                     | _TORN_OK | 0x10)  # NOCHECK
                 setattr(self, key, fh)
             return fh
