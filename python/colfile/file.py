@@ -393,6 +393,8 @@ class Group:
             empty, so this is needed only to replace what a File already
             held.
 
+        Notes
+        -----
         A column cannot be made below a column (``"P/sub"`` when ``P`` is
         one: nothing lists columns inside a column's directory), nor where
         a group holds columns (``"g"`` when ``"g/x"`` exists), even with
@@ -404,8 +406,6 @@ class Group:
         (they look like a blob cut short), and closing the column warns
         about them (:class:`~colfile.IncompleteWarning`); docs/writing.md.
 
-        Notes
-        -----
         Sizes and counts must be whole numbers (``int`` or a numpy
         integer): anything else raises :class:`TypeError` naming the
         argument.  Numbers the format cannot hold raise
