@@ -1110,6 +1110,10 @@ def append(comm: Comm, col: Any, data: Any, nfile: int | None = None, *,
     ``file_handle()`` returns, default the column's File); then every rank
     writes its rows.  The next collective close commits it all."""
     comm.enter("Column.append()", col._path)
+    # every rank is in it: from here the column is the ranks' together, and
+    # its close commits the new blobs collectively (closed alone, a column
+    # opened with file[name] would hand on its rows but lose the new layout)
+    col._independent = False
     arr_box: list[np.ndarray] = []
 
     def prep() -> tuple[int, int | None, bool]:

@@ -91,3 +91,23 @@ def test_errors_agreed(comm: Any, shared: Path) -> None:
         assert col.nfile == 1
     if rank == 0:
         check(path, "x", size, 1)
+
+
+def test_append_to_a_column_opened_with_getitem(comm: Any, shared: Path) -> None:
+    """``f[name]`` opens a column on each rank alone (metadata reads are
+    independent); a collective append on it makes it the ranks' together,
+    so its close commits the new blobs, and what the File does next (an
+    attribute and a flush) finds the column whole."""
+    size, rank = comm.size, comm.rank
+    path = shared / "f"
+    with colfile.File(path, "w", comm=comm) as f:
+        f.create("x", "f8", data=np.arange(rank * 2, rank * 2 + 2) * 0.5)
+    with colfile.File(path, "a", comm=comm) as f:
+        with f["x"] as col:
+            n = 2 * size
+            col.append(np.arange(n + 3 * rank, n + 3 * rank + 3) * 0.5, nfile=2)
+        f.attrs["Time"] = 1.0
+        f.flush()
+        assert f["x"].size == 5 * size
+    if rank == 0:
+        check(path, "x", 5 * size, 3)
