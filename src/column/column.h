@@ -116,7 +116,6 @@ struct cf_column {
     unsigned char *scratch; /* CF__CHUNK_BYTES, allocated on first use */
 };
 
-#define CF__TORN_NAME "colfile-torn"
 #define CF__STAGE_PREFIX ".colfile-stage."
 #define CF__OLD_PREFIX ".colfile-old."
 
