@@ -80,6 +80,13 @@ def test_tree_keeps_its_layers() -> None:
     assert violations(ROOT / "src") == []
 
 
+def test_the_layers_the_readme_names() -> None:
+    # src/README.md is where a newcomer learns the layers: it names each one.
+    readme = (ROOT / "src" / "README.md").read_text()
+    for name in read_layers(ROOT / "src"):
+        assert f"`{name}/`" in readme, name
+
+
 def make_tree(tmp_path: Path, files: dict[str, str], layers: str = "low\nmid\nhigh\n") -> Path:
     src = tmp_path / "src"
     src.mkdir(parents=True)
