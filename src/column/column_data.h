@@ -1,0 +1,52 @@
+/* column_data.h - reading and writing a column's blobs: what the write path
+ * (column.c) and the read paths (column_read.c) share (internal). */
+#ifndef CF_COLUMN_DATA_H
+#define CF_COLUMN_DATA_H
+
+#include <stdint.h>
+
+#include "column.h"
+#include "dtype.h"
+
+/* How a caller's buffer is laid out. */
+typedef struct {
+    char *base;          /* row 0, element 0 */
+    int64_t row_stride, elem_stride;
+    cf__dtype dtype;
+    int regular;         /* element e is at base + e * stride */
+    int64_t stride;
+    int direct;          /* contiguous and of the column's dtype */
+} buffer_view;
+
+/* The blob holding `row` (0 <= row < size): the last blob whose first row
+ * is <= row, which skips zero-row blobs. */
+static inline int64_t cf__column_locate(const cf_column *c, int64_t row)
+{
+    int64_t lo = 0, hi = c->h.nfile; /* invariant: first_row[lo] <= row < first_row[hi] */
+    while (hi - lo > 1) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (c->first_row[mid] <= row) lo = mid;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* The file name of blob i ("%06X"). */
+void cf__column_blob_name(int64_t i, char out[32]);
+
+/* Allocate c->scratch (CF__CHUNK_BYTES) if it is not yet. */
+int cf__column_need_scratch(cf_column *c, cf_error *err);
+
+/* A descriptor of blob i, cached in the handle (c->fd): opened for writing
+ * when for_write, created if need be. */
+int cf__column_blob_fd(cf_column *c, int64_t i, int for_write, cf_error *err);
+
+/* Describe the caller's buffer; CF_ECAST when its dtype and the column's
+ * do not convert (for_write: from the buffer to the column, else back). */
+int cf__column_make_view(const cf_column *c, buffer_view *v, const void *buf, const char *dtype,
+                         int64_t row_stride, int64_t elem_stride, int for_write, cf_error *err);
+
+/* CF_EKIND for an attribute-only column, CF_ERANGE for rows outside it. */
+int cf__column_check_range(const cf_column *c, int64_t start, int64_t count, cf_error *err);
+
+#endif
