@@ -43,7 +43,7 @@ void cf__column_blob_name(int64_t i, char out[32])
 }
 
 /* The path of blob i (malloc'd; NULL on ENOMEM). */
-static char *blob_path(const cf_column *c, int64_t i)
+char *cf__column_blob_path(const cf_column *c, int64_t i)
 {
     char name[32];
     cf__column_blob_name(i, name);
@@ -239,7 +239,7 @@ int cf__column_first_touch(const cf_column *c, int64_t b)
  * open for the first write of it). */
 static int truncate_blob_keep(cf_column *c, int64_t i, int keep, cf_error *err)
 {
-    char *p = blob_path(c, i);
+    char *p = cf__column_blob_path(c, i);
     if (!p) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
     int rc = 0;
     int fd = open(p, (keep ? O_RDWR : O_WRONLY) | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
@@ -262,7 +262,7 @@ static int truncate_blob_keep(cf_column *c, int64_t i, int keep, cf_error *err)
 static int truncate_blob(cf_column *c, int64_t i, cf_error *err) { return truncate_blob_keep(c, i, 0, err); }
 
 /* Remove blob files numbered >= nfile left by an earlier, larger column. */
-static int remove_stale_blobs(const char *dir, int64_t nfile, int *removed, cf_error *err)
+int cf__column_remove_stale_blobs(const char *dir, int64_t nfile, int *removed, cf_error *err)
 {
     DIR *d = opendir(dir);
     if (!d) return 0;
@@ -441,7 +441,7 @@ static void drop_new_blobs(cf_column *c, int now_only_alone)
     close_fd(c);
     int removed = 0;
     for (int64_t i = first; i < c->h.nfile; i++) {
-        char *p = blob_path(c, i);
+        char *p = cf__column_blob_path(c, i);
         if (p && unlink(p) == 0) removed = 1;
         free(p);
     }
@@ -523,7 +523,7 @@ int cf__column_sync_blobs(cf_column *c, cf_error *err)
     for (int64_t i = 0; i < c->h.nfile; i++) {
         if (!c->unsynced[i]) continue;
         if (c->durable) {
-            char *p = blob_path(c, i);
+            char *p = cf__column_blob_path(c, i);
             if (!p) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
             int rc = cf__fsync_path(p, err);
             free(p);
@@ -1186,13 +1186,13 @@ int cf__column_need_scratch(cf_column *c, cf_error *err)
 /* Read blob i whole and compute its CRC32C, statistics and (sum not NULL)
  * bigfile byte sum.  Returns 0 with *complete 0 (nothing known) if the blob
  * is missing or short. */
-static int scan_blob_sum(cf_column *c, int64_t i, uint32_t *sum, int *complete, cf_error *err)
+int cf__column_scan_blob_sum(cf_column *c, int64_t i, uint32_t *sum, int *complete, cf_error *err)
 {
     int64_t bytes = c->h.rows[i] * c->rowbytes, w = c->h.dtype.width;
     *complete = 0;
     cf__column_stats_reset_blob(c, i);
     c->crc_known[i] = 0;
-    char *p = blob_path(c, i);
+    char *p = cf__column_blob_path(c, i);
     if (!p) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
     char name[32];
     cf__column_blob_name(i, name);
@@ -1224,7 +1224,7 @@ done:
 
 static int scan_blob(cf_column *c, int64_t i, int *complete, cf_error *err)
 {
-    return scan_blob_sum(c, i, NULL, complete, err);
+    return cf__column_scan_blob_sum(c, i, NULL, complete, err);
 }
 
 /* After writes to blob i: if they cover it exactly once, the CRC merged from
@@ -1279,7 +1279,7 @@ int cf_column_index_blob(cf_column *c, int64_t i, cf_error *err)
 
 /* Settle the CRCs and statistics of every blob written since the last
  * commit; write state is then folded into crc/stats/sums. */
-static int settle_writes(cf_column *c, cf_error *err)
+int cf__column_settle_writes(cf_column *c, cf_error *err)
 {
     if (!c->writes) return 0;
     int rc = 0;
@@ -1367,7 +1367,7 @@ int cf_column_flush(cf_column *c, cf_error *err)
     int staged = CF__STAGED(c);
     if (c->kind != CF_KIND_DATA && !staged) return 0;
     int rc = 0;
-    if ((rc = settle_writes(c, err))) return rc;
+    if ((rc = cf__column_settle_writes(c, err))) return rc;
     int changed = c->header_dirty || c->ext_dirty || cf__lock_is_held(&c->lock) || c->torn_marked;
     if (staged) {
         if ((rc = commit_staged(c, err))) return rc;
@@ -1507,7 +1507,7 @@ int cf__column_blob_fd(cf_column *c, int64_t i, int for_write, cf_error *err)
     if (fd < 0) {
         int e = errno;
         if (e == ENOENT && cf__version_gone(c)) return cf__version_replaced(c, err);
-        char *p = blob_path(c, i);
+        char *p = cf__column_blob_path(c, i);
         if (!p) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
         int rc = e == ENOENT
             ? CF_FAIL(err, CF_ENOENT, "%s: blob file is missing (it should hold rows %lld..%lld)", p,
@@ -1872,7 +1872,7 @@ int cf_column_grow(cf_column *c, int64_t rows, int64_t nfile, cf_error *err)
     int rc;
     if ((rc = cf__column_begin_change(c, err))) return rc;
     /* Settle pending CRCs while the write records match the old blobs. */
-    if ((rc = settle_writes(c, err))) return rc;
+    if ((rc = cf__column_settle_writes(c, err))) return rc;
     int64_t old = c->h.nfile, n = old + nfile;
     int64_t *r = realloc(c->h.rows, (size_t)n * sizeof *r);
     if (!r) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
@@ -1904,118 +1904,6 @@ int cf_column_grow(cf_column *c, int64_t rows, int64_t nfile, cf_error *err)
     return 0;
 }
 
-/* Recorded and recomputed statistics agree: counts and extremes exactly,
- * sums up to the rounding that a different summation order may give. */
-static int same_acc(const cf__acc *a, const cf__acc *b, const cf__dtype *d)
-{
-    if (a->count != b->count || a->nan != b->nan) return 0;
-    char k = cf__acc_class(d);
-    if (k && a->count > a->nan && memcmp(&a->v, &b->v, sizeof a->v) != 0) {
-        if (k != 'f' || a->v.f.min != b->v.f.min || a->v.f.max != b->v.f.max) return 0;
-    }
-    double x = a->sum, y = b->sum;
-    if (x == y || (isnan(x) && isnan(y))) return 1;
-    double scale = fabs(x) > fabs(y) ? fabs(x) : fabs(y);
-    return fabs(x - y) <= 1e-9 * scale + 1e-300 || (isinf(x) && isinf(y) && (x > 0) == (y > 0));
-}
-
-int cf_column_verify_blob(cf_column *c, int64_t i, unsigned *status, cf_error *err)
-{
-    if (!c || !status) return CF_FAIL(err, CF_EARG, "cf_column_verify_blob: NULL argument");
-    cf__acc *acc = NULL;
-    if (i < 0 || i >= c->h.nfile)
-        return CF_FAIL(err, CF_EARG, "%s: blob %lld does not exist (NFILE %lld)", c->path, (long long)i,
-                       (long long)c->h.nfile);
-    int rc = cf__column_need_scratch(c, err);
-    if (rc == 0 && c->kind == CF_KIND_DATA) rc = cf__column_stats_need(c, err);
-    if (rc) return rc;
-    unsigned st = 0;
-    char *p = blob_path(c, i);
-    if (!p) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
-    int64_t bytes = c->h.rows[i] * c->rowbytes;
-    uint32_t crc_known = 0; /* read only when has_crc */
-    int has_crc = cf_column_blob_crc32c(c, i, &crc_known);
-    if (!has_crc) st |= CF_BLOB_CRC_UNKNOWN;
-    if (c->kind == CF_KIND_DATA && (c->stats_damaged || (c->stats_bad && c->stats_bad[i])))
-        st |= CF_BLOB_STATS_DAMAGED;
-    char name[32];
-    cf__column_blob_name(i, name);
-    int fd = cf__version_openat(c, name, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        if (errno != ENOENT) {
-            int e = errno;
-            rc = CF_FAIL(err, CF_EIO, "%s: cannot open: %s", p, strerror(e));
-        } else if (cf__version_gone(c)) {
-            rc = cf__version_replaced(c, err); /* not damage: another version's business */
-        } else if (bytes > 0) {
-            st |= CF_BLOB_MISSING;
-        }
-        goto done;
-    }
-    struct stat sb;
-    if (fstat(fd, &sb) == 0 && sb.st_size > bytes) st |= CF_BLOB_LONG;
-    uint32_t sum = 0, crc = 0;
-    int64_t off = 0;
-    /* Recorded statistics are recomputed alongside, into scratch
-     * accumulators laid out like the blob's chunks. */
-    int64_t nmemb = c->h.nmemb,
-            chunks = c->stats.valid && c->stats.valid[i] && cf__stats_blob_whole(&c->stats, i)
-                ? cf__stats_blob_chunks(&c->stats, i) : 0;
-    int64_t w = c->h.dtype.width;
-    if (chunks > 0 && bytes % w == 0) {
-        acc = malloc((size_t)(chunks * nmemb) * sizeof *acc);
-        if (!acc) {
-            close(fd);
-            rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", p);
-            goto done;
-        }
-        for (int64_t k = 0; k < chunks * nmemb; k++) cf__acc_init(&acc[k], &c->h.dtype);
-    }
-    while (off < bytes) {
-        size_t want = (size_t)(bytes - off < CF__CHUNK_BYTES ? bytes - off : CF__CHUNK_BYTES);
-        size_t got;
-        if ((rc = cf__pread_all(fd, c->scratch, want, off, &got, p, err))) break;
-        sum = cf__sysv_add(sum, c->scratch, got);
-        crc = cf__crc32c_update(crc, c->scratch, got);
-        if (acc && got % (size_t)w == 0)
-            cf__column_add_to_chunks(c, acc, 0, off / w, c->scratch, (int64_t)got / w);
-        off += (int64_t)got;
-        if (got < want) {
-            st |= CF_BLOB_SHORT;
-            break;
-        }
-    }
-    close(fd);
-    if (rc) goto done;
-    if (!(st & CF_BLOB_SHORT)) {
-        if (sum != c->h.sums[i]) st |= CF_BLOB_SUM_MISMATCH;
-        if (has_crc && crc != crc_known) st |= CF_BLOB_CRC_MISMATCH;
-        for (int64_t k = 0; acc && k < chunks * nmemb; k++)
-            if (!same_acc(&acc[k], cf__stats_peek(&c->stats, i, k / nmemb) + k % nmemb, &c->h.dtype)) {
-                st |= CF_BLOB_STATS_MISMATCH;
-                break;
-            }
-    }
-    /* What disagrees with the metadata this handle read is no damage if
-     * another process changed the column since (an append, an in-place
-     * update, a replacement or removal): the caller reopens it. */
-    unsigned bad = st & ~(unsigned)(CF_BLOB_CRC_UNKNOWN | CF_BLOB_LONG);
-    if (has_crc && !(st & CF_BLOB_CRC_MISMATCH)) bad &= ~(unsigned)CF_BLOB_SUM_MISMATCH; /* format.md 6 */
-    if (bad && cf__version_changed(c)) {
-        char what[64];
-        snprintf(what, sizeof what, "blob %s", name);
-        rc = cf__version_changed_error(c, what, err);
-        st = 0;
-    }
-done:
-    free(acc);
-    free(p);
-    *status = st;
-    return rc;
-}
-
-int cf_column_torn(const cf_column *c) { return c ? c->torn_at_open : 0; }
-
 void cf_column_forget(cf_column *c)
 {
     if (!c) return;
@@ -2029,74 +1917,4 @@ void cf_column_discard(cf_column *c)
     if (!c) return;
     c->failed = 1;
     drop_new_blobs(c, 0);
-}
-
-int cf_column_set_verify(cf_column *c, int enabled, cf_error *err)
-{
-    if (!c) return CF_FAIL(err, CF_EARG, "cf_column_set_verify: NULL column");
-    c->verify = enabled != 0;
-    return 0;
-}
-
-int cf_column_verify_enabled(const cf_column *c) { return c ? c->verify : 0; }
-
-int cf_column_repair(cf_column *c, unsigned *fixed, cf_error *err)
-{
-    if (!c || !fixed) return CF_FAIL(err, CF_EARG, "cf_column_repair: NULL argument");
-    *fixed = 0;
-    if (c->kind != CF_KIND_DATA) return 0;
-    if (!c->writable) return CF_FAIL(err, CF_EREADONLY, "%s: column is open read-only", c->path);
-    if (c->replica) return CF_FAIL(err, CF_EKIND, "%s: a replica handle cannot repair", c->path);
-    int rc = cf__column_begin_change(c, err);
-    if (rc == 0) rc = settle_writes(c, err);
-    if (rc) return rc;
-    unsigned found = 0;
-    /* Every blob must hold its rows: nothing can make up missing data. */
-    for (int64_t i = 0; i < c->h.nfile; i++) {
-        unsigned st;
-        if ((rc = cf_column_verify_blob(c, i, &st, err))) return rc;
-        if (st & (CF_BLOB_MISSING | CF_BLOB_SHORT)) {
-            char name[32];
-            cf__column_blob_name(i, name);
-            return CF_FAIL(err, CF_ESHORT, "%s/%s: blob is %s: rows %lld..%lld cannot be recovered; rewrite or "
-                           "remove the column", c->path, name, (st & CF_BLOB_MISSING) ? "missing" : "short",
-                           (long long)c->first_row[i], (long long)c->first_row[i + 1] - 1);
-        }
-        found |= st;
-    }
-    for (int64_t i = 0; i < c->h.nfile; i++) {
-        char *p = blob_path(c, i);
-        if (!p) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
-        int64_t bytes = c->h.rows[i] * c->rowbytes;
-        struct stat sb;
-        if (stat(p, &sb) == 0 && sb.st_size > bytes) {
-            /* Bytes past the rows: left by an interrupted append. */
-            if (truncate(p, (off_t)bytes) != 0) {
-                int e = errno;
-                rc = CF_FAIL(err, CF_EIO, "%s: cannot cut the blob to its %lld bytes: %s", p, (long long)bytes, strerror(e));
-            }
-            c->unsynced[i] = 1;
-            *fixed |= CF_REPAIR_TRUNCATED;
-        }
-        free(p);
-        if (rc) return rc;
-        uint32_t sum = 0;
-        int complete;
-        if ((rc = scan_blob_sum(c, i, &sum, &complete, err))) return rc;
-        if (sum != c->h.sums[i]) {
-            c->h.sums[i] = sum;
-            c->header_dirty = 1;
-            *fixed |= CF_REPAIR_SUMS;
-        }
-    }
-    if (found & (CF_BLOB_CRC_MISMATCH | CF_BLOB_CRC_UNKNOWN)) *fixed |= CF_REPAIR_CRC;
-    c->ext_dirty = 1;
-    int stray = 0;
-    if ((rc = remove_stale_blobs(c->dir, c->h.nfile, &stray, err))) return rc;
-    if (stray) *fixed |= CF_REPAIR_STRAY;
-    if (c->torn_at_open) {
-        c->torn_at_open = 0; /* the commit below removes the marker */
-        *fixed |= CF_REPAIR_TORN;
-    }
-    return cf_column_flush(c, err);
 }

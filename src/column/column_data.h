@@ -1,5 +1,6 @@
 /* column_data.h - reading and writing a column's blobs: what the write path
- * (column.c) and the read paths (column_read.c) share (internal). */
+ * (column.c), the read paths (column_read.c) and verification
+ * (column_verify.c) share (internal). */
 #ifndef CF_COLUMN_DATA_H
 #define CF_COLUMN_DATA_H
 
@@ -33,6 +34,21 @@ static inline int64_t cf__column_locate(const cf_column *c, int64_t row)
 
 /* The file name of blob i ("%06X"). */
 void cf__column_blob_name(int64_t i, char out[32]);
+
+/* The path of blob i (malloc'd; NULL on ENOMEM). */
+char *cf__column_blob_path(const cf_column *c, int64_t i);
+
+/* Remove blob files numbered >= nfile left by an earlier, larger column. */
+int cf__column_remove_stale_blobs(const char *dir, int64_t nfile, int *removed, cf_error *err);
+
+/* Read blob i whole and compute its CRC32C, statistics and (sum not NULL)
+ * bigfile byte sum.  Returns 0 with *complete 0 (nothing known) if the blob
+ * is missing or short. */
+int cf__column_scan_blob_sum(cf_column *c, int64_t i, uint32_t *sum, int *complete, cf_error *err);
+
+/* Settle the CRCs and statistics of every blob written since the last
+ * commit; write state is then folded into crc/stats/sums. */
+int cf__column_settle_writes(cf_column *c, cf_error *err);
 
 /* Allocate c->scratch (CF__CHUNK_BYTES) if it is not yet. */
 int cf__column_need_scratch(cf_column *c, cf_error *err);
