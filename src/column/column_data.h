@@ -1,10 +1,11 @@
-/* column_data.h - reading and writing a column's blobs: what the write path
- * (column.c), the read paths (column_read.c) and verification
- * (column_verify.c) share (internal). */
+/* column_data.h - reading and writing a column's blobs: what the handle and
+ * its commits (column.c), the read paths (column_read.c), the write paths
+ * (column_write.c) and verification (column_verify.c) share (internal). */
 #ifndef CF_COLUMN_DATA_H
 #define CF_COLUMN_DATA_H
 
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "column.h"
 #include "dtype.h"
@@ -31,6 +32,39 @@ static inline int64_t cf__column_locate(const cf_column *c, int64_t row)
     }
     return lo;
 }
+
+/* The cached blob's preferred I/O size (st_blksize), looked up once. */
+static inline int64_t cf__column_fd_blksize(cf_column *c)
+{
+    if (c->fd_blksize < 0) {
+        struct stat st;
+        c->fd_blksize = fstat(c->fd, &st) == 0 && st.st_blksize > 0 ? (int64_t)st.st_blksize : 4096;
+    }
+    return c->fd_blksize;
+}
+
+/* Close the handle's cached blob descriptor, if any. */
+void cf__column_close_fd(cf_column *c);
+
+/* (Re)build first_row, crc and crc_known for c->h.nfile blobs, keeping the
+ * first `keep` entries of crc/crc_known. */
+int cf__column_layout_blobs(cf_column *c, int64_t keep, cf_error *err);
+
+/* Create or truncate blob i to zero bytes. */
+int cf__column_truncate_blob(cf_column *c, int64_t i, cf_error *err);
+
+/* Remove the blobs grow added for rows this handle will never commit now
+ * (column.c says when; with now_only_alone, only if no other handle writes
+ * them). */
+void cf__column_drop_new_blobs(cf_column *c, int now_only_alone);
+
+/* Make colfile-torn exist, durably, before the first in-place write over
+ * committed rows (the commit protocol, column.c). */
+int cf__column_mark_torn(cf_column *c, cf_error *err);
+
+/* Undo cf__column_mark_torn after a failure that changed no committed byte,
+ * where this handle alone can know that (column.c). */
+void cf__column_unmark_torn(cf_column *c);
 
 /* The file name of blob i ("%06X"). */
 void cf__column_blob_name(int64_t i, char out[32]);
