@@ -1,5 +1,5 @@
-/* column.h - the column handle (internal; shared by column.c and
- * column_attrs.c). */
+/* column.h - the column handle (internal; shared by the files of
+ * src/column). */
 #ifndef CF_COLUMN_H
 #define CF_COLUMN_H
 
