@@ -239,7 +239,7 @@ int cf__column_apply_stats(cf_column *c, const char *text, size_t len, const cha
 int cf__column_stats_need(const cf_column *c, cf_error *err);
 
 /* Remember that bytes [off, off+len) of blob i were written with CRC crc
- * (column.c). */
+ * (column_write.c). */
 int cf__column_note_segment(cf_column *c, int64_t i, int64_t off, int64_t len, uint32_t crc, cf_error *err);
 
 #endif

@@ -1,6 +1,7 @@
-/* column_data.h - reading and writing a column's blobs: what the handle and
- * its commits (column.c), the read paths (column_read.c), the write paths
- * (column_write.c) and verification (column_verify.c) share (internal). */
+/* column_data.h - reading and writing a column's blobs: what the handle
+ * (column.c), its commits (column_commit.c), the read paths
+ * (column_read.c), the write paths (column_write.c) and verification
+ * (column_verify.c) share (internal). */
 #ifndef CF_COLUMN_DATA_H
 #define CF_COLUMN_DATA_H
 
@@ -54,16 +55,16 @@ int cf__column_layout_blobs(cf_column *c, int64_t keep, cf_error *err);
 int cf__column_truncate_blob(cf_column *c, int64_t i, cf_error *err);
 
 /* Remove the blobs grow added for rows this handle will never commit now
- * (column.c says when; with now_only_alone, only if no other handle writes
- * them). */
+ * (column_commit.c says when; with now_only_alone, only if no other handle
+ * writes them). */
 void cf__column_drop_new_blobs(cf_column *c, int now_only_alone);
 
 /* Make colfile-torn exist, durably, before the first in-place write over
- * committed rows (the commit protocol, column.c). */
+ * committed rows (the commit protocol, column_commit.c). */
 int cf__column_mark_torn(cf_column *c, cf_error *err);
 
 /* Undo cf__column_mark_torn after a failure that changed no committed byte,
- * where this handle alone can know that (column.c). */
+ * where this handle alone can know that (column_commit.c). */
 void cf__column_unmark_torn(cf_column *c);
 
 /* The file name of blob i ("%06X"). */

@@ -1,6 +1,6 @@
 /* column_write.c - the write paths of a column: a range of rows, listed
  * rows, and growing it; the CRC32C and statistics of what is written are
- * settled at the next commit (column.c). */
+ * settled at the next commit (column_commit.c). */
 #include "column_data.h"
 
 #include <errno.h>
