@@ -1,7 +1,7 @@
 /* digest_cost.c - the digest helper's work per 2 MiB hand-over, timed.
  *
  * What a large write's helper thread computes while the writer copies a
- * hand-over into the file (src/digest.h): the byte sum, the CRC32C and the
+ * hand-over into the file (src/column/digest.h): the byte sum, the CRC32C and the
  * statistics of CF__DIGEST_CHUNK_BYTES, from memory that is not in the
  * cache (a 256 MiB buffer walked once per repeat), with statistics on and
  * off.  Each hand-over is timed alone and the best of all is kept, which

@@ -62,9 +62,12 @@ def build_digest(builddir: Path) -> Path:
     lib = builddir / "libcolfile.a"
     exe = builddir / "digest_cost"
     src = HERE / "digest_cost.c"
-    with_digest = "cf__digest(" in (ROOT / "src" / "digest.h").read_text()
+    # The internal headers live in the layer folders of src/ (src/LAYERS).
+    src_dirs = sorted(p for p in (ROOT / "src").iterdir() if p.is_dir() and p.name != "mpi")
+    with_digest = "cf__digest(" in (ROOT / "src" / "column" / "digest.h").read_text()
     cmd = [os.environ.get("CC", "cc"), "-O2", "-std=gnu11", "-D_GNU_SOURCE",
-           *(["-DCF_DIGEST"] if with_digest else []), f"-I{ROOT / 'include'}", f"-I{ROOT / 'src'}",
+           *(["-DCF_DIGEST"] if with_digest else []), f"-I{ROOT / 'include'}",
+           *(f"-I{d}" for d in src_dirs),
            str(src), str(lib), "-lpthread", "-lm", "-o", str(exe)]
     print("+", " ".join(shlex.quote(c) for c in cmd), flush=True)
     subprocess.run(cmd, check=True)

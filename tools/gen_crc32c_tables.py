@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Generate src/crc32c_tables.h: constant tables for CRC32C (Castagnoli).
+"""Generate src/common/crc32c_tables.h: constant tables for CRC32C (Castagnoli).
 
-    python3 tools/gen_crc32c_tables.py > src/crc32c_tables.h
+    python3 tools/gen_crc32c_tables.py > src/common/crc32c_tables.h
 
 The output is committed; the C code computes no tables at run time.
 

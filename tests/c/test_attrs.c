@@ -1,4 +1,4 @@
-/* test_attrs.c - attribute sets, attr-v2 and legacy attr files (src/attrs.c). */
+/* test_attrs.c - attribute sets, attr-v2 and legacy attr files (src/format/attrs.c). */
 #include "harness.h"
 #include "fixtures.h"
 

@@ -1,4 +1,4 @@
-/* test_checksum.c - the bigfile byte sum and CRC32C (src/checksum.c). */
+/* test_checksum.c - the bigfile byte sum and CRC32C (src/common/checksum.c). */
 #include "harness.h"
 #include "fixtures.h"
 

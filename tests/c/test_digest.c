@@ -1,4 +1,4 @@
-/* test_digest.c - what a write computes from its bytes (src/digest.c): the
+/* test_digest.c - what a write computes from its bytes (src/column/digest.c): the
  * one-pass digest against the byte sum, CRC32C and statistics computed
  * apart, and the helper thread giving the same results whoever ends up
  * digesting a hand-over. */

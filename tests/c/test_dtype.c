@@ -1,4 +1,4 @@
-/* test_dtype.c - dtype parsing, formatting and conversions (src/dtype.c).
+/* test_dtype.c - dtype parsing, formatting and conversions (src/format/dtype.c).
  *
  * Expected conversion results are worked out by hand (and agree with numpy
  * astype(casting='unsafe')); byte patterns are built in this file so that

@@ -1,4 +1,4 @@
-/* test_fsutil.c - the small file helpers of src/fsutil.c that the commit of
+/* test_fsutil.c - the small file helpers of src/common/fsutil.c that the commit of
  * a new column relies on: private writes that keep their descriptor, and
  * fsync of a set of files through descriptors already open or by name. */
 #include "harness.h"

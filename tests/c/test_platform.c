@@ -1,4 +1,4 @@
-/* test_platform.c - the Linux hints of src/platform.c that writes rely on:
+/* test_platform.c - the Linux hints of src/common/platform.c that writes rely on:
  * a preallocation reserves blocks without changing what the file holds. */
 #include "harness.h"
 

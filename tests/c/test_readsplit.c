@@ -1,5 +1,5 @@
 /* test_readsplit.c - large reads out of the page cache on two threads
- * (src/readsplit.c): whatever way a read is split, the bytes, the byte
+ * (src/io/readsplit.c): whatever way a read is split, the bytes, the byte
  * count at the end of the file and the CRC32C are those of one plain read. */
 #include "harness.h"
 

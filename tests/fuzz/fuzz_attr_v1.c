@@ -1,4 +1,4 @@
-/* fuzz_attr_v1.c - the legacy binary `attr` parser (src/attrs.c).
+/* fuzz_attr_v1.c - the legacy binary `attr` parser (src/format/attrs.c).
  *
  * Input: the bytes of a v1 `attr` file.  An accepted file gives a valid set
  * of v1-storable attributes that round-trips through the v1 writer and,

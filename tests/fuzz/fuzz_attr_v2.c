@@ -1,4 +1,4 @@
-/* fuzz_attr_v2.c - the attr-v2 attribute parser (src/attrs.c).
+/* fuzz_attr_v2.c - the attr-v2 attribute parser (src/format/attrs.c).
  *
  * Input: the bytes of an attr-v2 file.  An accepted file gives a valid
  * set; parsing it a second time into the same set changes nothing (later

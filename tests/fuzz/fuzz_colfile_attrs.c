@@ -3,14 +3,14 @@
  *
  * Input: legacy `attr` bytes, FUZZ_SEP, attr-v2 text, FUZZ_SEP,
  * colfile-attrs text (missing pieces are empty files).  They are loaded as
- * a column loads them (src/column_attrs.c: attr, then attr-v2, then
+ * a column loads them (src/column/column_attrs.c: attr, then attr-v2, then
  * colfile-attrs, later files winning), then saved as a column saves them:
  * what bigfile can read back to attr-v2, the rest to colfile-attrs.  The
  * two texts must hold disjoint names, attr-v2 only what bigfile can read,
  * and loading them again must give the merged set. */
 #include "fuzz_attrs_common.h"
 
-/* The rule of cf__column_save_attrs (static in src/column_attrs.c):
+/* The rule of cf__column_save_attrs (static in src/column/column_attrs.c):
  * bigfile keeps 7 characters of a token and fails on nmemb 0. */
 static int bigfile_readable(const cf__attr *a) { return a->nmemb > 0 && strlen(a->dtype) <= 7; }
 static int bigfile_unreadable(const cf__attr *a) { return !bigfile_readable(a); }

@@ -1,4 +1,4 @@
-/* fuzz_dtype.c - the dtype token parser (src/dtype.c cf__dtype_parse).
+/* fuzz_dtype.c - the dtype token parser (src/format/dtype.c cf__dtype_parse).
  *
  * Input: a token (up to the first NUL, as C callers pass it).  Under each
  * rule set, an accepted token must normalise to one that fits

@@ -1,4 +1,4 @@
-/* fuzz_ext.c - the `colfile-v1` CRC file parser (src/ext.c).
+/* fuzz_ext.c - the `colfile-v1` CRC file parser (src/format/ext.c).
  *
  * Input: the bytes of a colfile-v1 file.  Its checksum line is judged
  * (cf__ext_unseal): a file taken as sealed ends with the right CRC32C of

@@ -1,4 +1,4 @@
-/* fuzz_header.c - the column `header` parser (src/header.c).
+/* fuzz_header.c - the column `header` parser (src/format/header.c).
  *
  * Input: the bytes of a header file.  Whatever cf__header_parse accepts
  * must be within the limits of docs/format.md 3.3, format to text that

@@ -1,4 +1,4 @@
-/* fuzz_meta.c - the CFM1 column metadata snapshot (src/column_meta.c
+/* fuzz_meta.c - the CFM1 column metadata snapshot (src/column/column_meta.c
  * cf_column_open_meta), the bytes an MPI rank receives from rank 0.
  *
  * Input: a snapshot.  An accepted snapshot builds a replica handle whose

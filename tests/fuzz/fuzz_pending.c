@@ -1,4 +1,4 @@
-/* fuzz_pending.c - the CFP1 pending write state (src/column_pending.c
+/* fuzz_pending.c - the CFP1 pending write state (src/column/column_pending.c
  * cf_column_pending_merge), the bytes rank 0 receives from every rank at a
  * collective close.
  *

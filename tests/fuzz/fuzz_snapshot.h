@@ -1,5 +1,5 @@
 /* fuzz_snapshot.h - CFM1 column snapshots for the fuzz targets, made by the
- * library's own exporter so that they follow src/column_meta.c when its
+ * library's own exporter so that they follow src/column/column_meta.c when its
  * wire format grows.
  *
  * fuzz_snapshot_of_dir() opens a column directory that a caller has

@@ -1,5 +1,5 @@
 """Reads large enough to go through a memory map of the page cache
-(src/readmap.c) or two threads' preads (src/readsplit.c): the same bytes as
+(src/io/readmap.c) or two threads' preads (src/io/readsplit.c): the same bytes as
 through pread alone (``COLFILE_NO_MMAP=1``),
 into any destination layout and dtype; checksums checked on the way; a blob
 cut short is an error, never a crash."""

@@ -1,5 +1,5 @@
-/* column.h - the column handle (internal; shared by column.c and
- * column_attrs.c). */
+/* column.h - the column handle (internal; shared by the files of
+ * src/column). */
 #ifndef CF_COLUMN_H
 #define CF_COLUMN_H
 
@@ -116,7 +116,6 @@ struct cf_column {
     unsigned char *scratch; /* CF__CHUNK_BYTES, allocated on first use */
 };
 
-#define CF__TORN_NAME "colfile-torn"
 #define CF__STAGE_PREFIX ".colfile-stage."
 #define CF__OLD_PREFIX ".colfile-old."
 
@@ -219,22 +218,28 @@ int cf__column_apply_cached(cf_column *c, const struct cf__catalog_file *files,
 
 /* 1 if blob b has no write recorded since the last commit (column.c). */
 int cf__column_first_touch(const cf_column *c, int64_t b);
-/* Empty blob b's statistics and mark them invalid (column.c). */
+/* Empty blob b's statistics and mark them invalid (column_stats.c). */
 void cf__column_stats_reset_blob(cf_column *c, int64_t b);
 /* Add n column-typed elements, from element `elem` of blob b, to the
- * statistics of the chunks they fall in (column.c). */
+ * statistics of the chunks they fall in (column_stats.c). */
 void cf__column_stats_add(cf_column *c, int64_t b, int64_t elem, const unsigned char *p, int64_t n);
+/* Add n column-typed elements, starting at element `elem` of a blob, to
+ * the accumulators acc of the chunks from k0 on (nmemb each). */
+void cf__column_add_to_chunks(const cf_column *c, cf__acc *acc, int64_t k0, int64_t elem, const unsigned char *p,
+                              int64_t n);
+/* Parse the statistics text into c->stats now (column_stats.c). */
+int cf__column_load_stats(cf_column *c, const char *text, size_t len, const char *path, cf_error *err);
 /* Load statistics from their text (NULL: none).  A
  * read-only handle keeps a copy of the text and parses it only when
  * cf__column_stats_need is first called (most readers never ask). */
 int cf__column_apply_stats(cf_column *c, const char *text, size_t len, const char *path, cf_error *err);
 /* Make c->stats hold the column's statistics (parse a read-only handle's
  * deferred text): call before any use of c->stats.  Fails only for lack of
- * memory; damaged statistics load as unknown, as at open (column.c). */
+ * memory; damaged statistics load as unknown, as at open (column_stats.c). */
 int cf__column_stats_need(const cf_column *c, cf_error *err);
 
 /* Remember that bytes [off, off+len) of blob i were written with CRC crc
- * (column.c). */
+ * (column_write.c). */
 int cf__column_note_segment(cf_column *c, int64_t i, int64_t off, int64_t len, uint32_t crc, cf_error *err);
 
 #endif

@@ -27,7 +27,6 @@
 
 #include "catalog.h"
 #include "error.h"
-#include "file.h"
 #include "fsutil.h"
 
 /* Longest name accepted: leaves room for the File path and "/header". */
@@ -41,6 +40,22 @@
  * sequence) are written as \xNN, and at most CF__SHOWN_MAX bytes are shown,
  * then "...".  `out` holds CF__SHOWN_MAX * 4 + 4 bytes. */
 #define CF__QUOTE_BUF (CF__SHOWN_MAX * 4 + 4)
+int cf__is_format_file_name(const char *name)
+{
+    if (strcmp(name, "header") == 0 || strcmp(name, "attr") == 0 || strcmp(name, "attr-v2") == 0)
+        return 1;
+    if (strncmp(name, "colfile-", 8) == 0) return 1;
+    if (name[0] == '.') {
+        /* our temporaries: .<metadata name>.tmp.* */
+        return strstr(name, ".tmp.") != NULL || strncmp(name, ".colfile", 8) == 0;
+    }
+    size_t n = strlen(name);
+    if (n < 6) return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!((name[i] >= '0' && name[i] <= '9') || (name[i] >= 'A' && name[i] <= 'F'))) return 0;
+    return 1;
+}
+
 static const char *quote(char out[CF__QUOTE_BUF], const char *s)
 {
     size_t k = 0, i = 0;

@@ -37,7 +37,6 @@
 #include <unistd.h>
 
 #include "checksum.h"
-#include "column.h"
 #include "error.h"
 #include "fsutil.h"
 #include "names.h"

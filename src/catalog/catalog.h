@@ -15,6 +15,11 @@
 #define CF__CATALOG_DIR ".colfile-catalog"
 #define CF__CATALOG_NAME "colfile-catalog-v1"
 
+/* The mark an interrupted commit leaves in a column directory
+ * (column_commit.c writes and clears it); the catalog never caches a
+ * column that has one. */
+#define CF__TORN_NAME "colfile-torn"
+
 /* The metadata files a column entry caches, in the order cf_column_open
  * reads them. */
 enum {

@@ -33,11 +33,6 @@ struct cf__lock_dir *cf__file_lock_dir(cf_file *f, const char *dir, size_t len);
 /* 1 unless the File was opened with CF_OPEN_NODURABLE. */
 #define CF__DURABLE(f) (((f)->flags & CF_OPEN_NODURABLE) == 0)
 
-/* 1 if `name` is a file name colfile or bigfile may keep in a column or
- * group directory: header, attr, attr-v2, a blob (6+ uppercase hex digits),
- * colfile-* extension files, or a hidden .colfile / temporary file. */
-int cf__is_format_file_name(const char *name);
-
 /* Hidden names of what a removal takes out of the namespace before it
  * deletes it: <dir>/.colfile-trash.<short leaf>.<pid>.<random>, next to
  * the column or group removed (its lock, held until the name is gone,

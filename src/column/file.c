@@ -22,22 +22,6 @@ const char *cf_version(void)
     return "0.1.0";
 }
 
-int cf__is_format_file_name(const char *name)
-{
-    if (strcmp(name, "header") == 0 || strcmp(name, "attr") == 0 || strcmp(name, "attr-v2") == 0)
-        return 1;
-    if (strncmp(name, "colfile-", 8) == 0) return 1;
-    if (name[0] == '.') {
-        /* our temporaries: .<metadata name>.tmp.* */
-        return strstr(name, ".tmp.") != NULL || strncmp(name, ".colfile", 8) == 0;
-    }
-    size_t n = strlen(name);
-    if (n < 6) return 0;
-    for (size_t i = 0; i < n; i++)
-        if (!((name[i] >= '0' && name[i] <= '9') || (name[i] >= 'A' && name[i] <= 'F'))) return 0;
-    return 1;
-}
-
 int cf_file_open(cf_file **out, const char *path, int flags, cf_error *err)
 {
     if (!out || !path) return CF_FAIL(err, CF_EARG, "cf_file_open: NULL argument");

@@ -7,6 +7,11 @@
 
 #include "colfile.h"
 
+/* 1 if `name` is a file name colfile or bigfile may keep in a column or
+ * group directory: header, attr, attr-v2, a blob (6+ uppercase hex digits),
+ * colfile-* extension files, or a hidden .colfile / temporary file. */
+int cf__is_format_file_name(const char *name);
+
 /* Room kept beyond a column directory's path for the longest file colfile
  * puts in it (".colfile-v1.tmp.<pid>.<8 hex>" and the like). */
 #define CF__PATH_ROOM 96

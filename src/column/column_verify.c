@@ -1,0 +1,198 @@
+/* column_verify.c - checking a column's blobs against their recorded
+ * checksums and statistics, and repairing what an interrupted writer left. */
+#include "column_data.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "checksum.h"
+#include "column_version.h"
+#include "error.h"
+#include "fsutil.h"
+
+/* Recorded and recomputed statistics agree: counts and extremes exactly,
+ * sums up to the rounding that a different summation order may give. */
+static int same_acc(const cf__acc *a, const cf__acc *b, const cf__dtype *d)
+{
+    if (a->count != b->count || a->nan != b->nan) return 0;
+    char k = cf__acc_class(d);
+    if (k && a->count > a->nan && memcmp(&a->v, &b->v, sizeof a->v) != 0) {
+        if (k != 'f' || a->v.f.min != b->v.f.min || a->v.f.max != b->v.f.max) return 0;
+    }
+    double x = a->sum, y = b->sum;
+    if (x == y || (isnan(x) && isnan(y))) return 1;
+    double scale = fabs(x) > fabs(y) ? fabs(x) : fabs(y);
+    return fabs(x - y) <= 1e-9 * scale + 1e-300 || (isinf(x) && isinf(y) && (x > 0) == (y > 0));
+}
+
+int cf_column_verify_blob(cf_column *c, int64_t i, unsigned *status, cf_error *err)
+{
+    if (!c || !status) return CF_FAIL(err, CF_EARG, "cf_column_verify_blob: NULL argument");
+    cf__acc *acc = NULL;
+    if (i < 0 || i >= c->h.nfile)
+        return CF_FAIL(err, CF_EARG, "%s: blob %lld does not exist (NFILE %lld)", c->path, (long long)i,
+                       (long long)c->h.nfile);
+    int rc = cf__column_need_scratch(c, err);
+    if (rc == 0 && c->kind == CF_KIND_DATA) rc = cf__column_stats_need(c, err);
+    if (rc) return rc;
+    unsigned st = 0;
+    char *p = cf__column_blob_path(c, i);
+    if (!p) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
+    int64_t bytes = c->h.rows[i] * c->rowbytes;
+    uint32_t crc_known = 0; /* read only when has_crc */
+    int has_crc = cf_column_blob_crc32c(c, i, &crc_known);
+    if (!has_crc) st |= CF_BLOB_CRC_UNKNOWN;
+    if (c->kind == CF_KIND_DATA && (c->stats_damaged || (c->stats_bad && c->stats_bad[i])))
+        st |= CF_BLOB_STATS_DAMAGED;
+    char name[32];
+    cf__column_blob_name(i, name);
+    int fd = cf__version_openat(c, name, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno != ENOENT) {
+            int e = errno;
+            rc = CF_FAIL(err, CF_EIO, "%s: cannot open: %s", p, strerror(e));
+        } else if (cf__version_gone(c)) {
+            rc = cf__version_replaced(c, err); /* not damage: another version's business */
+        } else if (bytes > 0) {
+            st |= CF_BLOB_MISSING;
+        }
+        goto done;
+    }
+    struct stat sb;
+    if (fstat(fd, &sb) == 0 && sb.st_size > bytes) st |= CF_BLOB_LONG;
+    uint32_t sum = 0, crc = 0;
+    int64_t off = 0;
+    /* Recorded statistics are recomputed alongside, into scratch
+     * accumulators laid out like the blob's chunks. */
+    int64_t nmemb = c->h.nmemb,
+            chunks = c->stats.valid && c->stats.valid[i] && cf__stats_blob_whole(&c->stats, i)
+                ? cf__stats_blob_chunks(&c->stats, i) : 0;
+    int64_t w = c->h.dtype.width;
+    if (chunks > 0 && bytes % w == 0) {
+        acc = malloc((size_t)(chunks * nmemb) * sizeof *acc);
+        if (!acc) {
+            close(fd);
+            rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", p);
+            goto done;
+        }
+        for (int64_t k = 0; k < chunks * nmemb; k++) cf__acc_init(&acc[k], &c->h.dtype);
+    }
+    while (off < bytes) {
+        size_t want = (size_t)(bytes - off < CF__CHUNK_BYTES ? bytes - off : CF__CHUNK_BYTES);
+        size_t got;
+        if ((rc = cf__pread_all(fd, c->scratch, want, off, &got, p, err))) break;
+        sum = cf__sysv_add(sum, c->scratch, got);
+        crc = cf__crc32c_update(crc, c->scratch, got);
+        if (acc && got % (size_t)w == 0)
+            cf__column_add_to_chunks(c, acc, 0, off / w, c->scratch, (int64_t)got / w);
+        off += (int64_t)got;
+        if (got < want) {
+            st |= CF_BLOB_SHORT;
+            break;
+        }
+    }
+    close(fd);
+    if (rc) goto done;
+    if (!(st & CF_BLOB_SHORT)) {
+        if (sum != c->h.sums[i]) st |= CF_BLOB_SUM_MISMATCH;
+        if (has_crc && crc != crc_known) st |= CF_BLOB_CRC_MISMATCH;
+        for (int64_t k = 0; acc && k < chunks * nmemb; k++)
+            if (!same_acc(&acc[k], cf__stats_peek(&c->stats, i, k / nmemb) + k % nmemb, &c->h.dtype)) {
+                st |= CF_BLOB_STATS_MISMATCH;
+                break;
+            }
+    }
+    /* What disagrees with the metadata this handle read is no damage if
+     * another process changed the column since (an append, an in-place
+     * update, a replacement or removal): the caller reopens it. */
+    unsigned bad = st & ~(unsigned)(CF_BLOB_CRC_UNKNOWN | CF_BLOB_LONG);
+    if (has_crc && !(st & CF_BLOB_CRC_MISMATCH)) bad &= ~(unsigned)CF_BLOB_SUM_MISMATCH; /* format.md 6 */
+    if (bad && cf__version_changed(c)) {
+        char what[64];
+        snprintf(what, sizeof what, "blob %s", name);
+        rc = cf__version_changed_error(c, what, err);
+        st = 0;
+    }
+done:
+    free(acc);
+    free(p);
+    *status = st;
+    return rc;
+}
+
+int cf_column_torn(const cf_column *c) { return c ? c->torn_at_open : 0; }
+
+int cf_column_set_verify(cf_column *c, int enabled, cf_error *err)
+{
+    if (!c) return CF_FAIL(err, CF_EARG, "cf_column_set_verify: NULL column");
+    c->verify = enabled != 0;
+    return 0;
+}
+
+int cf_column_verify_enabled(const cf_column *c) { return c ? c->verify : 0; }
+
+int cf_column_repair(cf_column *c, unsigned *fixed, cf_error *err)
+{
+    if (!c || !fixed) return CF_FAIL(err, CF_EARG, "cf_column_repair: NULL argument");
+    *fixed = 0;
+    if (c->kind != CF_KIND_DATA) return 0;
+    if (!c->writable) return CF_FAIL(err, CF_EREADONLY, "%s: column is open read-only", c->path);
+    if (c->replica) return CF_FAIL(err, CF_EKIND, "%s: a replica handle cannot repair", c->path);
+    int rc = cf__column_begin_change(c, err);
+    if (rc == 0) rc = cf__column_settle_writes(c, err);
+    if (rc) return rc;
+    unsigned found = 0;
+    /* Every blob must hold its rows: nothing can make up missing data. */
+    for (int64_t i = 0; i < c->h.nfile; i++) {
+        unsigned st;
+        if ((rc = cf_column_verify_blob(c, i, &st, err))) return rc;
+        if (st & (CF_BLOB_MISSING | CF_BLOB_SHORT)) {
+            char name[32];
+            cf__column_blob_name(i, name);
+            return CF_FAIL(err, CF_ESHORT, "%s/%s: blob is %s: rows %lld..%lld cannot be recovered; rewrite or "
+                           "remove the column", c->path, name, (st & CF_BLOB_MISSING) ? "missing" : "short",
+                           (long long)c->first_row[i], (long long)c->first_row[i + 1] - 1);
+        }
+        found |= st;
+    }
+    for (int64_t i = 0; i < c->h.nfile; i++) {
+        char *p = cf__column_blob_path(c, i);
+        if (!p) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
+        int64_t bytes = c->h.rows[i] * c->rowbytes;
+        struct stat sb;
+        if (stat(p, &sb) == 0 && sb.st_size > bytes) {
+            /* Bytes past the rows: left by an interrupted append. */
+            if (truncate(p, (off_t)bytes) != 0) {
+                int e = errno;
+                rc = CF_FAIL(err, CF_EIO, "%s: cannot cut the blob to its %lld bytes: %s", p, (long long)bytes, strerror(e));
+            }
+            c->unsynced[i] = 1;
+            *fixed |= CF_REPAIR_TRUNCATED;
+        }
+        free(p);
+        if (rc) return rc;
+        uint32_t sum = 0;
+        int complete;
+        if ((rc = cf__column_scan_blob_sum(c, i, &sum, &complete, err))) return rc;
+        if (sum != c->h.sums[i]) {
+            c->h.sums[i] = sum;
+            c->header_dirty = 1;
+            *fixed |= CF_REPAIR_SUMS;
+        }
+    }
+    if (found & (CF_BLOB_CRC_MISMATCH | CF_BLOB_CRC_UNKNOWN)) *fixed |= CF_REPAIR_CRC;
+    c->ext_dirty = 1;
+    int stray = 0;
+    if ((rc = cf__column_remove_stale_blobs(c->dir, c->h.nfile, &stray, err))) return rc;
+    if (stray) *fixed |= CF_REPAIR_STRAY;
+    if (c->torn_at_open) {
+        c->torn_at_open = 0; /* the commit below removes the marker */
+        *fixed |= CF_REPAIR_TORN;
+    }
+    return cf_column_flush(c, err);
+}
