@@ -161,6 +161,10 @@ def parse(key: Any, size: int, row_ndim: int, what: str) -> tuple[Rows, tuple[An
         if k is None:
             raise IndexError(f"{what}: np.newaxis (None) is not supported in a "
                              "column index; index the result instead")
+        if isinstance(k, (bool, np.bool_)):
+            # numpy treats them as a new axis (of length 1 or 0), anywhere
+            raise IndexError(f"{what}: boolean scalar indices are not supported "
+                             "in a column index; index the result instead")
     ellipses = [i for i, k in enumerate(key) if k is Ellipsis]
     if len(ellipses) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
@@ -177,10 +181,10 @@ def parse(key: Any, size: int, row_ndim: int, what: str) -> tuple[Rows, tuple[An
     if not key:
         key = (slice(None),)
     first, rest = key[0], tuple(key[1:])
-    return _parse_first(first, size, what), rest
+    return _parse_first(first, size, what, ndim), rest
 
 
-def _parse_first(first: Any, size: int, what: str) -> Rows:
+def _parse_first(first: Any, size: int, what: str, ndim: int = 1) -> Rows:
     if isinstance(first, slice):
         start, stop, step = first.indices(size)
         count = len(range(start, stop, step))
@@ -197,12 +201,13 @@ def _parse_first(first: Any, size: int, what: str) -> Rows:
         raise IndexError(f"{what}: only integers, slices (':'), ellipsis ('...'), "
                          "integer or boolean arrays are valid indices")
     arr = np.asarray(first)
+    if arr.dtype == np.bool_ and arr.ndim == 1 and arr.size == 0:
+        arr = arr.astype(np.int64)  # numpy: an empty mask selects nothing, any length
     if arr.dtype == np.bool_:
+        if arr.ndim > ndim:
+            raise _mask_mismatch(arr.shape, (size,) * ndim, what)
         if arr.ndim != 1 or len(arr) != size:
-            raise IndexError(
-                f"boolean index did not match {what} along axis 0; size of axis is "
-                f"{size} but size of corresponding boolean axis is "
-                f"{arr.shape[0] if arr.ndim else 0}")
+            raise _mask_mismatch(arr.shape[:1], (size,), what)
         rows = np.flatnonzero(arr).astype(np.int64, copy=False)
         sel = Rows(len(rows), (len(rows),), rows=rows)
         sel.is_sorted = True
@@ -226,6 +231,37 @@ def _parse_first(first: Any, size: int, what: str) -> Rows:
     if negative:
         rows[rows < 0] += size
     return Rows(len(rows), shape, rows=rows)
+
+
+def _mask_mismatch(mask_shape: tuple[int, ...], shape: tuple[int, ...],
+                   what: str) -> IndexError:
+    """numpy's error for a boolean index that does not fit ``shape``."""
+    if len(mask_shape) > len(shape):
+        return IndexError(f"too many indices for {what}: it is {len(shape)}-dimensional, "
+                          f"but {len(mask_shape)} were indexed")
+    axis = next(i for i, (m, n) in enumerate(zip(mask_shape, shape)) if m != n)
+    return IndexError(f"boolean index did not match {what} along axis {axis}; size of "
+                      f"axis is {shape[axis]} but size of corresponding boolean axis "
+                      f"is {mask_shape[axis]}")
+
+
+def _element_mask(key: Any, size: int, row_shape: tuple[int, ...],
+                  what: str) -> np.ndarray | None:
+    """The mask of a key that is one boolean array over rows and components
+    (``col[mask]`` with ``mask.shape == col.shape`` for a vector column,
+    an ellipsis allowed beside it), else None."""
+    if not row_shape:
+        return None
+    parts = [k for k in (key if isinstance(key, tuple) else (key,)) if k is not Ellipsis]
+    if len(parts) != 1 or isinstance(parts[0], (str, bytes)) or \
+            not isinstance(parts[0], (np.ndarray, list)):
+        return None
+    mask = np.asarray(parts[0])
+    if mask.dtype != np.bool_ or mask.ndim != 2:
+        return None
+    if mask.shape != (size,) + row_shape:
+        raise _mask_mismatch(mask.shape, (size,) + row_shape, what)
+    return mask
 
 
 def _ascending(sel: Rows, arr: np.ndarray) -> tuple[int, int, np.ndarray]:
@@ -305,16 +341,62 @@ def _finish(sel: Rows, rest: tuple[Any, ...], block: np.ndarray,
     return shaped[(slice(None),) * len(sel.shape) + rest]
 
 
+def _shape_error_first(key: Any, value: Any, size: int, row_shape: tuple[int, ...],
+                       dtype: np.dtype[Any], what: str) -> None:
+    """For a write whose index is out of bounds: raise numpy's ValueError
+    instead when numpy would (an integer array index and a value that does
+    not broadcast to it: numpy checks the shapes before the bounds).  The
+    assignment is tried on a writable array of the column's shape whose
+    elements all share one byte range (strides 0), so it costs no memory."""
+    import warnings
+
+    from numpy.lib.stride_tricks import as_strided
+
+    probe = as_strided(np.zeros(1, dtype), shape=(size,) + row_shape,
+                       strides=(0,) * (1 + len(row_shape)), writeable=True)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            probe[key] = value
+    except ValueError as exc:
+        if "broadcast" in str(exc):
+            raise ValueError(f"{what}: {exc}") from None
+    except Exception:  # noqa: BLE001 - the index error is raised by the caller
+        pass
+
+
+def _mask_rows(mask: np.ndarray) -> tuple[Rows, np.ndarray]:
+    """The rows an element mask touches, and the mask of those rows."""
+    rows = np.flatnonzero(mask.any(axis=1))
+    sel = Rows.from_rows(rows)
+    sel.is_sorted = True
+    return sel, mask[rows]
+
+
 def getitem(io: RowIO, key: Any, size: int, row_shape: tuple[int, ...],
             dtype: np.dtype[Any], what: str) -> Any:
     """``column[key]``: read and return a new array (or a numpy scalar)."""
+    mask = _element_mask(key, size, row_shape, what)
+    if mask is not None:
+        sel, local = _mask_rows(mask)
+        block = np.empty((sel.count,) + row_shape, dtype)
+        read(sel, io, block)
+        return block[local]
     sel, rest = parse(key, size, len(row_shape), what)
     if sel.count and sel.rows is None and sel.step == 1:  # one copy: placed for it
         block = io._new_rows(sel.count, sel.start)
     else:
         block = np.empty((sel.count,) + row_shape, dtype)
     read(sel, io, block)
+    if sel.scalar and _has_ellipsis(key):
+        # numpy: an index with an ellipsis gives an array (0-d at least, of
+        # the column's dtype and byte order), never a scalar
+        return block[(0,) + rest + (Ellipsis,)]
     return _finish(sel, rest, block, row_shape)
+
+
+def _has_ellipsis(key: Any) -> bool:
+    return key is Ellipsis or (isinstance(key, tuple) and any(k is Ellipsis for k in key))
 
 
 def setitem(io: RowIO, key: Any, value: Any, size: int, row_shape: tuple[int, ...],
@@ -330,7 +412,19 @@ def setitem(io: RowIO, key: Any, value: Any, size: int, row_shape: tuple[int, ..
     """
     from ._dtypes import as_array
 
-    sel, rest = parse(key, size, len(row_shape), what)
+    mask = _element_mask(key, size, row_shape, what)
+    if mask is not None:  # read the rows touched, assign in numpy, write back
+        sel, local = _mask_rows(mask)
+        block = np.empty((sel.count,) + row_shape, dtype)
+        read(sel, io, block)
+        block[local] = value
+        write(sel, io, block)
+        return
+    try:
+        sel, rest = parse(key, size, len(row_shape), what)
+    except RangeError:
+        _shape_error_first(key, value, size, row_shape, dtype, what)
+        raise
     if rest:
         if sel.rows is not None:
             uniq, inverse = np.unique(sel.rows, return_inverse=True)
