@@ -12,7 +12,8 @@ CF_EIO                     :class:`StorageError`    ``OSError``
 CF_ENOENT (File)           :class:`NoSuchFileError` ``FileNotFoundError``
 CF_ENOENT (column)         :class:`ColumnNotFoundError` ``KeyError``
 CF_ENOENT (attribute)      :class:`AttributeNotFoundError` ``KeyError``
-CF_EEXIST                  :class:`AlreadyExistsError` ``FileExistsError``
+CF_EEXIST                  :class:`AlreadyExistsError` ``FileExistsError``,
+                                                       ``ValueError``
 CF_ENAME                   :class:`InvalidNameError` ``ValueError``
 CF_EDTYPE, CF_ECAST        :class:`DTypeError`      ``TypeError``
 CF_EFORMAT, CF_ESHORT,     :class:`FormatError`
@@ -155,8 +156,10 @@ class AttributeNotFoundError(Error, KeyError):
     """No attribute of that name (CF_ENOENT from an attribute call)."""
 
 
-class AlreadyExistsError(Error, FileExistsError):
-    """The File exists and was to be created exclusively (CF_EEXIST)."""
+class AlreadyExistsError(Error, FileExistsError, ValueError):
+    """The File exists and was to be created exclusively, or a name to be
+    created is taken (CF_EEXIST).  Also a ``ValueError``, the class h5py
+    raises for a name that is taken."""
 
 
 class InvalidNameError(Error, ValueError):

@@ -393,7 +393,13 @@ class Group:
 
         full = self._full(name).rstrip("/") + "/"
         if self._file._group_exists(full):
-            raise AlreadyExistsError(f"{os.path.join(self._file.path, full)}: group exists")
+            what = "group exists"
+            try:  # the directory of a column is no group
+                self._file._open_column(full[:-1])
+                what = "a column of that name exists"
+            except (KeyError, ValueError):
+                pass
+            raise AlreadyExistsError(f"{os.path.join(self._file.path, full[:-1])}: {what}")
         return self.require_group(name)
 
     def require_group(self, name: str) -> Group:
