@@ -341,6 +341,28 @@ def _finish(sel: Rows, rest: tuple[Any, ...], block: np.ndarray,
     return shaped[(slice(None),) * len(sel.shape) + rest]
 
 
+def _probe(size: int, row_shape: tuple[int, ...], dtype: np.dtype[Any]) -> np.ndarray:
+    """A writable array of the column's shape and dtype whose elements all
+    share one byte range (strides 0): numpy's verdict on an index at no
+    cost in memory."""
+    from numpy.lib.stride_tricks import as_strided
+
+    return as_strided(np.zeros(1, dtype), shape=(size,) + row_shape,
+                      strides=(0,) * (1 + len(row_shape)), writeable=True)
+
+
+def _empty_result(key: Any, size: int, row_shape: tuple[int, ...],
+                  dtype: np.dtype[Any]) -> np.ndarray | None:
+    """For a read whose row index is out of bounds: the empty array numpy
+    gives when the index arrays broadcast to nothing (numpy then checks no
+    bounds: ``a[[5], []]``), else None."""
+    try:
+        out = _probe(size, row_shape, dtype)[key]
+    except Exception:  # noqa: BLE001 - the index error is raised by the caller
+        return None
+    return np.empty(out.shape, dtype) if out.size == 0 else None
+
+
 def _shape_error_first(key: Any, value: Any, size: int, row_shape: tuple[int, ...],
                        dtype: np.dtype[Any], what: str) -> None:
     """For a write whose index is out of bounds: raise numpy's ValueError
@@ -350,10 +372,7 @@ def _shape_error_first(key: Any, value: Any, size: int, row_shape: tuple[int, ..
     elements all share one byte range (strides 0), so it costs no memory."""
     import warnings
 
-    from numpy.lib.stride_tricks import as_strided
-
-    probe = as_strided(np.zeros(1, dtype), shape=(size,) + row_shape,
-                       strides=(0,) * (1 + len(row_shape)), writeable=True)
+    probe = _probe(size, row_shape, dtype)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -382,7 +401,13 @@ def getitem(io: RowIO, key: Any, size: int, row_shape: tuple[int, ...],
         block = np.empty((sel.count,) + row_shape, dtype)
         read(sel, io, block)
         return block[local]
-    sel, rest = parse(key, size, len(row_shape), what)
+    try:
+        sel, rest = parse(key, size, len(row_shape), what)
+    except RangeError:
+        empty = _empty_result(key, size, row_shape, dtype)
+        if empty is None:
+            raise
+        return empty
     if sel.count and sel.rows is None and sel.step == 1:  # one copy: placed for it
         block = io._new_rows(sel.count, sel.start)
     else:
@@ -424,6 +449,8 @@ def setitem(io: RowIO, key: Any, value: Any, size: int, row_shape: tuple[int, ..
         sel, rest = parse(key, size, len(row_shape), what)
     except RangeError:
         _shape_error_first(key, value, size, row_shape, dtype, what)
+        if _empty_result(key, size, row_shape, dtype) is not None:
+            return  # nothing selected, as in numpy
         raise
     if rest:
         if sel.rows is not None:

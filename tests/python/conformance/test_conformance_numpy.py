@@ -75,7 +75,7 @@ def _safe_elements(dt: np.dtype[Any], signed: bool, fractions: bool,
     if dt.kind == "S":
         return st.binary(max_size=dt.itemsize).filter(lambda b: not b.endswith(b"\0"))
     if dt.kind == "U":
-        return st.text("abcxyz019", max_size=4)
+        return st.text("abcxyz019", max_size=dt.itemsize // 4)
     lo = -100 if signed and dt.kind != "u" else 0
     ints = st.integers(lo, 100)
     if dt.kind in "iu":
@@ -595,3 +595,16 @@ def test_write_shape_mismatch_is_reported_before_bounds(col: Any) -> None:
     with pytest.raises(IndexError):
         col[[9]] = 0.0  # a value that fits: the bounds
     np.testing.assert_array_equal(col[:], a)
+
+
+def test_index_arrays_broadcasting_to_nothing_check_no_bounds(tmp_path: Any) -> None:
+    # numpy dereferences no row when the index arrays broadcast to an empty
+    # result, so it checks no bounds either
+    with colfile.File(str(tmp_path / "f"), "w", durable=False) as f:
+        c = f.create("c", ("i1", 2), size=0)
+        a = np.zeros((0, 2), "i1")
+        for key in [(np.array([0]), []), ([5], np.zeros(0, int))]:
+            assert_same_array(a[key], c[key], repr(key))
+            c[key] = 7
+        with pytest.raises(IndexError):
+            c[[0], [1]]
