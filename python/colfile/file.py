@@ -266,6 +266,10 @@ class Group:
     def __len__(self) -> int:
         return len(self.columns)
 
+    def __bool__(self) -> bool:
+        # as h5py: an open File or group is true, even with no columns
+        return not self._file.closed
+
     def __contains__(self, name: object) -> bool:
         if not isinstance(name, str):
             return False

@@ -193,7 +193,7 @@ class FileMachine(RuleBasedStateMachine):
     @precondition(lambda self: self.c is not None and self.c.closed)
     @rule(name=st.sampled_from(NAMES + GROUPS),
           op=st.sampled_from(["get", "list", "len", "create", "attrs", "delete",
-                              "create_group", "close", "in"]))
+                              "create_group", "close", "in", "bool"]))
     def use_closed(self, name: str, op: str) -> None:
         """Every use of a closed File fails with ValueError (ClosedError);
         ``in`` gives False and ``close`` does nothing, as in h5py."""
@@ -208,10 +208,11 @@ class FileMachine(RuleBasedStateMachine):
             "create_group": lambda f: f.create_group(name),
             "close": lambda f: f.close(),
             "in": lambda f: name in f,
+            "bool": lambda f: bool(f),
         }
         h = outcome(lambda: calls[op](self.h))
         c = outcome(lambda: calls[op](self.c))
-        if op in ("close", "in"):
+        if op in ("close", "in", "bool"):
             assert h[1] is None and c[1] is None and h[0] == c[0], (op, h, c)
             return
         assert h[1] is not None, (op, h)
@@ -280,6 +281,7 @@ class FileMachine(RuleBasedStateMachine):
     def same_columns(self) -> None:
         """Listing: the datasets at any depth, sorted (docs/differences.md)."""
         if self.is_open:
+            assert bool(self.c) and bool(self.h)
             want = self.h_datasets()
             assert list(self.c) == want
             assert len(self.c) == len(want)

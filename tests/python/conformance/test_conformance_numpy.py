@@ -342,6 +342,8 @@ def write_values(draw: Any, target: np.dtype[Any], sel_shape: tuple[int, ...]) -
     v = draw(values(src, shape, signed=signed,
                     specials=target.kind in "fcb" and src.kind in "fc"))
     if shape == () and draw(st.booleans()):
+        if target.kind in "iu" and draw(st.booleans()):
+            return draw(st.integers(-300, 300))  # in range or not: OverflowError
         return v.item()  # a Python scalar
     return v
 
@@ -608,3 +610,41 @@ def test_index_arrays_broadcasting_to_nothing_check_no_bounds(tmp_path: Any) -> 
             c[key] = 7
         with pytest.raises(IndexError):
             c[[0], [1]]
+
+
+def test_python_numbers_convert_as_numpy_assigns_them(tmp_path: Any) -> None:
+    # numpy raises OverflowError for a Python int out of the column's range
+    # (the column used to store 300 as 44 in an i1 column, -1 as 255 in u1)
+    with colfile.File(str(tmp_path / "f"), "w", durable=False) as f:
+        i1 = f.create("i1", data=np.array([1, 2, 3], "i1"))
+        u1 = f.create("u1", data=np.array([1, 2, 3], "u1"))
+        x = f.create("x", data=np.zeros(2))
+        for col, value in [(i1, 300), (i1, [300, 1, 2]), (u1, -1), (u1, [1, -1, 2])]:
+            a = np.zeros(3, col.dtype)
+            with pytest.raises(OverflowError):
+                a[:] = value
+            with pytest.raises(OverflowError):
+                col[:] = value
+            with pytest.raises(OverflowError):
+                col.write(0, value if isinstance(value, list) else [value] * 3)
+        np.testing.assert_array_equal(i1[:], [1, 2, 3])
+        np.testing.assert_array_equal(u1[:], [1, 2, 3])
+        with pytest.raises(TypeError):
+            np.zeros(2)[:] = 1 + 2j
+        with pytest.raises(TypeError):
+            x[:] = 1 + 2j
+        # numpy arrays and scalars still convert unsafely, as numpy casts them
+        i1[:] = np.array([300, -1, 2])
+        np.testing.assert_array_equal(i1[:], np.array([300, -1, 2]).astype("i1"))
+        i1[:] = [1.7, -2.2, 3.0]
+        np.testing.assert_array_equal(i1[:], [1, -2, 3])
+
+
+def test_open_file_is_true_even_without_columns(tmp_path: Any) -> None:
+    # h5py: bool(File) tells whether it is open; the File used to be false
+    # while it had no columns (len 0) and to raise once closed
+    f = colfile.File(str(tmp_path / "f"), "w", durable=False)
+    g = f.require_group("g")
+    assert f and g and len(f) == 0
+    f.close()
+    assert not f and not g
