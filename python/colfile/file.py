@@ -36,10 +36,12 @@ from ._ints import INT64_MAX, NFILE_MAX, column_bytes, whole
 from .attrs import AttributeManager, decode_value, numeric_dtype
 from .column import Column
 from .errors import (
+    CF_EREADONLY,
     ClosedError,
     ColumnNotFoundError,
     Error,
     InvalidArgumentError,
+    ReadOnlyError,
     raise_error,
 )
 
@@ -1188,6 +1190,10 @@ class File(Group):
         name = full.rstrip("/") if group else full
         with self._lock:
             self._checked_name(name)
+            if not self.writable:
+                # refused before the open handles of the name are closed
+                raise ReadOnlyError(f"{self._path}: File is open read-only; cannot remove "
+                                    f"{full!r}", CF_EREADONLY)
             if group:
                 for n in [n for n in list(self._cols) + list(self._attr_cols)
                           if n == name or n.startswith(name + "/")]:

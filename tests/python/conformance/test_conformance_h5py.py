@@ -401,3 +401,64 @@ def test_taken_names_are_value_errors_as_in_h5py(tmp_path: Any) -> None:
             f.create_group("col")
     with pytest.raises(FileExistsError):
         colfile.File(str(tmp_path / "c"), "x")
+
+
+# --------------------------------------------------------------------------
+# the deliberate differences (docs/differences.md), asserted
+
+
+def test_difference_groups_by_slash_and_recursive_listing(tmp_path: Any) -> None:
+    with colfile.File(str(tmp_path / "c"), "w", durable=False) as f:
+        f.create("a", data=[1.0])
+        f.create("g/b", data=[2.0])
+        assert "g/" in f and "g" not in f
+        assert isinstance(f["g/"], colfile.Group)
+        with pytest.raises(KeyError, match=r"use \['g/'\]"):
+            f["g"]
+        assert list(f) == ["a", "g/b"] and len(f) == 2 and f.keys() == ["a", "g/b"]
+        assert list(f["g/"]) == ["b"]
+
+
+def test_difference_read_only_and_closed_classes(tmp_path: Any) -> None:
+    path = str(tmp_path / "c")
+    with colfile.File(path, "w", durable=False) as f:
+        f.create("a", data=[1.0])
+        f.require_group("g")
+    f = colfile.File(path, "r")
+    col = f["a"]
+    for change in (lambda: f.create("b", data=[1.0]), lambda: f.create_group("h"),
+                   lambda: f.attrs.__setitem__("k", 1), lambda: f.__delitem__("a"),
+                   lambda: col.__setitem__(0, 2.0), lambda: col.attrs.__setitem__("k", 1)):
+        with pytest.raises(PermissionError):
+            change()
+    f.close()
+    for use in (lambda: f["a"], lambda: list(f), lambda: len(f), lambda: f.attrs["k"],
+                lambda: f.create("b", data=[1.0]), lambda: col[0], lambda: col.shape,
+                lambda: col.attrs["k"]):
+        with pytest.raises(ValueError):
+            use()
+    assert "a" not in f and not f
+    f.close()
+
+
+def test_difference_regular_file(tmp_path: Any) -> None:
+    p = tmp_path / "plain"
+    p.write_text("not a File")
+    with pytest.raises(colfile.FormatError, match="not a directory"):
+        colfile.File(str(p), "r")
+
+
+def test_refused_removal_keeps_open_columns(tmp_path: Any) -> None:
+    # del f[name] on a read-only File used to close the open handles of the
+    # name before the core refused the removal
+    path = str(tmp_path / "c")
+    with colfile.File(path, "w", durable=False) as f:
+        f.create("a", data=[1.0])
+        f.create("g/b", data=[2.0])
+    with colfile.File(path, "r") as f:
+        a, b = f["a"], f["g/b"]
+        with pytest.raises(PermissionError, match="read-only; cannot remove 'a'"):
+            del f["a"]
+        with pytest.raises(PermissionError):
+            del f["g/"]
+        assert a[0] == 1.0 and b[0] == 2.0 and f["a"] is a

@@ -648,3 +648,24 @@ def test_open_file_is_true_even_without_columns(tmp_path: Any) -> None:
     assert f and g and len(f) == 0
     f.close()
     assert not f and not g
+
+
+def test_difference_reads_are_copies(col: Any) -> None:
+    r = col[:]
+    r[0, 0] = 99.0
+    assert col[0, 0] == 0.0
+
+
+def test_difference_text_is_utf8_and_casts_are_silent(tmp_path: Any) -> None:
+    with colfile.File(str(tmp_path / "f"), "w", durable=False) as f:
+        s = f.create("s", "S4", size=2)
+        s[:] = ["é", "abcdef"]
+        assert s[:].tolist() == ["é".encode(), b"abcd"]
+        with pytest.raises(UnicodeEncodeError):
+            np.zeros(1, "S4")[0] = "é"
+        c = f.create("c", data=np.array([1 + 2j, np.nan, np.inf]))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            np.testing.assert_array_equal(c.read(dtype="f8"), [1.0, np.nan, np.inf])
+            # NaN and infinity to int32: the x86-64 scalar result (src/dtype.c)
+            assert c.read(dtype="i4").tolist() == [1, -2**31, -2**31]
