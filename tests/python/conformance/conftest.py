@@ -23,7 +23,7 @@ _COMMON = dict(deadline=None, print_blob=True,
                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                       HealthCheck.filter_too_much])
 
-settings.register_profile("ci", max_examples=25, derandomize=True,
+settings.register_profile("ci", max_examples=40, derandomize=True,
                           stateful_step_count=25, **_COMMON)
 settings.register_profile("dev", max_examples=100, **_COMMON)
 settings.register_profile("long", max_examples=3000, stateful_step_count=60, **_COMMON)

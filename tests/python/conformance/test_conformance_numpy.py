@@ -382,6 +382,11 @@ def test_setitem_matches_numpy(spec: dict[str, Any], data: Any) -> None:
                 p.arr[...] = before  # numpy may have written part of it
             assert_same_outcome(want, got, f"col[{key!r}] = {v!r}")
             p.check_contents(f"after col[{key!r}] = {v!r}")
+            # and a read of any rows between the writes
+            rkey = data.draw(keys(p.arr.shape), f"read{i}")
+            if not documented_refusal(rkey):
+                assert_same_outcome(outcome(lambda: p.arr[rkey]), outcome(lambda: p.col[rkey]),
+                                    f"col[{rkey!r}] after writes")
     finally:
         p.close()
 
@@ -419,13 +424,15 @@ def out_buffers(draw: Any, shape: tuple[int, ...], dt: np.dtype[Any]) -> tuple[n
     another dtype, of a wrong shape, read-only, Fortran-ordered, a view of a
     larger array..."""
     how = draw(st.sampled_from(["plain", "strided", "reversed", "dtype", "shape",
-                                "readonly", "fortran", "column", "noncontig-2d"]))
+                                "readonly", "fortran", "column", "noncontig-2d", "list"]))
     if how == "dtype":
         odt = draw(element_dtypes(strings=dt.kind == "S"))
         if dt.kind != "S":
             assume(odt.kind != "S")
     else:
         odt = dt
+    if how == "list":  # not an array: TypeError, as np.copyto gives
+        return [0] * (shape[0] if shape else 0), how  # type: ignore[return-value]
     if how == "shape":
         bad = list(shape) or [0]
         bad[draw(st.integers(0, len(bad) - 1))] += draw(st.sampled_from([-1, 1, 2]))
@@ -463,6 +470,12 @@ def test_read_out_matches_copyto(spec: dict[str, Any], data: Any) -> None:
         hi = data.draw(st.integers(lo, size), "stop")
         rows = p.arr[lo:hi]
         buf, how = data.draw(out_buffers(rows.shape, p.arr.dtype), "out")
+        if how == "list":
+            with pytest.raises(TypeError):
+                np.copyto(buf, rows)  # type: ignore[arg-type]
+            with pytest.raises(TypeError):
+                p.col.read(lo, hi, out=buf)
+            return
         expect = buf.copy()
         got = outcome(lambda: p.col.read(lo, hi, out=buf))
         if how == "column":
