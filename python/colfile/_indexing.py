@@ -439,6 +439,9 @@ def setitem(io: RowIO, key: Any, value: Any, size: int, row_shape: tuple[int, ..
 
     mask = _element_mask(key, size, row_shape, what)
     if mask is not None:  # read the rows touched, assign in numpy, write back
+        # numpy's verdict on the value first, on the key as given: its
+        # checks depend on the spelling (mask, (mask,), (mask, ...))
+        _probe(size, row_shape, dtype)[key] = value
         sel, local = _mask_rows(mask)
         block = np.empty((sel.count,) + row_shape, dtype)
         read(sel, io, block)

@@ -682,3 +682,22 @@ def test_difference_text_is_utf8_and_casts_are_silent(tmp_path: Any) -> None:
             np.testing.assert_array_equal(c.read(dtype="f8"), [1.0, np.nan, np.inf])
             # NaN and infinity to int32: the x86-64 scalar result (src/dtype.c)
             assert c.read(dtype="i4").tolist() == [1, -2**31, -2**31]
+
+
+def test_mask_write_errors_follow_the_key_spelling(tmp_path: Any) -> None:
+    # numpy checks the value of a (mask, ...) key as a broadcast (ValueError)
+    # and that of a bare mask as 1-d input (TypeError)
+    with colfile.File(str(tmp_path / "f"), "w", durable=False) as f:
+        c = f.create("c", data=np.zeros((9, 3), "c16"))
+        a = np.zeros((9, 3), "c16")
+        m = np.ones((9, 3), bool)
+        for key in [m, (m,), (m, ...), (..., m)]:
+            value = np.zeros((0, 0), "i1")
+            try:
+                a[key] = value
+            except Exception as exc:  # noqa: BLE001 - its class is compared
+                with pytest.raises(type(exc)):
+                    c[key] = value
+            else:
+                raise AssertionError(f"numpy accepted {key!r}")
+        np.testing.assert_array_equal(c[:], a)
