@@ -204,7 +204,9 @@ def assert_same_array(want: Any, have: Any, what: str) -> None:
     w, h = np.asarray(want), np.asarray(have)
     assert h.dtype == w.dtype, f"{what}: dtype {w.dtype} expected, got {h.dtype}"
     assert h.shape == w.shape, f"{what}: shape {w.shape} expected, got {h.shape}"
-    if w.dtype.kind in "fc":
+    if w.dtype.names is not None:  # records: NaN fields compare by their bytes
+        assert w.tobytes() == h.tobytes(), f"{what}: {w!r} expected, got {h!r}"
+    elif w.dtype.kind in "fc":
         # bit-exact: NaN payloads and signed zeros included
         assert w.tobytes() == h.tobytes() or np.array_equal(w, h, equal_nan=True), \
             f"{what}: {w!r} expected, got {h!r}"
@@ -701,3 +703,41 @@ def test_mask_write_errors_follow_the_key_spelling(tmp_path: Any) -> None:
             else:
                 raise AssertionError(f"numpy accepted {key!r}")
         np.testing.assert_array_equal(c[:], a)
+
+
+# --------------------------------------------------------------------------
+# Dataset: a structured array over several columns
+
+
+@given(specs=st.lists(columns(max_rows=12), min_size=1, max_size=3), data=st.data())
+def test_dataset_getitem_matches_structured_array(specs: list[dict[str, Any]],
+                                                  data: Any) -> None:
+    size = specs[0]["size"]
+    with tempfile.TemporaryDirectory() as d, \
+            colfile.File(d + "/f", "w", durable=False) as f:
+        fields = []
+        for i, s in enumerate(specs):
+            arr = np.resize(s["data"], (size,) + s["data"].shape[1:]).astype(s["data"].dtype)
+            f.create(f"c{i}", data=arr, blob_rows=s["blob_rows"] if s["size"] == size else None)
+            fields.append((f"c{i}", arr))
+        rec = np.empty(size, [(n, a.dtype, a.shape[1:]) for n, a in fields])
+        for n, a in fields:
+            rec[n] = a
+        ds = colfile.Dataset(f, [n for n, _ in fields])
+        assert ds.dtype == rec.dtype and len(ds) == len(rec)
+        for key in data.draw(st.lists(keys((size,)), min_size=1, max_size=5), "keys"):
+            if documented_refusal(key):
+                continue
+            assert_same_outcome(outcome(lambda: rec[key]), outcome(lambda: ds[key]),
+                                f"ds[{key!r}]")
+
+
+def test_dataset_ellipsis_with_an_integer_gives_a_0d_array(col: Any) -> None:
+    ds = colfile.Dataset(col.file, ["c"])
+    rec = np.zeros(4, ds.dtype)
+    rec["c"] = np.arange(12.0).reshape(4, 3)
+    for key in [(..., 1), (-1, ...)]:
+        got = ds[key]
+        assert type(got) is np.ndarray and got.shape == () and got.dtype == rec.dtype
+        assert got.tobytes() == rec[key].tobytes()
+    assert type(ds[1]) is np.void
