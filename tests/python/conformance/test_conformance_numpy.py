@@ -741,3 +741,13 @@ def test_dataset_ellipsis_with_an_integer_gives_a_0d_array(col: Any) -> None:
         assert type(got) is np.ndarray and got.shape == () and got.dtype == rec.dtype
         assert got.tobytes() == rec[key].tobytes()
     assert type(ds[1]) is np.void
+
+
+def test_asarray_copy_false_is_refused(col: Any) -> None:
+    # numpy 2: np.asarray(x, copy=False) raises ValueError when a copy is
+    # needed; the column used to return a copy silently
+    with pytest.raises(ValueError, match="unable to avoid a copy"):
+        np.asarray(col, copy=False)
+    np.testing.assert_array_equal(np.asarray(col, dtype="f4"),
+                                  np.arange(12.0, dtype="f4").reshape(4, 3))
+    assert np.array(col).shape == (4, 3)
