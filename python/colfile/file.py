@@ -399,18 +399,30 @@ class Group:
 
         full = self._full(name).rstrip("/") + "/"
         if self._file._group_exists(full):
-            what = "group exists"
-            try:  # the directory of a column is no group
-                self._file._open_column(full[:-1])
-                what = "a column of that name exists"
-            except (KeyError, ValueError):
-                pass
-            raise AlreadyExistsError(f"{os.path.join(self._file.path, full[:-1])}: {what}")
+            raise AlreadyExistsError(f"{os.path.join(self._file.path, full[:-1])}: "
+                                     "group exists")
+        if self._column_named(full[:-1]):  # h5py: a ValueError too
+            raise AlreadyExistsError(f"{os.path.join(self._file.path, full[:-1])}: "
+                                     "a column of that name exists")
         return self.require_group(name)
 
+    def _column_named(self, full: str) -> bool:
+        """True if column ``full`` exists (every rank agrees under MPI)."""
+        f = self._file
+        h = f._check_open()
+        f._settle()
+        return bool(f._on_root(lambda: File._is_column(h, full)))
+
     def require_group(self, name: str) -> Group:
-        """The group ``name``, created if it does not exist."""
+        """The group ``name``, created if it does not exist;
+        :class:`~colfile.ColumnKindError` (a ``TypeError``, as in h5py) if
+        ``name`` is a column."""
+        from .errors import ColumnKindError
+
         full = self._full(name).rstrip("/") + "/"
+        if self._column_named(full[:-1]):
+            raise ColumnKindError(f"{os.path.join(self._file.path, full[:-1])}: a column, "
+                                  "not a group")
         self._file._attr_column(full + ".", True)
         return Group(self._file, full)
 
@@ -721,13 +733,26 @@ class File(Group):
             rc = lib().cf_column_open(out, h, encode_name(full + "."), err)
             if rc >= 0:
                 lib().cf_column_close(out[0], ffi.NULL)
-                return True
+                # the directory of a column is no group (as in h5py, a
+                # dataset is not a group)
+                return not self._is_column(h, full[:-1])
             if err.code == -2:  # CF_ENOENT: no such directory
                 return False
             if err.code == -4:  # CF_ENAME
                 raise_error(rc, err)
             return True  # the directory is there; its attribute files are not fine
         return bool(self._on_root(run))
+
+    @staticmethod
+    def _is_column(h: Any, name: str) -> bool:
+        """True if ``name`` opens as a column on File handle ``h``."""
+        if not name:
+            return False
+        out = ffi.new("cf_column **")
+        if lib().cf_column_open(out, h, encode_name(name), ffi.NULL) < 0:
+            return False
+        lib().cf_column_close(out[0], ffi.NULL)
+        return True
 
     def _checked_name(self, full: str) -> Any:
         def prep() -> str:

@@ -462,3 +462,25 @@ def test_refused_removal_keeps_open_columns(tmp_path: Any) -> None:
         with pytest.raises(PermissionError):
             del f["g/"]
         assert a[0] == 1.0 and b[0] == 2.0 and f["a"] is a
+
+
+def test_a_column_is_no_group(tmp_path: Any) -> None:
+    # h5py: a dataset is not a group (require_group raises TypeError); the
+    # column's directory used to pass for a group whose attributes were the
+    # column's
+    with colfile.File(str(tmp_path / "c"), "w", durable=False) as f, \
+            h5py.File(str(tmp_path / "h.h5"), "w") as h:
+        f.create("a", data=[1.0])
+        f.create("g/b", data=[2.0])
+        h.create_dataset("a", data=[1.0])
+        with pytest.raises(TypeError):
+            h.require_group("a")
+        with pytest.raises(TypeError, match="a column, not a group"):
+            f.require_group("a")
+        with pytest.raises(ValueError, match="a column of that name exists"):
+            f.create_group("a")
+        assert "a/" not in f and "g/" in f and f.get("a/") is None
+        with pytest.raises(KeyError, match="no such group"):
+            f["a/"]
+        assert isinstance(f.require_group("g"), colfile.Group)
+        assert list(f) == ["a", "g/b"] and f["a"][:].tolist() == [1.0]
