@@ -297,7 +297,7 @@ class Group:
 
     def __getitem__(self, name: str) -> Any:
         """``g["col"]`` opens a column; ``g["sub/"]`` (trailing slash) gives
-        the group of an existing directory."""
+        the group of an existing directory that is not a column."""
         full = self._full(name)
         if full.endswith("/"):
             if not self._file._group_exists(full):
