@@ -4,7 +4,8 @@
 
 * ``ci`` (the default): few examples per property, so that the suite stays
   within the CI budget, derandomized so that a CI failure reproduces;
-* ``dev``: hypothesis's defaults (100 examples per property), random;
+* ``dev``: hypothesis's defaults (100 examples per property), random,
+  failures remembered in ``.hypothesis/`` and replayed first;
 * ``long``: thousands of examples per property and longer stateful runs,
   for a search before a release (``HYPOTHESIS_PROFILE=long pytest
   tests/python/conformance``).
@@ -23,7 +24,8 @@ _COMMON = dict(deadline=None, print_blob=True,
                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                       HealthCheck.filter_too_much])
 
-settings.register_profile("ci", max_examples=40, derandomize=True,
+# no example database in CI: nothing is written into the checkout
+settings.register_profile("ci", max_examples=40, derandomize=True, database=None,
                           stateful_step_count=25, **_COMMON)
 settings.register_profile("dev", max_examples=100, **_COMMON)
 settings.register_profile("long", max_examples=3000, stateful_step_count=60, **_COMMON)
