@@ -384,6 +384,14 @@ def _shape_error_first(key: Any, value: Any, size: int, row_shape: tuple[int, ..
         pass
 
 
+def _respell(key: Any, local: np.ndarray) -> Any:
+    """``key`` (an element mask, alone or beside ellipses) with the mask
+    replaced by ``local``: numpy treats the spellings differently."""
+    if isinstance(key, tuple):
+        return tuple(k if k is Ellipsis else local for k in key)
+    return local
+
+
 def _mask_rows(mask: np.ndarray) -> tuple[Rows, np.ndarray]:
     """The rows an element mask touches, and the mask of those rows."""
     rows = np.flatnonzero(mask.any(axis=1))
@@ -445,7 +453,7 @@ def setitem(io: RowIO, key: Any, value: Any, size: int, row_shape: tuple[int, ..
         sel, local = _mask_rows(mask)
         block = np.empty((sel.count,) + row_shape, dtype)
         read(sel, io, block)
-        block[local] = value
+        block[_respell(key, local)] = value
         write(sel, io, block)
         return
     try:

@@ -751,3 +751,17 @@ def test_asarray_copy_false_is_refused(col: Any) -> None:
     np.testing.assert_array_equal(np.asarray(col, dtype="f4"),
                                   np.arange(12.0, dtype="f4").reshape(4, 3))
     assert np.array(col).shape == (4, 3)
+
+
+def test_mask_write_selecting_nothing_follows_the_key_spelling(tmp_path: Any) -> None:
+    with colfile.File(str(tmp_path / "f"), "w", durable=False) as f:
+        c = f.create("c", data=np.zeros((9, 3), "c8"))
+        none = np.zeros((9, 3), bool)
+        a = np.zeros((9, 3), "c8")
+        a[(none, ...)] = np.zeros((0, 0), "i1")
+        c[(none, ...)] = np.zeros((0, 0), "i1")
+        with pytest.raises(TypeError):
+            a[none] = np.zeros((0, 0), "i1")
+        with pytest.raises(TypeError):
+            c[none] = np.zeros((0, 0), "i1")
+        np.testing.assert_array_equal(c[:], a)
