@@ -9,6 +9,13 @@ split by :func:`parse` into
 * the *rest* of the key, applied by numpy to the rows once they are read
   (the vector component of an ``nmemb > 1`` column, e.g. ``col[:, 0]``).
 
+A boolean mask of a vector column's full shape (``col[mask]``, one flag per
+element) reads the rows it touches and lets numpy pick the elements; a
+write through it rewrites those rows.  Where numpy's verdict on an index
+depends on more than the rows (the order of its checks, index arrays that
+broadcast to nothing) it is asked on an array of the column's shape whose
+elements share one byte range (:func:`_probe`), in the error paths only.
+
 :func:`read` and :func:`write` execute a selection against any object with
 the primitives of :class:`RowIO`:
 
