@@ -14,7 +14,8 @@ element) reads the rows it touches and lets numpy pick the elements; a
 write through it rewrites those rows.  Where numpy's verdict on an index
 depends on more than the rows (the order of its checks, index arrays that
 broadcast to nothing) it is asked on an array of the column's shape whose
-elements share one byte range (:func:`_probe`), in the error paths only.
+elements share one byte range (:func:`_probe`): in error paths, and before
+a write through an element mask.
 
 :func:`read` and :func:`write` execute a selection against any object with
 the primitives of :class:`RowIO`:
