@@ -765,3 +765,12 @@ def test_mask_write_selecting_nothing_follows_the_key_spelling(tmp_path: Any) ->
         with pytest.raises(TypeError):
             c[none] = np.zeros((0, 0), "i1")
         np.testing.assert_array_equal(c[:], a)
+
+
+def test_difference_dtypes_colfile_stores(tmp_path: Any) -> None:
+    with colfile.File(str(tmp_path / "f"), "w", durable=False) as f:
+        for dt in ["U4", "O", "M8[s]", "m8[s]", "V4", [("a", "i4")], ("f8", (2, 2)), "f16"]:
+            with pytest.raises(TypeError):
+                f.create("c", dt, size=1)
+        for dt in ["i1", ">u2", "<i8", "f2", ">f4", "c8", ">c16", "?", "S7", ("<f8", 4)]:
+            assert f.create(f"ok/{np.dtype(dt).str[1:]}", dt, size=0).size == 0
