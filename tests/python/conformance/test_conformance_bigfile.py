@@ -228,6 +228,14 @@ def test_same_operations_same_results_same_files(spec: dict[str, Any], name: str
                     assert len(c[0]) == 0, c
                     continue
             same(f"op {i} {op!r}", b, c)
+        # the File's view of its blocks
+        assert sorted(bf.blocks) == sorted(cf.blocks) == sorted(bf.list_blocks())
+        for probe in (name, "zz", "g/"):
+            assert (probe in bf) == (probe in cf), probe
+        same("open('zz')", outcome(lambda: bf.open("zz")), outcome(lambda: cf.open("zz")))
+        if "/" in name:
+            sub = name.split("/")[0] + "/"
+            assert sorted(bf[sub].blocks) == sorted(cf[sub].blocks)
         bf.close()
         cf.close()
         # bigfile does not persist attribute deletions
@@ -358,3 +366,16 @@ def test_difference_attribute_deletion(tmp_path: Any) -> None:
                 del blk.attrs["n"]
             with f["a"] as blk:
                 assert list(blk.attrs.keys()) == want
+
+
+def test_missing_file_and_block(tmp_path: Any) -> None:
+    """Opening what does not exist fails in both (compat: the builtin a
+    Python user expects, FileNotFoundError and KeyError)."""
+    for mod in (bigfile, compat):
+        with pytest.raises(Exception):
+            mod.File(str(tmp_path / "missing"))
+    with pytest.raises(FileNotFoundError):
+        compat.File(str(tmp_path / "missing"))
+    with compat.File(str(tmp_path / "c"), create=True) as f:
+        with pytest.raises(KeyError):
+            f.open("zz")
