@@ -371,6 +371,23 @@ def _empty_result(key: Any, size: int, row_shape: tuple[int, ...],
     return np.empty(out.shape, dtype) if out.size == 0 else None
 
 
+def _numpy_error(key: Any, value: Any, size: int, row_shape: tuple[int, ...],
+                 dtype: np.dtype[Any], what: str) -> None:
+    """Raise what numpy raises for ``a[key] = value`` on an array of the
+    column's shape and dtype (its message prefixed with ``what``), if it
+    raises one of the builtin classes of index and value errors."""
+    import warnings
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            _probe(size, row_shape, dtype)[key] = value
+    except (ValueError, TypeError, IndexError, OverflowError) as exc:
+        if type(exc) in (ValueError, TypeError, IndexError, OverflowError):
+            raise type(exc)(f"{what}: {exc}") from None
+        raise
+
+
 def _shape_error_first(key: Any, value: Any, size: int, row_shape: tuple[int, ...],
                        dtype: np.dtype[Any], what: str) -> None:
     """For a write whose index is out of bounds: raise numpy's ValueError
@@ -490,6 +507,9 @@ def setitem(io: RowIO, key: Any, value: Any, size: int, row_shape: tuple[int, ..
     try:
         arr = np.broadcast_to(arr, target)
     except ValueError:
+        # numpy's class for this value and key (assigning one element, it
+        # refuses sequences with a ValueError or, for lists, a TypeError)
+        _numpy_error(key, value, size, row_shape, dtype, what)
         raise ValueError(f"{what}: could not broadcast a value of shape {arr.shape} "
                          f"to the selection's shape {target}") from None
     arr = arr.reshape((sel.count,) + row_shape)

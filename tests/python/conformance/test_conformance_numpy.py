@@ -774,3 +774,27 @@ def test_difference_dtypes_colfile_stores(tmp_path: Any) -> None:
                 f.create("c", dt, size=1)
         for dt in ["i1", ">u2", "<i8", "f2", ">f4", "c8", ">c16", "?", "S7", ("<f8", 4)]:
             assert f.create(f"ok/{np.dtype(dt).str[1:]}", dt, size=0).size == 0
+
+
+def test_one_element_refuses_sequences_as_numpy(tmp_path: Any) -> None:
+    # numpy assigns one element through the scalar path: a sequence is a
+    # ValueError ("setting an array element with a sequence"), a list a
+    # TypeError; the column said ValueError for both
+    with colfile.File(str(tmp_path / "f"), "w", durable=False) as f:
+        c = f.create("c", data=np.zeros(3, "i1"))
+        v = f.create("v", data=np.zeros((3, 2), "f4"))
+        a, b = np.zeros(3, "i1"), np.zeros((3, 2), "f4")
+        cases = [(c, a, 0, np.array([], "i1")), (c, a, -1, np.array([5])), (c, a, 1, [5]),
+                 (c, a, 2, [1, 2]), (v, b, (0, 1), [7.0]), (v, b, (2, -1), np.array([1, 2]))]
+        for col, arr, key, value in cases:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                try:
+                    arr[key] = value
+                except Exception as exc:  # noqa: BLE001 - its class is compared
+                    with pytest.raises(type(exc)):
+                        col[key] = value
+                else:
+                    col[key] = value
+        np.testing.assert_array_equal(c[:], a)
+        np.testing.assert_array_equal(v[:], b)
