@@ -510,7 +510,11 @@ def setitem(io: RowIO, key: Any, value: Any, size: int, row_shape: tuple[int, ..
         # numpy's class for this value and key (assigning one element, it
         # refuses sequences with a ValueError or, for lists, a TypeError)
         _numpy_error(key, value, size, row_shape, dtype, what)
-        raise ValueError(f"{what}: could not broadcast a value of shape {arr.shape} "
-                         f"to the selection's shape {target}") from None
+        extra = arr.ndim - len(target)
+        if extra <= 0 or any(n != 1 for n in arr.shape[:extra]):
+            raise ValueError(f"{what}: could not broadcast a value of shape {arr.shape} "
+                             f"to the selection's shape {target}") from None
+        # numpy drops leading axes of length 1 from the value
+        arr = np.broadcast_to(arr.reshape(arr.shape[extra:]), target)
     arr = arr.reshape((sel.count,) + row_shape)
     write(sel, io, arr)

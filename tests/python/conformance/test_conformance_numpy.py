@@ -798,3 +798,23 @@ def test_one_element_refuses_sequences_as_numpy(tmp_path: Any) -> None:
                     col[key] = value
         np.testing.assert_array_equal(c[:], a)
         np.testing.assert_array_equal(v[:], b)
+
+
+def test_value_with_leading_axes_of_one(tmp_path: Any) -> None:
+    # numpy drops a value's leading axes of length 1 (a[0:2] = ones((1, 2)),
+    # a[..., 0] = [[7]]); the column refused them
+    with colfile.File(str(tmp_path / "f"), "w", durable=False) as f:
+        c = f.create("c", data=np.zeros(3, "i1"))
+        v = f.create("v", data=np.zeros((3, 2)))
+        a, b = np.zeros(3, "i1"), np.zeros((3, 2))
+        for col, arr, key, value in [(c, a, slice(0, 2), np.ones((1, 2))),
+                                     (c, a, (..., 0), np.array([7])),
+                                     (c, a, (0, ...), np.array([[9]])),
+                                     (v, b, slice(None), np.full((1, 1, 3, 2), 4.0)),
+                                     (v, b, (1, ...), np.array([[5.0, 6.0]]))]:
+            arr[key] = value
+            col[key] = value
+        np.testing.assert_array_equal(c[:], a)
+        np.testing.assert_array_equal(v[:], b)
+        with pytest.raises(ValueError):
+            c[0:2] = np.ones((2, 2))
