@@ -388,27 +388,6 @@ def _numpy_error(key: Any, value: Any, size: int, row_shape: tuple[int, ...],
         raise
 
 
-def _shape_error_first(key: Any, value: Any, size: int, row_shape: tuple[int, ...],
-                       dtype: np.dtype[Any], what: str) -> None:
-    """For a write whose index is out of bounds: raise numpy's ValueError
-    instead when numpy would (an integer array index and a value that does
-    not broadcast to it: numpy checks the shapes before the bounds).  The
-    assignment is tried on a writable array of the column's shape whose
-    elements all share one byte range (strides 0), so it costs no memory."""
-    import warnings
-
-    probe = _probe(size, row_shape, dtype)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            probe[key] = value
-    except ValueError as exc:
-        if "broadcast" in str(exc):
-            raise ValueError(f"{what}: {exc}") from None
-    except Exception:  # noqa: BLE001 - the index error is raised by the caller
-        pass
-
-
 def _respell(key: Any, local: np.ndarray) -> Any:
     """``key`` (an element mask, alone or beside ellipses) with the mask
     replaced by ``local``: numpy treats the spellings differently."""
@@ -483,11 +462,14 @@ def setitem(io: RowIO, key: Any, value: Any, size: int, row_shape: tuple[int, ..
         return
     try:
         sel, rest = parse(key, size, len(row_shape), what)
-    except RangeError:
-        _shape_error_first(key, value, size, row_shape, dtype, what)
-        if _empty_result(key, size, row_shape, dtype) is not None:
-            return  # nothing selected, as in numpy
-        raise
+    except RangeError as out_of_bounds:
+        # numpy converts the value and checks its shape before the bounds,
+        # and checks no bounds when its index arrays select nothing
+        try:
+            _numpy_error(key, value, size, row_shape, dtype, what)
+        except IndexError:
+            raise out_of_bounds from None
+        return  # numpy accepted it: nothing is selected
     if rest:
         if sel.rows is not None:
             uniq, inverse = np.unique(sel.rows, return_inverse=True)

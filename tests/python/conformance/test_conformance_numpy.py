@@ -818,3 +818,15 @@ def test_value_with_leading_axes_of_one(tmp_path: Any) -> None:
         np.testing.assert_array_equal(v[:], b)
         with pytest.raises(ValueError):
             c[0:2] = np.ones((2, 2))
+
+
+def test_value_checked_before_bounds(tmp_path: Any) -> None:
+    # numpy converts a Python number before it checks the index's bounds
+    with colfile.File(str(tmp_path / "f"), "w", durable=False) as f:
+        c = f.create("c", "i1", size=0)
+        with pytest.raises(OverflowError):
+            np.zeros(0, "i1")[[0]] = 128
+        with pytest.raises(OverflowError):
+            c[[0]] = 128
+        with pytest.raises(IndexError, match="out of bounds for column"):
+            c[[0]] = 1
