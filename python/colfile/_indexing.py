@@ -481,7 +481,9 @@ def setitem(io: RowIO, key: Any, value: Any, size: int, row_shape: tuple[int, ..
             local = 0 if sel.scalar else slice(None)
         block = np.empty((usel.count,) + row_shape, dtype)
         read(usel, io, block)
-        block[(local,) + rest] = value
+        # an ellipsis in the key makes numpy assign to a view, not one element
+        tail = (Ellipsis,) if _has_ellipsis(key) else ()
+        block[(local,) + rest + tail] = value
         write(usel, io, block)
         return
     arr = as_array(value, dtype)

@@ -830,3 +830,18 @@ def test_value_checked_before_bounds(tmp_path: Any) -> None:
             c[[0]] = 128
         with pytest.raises(IndexError, match="out of bounds for column"):
             c[[0]] = 1
+
+
+def test_ellipsis_write_to_one_element_broadcasts(tmp_path: Any) -> None:
+    # with an ellipsis numpy assigns to a 0-d view (a value of shape (1,)
+    # fits); without, to one element (it does not)
+    with colfile.File(str(tmp_path / "f"), "w", durable=False) as f:
+        v = f.create("v", data=np.zeros((3, 2), "i1"))
+        b = np.zeros((3, 2), "i1")
+        b[..., 0, 1] = np.array([4])
+        v[..., 0, 1] = np.array([4])
+        b[2, ..., 0] = np.array([[5]])
+        v[2, ..., 0] = np.array([[5]])
+        np.testing.assert_array_equal(v[:], b)
+        with pytest.raises(ValueError):
+            v[0, 1] = np.array([4])
