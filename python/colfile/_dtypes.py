@@ -121,11 +121,24 @@ def as_array(value: Any, target: np.dtype[Any]) -> np.ndarray:
     """``value`` as an array whose dtype the C core can convert from.
 
     Numeric and byte-string arrays are returned as they are (no copy, the
-    caller's byte order and strides kept); unicode is encoded as UTF-8 for
-    byte-string targets; object input is converted to ``target`` by numpy.
+    caller's byte order and strides kept); Python numbers (and lists of
+    them) of another dtype are converted by numpy, whose range checks then
+    apply; unicode is encoded as UTF-8 for byte-string targets; object
+    input is converted to ``target`` by numpy.
     """
     arr = np.asarray(value)
     kind = arr.dtype.kind
+    if kind in "iufcb" and target.kind in "iufcb" and arr.dtype != target \
+            and not isinstance(value, (np.ndarray, np.generic)):
+        # Python numbers (and lists of them) convert as numpy converts them
+        # on assignment: an int out of the column's range is an
+        # OverflowError, a complex into a real column a TypeError (arrays
+        # convert unsafely, in the core)
+        try:
+            return np.asarray(value, dtype=target)
+        except TypeError as exc:
+            raise DTypeError(f"cannot store {type(value).__name__} values of kind "
+                             f"{arr.dtype} in a {target} column: {exc}") from None
     if kind in "iufcbS":
         return arr
     if kind == "U":

@@ -9,6 +9,14 @@ split by :func:`parse` into
 * the *rest* of the key, applied by numpy to the rows once they are read
   (the vector component of an ``nmemb > 1`` column, e.g. ``col[:, 0]``).
 
+A boolean mask of a vector column's full shape (``col[mask]``, one flag per
+element) reads the rows it touches and lets numpy pick the elements; a
+write through it rewrites those rows.  Where numpy's verdict on an index
+depends on more than the rows (the order of its checks, index arrays that
+broadcast to nothing) it is asked on an array of the column's shape whose
+elements share one byte range (:func:`_probe`): in error paths, and before
+a write through an element mask.
+
 :func:`read` and :func:`write` execute a selection against any object with
 the primitives of :class:`RowIO`:
 
@@ -162,6 +170,10 @@ def parse(key: Any, size: int, row_ndim: int, what: str) -> tuple[Rows, tuple[An
         if k is None:
             raise IndexError(f"{what}: np.newaxis (None) is not supported in a "
                              "column index; index the result instead")
+        if isinstance(k, (bool, np.bool_)):
+            # numpy treats them as a new axis (of length 1 or 0), anywhere
+            raise IndexError(f"{what}: boolean scalar indices are not supported "
+                             "in a column index; index the result instead")
     ellipses = [i for i, k in enumerate(key) if k is Ellipsis]
     if len(ellipses) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
@@ -178,10 +190,10 @@ def parse(key: Any, size: int, row_ndim: int, what: str) -> tuple[Rows, tuple[An
     if not key:
         key = (slice(None),)
     first, rest = key[0], tuple(key[1:])
-    return _parse_first(first, size, what), rest
+    return _parse_first(first, size, what, ndim), rest
 
 
-def _parse_first(first: Any, size: int, what: str) -> Rows:
+def _parse_first(first: Any, size: int, what: str, ndim: int = 1) -> Rows:
     if isinstance(first, slice):
         start, stop, step = first.indices(size)
         count = len(range(start, stop, step))
@@ -198,12 +210,13 @@ def _parse_first(first: Any, size: int, what: str) -> Rows:
         raise IndexError(f"{what}: only integers, slices (':'), ellipsis ('...'), "
                          "integer or boolean arrays are valid indices")
     arr = np.asarray(first)
+    if arr.dtype == np.bool_ and arr.ndim == 1 and arr.size == 0:
+        arr = arr.astype(np.int64)  # numpy: an empty mask selects nothing, any length
     if arr.dtype == np.bool_:
+        if arr.ndim > ndim:
+            raise _mask_mismatch(arr.shape, (size,) * ndim, what)
         if arr.ndim != 1 or len(arr) != size:
-            raise IndexError(
-                f"boolean index did not match {what} along axis 0; size of axis is "
-                f"{size} but size of corresponding boolean axis is "
-                f"{arr.shape[0] if arr.ndim else 0}")
+            raise _mask_mismatch(arr.shape[:1], (size,), what)
         rows = np.flatnonzero(arr).astype(np.int64, copy=False)
         sel = Rows(len(rows), (len(rows),), rows=rows)
         sel.is_sorted = True
@@ -227,6 +240,37 @@ def _parse_first(first: Any, size: int, what: str) -> Rows:
     if negative:
         rows[rows < 0] += size
     return Rows(len(rows), shape, rows=rows)
+
+
+def _mask_mismatch(mask_shape: tuple[int, ...], shape: tuple[int, ...],
+                   what: str) -> IndexError:
+    """numpy's error for a boolean index that does not fit ``shape``."""
+    if len(mask_shape) > len(shape):
+        return IndexError(f"too many indices for {what}: it is {len(shape)}-dimensional, "
+                          f"but {len(mask_shape)} were indexed")
+    axis = next(i for i, (m, n) in enumerate(zip(mask_shape, shape)) if m != n)
+    return IndexError(f"boolean index did not match {what} along axis {axis}; size of "
+                      f"axis is {shape[axis]} but size of corresponding boolean axis "
+                      f"is {mask_shape[axis]}")
+
+
+def _element_mask(key: Any, size: int, row_shape: tuple[int, ...],
+                  what: str) -> np.ndarray | None:
+    """The mask of a key that is one boolean array over rows and components
+    (``col[mask]`` with ``mask.shape == col.shape`` for a vector column,
+    an ellipsis allowed beside it), else None."""
+    if not row_shape:
+        return None
+    parts = [k for k in (key if isinstance(key, tuple) else (key,)) if k is not Ellipsis]
+    if len(parts) != 1 or isinstance(parts[0], (str, bytes)) or \
+            not isinstance(parts[0], (np.ndarray, list)):
+        return None
+    mask = np.asarray(parts[0])
+    if mask.dtype != np.bool_ or mask.ndim != 2:
+        return None
+    if mask.shape != (size,) + row_shape:
+        raise _mask_mismatch(mask.shape, (size,) + row_shape, what)
+    return mask
 
 
 def _ascending(sel: Rows, arr: np.ndarray) -> tuple[int, int, np.ndarray]:
@@ -306,15 +350,86 @@ def _finish(sel: Rows, rest: tuple[Any, ...], block: np.ndarray,
     return shaped[(slice(None),) * len(sel.shape) + rest]
 
 
+def _probe(size: int, row_shape: tuple[int, ...], dtype: np.dtype[Any]) -> np.ndarray:
+    """A writable array of the column's shape and dtype whose elements all
+    share one byte range (strides 0): numpy's verdict on an index at no
+    cost in memory."""
+    from numpy.lib.stride_tricks import as_strided
+
+    return as_strided(np.zeros(1, dtype), shape=(size,) + row_shape,
+                      strides=(0,) * (1 + len(row_shape)), writeable=True)
+
+
+def _empty_result(key: Any, size: int, row_shape: tuple[int, ...],
+                  dtype: np.dtype[Any]) -> np.ndarray | None:
+    """For a read whose row index is out of bounds: the empty array numpy
+    gives when the index arrays broadcast to nothing (numpy then checks no
+    bounds: ``a[[5], []]``), else None."""
+    try:
+        out = _probe(size, row_shape, dtype)[key]
+    except Exception:  # noqa: BLE001 - the index error is raised by the caller
+        return None
+    return np.empty(out.shape, dtype) if out.size == 0 else None
+
+
+def _numpy_error(key: Any, value: Any, size: int, row_shape: tuple[int, ...],
+                 dtype: np.dtype[Any], what: str) -> None:
+    """Raise what numpy raises for ``a[key] = value`` on an array of the
+    column's shape and dtype (its message prefixed with ``what``), if it
+    raises one of the builtin classes of index and value errors."""
+    import warnings
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            _probe(size, row_shape, dtype)[key] = value
+    except (ValueError, TypeError, IndexError, OverflowError) as exc:
+        if type(exc) in (ValueError, TypeError, IndexError, OverflowError):
+            raise type(exc)(f"{what}: {exc}") from None
+        raise
+
+
+def _respell(key: Any, local: np.ndarray) -> Any:
+    """``key`` (an element mask, alone or beside ellipses) with the mask
+    replaced by ``local``: numpy treats the spellings differently."""
+    if isinstance(key, tuple):
+        return tuple(k if k is Ellipsis else local for k in key)
+    return local
+
+
+def _mask_rows(mask: np.ndarray) -> tuple[Rows, np.ndarray]:
+    """The rows an element mask touches, and the mask of those rows."""
+    rows = np.flatnonzero(mask.any(axis=1))
+    sel = Rows.from_rows(rows)
+    sel.is_sorted = True
+    return sel, mask[rows]
+
+
 def getitem(io: RowIO, key: Any, size: int, row_shape: tuple[int, ...],
             dtype: np.dtype[Any], what: str) -> Any:
     """``column[key]``: read and return a new array (or a numpy scalar)."""
-    sel, rest = parse(key, size, len(row_shape), what)
+    mask = _element_mask(key, size, row_shape, what)
+    if mask is not None:
+        sel, local = _mask_rows(mask)
+        block = np.empty((sel.count,) + row_shape, dtype)
+        read(sel, io, block)
+        return block[local]
+    try:
+        sel, rest = parse(key, size, len(row_shape), what)
+    except RangeError:
+        empty = _empty_result(key, size, row_shape, dtype)
+        if empty is None:
+            raise
+        return empty
     if sel.count and sel.rows is None and sel.step == 1:  # one copy: placed for it
         block = io._new_rows(sel.count, sel.start)
     else:
         block = np.empty((sel.count,) + row_shape, dtype)
     read(sel, io, block)
+    if sel.scalar and _has_ellipsis(key):
+        # numpy: an index with an ellipsis gives an array (0-d at least, of
+        # the column's dtype and byte order), never a scalar
+        return block[(0,) + rest + (Ellipsis,)]
     return _finish(sel, rest, block, row_shape)
 
 
@@ -355,6 +470,18 @@ def read_for_update(sel: Rows, io: RowIO, block: np.ndarray) -> None:
         block[have] = got
 
 
+def _update_lock(io: RowIO) -> Any:
+    """The handle's lock for read-modify-writes of part of rows (one at a
+    time, so threads writing other components of the same rows do not undo
+    each other's), or none for a RowIO without one."""
+    lock = getattr(io, "_rmw_lock", None)
+    return contextlib.nullcontext() if lock is None else lock
+
+
+def _has_ellipsis(key: Any) -> bool:
+    return key is Ellipsis or (isinstance(key, tuple) and any(k is Ellipsis for k in key))
+
+
 def setitem(io: RowIO, key: Any, value: Any, size: int, row_shape: tuple[int, ...],
             dtype: np.dtype[Any], what: str) -> None:
     """``column[key] = value``.
@@ -372,7 +499,28 @@ def setitem(io: RowIO, key: Any, value: Any, size: int, row_shape: tuple[int, ..
     """
     from ._dtypes import as_array
 
-    sel, rest = parse(key, size, len(row_shape), what)
+    mask = _element_mask(key, size, row_shape, what)
+    if mask is not None:  # read the rows touched, assign in numpy, write back
+        # numpy's verdict on the value first, on the key as given: its
+        # checks depend on the spelling (mask, (mask,), (mask, ...))
+        _probe(size, row_shape, dtype)[key] = value
+        sel, local = _mask_rows(mask)
+        block = np.empty((sel.count,) + row_shape, dtype)
+        with _update_lock(io):
+            read_for_update(sel, io, block)
+            block[_respell(key, local)] = value
+            write(sel, io, block)
+        return
+    try:
+        sel, rest = parse(key, size, len(row_shape), what)
+    except RangeError as out_of_bounds:
+        # numpy converts the value and checks its shape before the bounds,
+        # and checks no bounds when its index arrays select nothing
+        try:
+            _numpy_error(key, value, size, row_shape, dtype, what)
+        except IndexError:
+            raise out_of_bounds from None
+        return  # numpy accepted it: nothing is selected
     if rest and _whole_rows(rest, row_shape):
         rest = ()
     if rest:
@@ -385,24 +533,26 @@ def setitem(io: RowIO, key: Any, value: Any, size: int, row_shape: tuple[int, ..
             usel = sel
             local = 0 if sel.scalar else slice(None)
         block = np.empty((usel.count,) + row_shape, dtype)
-        lock = getattr(io, "_rmw_lock", None)
-        if lock is None:
-            lock = contextlib.nullcontext()
-        with lock:
+        # an ellipsis in the key makes numpy assign to a view, not one element
+        tail = (Ellipsis,) if _has_ellipsis(key) else ()
+        with _update_lock(io):
             read_for_update(usel, io, block)
-            block[(local,) + rest] = value
+            block[(local,) + rest + tail] = value
             write(usel, io, block)
         return
     arr = as_array(value, dtype)
     target = sel.shape + row_shape
-    # numpy drops leading length-1 axes of a value with more axes than the
-    # selection (a[0:2] = np.ones((1, 2, 3)) for a of shape (n, 3))
-    while arr.ndim > len(target) and arr.shape[0] == 1:
-        arr = arr[0]
     try:
         arr = np.broadcast_to(arr, target)
     except ValueError:
-        raise ValueError(f"{what}: could not broadcast a value of shape {arr.shape} "
-                         f"to the selection's shape {target}") from None
+        # numpy's class for this value and key (assigning one element, it
+        # refuses sequences with a ValueError or, for lists, a TypeError)
+        _numpy_error(key, value, size, row_shape, dtype, what)
+        extra = arr.ndim - len(target)
+        if extra <= 0 or any(n != 1 for n in arr.shape[:extra]):
+            raise ValueError(f"{what}: could not broadcast a value of shape {arr.shape} "
+                             f"to the selection's shape {target}") from None
+        # numpy drops leading axes of length 1 from the value
+        arr = np.broadcast_to(arr.reshape(arr.shape[extra:]), target)
     arr = arr.reshape((sel.count,) + row_shape)
     write(sel, io, arr)

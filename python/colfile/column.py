@@ -699,6 +699,9 @@ class Column:
             yield from self.read(start, min(size, start + step))
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        if copy is False:  # numpy 2's protocol: the rows are on disk
+            raise ValueError(f"{self._what()}: unable to avoid a copy: reading the "
+                             "column makes a new array")
         return self.read(dtype=dtype)
 
     def _what(self) -> str:

@@ -114,7 +114,8 @@ class Dataset:
         for n, c in self._cols.items():
             _indexing.read(sel, c, out[n])
         if sel.scalar:
-            return out[0]
+            # with an ellipsis numpy gives a 0-d array, else a scalar
+            return out.reshape(()) if _indexing._has_ellipsis(key) else out[0]
         return out.reshape(sel.shape)
 
     def __setitem__(self, key: Any, value: Any) -> None:

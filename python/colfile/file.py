@@ -38,11 +38,13 @@ from .attrs import AttributeManager, decode_value, numeric_dtype
 from .column import Column
 from .errors import (
     CF_EEXIST,
+    CF_EREADONLY,
     ClosedError,
     ColumnExistsError,
     ColumnNotFoundError,
     Error,
     InvalidArgumentError,
+    ReadOnlyError,
     TornError,
     raise_error,
 )
@@ -286,6 +288,10 @@ class Group:
     def __len__(self) -> int:
         return len(self.columns)
 
+    def __bool__(self) -> bool:
+        # as h5py: an open File or group is true, even with no columns
+        return not self._file.closed
+
     def __contains__(self, name: object) -> bool:
         if not isinstance(name, str):
             return False
@@ -311,7 +317,7 @@ class Group:
 
     def __getitem__(self, name: str) -> Any:
         """``g["col"]`` opens a column; ``g["sub/"]`` (trailing slash) gives
-        the group of an existing directory."""
+        the group of an existing directory that is not a column."""
         full = self._full(name)
         if full.endswith("/"):
             if not self._file._group_exists(full):
@@ -444,22 +450,45 @@ class Group:
 
         full = self._full(name).rstrip("/") + "/"
         f = self._file
+
+        def taken() -> str | None:
+            if f._group_exists(full):
+                return "group exists"
+            # read here, not through _column_named: under MPI this runs on
+            # rank 0 alone (h5py: a ValueError too)
+            if File._is_column(f._check_open(), full[:-1]):
+                return "a column of that name exists"
+            return None
+
         if not f._comm.serial:
             f._enter("create_group()")
             # rank 0 decides, so that every rank raises or none does
-            exists = f._group_exists(full) if f._coll_meta else \
-                f._on_root(lambda: f._group_exists(full))
+            why = taken() if f._coll_meta else f._on_root(taken)
         else:
-            exists = f._group_exists(full)
-        if exists:
-            raise AlreadyExistsError(f"{os.path.join(f.path, full)}: group exists")
+            why = taken()
+        if why is not None:
+            raise AlreadyExistsError(f"{os.path.join(f.path, full[:-1])}: {why}")
         return self.require_group(name)
 
+    def _column_named(self, full: str) -> bool:
+        """True if column ``full`` exists (every rank agrees under MPI)."""
+        f = self._file
+        h = f._check_open()
+        f._settle()
+        return bool(f._on_root(lambda: File._is_column(h, full)))
+
     def require_group(self, name: str) -> Group:
-        """The group ``name``, created if it does not exist."""
+        """The group ``name``, created if it does not exist;
+        :class:`~colfile.ColumnKindError` (a ``TypeError``, as in h5py) if
+        ``name`` is a column."""
+        from .errors import ColumnKindError
+
         full = self._full(name).rstrip("/") + "/"
         if not self._file._comm.serial:
             self._file._enter("require_group()")
+        if self._column_named(full[:-1]):
+            raise ColumnKindError(f"{os.path.join(self._file.path, full[:-1])}: a column, "
+                                  "not a group")
         self._file._attr_column(full + ".", True)
         return Group(self._file, full)
 
@@ -883,7 +912,9 @@ class File(Group):
             rc = lib().cf_column_open(out, h, encode_name(full + "."), err)
             if rc >= 0:
                 lib().cf_column_close(out[0], ffi.NULL)
-                return True
+                # the directory of a column is no group (as in h5py, a
+                # dataset is not a group)
+                return not self._is_column(h, full[:-1])
             if err.code == -2:  # CF_ENOENT: no such directory
                 return False
             if err.code == -4:  # CF_ENAME
@@ -896,6 +927,17 @@ class File(Group):
         (``Comm.enter``): every rank must be in it (CollectiveError)."""
         self._check_open()
         self._comm.enter(op, self._path)
+
+    @staticmethod
+    def _is_column(h: Any, name: str) -> bool:
+        """True if ``name`` opens as a column on File handle ``h``."""
+        if not name:
+            return False
+        out = ffi.new("cf_column **")
+        if lib().cf_column_open(out, h, encode_name(name), ffi.NULL) < 0:
+            return False
+        lib().cf_column_close(out[0], ffi.NULL)
+        return True
 
     def _checked_name(self, full: str) -> Any:
         def prep() -> str:
@@ -1658,6 +1700,10 @@ class File(Group):
             self._enter("del file[name]")
         with self._lock:
             self._checked_name(name)
+            if not self.writable:
+                # refused before the open handles of the name are closed
+                raise ReadOnlyError(f"{self._path}: File is open read-only; cannot remove "
+                                    f"{full!r}", CF_EREADONLY)
             if group:
                 for n in [n for n in list(self._cols) + list(self._attr_cols)
                           + list(self._attr_read)

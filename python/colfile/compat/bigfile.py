@@ -111,6 +111,12 @@ Where the original was wrong, this module follows colfile:
   column dtype).
 * ``col[-1]`` reads the last row (bigfile failed); a row past the end raises
   ``IndexError`` (an :class:`Error` too).
+* A slice whose stop lies before its start (``col[1:0]``) reads nothing, as
+  in numpy (bigfile read to the end when it was one row back, and raised
+  ``ValueError`` further back); ``read(start, length)`` reads to the end for
+  any negative ``length`` (bigfile: only ``-1``).
+* ``del col.attrs[name]`` is kept (bigfile's deletion was lost when the
+  block was opened again).
 * A closed File raises :class:`FileClosedError` when used (bigfile 0.1.52
   went on listing and opening); :class:`ColumnClosedError` is raised by an
   unattached ``Column()``.  Like bigfile's, these two are not :class:`Error`
