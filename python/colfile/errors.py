@@ -5,16 +5,34 @@ matching builtin too, so callers can catch either ``colfile.Error`` or the
 builtin they already know (``KeyError``, ``FileNotFoundError``,
 ``IndexError``, ...).
 
-class AlreadyExistsError(Error, FileExistsError, ValueError):
-    """The File exists and was to be created exclusively, or a name to be
-    created is taken (CF_EEXIST).  Also a ``ValueError``, the class h5py
-    raises for a name that is taken."""
-
-
-class ColumnExistsError(AlreadyExistsError):
-    """Creating a column where one exists without ``overwrite=True``, below
-    a column (a column cannot hold columns), or where a group holds columns
-    (CF_EEXIST from a create)."""
+================================== ================================= =======================
+C code                             exception                         also a
+================================== ================================= =======================
+CF_EIO                             :class:`StorageError`             ``OSError``
+CF_ENOENT (File)                   :class:`NoSuchFileError`          ``FileNotFoundError``
+CF_ENOENT (column)                 :class:`ColumnNotFoundError`      ``KeyError``
+CF_ENOENT (attribute)              :class:`AttributeNotFoundError`   ``KeyError``
+CF_EEXIST                          :class:`AlreadyExistsError`       ``FileExistsError``,
+                                                                     ``ValueError``
+CF_EEXIST (create)                 :class:`ColumnExistsError`        ``FileExistsError``,
+                                                                     ``ValueError``
+CF_ENAME                           :class:`InvalidNameError`         ``ValueError``
+CF_EDTYPE, CF_ECAST                :class:`DTypeError`               ``TypeError``
+CF_EFORMAT, CF_ENOTFILE            :class:`FormatError`
+CF_ESHORT                          :class:`IncompleteError`          (a :class:`FormatError`)
+CF_ERANGE                          :class:`RangeError`               ``IndexError``
+CF_ENOMEM                          :class:`OutOfMemoryError`         ``MemoryError``
+CF_EARG                            :class:`InvalidArgumentError`     ``ValueError``
+CF_ECHECKSUM                       :class:`ChecksumError`
+CF_EREADONLY                       :class:`ReadOnlyError`            ``PermissionError``
+CF_EKIND                           :class:`ColumnKindError`          ``TypeError``
+CF_ETORN                           :class:`TornError`
+CF_EBUSY                           :class:`BusyError`                ``BlockingIOError``
+CF_EREPLACED                       :class:`ReplacedError`            ``FileNotFoundError``
+                                   (a :class:`NoSuchFileError`)
+(closed handle)                    :class:`ClosedError`              ``ValueError``
+(MPI: collective by some ranks)    :class:`CollectiveError`          ``RuntimeError``
+================================== ================================= =======================
 
 The message of an exception raised for a failing C call is the C message,
 which names the path and the problem.  ``exc.code`` holds the C code (0 for
