@@ -354,9 +354,9 @@ enum cf_create_flags {
     CF_CREATE_REPLACE = 1 /* replace a column of that name (else CF_EEXIST) */
 };
 
-/* As cf_column_create_blobs, but a column of that name is replaced only
- * with CF_CREATE_REPLACE in `flags`; without it CF_EEXIST names the column
- * and nothing changes.  The check is made under the column's writer lock,
+/* As cf_column_create_blobs, but a column of that name (or a group: a
+ * directory without a header) is replaced only with CF_CREATE_REPLACE in
+ * `flags`; without it CF_EEXIST names it and nothing changes.  The check is made under the column's writer lock,
  * so of two processes creating one name, one gets CF_EEXIST (or CF_EBUSY
  * while the other still writes it), never a silent replace.  CF_EARG for
  * unknown flags. */

@@ -324,7 +324,9 @@ static int create_attrs_only(cf_column **out, cf_file *f, const char *name, cf_e
 }
 
 /* Without CF_CREATE_REPLACE: CF_EEXIST if dir (locked by the caller, so
- * no other creator can publish meanwhile) holds a column. */
+ * no other creator can publish meanwhile) holds a column, or is a group
+ * (a directory without a header: its attributes would become the
+ * column's), as h5py refuses a dataset over a group's name. */
 static int check_new(const cf_column *c, unsigned flags, cf_error *err)
 {
     if (flags & CF_CREATE_REPLACE) return 0;
@@ -332,9 +334,13 @@ static int check_new(const cf_column *c, unsigned flags, cf_error *err)
     if (!header) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
     int there = cf__exists(header);
     free(header);
-    if (!there) return 0;
-    return CF_FAIL(err, CF_EEXIST, "%s: column '%s' exists; replacing it must be asked for (CF_CREATE_REPLACE; "
-                   "Python: overwrite=True)", c->path, c->name);
+    if (there)
+        return CF_FAIL(err, CF_EEXIST, "%s: column '%s' exists; replacing it must be asked for "
+                       "(CF_CREATE_REPLACE; Python: overwrite=True)", c->path, c->name);
+    if (cf__is_dir(c->path))
+        return CF_FAIL(err, CF_EEXIST, "%s: a group named '%s' exists; a column replaces it only "
+                       "when asked (CF_CREATE_REPLACE; Python: overwrite=True)", c->path, c->name);
+    return 0;
 }
 
 int cf_column_create_blobs(cf_column **out, cf_file *f, const char *name,
