@@ -10,14 +10,22 @@ typedef struct {
     int id;
     int failures;
     char path[4096];
+    char first[512]; /* the first failure, for the report */
 } job;
+
+static void failed(job *j, int line, const cf_error *err)
+{
+    if (j->failures++ == 0)
+        snprintf(j->first, sizeof j->first, "thread %d, line %d: %s", j->id, line,
+                 err ? err->message : "wrong data");
+}
 
 static void *work(void *arg)
 {
     job *j = arg;
     cf_error err;
     cf_file *f = NULL;
-    if (cf_file_open(&f, j->path, CF_OPEN_WRITE | CF_OPEN_CREATE, &err)) { j->failures++; return NULL; }
+    if (cf_file_open(&f, j->path, CF_OPEN_WRITE | CF_OPEN_CREATE, &err)) { failed(j, __LINE__, &err); return NULL; }
     char name[64];
     snprintf(name, sizeof name, "t%d/col", j->id);
     double *a = malloc(ROWS * sizeof *a), *b = malloc(ROWS * sizeof *b);
@@ -27,16 +35,16 @@ static void *work(void *arg)
         if (cf_column_create(&c, f, name, "f8", 1, ROWS, 3, &err) ||
             cf_column_write(c, 0, ROWS, a, "f8", 8, 8, &err) ||
             cf_column_attr_set(c, "round", "i4", 1, &r, &err) ||
-            cf_column_close(c, &err)) { j->failures++; break; }
+            cf_column_close(c, &err)) { failed(j, __LINE__, &err); break; }
         if (cf_column_open(&c, f, name, &err) ||
-            cf_column_read(c, 0, ROWS, b, "f8", 8, 8, &err)) { j->failures++; cf_column_close(c, NULL); break; }
-        if (memcmp(a, b, ROWS * sizeof *a) != 0) j->failures++;
+            cf_column_read(c, 0, ROWS, b, "f8", 8, 8, &err)) { failed(j, __LINE__, &err); cf_column_close(c, NULL); break; }
+        if (memcmp(a, b, ROWS * sizeof *a) != 0) failed(j, __LINE__, NULL);
         const void *v;
-        if (cf_column_attr_get(c, "round", NULL, NULL, &v, &err) || *(const int *)v != r) j->failures++;
+        if (cf_column_attr_get(c, "round", NULL, NULL, &v, &err) || *(const int *)v != r) failed(j, __LINE__, &err);
         /* An error record per thread: a failing call must not disturb others. */
         cf_error mine;
         if (cf_column_read(c, ROWS, 1, b, NULL, 8, 8, &mine) != CF_ERANGE || !strstr(mine.message, name))
-            j->failures++;
+            failed(j, __LINE__, &mine);
         cf_column_close(c, NULL);
     }
     free(a);
@@ -57,6 +65,7 @@ static void test_threads_on_distinct_handles(void)
     }
     for (int i = 0; i < THREADS; i++) {
         pthread_join(t[i], NULL);
+        if (jobs[i].failures) fprintf(stderr, "%s\n", jobs[i].first);
         CHECK_EQ_INT(jobs[i].failures, 0);
     }
     cf_error err;
