@@ -882,6 +882,11 @@ def write_all(comm: Comm, col: Any, data: Any, start: int | None = None, *,
     Returns the mode used (``'throttled'`` or ``'aggregated'``).
     """
     comm.enter("Column.write_all()", col._path)
+    # every rank is in it: from here the column is the ranks' together, and
+    # its close commits these rows collectively, as a column made by
+    # create() (opened with file[name], it would otherwise be closed alone
+    # and its rows committed only by the File's next flush or close)
+    col._independent = False
     size = col.size
     nmemb = max(col.nmemb, 1)
     itemsize = col.itemsize

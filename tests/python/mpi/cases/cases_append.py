@@ -111,3 +111,31 @@ def test_append_to_a_column_opened_with_getitem(comm: Any, shared: Path) -> None
         assert f["x"].size == 5 * size
     if rank == 0:
         check(path, "x", 5 * size, 3)
+
+
+def test_write_all_through_getitem_commits_at_the_column_close(comm: Any, shared: Path) -> None:
+    """A collective ``write_all`` on a column opened with ``f[name]`` makes
+    it the ranks' together: its close commits the rows (as for a column
+    made by ``create``), so a reader sees the new version, checksums
+    included, before the File closes -- a writer killed after the close
+    keeps them (the crash harness's 2-rank Python writer found this)."""
+    size, rank = comm.size, comm.rank
+    path = shared / "f"
+    with colfile.File(path, "w", comm=comm) as f:
+        f.create("x", "f8", data=np.arange(rank * 2, rank * 2 + 2) * 0.5)
+    with colfile.File(path, "r+", comm=comm) as f:
+        with f["x"] as col:
+            col.write_all(np.full(2, -1.0 - rank), start=2 * rank)
+        seen = None
+        if rank == 0:
+            # another handle, before f closes; a verifying read checks the
+            # CRC32C the commit recorded (the byte sum counts rewritten
+            # bytes twice, as bigfile's does: not a check of an update)
+            try:
+                with colfile.File(path, verify=True) as g:
+                    c = g["x"]
+                    seen = (c[:].tolist(), c.ext_state, c.torn)
+            except colfile.Error as exc:  # reported on every rank, no hang
+                seen = repr(exc)
+        seen = comm.bcast(seen, root=0)
+    assert seen == ([-1.0 - r for r in range(size) for _ in range(2)], "current", False), seen
