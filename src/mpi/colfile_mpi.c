@@ -1024,10 +1024,46 @@ static void discard_pending(cf_column *c)
         cf_free(p);
 }
 
+/* Gathers of byte strings of ranks' own lengths (lens) run in rounds of
+ * consecutive ranks holding at most CF_MPI_ROUND_BYTES together (MPI
+ * counts are int), at least one rank each.  round_end: where the round
+ * starting at r0 ends (*r1), and its bytes. */
+static int64_t round_end(const int64_t *lens, int size, int r0, int *r1)
+{
+    int64_t bytes = 0;
+    int r = r0;
+    for (; r < size && (r == r0 || bytes + lens[r] <= CF_MPI_ROUND_BYTES); r++) bytes += lens[r];
+    *r1 = r;
+    return bytes;
+}
+
+/* The bytes of the largest round: what rank 0's receive buffer holds. */
+static int64_t largest_round(const int64_t *lens, int size)
+{
+    int64_t most = 0;
+    for (int r0 = 0, r1; r0 < size; r0 = r1) {
+        int64_t bytes = round_end(lens, size, r0, &r1);
+        if (bytes > most) most = bytes;
+    }
+    return most;
+}
+
+/* Rank 0's MPI_Gatherv layout of round [r0, r1): the ranks of the round
+ * packed from offset 0, every other rank sending nothing. */
+static void round_layout(const int64_t *lens, int size, int r0, int r1, int *counts, int *displs)
+{
+    int64_t off = 0;
+    for (int r = 0; r < size; r++) {
+        int in = r >= r0 && r < r1;
+        counts[r] = in ? (int)lens[r] : 0;
+        displs[r] = in ? (int)off : 0;
+        off += in ? lens[r] : 0;
+    }
+}
+
 /* Every rank but 0 exports its uncommitted write state (need: it has a
  * writable data handle; lrc: this rank's result so far) and rank 0 gathers
- * and merges it, in rounds of consecutive ranks holding at most
- * CF_MPI_ROUND_BYTES (MPI counts are int).  Returns the agreed result of
+ * and merges it, in rounds (round_end).  Returns the agreed result of
  * the steps before the gather (nonzero: nothing was moved, and a rank's
  * state may be lost); then *merged is rank 0's merge result (0 elsewhere),
  * not yet agreed.  Collective. */
@@ -1048,13 +1084,9 @@ static int gather_pending(cf_column *c, MPI_Comm comm, int need, int lrc, int *m
     if (lrc == 0 && !(lens = malloc((size_t)size * sizeof *lens))) lrc = FAIL(e, CF_ENOMEM, "out of memory");
     if ((rc = agree(comm, lrc, e, err))) goto done;
 
-    int64_t mine = (int64_t)plen, biggest = 0;
+    int64_t mine = (int64_t)plen;
     MPI_Allgather(&mine, 1, MPI_INT64_T, lens, 1, MPI_INT64_T, comm);
-    for (int r0 = 0, r1; r0 < size; r0 = r1) {
-        int64_t bytes = 0;
-        for (r1 = r0; r1 < size && (r1 == r0 || bytes + lens[r1] <= CF_MPI_ROUND_BYTES); r1++) bytes += lens[r1];
-        if (bytes > biggest) biggest = bytes;
-    }
+    int64_t biggest = largest_round(lens, size);
     if (rank == 0) {
         recv = malloc(biggest > 0 ? (size_t)biggest : 1);
         counts = malloc((size_t)size * sizeof *counts);
@@ -1064,17 +1096,8 @@ static int gather_pending(cf_column *c, MPI_Comm comm, int need, int lrc, int *m
     int64_t unused = 0;
     if ((rc = root_result(comm, lrc, e, &unused, err))) goto done;
     for (int r0 = 0, r1; r0 < size; r0 = r1) {
-        int64_t bytes = 0;
-        for (r1 = r0; r1 < size && (r1 == r0 || bytes + lens[r1] <= CF_MPI_ROUND_BYTES); r1++) bytes += lens[r1];
-        if (rank == 0) {
-            int64_t off = 0;
-            for (int r = 0; r < size; r++) {
-                int in = r >= r0 && r < r1;
-                counts[r] = in ? (int)lens[r] : 0;
-                displs[r] = in ? (int)off : 0;
-                off += in ? lens[r] : 0;
-            }
-        }
+        (void)round_end(lens, size, r0, &r1);
+        if (rank == 0) round_layout(lens, size, r0, r1, counts, displs);
         int in = rank >= r0 && rank < r1;
         MPI_Gatherv(pending, in ? (int)plen : 0, MPI_BYTE, recv, counts, displs, MPI_BYTE, 0, comm);
         if (rank == 0)
@@ -1251,12 +1274,7 @@ static int close_columns(cf_column **cols, int64_t n, MPI_Comm comm, const char 
         int64_t mine = (int64_t)used;
         MPI_Allgather(&mine, 1, MPI_INT64_T, lens, 1, MPI_INT64_T, comm);
         int *counts = NULL, *displs = NULL;
-        int64_t most = 0;
-        for (int r0 = 0, r1; r0 < size; r0 = r1) {
-            int64_t bytes = 0;
-            for (r1 = r0; r1 < size && (r1 == r0 || bytes + lens[r1] <= CF_MPI_ROUND_BYTES); r1++) bytes += lens[r1];
-            if (bytes > most) most = bytes;
-        }
+        int64_t most = largest_round(lens, size);
         if (rank == 0) {
             recv = malloc(most > 0 ? (size_t)most : 1);
             counts = malloc((size_t)size * sizeof *counts);
@@ -1271,17 +1289,8 @@ static int close_columns(cf_column **cols, int64_t n, MPI_Comm comm, const char 
             goto fail;
         }
         for (int r0 = 0, r1; r0 < size; r0 = r1) {
-            int64_t bytes = 0;
-            for (r1 = r0; r1 < size && (r1 == r0 || bytes + lens[r1] <= CF_MPI_ROUND_BYTES); r1++) bytes += lens[r1];
-            if (rank == 0) {
-                int64_t off = 0;
-                for (int r = 0; r < size; r++) {
-                    int in = r >= r0 && r < r1;
-                    counts[r] = in ? (int)lens[r] : 0;
-                    displs[r] = in ? (int)off : 0;
-                    off += in ? lens[r] : 0;
-                }
-            }
+            (void)round_end(lens, size, r0, &r1);
+            if (rank == 0) round_layout(lens, size, r0, r1, counts, displs);
             int in = rank >= r0 && rank < r1;
             MPI_Gatherv(state, in ? (int)used : 0, MPI_BYTE, recv, counts, displs, MPI_BYTE, 0, comm);
             for (int r = r0; rank == 0 && r < r1 && lrc == 0; r++) {
