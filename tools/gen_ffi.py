@@ -4,8 +4,9 @@
     python3 tools/gen_ffi.py            write them
     python3 tools/gen_ffi.py --check    exit 1 if a committed one is stale
 
-Three files of python/colfile/ are made from include/colfile.h and
-include/colfile_errors.h, and committed:
+Three files of python/colfile/ are made from include/colfile_errors.h,
+include/colfile.h and include/colfile_binding.h (not colfile_mpi.h: the
+Python MPI layer talks to MPI through mpi4py), and committed:
 
 ``_cdef.py``
     the declarations cffi reads: the headers with comments, preprocessor
@@ -45,7 +46,7 @@ PACKAGE = ROOT / "python" / "colfile"
 MODULE = "colfile._ffi_abi"
 
 #: The headers the Python binding declares, in order.
-HEADERS = ("colfile_errors.h", "colfile.h")
+HEADERS = ("colfile_errors.h", "colfile.h", "colfile_binding.h")
 
 #: Macros that mark exported functions; cffi needs the bare declarations.
 EXPORT_MACROS = ("CF_API", "CF__ERRORS_API")
