@@ -139,7 +139,15 @@ enum cf_open_flags {
                                 Nothing then detects a second writer, and
                                 cf_file_cleanup cannot see whether a writer
                                 is alive from its locks (docs/reliability.md,
-                                "Locking on parallel file systems") */
+                                "Locking on parallel file systems") */,
+    CF_OPEN_NOMMAP   = 0x400 /* reads copy every byte with pread, never out of
+                                a memory map of the page cache.  Use it where
+                                another program may cut a blob short while
+                                it is read (a tool rewriting blobs in place
+                                with O_TRUNC): a read copying out of a map of
+                                the cut range gets SIGBUS, where pread gives
+                                CF_ESHORT (docs/reliability.md).  Large reads
+                                of cached data are then slower. */
 };
 
 /* Open the File at `path` (a directory).  On success *out owns a new handle

@@ -59,7 +59,8 @@ enum cf_open_flags {
     CF_OPEN_TORN_OK  = 0x40,
     CF_OPEN_VERIFY   = 0x80,
     CF_OPEN_NOLOCK   = 0x100,
-    CF_OPEN_NOLOCKING = 0x200
+    CF_OPEN_NOLOCKING = 0x200,
+    CF_OPEN_NOMMAP   = 0x400
 };
 int cf_file_open(cf_file **out, const char *path, int flags, cf_error *err);
 void cf_file_close(cf_file *f);

@@ -35,9 +35,10 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+from ._constants import CF_OPEN_NOMMAP
 from ._ffi_abi import ffi
 
-__all__ = ["ffi", "lib", "library_path", "take_strings"]
+__all__ = ["environment_open_flags", "ffi", "lib", "library_path", "take_strings"]
 
 _lock = threading.Lock()
 _lib: Any = None
@@ -92,6 +93,16 @@ def lib() -> Any:
             "colfile: cannot load libcolfile (looked in colfile/_lib/, "
             f"$COLFILE_LIBRARY and the system search path: {where})"
         )
+
+
+def environment_open_flags() -> int:
+    """The cf_file_open flags the environment asks for, to be added to
+    every open: ``CF_OPEN_NOMMAP`` when ``COLFILE_NO_MMAP`` is set to
+    anything but ``""`` or ``"0"`` (reads then never copy out of a memory
+    map).  The library reads no environment variable; this keeps that
+    switch for Python programs."""
+    value = os.environ.get("COLFILE_NO_MMAP", "")
+    return CF_OPEN_NOMMAP if value not in ("", "0") else 0
 
 
 def library_path() -> str:
