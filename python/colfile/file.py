@@ -32,7 +32,8 @@ import numpy as np
 from . import mpi as _mpi
 from ._deferred import Committer
 from ._dtypes import as_array, column_dtype
-from ._ffi import _FS_ENCODING, ERROR_P, encode, encode_name, ffi, lib, new_error, string, take_strings
+from ._ffi import (_FS_ENCODING, ERROR_P, encode, encode_name, environment_open_flags, ffi, lib, new_error,
+                   string, take_strings)
 from ._ints import INT64_MAX, NFILE_MAX, column_bytes, whole
 from .attrs import AttributeManager, decode_value, numeric_dtype
 from .column import Column
@@ -761,7 +762,7 @@ class File(Group):
                 if type(path) is str and "\0" not in path else encode(path)
             out = ffi.new(_FILE_PP)
             err = ffi.new(ERROR_P)
-            rc = lib().cf_file_open(out, raw, flags, err)
+            rc = lib().cf_file_open(out, raw, flags | environment_open_flags(), err)
             if rc < 0:
                 raise_error(rc, err, "file")
             handle = out[0]

@@ -117,7 +117,7 @@ import numpy as np
 
 from ._dtypes import as_array, token
 from ._ints import INT64_MAX, NFILE_MAX, whole
-from ._ffi import ERROR_P, ffi, lib, new_error
+from ._ffi import ERROR_P, environment_open_flags, ffi, lib, new_error
 from .errors import (
     CF_EARG,
     CollectiveError,
@@ -655,7 +655,7 @@ def open_file_handle(path: bytes, flags: int) -> Any:
     """``cf_file_open`` of ``path``: the ``cf_file *`` (the error raised)."""
     out = ffi.new(_FILE_PP)
     err = ffi.new(ERROR_P)
-    rc = lib().cf_file_open(out, path, flags, err)
+    rc = lib().cf_file_open(out, path, flags | environment_open_flags(), err)
     if rc < 0:
         raise_error(rc, err, "file")
     return out[0]

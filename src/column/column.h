@@ -82,6 +82,7 @@ struct cf_column {
     int shared;         /* other handles may write these blobs too (an
                            exported snapshot or merged pending state) */
     int verify;         /* reads check the CRC32C of blobs they cover whole */
+    int no_mmap;        /* CF_OPEN_NOMMAP: reads never map blobs (readmap.h) */
     cf__hstamp hstamp;  /* the header's mtime: as read at open, then as this
                            handle last committed it (hstamp.h) */
     cf__hstamp xstamp;  /* colfile-v1's mtime as read, for the text being

@@ -131,6 +131,7 @@ int cf__column_new_for(cf_column **out, cf_file *f, const char *name, cf_error *
     c->writable = f->writable;
     c->durable = CF__DURABLE(f);
     c->verify = (f->flags & CF_OPEN_VERIFY) != 0;
+    c->no_mmap = (f->flags & CF_OPEN_NOMMAP) != 0;
     c->nolock = (f->flags & CF_OPEN_NOLOCK) != 0;
     c->lock.off = (f->flags & CF_OPEN_NOLOCKING) != 0;
     *out = c;

@@ -24,7 +24,8 @@ int cf_mpi_file_open(cf_file **out, MPI_Comm comm, const char *path, int flags, 
      * the bits that change how their handle behaves (durability, torn
      * columns, verified reads, the shared lock). */
     cf_file *f = NULL;
-    int keep = CF_OPEN_WRITE | CF_OPEN_NODURABLE | CF_OPEN_TORN_OK | CF_OPEN_VERIFY | CF_OPEN_NOLOCK | CF_OPEN_NOLOCKING;
+    int keep = CF_OPEN_WRITE | CF_OPEN_NODURABLE | CF_OPEN_TORN_OK | CF_OPEN_VERIFY | CF_OPEN_NOLOCK | CF_OPEN_NOLOCKING |
+               CF_OPEN_NOMMAP;
     rc = rank == 0 ? cf_file_open(&f, path, flags, &e)
                    : cf_file_open(&f, path, (flags & keep) | CF_OPEN_NOCHECK, &e);
     if ((rc = cf__mpi_agree(comm, rc, &e, err))) {

@@ -170,7 +170,7 @@ import numpy as np
 from .. import mpi as _mpi
 from .._ints import NFILE_MAX, whole
 from ..attrs import encode_value, numeric_dtype
-from .._ffi import encode, encode_name, ffi, lib, new_error, take_strings
+from .._ffi import encode, encode_name, environment_open_flags, ffi, lib, new_error, take_strings
 from ..column import Column as _CoreColumn
 from ..errors import ClosedError as _CoreClosedError
 from ..errors import (
@@ -328,7 +328,8 @@ def _replica_handle(basename: str, meta: bytes) -> Any:
     opened with ``CF_OPEN_NOCHECK`` (touching nothing) just for that."""
     out = ffi.new("cf_file **")
     err = new_error()
-    rc = lib().cf_file_open(out, encode(basename), _OPEN_WRITE | _OPEN_NOCHECK | _OPEN_NOLOCK, err)
+    flags = _OPEN_WRITE | _OPEN_NOCHECK | _OPEN_NOLOCK | environment_open_flags()
+    rc = lib().cf_file_open(out, encode(basename), flags, err)
     if rc < 0:
         raise_error(rc, err, "file")
     try:
@@ -847,7 +848,8 @@ class ColumnMPI(Column):
         def file_handle() -> Any:
             out = ffi.new("cf_file **")
             err = new_error()
-            rc = lib().cf_file_open(out, encode(basename), _OPEN_WRITE | _OPEN_NOCHECK | _OPEN_NOLOCK, err)
+            flags = _OPEN_WRITE | _OPEN_NOCHECK | _OPEN_NOLOCK | environment_open_flags()
+            rc = lib().cf_file_open(out, encode(basename), flags, err)
             if rc < 0:
                 raise_error(rc, err, "file")
             files.append(out[0])
@@ -897,7 +899,7 @@ class File:
         out = ffi.new("cf_file **")
         err = new_error()
         flags = _OPEN_WRITE | _OPEN_NOLOCK | (_OPEN_CREATE if create else 0)
-        rc = lib().cf_file_open(out, encode(self._basename), flags, err)
+        rc = lib().cf_file_open(out, encode(self._basename), flags | environment_open_flags(), err)
         if rc < 0:
             raise_error(rc, err, "file")
         self._h = out[0]
