@@ -325,6 +325,56 @@ static void helpers(void)
     SAY("packed contiguous=%d strides=%td,%td\n", it.contiguous, a.strides[0], a.strides[1]);
 }
 
+static void records(void)
+{
+    BigRecordType rt = {0};
+    SAY("add %d\n", big_record_type_add(&rt, "r/x", "f8", 2));
+    SAY("add %d\n", big_record_type_add(&rt, "r/n", "i4", 1));
+    big_record_type_set(&rt, 2, "r/c", "u1", 3);
+    big_record_type_set(&rt, 2, "r/c", "c8", 1); /* set again: replaced */
+    big_record_type_complete(&rt);
+    SAY("itemsize %zu nfield %zu:", rt.itemsize, rt.nfield);
+    for (size_t i = 0; i < rt.nfield; i++)
+        SAY(" %s/%s/%d@%d+%d", rt.fields[i].name, rt.fields[i].dtype, rt.fields[i].nmemb, rt.fields[i].offset,
+            rt.fields[i].elsize);
+    SAY("\n");
+    char *buf = calloc(6, rt.itemsize);
+    for (int i = 0; i < 6; i++) {
+        double x[2] = {i, -i};
+        int32_t n = 10 * i;
+        float c[2] = {(float)i, 0.5f};
+        big_record_set(&rt, buf, i, 0, x);
+        big_record_set(&rt, buf, i, 1, &n);
+        big_record_set(&rt, buf, i, 2, c);
+    }
+    RC(big_file_create_records(&bf, &rt, "w+", 2, (size_t[]){2, 2}));
+    RC(big_file_write_records(&bf, &rt, 0, 4, buf));
+    RC(big_file_create_records(&bf, &rt, "a+", 1, (size_t[]){2}));
+    RC(big_file_write_records(&bf, &rt, 4, 2, buf + 4 * rt.itemsize));
+    RC(big_file_write_records(&bf, &rt, 5, 2, buf));
+    RC(big_file_create_records(&bf, &rt, "x", 1, (size_t[]){2}));
+    char *back = calloc(6, rt.itemsize);
+    RC(big_file_read_records(&bf, &rt, 1, 5, back));
+    for (int i = 0; i < 5; i++) {
+        double x[2];
+        int32_t n;
+        float c[2];
+        big_record_get(&rt, back, i, 0, x);
+        big_record_get(&rt, back, i, 1, &n);
+        big_record_get(&rt, back, i, 2, c);
+        SAY("record %d: %g %g %d %g%+gi\n", i, x[0], x[1], n, c[0], c[1]);
+    }
+    RC(big_file_read_records(&bf, &rt, 3, 5, back));
+    BigArray a;
+    RC(big_record_view_field(&rt, 0, &a, 6, buf));
+    SAY("view: ndim=%d dims=%td,%td strides=%td,%td dtype=%s\n", a.ndim, a.dims[0], a.dims[1], a.strides[0],
+        a.strides[1], a.dtype + 1);
+    free(buf);
+    free(back);
+    big_record_type_clear(&rt);
+    SAY("cleared nfield=%zu\n", rt.nfield);
+}
+
 static void listing(void)
 {
     char **names;
@@ -350,6 +400,7 @@ int main(int argc, char **argv)
     attributes();
     layouts();
     helpers();
+    records();
     listing();
     RC(big_file_close(&bf));
     BigFile other;
