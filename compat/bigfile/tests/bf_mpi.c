@@ -170,7 +170,14 @@ static void write_snapshot(const char *dir)
     RC(big_file_mpi_create_records(&bf, &rt, "w+", 2, (size_t[]){(size_t)total / 2, (size_t)(total - total / 2)},
                                    MPI_COMM_WORLD));
     /* collective: rank r's records follow the lower ranks' from offset 0 */
-    RC(big_file_mpi_write_records(&bf, &rt, 0, (size_t)n, p, 0, MPI_COMM_WORLD));
+    char *rb = calloc((size_t)n + 1, rt.itemsize);
+    for (int64_t i = 0; i < n; i++) {
+        big_record_set(&rt, rb, i, 0, p[i].pos);
+        big_record_set(&rt, rb, i, 1, p[i].vel);
+        big_record_set(&rt, rb, i, 2, &p[i].id);
+    }
+    RC(big_file_mpi_write_records(&bf, &rt, 0, (size_t)n, rb, 0, MPI_COMM_WORLD));
+    free(rb);
     RC(big_file_mpi_create_records(&bf, &rt, "a+", 1, (size_t[]){2}, MPI_COMM_WORLD));
     RC(big_file_mpi_create_records(&bf, &rt, "r", 1, (size_t[]){2}, MPI_COMM_WORLD));
     big_record_type_clear(&rt);
