@@ -54,7 +54,8 @@ int big_block_mpi_grow_simple(BigBlock * block, int Nfile_grow, size_t size_grow
 void big_file_mpi_set_aggregated_threshold(size_t bytes);
 size_t big_file_mpi_get_aggregated_threshold(void);
 
-/* Kept for bigfile's callers; prints nothing. */
+/* 1: rank 0 prints a line to stderr for each collective write or read
+ * (bigfile 0.1.52 keeps the setting and prints nothing). */
 void big_file_mpi_set_verbose(int verbose);
 
 /* Write each rank's array as consecutive rows, in rank order, from *ptr
