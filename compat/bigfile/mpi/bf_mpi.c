@@ -118,13 +118,18 @@ static int share_column(cf_column **c, cf_file *f, MPI_Comm comm)
     return 0;
 }
 
-/* Move every rank's uncommitted write state to rank 0's handle. */
-static int gather_pending(cf_column *c, MPI_Comm comm)
+/* Move every rank's uncommitted write state to rank 0's handle.  *wrote:
+ * whether this rank's handle wrote since (reset here); when no rank did,
+ * there is nothing to move and one reduction decides it. */
+static int gather_pending(cf_column *c, int *wrote, MPI_Comm comm)
 {
     cf_error e;
-    int rank = comm_rank(comm), size, rc = 0;
+    int rank = comm_rank(comm), size, rc = 0, any = 0;
     MPI_Comm_size(comm, &size);
     if (size == 1 || cf_column_kind(c) != CF_KIND_DATA || !cf_column_writable(c)) return 0;
+    MPI_Allreduce(wrote, &any, 1, MPI_INT, MPI_LOR, comm);
+    *wrote = 0;
+    if (!any) return 0;
     void *buf = NULL;
     size_t len = 0;
     if (rank != 0 && cf_column_pending_export(c, &buf, &len, &e)) {
@@ -192,7 +197,7 @@ static int gather_pending(cf_column *c, MPI_Comm comm)
 static int open_file(cf_file **f, const char *path, MPI_Comm comm)
 {
     cf_error e;
-    if (cf_mpi_file_open(f, comm, path, CF_OPEN_WRITE, &e) == 0) return 0;
+    if (cf_mpi_file_open(f, comm, path, bf__write_flags(CF_OPEN_WRITE), &e) == 0) return 0;
     if (cf_mpi_file_open(f, comm, path, CF_OPEN_READ, &e) == 0) return 0;
     bf__set_cf_error(&e);
     return -1;
@@ -363,7 +368,7 @@ int big_block_mpi_flush(BigBlock *block, MPI_Comm comm)
     if (comm == MPI_COMM_NULL) return 0;
     cf_error e;
     cf_column *c = block_column(block, "big_block_mpi_flush");
-    if (agree(c ? 0 : -1, comm) || gather_pending(c, comm)) return -1;
+    if (agree(c ? 0 : -1, comm) || gather_pending(c, &block->attrset->wrote, comm)) return -1;
     int rc = 0;
     if (comm_rank(comm) == 0 && cf_column_writable(c) && cf_column_flush(c, &e)) {
         bf__set_cf_error(&e);
@@ -399,7 +404,7 @@ int big_block_mpi_grow(BigBlock *bb, int Nfile_grow, const size_t fsize_grow[], 
 {
     if (comm == MPI_COMM_NULL) return 0;
     cf_column *c = block_column(bb, "big_block_mpi_grow");
-    if (agree(c ? 0 : -1, comm) || gather_pending(c, comm)) return -1;
+    if (agree(c ? 0 : -1, comm) || gather_pending(c, &bb->attrset->wrote, comm)) return -1;
     int rank = comm_rank(comm), rc = 0;
     if (rank == 0) rc = bf__grow_column(bb, Nfile_grow, fsize_grow);
     if (agree(rc, comm)) return -1;
@@ -481,6 +486,7 @@ static int mpi_io(BigBlock *bb, BigBlockPtr *ptr, BigArray *array, int concurren
     } else {
         opt.mode = CF_IO_THROTTLED;
     }
+    if (write) bb->attrset->wrote = 1;
     rc = write ? cf_mpi_column_write(c, comm, start, rows, data, array->dtype, rs, es, &opt, &e)
                : cf_mpi_column_read(c, comm, start, rows, data, array->dtype, rs, es, &opt, &e);
     if (!rc && !write && tmp) bf__array_unpack(array, tmp, n);

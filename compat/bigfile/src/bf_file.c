@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "bf_internal.h"
+#include "colfile/bigfile/colfile-bigfile.h"
 
 static char *dup_str(const char *s)
 {
@@ -14,6 +15,20 @@ static char *dup_str(const char *s)
     char *r = malloc(n + 1);
     if (r) memcpy(r, s, n + 1);
     return r;
+}
+
+static int durable = 1;
+
+int colfile_bigfile_set_durable(int on)
+{
+    int was = durable;
+    durable = on != 0;
+    return was;
+}
+
+int bf__write_flags(int flags)
+{
+    return durable ? flags : flags | CF_OPEN_NODURABLE;
 }
 
 int big_file_set_buffer_size(size_t bytes)
@@ -38,7 +53,7 @@ int big_file_create(BigFile *bf, const char *basename)
     cf_error e;
     cf_file *f;
     bf->basename = dup_str(basename);
-    if (cf_file_open(&f, basename, CF_OPEN_WRITE | CF_OPEN_CREATE, &e)) {
+    if (cf_file_open(&f, basename, bf__write_flags(CF_OPEN_WRITE | CF_OPEN_CREATE), &e)) {
         bf__set_cf_error(&e);
         return -1;
     }
@@ -104,7 +119,7 @@ int big_file_list(BigFile *bf, char ***blocknames, int *Nblocks)
 /* A File handle for a block: writable where the File is. */
 static int open_file(cf_file **f, const char *path, cf_error *e)
 {
-    if (cf_file_open(f, path, CF_OPEN_WRITE, e) == 0) return 0;
+    if (cf_file_open(f, path, bf__write_flags(CF_OPEN_WRITE), e) == 0) return 0;
     return cf_file_open(f, path, CF_OPEN_READ, e);
 }
 
@@ -195,7 +210,7 @@ int big_file_create_block(BigFile *bf, BigBlock *block, const char *blockname, c
     cf_file *f = NULL;
     cf_column *c = NULL;
     memset(block, 0, sizeof *block);
-    if (cf_file_open(&f, bf->basename, CF_OPEN_WRITE | CF_OPEN_CREATE, &e)) {
+    if (cf_file_open(&f, bf->basename, bf__write_flags(CF_OPEN_WRITE | CF_OPEN_CREATE), &e)) {
         bf__set_cf_error(&e);
         return -1;
     }

@@ -13,6 +13,7 @@
  * of its attributes that big_block_lookup_attr / list_attrs hand out. */
 struct BigAttrSet {
     int dirty;           /* big_attrset_set_dirty; attributes are written when set */
+    int wrote;           /* this handle wrote rows not yet handed to the commit */
     cf_file *file;       /* the block's own File handle (blocks outlive BigFile) */
     cf_column *col;
     int owns_file;       /* close `file` with the block */
@@ -79,6 +80,9 @@ int bf__create_column(cf_column **c, cf_file *f, const char *blockname, const ch
                       int Nfile, const size_t fsize[], cf_error *e);
 int bf__grow_column(BigBlock *bb, int Nfile_grow, const size_t fsize_grow[]);
 int bf__refill_layout(BigBlock *bb);
+/* flags for a writable File handle: CF_OPEN_NODURABLE added when
+ * colfile_bigfile_set_durable(0) said so. */
+int bf__write_flags(int flags);
 int bf__column_io(cf_column *c, int write, int64_t row, int64_t rows, int nmemb, BigArray *a);
 
 /* Shared by the serial and MPI calls (bf_file.c, bf_io.c). */
@@ -86,6 +90,9 @@ int bf__create_column(cf_column **c, cf_file *f, const char *blockname, const ch
                       int Nfile, const size_t fsize[], cf_error *e);
 int bf__grow_column(BigBlock *bb, int Nfile_grow, const size_t fsize_grow[]);
 int bf__refill_layout(BigBlock *bb);
+/* flags for a writable File handle: CF_OPEN_NODURABLE added when
+ * colfile_bigfile_set_durable(0) said so. */
+int bf__write_flags(int flags);
 int bf__column_io(cf_column *c, int write, int64_t row, int64_t rows, int nmemb, BigArray *a);
 
 #endif

@@ -71,6 +71,7 @@ int big_block_write(BigBlock *bb, BigBlockPtr *ptr, BigArray *array)
     int64_t rows = (int64_t)(array->size / (size_t)nmemb);
     ptrdiff_t row = bf__ptr_row(bb, ptr);
     if (bf__check_io(bb, row, rows, array->dtype, "Writing")) return -1;
+    bb->attrset->wrote = 1; /* even a failed write may have changed bytes */
     if (bf__column_io(bb->attrset->col, 1, row, rows, bb->nmemb, array)) return -1;
     bf__block_sums(bb);
     return big_block_seek(bb, ptr, row + (ptrdiff_t)rows);
