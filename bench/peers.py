@@ -166,7 +166,6 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import mmap
 import os
 import platform
 import resource
@@ -181,6 +180,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from prime import prime_memory  # noqa: E402  (bench/prime.py)
 
 ROOT = Path(__file__).resolve().parents[1]
 BEGIN, END = "<!-- peers:begin -->", "<!-- peers:end -->"
@@ -1191,25 +1193,6 @@ def equal(got: dict[str, np.ndarray], want: dict[str, np.ndarray]) -> bool:
 
 
 PRIME_BYTES = 0  # set by child() from the spec: see the module docstring
-
-
-def prime_memory(nbytes: int) -> None:
-    """Touch ``nbytes`` of fresh anonymous memory a page at a time, then
-    free it: the free pages the next allocations and page-cache pages get
-    are then backed by the host (module docstring, "Memory priming")."""
-    if nbytes <= 0:
-        return
-    m = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE)
-    try:
-        # In huge pages: the memory the guest hands back is whole 2 MiB
-        # blocks, which 4 KiB faults do not take (docs/performance.md).
-        if hasattr(mmap, "MADV_HUGEPAGE"):
-            m.madvise(mmap.MADV_HUGEPAGE)
-        view = np.frombuffer(m, dtype=np.uint8)
-        view[::mmap.PAGESIZE] = 1
-        del view
-    finally:
-        m.close()
 
 
 def timed(fn: Callable[[], Any]) -> tuple[float, float, Any, int, int]:

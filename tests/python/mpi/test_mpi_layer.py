@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mpirun import child_env, launch, mpiexec, unavailable
+from mpirun import c_iosim, child_env, launch, mpiexec, unavailable
 
 CASES = Path(__file__).parent / "cases"
 
@@ -94,16 +94,6 @@ def iosim(nranks: int | None, *args: str, tmp: Path) -> subprocess.CompletedProc
     if nranks is None:  # no MPI at all
         return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
     return launch(nranks, cmd, env=env)
-
-
-def c_iosim() -> Path:
-    """The C colfile-iosim of the build in COLFILE_C_BUILD."""
-    build = os.environ.get("COLFILE_C_BUILD")
-    exe = Path(build) / "colfile-iosim" if build else None
-    if exe is None or not exe.is_file():
-        unavailable("no C build with colfile-iosim (COLFILE_C_BUILD)")
-    assert exe is not None
-    return exe
 
 
 def check_write_cpu(report: dict[str, Any]) -> None:
@@ -195,9 +185,7 @@ def test_iosim_write_cpu(layer: str, tmp_path: Path, lib: Any) -> None:
     cannot keep more cores busy than the machine has (a CPU time counted
     from the process's start, or in the wrong unit, would)."""
     mpiexec()
-    # --prime (touch and free memory before the write) is outside the
-    # measured span: the CPU time stays the write's own
-    args = ["--rows", str(2 << 20), "--prime", str(64 << 20), "--json"]
+    args = ["--rows", str(2 << 20), "--json"]
     if layer == "C":
         proc = launch(1, [str(c_iosim()), *args], env=child_env(TMPDIR=str(tmp_path)))
     else:
@@ -225,7 +213,7 @@ def test_iosim_without_mpi(tmp_path: Path, lib: Any) -> None:
 
 def test_iosim_usage_errors(tmp_path: Path, lib: Any) -> None:
     for args in (["--load", "huge"], ["--rows", "-3"], ["--load", "small", "--rows", "3"],
-                 ["--dtype", "U3"], ["--nmemb", "0"], ["--mode", "fast"], ["--prime", "-1"]):
+                 ["--dtype", "U3"], ["--nmemb", "0"], ["--mode", "fast"]):
         proc = iosim(None, *args, tmp=tmp_path)
         assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
         assert proc.stderr.startswith("colfile: error: "), (args, proc.stderr)
