@@ -72,6 +72,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from mdsection import replace_section  # noqa: E402  (bench/mdsection.py)
+
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {
     "MPIR_CVAR_CH4_PROGRESS_THROTTLE": "1",
@@ -423,14 +426,8 @@ def sweep(args: argparse.Namespace, argv: list[str] | None, scratch: Path) -> in
     ])
     print(section)
     if args.markdown:
-        path = Path(args.markdown)
-        text = path.read_text() if path.exists() else ""
-        begin, end = "<!-- iosim:begin -->", "<!-- iosim:end -->"
-        if begin in text and end in text:
-            text = text[:text.index(begin)] + section + text[text.index(end) + len(end):]
-        else:
-            text = text + "\n" + section + "\n"
-        path.write_text(text)
+        replace_section(Path(args.markdown), section, "<!-- iosim:begin -->",
+                        "<!-- iosim:end -->")
     return 0
 
 

@@ -167,7 +167,6 @@ import argparse
 import gc
 import json
 import os
-import platform
 import resource
 import shlex
 import shutil
@@ -182,6 +181,8 @@ from typing import Any, Callable
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from machine import describe as describe_machine  # noqa: E402  (bench/machine.py)
+from mdsection import replace_section  # noqa: E402  (bench/mdsection.py)
 from prime import prime_memory  # noqa: E402  (bench/prime.py)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -1488,28 +1489,6 @@ def git_commit() -> str:
             f"{hashlib.sha1(diff).hexdigest()[:12]})")
 
 
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
-
-
-def memory_total() -> str:
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemTotal:"):
-                    return f"{int(line.split()[1]) / 2**20:.0f} GiB RAM"
-    except OSError:
-        pass
-    return "unknown RAM"
-
-
 def run(args: argparse.Namespace, argv: list[str]) -> int:
     wanted = [s.strip() for s in args.systems.split(",") if s.strip()]
     for s in wanted:
@@ -1717,14 +1696,13 @@ def markdown(r: dict[str, Any]) -> str:
            f"{args['nice']} (autogroup nice), as the machine is shared with other work"
            if args.get("nice") else "")
         + (f"; {args['prime'] / 1e6:.0f} MB of memory touched and freed before each "
-           f"timed part (memory priming: bench/peers.py)" if args.get("prime") else "")
+           f"timed part (memory priming: bench/prime.py)" if args.get("prime") else "")
         + "). Cold reads: "
         + ("`sync; echo 3 > /proc/sys/vm/drop_caches` (root)." if r["cold_method"] ==
            "drop_caches" else
            "`fsync` + `posix_fadvise(POSIX_FADV_DONTNEED)` on every file (not root; "
            "dentries and inodes stay cached)."),
-        f"Machine: {cpu_model()}, {os.cpu_count()} cores, {memory_total()}, "
-        f"{platform.platform()}, Python {platform.python_version()}. Versions: "
+        f"Machine: {describe_machine()}. Versions: "
         + ", ".join(f"{s} {versions[s]['version']}" for s in systems
                     if s not in VARIANTS) + ".",
         "",
@@ -2019,12 +1997,7 @@ does.
 
 
 def update_markdown(path: Path, section: str) -> None:
-    text = path.read_text() if path.exists() else "# Performance\n"
-    if BEGIN in text and END in text and text.index(BEGIN) < text.index(END):
-        text = text[:text.index(BEGIN)] + section + text[text.index(END) + len(END):]
-    else:
-        text = text.rstrip("\n") + "\n\n" + SECTION_HEAD + section + "\n"
-    path.write_text(text)
+    replace_section(path, section, BEGIN, END, SECTION_HEAD, new_file="# Performance\n")
 
 
 def main(argv: list[str] | None = None) -> int:
