@@ -86,16 +86,28 @@ int cf__column_fresh_sibling(const char *path, const char *prefix, int make_dir,
     return CF_FAIL(err, CF_EIO, "%s: cannot find a free staging name", path);
 }
 
-/* colfile-v1 of the version the handle holds (NULL when absent or
- * unreadable: unknown), its mtime in c->xstamp. */
-char *cf__column_read_ext(cf_column *c, size_t *len)
+int cf__column_read_ext(cf_column *c, char **text, size_t *len, cf_error *err)
 {
-    char *text = NULL;
     struct stat xst;
     c->xstamp.known = 0;
-    if (cf__version_read_stat(c, CF__EXT_NAME, &text, len, &xst, NULL) != 0) return NULL;
+    *text = NULL;
+    *len = 0;
+    cf_error mine;
+    int rc = cf__version_read_stat(c, CF__EXT_NAME, text, len, &xst, &mine);
+    if (rc == CF_ENOENT) return 0;
+    if (rc) return CF_FAIL(err, rc, "%s", mine.message);
     cf__hstamp_of(&c->xstamp, &xst);
-    return text;
+    return 0;
+}
+
+int cf__column_read_optional(cf_column *c, const char *leaf, char **text, size_t *len, cf_error *err)
+{
+    *text = NULL;
+    *len = 0;
+    cf_error mine;
+    int rc = cf__version_read_stat(c, leaf, text, len, NULL, &mine);
+    if (rc == CF_ENOENT) return 0;
+    return rc ? CF_FAIL(err, rc, "%s", mine.message) : 0;
 }
 
 /* A writer that opened the column while another's in-place update was
@@ -112,16 +124,16 @@ static int reread_ext(cf_column *c, cf_error *err)
     char *text = NULL, *xp = cf__path_join(c->path, CF__EXT_NAME);
     if (!xp) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
     size_t len = 0;
-    text = cf__column_read_ext(c, &len);
+    int legacy = 0, rc = cf__column_read_ext(c, &text, &len, err);
     c->ext_state = CF_EXT_ABSENT; /* decided anew from the file */
-    int legacy = 0, rc = cf__column_apply_ext(c, text, len, xp, &legacy, err);
+    if (rc == 0) rc = cf__column_apply_ext(c, text, len, xp, &legacy, err);
     free(text);
     text = NULL;
     if (rc == 0 && legacy) {
         free(xp);
         xp = cf__path_join(c->path, CF__STATS_NAME);
         if (!xp) rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
-        else if (cf__version_read(c, CF__STATS_NAME, &text, &len, NULL) != 0) text = NULL;
+        else rc = cf__column_read_optional(c, CF__STATS_NAME, &text, &len, err);
         if (rc == 0) rc = cf__column_apply_stats(c, text, len, xp, err);
         free(text);
     }

@@ -13,9 +13,14 @@ char *cf__column_parent_of(const char *path);
  * <prefix><leaf>.<pid>.<random>.  With make_dir the directory is made. */
 int cf__column_fresh_sibling(const char *path, const char *prefix, int make_dir, char **out, cf_error *err);
 
-/* colfile-v1 of the version the handle holds (NULL when absent or
- * unreadable: unknown), its mtime in c->xstamp. */
-char *cf__column_read_ext(cf_column *c, size_t *len);
+/* colfile-v1 of the version the handle holds into *text (NULL when
+ * absent: unknown), its mtime in c->xstamp.  A file that is there but
+ * cannot be read (I/O error, memory) is an error naming it, never taken
+ * for an absent one. */
+int cf__column_read_ext(cf_column *c, char **text, size_t *len, cf_error *err);
+
+/* The same for `leaf` (an older colfile-stats-v1): NULL when absent. */
+int cf__column_read_optional(cf_column *c, const char *leaf, char **text, size_t *len, cf_error *err);
 
 /* 1 if a live writer holds the column's lock: a torn marker is then an
  * update in progress (its rows are being written, as with bigfile), not

@@ -211,8 +211,10 @@ int cf__column_apply_cached(cf_column *c, const cf__catalog_file *files, const c
  * the catalog's bytes while its stamps hold, else the file (absent: none).
  * *dir_still caches the directory's stamp check (-1: not yet).  With
  * `strict`, a file that is there but cannot be read is an error (the
- * attribute files, as cf__column_load_attrs has it); otherwise it counts
- * as absent (colfile-v1 and the statistics: unknown, as at open). */
+ * attribute files, as cf__column_load_attrs has it); otherwise an
+ * attribute file counts as absent.  colfile-v1 and the statistics count
+ * as absent only when they are (unknown, as at open): one that cannot be
+ * read is an error, as at open. */
 static int deferred_text(cf_column *c, const cf__deferred *d, int k, int *dir_still, int strict,
                          const char **text, size_t *len, char **owned, char **path, cf__hstamp *mtime,
                          cf_error *err)
@@ -237,13 +239,16 @@ static int deferred_text(cf_column *c, const cf__deferred *d, int k, int *dir_st
         *text = f->present ? f->data : NULL;
         *len = f->len;
         if (mtime && f->present) *mtime = (cf__hstamp){ 1, f->st.msec, f->st.mnsec };
-    } else if ((rc = cf__version_read_stat(c, deferred_leaf(k), owned, len, &st, strict ? err : NULL)) == 0) {
+    } else if ((rc = cf__version_read_stat(c, deferred_leaf(k), owned, len, &st,
+                                           strict || k < DEFERRED_ATTR_V1 ? err : NULL)) == 0) {
         *text = *owned;
         if (mtime) cf__hstamp_of(mtime, &st);
     } else if (rc == CF_ENOENT && f->present && strict && cf__version_gone(c)) {
         /* its attributes went with the version, not out of it */
         rc = cf__version_replaced(c, err);
-    } else if (!strict || rc == CF_ENOENT) {
+    } else if ((!strict && k >= DEFERRED_ATTR_V1) || rc == CF_ENOENT) {
+        /* an attribute file that cannot be read is skipped here; colfile-v1
+         * and the statistics are never taken for absent when they are there */
         rc = 0;
     }
     if (path && rc == 0) {

@@ -244,7 +244,7 @@ static int open_once(cf_column **out, cf_file *f, const char *name, cf_error *er
         free(text);
         text = NULL;
         for (int tries = 1;; tries++) {
-            text = cf__column_read_ext(c, &len);
+            if ((rc = cf__column_read_ext(c, &text, &len, err))) goto done;
             if (!cf__column_ext_wait(c, text, len, tries)) break;
             free(text);
             text = NULL;
@@ -260,7 +260,7 @@ static int open_once(cf_column **out, cf_file *f, const char *name, cf_error *er
                 rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
                 goto done;
             }
-            if (cf__version_read(c, CF__STATS_NAME, &text, &len, NULL) != 0) text = NULL;
+            if ((rc = cf__column_read_optional(c, CF__STATS_NAME, &text, &len, err))) goto done;
             if ((rc = cf__column_apply_stats(c, text, len, xp, err))) goto done;
         }
     }

@@ -13,8 +13,10 @@
 #include "catalog.h"
 #include "checksum.h"
 #include "error.h"
+#include "ext.h"
 #include "fsutil.h"
 #include "platform.h"
+#include "stats.h"
 
 int cf__version_hold(cf_column *c, cf_error *err)
 {
@@ -53,18 +55,26 @@ int cf__version_openat(const cf_column *c, const char *leaf, int flags)
     return fd;
 }
 
+/* colfile-v1 (and an older colfile-stats-v1) grow with the blobs and the
+ * statistics chunks: no size limit but memory, so that a large one is
+ * never taken for an absent one (docs/format.md 8.1). */
+static size_t read_limit(const char *leaf)
+{
+    return strcmp(leaf, CF__EXT_NAME) == 0 || strcmp(leaf, CF__STATS_NAME) == 0 ? SIZE_MAX : CF__METADATA_MAX;
+}
+
 int cf__version_read_stat(const cf_column *c, const char *leaf, char **data, size_t *len, struct stat *st,
                           cf_error *err)
 {
+    size_t max = read_limit(leaf);
     if (c->dirfd < 0) {
         char *p = cf__path_join(c->dir, leaf);
         if (!p) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->dir);
-        int rc = st ? cf__read_file_stat(p, data, len, st, err) : cf__read_file(p, data, len, err);
+        int rc = cf__read_file_at_stat_max(AT_FDCWD, p, max, data, len, st, err);
         free(p);
         return rc;
     }
-    int rc = st ? cf__read_file_at_stat(c->dirfd, leaf, data, len, st, err)
-                : cf__read_file_at(c->dirfd, leaf, 0, data, len, err);
+    int rc = cf__read_file_at_stat_max(c->dirfd, leaf, max, data, len, st, err);
     if (rc && err) {
         /* its messages start with the name it was given: make it the path */
         char what[CF_ERROR_MESSAGE_MAX];

@@ -27,31 +27,37 @@ char *cf__path_join(const char *a, const char *b)
     return p;
 }
 
-static int read_file_at(int dfd, const char *path, int nofollow, char **data, size_t *len, struct stat *st_out,
-                        cf_error *err);
+static int read_file_at(int dfd, const char *path, int nofollow, size_t max, char **data, size_t *len,
+                        struct stat *st_out, cf_error *err);
 
 int cf__read_file(const char *path, char **data, size_t *len, cf_error *err)
 {
-    return read_file_at(AT_FDCWD, path, 0, data, len, NULL, err);
+    return read_file_at(AT_FDCWD, path, 0, CF__METADATA_MAX, data, len, NULL, err);
 }
 
 int cf__read_file_stat(const char *path, char **data, size_t *len, struct stat *st, cf_error *err)
 {
-    return read_file_at(AT_FDCWD, path, 0, data, len, st, err);
+    return read_file_at(AT_FDCWD, path, 0, CF__METADATA_MAX, data, len, st, err);
 }
 
 int cf__read_file_at(int dfd, const char *path, int nofollow, char **data, size_t *len, cf_error *err)
 {
-    return read_file_at(dfd, path, nofollow, data, len, NULL, err);
+    return read_file_at(dfd, path, nofollow, CF__METADATA_MAX, data, len, NULL, err);
 }
 
 int cf__read_file_at_stat(int dfd, const char *path, char **data, size_t *len, struct stat *st, cf_error *err)
 {
-    return read_file_at(dfd, path, 0, data, len, st, err);
+    return read_file_at(dfd, path, 0, CF__METADATA_MAX, data, len, st, err);
 }
 
-static int read_file_at(int dfd, const char *path, int nofollow, char **data, size_t *len, struct stat *st_out,
-                        cf_error *err)
+int cf__read_file_at_stat_max(int dfd, const char *path, size_t max, char **data, size_t *len, struct stat *st,
+                              cf_error *err)
+{
+    return read_file_at(dfd, path, 0, max, data, len, st, err);
+}
+
+static int read_file_at(int dfd, const char *path, int nofollow, size_t max, char **data, size_t *len,
+                        struct stat *st_out, cf_error *err)
 {
     /* careful mode: no link, and no open that waits (a FIFO planted there) */
     int fd = openat(dfd, path, O_RDONLY | O_CLOEXEC | (nofollow ? O_NOFOLLOW | O_NONBLOCK | O_NOCTTY : 0));
@@ -71,9 +77,9 @@ static int read_file_at(int dfd, const char *path, int nofollow, char **data, si
         rc = CF_FAIL(err, CF_EFORMAT, "%s: not a regular file", path);
         goto done;
     }
-    if ((uint64_t)st.st_size > CF__METADATA_MAX) {
+    if ((uint64_t)st.st_size > max || (uint64_t)st.st_size >= SIZE_MAX) {
         rc = CF_FAIL(err, CF_EFORMAT, "%s: metadata file of %lld bytes is larger than the %zu byte limit",
-                     path, (long long)st.st_size, CF__METADATA_MAX);
+                     path, (long long)st.st_size, max);
         goto done;
     }
     size_t cap = (size_t)st.st_size;

@@ -29,6 +29,11 @@ int cf__read_file_at(int dfd, const char *path, int nofollow, char **data, size_
 /* cf__read_file_at (links followed) also giving the fstat of the file read. */
 int cf__read_file_at_stat(int dfd, const char *path, char **data, size_t *len, struct stat *st, cf_error *err);
 
+/* cf__read_file_at_stat with a limit of its own instead of
+ * CF__METADATA_MAX (SIZE_MAX: none but memory). */
+int cf__read_file_at_stat_max(int dfd, const char *path, size_t max, char **data, size_t *len, struct stat *st,
+                              cf_error *err);
+
 /* Create a new hidden temporary file for dir/name in dir (mode 0666 minus
  * the umask, never an existing file): its descriptor (write-only), its
  * path in tmp (cap bytes), or a negative code naming `final`. */
