@@ -21,6 +21,7 @@
 #include "checksum.h"
 #include "column_commit.h"
 #include "column_data.h"
+#include "column_index.h"
 #include "column_version.h"
 #include "error.h"
 #include "ext.h"
@@ -96,6 +97,7 @@ void cf__column_free(cf_column *c)
     cf__attrset_free(&c->attrs);
     cf__attrset_free(&c->attrs_v1);
     free(c->scratch);
+    cf__column_ccrc_free(c);
     free(c);
 }
 
@@ -219,7 +221,7 @@ int cf__column_write_ext(cf_column *c, int private_, int *keep, cf_error *err)
     char *crcs = NULL, *stats = NULL, *text = NULL;
     size_t cl, sl = 0, len;
     int rc = cf__ext_format(&c->h, c->crc, c->crc_known, &crcs, &cl, c->path, err);
-    if (rc == 0) rc = cf__stats_format(&c->stats, &c->h, &stats, &sl, c->path, err);
+    if (rc == 0) rc = cf__column_stats_section(c, &stats, &sl, err);
     if (rc == 0) rc = cf__ext_assemble(crcs, cl, stats, sl, &text, &len, c->path, err);
     free(crcs);
     free(stats);
@@ -324,8 +326,8 @@ int cf__column_scan_blob_sum(cf_column *c, int64_t i, uint32_t *sum, int *comple
         size_t got;
         if ((rc = cf__pread_all(fd, c->scratch, want, off, &got, p, err))) goto done;
         if (got < want) goto done; /* short: nothing known */
-        crc = cf__crc32c_update(crc, c->scratch, got);
-        if (sum) *sum = cf__sysv_add(*sum, c->scratch, got);
+        /* the CRC32C of the blob and of each of its chunks */
+        cf__column_ccrc_add(c, i, off, c->scratch, (int64_t)got, sum, &crc);
         cf__column_stats_add(c, i, off / w, c->scratch, (int64_t)got / w);
         off += (int64_t)got;
     }

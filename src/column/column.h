@@ -115,6 +115,12 @@ struct cf_column {
     int fd_writable;
     int64_t fd_blksize; /* st_blksize of the cached blob (preferred I/O size); -1 until looked up */
     unsigned char *scratch; /* CF__CHUNK_BYTES, allocated on first use */
+    struct cf__index_reader *index; /* colfile-index-v1 as read (column_index.c),
+                           NULL until first used */
+    int index_seen;     /* an index file is known to be there: a commit
+                           that writes none removes it */
+    struct cf__ccrc *ccrc; /* chunk CRC32C known to this handle
+                           (column_index.c), NULL until any */
 };
 
 #define CF__STAGE_PREFIX ".colfile-stage."
@@ -149,6 +155,11 @@ int cf__column_sync_blobs(cf_column *c, cf_error *err);
  * catalog's bytes where the stamps still hold, the files otherwise).  Cheap
  * once done; CF_ENOMEM. */
 int cf__column_settle(cf_column *c, cf_error *err);
+
+/* A cf_chunk_stats's count, nan_count, ordered, min, max (rounded outward)
+ * and sum from accumulator a (blob, rows, first_row and valid are the
+ * caller's). */
+void cf__column_fill_stats(const cf_column *c, const cf__acc *a, cf_chunk_stats *out);
 /* 1 if colfile-v1 as read (text, len; NULL: absent) is stale for the header
  * this handle read while that header is still the column's and a writer
  * holds the column's lock: a commit between renaming its header and its

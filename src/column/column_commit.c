@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include "column_data.h"
+#include "column_index.h"
+#include "stindex.h"
 #include "column_version.h"
 #include "error.h"
 #include "ext.h"
@@ -434,6 +436,11 @@ static int commit_staged(cf_column *c, cf_error *err)
         meta[nmeta++] = CF__EXT_NAME;
         rc = cf__column_write_ext(c, 1, keep ? &kept[1] : NULL, err);
     }
+    /* the chunk index, stamped as colfile-v1 is (format.md 8.6) */
+    if (rc == 0 && cf__column_index_wanted(c)) {
+        meta[nmeta++] = CF__INDEX_NAME;
+        rc = cf__column_write_index(c, 1, keep ? &kept[2] : NULL, err);
+    }
     nkept = nmeta;
     if (rc == 0) rc = cf__column_write_staged_attrs(c, meta, &nmeta, err);
     if (rc == 0 && c->durable) {
@@ -512,6 +519,7 @@ int cf_column_flush(cf_column *c, cf_error *err)
         if (c->header_dirty) c->listed_nfile = c->h.nfile;
         if (c->kind == CF_KIND_DATA && c->ext_dirty) {
             if ((rc = cf__column_write_ext(c, 0, NULL, err))) return rc;
+            if ((rc = cf__column_write_index(c, 0, NULL, err))) return rc;
             /* superseded by the statistics in colfile-v1 (format.md 8.4) */
             if (c->legacy_stats && (rc = cf__remove_if_exists(c->dir, CF__STATS_NAME, err))) return rc;
             c->legacy_stats = 0;

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "column.h"
+#include "column_index.h"
 #include "error.h"
 #include "wire.h"
 
@@ -209,6 +210,9 @@ int cf_column_pending_merge(cf_column *c, const void *buf, size_t len, cf_error 
         /* The first news of a blob since the last commit replaces its
          * statistics, as a local first write would. */
         if (cf__column_first_touch(c, (int64_t)blob)) cf__column_stats_reset_blob(c, (int64_t)blob);
+        /* another handle's bytes: the chunk CRC32C this one knows may not
+         * be theirs (chunks are then known again from a scan) */
+        cf__column_ccrc_reset_blob(c, (int64_t)blob);
         c->h.sums[blob] += delta;
         c->header_dirty = 1;
         c->ext_dirty = 1;

@@ -2,6 +2,8 @@
  * (sorted or not) and a strided step, each checked against the blobs' CRC32C
  * on the way. */
 #include "column_data.h"
+#include "column_index.h"
+#include "stindex.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -198,6 +200,50 @@ static int convert_blob(cf_column *c, int64_t b, int fd, int64_t off, int64_t el
     return 0;
 }
 
+static int chunk_mismatch_error(cf_column *c, int64_t b, int64_t kk, uint32_t got, uint32_t want, cf_error *err)
+{
+    char name[32];
+    cf__column_blob_name(b, name);
+    if (cf__version_has(c, CF__TORN_NAME) || cf__version_changed(c)) return crc_mismatch_error(c, b, got, err);
+    int64_t cr = cf__column_crc_chunk_rows(c), r0 = c->first_row[b] + kk * cr, r1 = r0 + cr;
+    if (r1 > c->first_row[b + 1]) r1 = c->first_row[b + 1];
+    return CF_FAIL(err, CF_ECHECKSUM,
+                   "%s/%s: CRC32C of chunk %lld (rows %lld..%lld) read is %08x but %s records %08x: the chunk is "
+                   "corrupt", c->path, name, (long long)kk, (long long)r0, (long long)r1 - 1, (unsigned)got,
+                   CF__INDEX_NAME, (unsigned)want);
+}
+
+/* Rows [off/rowbytes, +in_blob) of blob b, read with verification where a
+ * read covers less than the blob: every chunk it covers whole and whose
+ * CRC32C is known is checked on its own; the rest is read unchecked. */
+static int read_chunks_checked(cf_column *c, int64_t b, int fd, int64_t off, int64_t nbytes, const buffer_view *v,
+                               int64_t e, cf_error *err)
+{
+    int64_t w = c->h.dtype.width, cb = cf__column_crc_chunk_rows(c) * c->rowbytes, end = off + nbytes;
+    int64_t blob_bytes = c->h.rows[b] * c->rowbytes;
+    while (off < end) {
+        int64_t kk = off / cb, c0 = kk * cb, c1 = c0 + cb < blob_bytes ? c0 + cb : blob_bytes;
+        uint32_t want = 0;
+        int whole = off == c0 && c1 <= end && cf__column_chunk_crc(c, b, kk, &want);
+        /* unchecked: up to the next chunk this read covers whole with a known CRC32C */
+        int64_t stop = whole ? c1 : (c1 < end ? c1 : end);
+        while (!whole && stop < end) {
+            int64_t n1 = stop + cb < blob_bytes ? stop + cb : blob_bytes;
+            if (n1 <= end && cf__column_chunk_crc(c, b, stop / cb, &want)) break;
+            stop = n1 < end ? n1 : end;
+        }
+        uint32_t crc = 0;
+        int rc = v->direct ? copy_blob(c, b, fd, off, stop - off, (unsigned char *)v->base + e * w,
+                                       whole ? &crc : NULL, err)
+                           : convert_blob(c, b, fd, off, (stop - off) / w, v, e, whole ? &crc : NULL, err);
+        if (rc) return rc;
+        if (whole && crc != want) return chunk_mismatch_error(c, b, kk, crc, want, err);
+        e += (stop - off) / w;
+        off = stop;
+    }
+    return 0;
+}
+
 /* Read `count` rows from `start` into the caller's buffer, where the first
  * of them is flat element e0 of the view.  With verification on, a blob
  * read whole with a known CRC32C is checked as its bytes pass through
@@ -223,7 +269,12 @@ static int read_range(cf_column *c, int64_t start, int64_t count, const buffer_v
         int check = c->verify && c->crc_known[b] && off == 0 && in_blob == c->h.rows[b] &&
                     cf__column_first_touch(c, b) && !c->unsynced[b];
         uint32_t crc = 0;
-        if (v->direct)
+        /* a part of the blob: its chunks' CRC32C (colfile-index-v1) */
+        int chunked = !check && c->verify && cf__column_first_touch(c, b) && !c->unsynced[b] &&
+                      cf__column_crc_chunk_rows(c) > 0;
+        if (chunked)
+            rc = read_chunks_checked(c, b, fd, off, nbytes, v, e, err);
+        else if (v->direct)
             rc = copy_blob(c, b, fd, off, nbytes, (unsigned char *)v->base + e * w, check ? &crc : NULL, err);
         else
             rc = convert_blob(c, b, fd, off, in_blob * c->h.nmemb, v, e, check ? &crc : NULL, err);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "column_index.h"
 #include "error.h"
 #include "ext.h"
 
@@ -36,7 +37,11 @@ int cf__column_load_stats(cf_column *c, const char *text, size_t len, const char
     c->stats_damaged = 0;
     if (text) {
         int rc = cf__stats_parse(&c->stats, &c->h, text, len, path, NULL);
-        if (rc == 0 && c->ext_state == CF_EXT_CURRENT) return note_bad_stats(c, text, len, path, err);
+        if (rc == 0 && c->ext_state == CF_EXT_CURRENT) {
+            /* a large column's text has no chunk lines: the index has them */
+            rc = note_bad_stats(c, text, len, path, err);
+            return rc ? rc : cf__column_index_fill(c, err);
+        }
         if (rc == 0) {
             /* not current (cf__column_apply_ext): only the chunk size,
              * for `colfile index` to keep */
@@ -46,7 +51,8 @@ int cf__column_load_stats(cf_column *c, const char *text, size_t len, const char
         c->stats_damaged = rc == CF_EFORMAT && c->ext_state == CF_EXT_CURRENT;
     }
     cf__stats_free(&c->stats);
-    return cf__stats_alloc(&c->stats, &c->h, cf__stats_default_chunk_rows(c->rowbytes), path, err);
+    int rc = cf__stats_alloc(&c->stats, &c->h, cf__stats_default_chunk_rows(c->rowbytes), path, err);
+    return rc ? rc : cf__column_index_fill(c, err);
 }
 
 int cf__column_apply_stats(cf_column *c, const char *text, size_t len, const char *path, cf_error *err)
@@ -88,6 +94,7 @@ int cf__column_stats_need(const cf_column *cc, cf_error *err)
 void cf__column_stats_reset_blob(cf_column *c, int64_t b)
 {
     cf__stats_reset_blob(&c->stats, b);
+    cf__column_ccrc_reset_blob(c, b);
     c->stats.valid[b] = c->h.rows[b] == 0;
 }
 
@@ -176,6 +183,28 @@ static double outward_u64(uint64_t x, int up)
     return d;
 }
 
+void cf__column_fill_stats(const cf_column *c, const cf__acc *a, cf_chunk_stats *out)
+{
+    char cls = cf__acc_class(&c->h.dtype);
+    out->ordered = cls != 0;
+    out->count = a->count;
+    out->nan_count = a->nan;
+    out->sum = a->sum;
+    out->min = out->max = NAN;
+    if (a->count > a->nan) {
+        if (cls == 'i') {
+            out->min = outward_i64(a->v.i.min, 0);
+            out->max = outward_i64(a->v.i.max, 1);
+        } else if (cls == 'u') {
+            out->min = outward_u64(a->v.u.min, 0);
+            out->max = outward_u64(a->v.u.max, 1);
+        } else if (cls == 'f') {
+            out->min = a->v.f.min;
+            out->max = a->v.f.max;
+        }
+    }
+}
+
 int cf_column_chunk_stats(const cf_column *c, int64_t k, int64_t component, cf_chunk_stats *out, cf_error *err)
 {
     if (!c || !out) return CF_FAIL(err, CF_EARG, "cf_column_chunk_stats: NULL argument");
@@ -207,23 +236,6 @@ int cf_column_chunk_stats(const cf_column *c, int64_t k, int64_t component, cf_c
     out->rows = c->h.rows[b] - kk * c->stats.chunk_rows;
     if (out->rows > c->stats.chunk_rows) out->rows = c->stats.chunk_rows;
     out->valid = c->stats.valid[b] && cf__column_first_touch(c, b);
-    char cls = cf__acc_class(&c->h.dtype);
-    out->ordered = cls != 0;
-    out->count = a->count;
-    out->nan_count = a->nan;
-    out->sum = a->sum;
-    out->min = out->max = NAN;
-    if (a->count > a->nan) {
-        if (cls == 'i') {
-            out->min = outward_i64(a->v.i.min, 0);
-            out->max = outward_i64(a->v.i.max, 1);
-        } else if (cls == 'u') {
-            out->min = outward_u64(a->v.u.min, 0);
-            out->max = outward_u64(a->v.u.max, 1);
-        } else if (cls == 'f') {
-            out->min = a->v.f.min;
-            out->max = a->v.f.max;
-        }
-    }
+    cf__column_fill_stats(c, a, out);
     return 0;
 }

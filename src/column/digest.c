@@ -30,6 +30,7 @@
 
 #include "checksum.h"
 #include "column.h"
+#include "column_index.h"
 #include "error.h"
 
 /* A hand-over: QUEUED (posted) -> RUNNING (the helper or the writer has
@@ -68,7 +69,7 @@ void cf__digest(cf_column *c, int64_t b, int64_t elem, const unsigned char *p, i
     int64_t piece = w > 0 && CF__DIGEST_PIECE_BYTES / w > 0 ? CF__DIGEST_PIECE_BYTES / w : 1;
     while (n > 0) {
         int64_t m = n < piece ? n : piece;
-        cf__sum_crc32c(sum, crc, p, (size_t)(m * w));
+        cf__column_ccrc_add(c, b, elem * w, p, m * w, sum, crc); /* and each chunk's */
         if (!c->stats_off) cf__column_stats_add(c, b, elem, p, m);
         p += m * w;
         elem += m;

@@ -1,0 +1,247 @@
+/* stindex.c - the bytes of the binary chunk index `colfile-index-v1`
+ * (stindex.h; docs/format.md 8.6). */
+#include "stindex.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checksum.h"
+#include "error.h"
+
+static void put32(unsigned char *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static void put64(unsigned char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint32_t get32(const unsigned char *p)
+{
+    uint32_t v = 0;
+    for (int i = 3; i >= 0; i--) v = (v << 8) | p[i];
+    return v;
+}
+
+static uint64_t get64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
+    return v;
+}
+
+static uint64_t dbits(double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, 8);
+    return u;
+}
+
+static double bitsd(uint64_t u)
+{
+    double d;
+    memcpy(&d, &u, 8);
+    return d;
+}
+
+int cf__index_levels(int64_t nchunks, int64_t fanout, int64_t *count)
+{
+    int l = 0;
+    count[0] = nchunks;
+    while (count[l] > fanout && l + 1 < CF__INDEX_LEVELS_MAX) {
+        count[l + 1] = (count[l] + fanout - 1) / fanout;
+        l++;
+    }
+    return l + 1;
+}
+
+uint32_t cf__index_rec_crc(const unsigned char *rec) { return get32(rec); }
+uint32_t cf__index_rec_flags(const unsigned char *rec) { return get32(rec + 4); }
+
+void cf__index_rec_acc(const unsigned char *rec, int64_t j, char cls, int64_t count, cf__acc *out)
+{
+    const unsigned char *p = rec + 8 + 32 * j;
+    memset(out, 0, sizeof *out);
+    out->count = count;
+    out->nan = (int64_t)get64(p);
+    uint64_t mn = get64(p + 8), mx = get64(p + 16);
+    if (cls == 'i') {
+        out->v.i.min = (int64_t)mn;
+        out->v.i.max = (int64_t)mx;
+    } else if (cls == 'u') {
+        out->v.u.min = mn;
+        out->v.u.max = mx;
+    } else if (cls == 'f') {
+        out->v.f.min = bitsd(mn);
+        out->v.f.max = bitsd(mx);
+    }
+    out->sum = bitsd(get64(p + 24));
+}
+
+/* A record's statistics fields from nmemb accumulators (NULL: zeros). */
+static void put_accs(unsigned char *rec, const cf__acc *a, int64_t nmemb, char cls)
+{
+    memset(rec + 8, 0, (size_t)(32 * nmemb));
+    if (!a) return;
+    for (int64_t j = 0; j < nmemb; j++) {
+        unsigned char *p = rec + 8 + 32 * j;
+        put64(p, (uint64_t)a[j].nan);
+        if (cls == 'i') {
+            put64(p + 8, (uint64_t)a[j].v.i.min);
+            put64(p + 16, (uint64_t)a[j].v.i.max);
+        } else if (cls == 'u') {
+            put64(p + 8, a[j].v.u.min);
+            put64(p + 16, a[j].v.u.max);
+        } else if (cls == 'f') {
+            put64(p + 8, dbits(a[j].v.f.min));
+            put64(p + 16, dbits(a[j].v.f.max));
+        }
+        put64(p + 24, dbits(a[j].sum));
+    }
+}
+
+int cf__index_build(const cf__stats *s, const cf__header *h, const char *token, const unsigned char *usable,
+                    const uint32_t *crc, const unsigned char *known, unsigned char **out, size_t *len,
+                    const char *path, cf_error *err)
+{
+    const int64_t nmemb = h->nmemb, rb = cf__index_rec_bytes(nmemb), f = CF__INDEX_FANOUT;
+    const int64_t nchunks = s->first_chunk ? s->first_chunk[h->nfile] : 0;
+    const char cls = cf__acc_class(&h->dtype);
+    int64_t count[CF__INDEX_LEVELS_MAX], offset[CF__INDEX_LEVELS_MAX];
+    int nl = cf__index_levels(nchunks, f, count);
+    if (count[nl - 1] > f) return CF_FAIL(err, CF_EARG, "%s: too many chunks for an index", path);
+    if (strlen(token) > 16) return CF_FAIL(err, CF_EARG, "%s: dtype token too long for an index", path);
+    int64_t table_end = CF__INDEX_HEAD + 16 * nl + 4, size = table_end;
+    /* the top level first: a planner reads the coarse levels together */
+    for (int l = nl - 1; l >= 0; l--) {
+        offset[l] = size;
+        size += count[l] * rb;
+    }
+    unsigned char *buf = calloc(1, (size_t)size);
+    int64_t *rows = malloc(sizeof *rows * (size_t)(count[0] ? count[0] : 1));
+    cf__acc *acc = malloc(sizeof *acc * (size_t)(nmemb ? nmemb : 1));
+    cf__acc *child = malloc(sizeof *child * (size_t)(nmemb ? nmemb : 1));
+    if (!buf || !rows || !acc || !child) {
+        free(buf);
+        free(rows);
+        free(acc);
+        free(child);
+        return CF_FAIL(err, CF_ENOMEM, "%s: out of memory building an index of %lld bytes", path, (long long)size);
+    }
+    /* level 0: one record per chunk, blob by blob */
+    for (int64_t b = 0, k = 0; b < h->nfile; b++) {
+        int64_t nc = cf__stats_blob_chunks(s, b);
+        int ok = s->valid[b] && (!usable || usable[b]) && cf__stats_blob_whole(s, b);
+        for (int64_t kk = 0; kk < nc; kk++, k++) {
+            unsigned char *rec = buf + offset[0] + k * rb;
+            int64_t r = h->rows[b] - kk * s->chunk_rows;
+            rows[k] = r < s->chunk_rows ? r : s->chunk_rows;
+            const cf__acc *a = ok ? cf__stats_peek(s, b, kk) : NULL;
+            uint32_t flags = (a ? CF__INDEX_STATS : 0) | (known && known[k] ? CF__INDEX_CRC : 0);
+            put32(rec, known && known[k] ? crc[k] : 0);
+            put32(rec + 4, flags);
+            put_accs(rec, a, nmemb, cls);
+        }
+    }
+    /* each level above: merged children, and the CRC32C of their page */
+    for (int l = 0; l + 1 < nl; l++) {
+        for (int64_t i = 0; i < count[l + 1]; i++) {
+            int64_t c0 = i * f, c1 = c0 + f < count[l] ? c0 + f : count[l], total = 0;
+            unsigned char *rec = buf + offset[l + 1] + i * rb;
+            uint32_t all = CF__INDEX_STATS;
+            for (int64_t j = 0; j < nmemb; j++) cf__acc_init(&acc[j], &h->dtype);
+            for (int64_t c = c0; c < c1; c++) {
+                const unsigned char *cr = buf + offset[l] + c * rb;
+                total += rows[c];
+                all &= cf__index_rec_flags(cr) & CF__INDEX_STATS;
+                for (int64_t j = 0; all && j < nmemb; j++) {
+                    cf__index_rec_acc(cr, j, cls, rows[c], &child[j]);
+                    cf__acc_merge(&acc[j], &child[j], &h->dtype);
+                }
+            }
+            rows[i] = total; /* i <= c0: read already */
+            put32(rec, cf__crc32c_update(0, buf + offset[l] + c0 * rb, (size_t)((c1 - c0) * rb)));
+            put32(rec + 4, all);
+            put_accs(rec, all ? acc : NULL, nmemb, cls);
+        }
+    }
+    free(rows);
+    free(acc);
+    free(child);
+    unsigned char *hd = buf;
+    memcpy(hd, CF__INDEX_MAGIC, 8);
+    put32(hd + 8, CF__INDEX_VERSION);
+    put32(hd + 12, CF__INDEX_HEAD);
+    memcpy(hd + 16, token, strlen(token));
+    put64(hd + 32, (uint64_t)nmemb);
+    put64(hd + 40, (uint64_t)h->nfile);
+    put64(hd + 48, (uint64_t)s->chunk_rows);
+    put64(hd + 56, (uint64_t)nchunks);
+    put32(hd + 64, (uint32_t)f);
+    put32(hd + 68, (uint32_t)nl);
+    put32(hd + 72, cf__crc32c_update(0, buf + offset[nl - 1], (size_t)(count[nl - 1] * rb)));
+    put64(hd + 80, (uint64_t)size);
+    put32(hd + 124, cf__crc32c_update(0, hd, 124));
+    for (int l = 0; l < nl; l++) {
+        put64(hd + CF__INDEX_HEAD + 16 * l, (uint64_t)offset[l]);
+        put64(hd + CF__INDEX_HEAD + 16 * l + 8, (uint64_t)count[l]);
+    }
+    put32(hd + CF__INDEX_HEAD + 16 * nl, cf__crc32c_update(0, hd + CF__INDEX_HEAD, (size_t)(16 * nl)));
+    *out = buf;
+    *len = (size_t)size;
+    return 0;
+}
+
+int cf__index_parse_head(cf__index_geom *g, const unsigned char *buf, size_t len, int64_t file_size,
+                         const char *path, cf_error *err)
+{
+    memset(g, 0, sizeof *g);
+    if (len < CF__INDEX_HEAD || memcmp(buf, CF__INDEX_MAGIC, 8) != 0)
+        return CF_FAIL(err, CF_EFORMAT, "%s: not a colfile chunk index (bad magic or shorter than its head)", path);
+    if (get32(buf + 124) != cf__crc32c_update(0, buf, 124))
+        return CF_FAIL(err, CF_EFORMAT, "%s: the index head fails its CRC32C (damaged)", path);
+    if (get32(buf + 8) != CF__INDEX_VERSION || get32(buf + 12) != CF__INDEX_HEAD)
+        return CF_FAIL(err, CF_EFORMAT, "%s: index version %u is not known to this colfile", path,
+                       (unsigned)get32(buf + 8));
+    memcpy(g->token, buf + 16, 16);
+    g->token[16] = '\0';
+    uint64_t nmemb = get64(buf + 32), nfile = get64(buf + 40), crows = get64(buf + 48), nch = get64(buf + 56);
+    g->fanout = get32(buf + 64);
+    g->nlevels = (int)get32(buf + 68);
+    g->top_crc = get32(buf + 72);
+    uint64_t size = get64(buf + 80);
+    if (nmemb < 1 || nmemb > (uint64_t)CF__NMEMB_MAX || nfile > (uint64_t)CF__NFILE_MAX || crows < 1 ||
+        crows > ((uint64_t)1 << 62) || nch > ((uint64_t)1 << 62) || g->fanout < CF__INDEX_FANOUT_MIN ||
+        g->fanout > CF__INDEX_FANOUT_MAX || g->nlevels < 1 || g->nlevels > CF__INDEX_LEVELS_MAX)
+        return CF_FAIL(err, CF_EFORMAT, "%s: index head out of range (damaged)", path);
+    g->nmemb = (int64_t)nmemb;
+    g->nfile = (int64_t)nfile;
+    g->chunk_rows = (int64_t)crows;
+    g->nchunks = (int64_t)nch;
+    g->table_end = CF__INDEX_HEAD + 16 * g->nlevels + 4;
+    if ((int64_t)len < g->table_end)
+        return CF_FAIL(err, CF_EFORMAT, "%s: index shorter than its level table (truncated)", path);
+    if (get32(buf + g->table_end - 4) != cf__crc32c_update(0, buf + CF__INDEX_HEAD, (size_t)(16 * g->nlevels)))
+        return CF_FAIL(err, CF_EFORMAT, "%s: the index level table fails its CRC32C (damaged)", path);
+    int64_t want[CF__INDEX_LEVELS_MAX];
+    int nl = cf__index_levels(g->nchunks, g->fanout, want);
+    if (nl != g->nlevels || want[nl - 1] > g->fanout)
+        return CF_FAIL(err, CF_EFORMAT, "%s: index levels do not match its chunk count (damaged)", path);
+    /* records must fit the file: no level overlaps the head, none ends past it */
+    int64_t rb = cf__index_rec_bytes(g->nmemb);
+    for (int l = 0; l < nl; l++) {
+        g->offset[l] = (int64_t)get64(buf + CF__INDEX_HEAD + 16 * l);
+        g->count[l] = (int64_t)get64(buf + CF__INDEX_HEAD + 16 * l + 8);
+        if (g->count[l] != want[l] || g->offset[l] < g->table_end || g->offset[l] > (int64_t)size ||
+            (g->count[l] > 0 && ((int64_t)size - g->offset[l]) / g->count[l] < rb))
+            return CF_FAIL(err, CF_EFORMAT, "%s: index level %d lies outside the file (damaged)", path, l);
+    }
+    g->size = (int64_t)size;
+    if (file_size < g->size)
+        return CF_FAIL(err, CF_EFORMAT, "%s: index of %lld bytes where its head says %lld (truncated)", path,
+                       (long long)file_size, (long long)g->size);
+    return 0;
+}
