@@ -70,6 +70,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from . import chunkindex
+
 if TYPE_CHECKING:
     from .column import Column
 
@@ -686,14 +688,25 @@ class _Parser:
 _STATS_FIELDS = ("valid", "ordered", "count", "nan_count", "min", "max")
 
 
-def _chunk_table(col: Column, comps: Sequence[int]) -> tuple[np.ndarray, np.ndarray,
-                                                              dict[int, np.ndarray]]:
+def _undecided(leaf: Compare, stats: np.ndarray) -> np.ndarray:
+    """Where the statistics records cannot decide ``leaf`` (SOME)."""
+    return decide(leaf.op, leaf.value, leaf.field.dtype, stats, stats["rows"]) == SOME
+
+
+def _chunk_table(col: Column, comps: Sequence[int], leaves: Sequence[Compare] = ()
+                 ) -> tuple[np.ndarray, np.ndarray, dict[int, np.ndarray]]:
     """``first_row``, ``rows`` and, per component, the statistics of every
-    chunk of ``col``.  A library without statistics, or a chunk list that
+    chunk of ``col``.  A column with a chunk index gives groups of chunks
+    where the comparisons ``leaves`` on it are decided for the whole group
+    (:func:`colfile.chunkindex.plan_table`: the text statistics are not
+    read).  A library without statistics, or a chunk list that
     does not tile the rows, gives one chunk per non-empty blob with no valid
     statistics (everything is read: slower, still exact)."""
     size = col.size
     comps = list(comps) or [0]
+    indexed = chunkindex.plan_table(col, comps, leaves, _undecided) if size else None
+    if indexed is not None:
+        return indexed
     try:
         full = col.chunk_stats()
     except AttributeError:  # a libcolfile without statistics
@@ -914,7 +927,8 @@ class _Plan:
             comps[id(f.column)].add(f.component or 0)
         firsts = []
         for k, col in self.columns.items():
-            first, rows, stats = _chunk_table(col, sorted(comps[k]))
+            first, rows, stats = _chunk_table(col, sorted(comps[k]),
+                                              [leaf for leaf in self.leaves if leaf.field.column is col])
             firsts.append(first)
             for j, st in stats.items():
                 self.tables[(k, j)] = st

@@ -10,6 +10,7 @@ import sys
 import time
 from typing import Any
 
+from .. import chunkindex
 from ._common import (
     CliError,
     NotFoundError,
@@ -26,6 +27,9 @@ from ._common import (
 )
 from .iosim import launched_size, want_mpi
 
+#: chunks from which a commit writes the chunk index (CF__INDEX_MIN_CHUNKS)
+INDEX_MIN_CHUNKS = 1024
+
 HELP = "compute missing CRC32C and statistics (bigfile output)"
 
 DESCRIPTION = """\
@@ -34,8 +38,12 @@ CRC32C or per-chunk statistics are unknown or stale, and record both, as if
 the blob had just been written by colfile: the CRC32C lets 'colfile check'
 verify the content exactly, the statistics (count, NaNs, min, max, sum per
 chunk; 'colfile stats') let queries skip data.  Data, headers and the
-bigfile byte sums are not changed; colfile's extra file (colfile-v1, CRCs
-and statistics) is rewritten, so bigfile 0.1.52 still reads the File.
+bigfile byte sums are not changed; colfile's extra files (colfile-v1, CRCs
+and statistics, and for large columns the binary chunk index
+colfile-index-v1 with per-chunk CRC32C) are rewritten, so bigfile 0.1.52
+still reads the File.  A column whose chunk index is damaged or stale, or
+that has 1024 chunks or more and no index (an older colfile wrote it), is
+indexed whole, which rebuilds the index.
 At the end the File's catalog (.colfile-catalog/, docs/format.md 8.5) is
 rebuilt, as after every writer: a File written by bigfile lists and opens
 faster from then on.
@@ -103,10 +111,23 @@ def _communicator(flag: bool) -> Any:
     return MPI.COMM_WORLD
 
 
+def _needs_index(col: Any) -> bool:
+    """Whether ``col``'s chunk index (docs/format.md 8.6) must be rebuilt:
+    it is damaged or stale, or missing from a column of 1024 chunks or more
+    (written by an older colfile).  Indexing every blob rebuilds it, chunk
+    CRC32C included."""
+    meta = chunkindex.info(col)
+    if meta["state"] in ("damaged", "stale"):
+        return True
+    crows = col.chunk_rows
+    chunks = sum(-(-r // crows) for r in col.blob_rows) if crows > 0 else 0
+    return meta["state"] == "absent" and chunks >= INDEX_MIN_CHUNKS
+
+
 def _needs_work(col: Any, force: bool) -> list[int]:
-    """The blobs of ``col`` whose CRC32C or statistics are not current (all
-    with ``force``)."""
-    if force:
+    """The blobs of ``col`` whose CRC32C or statistics are not current, or
+    all of them when its chunk index must be rebuilt (all with ``force``)."""
+    if force or _needs_index(col):
         return list(range(col.nfile))
     stats = col.chunk_stats(0)
     stale = set(stats["blob"][~stats["valid"]].tolist())

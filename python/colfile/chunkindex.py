@@ -1,0 +1,204 @@
+"""The binary chunk index of large columns (``colfile-index-v1``,
+docs/format.md 8.6), as query planning uses it.
+
+Level 0 of the index holds one record per chunk (the statistics of
+:meth:`Column.chunk_stats <colfile.Column.chunk_stats>`); each level above
+holds one record per group of ``fanout`` records below it, with their
+merged statistics, up to a top level of at most ``fanout`` records.  A
+planner decides a comparison on the top records first and reads the
+records under one only where the statistics cannot decide (the chunk index
+is read in verified pages with ``pread``, never whole): planning a query
+over 10**6 chunks reads kilobytes when the data are clustered, and the
+statistics text is not parsed at all.
+
+Columns without a current index (small columns, Files written by bigfile
+or by an older colfile) are planned from :meth:`Column.chunk_stats
+<colfile.Column.chunk_stats>`, as before; a damaged index gives a warning
+and the same fallback, never a wrong answer.
+
+Examples
+--------
+>>> import os, tempfile, numpy as np, colfile
+>>> from colfile import chunkindex
+>>> f = colfile.File(os.path.join(tempfile.mkdtemp(), "f"), "w")
+>>> c = f.create("x", data=np.arange(100000.0), chunk_rows=16)
+>>> f.flush()
+>>> info = chunkindex.info(c)
+>>> info["state"], info["levels"], info["chunks"]
+('current', 2, 6250)
+>>> top = chunkindex.nodes(c, 1, 0, chunkindex.count(c, 1))
+>>> len(top), int(top["rows"].sum()), float(top["max"].max())
+(25, 100000, 99999.0)
+>>> f.close()
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ._ffi import ffi, lib, new_error
+from .column import CHUNK_STATS_DTYPE, Column
+from .errors import Error, raise_error
+
+__all__ = ["info", "count", "nodes", "bytes_read", "chunk_crc32c", "plan_table", "IndexWarning"]
+
+_STATES = {0: "absent", 1: "current", 2: "stale", 3: "damaged"}
+
+#: cf_chunk_stats as C lays it out
+_C_STATS = np.dtype({"names": ["blob", "first_row", "rows", "valid", "ordered", "count", "nan_count",
+                               "min", "max", "sum"],
+                     "formats": ["<i8", "<i8", "<i8", "<i4", "<i4", "<i8", "<i8", "<f8", "<f8", "<f8"],
+                     "offsets": [0, 8, 16, 24, 28, 32, 40, 48, 56, 64], "itemsize": 72})
+
+
+class IndexWarning(UserWarning):
+    """A column's chunk index is damaged: planning falls back to the text
+    statistics (slower, still exact); ``colfile index`` rebuilds it."""
+
+
+def _lib_has_index() -> bool:
+    return hasattr(lib(), "cf_column_index_info")
+
+
+def info(col: Column) -> dict[str, Any]:
+    """What the column's chunk index is (``cf_column_index_info``).
+
+    Returns
+    -------
+    dict
+        ``state`` (``"absent"``, ``"current"``, ``"stale"`` or
+        ``"damaged"``), ``levels``, ``fanout``, ``chunks``, ``chunk_rows``
+        (0 unless current) and ``problem`` (what is wrong with a damaged
+        one, naming the file).
+    """
+    out = ffi.new("cf_index_info *")
+    err = new_error()
+    with col._lock:
+        rc = lib().cf_column_index_info(col._handle(), out, err)
+    if rc < 0:
+        raise_error(rc, err)
+    return {"state": _STATES.get(int(out.state), "damaged"), "levels": int(out.levels),
+            "fanout": int(out.fanout), "chunks": int(out.chunks), "chunk_rows": int(out.chunk_rows),
+            "problem": ffi.string(out.problem).decode("utf-8", "replace")}
+
+
+def count(col: Column, level: int) -> int:
+    """Records of ``level`` (0: chunks) of a current index, else 0."""
+    with col._lock:
+        return int(lib().cf_column_index_count(col._handle(), int(level)))
+
+
+def nodes(col: Column, level: int, first: int, n: int, component: int = 0) -> np.ndarray:
+    """Records ``first`` .. ``first + n - 1`` of ``level`` for one component,
+    as records of :data:`colfile.column.CHUNK_STATS_DTYPE` (``first_row``
+    and ``rows``: the rows below each record; ``valid`` False where a chunk
+    below has unknown statistics).  Reads only the pages holding them.
+
+    Raises
+    ------
+    FormatError
+        A page fails its CRC32C or the file is cut short.
+    """
+    buf = ffi.new("cf_chunk_stats[]", max(int(n), 1))
+    err = new_error()
+    with col._lock:
+        rc = lib().cf_column_index_nodes(col._handle(), int(level), int(first), int(n), int(component), buf, err)
+    if rc < 0:
+        raise_error(rc, err)
+    raw = np.frombuffer(ffi.buffer(buf), _C_STATS)[: int(n)]
+    out = np.empty(int(n), CHUNK_STATS_DTYPE)
+    for name in CHUNK_STATS_DTYPE.names or ():
+        out[name] = raw[name]
+    return out
+
+
+def bytes_read(col: Column) -> int:
+    """Bytes of the chunk index this handle has read so far."""
+    with col._lock:
+        return int(lib().cf_column_index_bytes_read(col._handle()))
+
+
+def chunk_crc32c(col: Column, k: int) -> int | None:
+    """The CRC32C of chunk ``k``'s bytes, when known (the index or this
+    handle's writes), else None."""
+    crc = ffi.new("uint32_t *")
+    with col._lock:
+        known = lib().cf_column_chunk_crc32c(col._handle(), int(k), crc)
+    return int(crc[0]) if known else None
+
+
+def _runs(idx: np.ndarray) -> list[tuple[int, int]]:
+    """Sorted indices as (first, n) runs of consecutive ones."""
+    if len(idx) == 0:
+        return []
+    cut = np.flatnonzero(np.diff(idx) != 1) + 1
+    starts = np.concatenate([[0], cut])
+    ends = np.concatenate([cut, [len(idx)]])
+    return [(int(idx[s]), int(e - s)) for s, e in zip(starts, ends)]
+
+
+def plan_table(col: Column, comps: Sequence[int], leaves: Sequence[Any],
+               undecided: Callable[[Any, np.ndarray], np.ndarray]
+               ) -> tuple[np.ndarray, np.ndarray, dict[int, np.ndarray]] | None:
+    """``first_row``, ``rows`` and, per component, statistics records that
+    tile the column's rows, from the chunk index: whole groups of chunks
+    where every comparison of ``leaves`` on this column is decided for the
+    group (NONE or ALL), single chunks where one is not.  None when the
+    column has no current index (plan from the chunk statistics instead);
+    a damaged index warns (:class:`IndexWarning`) and gives None.
+
+    ``leaves`` are the comparisons on this column (objects with a
+    ``field.component``); ``undecided(leaf, records)`` says, per record,
+    where the statistics cannot decide the comparison.  Without leaves the
+    top level's records are returned (a histogram's range needs no more).
+    """
+    if not _lib_has_index() or getattr(col, "kind", "data") != "data":
+        return None
+    try:
+        meta = info(col)
+    except Error:  # no index information: plan as before
+        return None
+    if meta["state"] == "damaged":
+        warnings.warn(f"{meta['problem']}; planning from the text statistics", IndexWarning, stacklevel=4)
+        return None
+    if meta["state"] != "current" or meta["chunks"] == 0:
+        return None
+    comps = sorted(set(list(comps) + [leaf.field.component or 0 for leaf in leaves])) or [0]
+    fanout = meta["fanout"]
+    level = meta["levels"] - 1
+    todo = np.arange(count(col, level), dtype=np.int64)
+    done_first: list[np.ndarray] = []
+    done_rows: list[np.ndarray] = []
+    done_stats: dict[int, list[np.ndarray]] = {j: [] for j in comps}
+    try:
+        while len(todo):
+            stats = {j: np.concatenate([nodes(col, level, a, n, j) for a, n in _runs(todo)]) for j in comps}
+            some = np.zeros(len(todo), bool)
+            if level > 0:
+                for leaf in leaves:
+                    some |= undecided(leaf, stats[leaf.field.component or 0])
+            keep = ~some
+            first = stats[comps[0]]["first_row"]
+            done_first.append(first[keep])
+            done_rows.append(stats[comps[0]]["rows"][keep])
+            for j in comps:
+                done_stats[j].append(stats[j][keep])
+            if not some.any():
+                break
+            below = todo[some]
+            level -= 1
+            n_below = count(col, level)
+            kids = (below[:, None] * fanout + np.arange(fanout)[None, :]).ravel()
+            todo = kids[kids < n_below]
+    except Error as exc:  # a page that fails its CRC32C: the index is damaged
+        warnings.warn(f"{exc}; planning from the text statistics", IndexWarning, stacklevel=4)
+        return None
+    first = np.concatenate(done_first)
+    order = np.argsort(first, kind="stable")
+    rows = np.concatenate(done_rows)[order]
+    tables = {j: np.concatenate(done_stats[j])[order] for j in comps}
+    return first[order].astype(np.int64), rows.astype(np.int64), tables
