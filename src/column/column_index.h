@@ -14,9 +14,9 @@
  * statistics in the text alone: one file less per commit). */
 #define CF__INDEX_MIN_CHUNKS 1024
 /* Chunk records (chunks x components) above which the statistics text of
- * colfile-v1 holds no chunk lines (about 100 bytes each): the index has
- * them. */
-#define CF__STATS_TEXT_RECORDS_MAX ((int64_t)1 << 20)
+ * colfile-v1 holds no chunk lines (about 100 bytes each, read whole
+ * before planning): the index has them. */
+#define CF__STATS_TEXT_RECORDS_MAX ((int64_t)1 << 16)
 
 /* 1 if the statistics text of c, as a commit writes it now, holds its
  * chunk lines: not more than CF__STATS_TEXT_RECORDS_MAX of them, or no
