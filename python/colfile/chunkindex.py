@@ -44,7 +44,7 @@ from ._ffi import ffi, lib, new_error
 from .column import CHUNK_STATS_DTYPE, Column
 from .errors import Error, raise_error
 
-__all__ = ["info", "count", "nodes", "bytes_read", "chunk_crc32c", "plan_table", "IndexWarning"]
+__all__ = ["info", "count", "nodes", "bytes_read", "chunk_crc32c", "problem", "plan_table", "IndexWarning"]
 
 _STATES = {0: "absent", 1: "current", 2: "stale", 3: "damaged"}
 
@@ -129,6 +129,25 @@ def chunk_crc32c(col: Column, k: int) -> int | None:
     with col._lock:
         known = lib().cf_column_chunk_crc32c(col._handle(), int(k), crc)
     return int(crc[0]) if known else None
+
+
+def problem(col: Column) -> str | None:
+    """What is wrong with the column's chunk index, reading all of it (every
+    page checked against its CRC32C), or None when it is absent, stale
+    (another version's: unused, not damage) or sound."""
+    meta = info(col)
+    if meta["state"] == "damaged":
+        return str(meta["problem"])
+    if meta["state"] != "current":
+        return None
+    try:
+        for level in range(meta["levels"]):
+            n = count(col, level)
+            for first in range(0, n, 1 << 16):
+                nodes(col, level, first, min(1 << 16, n - first))
+    except Error as exc:
+        return str(exc)
+    return None
 
 
 def _runs(idx: np.ndarray) -> list[tuple[int, int]]:

@@ -612,7 +612,9 @@ class File(Group):
     verify : bool, default False
         Check the CRC32C of every blob a read covers whole (where one is
         recorded); a mismatch raises :class:`~colfile.ChecksumError` naming
-        the blob and its rows.  Partial reads of a blob are not checked;
+        the blob and its rows.  A read of part of a blob checks the chunks
+        it reads whole whose CRC32C the chunk index of a large column
+        records (docs/format.md 8.6); the rest is not checked.
         :meth:`Column.verify_blob` and ``colfile check`` check everything.
         Off by default because it costs 10-25% of read speed here
         (docs/reliability.md).

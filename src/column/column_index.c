@@ -367,8 +367,10 @@ int cf_column_index_nodes(cf_column *c, int64_t level, int64_t first, int64_t n,
         int64_t last = chunk_first_row(c, r, k1 - 1, &b1);
         int64_t end = last + g->chunk_rows < c->first_row[b1 + 1] ? last + g->chunk_rows : c->first_row[b1 + 1];
         int valid = (cf__index_rec_flags(rec) & CF__INDEX_STATS) != 0;
-        /* statistics of rows this handle has written since are not the data's */
-        for (int64_t b = b0; valid && b <= b1; b++) valid = cf__column_first_touch(c, b) && !c->unsynced[b];
+        /* statistics of rows this handle has written since are not the data's
+         * (a read-only handle has written none) */
+        for (int64_t b = b0; valid && c->writable && b <= b1; b++)
+            valid = cf__column_first_touch(c, b) && !c->unsynced[b];
         cf__acc a;
         cf__index_rec_acc(rec, component, cls, end - row0, &a);
         cf__column_fill_stats(c, &a, &out[i]);

@@ -224,3 +224,17 @@ def test_cli_help_mentions_the_index(lib: Any) -> None:
     out = subprocess.run([sys.executable, "-m", "colfile.cli", "index", "--help"], capture_output=True,
                          text=True, check=True).stdout
     assert "colfile-index-v1" in out
+
+
+def test_check_reports_a_damaged_index_and_repair_fixes_it(lib: Any, tmp_path: Path) -> None:
+    _sorted_file(tmp_path / "f", 1 << 14, 4)
+    _flip(tmp_path / "f" / "x" / INDEX, 3000)  # a record deep in level 0
+    from colfile.cli import main
+
+    assert main(["check", "-q", str(tmp_path / "f")]) == 1
+    out = subprocess.run([sys.executable, "-m", "colfile.cli", "check", str(tmp_path / "f")],
+                         capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert "x/colfile-index-v1" in out.stdout + out.stderr and "fail their CRC32C" in out.stdout + out.stderr
+    assert main(["repair", "-q", str(tmp_path / "f")]) == 0
+    assert main(["check", "-q", str(tmp_path / "f")]) == 0

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import chunkindex
 from ._common import (
     CliError,
     Progress,
@@ -46,7 +47,9 @@ blob is reported with its file path, the rows it holds and what is wrong:
   torn            an in-place update of the column was interrupted: its rows
                   may mix old and new values (colfile-torn; see colfile repair)
   damaged metadata  colfile-v1, where colfile records CRC32C and statistics,
-                  fails its own checksum: all of them are unknown
+                  fails its own checksum: all of them are unknown; or the
+                  chunk index colfile-index-v1 of a large column fails its
+                  checks: queries plan from the text statistics
   cannot open     the column's metadata (header, attributes) is unreadable
 
 colfile repair recomputes what the data still holds (sums, CRC32C,
@@ -326,8 +329,12 @@ def _run(args: Any) -> int:
         # it read the files; the other ranks' handles are its copies).
         states = {name: (col.ext_state if col.nmemb and col.dtype is not None else "absent")
                   for name, col in cols}
+        # the chunk index of large columns, read whole (docs/format.md 8.6)
+        index_bad = {name: (chunkindex.problem(col) if col.nmemb and col.dtype is not None else None)
+                     for name, col in cols} if c.rank == 0 else {}
         if comm is not None and c.size > 1:
             states = comm.bcast(states, root=0)
+            index_bad = comm.bcast(index_bad, root=0)
         for name, col in cols:
             state = states[name]
             where = f"{os.path.join(f.path, name)}: column {name!r}"
@@ -347,6 +354,15 @@ def _run(args: Any) -> int:
                                              "or does not parse, so the CRC32C and statistics it "
                                              "records are unknown (colfile repair recomputes "
                                              "them)"}]})
+                bad_columns.add(name)
+            if index_bad.get(name):
+                report.append({"column": name, "blob": None,
+                               "path": os.path.join(f.path, name, "colfile-index-v1"),
+                               "first_row": None, "rows": None,
+                               "problems": [{"kind": "damaged metadata", "message":
+                                             f"damaged metadata: {index_bad[name]}; queries plan "
+                                             "from the text statistics (colfile index or colfile "
+                                             "repair rebuilds it)"}]})
                 bad_columns.add(name)
             if col.torn:
                 report.append({"column": name, "blob": None,

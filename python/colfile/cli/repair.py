@@ -10,6 +10,7 @@ import re
 import warnings
 from typing import Any
 
+from .. import chunkindex
 from ._common import add_file_and_columns, open_file, select_columns
 
 HELP = "fix what interrupted writers left: leftovers, stale sums, torn marks"
@@ -34,7 +35,8 @@ Repair the File at PATH, or the COLUMNs and groups named:
   stale metadata  byte sums, CRC32C or statistics that disagree with the data
                   (e.g. after a crash during an update by another tool), or
                   that are damaged (colfile-v1 failing its own checksum,
-                  inconsistent statistics): recomputed
+                  inconsistent statistics, a chunk index colfile-index-v1
+                  failing its checks): recomputed
   long blobs      bytes past a blob's rows (an interrupted append): cut off
   stray blobs     blob files numbered beyond NFILE: removed
 
@@ -136,7 +138,7 @@ def run(args: Any) -> int:
                 status = 1
                 continue
             why = sorted(s.lower().replace("_", " ") for s in found)
-            if state == "damaged":
+            if state == "damaged" or chunkindex.problem(col):
                 why.insert(0, "damaged metadata")
             if torn:
                 why.insert(0, "torn")
