@@ -126,7 +126,9 @@ enum cf_open_flags {
                                 in-place update (colfile-torn) instead of
                                 failing with CF_ETORN; cf_column_torn tells */
     CF_OPEN_VERIFY   = 0x80, /* reads check the CRC32C of every blob they
-                                cover whole (cf_column_set_verify) */
+                                cover whole, and of every chunk they cover
+                                whole whose CRC32C the chunk index records
+                                (cf_column_set_verify) */
     CF_OPEN_NOLOCK   = 0x100 /* writers share the lock (.colfile-lock)
                                 instead of holding it alone, so several such
                                 handles may write one column as bigfile
@@ -610,8 +612,11 @@ CF_API int cf_column_torn(const cf_column *c);
  * with CF_OPEN_VERIFY): every blob a read covers whole, and whose CRC32C is
  * recorded, is checked as its bytes pass; a mismatch fails the read with
  * CF_ECHECKSUM naming the blob and its rows (the buffer then holds the bad
- * bytes).  Partial reads of a blob are not checked.  Never fails but for a
- * NULL column. */
+ * bytes).  A read that covers part of a blob checks each chunk it covers
+ * whole whose CRC32C is known (the chunk index of large columns, or this
+ * handle's own writes; cf_column_chunk_crc32c), failing with CF_ECHECKSUM
+ * naming the chunk and its rows; the rest of it is not checked.  Never
+ * fails but for a NULL column. */
 CF_API int cf_column_set_verify(cf_column *c, int enabled, cf_error *err);
 CF_API int cf_column_verify_enabled(const cf_column *c);
 
