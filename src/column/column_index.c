@@ -305,6 +305,12 @@ static int64_t chunk_first_row(const cf_column *c, const cf__index_reader *r, in
     return c->first_row[b] + (k - r->first_chunk[b]) * r->g.chunk_rows;
 }
 
+int cf__column_index_current(cf_column *c)
+{
+    cf__index_reader *r;
+    return c->kind == CF_KIND_DATA && index_open(c, &r, NULL) == 0 && r->state == CF_INDEX_CURRENT;
+}
+
 int cf_column_index_info(cf_column *c, cf_index_info *out, cf_error *err)
 {
     if (!c || !out) return CF_FAIL(err, CF_EARG, "cf_column_index_info: NULL argument");

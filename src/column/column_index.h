@@ -45,6 +45,9 @@ int cf__column_write_index(cf_column *c, int private_, int *keep, cf_error *err)
  * blobs stay unknown); CF_ENOMEM, CF_EIO. */
 int cf__column_index_fill(cf_column *c, cf_error *err);
 
+/* 1 if the column has a current index (opened on first use). */
+int cf__column_index_current(cf_column *c);
+
 /* Forget the open index (after a commit replaced it, at free). */
 void cf__column_index_close(cf_column *c);
 

@@ -17,6 +17,7 @@
 
 #include "catalog.h"
 #include "column.h"
+#include "column_index.h"
 #include "column_version.h"
 #include "error.h"
 #include "ext.h"
@@ -46,6 +47,10 @@ int cf_column_export_meta(cf_column *c, void **buf, size_t *len, cf_error *err)
         }
         if (stats) memcpy(stats, c->stats_text, c->stats_len);
         sl = c->stats_text ? c->stats_len : 0;
+    } else if (c->kind == CF_KIND_DATA && !c->writes && cf__column_index_current(c)) {
+        /* what the chunk index holds stays there: replicas read it (they get
+         * the header's stamp below), the snapshot stays small */
+        if ((rc = cf__column_stats_section(c, &stats, &sl, err))) goto done;
     } else if (c->kind == CF_KIND_DATA &&
                (rc = cf__stats_format(&c->stats, &c->h, &stats, &sl, c->path, err))) {
         goto done;
@@ -68,6 +73,10 @@ int cf_column_export_meta(cf_column *c, void **buf, size_t *len, cf_error *err)
     cf__version_id(c, id);
     cf__wire_put_u64(&o, id[0]);
     cf__wire_put_u64(&o, id[1]);
+    /* the header's stamp, which binds the chunk index to it (format.md 8.6) */
+    cf__wire_put_u64(&o, (uint64_t)c->hstamp.known);
+    cf__wire_put_u64(&o, (uint64_t)c->hstamp.sec);
+    cf__wire_put_u64(&o, (uint64_t)c->hstamp.nsec);
     if (o.failed) {
         free(o.p);
         rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
@@ -91,7 +100,7 @@ int cf_column_open_meta(cf_column **out, cf_file *f, const void *buf, size_t len
     uint64_t kind;
     const unsigned char *name, *header, *ext, *stats, *attrs, *v1, *stage;
     size_t nl, hl, xl, sl, al, vl, tl;
-    uint64_t committed, id[2];
+    uint64_t committed, id[2], stamp[3];
     if (len < 4 || memcmp(buf, "CFM1", 4) != 0)
         return CF_FAIL(err, CF_EFORMAT, "%s: column metadata snapshot has a bad signature", f->path);
     in.p += 4;
@@ -100,7 +109,8 @@ int cf_column_open_meta(cf_column **out, cf_file *f, const void *buf, size_t len
         cf__wire_get_bytes(&in, &stats, &sl) ||
         cf__wire_get_bytes(&in, &attrs, &al) || cf__wire_get_bytes(&in, &v1, &vl) ||
         cf__wire_get_bytes(&in, &stage, &tl) || cf__wire_get_u64(&in, &committed) ||
-        cf__wire_get_u64(&in, &id[0]) || cf__wire_get_u64(&in, &id[1]) || in.p != in.end ||
+        cf__wire_get_u64(&in, &id[0]) || cf__wire_get_u64(&in, &id[1]) || cf__wire_get_u64(&in, &stamp[0]) ||
+        cf__wire_get_u64(&in, &stamp[1]) || cf__wire_get_u64(&in, &stamp[2]) || in.p != in.end ||
         kind > CF_KIND_ATTRS_ONLY || nl == 0 || memchr(name, 0, nl))
         return CF_FAIL(err, CF_EFORMAT, "%s: column metadata snapshot is damaged", f->path);
     char *cname = malloc(nl + 1);
@@ -115,6 +125,7 @@ int cf_column_open_meta(cf_column **out, cf_file *f, const void *buf, size_t len
         cf__column_set_attrs_only(c);
     } else {
         if ((rc = cf__column_apply_header(c, (const char *)header, hl, c->path, err))) goto fail;
+        c->hstamp = (cf__hstamp){ stamp[0] == 1, (int64_t)stamp[1], (int64_t)stamp[2] };
         /* the exporter sends colfile-v1 without its statistics, which
          * come apart (they may be pending: unparsed text), and only what
          * it trusts */

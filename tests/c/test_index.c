@@ -393,6 +393,48 @@ static void test_over_4m_chunks(void)
     free(v);
 }
 
-CF_TESTS(CF_TEST(test_index_round_trip), CF_TEST(test_small_column_has_no_index),
+/* A replica built from another handle's metadata snapshot (as the ranks of
+ * an MPI job get their columns) gets the header's stamp, not the
+ * statistics: it reads the index itself, and its partial reads verify
+ * chunks, also with more ranks than blobs. */
+static void test_replicas_read_the_index(void)
+{
+    cf_error err;
+    cf_file *f;
+    const int64_t rows = 300000, chunk = 2; /* 150000 chunk records: none in the text */
+    double *v = make_values(rows, 1, 13);
+    for (int64_t i = 0; i < rows; i++) v[i] = (double)i;
+    CHECK_OK(cf_file_open(&f, cf_test_dir(), CF_OPEN_WRITE, &err), &err);
+    CHECK_OK(cf_column_close(write_col(f, "r", v, rows, 1, 1, chunk), &err), &err);
+    cf_file_close(f);
+    flip(col_file("r", "000000"), 123456 * 8 + 1); /* row 123456: chunk 61728 */
+    for (int writable = 0; writable < 2; writable++) {
+        CHECK_OK(cf_file_open(&f, cf_test_dir(), (writable ? CF_OPEN_WRITE : 0) | CF_OPEN_VERIFY, &err), &err);
+        cf_column *c, *r;
+        CHECK_OK(cf_column_open(&c, f, "r", &err), &err);
+        void *meta;
+        size_t mlen;
+        CHECK_OK(cf_column_export_meta(c, &meta, &mlen, &err), &err);
+        CHECK(mlen < 4096);
+        CHECK_OK(cf_column_open_meta(&r, f, meta, mlen, &err), &err);
+        cf_free(meta);
+        cf_index_info info;
+        CHECK_OK(cf_column_index_info(r, &info, &err), &err);
+        CHECK_EQ_INT(info.state, CF_INDEX_CURRENT);
+        cf_chunk_stats s;
+        CHECK_OK(cf_column_chunk_stats(r, 1000, 0, &s, &err), &err);
+        CHECK(s.valid && s.min == 2000 && s.max == 2001);
+        double out[64];
+        CHECK_OK(cf_column_read(r, 100000, 64, out, NULL, 8, 8, &err), &err);
+        CHECK_FAILS(cf_column_read(r, 123440, 32, out, NULL, 8, 8, &err), CF_ECHECKSUM, &err,
+                    "chunk 61728 (rows 123456..123457)");
+        cf_column_forget(r);
+        CHECK_OK(cf_column_close(c, &err), &err);
+        cf_file_close(f);
+    }
+    free(v);
+}
+
+CF_TESTS(CF_TEST(test_replicas_read_the_index), CF_TEST(test_index_round_trip), CF_TEST(test_small_column_has_no_index),
          CF_TEST(test_damaged_and_truncated_index), CF_TEST(test_partial_reads_verify_chunks),
          CF_TEST(test_append_keeps_index), CF_TEST(test_over_4m_chunks))
