@@ -238,3 +238,22 @@ def test_check_reports_a_damaged_index_and_repair_fixes_it(lib: Any, tmp_path: P
     assert "x/colfile-index-v1" in out.stdout + out.stderr and "fail their CRC32C" in out.stdout + out.stderr
     assert main(["repair", "-q", str(tmp_path / "f")]) == 0
     assert main(["check", "-q", str(tmp_path / "f")]) == 0
+
+
+def test_large_column_text_without_chunk_lines_is_not_damage(lib: Any, tmp_path: Path) -> None:
+    """Above 2^16 chunk records the statistics text keeps its head lines
+    alone (with the column's fine CHUNK): check finds nothing wrong."""
+    x = np.arange(70000, dtype="<i8")
+    with colfile.File(str(tmp_path / "f"), "w") as f:
+        f.create("x", data=x, chunk_rows=1)
+    text = (tmp_path / "f" / "x" / "colfile-v1").read_text()
+    assert "CHUNK: 1\n" in text and "\n0 0 count=" not in text
+    with colfile.File(str(tmp_path / "f"), "r") as f:
+        col = f["x"]
+        assert col.ext_state == "current"
+        assert col.verify_blob(0) == {"OK"}
+        st = col.chunk_stats()
+        assert len(st) == 70000 and st["valid"].all() and np.array_equal(st["min"], x.astype("f8"))
+    from colfile.cli import main
+
+    assert main(["check", "-q", str(tmp_path / "f")]) == 0
