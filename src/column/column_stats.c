@@ -31,6 +31,19 @@ static int note_bad_stats(cf_column *c, const char *text, size_t len, const char
     return 0;
 }
 
+/* 1 if the statistics text has a blob line for a blob of the column. */
+static int has_blob_lines(const cf_column *c, const char *text, size_t len)
+{
+    if (c->h.nfile == 0) return 0;
+    unsigned char *seen = calloc((size_t)c->h.nfile, 1);
+    if (!seen) return 1;
+    cf__ext_stats_blob_lines(text, len, c->h.nfile, seen);
+    int any = 0;
+    for (int64_t b = 0; b < c->h.nfile && !any; b++) any = seen[b];
+    free(seen);
+    return any;
+}
+
 int cf__column_load_stats(cf_column *c, const char *text, size_t len, const char *path, cf_error *err)
 {
     /* Damaged statistics are no statistics: never a reason not to open. */
@@ -49,6 +62,9 @@ int cf__column_load_stats(cf_column *c, const char *text, size_t len, const char
             return 0;
         }
         c->stats_damaged = rc == CF_EFORMAT && c->ext_state == CF_EXT_CURRENT;
+        /* head lines alone, a fine CHUNK: a large column's text, whose
+         * statistics a current chunk index holds (format.md 8.4) */
+        if (c->stats_damaged && !has_blob_lines(c, text, len) && cf__column_index_current(c)) c->stats_damaged = 0;
     }
     cf__stats_free(&c->stats);
     int rc = cf__stats_alloc(&c->stats, &c->h, cf__stats_default_chunk_rows(c->rowbytes), path, err);

@@ -504,20 +504,6 @@ static void cf__stats_reset(cf__stats *s, const cf__header *h, char cls)
 /* Minimal bytes of a chunk line ("0 0 count=1 nan=0 min=0 max=0 sum=0\n"),
  * to bound what a text of a given length can describe. */
 #define CF__CHUNK_LINE_MIN 32
-
-/* 1 if a line of the text is a blob line: hex digits, then ':'. */
-static int has_blob_line(const char *text, size_t len)
-{
-    for (size_t i = 0; i < len;) {
-        size_t j = i;
-        while (j < len && cf__hex_digit(text[j]) >= 0) j++;
-        if (j > i && j < len && text[j] == ':') return 1;
-        const char *nl = memchr(text + j, '\n', len - j);
-        if (!nl) break;
-        i = (size_t)(nl - text) + 1;
-    }
-    return 0;
-}
 /* Accumulators any file may ask for (2.5 MiB). */
 #define CF__PARSE_FREE_ACCS ((int64_t)1 << 16)
 
@@ -593,9 +579,7 @@ int cf__stats_parse(cf__stats *s, const cf__header *h, const char *text, size_t 
         int64_t bound = (int64_t)(len / CF__CHUNK_LINE_MIN);
         if (dtotal > bound) bound = dtotal;
         if (bound < CF__PARSE_FREE_ACCS) bound = CF__PARSE_FREE_ACCS;
-        /* a text without blob lines (a large column's, whose statistics
-         * are in the chunk index: format.md 8.4) holds nothing to bound */
-        if (total < 0 || (total > bound && has_blob_line(text, len))) {
+        if (total < 0 || total > bound) {
             rc = CF_FAIL(err, CF_EFORMAT, "%s:5: CHUNK %lld needs more statistics than the file can hold",
                          path, (long long)chunk);
             goto fail;
