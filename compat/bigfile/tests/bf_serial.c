@@ -392,7 +392,8 @@ static void listing(void)
 int main(int argc, char **argv)
 {
     if (argc != 2) return 2;
-    RC(big_file_open(&bf, argv[1]));
+    RC(big_file_open(&bf, argv[1])); /* fails: the directory is new */
+    big_file_close(&bf);
     RC(big_file_create(&bf, argv[1]));
     big_file_set_buffer_size(64);
     write_particles();
