@@ -116,6 +116,22 @@ static void read_back(void)
     SAY("\n");
     free(a.data);
     RC(big_block_read_simple(&b, 10, 1, &a, NULL));
+    /* a negative start counts from the end; the clip uses it as given */
+    RC(big_block_read_simple(&b, -3, 3, &a, "i8"));
+    SAY("read_simple -3,3 dims=%td:", a.dims[0]);
+    for (size_t i = 0; i < a.size; i++) SAY(" %ld", (long)((int64_t *)a.data)[i]);
+    SAY("\n");
+    free(a.data);
+    RC(big_block_read_simple(&b, -3, 2, &a, "i8"));
+    RC(big_block_read_simple(&b, -3, 5, &a, NULL));
+    RC(big_block_seek(&b, &ptr, 1));
+    RC(big_block_seek_rel(&b, &ptr, -2));
+    /* an array whose size is not a whole number of rows: the rows it holds */
+    double odd[7];
+    big_array_init(&a, odd, "f8", 1, (size_t[]){7}, NULL);
+    RC(big_block_seek(&b, &ptr, 0));
+    RC(big_block_read(&b, &ptr, &a));
+    show_ptr("after 7 elements", &ptr);
     /* negative seeks, strided reads into a transposed array */
     double t[3][2];
     RC(big_block_seek(&b, &ptr, -2));
@@ -214,6 +230,11 @@ static void attributes(void)
     big_array_init(&arr, w, "u4", 2, (size_t[]){3, 2}, NULL);
     RC(big_block_seek(&b, &ptr, 0));
     RC(big_block_write(&b, &ptr, &arr));
+    RC(big_block_close(&b));
+    /* names that sort differently component by component than whole */
+    RC(big_file_create_block(&bf, &b, "grp-x", "i4", 1, 0, NULL));
+    RC(big_block_close(&b));
+    RC(big_file_create_block(&bf, &b, "grp.y/z", "i4", 1, 0, NULL));
     RC(big_block_close(&b));
     RC(big_file_open_block(&bf, &b, "grp/."));
     RC(big_block_set_attr(&b, "G", &v, "i8", 1));
