@@ -79,6 +79,9 @@ static void write_particles(void)
     RC(big_block_write(&b, &ptr, &a));
     RC(big_block_flush(&b));
     show_sums("pos flushed", &b);
+    big_block_set_dirty(&b, 1);
+    big_attrset_set_dirty(b.attrset, 1);
+    SAY("dirty=%d\n", b.dirty);
     RC(big_block_close(&b));
 
     /* a converted, non-contiguous write: int32 ids into an i8 block, 1-D */
