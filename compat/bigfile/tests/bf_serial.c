@@ -200,6 +200,11 @@ static void attributes(void)
     SAY("lookup Gone: %s\n", big_block_lookup_attr(&b, "Gone") ? "found" : "NULL");
     RC(big_block_close(&b));
 
+    /* dtype NULL: an i8 block without files, whatever nmemb, Nfile and fsize say */
+    RC(big_file_create_block(&bf, &b, "Meta2", NULL, 2, 3, (size_t[]){1, 2, 3}));
+    show_block("Meta2", &b);
+    RC(big_block_close(&b));
+
     RC(big_file_open_block(&bf, &b, "Header"));
     size_t n;
     BigAttr *list = big_block_list_attrs(&b, &n);
