@@ -3,8 +3,9 @@ MAX_LINES (a file that long holds two concepts), and every source file has
 a test of its own: TESTED_BY names, for each .c file in src/, the test files
 that exercise it, and each of them either calls one of the file's functions
 (cf_* or cf__*) by name, runs the program it builds, or is named after it.
-A new source file fails here until it gets a test.  Both checkers are
-tested on small trees of their own, so they cannot pass by accident.
+A new source file fails here until it gets a test.  A folder's
+<name>_impl.h is for that folder alone.  The checkers are tested on small
+trees of their own, so they cannot pass by accident.
 """
 
 from __future__ import annotations
@@ -127,6 +128,30 @@ def test_no_source_file_is_too_long() -> None:
 
 def test_every_source_file_has_a_test() -> None:
     assert untested(ROOT, TESTED_BY, PROGRAMS) == []
+
+
+def foreign_impl_includes(src: Path) -> list[str]:
+    """Includes of a folder's <name>_impl.h from another folder of src."""
+    found = []
+    impl = {h.name: h.parent for h in src.rglob("*_impl.h")}
+    for f in sorted(src.rglob("*")):
+        if f.suffix not in (".c", ".h"):
+            continue
+        for inc in re.findall(r'^\s*#\s*include\s+"([^"]+)"', f.read_text(errors="replace"), re.MULTILINE):
+            if inc in impl and impl[inc] != f.parent:
+                found.append(f"{f}: includes {inc}, which only {impl[inc].name}/ shares")
+    return found
+
+
+def test_impl_headers_stay_in_their_folder() -> None:
+    assert foreign_impl_includes(ROOT / "src") == []
+
+
+def test_impl_checker_catches_a_foreign_include(tmp_path: Path) -> None:
+    root = make_tree(tmp_path, {"src/a/a_impl.h": "\n", "src/a/x.c": '#include "a_impl.h"\n',
+                                "src/b/y.c": '#include "a_impl.h"\n'})
+    found = foreign_impl_includes(root / "src")
+    assert len(found) == 1 and "b/y.c: includes a_impl.h" in found[0], found
 
 
 def test_the_c_tests_are_built() -> None:
