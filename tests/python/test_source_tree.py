@@ -1,4 +1,4 @@
-"""Two rules of the C tree: no source file or header in src/ is longer than
+"""The rules of the C tree: no source file or header in src/ is longer than
 MAX_LINES (a file that long holds two concepts), and every source file has
 a test of its own: TESTED_BY names, for each .c file in src/, the test files
 that exercise it, and each of them either calls one of the file's functions
