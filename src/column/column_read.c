@@ -19,6 +19,7 @@
 #include "platform.h"
 #include "readmap.h"
 #include "readsplit.h"
+#include "column_handle.h"
 
 int64_t cf_column_row_offset(const cf_column *c, int64_t row)
 {
@@ -33,7 +34,7 @@ static int short_blob_error(cf_column *c, int64_t blob, int64_t byte_end, cf_err
     char name[32];
     cf__column_blob_name(blob, name);
     struct stat st;
-    long long have = fstat(c->fd, &st) == 0 ? (long long)st.st_size : -1;
+    long long have = fstat(c->io.fd, &st) == 0 ? (long long)st.st_size : -1;
     long long first = (long long)c->first_row[blob], last = (long long)c->first_row[blob + 1] - 1;
     long long missing = have < 0 ? first : first + have / c->rowbytes;
     return CF_FAIL(err, CF_ESHORT,
@@ -104,7 +105,7 @@ static int crc_mismatch_error(cf_column *c, int64_t b, uint32_t got, cf_error *e
     }
     return CF_FAIL(err, CF_ECHECKSUM,
                    "%s/%s: CRC32C of the data read is %08x but %s records %08x: blob (rows %lld..%lld) is "
-                   "corrupt", c->path, name, (unsigned)got, CF__EXT_NAME, (unsigned)c->crc[b],
+                   "corrupt", c->path, name, (unsigned)got, CF__EXT_NAME, (unsigned)c->sums.crc[b],
                    (long long)c->first_row[b], (long long)c->first_row[b + 1] - 1);
 }
 
@@ -183,11 +184,11 @@ static int convert_blob(cf_column *c, int64_t b, int fd, int64_t off, int64_t el
             for (int64_t k = 0; k < n;) {
                 int64_t piece = n - k < chunk_elems ? n - k : chunk_elems;
                 size_t got;
-                if ((rc = cf__pread_all(fd, c->scratch, (size_t)(piece * w), off + k * w, &got, c->path, err)))
+                if ((rc = cf__pread_all(fd, c->io.scratch, (size_t)(piece * w), off + k * w, &got, c->path, err)))
                     return rc;
                 if ((int64_t)got < piece * w) return short_blob_error(c, b, off + (k + piece) * w, err);
-                if (crc) *crc = cf__crc32c_update(*crc, c->scratch, (size_t)(piece * w));
-                scatter(c, v, e + k, piece, c->scratch);
+                if (crc) *crc = cf__crc32c_update(*crc, c->io.scratch, (size_t)(piece * w));
+                scatter(c, v, e + k, piece, c->io.scratch);
                 k += piece;
             }
         }
@@ -208,7 +209,7 @@ static int read_range(cf_column *c, int64_t start, int64_t count, const buffer_v
     int rc;
     if (!v->direct && w > CF__CHUNK_BYTES)
         return CF_FAIL(err, CF_EDTYPE, "%s: elements of %lld bytes are too wide to convert", c->path, (long long)w);
-    if (c->verify && c->deferred && (rc = cf__column_settle(c, err))) return rc; /* the CRCs */
+    if (c->verify && c->ext.deferred && (rc = cf__column_settle(c, err))) return rc; /* the CRCs */
     int64_t row = start, e = e0;
     while (count > 0) {
         int64_t b = cf__column_locate(c, row);
@@ -220,15 +221,15 @@ static int read_range(cf_column *c, int64_t start, int64_t count, const buffer_v
         int64_t nbytes = in_blob * c->rowbytes;
         /* Only a CRC that describes the bytes: none of this handle's writes
          * since it was recorded. */
-        int check = c->verify && c->crc_known[b] && off == 0 && in_blob == c->h.rows[b] &&
-                    cf__column_first_touch(c, b) && !c->unsynced[b];
+        int check = c->verify && c->sums.crc_known[b] && off == 0 && in_blob == c->h.rows[b] &&
+                    cf__column_first_touch(c, b) && !c->sums.unsynced[b];
         uint32_t crc = 0;
         if (v->direct)
             rc = copy_blob(c, b, fd, off, nbytes, (unsigned char *)v->base + e * w, check ? &crc : NULL, err);
         else
             rc = convert_blob(c, b, fd, off, in_blob * c->h.nmemb, v, e, check ? &crc : NULL, err);
         if (rc) return rc;
-        if (check && crc != c->crc[b]) return crc_mismatch_error(c, b, crc, err);
+        if (check && crc != c->sums.crc[b]) return crc_mismatch_error(c, b, crc, err);
         e += in_blob * c->h.nmemb;
         row += in_blob;
         count -= in_blob;
@@ -409,9 +410,9 @@ static int read_listed(cf_column *c, const row_source *s, int64_t count, const b
             int64_t span = row_at(s, j - 1) - r0 + 1;
             int64_t off = (r0 - c->first_row[b]) * rb;
             size_t got;
-            if ((rc = cf__pread_all(fd, c->scratch, (size_t)(span * rb), off, &got, c->path, err))) return rc;
+            if ((rc = cf__pread_all(fd, c->io.scratch, (size_t)(span * rb), off, &got, c->path, err))) return rc;
             if ((int64_t)got < span * rb) return short_blob_error(c, b, off + span * rb, err);
-            gather_rows(c, v, s, i, j, r0, c->scratch);
+            gather_rows(c, v, s, i, j, r0, c->io.scratch);
             i = j;
         }
     }

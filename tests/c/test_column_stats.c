@@ -4,6 +4,7 @@
 #include "ext_text.h"
 
 #include "column.h"
+#include "column_handle.h"
 #include "digest.h"
 #include "fsutil.h"
 
@@ -187,7 +188,7 @@ static void test_stale_statistics_are_not_trusted(void)
  * even looked at (opened from the catalog, cf__column_settle). */
 static int unparsed(const cf_column *c)
 {
-    return c->stats_pending || c->deferred != NULL;
+    return c->stat.stats_pending || c->ext.deferred != NULL;
 }
 
 /* Read-only handles keep the statistics text and parse it when first
@@ -214,7 +215,7 @@ static void check_reader(cf_file *r, const double *v, int64_t n)
     check_all(rep, v);
     CHECK_OK(cf_column_close(rep, &err), &err);
     CHECK_EQ_INT(cf_column_chunk_rows(c), 4);
-    CHECK(!c->stats_pending);
+    CHECK(!c->stat.stats_pending);
     CHECK_EQ_INT(cf_column_chunk_count(c), 6);
     check_all(c, v);
     CHECK_OK(cf_column_close(c, &err), &err);

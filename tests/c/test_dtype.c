@@ -1,4 +1,4 @@
-/* test_dtype.c - dtype parsing, formatting and conversions (src/format/dtype.c).
+/* test_dtype.c - dtype parsing, formatting and conversions (src/format/dtype.c, dtype_convert.c).
  *
  * Expected conversion results are worked out by hand (and agree with numpy
  * astype(casting='unsafe')); byte patterns are built in this file so that
@@ -443,7 +443,7 @@ static void test_convert_float_to_int(void)
     CONV(float, "f4", 16777217.0f, int32_t, "i4", 16777216);
     CONV(float, "f4", 1e19f, uint64_t, "u8", 9999999980506447872ULL);
 
-    /* Out of range and NaN: the x86-64 scalar pattern (see dtype.c). */
+    /* Out of range and NaN: the x86-64 scalar pattern (see dtype_convert.c). */
     CONV(double, "f8", 300.7, int8_t, "i1", 44);
     CONV(double, "f8", -200.5, int8_t, "i1", 56);
     CONV(double, "f8", 70000.5, int16_t, "i2", 4464);
