@@ -251,7 +251,9 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
-    int64_t rowbytes = s.nmemb * cf_dtype_itemsize(dtype);
+    int64_t itemsize = 0;
+    cf_dtype_itemsize(dtype, &itemsize, NULL); /* cannot fail: normalised above */
+    int64_t rowbytes = s.nmemb * itemsize;
     int64_t local_bytes = s.rows * rowbytes, total_bytes = local_bytes * nranks;
 
     /* The File: the given path, or a new temporary directory (rank 0
