@@ -15,7 +15,12 @@
  * - Every function that can fail returns 0 on success or a negative CF_E*
  *   code (colfile_errors.h) and, when `err` is not NULL, fills *err with the
  *   code and a message naming the path and the problem.  On failure no
- *   output argument is changed unless documented.
+ *   output argument is changed unless documented.  A size that such a
+ *   function computes comes through an output argument, never as the
+ *   return value.
+ * - Functions that take no `err` cannot fail on a valid handle and
+ *   arguments in the documented range; accessors of a number return it
+ *   directly (out of range: -1, never a count).
  * - Sizes, row counts and offsets are int64_t everywhere.
  * - No global mutable state: distinct handles may be used from distinct
  *   threads at once.  One handle must not be used by two threads at once.
