@@ -45,9 +45,9 @@ static int short_blob_error(cf_column *c, int64_t blob, int64_t byte_end, cf_err
                    (long long)byte_end, first, last);
 }
 
-int64_t cf_column_blob_rows_held(cf_column *c, int64_t i, cf_error *err)
+/* The rows of blob i its file holds, or a negative CF_E* code. */
+static int64_t rows_held(cf_column *c, int64_t i, cf_error *err)
 {
-    if (!c) return CF_FAIL(err, CF_EARG, "cf_column_blob_rows_held: NULL column");
     if (c->kind != CF_KIND_DATA) return CF_FAIL(err, CF_EKIND, "%s: '%s' holds no rows", c->path, c->name);
     if (i < 0 || i >= c->h.nfile)
         return CF_FAIL(err, CF_ERANGE, "%s: no blob %lld (nfile is %lld)", c->path, (long long)i,
@@ -65,6 +65,15 @@ int64_t cf_column_blob_rows_held(cf_column *c, int64_t i, cf_error *err)
     }
     int64_t held = (int64_t)st.st_size / c->rowbytes;
     return held < c->h.rows[i] ? held : c->h.rows[i];
+}
+
+int cf_column_blob_rows_held(cf_column *c, int64_t i, int64_t *rows, cf_error *err)
+{
+    if (!c || !rows) return CF_FAIL(err, CF_EARG, "cf_column_blob_rows_held: NULL argument");
+    int64_t held = rows_held(c, i, err);
+    if (held < 0) return (int)held;
+    *rows = held;
+    return 0;
 }
 
 /* The reverse of gather: contiguous column-typed `in` to the caller's buffer. */

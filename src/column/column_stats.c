@@ -154,11 +154,9 @@ int cf_column_set_chunk_rows(cf_column *c, int64_t rows, cf_error *err)
     return 0;
 }
 
-int cf_column_set_statistics(cf_column *c, int enabled, cf_error *err)
+void cf_column_set_statistics(cf_column *c, int enabled)
 {
-    if (!c) return CF_FAIL(err, CF_EARG, "cf_column_set_statistics: NULL column");
-    c->stat.stats_off = !enabled;
-    return 0;
+    if (c) c->stat.stats_off = !enabled;
 }
 
 int64_t cf_column_chunk_count(const cf_column *c)

@@ -128,11 +128,9 @@ done:
 
 int cf_column_torn(const cf_column *c) { return c ? c->commit.torn_at_open : 0; }
 
-int cf_column_set_verify(cf_column *c, int enabled, cf_error *err)
+void cf_column_set_verify(cf_column *c, int enabled)
 {
-    if (!c) return CF_FAIL(err, CF_EARG, "cf_column_set_verify: NULL column");
-    c->verify = enabled != 0;
-    return 0;
+    if (c) c->verify = enabled != 0;
 }
 
 int cf_column_verify_enabled(const cf_column *c) { return c ? c->verify : 0; }

@@ -224,11 +224,14 @@ CF_API int cf_dtype_normalize(const char *dtype, char out[CF_DTYPE_MAX], cf_erro
     return 0;
 }
 
-CF_API int64_t cf_dtype_itemsize(const char *dtype)
+CF_API int cf_dtype_itemsize(const char *dtype, int64_t *itemsize, cf_error *err)
 {
+    if (!itemsize) return CF_FAIL(err, CF_EARG, "cf_dtype_itemsize: NULL itemsize");
     cf__dtype d;
-    int rc = cf__dtype_parse(dtype, CF__DTYPE_USER, &d, NULL, NULL);
-    return rc ? rc : d.width;
+    int rc = cf__dtype_parse(dtype, CF__DTYPE_USER, &d, NULL, err);
+    if (rc) return rc;
+    *itemsize = d.width;
+    return 0;
 }
 
 CF_API int cf_dtype_can_cast(const char *from, const char *to)
