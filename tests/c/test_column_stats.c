@@ -419,21 +419,6 @@ static void test_statistics_switched_off(void)
     cf_file_close(f);
 }
 
-static char *slurp_file(const char *dir, const char *name)
-{
-    char path[4200];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return NULL;
-    fseek(fp, 0, SEEK_END);
-    long n = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    buf[fread(buf, 1, (size_t)n, fp)] = 0;
-    fclose(fp);
-    return buf;
-}
-
 /* Large writes digest on a helper thread: the files must be the same as
  * when the same data arrives in small writes digested inline. */
 static void test_large_writes_match_small_ones(void)
@@ -464,7 +449,7 @@ static void test_large_writes_match_small_ones(void)
     snprintf(a, sizeof a, "%s/big", cf_test_dir());
     snprintf(b, sizeof b, "%s/small", cf_test_dir());
     for (int k = 0; k < 3; k++) {
-        char *ta = slurp_file(a, files[k]), *tb = slurp_file(b, files[k]);
+        char *ta = cf_test_slurp(a, files[k], NULL), *tb = cf_test_slurp(b, files[k], NULL);
         CHECK(ta && tb && strcmp(ta, tb) == 0);
         free(ta);
         free(tb);
@@ -480,7 +465,7 @@ static void test_large_writes_match_small_ones(void)
     CHECK_OK(cf_column_close(c, &err), &err);
     snprintf(b, sizeof b, "%s/direct", cf_test_dir());
     for (int k = 0; k < 2; k++) {
-        char *ta = slurp_file(a, files[k]), *tb = slurp_file(b, files[k]);
+        char *ta = cf_test_slurp(a, files[k], NULL), *tb = cf_test_slurp(b, files[k], NULL);
         CHECK(ta && tb && strcmp(ta, tb) == 0);
         free(ta);
         free(tb);
@@ -543,7 +528,7 @@ static void test_write_sizes_around_the_thresholds(void)
     for (int t = 1; t < 3; t++) {
         snprintf(b, sizeof b, "%s/%s", cf_test_dir(), names[t]);
         for (int k = 0; k < 4; k++) {
-            char *ta = slurp_file(a, files[k]), *tb = slurp_file(b, files[k]);
+            char *ta = cf_test_slurp(a, files[k], NULL), *tb = cf_test_slurp(b, files[k], NULL);
             CHECK(ta && tb);
             if (ta && tb) {
                 if (k < 2) CHECK_EQ_STR(ta, tb);

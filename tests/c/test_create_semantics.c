@@ -8,16 +8,6 @@
 
 #include "colfile.h"
 
-static cf_file *open_new(const char *sub)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", cf_test_dir(), sub);
-    cf_file *f = NULL;
-    cf_error err;
-    CHECK_OK(cf_file_open(&f, path, CF_OPEN_WRITE | CF_OPEN_CREATE, &err), &err);
-    return f;
-}
-
 static int has_file(cf_file *f, const char *rel)
 {
     char path[4096];
@@ -51,7 +41,7 @@ static int64_t first_value(cf_file *f, const char *name)
 static void test_create_ex_refuses_an_existing_column(void)
 {
     cf_error err;
-    cf_file *f = open_new("exists");
+    cf_file *f = cf_test_open_new("exists");
     make_i8(f, "x", 10);
     cf_column *c = NULL;
     int64_t rows[1] = { 2 };
@@ -94,7 +84,7 @@ static void test_create_ex_refuses_an_existing_column(void)
 static void test_no_column_below_a_column(void)
 {
     cf_error err;
-    cf_file *f = open_new("nested");
+    cf_file *f = cf_test_open_new("nested");
     make_i8(f, "P", 0);
     make_i8(f, "g/Q", 0);
     cf_column *c = NULL;
@@ -124,7 +114,7 @@ static void test_no_column_below_a_column(void)
 static void test_rows_never_written_are_reported(void)
 {
     cf_error err;
-    cf_file *f = open_new("unwritten");
+    cf_file *f = cf_test_open_new("unwritten");
     cf_column *c = NULL;
     int64_t rows[2] = { 5, 5 };
     CHECK_OK(cf_column_create_ex(&c, f, "v", "f8", 3, 2, rows, 0, &err), &err);
