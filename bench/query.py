@@ -70,6 +70,7 @@ from typing import Any, Callable
 import numpy as np
 
 import colfile
+import colfile._ffi
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from machine import describe as describe_machine  # noqa: E402  (bench/machine.py)
@@ -155,7 +156,7 @@ def write_snapshot(path: str, data: dict[str, np.ndarray], chunk_rows: int | Non
             dtype: Any = arr.dtype if arr.ndim == 1 else (arr.dtype, arr.shape[1])
             col = f.create(f"1/{name}", dtype, size=len(arr), chunk_rows=chunk_rows)
             if not statistics:
-                col._call("cf_column_set_statistics", 0)
+                colfile._ffi.lib().cf_column_set_statistics(col._handle(), 0)
             col.write(0, arr)
             col.close()
 

@@ -140,7 +140,7 @@ static int timed_write(cf_file *f, const column_case *cc, int64_t chunk_rows, in
     double w0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_PROCESS_CPUTIME_ID);
     int rc = cf_column_create(&c, f, cc->name, cc->dtype, cc->nmemb, cc->rows, 1, &err);
     if (!rc && chunk_rows > 0) rc = cf_column_set_chunk_rows(c, chunk_rows, &err);
-    if (!rc) rc = cf_column_set_statistics(c, stats, &err);
+    if (!rc) cf_column_set_statistics(c, stats);
     if (!rc)
         rc = cf_column_write(c, 0, cc->rows, cc->data, NULL, cc->nmemb * cc->width, cc->width, &err);
     int rc2 = c ? cf_column_close(c, rc ? NULL : &err) : 0;

@@ -15,7 +15,12 @@
  * - Every function that can fail returns 0 on success or a negative CF_E*
  *   code (colfile_errors.h) and, when `err` is not NULL, fills *err with the
  *   code and a message naming the path and the problem.  On failure no
- *   output argument is changed unless documented.
+ *   output argument is changed unless documented.  A size that such a
+ *   function computes comes through an output argument, never as the
+ *   return value.
+ * - Functions that take no `err` cannot fail on a valid handle and
+ *   arguments in the documented range; accessors of a number return it
+ *   directly (out of range: -1, never a count).
  * - Sizes, row counts and offsets are int64_t everywhere.
  * - No global mutable state: distinct handles may be used from distinct
  *   threads at once.  One handle must not be used by two threads at once.
@@ -77,8 +82,10 @@ typedef struct cf_error {
  * take strings up to S16 only: bigfile 0.1.52 cannot reopen wider ones. */
 CF_API int cf_dtype_normalize(const char *dtype, char out[CF_DTYPE_MAX], cf_error *err);
 
-/* The byte width of one element of a valid dtype, or a negative CF_EDTYPE. */
-CF_API int64_t cf_dtype_itemsize(const char *dtype);
+/* The byte width of one element of `dtype` into *itemsize ("<f8": 8,
+ * "S12": 12).  CF_EDTYPE, naming the dtype, for one cf_dtype_normalize
+ * refuses (*itemsize unchanged); CF_EARG for a NULL itemsize. */
+CF_API int cf_dtype_itemsize(const char *dtype, int64_t *itemsize, cf_error *err);
 
 /* 1 if values of dtype `from` can be converted to dtype `to` (numpy
  * `astype(casting='unsafe')` semantics between numeric kinds i u f c b, and
@@ -383,13 +390,15 @@ CF_API int64_t cf_column_size(const cf_column *c);       /* rows */
 CF_API int64_t cf_column_nfile(const cf_column *c);      /* blobs */
 /* Rows held by blob i (0 <= i < nfile), or -1 if i is out of range. */
 CF_API int64_t cf_column_blob_rows(const cf_column *c, int64_t i);
-/* Rows of blob i whose bytes its file holds, counted from the blob's first
- * row: cf_column_blob_rows(c, i) when the blob is complete, fewer when rows
+/* *rows receives the rows of blob i whose bytes its file holds, counted
+ * from the blob's first row: cf_column_blob_rows(c, i) when the blob is
+ * complete, fewer when rows
  * after these were never written (or the file was cut short: the two look
  * the same), 0 for a missing file.  A read of the other rows fails with
  * CF_ESHORT.  Looks at the file as it is now (fstat).  CF_ERANGE if i is
- * out of range, CF_EKIND for columns without data, CF_EIO. */
-CF_API int64_t cf_column_blob_rows_held(cf_column *c, int64_t i, cf_error *err);
+ * out of range, CF_EKIND for columns without data, CF_EIO (*rows then
+ * unchanged). */
+CF_API int cf_column_blob_rows_held(cf_column *c, int64_t i, int64_t *rows, cf_error *err);
 
 /* Read rows [start, start+count) into `buf`.
  * `buf` points at row 0, element 0 of the destination; element j of row r
@@ -599,8 +608,8 @@ CF_API int cf_column_set_chunk_rows(cf_column *c, int64_t rows, cf_error *err);
  * default) or off.  Blobs written while it is off get no statistics (they
  * are recorded as unknown and never used to skip data) until `colfile
  * index` or a later whole write computes them.  For measuring what they
- * cost, and for scratch data nobody will query.  Always returns 0. */
-CF_API int cf_column_set_statistics(cf_column *c, int enabled, cf_error *err);
+ * cost, and for scratch data nobody will query.  Accepts NULL. */
+CF_API void cf_column_set_statistics(cf_column *c, int enabled);
 
 /* 1 if the column was marked torn (colfile-torn) when opened: an in-place
  * update was interrupted, so rows may mix old and new values and the
@@ -615,9 +624,9 @@ CF_API int cf_column_torn(const cf_column *c);
  * bytes).  A read that covers part of a blob checks each chunk it covers
  * whole whose CRC32C is known (the chunk index of large columns, or this
  * handle's own writes; cf_column_chunk_crc32c), failing with CF_ECHECKSUM
- * naming the chunk and its rows; the rest of it is not checked.  Never
- * fails but for a NULL column. */
-CF_API int cf_column_set_verify(cf_column *c, int enabled, cf_error *err);
+ * naming the chunk and its rows; the rest of it is not checked.  Accepts
+ * NULL. */
+CF_API void cf_column_set_verify(cf_column *c, int enabled);
 CF_API int cf_column_verify_enabled(const cf_column *c);
 
 /* What cf_column_repair changed (bits of *fixed). */

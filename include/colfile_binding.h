@@ -9,7 +9,9 @@
  * processes, fork(2) helpers, deferred commits on a thread, lookups a
  * binding makes once per handle, and the arithmetic and tuning defaults
  * of the parallel plan.  The functions are exported and keep their
- * contracts as colfile.h's do; the conventions of colfile.h hold.
+ * contracts as colfile.h's do; the conventions of colfile.h hold, except
+ * that the cf_plan_* arithmetic answers arguments out of range as each
+ * says (cf_plan_share: a share of 0), since every rank computes it alike.
  */
 #ifndef COLFILE_BINDING_H
 #define COLFILE_BINDING_H

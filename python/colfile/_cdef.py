@@ -42,7 +42,7 @@ typedef struct cf_error {
     char message[1024];
 } cf_error;
 int cf_dtype_normalize(const char *dtype, char out[16], cf_error *err);
-int64_t cf_dtype_itemsize(const char *dtype);
+int cf_dtype_itemsize(const char *dtype, int64_t *itemsize, cf_error *err);
 int cf_dtype_can_cast(const char *from, const char *to);
 int cf_dtype_convert(void *dst, int64_t dst_stride, const char *to,
                      const void *src, int64_t src_stride, const char *from,
@@ -111,7 +111,7 @@ int64_t cf_column_nmemb(const cf_column *c);
 int64_t cf_column_size(const cf_column *c);
 int64_t cf_column_nfile(const cf_column *c);
 int64_t cf_column_blob_rows(const cf_column *c, int64_t i);
-int64_t cf_column_blob_rows_held(cf_column *c, int64_t i, cf_error *err);
+int cf_column_blob_rows_held(cf_column *c, int64_t i, int64_t *rows, cf_error *err);
 int cf_column_read(cf_column *c, int64_t start, int64_t count,
                    void *buf, const char *buf_dtype,
                    int64_t row_stride, int64_t elem_stride, cf_error *err);
@@ -177,9 +177,9 @@ typedef struct cf_chunk_stats {
 } cf_chunk_stats;
 int64_t cf_column_chunk_rows(const cf_column *c);
 int cf_column_set_chunk_rows(cf_column *c, int64_t rows, cf_error *err);
-int cf_column_set_statistics(cf_column *c, int enabled, cf_error *err);
+void cf_column_set_statistics(cf_column *c, int enabled);
 int cf_column_torn(const cf_column *c);
-int cf_column_set_verify(cf_column *c, int enabled, cf_error *err);
+void cf_column_set_verify(cf_column *c, int enabled);
 int cf_column_verify_enabled(const cf_column *c);
 enum cf_repair_bits {
     CF_REPAIR_SUMS      = 0x01,

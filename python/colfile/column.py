@@ -95,14 +95,16 @@ def _unwritten_of(h: Any, first: int) -> list[tuple[int, int]]:
     touch."""
     L = lib()
     err = new_error()
+    held_p = ffi.new("int64_t *")
     out: list[tuple[int, int]] = []
     row = 0
     for b in range(int(L.cf_column_nfile(h))):
         n = int(L.cf_column_blob_rows(h, b))
         if b >= first and n:
-            held = int(L.cf_column_blob_rows_held(h, b, err))
-            if held < 0:
-                raise_error(held, err)
+            rc = L.cf_column_blob_rows_held(h, b, held_p, err)
+            if rc < 0:
+                raise_error(rc, err)
+            held = int(held_p[0])
             if held < n:
                 a = row + held
                 if out and out[-1][1] == a:
@@ -838,13 +840,14 @@ class Column:
         ends = firsts + counts
         L = lib()
         err = new_error()
+        held_p = ffi.new("int64_t *")
         with self._lock:
             h = self._handle()
             for b in np.unique(blob).tolist():
-                held = int(L.cf_column_blob_rows_held(h, b, err))
-                if held < 0:
-                    raise_error(held, err)
-                ends[b] = firsts[b] + held
+                rc = L.cf_column_blob_rows_held(h, b, held_p, err)
+                if rc < 0:
+                    raise_error(rc, err)
+                ends[b] = firsts[b] + int(held_p[0])
         missing = rows >= ends[blob]
         return missing if missing.any() else None
 

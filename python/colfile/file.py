@@ -1637,7 +1637,9 @@ class File(Group):
             if (has_data or total) and sum(rows) != total:
                 raise ValueError(f"blob_rows sum to {sum(rows)}, but size is {total}")
         if tok is not None:
-            itemsize = max(int(lib().cf_dtype_itemsize(tok.encode("ascii"))), 0)
+            size_p = ffi.new("int64_t *")
+            bad = lib().cf_dtype_itemsize(tok.encode("ascii"), size_p, ffi.NULL)
+            itemsize = 0 if bad else int(size_p[0])
             column_bytes(total if rows is None else sum(rows), itemsize * nmemb)
             if rows is None:
                 if nf is None:

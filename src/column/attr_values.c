@@ -27,18 +27,18 @@ int cf_column_attr_get_string(cf_column *c, const char *name, char **value, size
     int rc = cf_column_attr_get(c, name, &dtype, &nmemb, &data, err);
     if (rc) return rc;
     cf__dtype t;
-    if ((rc = cf__dtype_parse(dtype, CF__DTYPE_ATTR, &t, c->attr_dir, err))) return rc;
+    if ((rc = cf__dtype_parse(dtype, CF__DTYPE_ATTR, &t, cf__column_attr_dir(c), err))) return rc;
     /* One string: a byte string of any count (a1 x n, S1 x n: the
      * characters), or a single fixed-width S element. */
     if (!(t.kind == 'a' || (t.kind == 'S' && (t.width == 1 || nmemb == 1))))
         return CF_FAIL(err, CF_EDTYPE,
                        "%s: attribute '%s' is %lld element(s) of %s, not a string; read it with "
                        "cf_column_attr_get or cf_column_attr_get_as",
-                       c->attr_dir, name, (long long)nmemb, dtype);
+                       cf__column_attr_dir(c), name, (long long)nmemb, dtype);
     size_t n = (size_t)(nmemb * t.width);
     while (n > 0 && ((const char *)data)[n - 1] == '\0') n--; /* NUL padding, and "" stored as one NUL */
     char *s = malloc(n + 1);
-    if (!s) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->attr_dir);
+    if (!s) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", cf__column_attr_dir(c));
     if (n) memcpy(s, data, n);
     s[n] = '\0';
     *value = s;
@@ -52,7 +52,7 @@ int cf_column_attr_get_as(cf_column *c, const char *name, const char *dtype, voi
     if (!c || !name || !dtype || (capacity > 0 && !buf))
         return CF_FAIL(err, CF_EARG, "cf_column_attr_get_as: NULL argument");
     if (capacity < 0)
-        return CF_FAIL(err, CF_EARG, "%s: attribute '%s': negative capacity %lld", c->attr_dir, name,
+        return CF_FAIL(err, CF_EARG, "%s: attribute '%s': negative capacity %lld", cf__column_attr_dir(c), name,
                        (long long)capacity);
     const char *stored;
     int64_t count;
@@ -61,7 +61,7 @@ int cf_column_attr_get_as(cf_column *c, const char *name, const char *dtype, voi
     if (rc) return rc;
     cf__dtype from, to;
     char ctx[CF_ERROR_MESSAGE_MAX / 2]; /* "<dir>: attribute '<name>'", cut if very long */
-    snprintf(ctx, sizeof ctx, "%s: attribute '%s'", c->attr_dir, name);
+    snprintf(ctx, sizeof ctx, "%s: attribute '%s'", cf__column_attr_dir(c), name);
     if ((rc = cf__dtype_parse(dtype, CF__DTYPE_USER, &to, ctx, err))) return rc;
     if ((rc = cf__dtype_parse(stored, CF__DTYPE_ATTR, &from, ctx, err))) return rc;
     if (nmemb ? count > capacity : count != capacity)

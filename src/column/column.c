@@ -4,6 +4,7 @@
  * column_commit.c, column_read.c, column_write.c, column_verify.c and
  * column_stats.c. */
 #include "column.h"
+#include "column_handle.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -58,17 +59,17 @@ char *cf__column_blob_path(const cf_column *c, int64_t i)
 
 void cf__column_close_fd(cf_column *c)
 {
-    if (c->fd >= 0) close(c->fd);
-    c->fd = -1;
-    c->fd_blob = -1;
+    if (c->io.fd >= 0) close(c->io.fd);
+    c->io.fd = -1;
+    c->io.fd_blob = -1;
 }
 
 static void free_writes(cf_column *c)
 {
-    if (!c->writes) return;
-    for (int64_t i = 0; i < c->h.nfile; i++) free(c->writes[i].segments);
-    free(c->writes);
-    c->writes = NULL;
+    if (!c->sums.writes) return;
+    for (int64_t i = 0; i < c->h.nfile; i++) free(c->sums.writes[i].segments);
+    free(c->sums.writes);
+    c->sums.writes = NULL;
 }
 
 void cf__column_free(cf_column *c)
@@ -80,23 +81,23 @@ void cf__column_free(cf_column *c)
     if (!c->replica && c->dir && c->path && CF__STAGED(c)) (void)cf__remove_tree(c->dir, NULL);
     free_writes(c);
     free(c->name);
-    cf__lock_release(&c->lock);
+    cf__lock_release(&c->commit.lock);
     free(c->path);
     free(c->dir);
     free(c->attr_dir);
     cf__header_free(&c->h);
     free(c->first_row);
-    cf__stats_free(&c->stats);
-    free(c->stats_text);
-    free(c->stats_bad);
-    free(c->deferred);
-    free(c->committed_sums);
-    free(c->crc);
-    free(c->crc_known);
-    free(c->unsynced);
-    cf__attrset_free(&c->attrs);
-    cf__attrset_free(&c->attrs_v1);
-    free(c->scratch);
+    cf__stats_free(&c->stat.stats);
+    free(c->stat.stats_text);
+    free(c->stat.stats_bad);
+    free(c->ext.deferred);
+    free(c->sums.committed_sums);
+    free(c->sums.crc);
+    free(c->sums.crc_known);
+    free(c->sums.unsynced);
+    cf__attrset_free(&c->attr.attrs);
+    cf__attrset_free(&c->attr.attrs_v1);
+    free(c->io.scratch);
     cf__column_ccrc_free(c);
     free(c);
 }
@@ -109,18 +110,18 @@ int cf__column_layout_blobs(cf_column *c, int64_t keep, cf_error *err)
     int64_t *first = realloc(c->first_row, (size_t)(n + 1) * sizeof *first);
     if (!first) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
     c->first_row = first;
-    uint32_t *crc = realloc(c->crc, (size_t)(n + 1) * sizeof *crc);
+    uint32_t *crc = realloc(c->sums.crc, (size_t)(n + 1) * sizeof *crc);
     if (!crc) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
-    c->crc = crc;
-    unsigned char *known = realloc(c->crc_known, (size_t)(n + 1));
+    c->sums.crc = crc;
+    unsigned char *known = realloc(c->sums.crc_known, (size_t)(n + 1));
     if (!known) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
-    c->crc_known = known;
-    uint32_t *committed = realloc(c->committed_sums, (size_t)(n + 1) * sizeof *committed);
+    c->sums.crc_known = known;
+    uint32_t *committed = realloc(c->sums.committed_sums, (size_t)(n + 1) * sizeof *committed);
     if (!committed) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
-    c->committed_sums = committed;
-    unsigned char *unsynced = realloc(c->unsynced, (size_t)(n + 1));
+    c->sums.committed_sums = committed;
+    unsigned char *unsynced = realloc(c->sums.unsynced, (size_t)(n + 1));
     if (!unsynced) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
-    c->unsynced = unsynced;
+    c->sums.unsynced = unsynced;
     first[0] = 0;
     for (int64_t i = 0; i < n; i++) {
         first[i + 1] = first[i] + c->h.rows[i];
@@ -140,14 +141,14 @@ cf_column *cf__column_new(const char *name, const char *path, const char *attr_d
 {
     cf_column *c = calloc(1, sizeof *c);
     if (!c) return NULL;
-    c->fd = -1;
-    c->fd_blob = -1;
-    c->dirfd = -1;
-    c->opened_header_len = -1;
-    c->lock = (cf__lock)CF__LOCK_NONE;
+    c->io.fd = -1;
+    c->io.fd_blob = -1;
+    c->ver.dirfd = -1;
+    c->ver.opened_header_len = -1;
+    c->commit.lock = (cf__lock)CF__LOCK_NONE;
     c->durable = 1;
-    cf__attrset_init(&c->attrs);
-    cf__attrset_init(&c->attrs_v1);
+    cf__attrset_init(&c->attr.attrs);
+    cf__attrset_init(&c->attr.attrs_v1);
     c->name = strdup(name);
     c->path = strdup(path);
     c->dir = strdup(path);
@@ -196,19 +197,19 @@ static int write_meta_hook(cf_column *c, const char *name, char *text, size_t le
  * (hstamp.h, docs/format.md 8.1). */
 static void stamp_header(int fd, void *arg)
 {
-    cf__hstamp_backdate(fd, &((cf_column *)arg)->hstamp);
+    cf__hstamp_backdate(fd, &((cf_column *)arg)->ver.hstamp);
 }
 
 static void stamp_ext(int fd, void *arg)
 {
-    cf__hstamp_apply(fd, &((cf_column *)arg)->hstamp);
+    cf__hstamp_apply(fd, &((cf_column *)arg)->ver.hstamp);
 }
 
 int cf__column_write_header(cf_column *c, int private_, int *keep, cf_error *err)
 {
     char *text;
     size_t len;
-    c->hstamp.known = 0; /* until this write gives it */
+    c->ver.hstamp.known = 0; /* until this write gives it */
     int rc = cf__header_format(&c->h, &text, &len, c->path, err);
     return rc ? rc : write_meta_hook(c, "header", text, len, private_, keep, stamp_header, err);
 }
@@ -220,7 +221,7 @@ int cf__column_write_ext(cf_column *c, int private_, int *keep, cf_error *err)
 {
     char *crcs = NULL, *stats = NULL, *text = NULL;
     size_t cl, sl = 0, len;
-    int rc = cf__ext_format(&c->h, c->crc, c->crc_known, &crcs, &cl, c->path, err);
+    int rc = cf__ext_format(&c->h, c->sums.crc, c->sums.crc_known, &crcs, &cl, c->path, err);
     if (rc == 0) rc = cf__column_stats_section(c, &stats, &sl, err);
     if (rc == 0) rc = cf__ext_assemble(crcs, cl, stats, sl, &text, &len, c->path, err);
     free(crcs);
@@ -228,17 +229,17 @@ int cf__column_write_ext(cf_column *c, int private_, int *keep, cf_error *err)
     if (rc == 0) rc = write_meta_hook(c, CF__EXT_NAME, text, len, private_, keep, stamp_ext, err);
     if (rc == 0) {
         /* what this handle holds is now what is recorded */
-        c->ext_state = CF_EXT_CURRENT;
-        c->stats_damaged = 0;
-        free(c->stats_bad);
-        c->stats_bad = NULL;
+        c->ext.ext_state = CF_EXT_CURRENT;
+        c->stat.stats_damaged = 0;
+        free(c->stat.stats_bad);
+        c->stat.stats_bad = NULL;
     }
     return rc;
 }
 
 int cf__column_first_touch(const cf_column *c, int64_t b)
 {
-    return !c->writes || (c->writes[b].count == 0 && !c->writes[b].overflow);
+    return !c->sums.writes || (c->sums.writes[b].count == 0 && !c->sums.writes[b].overflow);
 }
 
 /* Create or truncate blob i to zero bytes.  With `keep`, the blob stays
@@ -255,10 +256,10 @@ int cf__column_truncate_blob_keep(cf_column *c, int64_t i, int keep, cf_error *e
         rc = CF_FAIL(err, CF_EIO, "%s: cannot create blob: %s", p, strerror(e));
     } else if (keep) {
         cf__column_close_fd(c);
-        c->fd = fd;
-        c->fd_blob = i;
-        c->fd_writable = 1;
-        c->fd_blksize = -1; /* looked up by the first write that needs it */
+        c->io.fd = fd;
+        c->io.fd_blob = i;
+        c->io.fd_writable = 1;
+        c->io.fd_blksize = -1; /* looked up by the first write that needs it */
     } else {
         close(fd);
     }
@@ -296,9 +297,9 @@ int cf__column_remove_stale_blobs(const char *dir, int64_t nfile, int *removed, 
 
 int cf__column_need_scratch(cf_column *c, cf_error *err)
 {
-    if (c->scratch) return 0;
-    c->scratch = malloc((size_t)CF__CHUNK_BYTES);
-    if (!c->scratch) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory for the I/O buffer", c->path);
+    if (c->io.scratch) return 0;
+    c->io.scratch = malloc((size_t)CF__CHUNK_BYTES);
+    if (!c->io.scratch) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory for the I/O buffer", c->path);
     return 0;
 }
 
@@ -310,7 +311,7 @@ int cf__column_scan_blob_sum(cf_column *c, int64_t i, uint32_t *sum, int *comple
     int64_t bytes = c->h.rows[i] * c->rowbytes, w = c->h.dtype.width;
     *complete = 0;
     cf__column_stats_reset_blob(c, i);
-    c->crc_known[i] = 0;
+    c->sums.crc_known[i] = 0;
     char *p = cf__column_blob_path(c, i);
     if (!p) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
     char name[32];
@@ -324,16 +325,16 @@ int cf__column_scan_blob_sum(cf_column *c, int64_t i, uint32_t *sum, int *comple
     while (off < bytes) {
         size_t want = (size_t)(bytes - off < step ? bytes - off : step);
         size_t got;
-        if ((rc = cf__pread_all(fd, c->scratch, want, off, &got, p, err))) goto done;
+        if ((rc = cf__pread_all(fd, c->io.scratch, want, off, &got, p, err))) goto done;
         if (got < want) goto done; /* short: nothing known */
         /* the CRC32C of the blob and of each of its chunks */
-        cf__column_ccrc_add(c, i, off, c->scratch, (int64_t)got, sum, &crc);
-        cf__column_stats_add(c, i, off / w, c->scratch, (int64_t)got / w);
+        cf__column_ccrc_add(c, i, off, c->io.scratch, (int64_t)got, sum, &crc);
+        cf__column_stats_add(c, i, off / w, c->io.scratch, (int64_t)got / w);
         off += (int64_t)got;
     }
-    c->crc[i] = crc;
-    c->crc_known[i] = 1;
-    c->stats.valid[i] = cf__stats_blob_whole(&c->stats, i);
+    c->sums.crc[i] = crc;
+    c->sums.crc_known[i] = 1;
+    c->stat.stats.valid[i] = cf__stats_blob_whole(&c->stat.stats, i);
     *complete = 1;
 done:
     if (fd >= 0) close(fd);
@@ -353,16 +354,16 @@ static int scan_blob(cf_column *c, int64_t i, int *complete, cf_error *err)
  * a later whole write or `colfile index`. */
 static int settle_blob(cf_column *c, int64_t i, cf_error *err)
 {
-    cf__blob_writes *w = &c->writes[i];
+    cf__blob_writes *w = &c->sums.writes[i];
     int64_t bytes = c->h.rows[i] * c->rowbytes;
     if (!w->overflow && w->count == 1 && w->segments[0].offset == 0 && w->segments[0].length == bytes) {
-        c->crc[i] = w->segments[0].crc;
-        c->crc_known[i] = 1;
-        c->stats.valid[i] = !c->stats_off && cf__stats_blob_whole(&c->stats, i);
+        c->sums.crc[i] = w->segments[0].crc;
+        c->sums.crc_known[i] = 1;
+        c->stat.stats.valid[i] = !c->stat.stats_off && cf__stats_blob_whole(&c->stat.stats, i);
         return 0;
     }
-    c->crc_known[i] = 0;
-    c->stats.valid[i] = 0;
+    c->sums.crc_known[i] = 0;
+    c->stat.stats.valid[i] = 0;
     if (bytes > CF__RECOMPUTE_CRC_MAX) return 0;
     int complete;
     return scan_blob(c, i, &complete, err);
@@ -387,23 +388,23 @@ int cf_column_index_blob(cf_column *c, int64_t i, cf_error *err)
     }
     /* Record it as one whole write, so that flush or a pending export
      * carries the result; the byte sums do not change. */
-    if (c->writes) {
-        free(c->writes[i].segments);
-        c->writes[i] = (cf__blob_writes){ NULL, 0, 0, 0 };
+    if (c->sums.writes) {
+        free(c->sums.writes[i].segments);
+        c->sums.writes[i] = (cf__blob_writes){ NULL, 0, 0, 0 };
     }
     c->fresh = 0;
-    c->ext_dirty = 1;
-    return cf__column_note_segment(c, i, 0, c->h.rows[i] * c->rowbytes, c->crc[i], err);
+    c->commit.ext_dirty = 1;
+    return cf__column_note_segment(c, i, 0, c->h.rows[i] * c->rowbytes, c->sums.crc[i], err);
 }
 
 /* Settle the CRCs and statistics of every blob written since the last
  * commit; write state is then folded into crc/stats/sums. */
 int cf__column_settle_writes(cf_column *c, cf_error *err)
 {
-    if (!c->writes) return 0;
+    if (!c->sums.writes) return 0;
     int rc = 0;
     for (int64_t i = 0; i < c->h.nfile && rc == 0; i++)
-        if (c->writes[i].count || c->writes[i].overflow) rc = settle_blob(c, i, err);
+        if (c->sums.writes[i].count || c->sums.writes[i].overflow) rc = settle_blob(c, i, err);
     if (rc == 0) free_writes(c);
     return rc;
 }
@@ -412,6 +413,7 @@ int cf__column_settle_writes(cf_column *c, cf_error *err)
 
 const char *cf_column_name(const cf_column *c) { return c->name; }
 const char *cf_column_path(const cf_column *c) { return c->path; }
+const char *cf__column_attr_dir(const cf_column *c) { return c->attr_dir; }
 const char *cf_column_dtype(const cf_column *c) { return c->dtype_token; }
 int cf_column_kind(const cf_column *c) { return c->kind; }
 int cf_column_writable(const cf_column *c) { return c->writable; }
@@ -448,11 +450,11 @@ uint32_t cf_checksum_fold(uint32_t raw)
 int cf_column_blob_crc32c(const cf_column *c, int64_t i, uint32_t *crc)
 {
     /* not settled for want of memory: unknown */
-    if (c->deferred && cf__column_settle((cf_column *)c, NULL) != 0) return 0;
-    if (i < 0 || i >= c->h.nfile || !c->crc_known[i]) return 0;
+    if (c->ext.deferred && cf__column_settle((cf_column *)c, NULL) != 0) return 0;
+    if (i < 0 || i >= c->h.nfile || !c->sums.crc_known[i]) return 0;
     /* Writes not yet settled make the recorded value stale. */
-    if (c->writes && (c->writes[i].count || c->writes[i].overflow)) return 0;
-    if (crc) *crc = c->crc[i];
+    if (c->sums.writes && (c->sums.writes[i].count || c->sums.writes[i].overflow)) return 0;
+    if (crc) *crc = c->sums.crc[i];
     return 1;
 }
 
@@ -460,7 +462,7 @@ int cf_column_blob_crc32c(const cf_column *c, int64_t i, uint32_t *crc)
 
 int cf__column_blob_fd(cf_column *c, int64_t i, int for_write, cf_error *err)
 {
-    if (c->fd >= 0 && c->fd_blob == i && (c->fd_writable || !for_write)) return c->fd;
+    if (c->io.fd >= 0 && c->io.fd_blob == i && (c->io.fd_writable || !for_write)) return c->io.fd;
     char name[32];
     cf__column_blob_name(i, name);
     /* below the directory held: the blobs of the version this handle
@@ -480,12 +482,12 @@ int cf__column_blob_fd(cf_column *c, int64_t i, int for_write, cf_error *err)
         return rc;
     }
     cf__column_close_fd(c);
-    c->fd = fd;
-    c->fd_blob = i;
-    c->fd_writable = for_write;
+    c->io.fd = fd;
+    c->io.fd_blob = i;
+    c->io.fd_writable = for_write;
     /* only writes align to it (looked up by the first one that needs it);
      * a read descriptor is never reused to write */
-    c->fd_blksize = for_write ? -1 : 0;
+    c->io.fd_blksize = for_write ? -1 : 0;
     return fd;
 }
 
@@ -538,13 +540,13 @@ void cf_column_forget(cf_column *c)
 {
     if (!c) return;
     c->replica = 1; /* leaves a staging directory alone */
-    cf__lock_forget(&c->lock);
+    cf__lock_forget(&c->commit.lock);
     cf__column_free(c);
 }
 
 void cf_column_discard(cf_column *c)
 {
     if (!c) return;
-    c->failed = 1;
+    c->commit.failed = 1;
     cf__column_drop_new_blobs(c, 0);
 }

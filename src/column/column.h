@@ -1,5 +1,6 @@
-/* column.h - the column handle (internal; shared by the files of
- * src/column). */
+/* column.h - what the files of src/column share about column handles
+ * (internal); the handle's fields are in column_handle.h, for the files
+ * that own some of them. */
 #ifndef CF_COLUMN_H
 #define CF_COLUMN_H
 
@@ -33,101 +34,10 @@ typedef struct cf__blob_writes {
     int overflow;           /* too many or overlapping segments: recompute */
 } cf__blob_writes;
 
-struct cf_column {
-    char *name;
-    char *path;         /* the column directory */
-    char *dir;          /* where its files are now: a hidden staging directory
-                           next to `path` until a new column is first
-                           committed (published), then `path` */
-    char *attr_dir;     /* where the attribute files live */
-    int kind;
-    int writable;
-    int replica;        /* built by cf_column_open_meta: writes no metadata */
-    cf__header h;
-    char dtype_token[CF_DTYPE_MAX];
-    int64_t rowbytes;   /* nmemb * width */
-    int64_t size;
-    int64_t *first_row; /* nfile + 1 cumulative row counts */
-    uint32_t *committed_sums; /* h.sums as last read or written to disk */
-    uint32_t *crc;
-    unsigned char *crc_known;
-    unsigned char *unsynced; /* blobs written since their last fsync */
-    cf__blob_writes *writes; /* nfile entries, NULL until the first write */
-    cf__stats stats;    /* per-chunk statistics (data columns) */
-    int stats_pending;  /* read-only: `stats` not parsed yet from stats_text
-                           (cf__column_stats_need) */
-    char *stats_text;   /* the statistics text as read at open, NULL if none */
-    size_t stats_len;
-    struct cf__deferred *deferred; /* read-only, opened from the File catalog:
-                           colfile-v1 (and colfile-stats-v1) and the attribute
-                           files as the catalog knows them, checked and
-                           applied when first needed (cf__column_settle,
-                           cf__column_settle_attrs); NULL once both are */
-    int fresh;          /* created by this handle, nothing written yet */
-    int stats_off;      /* writes skip statistics (they become unknown) */
-    int legacy_stats;   /* colfile-v1 had no statistics at open, so an older
-                           colfile-stats-v1 may be there: the next commit
-                           removes it */
-    int durable;        /* fsync before each commit (no CF_OPEN_NODURABLE) */
-    int64_t committed_nfile; /* blobs below this hold committed rows: writing
-                               them is an in-place update (colfile-torn) */
-    int torn_at_open;   /* colfile-torn was there at open: kept until repair */
-    int torn_marked;    /* this handle has made sure colfile-torn exists */
-    int torn_created;   /* ... and made it: none was there before */
-    int inplace_written; /* bytes of committed blobs may have changed
-                           through this handle */
-    int64_t listed_nfile; /* blobs the last header this handle published
-                           lists (0 if none): they may be committed even if
-                           the rest of that commit failed */
-    int shared;         /* other handles may write these blobs too (an
-                           exported snapshot or merged pending state) */
-    int verify;         /* reads check the CRC32C of blobs they cover whole */
-    int no_mmap;        /* CF_OPEN_NOMMAP: reads never map blobs (readmap.h) */
-    cf__hstamp hstamp;  /* the header's mtime: as read at open, then as this
-                           handle last committed it (hstamp.h) */
-    cf__hstamp xstamp;  /* colfile-v1's mtime as read, for the text being
-                           applied (cf__column_apply_ext) */
-    int ext_state;      /* enum cf_ext_state: whether crc/stats as read apply */
-    int ext_snapshot;   /* colfile-v1 comes from another handle's snapshot
-                           (cf_column_open_meta), whose trust it carries */
-    int stats_damaged;  /* the statistics text, from a current colfile-v1,
-                           does not parse */
-    unsigned char *stats_bad; /* NULL, or nfile flags: blob b has statistics
-                           in that text that are inconsistent */
-    cf__lock lock;      /* the writer lock (writer_lock.h), fd -1 if not held */
-    int nolock;         /* CF_OPEN_NOLOCK: take no writer lock */
-    int failed;         /* a write failed or changes were discarded: the
-                           handle commits nothing any more */
-    int header_dirty;
-    int ext_dirty;
-    cf__attrset attrs;    /* merged view: attr, attr-v2, colfile-attrs */
-    cf__attrset attrs_v1; /* what the legacy `attr` file holds */
-    int attrs_unread;   /* read-only: attrs / attrs_v1 not loaded from the
-                           files yet (cf__column_settle_attrs) */
-    int dirfd;          /* the column directory of the version this handle
-                           opened, held open (column_version.h); -1 if none */
-    int64_t opened_header_len; /* a writable handle of an existing column:
-                           the length and CRC32C of the header it read at
-                           open, -1 otherwise (cf__version_check) */
-    uint32_t opened_header_crc;
-    int fd;             /* cached blob descriptor, -1 if none */
-    int64_t fd_blob;
-    int fd_writable;
-    int64_t fd_blksize; /* st_blksize of the cached blob (preferred I/O size); -1 until looked up */
-    unsigned char *scratch; /* CF__CHUNK_BYTES, allocated on first use */
-    struct cf__index_reader *index; /* colfile-index-v1 as read (column_index.c),
-                           NULL until first used */
-    int index_seen;     /* an index file is known to be there: a commit
-                           that writes none removes it */
-    struct cf__ccrc *ccrc; /* chunk CRC32C known to this handle
-                           (column_index.c), NULL until any */
-};
 
 #define CF__STAGE_PREFIX ".colfile-stage."
 #define CF__OLD_PREFIX ".colfile-old."
 
-/* 1 while the column's files live in a staging directory (not published). */
-#define CF__STAGED(c) (strcmp((c)->dir, (c)->path) != 0)
 
 /* The staging directory's name ("" once published), and setting it on a
  * replica from a metadata snapshot (validated: CF_EFORMAT if it is not a
@@ -220,6 +130,13 @@ int cf__column_truncate_blob_keep(cf_column *c, int64_t i, int keep, cf_error *e
 /* Let c lock through the File's descriptor of its directory's lock file
  * (column_create.c). */
 void cf__column_note_lock_dir(cf_file *f, cf_column *c);
+
+/* Where the attribute files of c live (column.c). */
+const char *cf__column_attr_dir(const cf_column *c);
+/* 1 if c's writes skip statistics (column_stats.c). */
+int cf__column_stats_off(const cf_column *c);
+/* Hand c's merged attributes over to *out (c keeps none; column_attrs.c). */
+void cf__column_take_attrs(cf_column *c, cf__attrset *out);
 
 /* Pieces of cf_column_open shared with cf_column_open_meta (column_open.c). */
 int cf__column_new_for(cf_column **out, cf_file *f, const char *name, cf_error *err);

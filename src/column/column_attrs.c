@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "column.h"
+#include "column_handle.h"
 #include "column_version.h"
 #include "error.h"
 #include "fsutil.h"
@@ -33,15 +34,15 @@ int cf__column_load_attrs(cf_column *c, cf_error *err)
         char *text = NULL;
         size_t len = 0;
         /* a published column's files in the directory its handle holds */
-        rc = c->dirfd >= 0 ? cf__version_read(c, cf__attr_files[k], &text, &len, err)
+        rc = c->ver.dirfd >= 0 ? cf__version_read(c, cf__attr_files[k], &text, &len, err)
                            : cf__read_file(p, &text, &len, err);
-        if (rc == CF_ENOENT && c->dirfd >= 0 && k == 1 && !c->writable && cf__version_gone(c)) {
+        if (rc == CF_ENOENT && c->ver.dirfd >= 0 && k == 1 && !c->writable && cf__version_gone(c)) {
             /* attr-v2, which every column has, went with the version */
             rc = cf__version_replaced(c, err);
         } else if (rc == CF_ENOENT) {
             rc = 0;
         } else if (rc == 0) {
-            rc = cf__attrs_merge(k, text, len, p, &c->attrs_v1, &c->attrs, err);
+            rc = cf__attrs_merge(k, text, len, p, &c->attr.attrs_v1, &c->attr.attrs, err);
         }
         free(text);
         free(p);
@@ -79,14 +80,14 @@ static int write_attr_files(cf_column *c, int v1_changed, int durable, int priva
     char *text = NULL;
     size_t len = 0;
     int empties = 0;
-    for (size_t i = 0; i < c->attrs.count; i++) empties += bigfile_unreadable(&c->attrs.items[i]);
+    for (size_t i = 0; i < c->attr.attrs.count; i++) empties += bigfile_unreadable(&c->attr.attrs.items[i]);
 
-    if ((rc = cf__attrset_format_v2(&c->attrs, bigfile_readable, &text, &len, err))) return rc;
+    if ((rc = cf__attrset_format_v2(&c->attr.attrs, bigfile_readable, &text, &len, err))) return rc;
     rc = write_one(c, "attr-v2", text, len, durable, private_, written, n, err);
     free(text);
     if (rc) return rc;
     if (empties) {
-        if ((rc = cf__attrset_format_v2(&c->attrs, bigfile_unreadable, &text, &len, err))) return rc;
+        if ((rc = cf__attrset_format_v2(&c->attr.attrs, bigfile_unreadable, &text, &len, err))) return rc;
         rc = write_one(c, CF__ATTRS_EXT_NAME, text, len, durable, private_, written, n, err);
         free(text);
     } else if (!private_) {
@@ -94,9 +95,9 @@ static int write_attr_files(cf_column *c, int v1_changed, int durable, int priva
     }
     if (rc || !v1_changed) return rc;
     /* A deleted attribute must not come back from the legacy file. */
-    if (c->attrs_v1.count == 0) return cf__remove_if_exists(c->attr_dir, "attr", err);
+    if (c->attr.attrs_v1.count == 0) return cf__remove_if_exists(c->attr_dir, "attr", err);
     unsigned char *bytes = NULL;
-    if ((rc = cf__attrset_format_v1(&c->attrs_v1, NULL, &bytes, &len, err))) return rc;
+    if ((rc = cf__attrset_format_v1(&c->attr.attrs_v1, NULL, &bytes, &len, err))) return rc;
     rc = write_one(c, "attr", bytes, len, durable, private_, written, n, err);
     free(bytes);
     return rc;
@@ -126,8 +127,8 @@ int cf__attrs_block_lock(const char *dir, int durable, int shared, cf__lock *lk,
 static int save_block_attrs(cf_column *c, int v1_changed, cf_error *err)
 {
     cf__lock lk = CF__LOCK_NONE;
-    lk.off = c->lock.off;
-    int rc = cf__attrs_block_lock(c->attr_dir, c->durable, c->nolock, &lk, err);
+    lk.off = c->commit.lock.off;
+    int rc = cf__attrs_block_lock(c->attr_dir, c->durable, c->commit.nolock, &lk, err);
     if (rc) return rc;
     rc = write_attr_files(c, v1_changed, c->durable, 0, NULL, NULL, err);
     if (rc == 0 && c->durable) rc = cf__fsync_path(c->attr_dir, err);
@@ -161,7 +162,7 @@ int cf_column_attr_set(cf_column *c, const char *name, const char *dtype,
         return CF_FAIL(err, CF_EREADONLY, "%s: opened read-only; cannot set attribute '%s'", c->attr_dir, name);
     if (nmemb < 0) return CF_FAIL(err, CF_EARG, "%s: attribute '%s' with negative nmemb", c->attr_dir, name);
     if (nmemb > 0 && !data) return CF_FAIL(err, CF_EARG, "%s: attribute '%s' has no data", c->attr_dir, name);
-    int rc = cf__attrset_set(&c->attrs, name, dtype, nmemb, data, err);
+    int rc = cf__attrset_set(&c->attr.attrs, name, dtype, nmemb, data, err);
     if (rc) {
         /* Name the directory too: the set does not know it. */
         char msg[CF_ERROR_MESSAGE_MAX];
@@ -173,7 +174,7 @@ int cf_column_attr_set(cf_column *c, const char *name, const char *dtype,
     }
     /* An attribute moving to colfile-attrs must not be shadowed by an old
      * record in the legacy file when bigfile reads it. */
-    int v1_changed = bigfile_unreadable(cf__attrset_find(&c->attrs, name)) && cf__attrset_remove(&c->attrs_v1, name);
+    int v1_changed = bigfile_unreadable(cf__attrset_find(&c->attr.attrs, name)) && cf__attrset_remove(&c->attr.attrs_v1, name);
     return cf__column_save_attrs(c, v1_changed, err);
 }
 
@@ -183,7 +184,7 @@ int cf_column_attr_get(cf_column *c, const char *name, const char **dtype,
     if (!c || !name) return CF_FAIL(err, CF_EARG, "cf_column_attr_get: NULL argument");
     int rc = cf__column_settle_attrs(c, err);
     if (rc) return rc;
-    const cf__attr *a = cf__attrset_find(&c->attrs, name);
+    const cf__attr *a = cf__attrset_find(&c->attr.attrs, name);
     if (!a) return CF_FAIL(err, CF_ENOENT, "%s: no attribute '%s'", c->attr_dir, name);
     if (dtype) *dtype = a->dtype;
     if (nmemb) *nmemb = a->nmemb;
@@ -196,9 +197,9 @@ int cf_column_attr_delete(cf_column *c, const char *name, cf_error *err)
     if (!c || !name) return CF_FAIL(err, CF_EARG, "cf_column_attr_delete: NULL argument");
     if (!c->writable)
         return CF_FAIL(err, CF_EREADONLY, "%s: opened read-only; cannot delete attribute '%s'", c->attr_dir, name);
-    if (!cf__attrset_remove(&c->attrs, name))
+    if (!cf__attrset_remove(&c->attr.attrs, name))
         return CF_FAIL(err, CF_ENOENT, "%s: no attribute '%s'", c->attr_dir, name);
-    int v1_changed = cf__attrset_remove(&c->attrs_v1, name);
+    int v1_changed = cf__attrset_remove(&c->attr.attrs_v1, name);
     return cf__column_save_attrs(c, v1_changed, err);
 }
 
@@ -207,16 +208,22 @@ int cf_column_attr_names(cf_column *c, char ***names, int64_t *count, cf_error *
     if (!c || !names || !count) return CF_FAIL(err, CF_EARG, "cf_column_attr_names: NULL argument");
     int rc = cf__column_settle_attrs(c, err);
     if (rc) return rc;
-    char **out = calloc(c->attrs.count + 1, sizeof *out);
+    char **out = calloc(c->attr.attrs.count + 1, sizeof *out);
     if (!out) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->attr_dir);
-    for (size_t i = 0; i < c->attrs.count; i++) {
-        out[i] = strdup(c->attrs.items[i].name);
+    for (size_t i = 0; i < c->attr.attrs.count; i++) {
+        out[i] = strdup(c->attr.attrs.items[i].name);
         if (!out[i]) {
             cf_names_free(out, (int64_t)i);
             return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->attr_dir);
         }
     }
     *names = out;
-    *count = (int64_t)c->attrs.count;
+    *count = (int64_t)c->attr.attrs.count;
     return 0;
+}
+
+void cf__column_take_attrs(cf_column *c, cf__attrset *out)
+{
+    *out = c->attr.attrs;
+    cf__attrset_init(&c->attr.attrs);
 }

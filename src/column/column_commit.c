@@ -24,6 +24,7 @@
 #include "fsutil.h"
 #include "owner.h"
 #include "platform.h"
+#include "column_handle.h"
 
 /* ---- commits: staging, writer lock, torn marker, fsync ----------------- */
 
@@ -91,14 +92,14 @@ int cf__column_fresh_sibling(const char *path, const char *prefix, int make_dir,
 int cf__column_read_ext(cf_column *c, char **text, size_t *len, cf_error *err)
 {
     struct stat xst;
-    c->xstamp.known = 0;
+    c->ext.xstamp.known = 0;
     *text = NULL;
     *len = 0;
     cf_error mine;
     int rc = cf__version_read_stat(c, CF__EXT_NAME, text, len, &xst, &mine);
     if (rc == CF_ENOENT) return 0;
     if (rc) return CF_FAIL(err, rc, "%s", mine.message);
-    cf__hstamp_of(&c->xstamp, &xst);
+    cf__hstamp_of(&c->ext.xstamp, &xst);
     return 0;
 }
 
@@ -120,14 +121,14 @@ int cf__column_read_optional(cf_column *c, const char *leaf, char **text, size_t
  * commit would record the blobs it does not write as unknown for good. */
 static int reread_ext(cf_column *c, cf_error *err)
 {
-    if (c->ext_state != CF_EXT_UPDATING || c->torn_at_open || c->kind != CF_KIND_DATA || c->ext_snapshot ||
+    if (c->ext.ext_state != CF_EXT_UPDATING || c->commit.torn_at_open || c->kind != CF_KIND_DATA || c->ext.ext_snapshot ||
         cf__version_has(c, CF__TORN_NAME))
         return 0;
     char *text = NULL, *xp = cf__path_join(c->path, CF__EXT_NAME);
     if (!xp) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
     size_t len = 0;
     int legacy = 0, rc = cf__column_read_ext(c, &text, &len, err);
-    c->ext_state = CF_EXT_ABSENT; /* decided anew from the file */
+    c->ext.ext_state = CF_EXT_ABSENT; /* decided anew from the file */
     if (rc == 0) rc = cf__column_apply_ext(c, text, len, xp, &legacy, err);
     free(text);
     text = NULL;
@@ -145,12 +146,12 @@ static int reread_ext(cf_column *c, cf_error *err)
 
 int cf__column_begin_change(cf_column *c, cf_error *err)
 {
-    if (cf__lock_is_held(&c->lock) || c->replica || c->kind == CF_KIND_ATTRS_ONLY) return 0;
-    int rc = cf__lock_take(&c->lock, c->path, c->nolock, err);
+    if (cf__lock_is_held(&c->commit.lock) || c->replica || c->kind == CF_KIND_ATTRS_ONLY) return 0;
+    int rc = cf__lock_take(&c->commit.lock, c->path, c->commit.nolock, err);
     /* Replacing, removing or committing the column takes the lock too:
      * holding it, the writer sees whether that happened since it opened
      * the column. */
-    if (rc == 0 && ((rc = cf__version_check(c, err)) || (rc = reread_ext(c, err)))) cf__lock_release(&c->lock);
+    if (rc == 0 && ((rc = cf__version_check(c, err)) || (rc = reread_ext(c, err)))) cf__lock_release(&c->commit.lock);
     /* no lock file to open: its group was removed with the column */
     else if (rc == CF_ENOENT && cf__version_gone(c)) rc = cf__version_check(c, err);
     return rc;
@@ -181,8 +182,8 @@ void cf__column_drop_new_blobs(cf_column *c, int now_only_alone)
 {
     /* (dir is NULL after an allocation failure in publish) */
     if (c->replica || c->kind != CF_KIND_DATA || !c->writable || !c->dir || CF__STAGED(c)) return;
-    if (now_only_alone && c->shared) return;
-    int64_t first = c->committed_nfile > c->listed_nfile ? c->committed_nfile : c->listed_nfile;
+    if (now_only_alone && c->commit.shared) return;
+    int64_t first = c->commit.committed_nfile > c->commit.listed_nfile ? c->commit.committed_nfile : c->commit.listed_nfile;
     if (first >= c->h.nfile) return;
     cf__column_close_fd(c);
     int removed = 0;
@@ -203,13 +204,13 @@ void cf__column_drop_new_blobs(cf_column *c, int now_only_alone)
  * which is safe. */
 void cf__column_unmark_torn(cf_column *c)
 {
-    if (!c->torn_created || c->inplace_written || c->replica || c->shared || c->nolock || c->torn_at_open ||
+    if (!c->commit.torn_created || c->commit.inplace_written || c->replica || c->commit.shared || c->commit.nolock || c->commit.torn_at_open ||
         !c->dir)
         return;
     char *p = cf__path_join(c->dir, CF__TORN_NAME);
     if (p && unlink(p) == 0) {
-        c->torn_marked = 0;
-        c->torn_created = 0;
+        c->commit.torn_marked = 0;
+        c->commit.torn_created = 0;
         if (c->durable) (void)cf__fsync_path(c->dir, NULL);
     }
     free(p);
@@ -224,7 +225,7 @@ void cf__column_unmark_torn(cf_column *c)
  * committing handle removes the marker once the new header is durable. */
 int cf__column_mark_torn(cf_column *c, cf_error *err)
 {
-    if (c->torn_marked) return 0;
+    if (c->commit.torn_marked) return 0;
     char *p = cf__path_join(c->dir, CF__TORN_NAME);
     if (!p) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
     char tmp[PATH_MAX];
@@ -255,8 +256,8 @@ int cf__column_mark_torn(cf_column *c, cf_error *err)
             rc = CF_FAIL(err, rc, "%s: cannot create the torn-update marker, so no row was changed: %s", p, why);
         }
     } else {
-        c->torn_marked = 1;
-        c->torn_created = !existed;
+        c->commit.torn_marked = 1;
+        c->commit.torn_created = !existed;
         if (c->durable && (rc = cf__fsync_path(c->dir, err))) cf__column_unmark_torn(c);
     }
     free(p);
@@ -265,20 +266,20 @@ int cf__column_mark_torn(cf_column *c, cf_error *err)
 
 int cf__column_sync_blobs(cf_column *c, cf_error *err)
 {
-    if (!c->unsynced) return 0;
+    if (!c->sums.unsynced) return 0;
     for (int64_t i = 0; i < c->h.nfile; i++) {
-        if (!c->unsynced[i]) continue;
+        if (!c->sums.unsynced[i]) continue;
         if (c->durable) {
             char *p = cf__column_blob_path(c, i);
             if (!p) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
             int rc = cf__fsync_path(p, err);
             free(p);
             if (rc) {
-                c->failed = 1;
+                c->commit.failed = 1;
                 return rc;
             }
         }
-        c->unsynced[i] = 0;
+        c->sums.unsynced[i] = 0;
     }
     return 0;
 }
@@ -398,7 +399,7 @@ int cf__column_set_stage(cf_column *c, const char *leaf, size_t n, cf_error *err
 
 int cf__column_follow_commit(cf_column *c, cf_error *err)
 {
-    c->committed_nfile = c->h.nfile;
+    c->commit.committed_nfile = c->h.nfile;
     if (!CF__STAGED(c)) return 0;
     char *dir = strdup(c->path), *attr_dir = strdup(c->path);
     if (!dir || !attr_dir) {
@@ -429,7 +430,7 @@ static int commit_staged(cf_column *c, cf_error *err)
     int rc, *keep = c->durable ? kept : NULL;
     for (size_t j = 0; j < 8; j++) kept[j] = -1;
     /* once published (even if a later step fails) its header lists them all */
-    c->listed_nfile = c->h.nfile;
+    c->commit.listed_nfile = c->h.nfile;
     meta[nmeta++] = "header";
     rc = cf__column_write_header(c, 1, keep, err);
     if (rc == 0 && c->kind == CF_KIND_DATA) {
@@ -445,7 +446,7 @@ static int commit_staged(cf_column *c, cf_error *err)
     if (rc == 0) rc = cf__column_write_staged_attrs(c, meta, &nmeta, err);
     if (rc == 0 && c->durable) {
         int64_t nblob = 0;
-        for (int64_t i = 0; i < c->h.nfile; i++) nblob += c->unsynced[i] != 0;
+        for (int64_t i = 0; i < c->h.nfile; i++) nblob += c->sums.unsynced[i] != 0;
         char (*blobs)[32] = nblob ? malloc((size_t)nblob * sizeof *blobs) : NULL;
         size_t total = (size_t)nblob + nmeta;
         const char **names = malloc(total * sizeof *names);
@@ -455,9 +456,9 @@ static int commit_staged(cf_column *c, cf_error *err)
         } else {
             size_t n = 0;
             for (int64_t i = 0, k = 0; i < c->h.nfile; i++) {
-                if (!c->unsynced[i]) continue;
+                if (!c->sums.unsynced[i]) continue;
                 cf__column_blob_name(i, blobs[k]);
-                fds[n] = c->fd >= 0 && c->fd_blob == i ? c->fd : -1;
+                fds[n] = c->io.fd >= 0 && c->io.fd_blob == i ? c->io.fd : -1;
                 names[n++] = blobs[k++];
             }
             for (size_t j = 0; j < nmeta; j++) {
@@ -465,7 +466,7 @@ static int commit_staged(cf_column *c, cf_error *err)
                 names[n++] = meta[j];
             }
             rc = cf__fsync_files(c->dir, names, fds, n, err);
-            if (rc) c->failed = 1;
+            if (rc) c->commit.failed = 1;
         }
         free(blobs);
         free(names);
@@ -475,7 +476,7 @@ static int commit_staged(cf_column *c, cf_error *err)
         if (kept[j] >= 0) close(kept[j]);
     if (rc) return rc;
     if (c->durable && (rc = cf__fsync_path(c->dir, err))) return rc;
-    memset(c->unsynced, 0, (size_t)c->h.nfile);
+    memset(c->sums.unsynced, 0, (size_t)c->h.nfile);
     return publish(c, err);
 }
 
@@ -488,53 +489,53 @@ int cf_column_flush(cf_column *c, cf_error *err)
 {
     if (!c) return CF_FAIL(err, CF_EARG, "cf_column_flush: NULL column");
     if (!c->writable || c->replica) return 0;
-    if (c->failed) {
+    if (c->commit.failed) {
         cf__column_drop_new_blobs(c, 0);
         return CF_FAIL(err, CF_EIO, "%s: not committed: an earlier write through this handle failed or its "
                        "changes were discarded, so the previous version stays%s", c->path,
-                       c->torn_marked ? " (marked torn: rows were updated in place; see colfile repair)" : "");
+                       c->commit.torn_marked ? " (marked torn: rows were updated in place; see colfile repair)" : "");
     }
     int staged = CF__STAGED(c);
     if (c->kind != CF_KIND_DATA && !staged) return 0;
     int rc = 0;
     if ((rc = cf__column_settle_writes(c, err))) return rc;
-    int changed = c->header_dirty || c->ext_dirty || cf__lock_is_held(&c->lock) || c->torn_marked;
+    int changed = c->commit.header_dirty || c->commit.ext_dirty || cf__lock_is_held(&c->commit.lock) || c->commit.torn_marked;
     if (staged) {
         if ((rc = commit_staged(c, err))) return rc;
     } else {
         if ((rc = cf__column_sync_blobs(c, err))) return rc;
-        int meta = c->header_dirty || c->ext_dirty;
+        int meta = c->commit.header_dirty || c->commit.ext_dirty;
         /* Blobs this commit adds are new directory entries: they must be
          * durable before the header that lists them can be, or a crash
          * could keep the renamed header and lose the blob files (file
          * systems need not keep the order of unsynced directory changes). */
-        if (c->durable && c->h.nfile > c->committed_nfile && (rc = cf__fsync_path(c->dir, err))) {
-            c->failed = 1;
+        if (c->durable && c->h.nfile > c->commit.committed_nfile && (rc = cf__fsync_path(c->dir, err))) {
+            c->commit.failed = 1;
             return rc;
         }
         /* colfile-v1 records the stamp of the header written with it: a
          * data column's commit writes both or neither */
-        if (c->kind == CF_KIND_DATA && meta) c->header_dirty = c->ext_dirty = 1;
-        if (c->header_dirty && (rc = cf__column_write_header(c, 0, NULL, err))) return rc;
-        if (c->header_dirty) c->listed_nfile = c->h.nfile;
-        if (c->kind == CF_KIND_DATA && c->ext_dirty) {
+        if (c->kind == CF_KIND_DATA && meta) c->commit.header_dirty = c->commit.ext_dirty = 1;
+        if (c->commit.header_dirty && (rc = cf__column_write_header(c, 0, NULL, err))) return rc;
+        if (c->commit.header_dirty) c->commit.listed_nfile = c->h.nfile;
+        if (c->kind == CF_KIND_DATA && c->commit.ext_dirty) {
             if ((rc = cf__column_write_ext(c, 0, NULL, err))) return rc;
             if ((rc = cf__column_write_index(c, 0, NULL, err))) return rc;
             /* superseded by the statistics in colfile-v1 (format.md 8.4) */
-            if (c->legacy_stats && (rc = cf__remove_if_exists(c->dir, CF__STATS_NAME, err))) return rc;
-            c->legacy_stats = 0;
+            if (c->commit.legacy_stats && (rc = cf__remove_if_exists(c->dir, CF__STATS_NAME, err))) return rc;
+            c->commit.legacy_stats = 0;
         }
         if (meta && c->durable && (rc = cf__fsync_path(c->dir, err))) return rc;
     }
-    c->header_dirty = 0;
-    c->ext_dirty = 0;
-    c->committed_nfile = c->h.nfile;
-    if (c->h.nfile) memcpy(c->committed_sums, c->h.sums, (size_t)c->h.nfile * sizeof *c->h.sums);
+    c->commit.header_dirty = 0;
+    c->commit.ext_dirty = 0;
+    c->commit.committed_nfile = c->h.nfile;
+    if (c->h.nfile) memcpy(c->sums.committed_sums, c->h.sums, (size_t)c->h.nfile * sizeof *c->h.sums);
     /* This session's in-place updates (by any handle of it) are committed;
      * a marker found at open stays until `colfile repair`. */
     /* Only by a handle that changed the column (in MPI jobs: took the other
      * ranks' changes): another writer's marker is an update in progress. */
-    if (!c->torn_at_open && (!staged || c->torn_marked) && changed) {
+    if (!c->commit.torn_at_open && (!staged || c->commit.torn_marked) && changed) {
         char *tp = cf__path_join(c->dir, CF__TORN_NAME);
         if (!tp) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
         struct stat st;
@@ -547,7 +548,7 @@ int cf_column_flush(cf_column *c, cf_error *err)
             rc = CF_FAIL(err, CF_EIO, "%s: cannot remove the torn-update marker: %s", tp, strerror(e));
         }
         free(tp);
-        c->torn_marked = 0;
+        c->commit.torn_marked = 0;
     }
     return rc;
 }

@@ -1,6 +1,6 @@
 /* column_commit.h - the commit protocol of a column (docs/format.md 8.3):
- * what creating and opening (column_create.c, column_open.c) and committing (column_commit.c)
- * share (internal). */
+ * what creating and opening (column_create.c, column_open.c) and
+ * committing (column_commit.c) share (internal). */
 #ifndef CF_COLUMN_COMMIT_H
 #define CF_COLUMN_COMMIT_H
 
@@ -14,7 +14,7 @@ char *cf__column_parent_of(const char *path);
 int cf__column_fresh_sibling(const char *path, const char *prefix, int make_dir, char **out, cf_error *err);
 
 /* colfile-v1 of the version the handle holds into *text (NULL when
- * absent: unknown), its mtime in c->xstamp.  A file that is there but
+ * absent: unknown), its mtime in c->ext.xstamp.  A file that is there but
  * cannot be read (I/O error, memory) is an error naming it, never taken
  * for an absent one. */
 int cf__column_read_ext(cf_column *c, char **text, size_t *len, cf_error *err);

@@ -1,6 +1,7 @@
 /* column_create.c - creating columns: data columns with their blobs
  * staged for the first commit, and attribute blocks ("." and "g/."). */
 #include "column.h"
+#include "column_handle.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -39,7 +40,7 @@
 void cf__column_note_lock_dir(cf_file *f, cf_column *c)
 {
     const char *slash = strrchr(c->path, '/');
-    if (slash && !c->lock.via && !c->lock.off) c->lock.via = cf__file_lock_dir(f, c->path, (size_t)(slash - c->path));
+    if (slash && !c->commit.lock.via && !c->commit.lock.off) c->commit.lock.via = cf__file_lock_dir(f, c->path, (size_t)(slash - c->path));
 }
 
 static int create_attrs_only(cf_column **out, cf_file *f, const char *name, cf_error *err)
@@ -170,14 +171,14 @@ int cf_column_create_ex(cf_column **out, cf_file *f, const char *name,
     c->durable = CF__DURABLE(f);
     c->verify = (f->flags & CF_OPEN_VERIFY) != 0;
     c->no_mmap = (f->flags & CF_OPEN_NOMMAP) != 0;
-    c->nolock = (f->flags & CF_OPEN_NOLOCK) != 0;
-    c->lock.off = (f->flags & CF_OPEN_NOLOCKING) != 0;
+    c->commit.nolock = (f->flags & CF_OPEN_NOLOCK) != 0;
+    c->commit.lock.off = (f->flags & CF_OPEN_NOLOCKING) != 0;
     cf__dtype_format(&c->h.dtype, c->dtype_token);
     c->rowbytes = c->h.nmemb * c->h.dtype.width;
     c->fresh = 1;
     if ((rc = cf__column_layout_blobs(c, 0, err))) goto fail;
     if (c->kind == CF_KIND_DATA &&
-        (rc = cf__stats_alloc(&c->stats, &c->h, cf__stats_default_chunk_rows(c->rowbytes), dir, err)))
+        (rc = cf__stats_alloc(&c->stat.stats, &c->h, cf__stats_default_chunk_rows(c->rowbytes), dir, err)))
         goto fail;
     /* Everything goes into a hidden staging directory next to the final
      * name; the first commit moves it into place (publish), so that until

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "column.h"
+#include "column_handle.h"
 #include "dtype.h"
 
 /* How a caller's buffer is laid out. */
@@ -37,11 +38,11 @@ static inline int64_t cf__column_locate(const cf_column *c, int64_t row)
 /* The cached blob's preferred I/O size (st_blksize), looked up once. */
 static inline int64_t cf__column_fd_blksize(cf_column *c)
 {
-    if (c->fd_blksize < 0) {
+    if (c->io.fd_blksize < 0) {
         struct stat st;
-        c->fd_blksize = fstat(c->fd, &st) == 0 && st.st_blksize > 0 ? (int64_t)st.st_blksize : 4096;
+        c->io.fd_blksize = fstat(c->io.fd, &st) == 0 && st.st_blksize > 0 ? (int64_t)st.st_blksize : 4096;
     }
-    return c->fd_blksize;
+    return c->io.fd_blksize;
 }
 
 /* Close the handle's cached blob descriptor, if any. */

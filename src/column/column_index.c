@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "checksum.h"
+#include "column_handle.h"
 #include "column_version.h"
 #include "error.h"
 #include "fsutil.h"
@@ -57,7 +58,7 @@ static int64_t chunks_of(const cf_column *c, int64_t b, int64_t chunk_rows)
 static int64_t total_chunks(const cf_column *c)
 {
     int64_t n = 0;
-    for (int64_t b = 0; b < c->h.nfile; b++) n += chunks_of(c, b, c->stats.chunk_rows);
+    for (int64_t b = 0; b < c->h.nfile; b++) n += chunks_of(c, b, c->stat.stats.chunk_rows);
     return n;
 }
 
@@ -68,15 +69,15 @@ static void chunk_counts(const cf_column *c, int64_t *all, int64_t *known)
 {
     *all = *known = 0;
     for (int64_t b = 0; b < c->h.nfile; b++) {
-        int64_t nc = chunks_of(c, b, c->stats.chunk_rows);
+        int64_t nc = chunks_of(c, b, c->stat.stats.chunk_rows);
         *all += nc;
-        if (c->stats.valid && c->stats.valid[b]) *known += nc;
+        if (c->stat.stats.valid && c->stat.stats.valid[b]) *known += nc;
     }
 }
 
 int cf__column_index_wanted(const cf_column *c)
 {
-    if (c->kind != CF_KIND_DATA || !c->stats.first_chunk || !c->stats.valid || c->h.nmemb < 1) return 0;
+    if (c->kind != CF_KIND_DATA || !c->stat.stats.first_chunk || !c->stat.stats.valid || c->h.nmemb < 1) return 0;
     int64_t all, known;
     chunk_counts(c, &all, &known);
     /* its size follows the statistics known, never the rows a header claims */
@@ -93,9 +94,9 @@ int cf__column_stats_in_text(const cf_column *c)
 
 int cf__column_stats_section(cf_column *c, char **text, size_t *len, cf_error *err)
 {
-    if (cf__column_stats_in_text(c)) return cf__stats_format(&c->stats, &c->h, text, len, c->path, err);
+    if (cf__column_stats_in_text(c)) return cf__stats_format(&c->stat.stats, &c->h, text, len, c->path, err);
     /* the head lines alone: every blob unknown to a reader of the text */
-    cf__stats head = c->stats;
+    cf__stats head = c->stat.stats;
     head.valid = calloc((size_t)(c->h.nfile ? c->h.nfile : 1), 1);
     if (!head.valid) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
     int rc = cf__stats_format(&head, &c->h, text, len, c->path, err);
@@ -107,7 +108,7 @@ int cf__column_stats_section(cf_column *c, char **text, size_t *len, cf_error *e
 
 static void stamp_index(int fd, void *arg)
 {
-    cf__hstamp_apply(fd, &((cf_column *)arg)->hstamp);
+    cf__hstamp_apply(fd, &((cf_column *)arg)->ver.hstamp);
 }
 
 int cf__column_write_index(cf_column *c, int private_, int *keep, cf_error *err)
@@ -115,8 +116,8 @@ int cf__column_write_index(cf_column *c, int private_, int *keep, cf_error *err)
     if (keep) *keep = -1;
     cf__column_index_close(c);
     if (!cf__column_index_wanted(c)) {
-        if (!c->index_seen || private_) return 0;
-        c->index_seen = 0;
+        if (!c->stat.index_seen || private_) return 0;
+        c->stat.index_seen = 0;
         return cf__remove_if_exists(c->dir, CF__INDEX_NAME, err);
     }
     int64_t n = total_chunks(c);
@@ -130,14 +131,14 @@ int cf__column_write_index(cf_column *c, int private_, int *keep, cf_error *err)
         goto done;
     }
     for (int64_t b = 0, k = 0; b < c->h.nfile; b++) {
-        int64_t nc = chunks_of(c, b, c->stats.chunk_rows);
+        int64_t nc = chunks_of(c, b, c->stat.stats.chunk_rows);
         for (int64_t kk = 0; kk < nc; kk++, k++) known[k] = (unsigned char)cf__column_ccrc_get(c, b, kk, &crc[k]);
     }
-    rc = cf__index_build(&c->stats, &c->h, c->dtype_token, NULL, crc, known, &buf, &len, c->path, err);
+    rc = cf__index_build(&c->stat.stats, &c->h, c->dtype_token, NULL, crc, known, &buf, &len, c->path, err);
     if (rc == 0)
         rc = private_ ? cf__write_file_private_hook(c->dir, CF__INDEX_NAME, buf, len, keep, stamp_index, c, err)
                       : cf__write_file_atomic_hook(c->dir, CF__INDEX_NAME, buf, len, c->durable, stamp_index, c, err);
-    if (rc == 0) c->index_seen = 1;
+    if (rc == 0) c->stat.index_seen = 1;
 done:
     free(crc);
     free(known);
@@ -149,7 +150,7 @@ done:
 
 void cf__column_index_close(cf_column *c)
 {
-    cf__index_reader *r = c->index;
+    cf__index_reader *r = c->stat.index;
     if (!r) return;
     if (r->fd >= 0) close(r->fd);
     r->fd = -1;
@@ -166,8 +167,8 @@ void cf__column_index_close(cf_column *c)
 static void index_free(cf_column *c)
 {
     cf__column_index_close(c);
-    free(c->index);
-    c->index = NULL;
+    free(c->stat.index);
+    c->stat.index = NULL;
 }
 
 static int damaged(cf__index_reader *r, int rc, const cf_error *why)
@@ -180,14 +181,14 @@ static int damaged(cf__index_reader *r, int rc, const cf_error *why)
 /* Open and check the index (once per handle and commit): r->state. */
 static int index_open(cf_column *c, cf__index_reader **out, cf_error *err)
 {
-    if (!c->index) {
-        c->index = calloc(1, sizeof *c->index);
-        if (!c->index) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
-        c->index->fd = -1;
-        c->index->state = -1;
-        for (int l = 0; l < CF__INDEX_LEVELS_MAX; l++) c->index->page_no[l] = -1;
+    if (!c->stat.index) {
+        c->stat.index = calloc(1, sizeof *c->stat.index);
+        if (!c->stat.index) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
+        c->stat.index->fd = -1;
+        c->stat.index->state = -1;
+        for (int l = 0; l < CF__INDEX_LEVELS_MAX; l++) c->stat.index->page_no[l] = -1;
     }
-    cf__index_reader *r = *out = c->index;
+    cf__index_reader *r = *out = c->stat.index;
     if (r->state >= 0) return 0;
     r->state = CF_INDEX_ABSENT;
     r->problem[0] = '\0';
@@ -199,7 +200,7 @@ static int index_open(cf_column *c, cf__index_reader **out, cf_error *err)
         r->state = -1;
         return CF_FAIL(err, CF_EIO, "%s/%s: cannot open: %s", c->path, CF__INDEX_NAME, strerror(e));
     }
-    c->index_seen = 1;
+    c->stat.index_seen = 1;
     r->fd = fd;
     char path[CF_ERROR_MESSAGE_MAX / 2];
     snprintf(path, sizeof path, "%s/%s", c->path, CF__INDEX_NAME);
@@ -213,7 +214,7 @@ static int index_open(cf_column *c, cf__index_reader **out, cf_error *err)
     /* the header's stamp, as colfile-v1 carries it (8.1): else another version */
     cf__hstamp xs;
     cf__hstamp_of(&xs, &st);
-    if (c->ext_state == CF_EXT_TORN || c->ext_state == CF_EXT_UPDATING || !cf__hstamp_equal(&xs, &c->hstamp)) {
+    if (c->ext.ext_state == CF_EXT_TORN || c->ext.ext_state == CF_EXT_UPDATING || !cf__hstamp_equal(&xs, &c->ver.hstamp)) {
         r->state = CF_INDEX_STALE;
         return 0;
     }
@@ -339,7 +340,7 @@ int64_t cf_column_index_count(cf_column *c, int64_t level)
 
 int64_t cf_column_index_bytes_read(const cf_column *c)
 {
-    return c && c->index ? c->index->bytes_read : 0;
+    return c && c->stat.index ? c->stat.index->bytes_read : 0;
 }
 
 int cf_column_index_nodes(cf_column *c, int64_t level, int64_t first, int64_t n, int64_t component,
@@ -376,7 +377,7 @@ int cf_column_index_nodes(cf_column *c, int64_t level, int64_t first, int64_t n,
         /* statistics of rows this handle has written since are not the data's
          * (a read-only handle has written none) */
         for (int64_t b = b0; valid && c->writable && b <= b1; b++)
-            valid = cf__column_first_touch(c, b) && !c->unsynced[b];
+            valid = cf__column_first_touch(c, b) && !c->sums.unsynced[b];
         cf__acc a;
         cf__index_rec_acc(rec, component, cls, end - row0, &a);
         cf__column_fill_stats(c, &a, &out[i]);
@@ -394,7 +395,7 @@ static int index_chunk_crc(cf_column *c, int64_t b, int64_t kk, uint32_t *crc)
 {
     cf__index_reader *r;
     if (cf__column_settle(c, NULL) || index_open(c, &r, NULL) || r->state != CF_INDEX_CURRENT ||
-        (c->ccrc && r->g.chunk_rows != c->stats.chunk_rows))
+        (c->stat.ccrc && r->g.chunk_rows != c->stat.stats.chunk_rows))
         return 0;
     int64_t k = r->first_chunk[b] + kk, rb = cf__index_rec_bytes(r->g.nmemb);
     const unsigned char *page;
@@ -408,7 +409,7 @@ static int index_chunk_crc(cf_column *c, int64_t b, int64_t kk, uint32_t *crc)
 
 int64_t cf__column_crc_chunk_rows(cf_column *c)
 {
-    if (c->ccrc) return c->stats.chunk_rows;
+    if (c->stat.ccrc) return c->stat.stats.chunk_rows;
     cf__index_reader *r;
     if (c->kind != CF_KIND_DATA || cf__column_settle(c, NULL) || index_open(c, &r, NULL) ||
         r->state != CF_INDEX_CURRENT)
@@ -434,7 +435,7 @@ int cf__column_chunk_crc(cf_column *c, int64_t b, int64_t kk, uint32_t *crc)
 {
     if (cf__column_ccrc_get(c, b, kk, crc)) return 1;
     /* what the index recorded holds only for bytes this handle left alone */
-    return cf__column_first_touch(c, b) && !c->unsynced[b] && index_chunk_crc(c, b, kk, crc);
+    return cf__column_first_touch(c, b) && !c->sums.unsynced[b] && index_chunk_crc(c, b, kk, crc);
 }
 
 static cf__ccrc_blob *ccrc_blob(cf_column *c, int64_t b);
@@ -444,7 +445,7 @@ static cf__ccrc_e *ccrc_entry(cf__ccrc_blob *x, int64_t k);
  * commit keeps those of the blobs it does not write). */
 static int crcs_fill(cf_column *c, cf__index_reader *r)
 {
-    if (r->g.chunk_rows != c->stats.chunk_rows) return 0;
+    if (r->g.chunk_rows != c->stat.stats.chunk_rows) return 0;
     int64_t rb = cf__index_rec_bytes(r->g.nmemb);
     cf_error ignored;
     for (int64_t b = 0; b < c->h.nfile; b++) {
@@ -473,11 +474,11 @@ static int crcs_fill(cf_column *c, cf__index_reader *r)
 
 int cf__column_index_fill(cf_column *c, cf_error *err)
 {
-    if (c->kind != CF_KIND_DATA || !c->stats.valid) return 0;
+    if (c->kind != CF_KIND_DATA || !c->stat.stats.valid) return 0;
     int need = 0, any = 0;
     for (int64_t b = 0; b < c->h.nfile; b++) {
-        need |= !c->stats.valid[b] && c->h.rows[b] > 0;
-        any |= c->stats.valid[b] && c->h.rows[b] > 0;
+        need |= !c->stat.stats.valid[b] && c->h.rows[b] > 0;
+        any |= c->stat.stats.valid[b] && c->h.rows[b] > 0;
     }
     /* a writer carries the chunk CRC32C of the blobs it leaves alone into
      * its commit's index */
@@ -486,17 +487,17 @@ int cf__column_index_fill(cf_column *c, cf_error *err)
     int rc = index_open(c, &r, err);
     if (rc || r->state != CF_INDEX_CURRENT) return rc;
     if (!need) return crcs_fill(c, r);
-    if (r->g.chunk_rows != c->stats.chunk_rows) {
+    if (r->g.chunk_rows != c->stat.stats.chunk_rows) {
         if (any) return 0; /* statistics of two chunkings: keep the text's */
-        cf__stats_free(&c->stats);
-        if ((rc = cf__stats_alloc(&c->stats, &c->h, r->g.chunk_rows, c->path, err))) return rc;
+        cf__stats_free(&c->stat.stats);
+        if ((rc = cf__stats_alloc(&c->stat.stats, &c->h, r->g.chunk_rows, c->path, err))) return rc;
     }
     int64_t nmemb = c->h.nmemb, rb = cf__index_rec_bytes(nmemb);
     char cls = cf__acc_class(&c->h.dtype);
     cf_error ignored;
     for (int64_t b = 0; b < c->h.nfile; b++) {
         int64_t nc = chunks_of(c, b, r->g.chunk_rows), k0 = r->first_chunk[b];
-        if (c->stats.valid[b] || nc == 0) continue;
+        if (c->stat.stats.valid[b] || nc == 0) continue;
         int ok = 1;
         for (int64_t kk = 0; ok && kk < nc; kk++) {
             const unsigned char *page;
@@ -504,19 +505,19 @@ int cf__column_index_fill(cf_column *c, cf_error *err)
             if (index_page(c, r, 0, k / r->g.fanout, &page, &ignored)) return 0; /* damaged: unknown */
             ok = (cf__index_rec_flags(page + (k % r->g.fanout) * rb) & CF__INDEX_STATS) != 0;
         }
-        cf__acc *acc = ok ? cf__stats_chunks(&c->stats, b, 0, nc) : NULL;
+        cf__acc *acc = ok ? cf__stats_chunks(&c->stat.stats, b, 0, nc) : NULL;
         for (int64_t kk = 0; acc && kk < nc; kk++) {
             const unsigned char *page;
             int64_t k = k0 + kk, rows = c->h.rows[b] - kk * r->g.chunk_rows;
             if (rows > r->g.chunk_rows) rows = r->g.chunk_rows;
             if (index_page(c, r, 0, k / r->g.fanout, &page, &ignored)) {
-                cf__stats_reset_blob(&c->stats, b);
+                cf__stats_reset_blob(&c->stat.stats, b);
                 return 0;
             }
             for (int64_t j = 0; j < nmemb; j++)
                 cf__index_rec_acc(page + (k % r->g.fanout) * rb, j, cls, rows, &acc[kk * nmemb + j]);
         }
-        if (acc) c->stats.valid[b] = 1;
+        if (acc) c->stat.stats.valid[b] = 1;
     }
     return c->writable ? crcs_fill(c, r) : 0;
 }
@@ -526,17 +527,17 @@ int cf__column_index_fill(cf_column *c, cf_error *err)
 void cf__column_ccrc_free(cf_column *c)
 {
     index_free(c);
-    cf__ccrc *t = c->ccrc;
+    cf__ccrc *t = c->stat.ccrc;
     if (!t) return;
     for (int64_t b = 0; b < t->nfile; b++) free(t->blob[b].e);
     free(t->blob);
     free(t);
-    c->ccrc = NULL;
+    c->stat.ccrc = NULL;
 }
 
 void cf__column_ccrc_reset_blob(cf_column *c, int64_t b)
 {
-    cf__ccrc *t = c->ccrc;
+    cf__ccrc *t = c->stat.ccrc;
     if (!t || b >= t->nfile) return;
     free(t->blob[b].e);
     t->blob[b] = (cf__ccrc_blob){ 0, 0, NULL };
@@ -545,8 +546,8 @@ void cf__column_ccrc_reset_blob(cf_column *c, int64_t b)
 /* The entries of blob b, held from now on; NULL without memory. */
 static cf__ccrc_blob *ccrc_blob(cf_column *c, int64_t b)
 {
-    cf__ccrc *t = c->ccrc;
-    if (!t && !(t = c->ccrc = calloc(1, sizeof *t))) return NULL;
+    cf__ccrc *t = c->stat.ccrc;
+    if (!t && !(t = c->stat.ccrc = calloc(1, sizeof *t))) return NULL;
     if (b >= t->nfile) {
         int64_t nf = c->h.nfile > b ? c->h.nfile : b + 1;
         cf__ccrc_blob *nb = realloc(t->blob, sizeof *nb * (size_t)nf);
@@ -594,7 +595,7 @@ static cf__ccrc_e *ccrc_entry(cf__ccrc_blob *x, int64_t k)
 void cf__column_ccrc_add(cf_column *c, int64_t b, int64_t off, const unsigned char *p, int64_t n, uint32_t *sum,
                          uint32_t *crc)
 {
-    int64_t cb = c->stats.chunk_rows * c->rowbytes;
+    int64_t cb = c->stat.stats.chunk_rows * c->rowbytes;
     cf__ccrc_blob *blob = cb > 0 ? ccrc_blob(c, b) : NULL;
     if (!blob) {
         if (sum) cf__sum_crc32c(sum, crc, p, (size_t)n);
@@ -641,13 +642,13 @@ void cf__column_ccrc_add(cf_column *c, int64_t b, int64_t off, const unsigned ch
 
 int cf__column_ccrc_get(const cf_column *c, int64_t b, int64_t kk, uint32_t *crc)
 {
-    const cf__ccrc *t = c->ccrc;
-    if (!t || b >= t->nfile || kk >= chunks_of(c, b, c->stats.chunk_rows)) return 0;
+    const cf__ccrc *t = c->stat.ccrc;
+    if (!t || b >= t->nfile || kk >= chunks_of(c, b, c->stat.stats.chunk_rows)) return 0;
     int found;
     int64_t i = ccrc_find(&t->blob[b], kk, &found);
     if (!found) return 0;
-    int64_t rows = c->h.rows[b] - kk * c->stats.chunk_rows;
-    if (rows > c->stats.chunk_rows) rows = c->stats.chunk_rows;
+    int64_t rows = c->h.rows[b] - kk * c->stat.stats.chunk_rows;
+    if (rows > c->stat.stats.chunk_rows) rows = c->stat.stats.chunk_rows;
     const cf__ccrc_e *x = &t->blob[b].e[i];
     if (x->lo != 0 || x->hi != rows * c->rowbytes) return 0;
     *crc = x->crc;

@@ -18,6 +18,7 @@
 #include "catalog.h"
 #include "column.h"
 #include "column_index.h"
+#include "column_handle.h"
 #include "column_version.h"
 #include "error.h"
 #include "ext.h"
@@ -28,7 +29,7 @@
 int cf_column_export_meta(cf_column *c, void **buf, size_t *len, cf_error *err)
 {
     if (!c || !buf || !len) return CF_FAIL(err, CF_EARG, "cf_column_export_meta: NULL argument");
-    c->shared = 1; /* replicas built from the snapshot write its blobs too */
+    c->commit.shared = 1; /* replicas built from the snapshot write its blobs too */
     int rc = cf__column_settle(c, err);
     if (rc == 0) rc = cf__column_settle_attrs(c, err);
     if (rc) return rc;
@@ -37,26 +38,26 @@ int cf_column_export_meta(cf_column *c, void **buf, size_t *len, cf_error *err)
     size_t hl = 0, xl = 0, sl = 0, al = 0, vl = 0;
     if (c->kind != CF_KIND_ATTRS_ONLY) {
         if ((rc = cf__header_format(&c->h, &header, &hl, c->path, err))) goto done;
-        if ((rc = cf__ext_format(&c->h, c->crc, c->crc_known, &ext, &xl, c->path, err))) goto done;
+        if ((rc = cf__ext_format(&c->h, c->sums.crc, c->sums.crc_known, &ext, &xl, c->path, err))) goto done;
     }
-    if (c->kind == CF_KIND_DATA && c->stats_pending) {
+    if (c->kind == CF_KIND_DATA && c->stat.stats_pending) {
         /* not parsed yet: the text as read (the replica parses it alike) */
-        if (c->stats_text && !(stats = malloc(c->stats_len + 1))) {
+        if (c->stat.stats_text && !(stats = malloc(c->stat.stats_len + 1))) {
             rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
             goto done;
         }
-        if (stats) memcpy(stats, c->stats_text, c->stats_len);
-        sl = c->stats_text ? c->stats_len : 0;
-    } else if (c->kind == CF_KIND_DATA && !c->writes && cf__column_index_current(c)) {
+        if (stats) memcpy(stats, c->stat.stats_text, c->stat.stats_len);
+        sl = c->stat.stats_text ? c->stat.stats_len : 0;
+    } else if (c->kind == CF_KIND_DATA && !c->sums.writes && cf__column_index_current(c)) {
         /* what the chunk index holds stays there: replicas read it (they get
          * the header's stamp below), the snapshot stays small */
         if ((rc = cf__column_stats_section(c, &stats, &sl, err))) goto done;
     } else if (c->kind == CF_KIND_DATA &&
-               (rc = cf__stats_format(&c->stats, &c->h, &stats, &sl, c->path, err))) {
+               (rc = cf__stats_format(&c->stat.stats, &c->h, &stats, &sl, c->path, err))) {
         goto done;
     }
-    if ((rc = cf__attrset_format_v2(&c->attrs, NULL, &attrs, &al, err))) goto done;
-    if (c->attrs_v1.count && (rc = cf__attrset_format_v1(&c->attrs_v1, NULL, &v1, &vl, err))) goto done;
+    if ((rc = cf__attrset_format_v2(&c->attr.attrs, NULL, &attrs, &al, err))) goto done;
+    if (c->attr.attrs_v1.count && (rc = cf__attrset_format_v1(&c->attr.attrs_v1, NULL, &v1, &vl, err))) goto done;
     cf__wire_out o = { NULL, 0, 0, 0 };
     cf__wire_put(&o, "CFM1", 4);
     cf__wire_put_u64(&o, (uint64_t)c->kind);
@@ -68,15 +69,15 @@ int cf_column_export_meta(cf_column *c, void **buf, size_t *len, cf_error *err)
     cf__wire_put_bytes(&o, v1, vl);
     const char *stage = cf__column_stage_leaf(c);
     cf__wire_put_bytes(&o, stage, strlen(stage));
-    cf__wire_put_u64(&o, (uint64_t)c->committed_nfile);
+    cf__wire_put_u64(&o, (uint64_t)c->commit.committed_nfile);
     uint64_t id[2];
     cf__version_id(c, id);
     cf__wire_put_u64(&o, id[0]);
     cf__wire_put_u64(&o, id[1]);
     /* the header's stamp, which binds the chunk index to it (format.md 8.6) */
-    cf__wire_put_u64(&o, (uint64_t)c->hstamp.known);
-    cf__wire_put_u64(&o, (uint64_t)c->hstamp.sec);
-    cf__wire_put_u64(&o, (uint64_t)c->hstamp.nsec);
+    cf__wire_put_u64(&o, (uint64_t)c->ver.hstamp.known);
+    cf__wire_put_u64(&o, (uint64_t)c->ver.hstamp.sec);
+    cf__wire_put_u64(&o, (uint64_t)c->ver.hstamp.nsec);
     if (o.failed) {
         free(o.p);
         rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
@@ -125,20 +126,20 @@ int cf_column_open_meta(cf_column **out, cf_file *f, const void *buf, size_t len
         cf__column_set_attrs_only(c);
     } else {
         if ((rc = cf__column_apply_header(c, (const char *)header, hl, c->path, err))) goto fail;
-        c->hstamp = (cf__hstamp){ stamp[0] == 1, (int64_t)stamp[1], (int64_t)stamp[2] };
+        c->ver.hstamp = (cf__hstamp){ stamp[0] == 1, (int64_t)stamp[1], (int64_t)stamp[2] };
         /* the exporter sends colfile-v1 without its statistics, which
          * come apart (they may be pending: unparsed text), and only what
          * it trusts */
         int legacy;
-        c->ext_snapshot = 1;
+        c->ext.ext_snapshot = 1;
         if ((rc = cf__column_apply_ext(c, xl ? (const char *)ext : NULL, xl, c->path, &legacy, err))) goto fail;
         if (legacy && (rc = cf__column_apply_stats(c, sl ? (const char *)stats : NULL, sl, c->path, err)))
             goto fail;
-        c->committed_nfile = committed < (uint64_t)c->h.nfile ? (int64_t)committed : c->h.nfile;
+        c->commit.committed_nfile = committed < (uint64_t)c->h.nfile ? (int64_t)committed : c->h.nfile;
         if (tl && (rc = cf__column_set_stage(c, (const char *)stage, tl, err))) goto fail;
     }
-    if ((rc = cf__attrset_parse_v2(&c->attrs, (const char *)attrs, al, c->attr_dir, err))) goto fail;
-    if (vl && (rc = cf__attrset_parse_v1(&c->attrs_v1, v1, vl, c->attr_dir, err))) goto fail;
+    if ((rc = cf__attrset_parse_v2(&c->attr.attrs, (const char *)attrs, al, c->attr_dir, err))) goto fail;
+    if (vl && (rc = cf__attrset_parse_v1(&c->attr.attrs_v1, v1, vl, c->attr_dir, err))) goto fail;
     /* the version the exporter read, or none at all: another process may
      * have replaced it since */
     if (kind != CF_KIND_ATTRS_ONLY && !tl && (id[0] || id[1]) && (rc = cf__version_hold_as(c, id, err)))
@@ -188,17 +189,17 @@ int cf__column_apply_cached(cf_column *c, const cf__catalog_file *files, const c
     int rc = 0;
     if (!h->present) return CF_FAIL(err, CF_ENOENT, "%s: no header", c->path);
     /* the header's stamp, which colfile-v1 must have recorded (8.1) */
-    c->hstamp = (cf__hstamp){ 1, h->st.msec, h->st.mnsec };
+    c->ver.hstamp = (cf__hstamp){ 1, h->st.msec, h->st.mnsec };
     if (!h->inline_bytes) {
         struct stat st;
         if ((rc = cf__version_read_stat(c, "header", &owned, &len, &st, err))) return rc;
-        cf__hstamp_of(&c->hstamp, &st);
+        cf__hstamp_of(&c->ver.hstamp, &st);
         text = owned;
     }
     rc = cf__column_apply_header(c, text, len, c->path, err);
     free(owned);
     if (rc) return rc;
-    c->committed_nfile = c->h.nfile;
+    c->commit.committed_nfile = c->h.nfile;
     size_t extra = 0;
     for (int k = 0; k < DEFERRED_N; k++)
         if (files[deferred_slot[k]].inline_bytes) extra += files[deferred_slot[k]].len + 1;
@@ -214,7 +215,7 @@ int cf__column_apply_cached(cf_column *c, const cf__catalog_file *files, const c
         d->files[k].data = at;
         at += d->files[k].len + 1;
     }
-    c->deferred = d;
+    c->ext.deferred = d;
     return 0;
 }
 
@@ -273,16 +274,16 @@ static int deferred_text(cf_column *c, const cf__deferred *d, int k, int *dir_st
 /* The deferred struct once nothing is left in it. */
 static void drop_settled(cf_column *c)
 {
-    cf__deferred *d = c->deferred;
+    cf__deferred *d = c->ext.deferred;
     if (d && !d->ext_pending && !d->attrs_pending) {
         free(d);
-        c->deferred = NULL;
+        c->ext.deferred = NULL;
     }
 }
 
 int cf__column_settle(cf_column *c, cf_error *err)
 {
-    cf__deferred *d = c->deferred;
+    cf__deferred *d = c->ext.deferred;
     if (!d || !d->ext_pending) return 0;
     const char *text;
     size_t len;
@@ -291,7 +292,7 @@ int cf__column_settle(cf_column *c, cf_error *err)
     /* damaged or stale: unknown, never an error (as at open) */
     int rc;
     for (int tries = 1;; tries++) {
-        rc = deferred_text(c, d, DEFERRED_EXT, &dir_still, 0, &text, &len, &owned, NULL, &c->xstamp, err);
+        rc = deferred_text(c, d, DEFERRED_EXT, &dir_still, 0, &text, &len, &owned, NULL, &c->ext.xstamp, err);
         if (rc || !cf__column_ext_wait(c, text, len, tries)) break;
         free(owned);
         owned = NULL;
@@ -313,19 +314,19 @@ int cf__column_settle(cf_column *c, cf_error *err)
 
 int cf__column_settle_attrs(cf_column *c, cf_error *err)
 {
-    if (c->attrs_unread) {
+    if (c->attr.attrs_unread) {
         /* opened without the catalog: the files, as a writer's open reads
          * them; a failure leaves nothing half loaded */
         int rc = cf__column_load_attrs(c, err);
         if (rc) {
-            cf__attrset_free(&c->attrs_v1);
-            cf__attrset_free(&c->attrs);
+            cf__attrset_free(&c->attr.attrs_v1);
+            cf__attrset_free(&c->attr.attrs);
             return rc;
         }
-        c->attrs_unread = 0;
+        c->attr.attrs_unread = 0;
         return 0;
     }
-    cf__deferred *d = c->deferred;
+    cf__deferred *d = c->ext.deferred;
     if (!d || !d->attrs_pending) return 0;
     /* the rules of cf__column_load_attrs (cf__attrs_merge) */
     cf__attrset v1, all;
@@ -347,10 +348,10 @@ int cf__column_settle_attrs(cf_column *c, cf_error *err)
         cf__attrset_free(&all);
         return rc;
     }
-    cf__attrset_free(&c->attrs_v1);
-    cf__attrset_free(&c->attrs);
-    c->attrs_v1 = v1;
-    c->attrs = all;
+    cf__attrset_free(&c->attr.attrs_v1);
+    cf__attrset_free(&c->attr.attrs);
+    c->attr.attrs_v1 = v1;
+    c->attr.attrs = all;
     d->attrs_pending = 0;
     drop_settled(c);
     return 0;

@@ -2,6 +2,7 @@
  * header held in its directory, retried while a commit replaces it; the
  * header and colfile-v1 applied to the handle. */
 #include "column.h"
+#include "column_handle.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -48,7 +49,7 @@ int cf__column_apply_header(cf_column *c, const char *text, size_t len, const ch
 static int ext_state_of(const cf_column *c, const char *text, size_t len, size_t *body)
 {
     *body = len;
-    if (c->ext_state == CF_EXT_UPDATING || c->ext_state == CF_EXT_TORN) return c->ext_state;
+    if (c->ext.ext_state == CF_EXT_UPDATING || c->ext.ext_state == CF_EXT_TORN) return c->ext.ext_state;
     if (!text) return CF_EXT_ABSENT;
     static const char magic[] = "COLFILE-EXT: 1\n";
     switch (cf__ext_unseal(text, len, body)) {
@@ -57,7 +58,7 @@ static int ext_state_of(const cf_column *c, const char *text, size_t len, size_t
         return len >= sizeof magic - 1 && memcmp(text, magic, sizeof magic - 1) == 0 ? CF_EXT_UNBOUND
                                                                                    : CF_EXT_DAMAGED;
     case CF__SEAL_DAMAGED: return CF_EXT_DAMAGED;
-    default: return cf__hstamp_equal(&c->xstamp, &c->hstamp) ? CF_EXT_CURRENT : CF_EXT_STALE;
+    default: return cf__hstamp_equal(&c->ext.xstamp, &c->ver.hstamp) ? CF_EXT_CURRENT : CF_EXT_STALE;
     }
 }
 
@@ -67,34 +68,34 @@ int cf__column_apply_ext(cf_column *c, const char *text, size_t len, const char 
     /* A snapshot of another handle carries that handle's CRCs as it
      * trusted them; from disk, the file must be current as a whole. */
     size_t body = len;
-    c->ext_state = c->ext_snapshot ? (text ? CF_EXT_CURRENT : CF_EXT_ABSENT) : ext_state_of(c, text, len, &body);
-    int trusted = c->ext_state == CF_EXT_CURRENT;
+    c->ext.ext_state = c->ext.ext_snapshot ? (text ? CF_EXT_CURRENT : CF_EXT_ABSENT) : ext_state_of(c, text, len, &body);
+    int trusted = c->ext.ext_state == CF_EXT_CURRENT;
     size_t at = body;
     int has_stats = text && cf__ext_stats_section(text, body, &at);
     /* CRCs are trusted only where still current; a damaged or absent file
      * leaves them unknown without keeping the column from opening. */
     cf__ext x;
     int ok = trusted && cf__ext_parse(&x, text, at, path, NULL) == 0;
-    if (trusted && !ok) c->ext_state = CF_EXT_DAMAGED;
+    if (trusted && !ok) c->ext.ext_state = CF_EXT_DAMAGED;
     for (int64_t i = 0; i < c->h.nfile; i++) {
-        c->crc_known[i] = ok ? (unsigned char)cf__ext_current(&x, &c->h, i) : 0;
-        c->crc[i] = c->crc_known[i] ? x.crc[i] : 0;
+        c->sums.crc_known[i] = ok ? (unsigned char)cf__ext_current(&x, &c->h, i) : 0;
+        c->sums.crc[i] = c->sums.crc_known[i] ? x.crc[i] : 0;
     }
     if (ok) cf__ext_free(&x);
     /* an older colfile-stats-v1 goes at the next commit; it is read only
      * beside a current colfile-v1 without statistics */
-    c->legacy_stats = !has_stats;
+    c->commit.legacy_stats = !has_stats;
     *legacy = ok && !has_stats;
     if (*legacy) return 0;
-    if (ok || !has_stats || c->ext_state == CF_EXT_DAMAGED)
+    if (ok || !has_stats || c->ext.ext_state == CF_EXT_DAMAGED)
         return cf__column_apply_stats(c, ok && has_stats ? text + at : NULL, body - at, path, err);
     /* statistics that are not current are parsed only for their chunk
      * size (load_stats), at once: no copy of their text is kept that a
      * snapshot could hand on as if it were current */
     if (c->kind != CF_KIND_DATA) return 0;
-    free(c->stats_text);
-    c->stats_text = NULL;
-    c->stats_pending = 0;
+    free(c->stat.stats_text);
+    c->stat.stats_text = NULL;
+    c->stat.stats_pending = 0;
     return cf__column_load_stats(c, text + at, body - at, path, err);
 }
 
@@ -104,7 +105,7 @@ int cf_column_ext_state(cf_column *c, int *state, cf_error *err)
     *state = CF_EXT_ABSENT;
     if (c->kind != CF_KIND_DATA) return 0;
     int rc = cf__column_stats_need(c, err);
-    if (rc == 0) *state = c->ext_state;
+    if (rc == 0) *state = c->ext.ext_state;
     return rc;
 }
 
@@ -132,8 +133,8 @@ int cf__column_new_for(cf_column **out, cf_file *f, const char *name, cf_error *
     c->durable = CF__DURABLE(f);
     c->verify = (f->flags & CF_OPEN_VERIFY) != 0;
     c->no_mmap = (f->flags & CF_OPEN_NOMMAP) != 0;
-    c->nolock = (f->flags & CF_OPEN_NOLOCK) != 0;
-    c->lock.off = (f->flags & CF_OPEN_NOLOCKING) != 0;
+    c->commit.nolock = (f->flags & CF_OPEN_NOLOCK) != 0;
+    c->commit.lock.off = (f->flags & CF_OPEN_NOLOCKING) != 0;
     *out = c;
     return 0;
 }
@@ -179,7 +180,7 @@ static int open_once(cf_column **out, cf_file *f, const char *name, cf_error *er
     /* (the directory it holds is the one whose header the catalog vouched
      * for, not a version swapped in since) */
     if (!f->writable && f->catalog && !cf__column_is_attrs_only_name(name) &&
-        cf__catalog_column_held(f->catalog, f->path, name, cached, &dir_stamp, &c->dirfd)) {
+        cf__catalog_column_held(f->catalog, f->path, name, cached, &dir_stamp, &c->ver.dirfd)) {
         if (cf__column_apply_cached(c, cached, &dir_stamp, NULL) == 0) {
             *out = c;
             return 0;
@@ -210,18 +211,18 @@ static int open_once(cf_column **out, cf_file *f, const char *name, cf_error *er
         }
         struct stat hst;
         if ((rc = open_version(c, f, name, &text, &len, &hst, err))) goto done;
-        cf__hstamp_of(&c->hstamp, &hst);
+        cf__hstamp_of(&c->ver.hstamp, &hst);
         if ((rc = cf__column_apply_header(c, text, len, hp, err))) goto done;
         if (f->writable) {
-            c->opened_header_len = (int64_t)len;
-            c->opened_header_crc = cf__crc32c_update(0, text, len);
+            c->ver.opened_header_len = (int64_t)len;
+            c->ver.opened_header_crc = cf__crc32c_update(0, text, len);
         }
-        c->committed_nfile = c->h.nfile;
+        c->commit.committed_nfile = c->h.nfile;
         struct stat mst;
         int marked = cf__version_stat(c, CF__TORN_NAME, &mst);
         if (marked && !f->writable && (rc = cf__name_confine(f->path, name, err))) goto done;
-        c->torn_at_open = marked && !cf__column_writer_alive(c);
-        if (c->torn_at_open && !cf__version_same_file(c, CF__TORN_NAME, &mst)) {
+        c->commit.torn_at_open = marked && !cf__column_writer_alive(c);
+        if (c->commit.torn_at_open && !cf__version_same_file(c, CF__TORN_NAME, &mst)) {
             /* the marker went (or was made anew) after it was seen: an
              * update committed and let go of its lock between the two looks,
              * which is no interruption; the header read may predate it */
@@ -232,9 +233,9 @@ static int open_once(cf_column **out, cf_file *f, const char *name, cf_error *er
          * update has changed since: all unknown for this handle */
         if (marked) {
             c->verify = 0;
-            c->ext_state = c->torn_at_open ? CF_EXT_TORN : CF_EXT_UPDATING;
+            c->ext.ext_state = c->commit.torn_at_open ? CF_EXT_TORN : CF_EXT_UPDATING;
         }
-        if (c->torn_at_open && !(f->flags & CF_OPEN_TORN_OK)) {
+        if (c->commit.torn_at_open && !(f->flags & CF_OPEN_TORN_OK)) {
             rc = CF_FAIL(err, CF_ETORN, "%s: an in-place update of this column was interrupted (%s is "
                          "present): its rows may mix old and new values; `colfile repair` makes it "
                          "consistent, or open with CF_OPEN_TORN_OK (Python: torn='warn') to read it anyway",
@@ -269,7 +270,7 @@ static int open_once(cf_column **out, cf_file *f, const char *name, cf_error *er
     if (f->writable || cf__column_is_attrs_only_name(name)) {
         if ((rc = cf__column_load_attrs(c, err))) goto done;
     } else {
-        c->attrs_unread = 1;
+        c->attr.attrs_unread = 1;
     }
     *out = c;
     c = NULL;
@@ -289,7 +290,7 @@ done:
 int cf__column_ext_wait(const cf_column *c, const char *text, size_t len, int tries)
 {
     size_t body;
-    if (tries >= CF__EXT_TRIES || c->ext_snapshot || ext_state_of(c, text, len, &body) != CF_EXT_STALE ||
+    if (tries >= CF__EXT_TRIES || c->ext.ext_snapshot || ext_state_of(c, text, len, &body) != CF_EXT_STALE ||
         cf__version_header_changed(c) || !cf__column_writer_alive(c))
         return 0;
     struct timespec pause = { 0, CF__EXT_PAUSE_US * 1000L };
@@ -313,7 +314,7 @@ int cf_column_open(cf_column **out, cf_file *f, const char *name, cf_error *err)
                            "was being opened (other processes keep committing updates): try again",
                            f->path, name, name, CF__EXT_TRIES);
         }
-        if (rc || c->ext_state != CF_EXT_STALE || tries >= CF__EXT_TRIES ||
+        if (rc || c->ext.ext_state != CF_EXT_STALE || tries >= CF__EXT_TRIES ||
             !(cf__version_moved(c) || cf__version_header_changed(c))) {
             if (rc == 0) *out = c;
             return rc;

@@ -24,6 +24,7 @@
 
 #include "column.h"
 #include "column_index.h"
+#include "column_handle.h"
 #include "error.h"
 #include "wire.h"
 
@@ -54,15 +55,15 @@ static int get_acc(cf__wire_in *in, cf__acc *a)
 
 static int blob_touched(const cf_column *c, int64_t i)
 {
-    const cf__blob_writes *w = c->writes ? &c->writes[i] : NULL;
-    return c->h.sums[i] != c->committed_sums[i] || (w && (w->count || w->overflow));
+    const cf__blob_writes *w = c->sums.writes ? &c->sums.writes[i] : NULL;
+    return c->h.sums[i] != c->sums.committed_sums[i] || (w && (w->count || w->overflow));
 }
 
 int cf_column_pending_export(cf_column *c, void **buf, size_t *len, cf_error *err)
 {
     if (!c || !buf || !len) return CF_FAIL(err, CF_EARG, "cf_column_pending_export: NULL argument");
     if (c->kind != CF_KIND_DATA) return CF_FAIL(err, CF_EKIND, "%s: not a data column", c->path);
-    if (c->failed)
+    if (c->commit.failed)
         return CF_FAIL(err, CF_EIO, "%s: an earlier write through this handle failed: its rows cannot be "
                        "committed", c->path);
     /* The committing handle will describe these bytes in the header: they
@@ -75,15 +76,15 @@ int cf_column_pending_export(cf_column *c, void **buf, size_t *len, cf_error *er
     for (int64_t i = 0; i < c->h.nfile; i++) entries += blob_touched(c, i);
     cf__wire_put(&o, "CFP1", 4);
     cf__wire_put_u64(&o, (uint64_t)c->h.nfile);
-    cf__wire_put_u64(&o, (uint64_t)c->stats.chunk_rows);
+    cf__wire_put_u64(&o, (uint64_t)c->stat.stats.chunk_rows);
     cf__wire_put_u64(&o, (uint64_t)entries);
     for (int64_t i = 0; i < c->h.nfile; i++) {
         if (!blob_touched(c, i)) continue;
-        const cf__blob_writes *w = c->writes ? &c->writes[i] : NULL;
+        const cf__blob_writes *w = c->sums.writes ? &c->sums.writes[i] : NULL;
         int64_t nseg = w ? w->count : 0;
         unsigned char overflow = w ? (unsigned char)w->overflow : 0;
         cf__wire_put_u64(&o, (uint64_t)i);
-        cf__wire_put_u32(&o, c->h.sums[i] - c->committed_sums[i]);
+        cf__wire_put_u32(&o, c->h.sums[i] - c->sums.committed_sums[i]);
         cf__wire_put(&o, &overflow, 1);
         cf__wire_put_u64(&o, (uint64_t)nseg);
         for (int64_t k = 0; k < nseg; k++) {
@@ -91,7 +92,7 @@ int cf_column_pending_export(cf_column *c, void **buf, size_t *len, cf_error *er
             cf__wire_put_u64(&o, (uint64_t)w->segments[k].length);
             cf__wire_put_u32(&o, w->segments[k].crc);
         }
-        const cf__blob_stats *bs = &c->stats.blob[i];
+        const cf__blob_stats *bs = &c->stat.stats.blob[i];
         cf__wire_put_u64(&o, bs->lost ? UINT64_MAX : (uint64_t)bs->nrun);
         for (int64_t r = 0; !bs->lost && r < bs->nrun; r++) {
             int64_t nacc = bs->run[r].n * c->h.nmemb;
@@ -105,14 +106,14 @@ int cf_column_pending_export(cf_column *c, void **buf, size_t *len, cf_error *er
         return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
     }
     /* The state now travels in the buffer: this handle is clean. */
-    if (c->h.nfile) memcpy(c->h.sums, c->committed_sums, (size_t)c->h.nfile * sizeof *c->h.sums);
-    if (c->writes) {
-        for (int64_t i = 0; i < c->h.nfile; i++) free(c->writes[i].segments);
-        free(c->writes);
-        c->writes = NULL;
+    if (c->h.nfile) memcpy(c->h.sums, c->sums.committed_sums, (size_t)c->h.nfile * sizeof *c->h.sums);
+    if (c->sums.writes) {
+        for (int64_t i = 0; i < c->h.nfile; i++) free(c->sums.writes[i].segments);
+        free(c->sums.writes);
+        c->sums.writes = NULL;
     }
-    c->header_dirty = 0;
-    c->ext_dirty = 0;
+    c->commit.header_dirty = 0;
+    c->commit.ext_dirty = 0;
     /* The committing handle publishes what this one handed over: later
      * writes go to the column's own directory, over committed rows. */
     if (c->replica && (rc = cf__column_follow_commit(c, err))) {
@@ -129,7 +130,7 @@ int cf_column_pending_merge(cf_column *c, const void *buf, size_t len, cf_error 
     if (!c || (!buf && len)) return CF_FAIL(err, CF_EARG, "cf_column_pending_merge: NULL argument");
     if (c->kind != CF_KIND_DATA) return CF_FAIL(err, CF_EKIND, "%s: not a data column", c->path);
     if (!c->writable) return CF_FAIL(err, CF_EREADONLY, "%s: column is open read-only", c->path);
-    c->shared = 1; /* another handle wrote these blobs */
+    c->commit.shared = 1; /* another handle wrote these blobs */
     cf__wire_in in = { buf, (const unsigned char *)buf + len };
     uint64_t nfile, chunk_rows, entries;
     if (len < 4 || memcmp(buf, "CFP1", 4) != 0)
@@ -137,10 +138,10 @@ int cf_column_pending_merge(cf_column *c, const void *buf, size_t len, cf_error 
     in.p += 4;
     if (cf__wire_get_u64(&in, &nfile) || cf__wire_get_u64(&in, &chunk_rows) || cf__wire_get_u64(&in, &entries))
         return CF_FAIL(err, CF_EFORMAT, "%s: pending write state is truncated", c->path);
-    if (nfile != (uint64_t)c->h.nfile || chunk_rows != (uint64_t)c->stats.chunk_rows)
+    if (nfile != (uint64_t)c->h.nfile || chunk_rows != (uint64_t)c->stat.stats.chunk_rows)
         return CF_FAIL(err, CF_EARG, "%s: pending write state is for %llu blobs of %llu-row chunks, the column has "
                        "%lld blobs of %lld-row chunks", c->path, (unsigned long long)nfile,
-                       (unsigned long long)chunk_rows, (long long)c->h.nfile, (long long)c->stats.chunk_rows);
+                       (unsigned long long)chunk_rows, (long long)c->h.nfile, (long long)c->stat.stats.chunk_rows);
     /* Validate everything before changing anything. */
     cf__wire_in scan = in;
     for (uint64_t e = 0; e < entries; e++) {
@@ -167,7 +168,7 @@ int cf_column_pending_merge(cf_column *c, const void *buf, size_t len, cf_error 
         cf__acc a;
         if (cf__wire_get_u64(&scan, &nrun))
             return CF_FAIL(err, CF_EFORMAT, "%s: pending write state is truncated", c->path);
-        uint64_t chunks = (uint64_t)cf__stats_blob_chunks(&c->stats, (int64_t)blob),
+        uint64_t chunks = (uint64_t)cf__stats_blob_chunks(&c->stat.stats, (int64_t)blob),
                  nmemb = (uint64_t)c->h.nmemb;
         if (nrun != UINT64_MAX && nrun > (uint64_t)(scan.end - scan.p) / 16)
             return CF_FAIL(err, CF_EFORMAT, "%s: pending write state is truncated", c->path);
@@ -214,13 +215,13 @@ int cf_column_pending_merge(cf_column *c, const void *buf, size_t len, cf_error 
          * be theirs (chunks are then known again from a scan) */
         cf__column_ccrc_reset_blob(c, (int64_t)blob);
         c->h.sums[blob] += delta;
-        c->header_dirty = 1;
-        c->ext_dirty = 1;
+        c->commit.header_dirty = 1;
+        c->commit.ext_dirty = 1;
         if (overflow) {
             /* Scattered writes elsewhere: this blob's CRC must be recomputed.
              * (An empty segment allocates the bookkeeping and changes nothing.) */
             if ((rc = cf__column_note_segment(c, (int64_t)blob, 0, 0, 0, err))) return rc;
-            cf__blob_writes *w = &c->writes[blob];
+            cf__blob_writes *w = &c->sums.writes[blob];
             free(w->segments);
             w->segments = NULL;
             w->count = w->capacity = 0;
@@ -236,13 +237,13 @@ int cf_column_pending_merge(cf_column *c, const void *buf, size_t len, cf_error 
         }
         uint64_t nrun, first, nacc;
         cf__wire_get_u64(&in, &nrun);
-        if (nrun == UINT64_MAX) cf__stats_lose_blob(&c->stats, (int64_t)blob);
+        if (nrun == UINT64_MAX) cf__stats_lose_blob(&c->stat.stats, (int64_t)blob);
         for (uint64_t r = 0; nrun != UINT64_MAX && r < nrun; r++) {
             cf__wire_get_u64(&in, &first);
             cf__wire_get_u64(&in, &nacc);
             int64_t n = c->h.nmemb > 0 ? (int64_t)(nacc / (uint64_t)c->h.nmemb) : 0;
             /* No memory for them here: the blob's statistics become unknown. */
-            cf__acc *acc = n ? cf__stats_chunks(&c->stats, (int64_t)blob, (int64_t)first, (int64_t)first + n) : NULL;
+            cf__acc *acc = n ? cf__stats_chunks(&c->stat.stats, (int64_t)blob, (int64_t)first, (int64_t)first + n) : NULL;
             for (uint64_t k = 0; k < nacc; k++) {
                 cf__acc a;
                 get_acc(&in, &a);

@@ -21,6 +21,7 @@
 #include "platform.h"
 #include "readmap.h"
 #include "readsplit.h"
+#include "column_handle.h"
 
 int64_t cf_column_row_offset(const cf_column *c, int64_t row)
 {
@@ -35,7 +36,7 @@ static int short_blob_error(cf_column *c, int64_t blob, int64_t byte_end, cf_err
     char name[32];
     cf__column_blob_name(blob, name);
     struct stat st;
-    long long have = fstat(c->fd, &st) == 0 ? (long long)st.st_size : -1;
+    long long have = fstat(c->io.fd, &st) == 0 ? (long long)st.st_size : -1;
     long long first = (long long)c->first_row[blob], last = (long long)c->first_row[blob + 1] - 1;
     long long missing = have < 0 ? first : first + have / c->rowbytes;
     return CF_FAIL(err, CF_ESHORT,
@@ -46,9 +47,9 @@ static int short_blob_error(cf_column *c, int64_t blob, int64_t byte_end, cf_err
                    (long long)byte_end, first, last);
 }
 
-int64_t cf_column_blob_rows_held(cf_column *c, int64_t i, cf_error *err)
+/* The rows of blob i its file holds, or a negative CF_E* code. */
+static int64_t rows_held(cf_column *c, int64_t i, cf_error *err)
 {
-    if (!c) return CF_FAIL(err, CF_EARG, "cf_column_blob_rows_held: NULL column");
     if (c->kind != CF_KIND_DATA) return CF_FAIL(err, CF_EKIND, "%s: '%s' holds no rows", c->path, c->name);
     if (i < 0 || i >= c->h.nfile)
         return CF_FAIL(err, CF_ERANGE, "%s: no blob %lld (nfile is %lld)", c->path, (long long)i,
@@ -66,6 +67,15 @@ int64_t cf_column_blob_rows_held(cf_column *c, int64_t i, cf_error *err)
     }
     int64_t held = (int64_t)st.st_size / c->rowbytes;
     return held < c->h.rows[i] ? held : c->h.rows[i];
+}
+
+int cf_column_blob_rows_held(cf_column *c, int64_t i, int64_t *rows, cf_error *err)
+{
+    if (!c || !rows) return CF_FAIL(err, CF_EARG, "cf_column_blob_rows_held: NULL argument");
+    int64_t held = rows_held(c, i, err);
+    if (held < 0) return (int)held;
+    *rows = held;
+    return 0;
 }
 
 /* The reverse of gather: contiguous column-typed `in` to the caller's buffer. */
@@ -106,7 +116,7 @@ static int crc_mismatch_error(cf_column *c, int64_t b, uint32_t got, cf_error *e
     }
     return CF_FAIL(err, CF_ECHECKSUM,
                    "%s/%s: CRC32C of the data read is %08x but %s records %08x: blob (rows %lld..%lld) is "
-                   "corrupt", c->path, name, (unsigned)got, CF__EXT_NAME, (unsigned)c->crc[b],
+                   "corrupt", c->path, name, (unsigned)got, CF__EXT_NAME, (unsigned)c->sums.crc[b],
                    (long long)c->first_row[b], (long long)c->first_row[b + 1] - 1);
 }
 
@@ -185,11 +195,11 @@ static int convert_blob(cf_column *c, int64_t b, int fd, int64_t off, int64_t el
             for (int64_t k = 0; k < n;) {
                 int64_t piece = n - k < chunk_elems ? n - k : chunk_elems;
                 size_t got;
-                if ((rc = cf__pread_all(fd, c->scratch, (size_t)(piece * w), off + k * w, &got, c->path, err)))
+                if ((rc = cf__pread_all(fd, c->io.scratch, (size_t)(piece * w), off + k * w, &got, c->path, err)))
                     return rc;
                 if ((int64_t)got < piece * w) return short_blob_error(c, b, off + (k + piece) * w, err);
-                if (crc) *crc = cf__crc32c_update(*crc, c->scratch, (size_t)(piece * w));
-                scatter(c, v, e + k, piece, c->scratch);
+                if (crc) *crc = cf__crc32c_update(*crc, c->io.scratch, (size_t)(piece * w));
+                scatter(c, v, e + k, piece, c->io.scratch);
                 k += piece;
             }
         }
@@ -254,7 +264,7 @@ static int read_range(cf_column *c, int64_t start, int64_t count, const buffer_v
     int rc;
     if (!v->direct && w > CF__CHUNK_BYTES)
         return CF_FAIL(err, CF_EDTYPE, "%s: elements of %lld bytes are too wide to convert", c->path, (long long)w);
-    if (c->verify && c->deferred && (rc = cf__column_settle(c, err))) return rc; /* the CRCs */
+    if (c->verify && c->ext.deferred && (rc = cf__column_settle(c, err))) return rc; /* the CRCs */
     int64_t row = start, e = e0;
     while (count > 0) {
         int64_t b = cf__column_locate(c, row);
@@ -266,11 +276,11 @@ static int read_range(cf_column *c, int64_t start, int64_t count, const buffer_v
         int64_t nbytes = in_blob * c->rowbytes;
         /* Only a CRC that describes the bytes: none of this handle's writes
          * since it was recorded. */
-        int check = c->verify && c->crc_known[b] && off == 0 && in_blob == c->h.rows[b] &&
-                    cf__column_first_touch(c, b) && !c->unsynced[b];
+        int check = c->verify && c->sums.crc_known[b] && off == 0 && in_blob == c->h.rows[b] &&
+                    cf__column_first_touch(c, b) && !c->sums.unsynced[b];
         uint32_t crc = 0;
         /* a part of the blob: its chunks' CRC32C (colfile-index-v1) */
-        int chunked = !check && c->verify && cf__column_first_touch(c, b) && !c->unsynced[b] &&
+        int chunked = !check && c->verify && cf__column_first_touch(c, b) && !c->sums.unsynced[b] &&
                       cf__column_crc_chunk_rows(c) > 0;
         if (chunked)
             rc = read_chunks_checked(c, b, fd, off, nbytes, v, e, err);
@@ -279,7 +289,7 @@ static int read_range(cf_column *c, int64_t start, int64_t count, const buffer_v
         else
             rc = convert_blob(c, b, fd, off, in_blob * c->h.nmemb, v, e, check ? &crc : NULL, err);
         if (rc) return rc;
-        if (check && crc != c->crc[b]) return crc_mismatch_error(c, b, crc, err);
+        if (check && crc != c->sums.crc[b]) return crc_mismatch_error(c, b, crc, err);
         e += in_blob * c->h.nmemb;
         row += in_blob;
         count -= in_blob;
@@ -460,9 +470,9 @@ static int read_listed(cf_column *c, const row_source *s, int64_t count, const b
             int64_t span = row_at(s, j - 1) - r0 + 1;
             int64_t off = (r0 - c->first_row[b]) * rb;
             size_t got;
-            if ((rc = cf__pread_all(fd, c->scratch, (size_t)(span * rb), off, &got, c->path, err))) return rc;
+            if ((rc = cf__pread_all(fd, c->io.scratch, (size_t)(span * rb), off, &got, c->path, err))) return rc;
             if ((int64_t)got < span * rb) return short_blob_error(c, b, off + span * rb, err);
-            gather_rows(c, v, s, i, j, r0, c->scratch);
+            gather_rows(c, v, s, i, j, r0, c->io.scratch);
             i = j;
         }
     }

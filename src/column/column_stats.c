@@ -1,6 +1,7 @@
 /* column_stats.c - a column's statistics: loading their text, adding what
  * writes bring, and the per-chunk accessors of colfile.h. */
 #include "column.h"
+#include "column_handle.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -15,18 +16,18 @@
  * inconsistent as written, which `colfile check` reports as damage. */
 static int note_bad_stats(cf_column *c, const char *text, size_t len, const char *path, cf_error *err)
 {
-    free(c->stats_bad);
-    c->stats_bad = NULL;
+    free(c->stat.stats_bad);
+    c->stat.stats_bad = NULL;
     if (!text || c->h.nfile == 0) return 0;
     unsigned char *seen = calloc((size_t)c->h.nfile, 1);
     if (!seen) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", path);
     cf__ext_stats_blob_lines(text, len, c->h.nfile, seen);
     int any = 0;
     for (int64_t b = 0; b < c->h.nfile; b++) {
-        seen[b] = seen[b] && !c->stats.valid[b];
+        seen[b] = seen[b] && !c->stat.stats.valid[b];
         any |= seen[b];
     }
-    if (any) c->stats_bad = seen;
+    if (any) c->stat.stats_bad = seen;
     else free(seen);
     return 0;
 }
@@ -47,10 +48,10 @@ static int has_blob_lines(const cf_column *c, const char *text, size_t len)
 int cf__column_load_stats(cf_column *c, const char *text, size_t len, const char *path, cf_error *err)
 {
     /* Damaged statistics are no statistics: never a reason not to open. */
-    c->stats_damaged = 0;
+    c->stat.stats_damaged = 0;
     if (text) {
-        int rc = cf__stats_parse(&c->stats, &c->h, text, len, path, NULL);
-        if (rc == 0 && c->ext_state == CF_EXT_CURRENT) {
+        int rc = cf__stats_parse(&c->stat.stats, &c->h, text, len, path, NULL);
+        if (rc == 0 && c->ext.ext_state == CF_EXT_CURRENT) {
             /* a large column's text has no chunk lines: the index has them */
             rc = note_bad_stats(c, text, len, path, err);
             return rc ? rc : cf__column_index_fill(c, err);
@@ -61,13 +62,13 @@ int cf__column_load_stats(cf_column *c, const char *text, size_t len, const char
             for (int64_t b = 0; b < c->h.nfile; b++) cf__column_stats_reset_blob(c, b);
             return 0;
         }
-        c->stats_damaged = rc == CF_EFORMAT && c->ext_state == CF_EXT_CURRENT;
+        c->stat.stats_damaged = rc == CF_EFORMAT && c->ext.ext_state == CF_EXT_CURRENT;
         /* head lines alone, a fine CHUNK: a large column's text, whose
          * statistics a current chunk index holds (format.md 8.4) */
-        if (c->stats_damaged && !has_blob_lines(c, text, len) && cf__column_index_current(c)) c->stats_damaged = 0;
+        if (c->stat.stats_damaged && !has_blob_lines(c, text, len) && cf__column_index_current(c)) c->stat.stats_damaged = 0;
     }
-    cf__stats_free(&c->stats);
-    int rc = cf__stats_alloc(&c->stats, &c->h, cf__stats_default_chunk_rows(c->rowbytes), path, err);
+    cf__stats_free(&c->stat.stats);
+    int rc = cf__stats_alloc(&c->stat.stats, &c->h, cf__stats_default_chunk_rows(c->rowbytes), path, err);
     return rc ? rc : cf__column_index_fill(c, err);
 }
 
@@ -78,17 +79,17 @@ int cf__column_apply_stats(cf_column *c, const char *text, size_t len, const cha
     /* Parsing is most of the cost of opening a column from the catalog
      * (a text number per chunk and component), and reads of rows never
      * look at statistics: a reader keeps the text for when it is asked. */
-    free(c->stats_text);
-    c->stats_text = NULL;
-    c->stats_len = 0;
+    free(c->stat.stats_text);
+    c->stat.stats_text = NULL;
+    c->stat.stats_len = 0;
     if (text) {
-        c->stats_text = malloc(len + 1);
-        if (!c->stats_text) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", path);
-        memcpy(c->stats_text, text, len);
-        c->stats_text[len] = '\0';
-        c->stats_len = len;
+        c->stat.stats_text = malloc(len + 1);
+        if (!c->stat.stats_text) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", path);
+        memcpy(c->stat.stats_text, text, len);
+        c->stat.stats_text[len] = '\0';
+        c->stat.stats_len = len;
     }
-    c->stats_pending = 1;
+    c->stat.stats_pending = 1;
     return 0;
 }
 
@@ -97,21 +98,21 @@ int cf__column_stats_need(const cf_column *cc, cf_error *err)
     /* Filling a cache: a handle is used by one thread at a time. */
     cf_column *c = (cf_column *)cc;
     int rc = cf__column_settle(c, err);
-    if (rc || !c->stats_pending) return rc;
-    rc = cf__column_load_stats(c, c->stats_text, c->stats_len, c->path, err);
+    if (rc || !c->stat.stats_pending) return rc;
+    rc = cf__column_load_stats(c, c->stat.stats_text, c->stat.stats_len, c->path, err);
     if (rc) return rc;
-    free(c->stats_text);
-    c->stats_text = NULL;
-    c->stats_len = 0;
-    c->stats_pending = 0;
+    free(c->stat.stats_text);
+    c->stat.stats_text = NULL;
+    c->stat.stats_len = 0;
+    c->stat.stats_pending = 0;
     return 0;
 }
 
 void cf__column_stats_reset_blob(cf_column *c, int64_t b)
 {
-    cf__stats_reset_blob(&c->stats, b);
+    cf__stats_reset_blob(&c->stat.stats, b);
     cf__column_ccrc_reset_blob(c, b);
-    c->stats.valid[b] = c->h.rows[b] == 0;
+    c->stat.stats.valid[b] = c->h.rows[b] == 0;
 }
 
 /* Add n column-typed elements, starting at element `elem` of a blob, to
@@ -120,7 +121,7 @@ void cf__column_stats_reset_blob(cf_column *c, int64_t b)
 void cf__column_add_to_chunks(const cf_column *c, cf__acc *acc, int64_t k0, int64_t elem, const unsigned char *p,
                               int64_t n)
 {
-    int64_t nmemb = c->h.nmemb, w = c->h.dtype.width, chunk_elems = c->stats.chunk_rows * nmemb;
+    int64_t nmemb = c->h.nmemb, w = c->h.dtype.width, chunk_elems = c->stat.stats.chunk_rows * nmemb;
     while (n > 0) {
         int64_t k = elem / chunk_elems;
         int64_t m = (k + 1) * chunk_elems - elem;
@@ -136,12 +137,17 @@ void cf__column_add_to_chunks(const cf_column *c, cf__acc *acc, int64_t k0, int6
  * the statistics of the chunks they fall in, held from their first write
  * on (memory follows what is written, not the blob's claimed rows).  With
  * no memory for them the blob's statistics become unknown. */
+int cf__column_stats_off(const cf_column *c)
+{
+    return c->stat.stats_off;
+}
+
 void cf__column_stats_add(cf_column *c, int64_t b, int64_t elem, const unsigned char *p, int64_t n)
 {
     if (n <= 0 || c->h.nmemb <= 0) return;
-    int64_t chunk_elems = c->stats.chunk_rows * c->h.nmemb;
+    int64_t chunk_elems = c->stat.stats.chunk_rows * c->h.nmemb;
     int64_t k0 = elem / chunk_elems, k1 = (elem + n - 1) / chunk_elems + 1;
-    cf__acc *acc = cf__stats_chunks(&c->stats, b, k0, k1);
+    cf__acc *acc = cf__stats_chunks(&c->stat.stats, b, k0, k1);
     if (acc) cf__column_add_to_chunks(c, acc, k0, elem, p, n);
 }
 
@@ -149,7 +155,7 @@ void cf__column_stats_add(cf_column *c, int64_t b, int64_t elem, const unsigned 
 
 int64_t cf_column_chunk_rows(const cf_column *c)
 {
-    return c->kind == CF_KIND_DATA && cf__column_stats_need(c, NULL) == 0 ? c->stats.chunk_rows : 0;
+    return c->kind == CF_KIND_DATA && cf__column_stats_need(c, NULL) == 0 ? c->stat.stats.chunk_rows : 0;
 }
 
 int cf_column_set_chunk_rows(cf_column *c, int64_t rows, cf_error *err)
@@ -165,23 +171,21 @@ int cf_column_set_chunk_rows(cf_column *c, int64_t rows, cf_error *err)
     memset(&fresh, 0, sizeof fresh);
     int rc = cf__stats_alloc(&fresh, &c->h, rows, c->path, err);
     if (rc) return rc;
-    cf__stats_free(&c->stats);
-    c->stats = fresh;
-    c->ext_dirty = 1;
+    cf__stats_free(&c->stat.stats);
+    c->stat.stats = fresh;
+    c->commit.ext_dirty = 1;
     return 0;
 }
 
-int cf_column_set_statistics(cf_column *c, int enabled, cf_error *err)
+void cf_column_set_statistics(cf_column *c, int enabled)
 {
-    if (!c) return CF_FAIL(err, CF_EARG, "cf_column_set_statistics: NULL column");
-    c->stats_off = !enabled;
-    return 0;
+    if (c) c->stat.stats_off = !enabled;
 }
 
 int64_t cf_column_chunk_count(const cf_column *c)
 {
-    return c->kind == CF_KIND_DATA && cf__column_stats_need(c, NULL) == 0 && c->stats.first_chunk
-        ? c->stats.first_chunk[c->h.nfile] : 0;
+    return c->kind == CF_KIND_DATA && cf__column_stats_need(c, NULL) == 0 && c->stat.stats.first_chunk
+        ? c->stat.stats.first_chunk[c->h.nfile] : 0;
 }
 
 /* x as a double no greater (down) or no smaller (up) than x. */
@@ -234,13 +238,13 @@ int cf_column_chunk_stats(const cf_column *c, int64_t k, int64_t component, cf_c
     int64_t lo = 0, hi = c->h.nfile;
     while (hi - lo > 1) {
         int64_t mid = lo + (hi - lo) / 2;
-        if (c->stats.first_chunk[mid] <= k) lo = mid;
+        if (c->stat.stats.first_chunk[mid] <= k) lo = mid;
         else hi = mid;
     }
-    int64_t b = lo, kk = k - c->stats.first_chunk[b];
+    int64_t b = lo, kk = k - c->stat.stats.first_chunk[b];
     /* Chunks nothing was written to or read for hold nothing: empty. */
     cf__acc empty;
-    const cf__acc *a = cf__stats_peek(&c->stats, b, kk);
+    const cf__acc *a = cf__stats_peek(&c->stat.stats, b, kk);
     if (a) {
         a += component;
     } else {
@@ -248,10 +252,10 @@ int cf_column_chunk_stats(const cf_column *c, int64_t k, int64_t component, cf_c
         a = &empty;
     }
     out->blob = b;
-    out->first_row = c->first_row[b] + kk * c->stats.chunk_rows;
-    out->rows = c->h.rows[b] - kk * c->stats.chunk_rows;
-    if (out->rows > c->stats.chunk_rows) out->rows = c->stats.chunk_rows;
-    out->valid = c->stats.valid[b] && cf__column_first_touch(c, b);
+    out->first_row = c->first_row[b] + kk * c->stat.stats.chunk_rows;
+    out->rows = c->h.rows[b] - kk * c->stat.stats.chunk_rows;
+    if (out->rows > c->stat.stats.chunk_rows) out->rows = c->stat.stats.chunk_rows;
+    out->valid = c->stat.stats.valid[b] && cf__column_first_touch(c, b);
     cf__column_fill_stats(c, a, out);
     return 0;
 }

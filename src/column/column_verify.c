@@ -14,6 +14,7 @@
 #include "column_version.h"
 #include "error.h"
 #include "fsutil.h"
+#include "column_handle.h"
 
 /* Recorded and recomputed statistics agree: counts and extremes exactly,
  * sums up to the rounding that a different summation order may give. */
@@ -47,7 +48,7 @@ int cf_column_verify_blob(cf_column *c, int64_t i, unsigned *status, cf_error *e
     uint32_t crc_known = 0; /* read only when has_crc */
     int has_crc = cf_column_blob_crc32c(c, i, &crc_known);
     if (!has_crc) st |= CF_BLOB_CRC_UNKNOWN;
-    if (c->kind == CF_KIND_DATA && (c->stats_damaged || (c->stats_bad && c->stats_bad[i])))
+    if (c->kind == CF_KIND_DATA && (c->stat.stats_damaged || (c->stat.stats_bad && c->stat.stats_bad[i])))
         st |= CF_BLOB_STATS_DAMAGED;
     char name[32];
     cf__column_blob_name(i, name);
@@ -70,8 +71,8 @@ int cf_column_verify_blob(cf_column *c, int64_t i, unsigned *status, cf_error *e
     /* Recorded statistics are recomputed alongside, into scratch
      * accumulators laid out like the blob's chunks. */
     int64_t nmemb = c->h.nmemb,
-            chunks = c->stats.valid && c->stats.valid[i] && cf__stats_blob_whole(&c->stats, i)
-                ? cf__stats_blob_chunks(&c->stats, i) : 0;
+            chunks = c->stat.stats.valid && c->stat.stats.valid[i] && cf__stats_blob_whole(&c->stat.stats, i)
+                ? cf__stats_blob_chunks(&c->stat.stats, i) : 0;
     int64_t w = c->h.dtype.width;
     if (chunks > 0 && bytes % w == 0) {
         acc = malloc((size_t)(chunks * nmemb) * sizeof *acc);
@@ -85,11 +86,11 @@ int cf_column_verify_blob(cf_column *c, int64_t i, unsigned *status, cf_error *e
     while (off < bytes) {
         size_t want = (size_t)(bytes - off < CF__CHUNK_BYTES ? bytes - off : CF__CHUNK_BYTES);
         size_t got;
-        if ((rc = cf__pread_all(fd, c->scratch, want, off, &got, p, err))) break;
-        sum = cf__sysv_add(sum, c->scratch, got);
-        crc = cf__crc32c_update(crc, c->scratch, got);
+        if ((rc = cf__pread_all(fd, c->io.scratch, want, off, &got, p, err))) break;
+        sum = cf__sysv_add(sum, c->io.scratch, got);
+        crc = cf__crc32c_update(crc, c->io.scratch, got);
         if (acc && got % (size_t)w == 0)
-            cf__column_add_to_chunks(c, acc, 0, off / w, c->scratch, (int64_t)got / w);
+            cf__column_add_to_chunks(c, acc, 0, off / w, c->io.scratch, (int64_t)got / w);
         off += (int64_t)got;
         if (got < want) {
             st |= CF_BLOB_SHORT;
@@ -102,7 +103,7 @@ int cf_column_verify_blob(cf_column *c, int64_t i, unsigned *status, cf_error *e
         if (sum != c->h.sums[i]) st |= CF_BLOB_SUM_MISMATCH;
         if (has_crc && crc != crc_known) st |= CF_BLOB_CRC_MISMATCH;
         for (int64_t k = 0; acc && k < chunks * nmemb; k++)
-            if (!same_acc(&acc[k], cf__stats_peek(&c->stats, i, k / nmemb) + k % nmemb, &c->h.dtype)) {
+            if (!same_acc(&acc[k], cf__stats_peek(&c->stat.stats, i, k / nmemb) + k % nmemb, &c->h.dtype)) {
                 st |= CF_BLOB_STATS_MISMATCH;
                 break;
             }
@@ -125,13 +126,11 @@ done:
     return rc;
 }
 
-int cf_column_torn(const cf_column *c) { return c ? c->torn_at_open : 0; }
+int cf_column_torn(const cf_column *c) { return c ? c->commit.torn_at_open : 0; }
 
-int cf_column_set_verify(cf_column *c, int enabled, cf_error *err)
+void cf_column_set_verify(cf_column *c, int enabled)
 {
-    if (!c) return CF_FAIL(err, CF_EARG, "cf_column_set_verify: NULL column");
-    c->verify = enabled != 0;
-    return 0;
+    if (c) c->verify = enabled != 0;
 }
 
 int cf_column_verify_enabled(const cf_column *c) { return c ? c->verify : 0; }
@@ -171,7 +170,7 @@ int cf_column_repair(cf_column *c, unsigned *fixed, cf_error *err)
                 int e = errno;
                 rc = CF_FAIL(err, CF_EIO, "%s: cannot cut the blob to its %lld bytes: %s", p, (long long)bytes, strerror(e));
             }
-            c->unsynced[i] = 1;
+            c->sums.unsynced[i] = 1;
             *fixed |= CF_REPAIR_TRUNCATED;
         }
         free(p);
@@ -181,17 +180,17 @@ int cf_column_repair(cf_column *c, unsigned *fixed, cf_error *err)
         if ((rc = cf__column_scan_blob_sum(c, i, &sum, &complete, err))) return rc;
         if (sum != c->h.sums[i]) {
             c->h.sums[i] = sum;
-            c->header_dirty = 1;
+            c->commit.header_dirty = 1;
             *fixed |= CF_REPAIR_SUMS;
         }
     }
     if (found & (CF_BLOB_CRC_MISMATCH | CF_BLOB_CRC_UNKNOWN)) *fixed |= CF_REPAIR_CRC;
-    c->ext_dirty = 1;
+    c->commit.ext_dirty = 1;
     int stray = 0;
     if ((rc = cf__column_remove_stale_blobs(c->dir, c->h.nfile, &stray, err))) return rc;
     if (stray) *fixed |= CF_REPAIR_STRAY;
-    if (c->torn_at_open) {
-        c->torn_at_open = 0; /* the commit below removes the marker */
+    if (c->commit.torn_at_open) {
+        c->commit.torn_at_open = 0; /* the commit below removes the marker */
         *fixed |= CF_REPAIR_TORN;
     }
     return cf_column_flush(c, err);

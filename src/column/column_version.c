@@ -17,6 +17,7 @@
 #include "fsutil.h"
 #include "platform.h"
 #include "stats.h"
+#include "column_handle.h"
 
 int cf__version_hold(cf_column *c, cf_error *err)
 {
@@ -30,19 +31,19 @@ int cf__version_hold(cf_column *c, cf_error *err)
         return CF_FAIL(err, cf__errno_code(e), "%s: cannot open the column's directory: %s", c->dir, strerror(e));
     }
     cf__version_release(c);
-    c->dirfd = fd;
+    c->ver.dirfd = fd;
     return 0;
 }
 
 void cf__version_release(cf_column *c)
 {
-    if (c->dirfd >= 0) close(c->dirfd);
-    c->dirfd = -1;
+    if (c->ver.dirfd >= 0) close(c->ver.dirfd);
+    c->ver.dirfd = -1;
 }
 
 int cf__version_openat(const cf_column *c, const char *leaf, int flags)
 {
-    if (c->dirfd >= 0) return openat(c->dirfd, leaf, flags, 0666);
+    if (c->ver.dirfd >= 0) return openat(c->ver.dirfd, leaf, flags, 0666);
     char *p = cf__path_join(c->dir, leaf);
     if (!p) {
         errno = ENOMEM;
@@ -67,14 +68,14 @@ int cf__version_read_stat(const cf_column *c, const char *leaf, char **data, siz
                           cf_error *err)
 {
     size_t max = read_limit(leaf);
-    if (c->dirfd < 0) {
+    if (c->ver.dirfd < 0) {
         char *p = cf__path_join(c->dir, leaf);
         if (!p) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->dir);
         int rc = cf__read_file_at_stat_max(AT_FDCWD, p, max, data, len, st, err);
         free(p);
         return rc;
     }
-    int rc = cf__read_file_at_stat_max(c->dirfd, leaf, max, data, len, st, err);
+    int rc = cf__read_file_at_stat_max(c->ver.dirfd, leaf, max, data, len, st, err);
     if (rc && err) {
         /* its messages start with the name it was given: make it the path */
         char what[CF_ERROR_MESSAGE_MAX];
@@ -91,19 +92,19 @@ int cf__version_read(const cf_column *c, const char *leaf, char **data, size_t *
 
 int cf__version_has(const cf_column *c, const char *leaf)
 {
-    if (c->dirfd < 0) {
+    if (c->ver.dirfd < 0) {
         char *p = cf__path_join(c->dir, leaf);
         int there = p && cf__exists(p);
         free(p);
         return there;
     }
     struct stat st;
-    return fstatat(c->dirfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0;
+    return fstatat(c->ver.dirfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
 int cf__version_stat(const cf_column *c, const char *leaf, struct stat *st)
 {
-    if (c->dirfd >= 0) return fstatat(c->dirfd, leaf, st, AT_SYMLINK_NOFOLLOW) == 0;
+    if (c->ver.dirfd >= 0) return fstatat(c->ver.dirfd, leaf, st, AT_SYMLINK_NOFOLLOW) == 0;
     char *p = cf__path_join(c->dir, leaf);
     int there = p && lstat(p, st) == 0;
     free(p);
@@ -120,7 +121,7 @@ int cf__version_same_file(const cf_column *c, const char *leaf, const struct sta
 
 int cf__version_still(const cf_column *c, const char *leaf, const cf__stamp *s)
 {
-    if (c->dirfd >= 0) return cf__stamp_still_at(c->dirfd, leaf, s);
+    if (c->ver.dirfd >= 0) return cf__stamp_still_at(c->ver.dirfd, leaf, s);
     if (!leaf[0]) return cf__stamp_still(c->dir, s);
     char *p = cf__path_join(c->dir, leaf);
     int still = p && cf__stamp_still(p, s);
@@ -130,9 +131,9 @@ int cf__version_still(const cf_column *c, const char *leaf, const cf__stamp *s)
 
 int cf__version_moved(const cf_column *c)
 {
-    if (c->dirfd < 0) return 0;
+    if (c->ver.dirfd < 0) return 0;
     struct stat held, now;
-    if (fstat(c->dirfd, &held) != 0) return 0;
+    if (fstat(c->ver.dirfd, &held) != 0) return 0;
     if (held.st_nlink == 0) return 1; /* removed */
     if (stat(c->path, &now) != 0) return errno == ENOENT || errno == ENOTDIR;
     return now.st_dev != held.st_dev || now.st_ino != held.st_ino;
@@ -140,20 +141,20 @@ int cf__version_moved(const cf_column *c)
 
 int cf__version_gone(const cf_column *c)
 {
-    if (c->dirfd < 0) return 0;
+    if (c->ver.dirfd < 0) return 0;
     if (cf__version_moved(c)) return 1;
     /* still at its name, but being deleted in place */
     struct stat st;
-    return fstatat(c->dirfd, "header", &st, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT;
+    return fstatat(c->ver.dirfd, "header", &st, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT;
 }
 
 int cf__version_header_changed(const cf_column *c)
 {
-    if (!c->hstamp.known) return 0;
+    if (!c->ver.hstamp.known) return 0;
     struct stat st;
     int r;
-    if (c->dirfd >= 0) {
-        r = fstatat(c->dirfd, "header", &st, AT_SYMLINK_NOFOLLOW);
+    if (c->ver.dirfd >= 0) {
+        r = fstatat(c->ver.dirfd, "header", &st, AT_SYMLINK_NOFOLLOW);
     } else {
         char *p = cf__path_join(c->dir, "header");
         if (!p) return 0;
@@ -163,14 +164,14 @@ int cf__version_header_changed(const cf_column *c)
     if (r != 0) return errno == ENOENT;
     cf__hstamp now;
     cf__hstamp_of(&now, &st);
-    return !cf__hstamp_equal(&now, &c->hstamp);
+    return !cf__hstamp_equal(&now, &c->ver.hstamp);
 }
 
 int cf__version_changed(const cf_column *c)
 {
     if (cf__version_gone(c) || cf__version_header_changed(c)) return 1;
     /* a marker found at open is the handle's own business (torn="warn") */
-    return !c->torn_marked && c->ext_state != CF_EXT_TORN && c->ext_state != CF_EXT_UPDATING &&
+    return !c->commit.torn_marked && c->ext.ext_state != CF_EXT_TORN && c->ext.ext_state != CF_EXT_UPDATING &&
            cf__version_has(c, CF__TORN_NAME);
 }
 
@@ -200,13 +201,13 @@ int cf__version_check(const cf_column *c, cf_error *err)
     /* Another writer's commit since the open (an append, an update) left
      * this handle's header stale: committing it would drop that commit.
      * Writers sharing the lock (CF_OPEN_NOLOCK, as bigfile) accept that. */
-    if (c->opened_header_len < 0 || c->nolock || c->dirfd < 0) return 0;
+    if (c->ver.opened_header_len < 0 || c->commit.nolock || c->ver.dirfd < 0) return 0;
     char *text = NULL;
     size_t len = 0;
     int rc = cf__version_read(c, "header", &text, &len, err);
     if (rc == CF_ENOENT) return cf__version_replaced(c, err);
     if (rc) return rc;
-    int same = (int64_t)len == c->opened_header_len && cf__crc32c_update(0, text, len) == c->opened_header_crc;
+    int same = (int64_t)len == c->ver.opened_header_len && cf__crc32c_update(0, text, len) == c->ver.opened_header_crc;
     free(text);
     if (same) return 0;
     return CF_FAIL(err, CF_EBUSY, "%s: column '%s' was changed by another writer since this handle opened it "
@@ -218,7 +219,7 @@ void cf__version_id(const cf_column *c, uint64_t id[2])
 {
     struct stat st;
     id[0] = id[1] = 0;
-    if (c->dirfd >= 0 && fstat(c->dirfd, &st) == 0) {
+    if (c->ver.dirfd >= 0 && fstat(c->ver.dirfd, &st) == 0) {
         id[0] = (uint64_t)st.st_dev;
         id[1] = (uint64_t)st.st_ino;
     }

@@ -12,6 +12,7 @@
 #include "error.h"
 #include "fsutil.h"
 #include "platform.h"
+#include "column_handle.h"
 
 /* Convert n elements starting at flat element e of the caller's buffer into
  * the contiguous column-typed `out`. */
@@ -37,11 +38,11 @@ static void gather(const cf_column *c, const buffer_view *v, int64_t e, int64_t 
 /* Remember that bytes [off, off+len) of blob i were written with CRC crc. */
 int cf__column_note_segment(cf_column *c, int64_t i, int64_t off, int64_t len, uint32_t crc, cf_error *err)
 {
-    if (!c->writes) {
-        c->writes = calloc((size_t)c->h.nfile + 1, sizeof *c->writes);
-        if (!c->writes) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
+    if (!c->sums.writes) {
+        c->sums.writes = calloc((size_t)c->h.nfile + 1, sizeof *c->sums.writes);
+        if (!c->sums.writes) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
     }
-    cf__blob_writes *w = &c->writes[i];
+    cf__blob_writes *w = &c->sums.writes[i];
     if (w->overflow) return 0;
     if (w->count > 0) {
         cf__segment *last = &w->segments[w->count - 1];
@@ -155,13 +156,13 @@ static int write_range(cf_column *c, int64_t start, int64_t count, const buffer_
         int64_t b = cf__column_locate(c, row);
         int64_t in_blob = c->first_row[b + 1] - row;
         if (in_blob > count) in_blob = count;
-        if (b < c->committed_nfile && !CF__STAGED(c) && (rc = cf__column_mark_torn(c, err))) goto done;
+        if (b < c->commit.committed_nfile && !CF__STAGED(c) && (rc = cf__column_mark_torn(c, err))) goto done;
         int fd = cf__column_blob_fd(c, b, 1, err);
         if (fd < 0) {
             rc = fd;
             goto done;
         }
-        c->unsynced[b] = 1;
+        c->sums.unsynced[b] = 1;
         int64_t off0 = (row - c->first_row[b]) * c->rowbytes, off = off0, kicked = off0;
         int64_t elems = in_blob * c->h.nmemb;
         if (in_blob * c->rowbytes >= CF__PREALLOCATE_MIN_BYTES) cf__preallocate(fd, off0, in_blob * c->rowbytes);
@@ -176,7 +177,7 @@ static int write_range(cf_column *c, int64_t start, int64_t count, const buffer_
         int64_t n = elems < chunk_elems ? elems : chunk_elems, bs = off > 0 ? cf__column_fd_blksize(c) : 0;
         if (bs > 0 && bs % w == 0 && off % w == 0 && off % bs != 0 && (bs - off % bs) / w < n)
             n = (bs - off % bs) / w;
-        const unsigned char *p = piece_at(c, v, e, n, dg ? pair[k & 1] : c->scratch);
+        const unsigned char *p = piece_at(c, v, e, n, dg ? pair[k & 1] : c->io.scratch);
         if (dg) cf__digester_post(dg, p, n, b, off / w, &sum, &crc);
         for (;;) {
             /* piece k: n elements at p, posted to the helper if there is one */
@@ -190,7 +191,7 @@ static int write_range(cf_column *c, int64_t start, int64_t count, const buffer_
             }
             size_t written;
             rc = cf__pwrite_all_done(fd, p, (size_t)(n * w), off, &written, c->path, err);
-            if (written > 0 && b < c->committed_nfile) c->inplace_written = 1;
+            if (written > 0 && b < c->commit.committed_nfile) c->commit.inplace_written = 1;
             if (dg) cf__digester_wait(dg);
             if (rc) {
                 /* the next piece, posted, adds to sum and crc too */
@@ -207,18 +208,18 @@ static int write_range(cf_column *c, int64_t start, int64_t count, const buffer_
             }
             if (elems == 0) break;
             n = next;
-            p = dg ? q : piece_at(c, v, e, n, c->scratch);
+            p = dg ? q : piece_at(c, v, e, n, c->io.scratch);
         }
         c->h.sums[b] = sum;
-        c->header_dirty = 1;
-        c->ext_dirty = 1;
+        c->commit.header_dirty = 1;
+        c->commit.ext_dirty = 1;
         if ((rc = cf__column_note_segment(c, b, off0, off - off0, crc, err))) goto done;
         row += in_blob;
         count -= in_blob;
     }
 done:
     if (rc) {
-        c->failed = 1; /* bytes may be half written: never commit them */
+        c->commit.failed = 1; /* bytes may be half written: never commit them */
         cf__column_unmark_torn(c); /* unless none of the committed ones changed */
         cf__column_drop_new_blobs(c, 1);
     }
@@ -316,10 +317,10 @@ int cf_column_grow(cf_column *c, int64_t rows, int64_t nfile, cf_error *err)
     for (int64_t i = old; i < n; i++) s[i] = 0;
     c->h.nfile = n;
     if ((rc = cf__column_layout_blobs(c, old, err))) {
-        c->failed = 1;
+        c->commit.failed = 1;
         return rc;
     }
-    if ((rc = cf__stats_grow(&c->stats, &c->h, old, c->path, err))) return rc;
+    if ((rc = cf__stats_grow(&c->stat.stats, &c->h, old, c->path, err))) return rc;
     c->fresh = 0;
     cf__column_close_fd(c);
     /* New blobs start empty (a crash may have left longer ones); the
@@ -327,11 +328,11 @@ int cf_column_grow(cf_column *c, int64_t rows, int64_t nfile, cf_error *err)
      * data, so until then readers see the column without them. */
     for (int64_t i = old; i < n; i++)
         if ((rc = cf__column_truncate_blob(c, i, err))) {
-            c->failed = 1; /* the header must not list blobs that are not there */
+            c->commit.failed = 1; /* the header must not list blobs that are not there */
             cf__column_drop_new_blobs(c, 1);
             return rc;
         }
-    c->header_dirty = 1;
-    c->ext_dirty = 1;
+    c->commit.header_dirty = 1;
+    c->commit.ext_dirty = 1;
     return 0;
 }

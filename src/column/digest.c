@@ -65,12 +65,12 @@ struct cf__digester {
 void cf__digest(cf_column *c, int64_t b, int64_t elem, const unsigned char *p, int64_t n, uint32_t *sum,
                 uint32_t *crc)
 {
-    int64_t w = c->h.dtype.width;
+    int64_t w = cf_column_itemsize(c);
     int64_t piece = w > 0 && CF__DIGEST_PIECE_BYTES / w > 0 ? CF__DIGEST_PIECE_BYTES / w : 1;
     while (n > 0) {
         int64_t m = n < piece ? n : piece;
         cf__column_ccrc_add(c, b, elem * w, p, m * w, sum, crc); /* and each chunk's */
-        if (!c->stats_off) cf__column_stats_add(c, b, elem, p, m);
+        if (!cf__column_stats_off(c)) cf__column_stats_add(c, b, elem, p, m);
         p += m * w;
         elem += m;
         n -= m;
@@ -119,23 +119,23 @@ static void *run(void *arg)
 int cf__digester_start(cf__digester **out, cf_column *c, cf_error *err)
 {
     cf__digester *d = calloc(1, sizeof *d);
-    if (!d) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
+    if (!d) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", cf_column_path(c));
     d->c = c;
     for (int i = 0; i < CF__DIGEST_QUEUE; i++) atomic_init(&d->q[i].state, DONE);
     if (pthread_mutex_init(&d->mu, NULL) != 0) {
         free(d);
-        return CF_FAIL(err, CF_EIO, "%s: cannot make a mutex", c->path);
+        return CF_FAIL(err, CF_EIO, "%s: cannot make a mutex", cf_column_path(c));
     }
     if (pthread_cond_init(&d->cv, NULL) != 0) {
         pthread_mutex_destroy(&d->mu);
         free(d);
-        return CF_FAIL(err, CF_EIO, "%s: cannot make a condition variable", c->path);
+        return CF_FAIL(err, CF_EIO, "%s: cannot make a condition variable", cf_column_path(c));
     }
     if (pthread_create(&d->thread, NULL, run, d) != 0) {
         pthread_cond_destroy(&d->cv);
         pthread_mutex_destroy(&d->mu);
         free(d);
-        return CF_FAIL(err, CF_EIO, "%s: cannot start a helper thread", c->path);
+        return CF_FAIL(err, CF_EIO, "%s: cannot start a helper thread", cf_column_path(c));
     }
     *out = d;
     return 0;

@@ -137,15 +137,14 @@ static int read_files(cf_file *f, const char *name, cf__attrset *out, int *gone,
     *gone = 0;
     int rc = cf__column_new_for(&c, f, name, err);
     if (rc) return rc;
-    if (!cf__is_dir(c->path)) {
+    if (!cf__is_dir(cf_column_path(c))) {
         *gone = 1;
         goto done;
     }
     if ((rc = (f->writable ? cf__name_confine : cf__name_confine_own)(f->path, name, err))) goto done;
     if ((rc = cf__column_load_attrs(c, err))) goto done;
     /* hand the merged set over */
-    *out = c->attrs;
-    cf__attrset_init(&c->attrs);
+    cf__column_take_attrs(c, out);
 done:
     cf__column_free(c);
     return rc;

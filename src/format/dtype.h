@@ -51,6 +51,10 @@ int cf__dtype_equal(const cf__dtype *a, const cf__dtype *b);
 /* 1 if cf__convert supports from -> to. */
 int cf__dtype_can_convert(const cf__dtype *from, const cf__dtype *to);
 
+/* The index of a numeric kind and width in dtype_convert.c's type list,
+ * or -1 (not a numeric dtype). */
+int cf__numeric_index(char kind, int64_t width);
+
 /* Convert n elements (see cf_dtype_convert in colfile.h for semantics).
  * Precondition: cf__dtype_can_convert(from, to) (otherwise nothing is
  * done).  Strides in bytes.  dst may equal src with the same stride and

@@ -276,7 +276,8 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
-    int64_t itemsize = cf_dtype_itemsize(dtype), rowbytes = 0, local_bytes = 0, total_bytes = 0;
+    int64_t itemsize = 0, rowbytes = 0, local_bytes = 0, total_bytes = 0;
+    cf_dtype_itemsize(dtype, &itemsize, NULL); /* cannot fail: normalised above */
     if (!product(s.nmemb, itemsize, &rowbytes) || !product(s.rows, rowbytes, &local_bytes) ||
         !product(local_bytes, nranks, &total_bytes)) {
         if (rank == 0)

@@ -153,7 +153,9 @@ int cf__mpi_create_planned(cf_column **out, cf_file *f, const char *name, const 
     int64_t total = 0, *blob_rows = NULL, nfile = 0;
     int rc = 0;
     for (int r = 0; r < size; r++) total = rank_rows[r] > INT64_MAX - total ? INT64_MAX : total + rank_rows[r];
-    int64_t rowbytes = dt[0] ? nmemb * cf_dtype_itemsize(dt) : 0;
+    int64_t itemsize = 0; /* a bad dtype stays 0: cf_column_create then names it */
+    if (dt[0] && cf_dtype_itemsize(dt, &itemsize, NULL) != 0) itemsize = 0;
+    int64_t rowbytes = nmemb * itemsize;
     if (!dt[0]) {
         nfile = 0;
     } else if (total == INT64_MAX || (rowbytes > 0 && total > INT64_MAX / rowbytes)) {

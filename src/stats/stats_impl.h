@@ -139,7 +139,6 @@ enum {
 /* (stats_kernels.c)                                                    */
 /* ------------------------------------------------------------------ */
 
-
 /* avx2: the kernel may use AVX2 (the caller checked the CPU). */
 typedef void (*cf__kernel_fn)(cf__acc *a, const void *p, size_t n, int avx2);
 
@@ -149,9 +148,21 @@ typedef void (*cf__kernel_fn)(cf__acc *a, const void *p, size_t n, int avx2);
 CF__STATS_TYPES(CF__KERNEL_DECL)
 #undef CF__KERNEL_DECL
 
-/* Fold the result of a float loop into a, with the sign of zero fixed up
- * from `zeros` (bit 0: some +0.0, bit 1: some -0.0). */
-void cf__float_part(cf__acc *a, double mn, double mx, double s, int64_t nn, size_t n, unsigned zeros);
+/* Floats.  The result of the fast loops is fixed up for the sign of zero:
+ * if the smallest value is a zero, it is -0.0 exactly when some value is
+ * -0.0 (and the largest zero is +0.0 when some value is +0.0). */
+static inline void cf__float_part(cf__acc *a, double mn, double mx, double s, int64_t nn, size_t n, unsigned zeros)
+{
+    cf__acc part;
+    if (mn == 0) mn = zeros & 2u ? -0.0 : 0.0;
+    if (mx == 0) mx = zeros & 1u ? 0.0 : -0.0;
+    part.count = (int64_t)n;
+    part.nan = nn;
+    part.v.f.min = mn;
+    part.v.f.max = mx;
+    part.sum = s;
+    cf__merge_f(a, &part);
+}
 
 /* ------------------------------------------------------------------ */
 /* Rows of a few floats folded in place (stats_rows.c)                  */
@@ -173,7 +184,10 @@ size_t cf__float_rows_avx2(cf__acc *acc, int64_t nmemb, int64_t c0, const void *
 /* ------------------------------------------------------------------ */
 
 /* Chunks of a blob of `rows` rows. */
-int64_t cf__stats_chunks_of(int64_t rows, int64_t chunk_rows);
+static inline int64_t cf__stats_chunks_of(int64_t rows, int64_t chunk_rows)
+{
+    return rows <= 0 ? 0 : (rows - 1) / chunk_rows + 1;
+}
 
 /* Total accumulators for the layout of h with chunk_rows, or -1 if that
  * does not fit in memory sizes. */

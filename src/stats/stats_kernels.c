@@ -195,22 +195,6 @@ static void cf__wide(cf__acc *a, const uint64_t *x, size_t n, uint64_t flip, cha
         cf__wide(a, p, n, flip, #cls[0], avx2);                                   \
     }
 
-/* Floats.  The result of the fast loops is fixed up for the sign of zero:
- * if the smallest value is a zero, it is -0.0 exactly when some value is
- * -0.0 (and the largest zero is +0.0 when some value is +0.0). */
-void cf__float_part(cf__acc *a, double mn, double mx, double s, int64_t nn, size_t n, unsigned zeros)
-{
-    cf__acc part;
-    if (mn == 0) mn = zeros & 2u ? -0.0 : 0.0;
-    if (mx == 0) mx = zeros & 1u ? 0.0 : -0.0;
-    part.count = (int64_t)n;
-    part.nan = nn;
-    part.v.f.min = mn;
-    part.v.f.max = mx;
-    part.sum = s;
-    cf__merge_f(a, &part);
-}
-
 void cf__k_f8(cf__acc *a, const void *p, size_t n, int avx2)
 {
     const double *x = p;

@@ -20,11 +20,6 @@ int64_t cf__stats_default_chunk_rows(int64_t rowbytes)
     return r;
 }
 
-int64_t cf__stats_chunks_of(int64_t rows, int64_t chunk_rows)
-{
-    return rows <= 0 ? 0 : (rows - 1) / chunk_rows + 1;
-}
-
 /* Total accumulators for the layout of h with chunk_rows, or -1 if that
  * does not fit in memory sizes.  Nothing that size is ever allocated: it
  * bounds which CHUNK a statistics text may choose. */

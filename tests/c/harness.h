@@ -58,6 +58,50 @@ __attribute__((unused))
 #endif
 static const char *cf_test_dir(void) { return cf_test_tmpdir; }
 
+/* The whole file `dir`/`name` (`name` alone if `dir` is NULL), with a NUL
+ * after it (not counted in *len, which may be NULL), in memory the caller
+ * frees; NULL if it cannot be read. */
+#if defined(__GNUC__)
+__attribute__((unused))
+#endif
+static char *cf_test_slurp(const char *dir, const char *name, size_t *len)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s%s%s", dir ? dir : "", dir ? "/" : "", name);
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 4096, n = 0, got;
+    char *buf = malloc(cap + 1);
+    while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
+        n += got;
+        if (n == cap) {
+            char *nb = realloc(buf, cap * 2 + 1);
+            if (!nb) { free(buf); buf = NULL; break; }
+            buf = nb;
+            cap *= 2;
+        }
+    }
+    fclose(f);
+    if (!buf) return NULL;
+    buf[n] = 0;
+    if (len) *len = n;
+    return buf;
+}
+
+/* A new File `sub` in the test's directory, open for writing. */
+#if defined(__GNUC__)
+__attribute__((unused))
+#endif
+static cf_file *cf_test_open_new(const char *sub)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", cf_test_tmpdir, sub);
+    cf_file *f = NULL;
+    cf_error err;
+    CHECK_OK(cf_file_open(&f, path, CF_OPEN_WRITE | CF_OPEN_CREATE, &err), &err);
+    return f;
+}
+
 static int cf_test_run(const cf_test_case *cases, size_t n)
 {
     int failed_tests = 0;

@@ -23,22 +23,7 @@ static uint64_t rng_next(uint64_t *s)
 
 static unsigned char *slurp(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 4096, n = 0, got;
-    unsigned char *buf = malloc(cap);
-    while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
-        n += got;
-        if (n == cap) {
-            unsigned char *nb = realloc(buf, cap * 2);
-            if (!nb) { free(buf); buf = NULL; break; }
-            buf = nb;
-            cap *= 2;
-        }
-    }
-    fclose(f);
-    *len = n;
-    return buf;
+    return (unsigned char *)cf_test_slurp(NULL, path, len);
 }
 
 /* ---- fixture sets ------------------------------------------------------
@@ -416,6 +401,20 @@ static int roundtrip_bytes(const char *where, const unsigned char *bytes, size_t
     return ok;
 }
 
+/* The bytes of the fixture file `dir`/`name` (its path in `path`), counted
+ * in *files; NULL if there is none (or, a failed check, if it cannot be
+ * read). */
+static unsigned char *fixture_file(const char *dir, const char *name, char path[4096], int *files,
+                                   size_t *len)
+{
+    snprintf(path, 4096, "%s/%s", dir, name);
+    if (!is_file(path)) return NULL;
+    (*files)++;
+    unsigned char *bytes = slurp(path, len);
+    CHECK(bytes != NULL);
+    return bytes;
+}
+
 typedef struct {
     int files, ok, nonempty;
 } v2_tally;
@@ -424,12 +423,8 @@ static void roundtrip_dir(const char *dir, void *ctx)
 {
     v2_tally *t = ctx;
     char path[4096];
-    snprintf(path, sizeof path, "%s/attr-v2", dir);
-    if (!is_file(path)) return;
-    t->files++;
     size_t len = 0;
-    unsigned char *bytes = slurp(path, &len);
-    CHECK(bytes != NULL);
+    unsigned char *bytes = fixture_file(dir, "attr-v2", path, &t->files, &len);
     if (!bytes) return;
     size_t count = 0;
     if (roundtrip_bytes(path, bytes, len, &count)) {
@@ -1002,12 +997,8 @@ static void legacy_dir(const char *dir, void *ctx)
 {
     v1_tally *t = ctx;
     char path[4096];
-    snprintf(path, sizeof path, "%s/attr", dir);
-    if (!is_file(path)) return;
-    t->files++;
     size_t len = 0;
-    unsigned char *bytes = slurp(path, &len);
-    CHECK(bytes != NULL);
+    unsigned char *bytes = fixture_file(dir, "attr", path, &t->files, &len);
     if (!bytes) return;
     unsigned char *exact = malloc(len ? len : 1); /* so ASan sees any overread */
     if (!exact) { free(bytes); return; }

@@ -12,6 +12,7 @@
 
 #include "catalog.h"
 #include "column.h"
+#include "column_handle.h"
 #include "file.h"
 #include "fsutil.h"
 
@@ -251,12 +252,12 @@ static void test_checksums_and_statistics_checked_when_used(void)
     uint32_t crc0 = 0, crc;
     CHECK_OK(cf_column_open(&a, f, "a", &err), &err);
     CHECK_OK(cf_column_open(&b, f, "g/b", &err), &err);
-    CHECK(a->deferred != NULL && b->deferred != NULL); /* served by the catalog */
+    CHECK(a->ext.deferred != NULL && b->ext.deferred != NULL); /* served by the catalog */
     /* a: its colfile-v1 rewritten after the open */
     set_first_crc("a/colfile-v1", "deadbeef");
     CHECK(cf_column_blob_crc32c(a, 0, &crc));
     CHECK_EQ_INT(crc, 0xdeadbeefu);
-    CHECK(a->deferred != NULL); /* the attributes are still to come */
+    CHECK(a->ext.deferred != NULL); /* the attributes are still to come */
     /* ... and its "index" attribute, 0 when opened, 7 now */
     rewrite_at("a/attr-v2", "0000000000000000", 1, "7", 1);
     const char *dt;
@@ -265,7 +266,7 @@ static void test_checksums_and_statistics_checked_when_used(void)
     CHECK_OK(cf_column_attr_get(a, "index", &dt, &nmemb, &data, &err), &err);
     memcpy(&v7, data, 8);
     CHECK_EQ_INT(v7, 7);
-    CHECK(a->deferred == NULL);
+    CHECK(a->ext.deferred == NULL);
     /* b: its statistics removed after the open: unknown, not an error */
     cut_statistics("g/b/colfile-v1");
     cf_chunk_stats s;
@@ -286,7 +287,7 @@ static void test_checksums_and_statistics_checked_when_used(void)
     cf_file_close(f);
     CHECK_OK(cf_file_open(&f, root, CF_OPEN_READ | CF_OPEN_VERIFY, &err), &err);
     CHECK_OK(cf_column_open(&v, f, "v", &err), &err);
-    CHECK(v->deferred != NULL);
+    CHECK(v->ext.deferred != NULL);
     int64_t rows[6];
     set_first_crc("v/colfile-v1", "00c0ffee");
     CHECK_FAILS(cf_column_read(v, 0, 3, rows, NULL, 16, 8, &err), CF_ECHECKSUM, &err, "00c0ffee");
@@ -332,6 +333,18 @@ static void test_tree_changes_seen(void)
     }
 }
 
+/* The catalog file `cat` holding these `n` bytes is refused: loading the
+ * catalog of `root` gives nothing. */
+static void refused(const char *root, const char *cat, const void *bytes, size_t n)
+{
+    FILE *fp = fopen(cat, "wb");
+    fwrite(bytes, 1, n, fp);
+    fclose(fp);
+    cf__catalog *c = cf__catalog_load(root, -1);
+    CHECK(c == NULL);
+    cf__catalog_free(c);
+}
+
 /* Damaged, truncated or hostile catalogs are ignored, never trusted. */
 static void test_damaged_catalog_ignored(void)
 {
@@ -349,22 +362,12 @@ static void test_damaged_catalog_ignored(void)
     unsigned char *bad = malloc(len);
     /* every truncation, and a flipped bit in every byte */
     for (size_t cut = 0; cut < len; cut += (cut < 256 ? 1 : 7)) {
-        FILE *fp = fopen(cat, "wb");
-        fwrite(good, 1, cut, fp);
-        fclose(fp);
-        cf__catalog *c = cf__catalog_load(root, -1);
-        CHECK(c == NULL);
-        cf__catalog_free(c);
+        refused(root, cat, good, cut);
     }
     for (size_t i = 0; i < len; i++) {
         memcpy(bad, good, len);
         bad[i] ^= (unsigned char)(1u << (i % 8));
-        FILE *fp = fopen(cat, "wb");
-        fwrite(bad, 1, len, fp);
-        fclose(fp);
-        cf__catalog *c = cf__catalog_load(root, -1);
-        CHECK(c == NULL);
-        cf__catalog_free(c);
+        refused(root, cat, bad, len);
     }
     /* a catalog for another tree: stamps do not hold, nothing is served */
     FILE *fp = fopen(cat, "wb");

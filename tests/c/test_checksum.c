@@ -34,23 +34,7 @@ static uint32_t sysv_slow(uint32_t sum, const unsigned char *p, size_t n)
 /* Read a whole file; NULL if it cannot be read. */
 static unsigned char *slurp(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 4096, n = 0;
-    unsigned char *buf = malloc(cap);
-    size_t got;
-    while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
-        n += got;
-        if (n == cap) {
-            unsigned char *nb = realloc(buf, cap * 2);
-            if (!nb) { free(buf); buf = NULL; break; }
-            buf = nb;
-            cap *= 2;
-        }
-    }
-    fclose(f);
-    *len = n;
-    return buf;
+    return (unsigned char *)cf_test_slurp(NULL, path, len);
 }
 
 /* ---- sysv sum -------------------------------------------------------- */

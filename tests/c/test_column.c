@@ -9,23 +9,6 @@
 #include "checksum.h"
 #include "colfile.h"
 
-static char *slurp(const char *dir, const char *name, size_t *len)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return NULL;
-    fseek(fp, 0, SEEK_END);
-    long n = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    size_t got = fread(buf, 1, (size_t)n, fp);
-    buf[got] = 0;
-    fclose(fp);
-    if (len) *len = got;
-    return buf;
-}
-
 static int exists(const char *dir, const char *name)
 {
     char path[4096];
@@ -34,20 +17,10 @@ static int exists(const char *dir, const char *name)
     return stat(path, &st) == 0;
 }
 
-static cf_file *open_new(const char *sub)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", cf_test_dir(), sub);
-    cf_file *f = NULL;
-    cf_error err;
-    CHECK_OK(cf_file_open(&f, path, CF_OPEN_WRITE | CF_OPEN_CREATE, &err), &err);
-    return f;
-}
-
 static void test_roundtrip_vector_column(void)
 {
     cf_error err;
-    cf_file *f = open_new("snap");
+    cf_file *f = cf_test_open_new("snap");
     cf_column *c = NULL;
     CHECK_OK(cf_column_create(&c, f, "1/Position", "f8", 3, 5, 2, &err), &err);
     CHECK_EQ_STR(cf_column_dtype(c), "<f8");
@@ -70,18 +43,18 @@ static void test_roundtrip_vector_column(void)
     char dir[4096];
     snprintf(dir, sizeof dir, "%s/snap/1/Position", cf_test_dir());
     size_t len;
-    char *blob0 = slurp(dir, "000000", &len);
+    char *blob0 = cf_test_slurp(dir, "000000", &len);
     CHECK_EQ_INT(len, 48);
     CHECK_EQ_MEM(blob0, data, 48);
     uint32_t s0 = cf__sysv_add(0, data, 48), s1 = cf__sysv_add(0, data + 6, 72);
     char want[512];
     snprintf(want, sizeof want, "DTYPE: <f8\nNMEMB: 3\nNFILE: 2\n000000: 2 : %u : %u\n000001: 3 : %u : %u\n",
              s0, cf__sysv_fold(s0), s1, cf__sysv_fold(s1));
-    char *header = slurp(dir, "header", NULL);
+    char *header = cf_test_slurp(dir, "header", NULL);
     CHECK_EQ_STR(header, want);
-    char *attrs = slurp(dir, "attr-v2", &len);
+    char *attrs = cf_test_slurp(dir, "attr-v2", &len);
     CHECK_EQ_INT(len, 0);
-    char *ext = slurp(dir, "colfile-v1", NULL);
+    char *ext = cf_test_slurp(dir, "colfile-v1", NULL);
     char line[128];
     snprintf(line, sizeof line, "000001: 3 : %u : crc32c=%08x\n", s1, cf__crc32c_update(0, data + 6, 72));
     CHECK(ext && strstr(ext, line));
@@ -112,7 +85,7 @@ static void test_roundtrip_vector_column(void)
 static void test_cast_and_strided_write(void)
 {
     cf_error err;
-    cf_file *f = open_new("cast");
+    cf_file *f = cf_test_open_new("cast");
     cf_column *c;
     struct particle { double mass; int32_t id; int32_t flag; } p[6];
     for (int i = 0; i < 6; i++) { p[i].mass = i * 1.5; p[i].id = 100 + i; p[i].flag = i & 1; }
@@ -141,7 +114,7 @@ static void test_cast_and_strided_write(void)
 static void test_read_rows(void)
 {
     cf_error err;
-    cf_file *f = open_new("rows");
+    cf_file *f = cf_test_open_new("rows");
     cf_column *c;
     enum { N = 100000 };
     int32_t *v = malloc(N * sizeof *v);
@@ -198,7 +171,7 @@ static void test_read_rows(void)
 static void test_blob_names_are_hex(void)
 {
     cf_error err;
-    cf_file *f = open_new("hexnames");
+    cf_file *f = cf_test_open_new("hexnames");
     cf_column *c;
     int64_t rows[27], v[27];
     for (int i = 0; i < 27; i++) rows[i] = 1, v[i] = 1000 + i;
@@ -211,7 +184,7 @@ static void test_blob_names_are_hex(void)
     const int64_t blobs[] = { 0, 9, 10, 15, 16, 26 };
     for (int k = 0; k < 6; k++) {
         size_t len = 0;
-        char *bytes = slurp(dir, names[k], &len);
+        char *bytes = cf_test_slurp(dir, names[k], &len);
         CHECK(bytes != NULL);
         if (!bytes) continue;
         int64_t got;
@@ -232,7 +205,7 @@ static void test_blob_names_are_hex(void)
 static void test_grow_and_crc_after_overwrite(void)
 {
     cf_error err;
-    cf_file *f = open_new("grow");
+    cf_file *f = cf_test_open_new("grow");
     cf_column *c;
     int32_t a[10];
     for (int i = 0; i < 10; i++) a[i] = i;
@@ -283,7 +256,7 @@ static int blob_exists(const char *sub, const char *col, const char *blob)
 static void test_uncommitted_append_leaves_no_blobs(void)
 {
     cf_error err;
-    cf_file *f = open_new("drop");
+    cf_file *f = cf_test_open_new("drop");
     cf_column *c;
     int32_t a[10];
     for (int i = 0; i < 10; i++) a[i] = i;
@@ -317,7 +290,7 @@ static void test_uncommitted_append_leaves_no_blobs(void)
 static void test_damaged_blobs(void)
 {
     cf_error err;
-    cf_file *f = open_new("damaged");
+    cf_file *f = cf_test_open_new("damaged");
     cf_column *c;
     int64_t a[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
     CHECK_OK(cf_column_create(&c, f, "d", "i8", 1, 8, 2, &err), &err);
@@ -348,7 +321,7 @@ static void test_damaged_blobs(void)
 static void test_attributes(void)
 {
     cf_error err;
-    cf_file *f = open_new("attrs");
+    cf_file *f = cf_test_open_new("attrs");
     cf_column *c;
     CHECK_OK(cf_column_create(&c, f, ".", NULL, 0, 0, 0, &err), &err);
     double box = 1000.0;
@@ -359,7 +332,7 @@ static void test_attributes(void)
     CHECK_OK(cf_column_close(c, &err), &err);
     char dir[4096];
     snprintf(dir, sizeof dir, "%s/attrs", cf_test_dir());
-    char *v2 = slurp(dir, "attr-v2", NULL);
+    char *v2 = cf_test_slurp(dir, "attr-v2", NULL);
     CHECK_EQ_STR(v2, "BoxSize <f8 1 0000000000408F40 #HUMANE [ 1000 ]\nVersion <a1 3 312E30 #HUMANE [ 1.0 ]\n");
     free(v2);
     CHECK(exists(dir, "colfile-attrs"));
@@ -401,7 +374,7 @@ static void test_attributes(void)
 static void test_names_and_modes(void)
 {
     cf_error err;
-    cf_file *f = open_new("modes");
+    cf_file *f = cf_test_open_new("modes");
     cf_column *c;
     const char *bad[] = { "../x", "/etc/x", "", "a b", "a/../../b" };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
@@ -416,7 +389,7 @@ static void test_names_and_modes(void)
     CHECK_OK(cf_column_create(&c, f, "meta", NULL, 0, 0, 0, &err), &err);
     CHECK_EQ_INT(cf_column_kind(c), CF_KIND_HEADER_ONLY);
     CHECK_OK(cf_column_close(c, &err), &err);
-    char *header = slurp(dir, "meta/header", NULL);
+    char *header = cf_test_slurp(dir, "meta/header", NULL);
     CHECK_EQ_STR(header, "DTYPE: <i8\nNMEMB: 0\nNFILE: 0\n");
     free(header);
     CHECK_OK(cf_column_create(&c, f, "a/b/col", "u1", 1, 0, 3, &err), &err);
@@ -467,7 +440,7 @@ static void test_names_and_modes(void)
 static void test_large_sparse(void)
 {
     cf_error err;
-    cf_file *f = open_new("large");
+    cf_file *f = cf_test_open_new("large");
     cf_column *c;
     const int64_t rows = INT64_C(3) << 30; /* 3 Gi rows of int64: 24 GiB */
     CHECK_OK(cf_column_create(&c, f, "big", "i8", 1, rows, 1, &err), &err);
@@ -488,7 +461,7 @@ static void test_large_sparse(void)
     CHECK_OK(cf_column_close(c, &err), &err);
     char dir[4096];
     snprintf(dir, sizeof dir, "%s/large/big", cf_test_dir());
-    char *header = slurp(dir, "header", NULL);
+    char *header = cf_test_slurp(dir, "header", NULL);
     CHECK(header && strstr(header, "000000: 3221225472 : "));
     free(header);
     cf_file_close(f);
@@ -660,7 +633,7 @@ static void check_fixture_column(cf_file *f, const char *tree, const char *name,
             char blob[64];
             snprintf(blob, sizeof blob, "%06" PRIX64, i);
             size_t blen = 0;
-            char *bytes = slurp(cf_column_path(c), blob, &blen);
+            char *bytes = cf_test_slurp(cf_column_path(c), blob, &blen);
             size_t want = (size_t)(r * rowbytes);
             if (!bytes || blen < want || memcmp(bytes, buf + rows_seen * rowbytes, want) != 0) {
                 fprintf(stderr, "%s: '%s' blob %s differs from the rows read\n", tree, name, blob);
@@ -766,7 +739,7 @@ static void remove_stage(const char *fdir, const char *leaf)
 static void test_create_over_what_is_there(void)
 {
     cf_error err;
-    cf_file *f = open_new("over");
+    cf_file *f = cf_test_open_new("over");
     char fdir[4096], p[4200];
     snprintf(fdir, sizeof fdir, "%s/over", cf_test_dir());
     snprintf(p, sizeof p, "%s/plain", fdir);
@@ -785,7 +758,7 @@ static void test_create_over_what_is_there(void)
     CHECK_FAILS(cf_column_create(&c, f, "g", "i4", 1, 2, 1, &err), CF_EEXIST, &err, "is a group");
     CHECK_FAILS(cf_column_create(&c, f, "plain/y", "i4", 1, 2, 1, &err), CF_ENOTFILE, &err, "plain");
     size_t n = 0;
-    char *text = slurp(fdir, "plain", &n);
+    char *text = cf_test_slurp(fdir, "plain", &n);
     CHECK(text && strcmp(text, "precious") == 0);
     free(text);
     CHECK(exists(fdir, "g/sub/x/header"));
@@ -805,7 +778,7 @@ static void test_create_over_what_is_there(void)
 static void test_close_many(void)
 {
     cf_error err, errs[3];
-    cf_file *f = open_new("many");
+    cf_file *f = cf_test_open_new("many");
     char fdir[4096];
     snprintf(fdir, sizeof fdir, "%s/many", cf_test_dir());
     cf_column *cols[3];
@@ -840,7 +813,7 @@ static void test_close_many(void)
 static void test_row_offset(void)
 {
     cf_error err;
-    cf_file *f = open_new("rowoff");
+    cf_file *f = cf_test_open_new("rowoff");
     cf_column *c;
     const int64_t rows[4] = { 3, 0, 5, 2 };
     CHECK_OK(cf_column_create_blobs(&c, f, "v", "f4", 3, 4, rows, &err), &err);

@@ -4,6 +4,7 @@
 #include "ext_text.h"
 
 #include "column.h"
+#include "column_handle.h"
 #include "digest.h"
 #include "fsutil.h"
 
@@ -187,7 +188,7 @@ static void test_stale_statistics_are_not_trusted(void)
  * even looked at (opened from the catalog, cf__column_settle). */
 static int unparsed(const cf_column *c)
 {
-    return c->stats_pending || c->deferred != NULL;
+    return c->stat.stats_pending || c->ext.deferred != NULL;
 }
 
 /* Read-only handles keep the statistics text and parse it when first
@@ -214,7 +215,7 @@ static void check_reader(cf_file *r, const double *v, int64_t n)
     check_all(rep, v);
     CHECK_OK(cf_column_close(rep, &err), &err);
     CHECK_EQ_INT(cf_column_chunk_rows(c), 4);
-    CHECK(!c->stats_pending);
+    CHECK(!c->stat.stats_pending);
     CHECK_EQ_INT(cf_column_chunk_count(c), 6);
     check_all(c, v);
     CHECK_OK(cf_column_close(c, &err), &err);
@@ -405,7 +406,7 @@ static void test_statistics_switched_off(void)
     double v[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
     cf_column *c;
     CHECK_OK(cf_column_create(&c, f, "x", "f8", 1, 8, 1, &err), &err);
-    CHECK_OK(cf_column_set_statistics(c, 0, &err), &err);
+    cf_column_set_statistics(c, 0);
     CHECK_OK(cf_column_write(c, 0, 8, v, NULL, 8, 8, &err), &err);
     CHECK_OK(cf_column_close(c, &err), &err);
     CHECK_OK(cf_column_open(&c, f, "x", &err), &err);
@@ -416,21 +417,6 @@ static void test_statistics_switched_off(void)
     CHECK(cf_column_blob_crc32c(c, 0, &crc)); /* the CRC is still computed */
     CHECK_OK(cf_column_close(c, &err), &err);
     cf_file_close(f);
-}
-
-static char *slurp_file(const char *dir, const char *name)
-{
-    char path[4200];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return NULL;
-    fseek(fp, 0, SEEK_END);
-    long n = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    buf[fread(buf, 1, (size_t)n, fp)] = 0;
-    fclose(fp);
-    return buf;
 }
 
 /* Large writes digest on a helper thread: the files must be the same as
@@ -463,7 +449,7 @@ static void test_large_writes_match_small_ones(void)
     snprintf(a, sizeof a, "%s/big", cf_test_dir());
     snprintf(b, sizeof b, "%s/small", cf_test_dir());
     for (int k = 0; k < 3; k++) {
-        char *ta = slurp_file(a, files[k]), *tb = slurp_file(b, files[k]);
+        char *ta = cf_test_slurp(a, files[k], NULL), *tb = cf_test_slurp(b, files[k], NULL);
         CHECK(ta && tb && strcmp(ta, tb) == 0);
         free(ta);
         free(tb);
@@ -479,7 +465,7 @@ static void test_large_writes_match_small_ones(void)
     CHECK_OK(cf_column_close(c, &err), &err);
     snprintf(b, sizeof b, "%s/direct", cf_test_dir());
     for (int k = 0; k < 2; k++) {
-        char *ta = slurp_file(a, files[k]), *tb = slurp_file(b, files[k]);
+        char *ta = cf_test_slurp(a, files[k], NULL), *tb = cf_test_slurp(b, files[k], NULL);
         CHECK(ta && tb && strcmp(ta, tb) == 0);
         free(ta);
         free(tb);
@@ -542,7 +528,7 @@ static void test_write_sizes_around_the_thresholds(void)
     for (int t = 1; t < 3; t++) {
         snprintf(b, sizeof b, "%s/%s", cf_test_dir(), names[t]);
         for (int k = 0; k < 4; k++) {
-            char *ta = slurp_file(a, files[k]), *tb = slurp_file(b, files[k]);
+            char *ta = cf_test_slurp(a, files[k], NULL), *tb = cf_test_slurp(b, files[k], NULL);
             CHECK(ta && tb);
             if (ta && tb) {
                 if (k < 2) CHECK_EQ_STR(ta, tb);

@@ -8,16 +8,6 @@
 
 #include "colfile.h"
 
-static cf_file *open_new(const char *sub)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", cf_test_dir(), sub);
-    cf_file *f = NULL;
-    cf_error err;
-    CHECK_OK(cf_file_open(&f, path, CF_OPEN_WRITE | CF_OPEN_CREATE, &err), &err);
-    return f;
-}
-
 static int has_file(cf_file *f, const char *rel)
 {
     char path[4096];
@@ -51,7 +41,7 @@ static int64_t first_value(cf_file *f, const char *name)
 static void test_create_ex_refuses_an_existing_column(void)
 {
     cf_error err;
-    cf_file *f = open_new("exists");
+    cf_file *f = cf_test_open_new("exists");
     make_i8(f, "x", 10);
     cf_column *c = NULL;
     int64_t rows[1] = { 2 };
@@ -94,7 +84,7 @@ static void test_create_ex_refuses_an_existing_column(void)
 static void test_no_column_below_a_column(void)
 {
     cf_error err;
-    cf_file *f = open_new("nested");
+    cf_file *f = cf_test_open_new("nested");
     make_i8(f, "P", 0);
     make_i8(f, "g/Q", 0);
     cf_column *c = NULL;
@@ -124,17 +114,24 @@ static void test_no_column_below_a_column(void)
 static void test_rows_never_written_are_reported(void)
 {
     cf_error err;
-    cf_file *f = open_new("unwritten");
+    cf_file *f = cf_test_open_new("unwritten");
     cf_column *c = NULL;
     int64_t rows[2] = { 5, 5 };
     CHECK_OK(cf_column_create_ex(&c, f, "v", "f8", 3, 2, rows, 0, &err), &err);
     double ones[9] = { 1, 1, 1, 1, 1, 1, 1, 1, 1 };
     CHECK_OK(cf_column_write(c, 2, 3, ones, NULL, 24, 8, &err), &err); /* rows 2..4 */
-    CHECK_EQ_INT(cf_column_blob_rows_held(c, 0, &err), 5);
-    CHECK_EQ_INT(cf_column_blob_rows_held(c, 1, &err), 0);
+    int64_t held = -1;
+    CHECK_OK(cf_column_blob_rows_held(c, 0, &held, &err), &err);
+    CHECK_EQ_INT(held, 5);
+    CHECK_OK(cf_column_blob_rows_held(c, 1, &held, &err), &err);
+    CHECK_EQ_INT(held, 0);
     CHECK_OK(cf_column_write(c, 5, 1, ones, NULL, 24, 8, &err), &err); /* row 5 */
-    CHECK_EQ_INT(cf_column_blob_rows_held(c, 1, &err), 1);
-    CHECK_FAILS((int)cf_column_blob_rows_held(c, 2, &err), CF_ERANGE, &err, "no blob 2");
+    CHECK_OK(cf_column_blob_rows_held(c, 1, &held, &err), &err);
+    CHECK_EQ_INT(held, 1);
+    held = 99;
+    CHECK_FAILS(cf_column_blob_rows_held(c, 2, &held, &err), CF_ERANGE, &err, "no blob 2");
+    CHECK_EQ_INT(held, 99); /* an error is never a row count */
+    CHECK_FAILS(cf_column_blob_rows_held(c, 0, NULL, &err), CF_EARG, &err, "NULL");
     CHECK_OK(cf_column_close(c, &err), &err);
     CHECK_OK(cf_column_open(&c, f, "v", &err), &err);
     double got[30];
@@ -144,7 +141,8 @@ static void test_rows_never_written_are_reported(void)
     /* rows past the last written one are an error naming them */
     CHECK_FAILS(cf_column_read(c, 0, 10, got, NULL, 24, 8, &err), CF_ESHORT, &err, "rows 6..9 hold no data");
     CHECK(strstr(err.message, "'v'") != NULL);
-    CHECK_EQ_INT(cf_column_blob_rows_held(c, 1, &err), 1);
+    CHECK_OK(cf_column_blob_rows_held(c, 1, &held, &err), &err);
+    CHECK_EQ_INT(held, 1);
     cf_column_close(c, NULL);
     cf_file_close(f);
 }

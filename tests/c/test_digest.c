@@ -9,6 +9,7 @@
 
 #include "checksum.h"
 #include "column.h"
+#include "column_handle.h"
 #include "digest.h"
 
 static uint64_t rng = UINT64_C(0x2545F4914F6CDD1D);
@@ -60,10 +61,10 @@ static int same_double(double a, double b)
  * relative 1e-12 of the sum of magnitudes. */
 static void compare_stats(cf_column *a, cf_column *b, int exact, const char *what)
 {
-    int64_t chunks = cf__stats_blob_chunks(&a->stats, 0);
-    CHECK_EQ_INT(chunks, cf__stats_blob_chunks(&b->stats, 0));
+    int64_t chunks = cf__stats_blob_chunks(&a->stat.stats, 0);
+    CHECK_EQ_INT(chunks, cf__stats_blob_chunks(&b->stat.stats, 0));
     for (int64_t k = 0; k < chunks; k++) {
-        const cf__acc *x = cf__stats_chunk(&a->stats, 0, k), *y = cf__stats_chunk(&b->stats, 0, k);
+        const cf__acc *x = cf__stats_chunk(&a->stat.stats, 0, k), *y = cf__stats_chunk(&b->stat.stats, 0, k);
         for (int64_t j = 0; j < a->h.nmemb; j++) {
             int ok = x[j].count == y[j].count && x[j].nan == y[j].nan &&
                      memcmp(&x[j].v, &y[j].v, sizeof x[j].v) == 0;
@@ -113,14 +114,14 @@ static void test_digest_equals_the_parts(void)
 
         /* statistics off: sums and CRC only */
         cf_column *z = make(f, "z", types[t].tok, nmemb, rows, 40000);
-        z->stats_off = 1;
+        z->stat.stats_off = 1;
         uint32_t sz = 17, cz = 0;
         cf__digest(z, 0, 0, data, n, &sz, &cz);
         CHECK_EQ_INT(sz, sb);
         CHECK_EQ_INT(cz, cb);
-        for (int64_t k = 0; k < cf__stats_blob_chunks(&z->stats, 0); k++)
-            for (int64_t j = 0; j < nmemb; j++) CHECK_EQ_INT(cf__stats_chunk(&z->stats, 0, k)[j].count, 0);
-        z->stats_off = 0;
+        for (int64_t k = 0; k < cf__stats_blob_chunks(&z->stat.stats, 0); k++)
+            for (int64_t j = 0; j < nmemb; j++) CHECK_EQ_INT(cf__stats_chunk(&z->stat.stats, 0, k)[j].count, 0);
+        z->stat.stats_off = 0;
         cf_column_close(a, NULL);
         cf_column_close(b, NULL);
         cf_column_close(z, NULL);

@@ -1,4 +1,4 @@
-/* test_dtype.c - dtype parsing, formatting and conversions (src/format/dtype.c).
+/* test_dtype.c - dtype parsing, formatting and conversions (src/format/dtype.c, dtype_convert.c).
  *
  * Expected conversion results are worked out by hand (and agree with numpy
  * astype(casting='unsafe')); byte patterns are built in this file so that
@@ -350,20 +350,39 @@ static void test_normalize(void)
     CHECK_EQ_STR(out, "keep");
 }
 
+static int64_t itemsize_of(const char *dtype)
+{
+    int64_t w = -1;
+    cf_error err;
+    CHECK_OK(cf_dtype_itemsize(dtype, &w, &err), &err);
+    return w;
+}
+
 static void test_itemsize(void)
 {
-    CHECK_EQ_INT(cf_dtype_itemsize("<f8"), 8);
-    CHECK_EQ_INT(cf_dtype_itemsize("i1"), 1);
-    CHECK_EQ_INT(cf_dtype_itemsize(">c16"), 16);
-    CHECK_EQ_INT(cf_dtype_itemsize("c8"), 8);
-    CHECK_EQ_INT(cf_dtype_itemsize("f2"), 2);
-    CHECK_EQ_INT(cf_dtype_itemsize("?"), 1);
-    CHECK_EQ_INT(cf_dtype_itemsize("|S12"), 12);
-    CHECK_EQ_INT(cf_dtype_itemsize("a2147483647"), 2147483647);
-    CHECK_EQ_INT(cf_dtype_itemsize("<f16"), CF_EDTYPE);
-    CHECK_EQ_INT(cf_dtype_itemsize("U3"), CF_EDTYPE);
-    CHECK_EQ_INT(cf_dtype_itemsize(""), CF_EDTYPE);
-    CHECK_EQ_INT(cf_dtype_itemsize(NULL), CF_EDTYPE);
+    CHECK_EQ_INT(itemsize_of("<f8"), 8);
+    CHECK_EQ_INT(itemsize_of("i1"), 1);
+    CHECK_EQ_INT(itemsize_of(">c16"), 16);
+    CHECK_EQ_INT(itemsize_of("c8"), 8);
+    CHECK_EQ_INT(itemsize_of("f2"), 2);
+    CHECK_EQ_INT(itemsize_of("?"), 1);
+    CHECK_EQ_INT(itemsize_of("|S12"), 12);
+    CHECK_EQ_INT(itemsize_of("a2147483647"), 2147483647);
+}
+
+/* A dtype that is not one is an error with a message, never a size: the
+ * output is left alone. */
+static void test_itemsize_errors(void)
+{
+    cf_error err;
+    int64_t w = 77;
+    CHECK_FAILS(cf_dtype_itemsize("<f16", &w, &err), CF_EDTYPE, &err, "f16");
+    CHECK_FAILS(cf_dtype_itemsize("U3", &w, &err), CF_EDTYPE, &err, "U3");
+    CHECK_FAILS(cf_dtype_itemsize("", &w, &err), CF_EDTYPE, &err, "");
+    CHECK_FAILS(cf_dtype_itemsize(NULL, &w, &err), CF_EDTYPE, &err, "");
+    CHECK_EQ_INT(w, 77);
+    CHECK_FAILS(cf_dtype_itemsize("<f8", NULL, &err), CF_EARG, &err, "NULL itemsize");
+    CHECK_EQ_INT(cf_dtype_itemsize("U3", &w, NULL), CF_EDTYPE); /* err may be NULL */
 }
 
 static const char *const numeric[] = {
@@ -443,7 +462,7 @@ static void test_convert_float_to_int(void)
     CONV(float, "f4", 16777217.0f, int32_t, "i4", 16777216);
     CONV(float, "f4", 1e19f, uint64_t, "u8", 9999999980506447872ULL);
 
-    /* Out of range and NaN: the x86-64 scalar pattern (see dtype.c). */
+    /* Out of range and NaN: the x86-64 scalar pattern (see dtype_convert.c). */
     CONV(double, "f8", 300.7, int8_t, "i1", 44);
     CONV(double, "f8", -200.5, int8_t, "i1", 56);
     CONV(double, "f8", 70000.5, int16_t, "i2", 4464);
@@ -1038,6 +1057,7 @@ CF_TESTS(CF_TEST(test_parse_every_valid_kind), CF_TEST(test_string_width_limits)
          CF_TEST(test_native_order_and_equal),
          CF_TEST(test_normalize),
          CF_TEST(test_itemsize),
+         CF_TEST(test_itemsize_errors),
          CF_TEST(test_can_cast),
          CF_TEST(test_convert_int_to_int),
          CF_TEST(test_convert_float_to_int),

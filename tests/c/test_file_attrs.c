@@ -96,7 +96,9 @@ static void check_matches(cf_file *f, int64_t want_cols)
             CHECK_EQ_INT(word(ar, 3), strlen(dtype));
             CHECK_EQ_INT(word(ar, 4), nmemb);
             CHECK(word(ar, 5) >= data && word(ar, 5) + word(ar, 6) < len);
-            CHECK_EQ_INT(word(ar, 6), nmemb * cf_dtype_itemsize(dtype));
+            int64_t itemsize = 0;
+            CHECK_OK(cf_dtype_itemsize(dtype, &itemsize, &err), &err);
+            CHECK_EQ_INT(word(ar, 6), nmemb * itemsize);
             if (word(ar, 6)) CHECK_EQ_MEM(b + word(ar, 5), d, word(ar, 6));
             CHECK_EQ_INT(b[word(ar, 5) + word(ar, 6)], 0);
         }

@@ -4,6 +4,7 @@
 
 #include "checksum.h"
 #include "column.h"
+#include "column_handle.h"
 
 static char *slurp(const char *path)
 {
@@ -239,7 +240,7 @@ static void test_merge_damaged_statistics(void)
     put_le64(bad + count_at + 8, 0);
     CHECK_OK(cf_column_pending_merge(a, bad, len, &err), &err);
     CHECK_OK(cf_column_pending_merge(a, bad, len, &err), &err);
-    const cf__acc *acc = cf__stats_chunk(&a->stats, 0, 0);
+    const cf__acc *acc = cf__stats_chunk(&a->stat.stats, 0, 0);
     CHECK(acc != NULL);
     if (acc) CHECK_EQ_INT(acc->count, INT64_MAX);
     free(bad);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "column.h"
+#include "column_handle.h"
 
 static char g_root[4200];
 
@@ -158,7 +159,7 @@ static void test_replace_same_dtype_verified(void)
         cf_column *c = open_x(&f, CF_OPEN_VERIFY | (from_catalog ? 0 : CF_OPEN_NOCHECK));
         if (!c) return;
         /* the catalog the File loaded served the column, or it did not */
-        CHECK_EQ_INT(c->deferred != NULL, from_catalog);
+        CHECK_EQ_INT(c->ext.deferred != NULL, from_catalog);
         double v[10];
         cf_error err;
         CHECK_OK(cf_column_read(c, 0, 5, v, NULL, 8, 8, &err), &err);

@@ -1039,16 +1039,24 @@ static const char golden[] =
     "1 1 count=1 nan=0 min=inf max=inf sum=inf\n"
     "1 2 count=1 nan=0 min=32.5 max=32.5 sum=32.5\n";
 
+
+/* The golden column (golden_setup) and its statistics text, formatted. */
+static void golden_text(cf__header *h, cf__stats *s, double r[5][3], char **text, size_t *len)
+{
+    cf_error err;
+    golden_setup(h, s, r);
+    *text = NULL;
+    CHECK_OK(cf__stats_format(s, h, text, len, "col", &err), &err);
+}
 static void test_format_golden(void)
 {
     cf_error err;
     cf__header h;
     cf__stats s;
     double r[5][3];
-    golden_setup(&h, &s, r);
     char *text;
     size_t len;
-    CHECK_OK(cf__stats_format(&s, &h, &text, &len, "col", &err), &err);
+    golden_text(&h, &s, r, &text, &len);
     char want[1024];
     snprintf(want, sizeof want, golden, (unsigned)h.sums[0], (unsigned)h.sums[1]);
     CHECK_EQ_STR(text, want);
@@ -1161,11 +1169,10 @@ static void test_staleness(void)
     cf__header h;
     cf__stats s, p;
     double r[5][3];
-    golden_setup(&h, &s, r);
-    memset(&p, 0, sizeof p);
     char *text;
     size_t len;
-    CHECK_OK(cf__stats_format(&s, &h, &text, &len, "col", &err), &err);
+    golden_text(&h, &s, r, &text, &len);
+    memset(&p, 0, sizeof p);
 
     /* blob 1's rawsum moved on (another tool wrote it) */
     h.sums[1] += 1;
@@ -1484,11 +1491,10 @@ static void test_random_bytes(void)
     cf__header h;
     cf__stats s, p;
     double r[5][3];
-    golden_setup(&h, &s, r);
-    memset(&p, 0, sizeof p);
     char *text;
     size_t len;
-    CHECK_OK(cf__stats_format(&s, &h, &text, &len, "col", &err), &err);
+    golden_text(&h, &s, r, &text, &len);
+    memset(&p, 0, sizeof p);
     static const char alphabet[] = "0123456789abcdefABCDEF:- .=\n\r\tcountnasumixCOLFIE-STAT:DYPMBNKH1";
     for (int iter = 0; iter < 20000; iter++) {
         size_t n;
@@ -1550,11 +1556,10 @@ static void test_locale_independent(void)
     cf__header h;
     cf__stats s, p;
     double r[5][3];
-    golden_setup(&h, &s, r);
-    memset(&p, 0, sizeof p);
     char *text;
     size_t len;
-    CHECK_OK(cf__stats_format(&s, &h, &text, &len, "col", &err), &err);
+    golden_text(&h, &s, r, &text, &len);
+    memset(&p, 0, sizeof p);
     CHECK(strstr(text, "sum=1.75") != NULL);
     CHECK_OK(cf__stats_parse(&p, &h, text, len, "col", &err), &err);
     CHECK(p.valid[0] && blob_same(&s, &p, 0));

@@ -164,49 +164,23 @@ static mode_t mode_arg(int flags, va_list ap)
     return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? (mode_t)va_arg(ap, int) : 0;
 }
 
-int open(const char *path, int flags, ...)
-{
-    REAL(open);
-    va_list ap;
-    va_start(ap, flags);
-    mode_t m = mode_arg(flags, ap);
-    va_end(ap);
-    maybe_delay(AT_FDCWD, path);
-    return real_open(path, flags, m);
-}
-
-int open64(const char *path, int flags, ...)
-{
-    REAL(open64);
-    va_list ap;
-    va_start(ap, flags);
-    mode_t m = mode_arg(flags, ap);
-    va_end(ap);
-    maybe_delay(AT_FDCWD, path);
-    return real_open64(path, flags, m);
-}
-
-int openat(int dirfd, const char *path, int flags, ...)
-{
-    REAL(openat);
-    va_list ap;
-    va_start(ap, flags);
-    mode_t m = mode_arg(flags, ap);
-    va_end(ap);
-    maybe_delay(dirfd, path);
-    return real_openat(dirfd, path, flags, m);
-}
-
-int openat64(int dirfd, const char *path, int flags, ...)
-{
-    REAL(openat64);
-    va_list ap;
-    va_start(ap, flags);
-    mode_t m = mode_arg(flags, ap);
-    va_end(ap);
-    maybe_delay(dirfd, path);
-    return real_openat64(dirfd, path, flags, m);
-}
+/* open, open64, openat and openat64: one body (the mode argument is there
+ * only with O_CREAT or O_TMPFILE: mode_arg) */
+#define DELAYED_OPEN(name, params, dir, ...)       \
+    int name params                                \
+    {                                              \
+        REAL(name);                                \
+        va_list ap;                                \
+        va_start(ap, flags);                       \
+        mode_t m = mode_arg(flags, ap);            \
+        va_end(ap);                                \
+        maybe_delay(dir, path);                    \
+        return real_##name(__VA_ARGS__, m);        \
+    }
+DELAYED_OPEN(open, (const char *path, int flags, ...), AT_FDCWD, path, flags)
+DELAYED_OPEN(open64, (const char *path, int flags, ...), AT_FDCWD, path, flags)
+DELAYED_OPEN(openat, (int dirfd, const char *path, int flags, ...), dirfd, dirfd, path, flags)
+DELAYED_OPEN(openat64, (int dirfd, const char *path, int flags, ...), dirfd, dirfd, path, flags)
 
 long syscall(long number, ...)
 {

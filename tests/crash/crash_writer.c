@@ -251,7 +251,9 @@ static int g_open_flags;
 
 static int64_t rowbytes_of(const char *dtype, int64_t nmemb)
 {
-    return cf_dtype_itemsize(dtype) * nmemb;
+    int64_t itemsize = 0;
+    if (cf_dtype_itemsize(dtype, &itemsize, NULL) != 0) return 0;
+    return itemsize * nmemb;
 }
 
 /* Rows [first, first+n) of a segment starting at row `seg0`... all rows of

@@ -332,6 +332,17 @@ static void write_all_fd(int fd, const void *buf, size_t n)
     }
 }
 
+/* The formatted text, cut at `cap` - 1 bytes, written whole to `fd`. */
+static void write_fd_v(int fd, size_t cap, const char *fmt, va_list ap)
+{
+    char buf[PATH_MAX * 2 + 256];
+    if (cap > sizeof buf) cap = sizeof buf;
+    int n = vsnprintf(buf, cap, fmt, ap);
+    if (n < 0) return;
+    if ((size_t)n >= cap) n = (int)cap - 1;
+    write_all_fd(fd, buf, (size_t)n);
+}
+
 /* Lexically normalise an absolute path in place: no "//", "/./", "/../". */
 static void normalize(char *p)
 {
@@ -501,14 +512,10 @@ static void report(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void report(const char *fmt, ...)
 {
     if (g_report_fd < 0) return;
-    char buf[PATH_MAX + 256];
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(buf, sizeof buf, fmt, ap);
+    write_fd_v(g_report_fd, PATH_MAX + 256, fmt, ap);
     va_end(ap);
-    if (n < 0) return;
-    if ((size_t)n >= sizeof buf) n = sizeof buf - 1;
-    write_all_fd(g_report_fd, buf, (size_t)n);
 }
 
 /* ---- the journal ------------------------------------------------------------ */
@@ -544,14 +551,10 @@ static void journal_add(const char *fmt, ...) __attribute__((format(printf, 1, 2
 static void journal_add(const char *fmt, ...)
 {
     if (!g_journaling || g_journal_fd < 0) return;
-    char buf[PATH_MAX * 2 + 256];
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(buf, sizeof buf, fmt, ap);
+    write_fd_v(g_journal_fd, PATH_MAX * 2 + 256, fmt, ap);
     va_end(ap);
-    if (n < 0) return;
-    if ((size_t)n >= sizeof buf) n = sizeof buf - 1;
-    write_all_fd(g_journal_fd, buf, (size_t)n);
 }
 
 static void journal_register(void)
@@ -1267,6 +1270,17 @@ static int fail_errno(int action)
     return -1;
 }
 
+/* The planned failure of an I/O operation (EIO or ENOSPC): the wrapper
+ * returns -1 with that errno, leaving the shim's bookkeeping. */
+#define FAIL_IF_INJECTED(action)                                   \
+    do {                                                           \
+        if ((action) == A_EIO || (action) == A_ENOSPC) {           \
+            int failed_ = fail_errno(action);                      \
+            leave();                                               \
+            return failed_;                                        \
+        }                                                          \
+    } while (0)
+
 /* Enter/leave the shim's bookkeeping: no recursion into it, one thread at
  * a time, and (journaling) one process at a time. */
 static void enter(void)
@@ -1349,6 +1363,34 @@ static int env_rank(void)
     return -1;
 }
 
+
+/* Each comma-separated item of `v` (the value of `var`) passed to `take`,
+ * which counts it in *count: at most `max` of them. */
+static void each_item(const char *v, const char *var, const char *what, int max, int *count,
+                      void (*take)(const char *))
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", v);
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (*count == max) {
+            say("faultshim: %s: more than %d %s\n", var, max, what);
+            break;
+        }
+        take(tok);
+    }
+}
+
+static void take_keep_name(const char *tok)
+{
+    snprintf(g_keep_names[g_nkeep_names++], NAME_MAX + 1, "%s", tok);
+}
+
+static void take_nosync(const char *tok)
+{
+    g_nosync[g_nnosync++] = atoll(tok);
+}
+
 __attribute__((constructor)) static void shim_init(void)
 {
     resolve_all();
@@ -1375,30 +1417,10 @@ __attribute__((constructor)) static void shim_init(void)
     if ((v = getenv("CF_FAULT_STICKY")) && *v && strcmp(v, "0") != 0) g_sticky = 1;
     if ((v = getenv("CF_FAULT_KEEP")) && *v) g_keep = atof(v);
     if ((v = getenv("CF_FAULT_SEED")) && *v) g_seed = strtoull(v, NULL, 10);
-    if ((v = getenv("CF_FAULT_KEEP_NAMES")) && *v) {
-        char buf[1024];
-        snprintf(buf, sizeof buf, "%s", v);
-        char *save = NULL;
-        for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-            if (g_nkeep_names == MAX_KEEP_NAMES) {
-                say("faultshim: CF_FAULT_KEEP_NAMES: more than %d patterns\n", MAX_KEEP_NAMES);
-                break;
-            }
-            snprintf(g_keep_names[g_nkeep_names++], NAME_MAX + 1, "%s", tok);
-        }
-    }
-    if ((v = getenv("CF_FAULT_NOSYNC")) && *v) {
-        char buf[1024];
-        snprintf(buf, sizeof buf, "%s", v);
-        char *save = NULL;
-        for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-            if (g_nnosync == MAX_NOSYNC) {
-                say("faultshim: CF_FAULT_NOSYNC: more than %d operations\n", MAX_NOSYNC);
-                break;
-            }
-            g_nosync[g_nnosync++] = atoll(tok);
-        }
-    }
+    if ((v = getenv("CF_FAULT_KEEP_NAMES")) && *v)
+        each_item(v, "CF_FAULT_KEEP_NAMES", "patterns", MAX_KEEP_NAMES, &g_nkeep_names, take_keep_name);
+    if ((v = getenv("CF_FAULT_NOSYNC")) && *v)
+        each_item(v, "CF_FAULT_NOSYNC", "operations", MAX_NOSYNC, &g_nnosync, take_nosync);
     if ((v = getenv("CF_FAULT_RANK")) && *v) g_target_rank = atoi(v);
     if ((v = getenv("CF_FAULT_ACTION")) && *v) {
         if (strcmp(v, "eio") == 0) g_action = A_EIO;
@@ -1592,6 +1614,18 @@ SHIM_API void *dlopen(const char *file, int mode)
 
 /* ---- opening ----------------------------------------------------------------- */
 
+/* Journal that `abs` (a directory if `isdir`; open as `fd` if that is not
+ * -1) was just created: its parent's inode, its escaped name and its own
+ * inode. */
+static void journal_created(const char *abs, int fd, int isdir)
+{
+    struct stat pst, st;
+    char ename[3 * NAME_MAX + 4];
+    if (parent_of(abs, &pst, ename) && (fd >= 0 ? fstat(fd, &st) : lstat(abs, &st)) == 0)
+        journal_add("C %llu %s %llu %d\n", (unsigned long long)pst.st_ino, ename, (unsigned long long)st.st_ino,
+                    isdir);
+}
+
 static int do_open(int dirfd, const char *path, int flags, mode_t mode)
 {
     if (passthrough()) return real_openat(dirfd, path, flags, mode);
@@ -1609,12 +1643,8 @@ static int do_open(int dirfd, const char *path, int flags, mode_t mode)
     int existed = lstat(abs, &before) == 0;
     int creating = (flags & O_CREAT) && !existed;
     int action = count_io((flags & O_CREAT) ? OC_CREATE : OC_OPEN, rel(abs), -1);
+    FAIL_IF_INJECTED(action);
     int fd;
-    if (action == A_EIO || action == A_ENOSPC) {
-        fd = fail_errno(action);
-        leave();
-        return fd;
-    }
     /* O_TRUNC of a file with bytes: journal what is cut. */
     if (g_journaling && existed && (flags & O_TRUNC) && S_ISREG(before.st_mode) && before.st_size > 0 &&
         (flags & O_ACCMODE) != O_RDONLY) {
@@ -1631,13 +1661,7 @@ static int do_open(int dirfd, const char *path, int flags, mode_t mode)
     int e = errno;
     if (fd >= 0) {
         fd_remember(fd, abs, flags);
-        if (g_journaling && creating) {
-            struct stat pst, st;
-            char ename[3 * NAME_MAX + 4];
-            if (parent_of(abs, &pst, ename) && fstat(fd, &st) == 0)
-                journal_add("C %llu %s %llu 0\n", (unsigned long long)pst.st_ino, ename,
-                            (unsigned long long)st.st_ino);
-        }
+        if (g_journaling && creating) journal_created(abs, fd, 0);
     }
     leave();
     errno = e;
@@ -1650,41 +1674,21 @@ static mode_t open_mode(int flags, va_list ap)
     return 0;
 }
 
-SHIM_API int open(const char *path, int flags, ...)
-{
-    va_list ap;
-    va_start(ap, flags);
-    mode_t m = open_mode(flags, ap);
-    va_end(ap);
-    return do_open(AT_FDCWD, path, flags, m);
-}
-
-SHIM_API int open64(const char *path, int flags, ...)
-{
-    va_list ap;
-    va_start(ap, flags);
-    mode_t m = open_mode(flags, ap);
-    va_end(ap);
-    return do_open(AT_FDCWD, path, flags, m);
-}
-
-SHIM_API int openat(int dirfd, const char *path, int flags, ...)
-{
-    va_list ap;
-    va_start(ap, flags);
-    mode_t m = open_mode(flags, ap);
-    va_end(ap);
-    return do_open(dirfd, path, flags, m);
-}
-
-SHIM_API int openat64(int dirfd, const char *path, int flags, ...)
-{
-    va_list ap;
-    va_start(ap, flags);
-    mode_t m = open_mode(flags, ap);
-    va_end(ap);
-    return do_open(dirfd, path, flags, m);
-}
+/* open, open64, openat and openat64: one body (the mode argument is there
+ * only with O_CREAT or O_TMPFILE: open_mode) */
+#define SHIM_OPEN(name, params, dir)               \
+    SHIM_API int name params                       \
+    {                                              \
+        va_list ap;                                \
+        va_start(ap, flags);                       \
+        mode_t m = open_mode(flags, ap);           \
+        va_end(ap);                                \
+        return do_open(dir, path, flags, m);       \
+    }
+SHIM_OPEN(open, (const char *path, int flags, ...), AT_FDCWD)
+SHIM_OPEN(open64, (const char *path, int flags, ...), AT_FDCWD)
+SHIM_OPEN(openat, (int dirfd, const char *path, int flags, ...), dirfd)
+SHIM_OPEN(openat64, (int dirfd, const char *path, int flags, ...), dirfd)
 
 SHIM_API int __open_2(const char *path, int flags) { return do_open(AT_FDCWD, path, flags, 0); }
 SHIM_API int __open64_2(const char *path, int flags) { return do_open(AT_FDCWD, path, flags, 0); }
@@ -1764,12 +1768,8 @@ static ssize_t do_write(int fd, const void *buf, size_t n, off_t off, int positi
         return positioned ? real_pwrite(fd, buf, n, off) : real_write(fd, buf, n);
     enter();
     int action = count_io(OC_WRITE, path, (long long)n);
+    FAIL_IF_INJECTED(action);
     ssize_t w;
-    if (action == A_EIO || action == A_ENOSPC) {
-        w = fail_errno(action);
-        leave();
-        return w;
-    }
     if (action == A_SHORT) n = short_len(n);
     if (g_journaling) {
         int fl = fcntl(fd, F_GETFL);
@@ -1800,12 +1800,8 @@ static ssize_t do_writev(int fd, const struct iovec *iov, int cnt, off_t off, in
     if (passthrough() || total == 0 || !fd_in_scope(fd, &path)) return CALL_REAL(iov, cnt);
     enter();
     int action = count_io(OC_WRITE, path, (long long)total);
+    FAIL_IF_INJECTED(action);
     ssize_t w;
-    if (action == A_EIO || action == A_ENOSPC) {
-        w = fail_errno(action);
-        leave();
-        return w;
-    }
     struct iovec local[64];
     const struct iovec *use = iov;
     int ucnt = cnt;
@@ -2037,12 +2033,8 @@ static int do_rename(int olddirfd, const char *oldp, int newdirfd, const char *n
     char what[2 * PATH_MAX + 8];
     snprintf(what, sizeof what, "%s -> %s", rel(a), rel(b));
     int action = count_io(OC_RENAME, what, -1);
+    FAIL_IF_INJECTED(action);
     int rc;
-    if (action == A_EIO || action == A_ENOSPC) {
-        rc = fail_errno(action);
-        leave();
-        return rc;
-    }
     struct stat sa, sb, pa, pb;
     char ea[3 * NAME_MAX + 4], eb[3 * NAME_MAX + 4];
     int have_a = lstat(a, &sa) == 0;
@@ -2111,12 +2103,8 @@ static int do_unlink(int dirfd, const char *path, int flags, int how)
     int isdir = have && S_ISDIR(st.st_mode);
     int cls = (how == 2 || (how == 1 && (flags & AT_REMOVEDIR)) || (how == 3 && isdir)) ? OC_RMDIR : OC_UNLINK;
     int action = count_io(cls, rel(abs), -1);
+    FAIL_IF_INJECTED(action);
     int rc;
-    if (action == A_EIO || action == A_ENOSPC) {
-        rc = fail_errno(action);
-        leave();
-        return rc;
-    }
     char hold[64] = "-";
     if (g_journaling && have && !isdir) hold_file(abs, hold);
     struct stat pst;
@@ -2155,20 +2143,11 @@ static int do_mkdir(int dirfd, const char *path, mode_t mode, int at)
         return at ? real_mkdirat(dirfd, path, mode) : real_mkdir(path, mode);
     enter();
     int action = count_io(OC_MKDIR, rel(abs), -1);
+    FAIL_IF_INJECTED(action);
     int rc;
-    if (action == A_EIO || action == A_ENOSPC) {
-        rc = fail_errno(action);
-        leave();
-        return rc;
-    }
     rc = at ? real_mkdirat(dirfd, path, mode) : real_mkdir(path, mode);
     int e = errno;
-    if (rc == 0 && g_journaling) {
-        struct stat pst, st;
-        char ename[3 * NAME_MAX + 4];
-        if (parent_of(abs, &pst, ename) && lstat(abs, &st) == 0)
-            journal_add("C %llu %s %llu 1\n", (unsigned long long)pst.st_ino, ename, (unsigned long long)st.st_ino);
-    }
+    if (rc == 0 && g_journaling) journal_created(abs, -1, 1);
     leave();
     errno = e;
     return rc;
@@ -2185,20 +2164,11 @@ static int do_link(int da, const char *a, int db, const char *b, int flags, int 
         return at ? real_linkat(da, a, db, b, flags) : real_link(a, b);
     enter();
     int action = count_io(OC_LINK, rel(pb), -1);
+    FAIL_IF_INJECTED(action);
     int rc;
-    if (action == A_EIO || action == A_ENOSPC) {
-        rc = fail_errno(action);
-        leave();
-        return rc;
-    }
     rc = at ? real_linkat(da, a, db, b, flags) : real_link(a, b);
     int e = errno;
-    if (rc == 0 && g_journaling) {
-        struct stat pst, st;
-        char ename[3 * NAME_MAX + 4];
-        if (parent_of(pb, &pst, ename) && lstat(pb, &st) == 0)
-            journal_add("C %llu %s %llu 0\n", (unsigned long long)pst.st_ino, ename, (unsigned long long)st.st_ino);
-    }
+    if (rc == 0 && g_journaling) journal_created(pb, -1, 0);
     leave();
     errno = e;
     return rc;

@@ -34,6 +34,20 @@ static inline int fuzz_expected_error(int rc)
     return rc == CF_EFORMAT || rc == CF_EDTYPE;
 }
 
+/* The File the replica targets build columns in (fuzz_meta, fuzz_pending):
+ * opened once with CF_OPEN_NOCHECK on a path that does not exist, so that
+ * replicas touch no file. */
+static inline cf_file *fuzz_file(void)
+{
+    static cf_file *f;
+    cf_error err;
+    if (!f && cf_file_open(&f, "/nonexistent/colfile-fuzz", CF_OPEN_WRITE | CF_OPEN_NOCHECK, &err) != 0) {
+        fprintf(stderr, "cf_file_open: %s\n", err.message);
+        abort();
+    }
+    return f;
+}
+
 /* Inputs made of several files put this line between them: text parsers
  * meet it as ordinary text, so the fuzzer can also move or cut it. */
 #define FUZZ_SEP "\n%%%%\n"

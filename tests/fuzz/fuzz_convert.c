@@ -1,4 +1,4 @@
-/* fuzz_convert.c - value conversion between dtypes (src/format/dtype.c cf__convert).
+/* fuzz_convert.c - value conversion between dtypes (src/format/dtype_convert.c cf__convert).
  *
  * Not a parser, but it turns file bytes into values: NaN, infinities and
  * out-of-range floats meet integer conversions whose C form is undefined,

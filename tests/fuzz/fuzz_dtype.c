@@ -52,8 +52,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char out[CF_DTYPE_MAX];
     int n = cf_dtype_normalize(tok, out, &err);
     FUZZ_CHECK((n == 0) == (rc[1] == 0), "cf_dtype_normalize disagrees on '%s'", tok);
-    int64_t w = cf_dtype_itemsize(tok);
-    FUZZ_CHECK(rc[1] ? w == rc[1] : w == d[1].width, "cf_dtype_itemsize('%s') = %lld", tok, (long long)w);
+    int64_t w = -1;
+    int wrc = cf_dtype_itemsize(tok, &w, &err);
+    FUZZ_CHECK(wrc == rc[1] && (wrc ? w == -1 : w == d[1].width), "cf_dtype_itemsize('%s') = %d, %lld", tok, wrc,
+               (long long)w);
     if (rc[1] == 0) {
         FUZZ_CHECK(cf_dtype_can_cast(tok, tok) == cf__dtype_can_convert(&d[1], &d[1]), "can_cast to itself");
         cf__dtype f8 = { cf__dtype_native_order(), 'f', 8 };

@@ -8,17 +8,6 @@
  * exist. */
 #include "fuzz.h"
 
-static cf_file *fuzz_file(void)
-{
-    static cf_file *f;
-    cf_error err;
-    if (!f && cf_file_open(&f, "/nonexistent/colfile-fuzz", CF_OPEN_WRITE | CF_OPEN_NOCHECK, &err) != 0) {
-        fprintf(stderr, "cf_file_open: %s\n", err.message);
-        abort();
-    }
-    return f;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     cf_file *f = fuzz_file();

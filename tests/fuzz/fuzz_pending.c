@@ -12,17 +12,6 @@
 
 #include "fuzz_snapshot.h"
 
-static cf_file *fuzz_file(void)
-{
-    static cf_file *f;
-    cf_error err;
-    if (!f && cf_file_open(&f, "/nonexistent/colfile-fuzz", CF_OPEN_WRITE | CF_OPEN_NOCHECK, &err) != 0) {
-        fprintf(stderr, "cf_file_open: %s\n", err.message);
-        abort();
-    }
-    return f;
-}
-
 /* A replica of a column with this header and nothing else (the template's
  * statistics and CRCs are stale for it). */
 static int replica(cf_column **c, const void *header, size_t hl)

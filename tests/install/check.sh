@@ -53,7 +53,8 @@ run_examples() { # run_examples DIR LABEL
     echo "$label: $out"
     # bigfile code, unchanged, on colfile's drop-in (libcolfile-bigfile-mpi)
     check_links "$d/bigfile_snapshot"
-    ldd "$d/bigfile_snapshot" | grep -q "libcolfile-bigfile-mpi.so.0 => $prefix/" || fail "$label: bigfile_snapshot: no drop-in"
+    out=$(ldd "$d/bigfile_snapshot") # (grep -q on a pipe would end ldd early: pipefail)
+    grep -q "libcolfile-bigfile-mpi.so.0 => $prefix/" <<< "$out" || fail "$label: bigfile_snapshot: no drop-in"
     log "$work/out/$label-bigfile-write.log" "$mpiexec" -n 4 "$d/bigfile_snapshot" write "$work/out/$label-bigfile"
     out=$("$mpiexec" -n 3 "$d/bigfile_snapshot" read "$work/out/$label-bigfile") || fail "$label: bigfile_snapshot read failed"
     grep -q "read 4250 particles on 3 ranks (written on 4): 0 wrong" <<< "$out" || { echo "$out" >&2; fail "$label: $out"; }
@@ -83,7 +84,7 @@ for flag in $("$pc" --cflags-only-I colfile-bigfile-mpi); do
     [ "${flag#-I}" -ef "$prefix/include/colfile/bigfile" ] && bf_inc=yes
 done
 [ "$bf_inc" = yes ] || fail "colfile-bigfile-mpi.pc: --cflags '$("$pc" --cflags colfile-bigfile-mpi)' miss include/colfile/bigfile"
-for h in bigfile.h bigfile-mpi.h; do [ -f "$prefix/include/colfile/bigfile/$h" ] || fail "$h not installed"; done
+for h in bigfile.h bigfile-mpi.h colfile-bigfile.h; do [ -f "$prefix/include/colfile/bigfile/$h" ] || fail "$h not installed"; done
 # shellcheck disable=SC2046
 cc -std=c11 $("$pc" --cflags colfile-bigfile-mpi) "$root/examples/c/bigfile_snapshot.c" \
     $("$pc" --libs colfile-bigfile-mpi) -o "$work/pc/bigfile_snapshot"

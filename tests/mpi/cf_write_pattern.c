@@ -116,7 +116,8 @@ int main(int argc, char **argv)
     int rc = cf_mpi_file_open(&f, comm, dir, CF_OPEN_WRITE | CF_OPEN_CREATE | CF_OPEN_TRUNCATE, &err);
     for (int k = 0; k < 4 && rc == 0; k++) {
         const column_spec *s = &columns[k];
-        int64_t itemsize = cf_dtype_itemsize(s->dtype), first = 0;
+        int64_t itemsize = 0, first = 0;
+        if (cf_dtype_itemsize(s->dtype, &itemsize, &err) != 0) MPI_Abort(comm, 1);
         void *buf = malloc((size_t)((local > 0 ? local : 1) * s->nmemb * itemsize));
         if (!buf) MPI_Abort(comm, 1);
         rc = cf_mpi_column_create(&c, f, comm, s->name, s->dtype, s->nmemb, local, &opt, &first, &err);

@@ -239,6 +239,16 @@ static void test_options_differ_or_bad(void)
     cf_file_close(f);
 }
 
+/* A column z of 100 i8 created collectively in `f`, the ranks holding
+ * plan_share's rows: this rank's count (its first row in *first). */
+static int64_t new_z(cf_file *f, cf_column **c, int64_t *first)
+{
+    cf_error err;
+    int64_t n = cf_plan_share(100, cf_test_size(), cf_test_rank(), NULL);
+    CHECK_OK(cf_mpi_column_create(c, f, cf_test_comm(), "z", "i8", 1, n, NULL, first, &err), &err);
+    return n;
+}
+
 /* A bad range on one rank: no rank writes anything. */
 static void test_range_error_writes_nothing(void)
 {
@@ -246,8 +256,7 @@ static void test_range_error_writes_nothing(void)
     cf_file *f = open_dir(CF_OPEN_WRITE);
     cf_error err;
     cf_column *c = NULL;
-    int64_t first, n = cf_plan_share(100, cf_test_size(), cf_test_rank(), NULL);
-    CHECK_OK(cf_mpi_column_create(&c, f, comm, "z", "i8", 1, n, NULL, &first, &err), &err);
+    int64_t first, n = new_z(f, &c, &first);
     int64_t v[200] = { 0 };
     for (int k = 0; k < 200; k++) v[k] = 1;
     int bad = cf_test_rank() == last();
@@ -280,8 +289,7 @@ static void test_commit_failure_on_rank_0(void)
     cf_file *f = open_dir(CF_OPEN_WRITE);
     cf_error err;
     cf_column *c = NULL;
-    int64_t first, n = cf_plan_share(100, cf_test_size(), cf_test_rank(), NULL);
-    CHECK_OK(cf_mpi_column_create(&c, f, comm, "z", "i8", 1, n, NULL, &first, &err), &err);
+    int64_t first, n = new_z(f, &c, &first);
     int64_t v[100] = { 0 };
     CHECK_OK(cf_mpi_column_write(c, comm, first, n, v, NULL, 8, 8, NULL, &err), &err);
     if (cf_test_rank() == 0) {

@@ -32,6 +32,18 @@ static void write_mine(cf_column *c, int64_t first, int64_t n)
     free(buf);
 }
 
+/* A new File `dir` with a column x of `rows` f8 per rank (first row in
+ * *first), created collectively and, if `write`, written (write_mine). */
+static cf_column *new_x(const char *dir, cf_file **f, int64_t rows, int write, int64_t *first)
+{
+    cf_error err;
+    cf_column *c = NULL;
+    CHECK_OK(cf_mpi_file_open(f, cf_test_comm(), dir, CF_OPEN_WRITE | CF_OPEN_CREATE, &err), &err);
+    CHECK_OK(cf_mpi_column_create(&c, *f, cf_test_comm(), "x", "f8", 1, rows, NULL, first, &err), &err);
+    if (write) write_mine(c, *first, rows);
+    return c;
+}
+
 /* Rank 0 checks column "x" of dir: its size, nfile, values and blobs. */
 static void check_column(const char *dir, int64_t size, int64_t nfile)
 {
@@ -123,9 +135,7 @@ static void test_grow_opened_column(void)
     cf_file *f = NULL;
     cf_column *c = NULL;
     int64_t first = -1;
-    CHECK_OK(cf_mpi_file_open(&f, cf_test_comm(), dir, CF_OPEN_WRITE | CF_OPEN_CREATE, &err), &err);
-    CHECK_OK(cf_mpi_column_create(&c, f, cf_test_comm(), "x", "f8", 1, 3, NULL, &first, &err), &err);
-    write_mine(c, first, 3);
+    c = new_x(dir, &f, 3, 1, &first);
     CHECK_OK(cf_mpi_column_close(c, cf_test_comm(), &err), &err);
     int64_t size = 3 * (int64_t)cf_test_size();
     for (int round = 0; round < 2; round++) {
@@ -157,9 +167,7 @@ static void test_empty_append_adds_no_blob(void)
     cf_file *f = NULL;
     cf_column *c = NULL;
     int64_t first = -1;
-    CHECK_OK(cf_mpi_file_open(&f, cf_test_comm(), dir, CF_OPEN_WRITE | CF_OPEN_CREATE, &err), &err);
-    CHECK_OK(cf_mpi_column_create(&c, f, cf_test_comm(), "x", "f8", 1, 2, NULL, &first, &err), &err);
-    write_mine(c, first, 2);
+    c = new_x(dir, &f, 2, 1, &first);
     CHECK_OK(cf_mpi_column_grow(&c, f, cf_test_comm(), 0, NULL, &first, &err), &err);
     CHECK_EQ_INT(first, 2 * (int64_t)cf_test_size());
     CHECK_EQ_INT(cf_column_nfile(c), 1);
@@ -179,8 +187,7 @@ static void test_blob_plans(void)
     cf_file *f = NULL;
     cf_column *c = NULL;
     int64_t first = -1, total = 0;
-    CHECK_OK(cf_mpi_file_open(&f, cf_test_comm(), dir, CF_OPEN_WRITE | CF_OPEN_CREATE, &err), &err);
-    CHECK_OK(cf_mpi_column_create(&c, f, cf_test_comm(), "x", "f8", 1, 0, NULL, &first, &err), &err);
+    c = new_x(dir, &f, 0, 0, &first);
     /* 100 rows of 8 bytes per rank, blobs of 200 bytes: min(4 * size, size). */
     cf_mpi_options o;
     cf_mpi_options_init(&o);
@@ -222,9 +229,7 @@ static void test_uncommitted_append_leaves_previous_version(void)
     cf_file *f = NULL;
     cf_column *c = NULL;
     int64_t first = -1;
-    CHECK_OK(cf_mpi_file_open(&f, cf_test_comm(), dir, CF_OPEN_WRITE | CF_OPEN_CREATE, &err), &err);
-    CHECK_OK(cf_mpi_column_create(&c, f, cf_test_comm(), "x", "f8", 1, 2, NULL, &first, &err), &err);
-    write_mine(c, first, 2);
+    c = new_x(dir, &f, 2, 1, &first);
     CHECK_OK(cf_mpi_column_close(c, cf_test_comm(), &err), &err);
     int64_t size = 2 * (int64_t)cf_test_size();
     c = NULL;
@@ -266,9 +271,7 @@ static void test_grow_errors(void)
     cf_file *f = NULL;
     cf_column *c = NULL;
     int64_t first = -1;
-    CHECK_OK(cf_mpi_file_open(&f, cf_test_comm(), dir, CF_OPEN_WRITE | CF_OPEN_CREATE, &err), &err);
-    CHECK_OK(cf_mpi_column_create(&c, f, cf_test_comm(), "x", "f8", 1, 2, NULL, &first, &err), &err);
-    write_mine(c, first, 2);
+    c = new_x(dir, &f, 2, 1, &first);
     int rc = cf_mpi_column_grow(&c, f, cf_test_comm(), rank == last ? -1 : 1, NULL, &first, &err);
     CHECK_EQ_INT(rc, CF_EARG);
     CHECK_AGREED(rc, &err);

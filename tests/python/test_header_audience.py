@@ -75,3 +75,29 @@ def test_both_headers_are_installed() -> None:
     line = next(ln for ln in cmake.splitlines() if "install(FILES include/colfile.h" in ln)
     for header in ("colfile.h", "colfile_errors.h", "colfile_binding.h"):
         assert f"include/{header}" in line, header
+
+
+def _declarations(header: str) -> list[tuple[str, str, str]]:
+    """(return type, name, parameters) of each exported function."""
+    text = _strip_comments((INCLUDE / header).read_text())
+    return [(r.strip(), n, p) for r, n, p in re.findall(
+        r"^\s*CF_{1,2}\w*API\s+([\w\s\*]+?)\s*\b(cf_\w+)\s*\(([^)]*)\)", text, re.M)]
+
+
+def test_errors_are_never_sizes() -> None:
+    """A function that takes an error record returns a CF_E* code (int),
+    never a size that a negative code would hide in; one that cannot fail
+    takes no error record.  (Arrays of records, `cf_error *errs`, are
+    results, not the caller's error record.)"""
+    checked = 0
+    for header in ("colfile.h", "colfile_binding.h"):
+        for ret, name, params in _declarations(header):
+            takes_err = bool(re.search(r"\bcf_error\s*\*\s*err\b(?!s)", params))
+            if takes_err:
+                assert ret == "int", f"{header}: {name} takes `err` but returns {ret}"
+            if ret == "void":
+                assert not takes_err, f"{header}: {name} cannot fail but takes `err`"
+            checked += 1
+    assert checked == len(exported("colfile.h")) + len(exported("colfile_binding.h"))
+    names = {n for _, n, _ in _declarations("colfile.h")}
+    assert {"cf_dtype_itemsize", "cf_column_blob_rows_held", "cf_column_set_verify"} <= names

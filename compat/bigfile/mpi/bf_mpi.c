@@ -268,6 +268,7 @@ static int fill_block(BigBlock *block, cf_file *f, cf_column *c, char *base, MPI
             free(base);
             cf_file_close(f);
         }
+        cf_column_discard(c); /* a block just created is not published */
         cf_column_close(c, NULL);
         return -1;
     }
@@ -327,6 +328,7 @@ int _big_file_mpi_create_block(BigFile *bf, BigBlock *block, const char *blockna
     char *base = mpi_basename(bf->basename, blockname);
     if (!base) bf__set_error("%s: out of memory", blockname);
     if (agree(base ? 0 : -1, comm)) {
+        cf_column_discard(c);
         cf_column_close(c, NULL);
         cf_file_close(f);
         return -1;

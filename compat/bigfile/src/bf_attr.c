@@ -85,8 +85,15 @@ static int fill_cache(BigBlock *block)
             bf__attrs_invalidate(st);
             return -1;
         }
+        int64_t itemsize = 0;
+        if (cf_dtype_itemsize(dt, &itemsize, &e)) { /* an attribute's dtype is valid: read back */
+            bf__set_cf_error(&e);
+            cf_names_free(names, n);
+            bf__attrs_invalidate(st);
+            return -1;
+        }
         BigAttr *a = &st->cache[st->ncache];
-        size_t len = (size_t)m * (size_t)cf_dtype_itemsize(dt);
+        size_t len = (size_t)m * (size_t)itemsize;
         a->nmemb = (int)m;
         strncpy(a->dtype, dt, 7);
         a->name = malloc(strlen(names[i]) + 1);

@@ -4,6 +4,7 @@
  * sets; callers print big_file_get_error_message() after a -1.  Here each
  * thread has its own, so concurrent failures do not overwrite each other;
  * underneath, every colfile call still fills a caller-owned cf_error. */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,23 +12,35 @@
 
 #include "bf_internal.h"
 
-static _Thread_local char *bf_message;
+/* The message lives in thread-specific data, so that a thread's last
+ * message is freed when the thread ends. */
+static pthread_key_t message_key;
+static pthread_once_t message_once = PTHREAD_ONCE_INIT;
+
+static void make_key(void)
+{
+    (void)pthread_key_create(&message_key, free);
+}
 
 char *big_file_get_error_message(void)
 {
-    return bf_message;
+    pthread_once(&message_once, make_key);
+    return pthread_getspecific(message_key);
 }
 
 void big_file_set_error_message(char *msg)
 {
-    char *copy = NULL;
+    char *copy = NULL, *old = big_file_get_error_message();
     if (msg) {
         size_t n = strlen(msg);
         copy = malloc(n + 1);
         if (copy) memcpy(copy, msg, n + 1);
     }
-    free(bf_message);
-    bf_message = copy;
+    if (pthread_setspecific(message_key, copy) != 0) {
+        free(copy);
+        return;
+    }
+    free(old);
 }
 
 void bf__set_error(const char *fmt, ...)

@@ -101,7 +101,7 @@ int big_file_list(BigFile *bf, char ***blocknames, int *Nblocks)
             return -1;
         }
     }
-    qsort(names, (size_t)n, sizeof *names, depth_first_cmp);
+    if (n > 0) qsort(names, (size_t)n, sizeof *names, depth_first_cmp);
     char **out = malloc(sizeof *out * (size_t)(n > 0 ? n : 1));
     if (!out) {
         cf_names_free(names, n);

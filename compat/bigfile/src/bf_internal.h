@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "colfile.h"
+#include "colfile_binding.h" /* blob sums and discarding a column's pending writes */
 #include "colfile/bigfile/bigfile.h"
 
 /* Behind BigBlock.attrset: the colfile handles of the block and the copy

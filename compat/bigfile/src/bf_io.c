@@ -94,8 +94,9 @@ int big_block_read_simple(BigBlock *bb, ptrdiff_t start, ptrdiff_t size, BigArra
     BigBlockPtr ptr = {0, 0, 0};
     if (!dtype) dtype = bb->dtype;
     if (big_block_seek(bb, &ptr, start)) return -1;
-    /* as bigfile: clip to the end counted from `start` as given */
-    if (start + size > (ptrdiff_t)bb->size) size = (ptrdiff_t)bb->size - start;
+    /* as bigfile: clip to the end counted from `start` as given, compared
+     * unsigned (so a negative start works only when start + size >= 0) */
+    if ((size_t)(start + size) > bb->size) size = (ptrdiff_t)bb->size - start;
     if (size < 0) {
         bf__set_error("%s: cannot read from row %td of %zu", bb->basename, start, bb->size);
         return -1;

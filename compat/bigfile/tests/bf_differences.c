@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "bigfile.h"
 
@@ -87,6 +88,16 @@ int main(int argc, char **argv)
     EXPECT(big_block_get_attr(&b, "BE", &f, "f4", 1) == 0 && f == 3.25f, "get it as f4");
     EXPECT(big_block_get_attr(&b, "BE", &f, "f4", 1) == 0 && f == 3.25f, "and again: the stored value is unchanged");
     big_block_close(&b);
+
+    /* creating a block over one with more files replaces it whole */
+    char path[4096];
+    struct stat st;
+    EXPECT(big_file_create_block(&bf, &b, "re", "f8", 1, 4, (size_t[]){0, 0, 0, 0}) == 0 && big_block_close(&b) == 0,
+           "create re with 4 files");
+    EXPECT(big_file_create_block(&bf, &b, "re", "f8", 1, 2, (size_t[]){0, 0}) == 0 && big_block_close(&b) == 0,
+           "create re again with 2");
+    snprintf(path, sizeof path, "%s/re/000002", argv[1]);
+    EXPECT(stat(path, &st) != 0, "the old block's third file is gone");
 
     big_file_close(&bf);
     big_file_close(&other);

@@ -115,6 +115,7 @@ static void write_snapshot(const char *dir)
     RC(big_block_mpi_write(&b, &ptr, &a, 0, MPI_COMM_WORLD));
     RC(big_block_mpi_close(&b, MPI_COMM_WORLD));
     big_file_mpi_set_aggregated_threshold(0);
+    big_file_mpi_set_verbose(0);
 
     /* ids in two collective writes: the pointer moves past both */
     RC(big_file_mpi_create_block(&bf, &b, "1/ID", "i8", 1, 2, (size_t)total, MPI_COMM_WORLD));

@@ -16,6 +16,8 @@ built against colfile's drop-in.  Then:
   flushes (the old files' sums come out multiplied by the rank count);
   there the drop-in's sum must be the byte sum of the file's data, and
   bigfile's that sum times the number of ranks;
+- every function the two headers declare is defined by the drop-in's
+  libraries;
 - cross-reading: each build reads the other's MPI tree with another rank
   count, and both print what the original prints reading its own.
 
@@ -139,10 +141,30 @@ def same_output(label, a, b):
         sys.exit(1)
 
 
+def api_complete(src, mpi_dropin):
+    """Every function bigfile's two headers declare is defined by the drop-in."""
+    import re
+    declared = set()
+    for h in ("bigfile.h", "bigfile-mpi.h"):
+        with open(os.path.join(src, h)) as f:
+            declared |= set(re.findall(r"\b(_?big_[a-z_]+)\s*\(", f.read()))
+    libs = re.findall(r"=> (\S*libcolfile-bigfile\S*\.so\S*)", run(["ldd", mpi_dropin]))
+    defined = set()
+    for lib in libs:
+        defined |= {line.split()[-1] for line in run(["nm", "-D", "--defined-only", lib]).splitlines() if line.strip()}
+    missing = sorted(declared - defined)
+    if len(libs) != 2 or missing:
+        sys.stderr.write("drop-in libraries %s lack: %s\n" % (libs, missing))
+        sys.exit(1)
+    print("all %d functions of bigfile.h and bigfile-mpi.h are defined" % len(declared))
+
+
 def main():
     work, serial_dropin, mpi_dropin, mpicc, mpiexec = sys.argv[1:6]
     os.makedirs(work, exist_ok=True)
-    orig = build_original(work, sdist(work), mpicc)
+    src = sdist(work)
+    api_complete(src, mpi_dropin)
+    orig = build_original(work, src, mpicc)
     out = os.path.join(work, "out")
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)

@@ -5,13 +5,13 @@
 set -u
 prog=$1 dir=$2
 command -v strace > /dev/null || { echo "no strace: skipped"; exit 77; }
-count() { # count MODE: fsync-family calls of one run
+trace() { # trace MODE: the fsync-family calls of one run, into $dir.MODE
     rm -rf "$dir"
-    strace -f -qq -e trace=fsync,fdatasync,sync_file_range -o "$dir.trace" "$prog" "$dir" "$1" > /dev/null ||
-        { echo "strace cannot run $prog: skipped"; exit 77; }
-    grep -c -E '^[0-9]+ +(fsync|fdatasync)\(' "$dir.trace"
+    strace -f -qq -e trace=fsync,fdatasync -o "$dir.$1" "$prog" "$dir" "$1" > /dev/null
 }
-durable=$(count durable)
-nodurable=$(count nodurable)
+trace durable || { echo "strace cannot run $prog: skipped"; exit 77; }
+trace nodurable || { echo "strace cannot run $prog: skipped"; exit 77; }
+durable=$(grep -c -E '^[0-9]+ +(fsync|fdatasync)\(' "$dir.durable")
+nodurable=$(grep -c -E '^[0-9]+ +(fsync|fdatasync)\(' "$dir.nodurable")
 echo "fsync calls: durable $durable, nodurable $nodurable"
 [ "$durable" -gt 0 ] && [ "$nodurable" -eq 0 ]

@@ -214,7 +214,7 @@ def test_statistics_switched_off_then_indexed(cli, tmp_path, lib):
     path = str(tmp_path / "f")
     with colfile.File(path, "w") as f:
         c = f.create("x", "i4", size=50, nfile=2)
-        c._call("cf_column_set_statistics", 0)
+        lib.cf_column_set_statistics(c._handle(), 0)
         c[:] = np.arange(50, dtype="i4")
     status, out, _ = _index(cli, path)
     assert status == 0 and out.startswith("indexed 2 blobs, 200 bytes, in 1 column")

@@ -204,7 +204,7 @@ def test_statistics_switched_off(cli, tmp_path, lib):
     path = str(tmp_path / "f")
     with colfile.File(path, "w") as f:
         c = f.create("x", "f8", size=10)
-        c._call("cf_column_set_statistics", 0)
+        lib.cf_column_set_statistics(c._handle(), 0)
         c[:] = np.arange(10.0)
     doc = _json(cli, path, "x")
     assert doc["blobs_known"] == 0

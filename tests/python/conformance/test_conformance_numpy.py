@@ -218,7 +218,7 @@ def float_to_int_comparable(src: np.ndarray, to: np.dtype[Any]) -> np.ndarray:
     """Elements whose conversion numpy defines the same way on every
     platform: float (or complex) to integer only when the truncated value
     fits the integer type (out of range, numpy's results depend on the
-    loop it picks; libcolfile's rule is in src/dtype.c)."""
+    loop it picks; libcolfile's rule is in src/format/dtype_convert.c)."""
     if src.dtype.kind not in "fc" or to.kind not in "iu":
         return np.ones(src.shape, bool)
     with warnings.catch_warnings():
@@ -682,7 +682,7 @@ def test_difference_text_is_utf8_and_casts_are_silent(tmp_path: Any) -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             np.testing.assert_array_equal(c.read(dtype="f8"), [1.0, np.nan, np.inf])
-            # NaN and infinity to int32: the x86-64 scalar result (src/dtype.c)
+            # NaN and infinity to int32: the x86-64 scalar result (src/format/dtype_convert.c)
             assert c.read(dtype="i4").tolist() == [1, -2**31, -2**31]
 
 
