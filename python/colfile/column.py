@@ -29,10 +29,13 @@ from . import _indexing
 from . import mpi as _mpi
 from ._buffers import PLACE_MIN_BYTES, empty_at
 from ._dtypes import as_array, from_token, token
-from ._ffi import ERROR_P, encode_name, ffi, lib, new_error, take_strings
+from ._core import column as _c
+from ._core import column_attrs as _cattrs
+from ._core import integrity as _integrity
+from ._core.constants import BLOB_STATUS, EXT_STATES, KIND_NAMES, REPAIR_BITS
 from ._ints import INT64_MAX, NFILE_MAX, whole
 from .attrs import AttributeManager
-from .errors import ClosedError, CollectiveError, Error, IncompleteWarning, RangeError, raise_error
+from .errors import ClosedError, CollectiveError, Error, IncompleteWarning, RangeError
 
 if TYPE_CHECKING:
     import dask.array
@@ -46,29 +49,6 @@ CHUNK_STATS_DTYPE = np.dtype([
     ("blob", "i8"), ("first_row", "i8"), ("rows", "i8"), ("valid", "?"), ("ordered", "?"),
     ("count", "i8"), ("nan_count", "i8"), ("min", "f8"), ("max", "f8"), ("sum", "f8")])
 
-_KINDS = {0: "data", 1: "header-only", 2: "attrs-only"}
-
-_BLOB_STATUS = (
-    (0x01, "MISSING"),
-    (0x02, "SHORT"),
-    (0x04, "LONG"),
-    (0x08, "SUM_MISMATCH"),
-    (0x10, "CRC_MISMATCH"),
-    (0x20, "CRC_UNKNOWN"),
-    (0x40, "STATS_MISMATCH"),
-    (0x80, "STATS_DAMAGED"),
-)
-
-# enum cf_ext_state, by value
-_EXT_STATES = ("current", "absent", "unbound", "stale", "damaged", "updating", "torn")
-
-_REPAIR_BITS = (
-    (0x01, "sums"),
-    (0x02, "crc"),
-    (0x04, "truncated"),
-    (0x08, "stray"),
-    (0x10, "torn"),
-)
 
 
 def _release(handle: Any, made: list[int | None] | None = None, what: str = "") -> None:
@@ -80,7 +60,7 @@ def _release(handle: Any, made: list[int | None] | None = None, what: str = "") 
             ranges = _unwritten_of(handle, made[0])
         except Exception:  # the library may be gone at interpreter exit
             ranges = []
-    lib().cf_column_close(handle, ffi.NULL)
+    _c.release(handle)
     if ranges:
         try:
             _warn_unwritten(what, ranges, 2)
@@ -93,16 +73,11 @@ def _unwritten_of(h: Any, first: int) -> list[tuple[int, int]]:
     column handle ``h`` that their files hold no bytes for (never
     written): what a read raises IncompleteError for.  Merged where they
     touch."""
-    L = lib()
-    err = new_error()
     out: list[tuple[int, int]] = []
     row = 0
-    for b in range(int(L.cf_column_nfile(h))):
-        n = int(L.cf_column_blob_rows(h, b))
+    for b, n in enumerate(_c.all_blob_rows(h)):
         if b >= first and n:
-            held = int(L.cf_column_blob_rows_held(h, b, err))
-            if held < 0:
-                raise_error(held, err)
+            held = _c.blob_rows_held(h, b)
             if held < n:
                 a = row + held
                 if out and out[-1][1] == a:
@@ -138,7 +113,7 @@ def _forget_in_child() -> None:
         if col._finalizer is not None:
             col._finalizer.detach()
         if h is not None:
-            lib().cf_column_forget(h)
+            _c.forget(h)
 
 
 if hasattr(os, "register_at_fork"):
@@ -146,12 +121,6 @@ if hasattr(os, "register_at_fork"):
 
 
 _DTYPES: dict[str, np.dtype[Any]] = {}
-_ATTR_BUFS = threading.local()
-#: what opening a column allocates, parsed once
-_DESC_P = ffi.typeof("cf_column_desc *")
-#: the out-parameters of cf_column_attr_get (Column._attr_get), parsed once
-_ATTR_OUT = (ffi.typeof("const char **"), ffi.typeof("int64_t *"),
-             ffi.typeof("const void **"), ERROR_P)
 
 
 def _dtype_of(tok: str) -> np.dtype[Any]:
@@ -163,22 +132,13 @@ def _dtype_of(tok: str) -> np.dtype[Any]:
     return dt
 
 
-def _ptr(arr: np.ndarray) -> Any:
-    """The address of element 0 of ``arr`` (whatever its strides).  A
-    C-contiguous array is passed as its buffer (which keeps it alive while
-    the pointer is), much cheaper than ``arr.ctypes``."""
-    if arr.flags.c_contiguous and arr.size:
-        return ffi.from_buffer(arr)
-    return ffi.cast("void *", arr.ctypes.data)
-
-
 def fold(rawsum: int) -> int:
     """The SysV fold of a bigfile running byte sum (what ``sum -s`` prints).
 
     >>> fold(96585)
     31050
     """
-    return int(lib().cf_checksum_fold(rawsum))
+    return _integrity.fold(rawsum)
 
 
 class Column:
@@ -246,9 +206,8 @@ class Column:
         else:
             self._file_ref = self._file_path = None
             self._file_flags = 0
-        d = ffi.new(_DESC_P)
-        lib().cf_column_describe(handle, d)  # one call: each costs ~1.5 us
-        self._writable = bool(d.writable)
+        cname, self._path, tok, kind, writable, n = _c.describe(handle)
+        self._writable = writable
         # A handle that can commit is closed (committed) by a finalizer that
         # also runs at exit; a read-only one holds only memory, which __del__
         # gives back: a weakref.finalize costs more than opening from the
@@ -256,21 +215,18 @@ class Column:
         self._finalizer: Any = None
         # File(deferred=True): close() hands the handle to the File's committer
         self._defer: Any = file._commits if self._writable and file is not None else None
-        tostr = ffi.string  # the core never gives NULL here
-        # the name the opener passed is the one the core keeps (one call less)
-        self._name = name if name is not None else tostr(d.name).decode("utf-8",
-                                                                        "surrogateescape")
-        self._path = tostr(d.path).decode("utf-8", "surrogateescape")
+        # the name the opener passed is the one the core keeps
+        self._name = name if name is not None else cname
         if self._writable:
             self._finalizer = weakref.finalize(self, _release, handle, self._made, self._what_made())
             _WRITERS.add(self)
-        self._token = tok = tostr(d.dtype).decode("ascii")
+        self._token = tok
         dt = _DTYPES.get(tok)
         self._dtype = dt if dt is not None else _dtype_of(tok)
-        self._nmemb = n = d.nmemb
+        self._nmemb = n
         self._row_shape = () if n == 1 else (n,)
         self._rowbytes = self._dtype.itemsize * n
-        self._kind = d.kind
+        self._kind = kind
         # rows were written through this handle (under MPI, File.close asks)
         self._wrote = False
         # under MPI: opened by this rank alone (file[name]), see close()
@@ -282,7 +238,7 @@ class Column:
         if h is not None and getattr(self, "_finalizer", 0) is None:
             self._h = None
             try:
-                lib().cf_column_close(h, ffi.NULL)
+                _c.release(h)
             except Exception:  # the library is gone at interpreter exit
                 pass
 
@@ -295,14 +251,14 @@ class Column:
             raise ClosedError(f"{self._path}: column {self._name!r} is closed")
         return h
 
-    def _call(self, fname: str, *args: Any, context: str = "file") -> int:
-        err = new_error()
-        fn = getattr(lib(), fname)
+    def _call(self, fn: Any, *args: Any) -> Any:
+        """``fn(handle, *args)``, a function of the binding tier, on this
+        handle (one call at a time); ``fn`` may also name a C column
+        function (``"cf_column_grow"``), called with an error record."""
+        if type(fn) is str:
+            fn = _c.by_name(fn)
         with self._lock:
-            rc = fn(self._handle(), *args, err)
-        if rc < 0:
-            raise_error(rc, err, context)
-        return int(rc)
+            return fn(self._handle(), *args)
 
     def _strides(self, arr: np.ndarray) -> tuple[int, int]:
         if arr.ndim == 1:
@@ -316,13 +272,9 @@ class Column:
         # when ``out`` has the column's dtype: NULL means that in C).
         rs, es = self._strides(out)
         dt = out.dtype
-        tok = ffi.NULL if dt == self._dtype else token(dt)
-        err = ffi.new(ERROR_P)
-        L = lib()
+        tok = None if dt == self._dtype else token(dt)
         with self._lock:
-            rc = L.cf_column_read(self._handle(), start, count, _ptr(out), tok, rs, es, err)
-        if rc < 0:
-            raise_error(rc, err, "file")
+            _c.read(self._handle(), start, count, out, tok, rs, es)
 
     def _new_rows(self, count: int, first: int, dtype: np.dtype[Any] | None = None) -> np.ndarray:
         """A new array for ``count`` rows read from row ``first`` on, of the
@@ -333,32 +285,30 @@ class Column:
         if count * self._rowbytes < PLACE_MIN_BYTES or dt != self._dtype:
             return np.empty(shape, dt)
         with self._lock:
-            offset = lib().cf_column_row_offset(self._handle(), first)
+            offset = _c.row_offset(self._handle(), first)
         return empty_at(shape, dt, offset)
 
     def _read_rows(self, rows: np.ndarray, out: np.ndarray) -> None:
         rs, es = self._strides(out)
         rows = np.ascontiguousarray(rows, dtype=np.int64)
-        self._call("cf_column_read_rows", ffi.cast("int64_t *", rows.ctypes.data),
-                   len(rows), _ptr(out), token(out.dtype), rs, es)
+        self._call(_c.read_rows, rows, out, token(out.dtype), rs, es)
 
     def _read_step(self, start: int, step: int, count: int, out: np.ndarray) -> None:
         rs, es = self._strides(out)
-        self._call("cf_column_read_step", start, step, count, _ptr(out), token(out.dtype), rs, es)
+        self._call(_c.read_step, start, step, count, out, token(out.dtype), rs, es)
 
     def _write_contig(self, start: int, count: int, data: np.ndarray) -> None:
         # Spelled out like _read_contig (a create with data= comes here once
         # per column): NULL dtype when the rows already have the column's.
         rs, es = self._strides(data)
         dt = data.dtype
-        tok = ffi.NULL if dt == self._dtype else token(dt)
-        err = ffi.new(ERROR_P)
-        L = lib()
+        tok = None if dt == self._dtype else token(dt)
         with self._lock:
-            rc = L.cf_column_write(self._handle(), start, count, _ptr(data), tok, rs, es, err)
-        self._wrote = True
-        if rc < 0:
-            raise_error(rc, err, "file")
+            h = self._handle()
+            try:
+                _c.write(h, start, count, data, tok, rs, es)
+            finally:
+                self._wrote = True
 
     # several writers, one commit (the parallel layers move these bytes)
 
@@ -366,23 +316,17 @@ class Column:
         """This handle's uncommitted write state (per-blob byte-sum increments
         and CRC32C of the ranges written), leaving the handle clean so its
         close commits nothing.  See ``cf_column_pending_export``."""
-        buf = ffi.new("void **")
-        size = ffi.new("size_t *")
-        self._call("cf_column_pending_export", buf, size)
-        try:
-            return bytes(ffi.buffer(buf[0], size[0]))
-        finally:
-            lib().cf_free(buf[0])
+        return self._call(_c.pending_export)
 
     def _discard(self) -> None:
         """Give up uncommitted changes: closing commits nothing
         (``cf_column_discard``)."""
         with self._lock:
-            lib().cf_column_discard(self._handle())
+            _c.discard(self._handle())
 
     def _pending_merge(self, state: bytes) -> None:
         """Add another handle's exported state; the next flush commits both."""
-        self._call("cf_column_pending_merge", state, len(state))
+        self._call(_c.pending_merge, state)
 
     def _write_bytes(self, start: int, count: int, buf: np.ndarray) -> None:
         """Write ``count`` rows already in the column's dtype, packed in the
@@ -390,7 +334,7 @@ class Column:
         rowbytes = self.itemsize * max(self._nmemb, 1)
         assert buf.nbytes >= count * rowbytes
         self._wrote = True
-        self._call("cf_column_write", start, count, _ptr(buf), self._token.encode("ascii"),
+        self._call(_c.write, start, count, buf, self._token.encode("ascii"),
                    rowbytes, self.itemsize)
 
     def _file_handle(self) -> Any:
@@ -411,14 +355,13 @@ class Column:
                                                self._what_made())
             _WRITERS.add(self)
         if old is not None:
-            lib().cf_column_close(old, ffi.NULL)
+            _c.release(old)
 
     def _write_sorted(self, rows: np.ndarray, data: np.ndarray) -> None:
         rs, es = self._strides(data)
         rows = np.ascontiguousarray(rows, dtype=np.int64)
         self._wrote = True
-        self._call("cf_column_write_rows", ffi.cast("int64_t *", rows.ctypes.data),
-                   len(rows), _ptr(data), token(data.dtype), rs, es)
+        self._call(_c.write_rows, rows, data, token(data.dtype), rs, es)
 
     # ------------------------------------------------------------------
     # description
@@ -457,7 +400,7 @@ class Column:
     @property
     def kind(self) -> str:
         """``"data"``, ``"header-only"`` or ``"attrs-only"``."""
-        return _KINDS.get(self._kind, str(self._kind))
+        return KIND_NAMES.get(self._kind, str(self._kind))
 
     @property
     def writable(self) -> bool:
@@ -473,7 +416,7 @@ class Column:
     def size(self) -> int:
         """Rows in the column."""
         with self._lock:
-            return int(lib().cf_column_size(self._handle()))
+            return _c.size(self._handle())
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -489,15 +432,13 @@ class Column:
     def nfile(self) -> int:
         """Number of blob files."""
         with self._lock:
-            return int(lib().cf_column_nfile(self._handle()))
+            return _c.nfile(self._handle())
 
     @property
     def blob_rows(self) -> list[int]:
         """Rows held by each blob file, in file order."""
-        L = lib()
         with self._lock:
-            h = self._handle()
-            return [int(L.cf_column_blob_rows(h, i)) for i in range(L.cf_column_nfile(h))]
+            return _c.all_blob_rows(self._handle())
 
     @property
     def attrs(self) -> AttributeManager:
@@ -567,7 +508,7 @@ class Column:
             pass
 
     def _flush_local(self) -> None:
-        self._call("cf_column_flush")
+        self._call(_c.flush)
 
     def close(self) -> None:
         """Flush and release the handle.  Closing twice is harmless.  On a
@@ -630,12 +571,9 @@ class Column:
                 self._defer.submit(self._name, h)
                 return
             if not self._writable:  # only frees memory: cannot fail
-                lib().cf_column_close(h, ffi.NULL)
+                _c.release(h)
                 return
-            err = ffi.new(ERROR_P)
-            rc = lib().cf_column_close(h, err)
-        if rc < 0:
-            raise_error(rc, err)
+            _c.close(h)
 
     def __reduce__(self) -> Any:
         # see File.__reduce__: read-only handles only
@@ -671,24 +609,19 @@ class Column:
     def _read_slice(self, key: slice) -> np.ndarray:
         """``col[a:b]``: what ``_indexing.getitem`` does for a slice without
         a step, in the fewest steps (a small read's cost is mostly these)."""
-        L = lib()
-        err = ffi.new(ERROR_P)
         with self._lock:
             h = self._h
             if h is None:
                 self._handle()  # raises ClosedError
-            start, stop, _ = key.indices(L.cf_column_size(h))
+            start, stop, _ = key.indices(_c.size(h))
             n = stop - start if stop > start else 0
             if n * self._rowbytes < PLACE_MIN_BYTES:
                 out = np.empty((n,) + self._row_shape, self._dtype)
             else:  # placed for the copy (_buffers)
                 out = empty_at((n,) + self._row_shape, self._dtype,
-                               L.cf_column_row_offset(h, start))
-            if n:  # a new array: C-contiguous, passed as its buffer (see _ptr)
-                rc = L.cf_column_read(h, start, n, ffi.from_buffer(out), ffi.NULL,
-                                      out.strides[0], out.itemsize, err)
-                if rc < 0:
-                    raise_error(rc, err, "file")
+                               _c.row_offset(h, start))
+            if n:  # a new array: C-contiguous, passed as its buffer
+                _c.read_new(h, start, n, out)
         return out
 
     def __iter__(self) -> Iterator[Any]:
@@ -836,15 +769,10 @@ class Column:
         firsts = np.concatenate(([0], np.cumsum(counts)[:-1]))
         blob = np.searchsorted(firsts, rows, side="right") - 1
         ends = firsts + counts
-        L = lib()
-        err = new_error()
         with self._lock:
             h = self._handle()
             for b in np.unique(blob).tolist():
-                held = int(L.cf_column_blob_rows_held(h, b, err))
-                if held < 0:
-                    raise_error(held, err)
-                ends[b] = firsts[b] + held
+                ends[b] = firsts[b] + _c.blob_rows_held(h, b)
         missing = rows >= ends[blob]
         return missing if missing.any() else None
 
@@ -914,7 +842,7 @@ class Column:
                       limit=f"the most blobs a column may have, {NFILE_MAX}")
         old = self.size
         first_new = self.nfile
-        self._call("cf_column_grow", n, nfile)
+        self._call(_c.grow, n, nfile)
         self._made_blobs_from(first_new)
         if n:
             self._write_contig(old, n, arr)
@@ -996,36 +924,14 @@ class Column:
     # attributes (used by attrs.AttributeManager)
 
     def _attr_get(self, name: str) -> tuple[str, int, bytes]:
-        # the out-parameters: this thread's, allocated once (they are read
-        # before the call returns to Python code that could use them again)
-        bufs = getattr(_ATTR_BUFS, "v", None)
-        if bufs is None:
-            bufs = _ATTR_BUFS.v = tuple(ffi.new(t) for t in _ATTR_OUT)
-        tok, nmemb, data, err = bufs
         with self._lock:
-            rc = lib().cf_column_attr_get(self._handle(), encode_name(name),
-                                          tok, nmemb, data, err)
-            if rc < 0:
-                raise_error(rc, err, "attr")
-            t = ffi.string(tok[0]).decode("ascii", "surrogateescape")
-            n = nmemb[0]
-            width = int(t[2:]) if t[2:].isdigit() else 0
-            nbytes = n * width
-            raw = ffi.buffer(data[0], nbytes)[:] if nbytes else b""
-        return t, n, raw
+            return _cattrs.get(self._handle(), name)
 
     def _attr_set(self, name: str, tok: str, nmemb: int, data: bytes) -> None:
         # Under MPI every rank calls: rank 0's handle writes the files, the
         # replicas keep the value in memory; failures are agreed on.
         def call() -> None:
-            err = ffi.new(ERROR_P)
-            buf = ffi.from_buffer(data) if data else ffi.NULL
-            L = lib()
-            with self._lock:
-                rc = L.cf_column_attr_set(self._handle(), encode_name(name), tok.encode("ascii"),
-                                          nmemb, buf, err)
-            if rc < 0:
-                raise_error(rc, err, "attr")
+            self._call(_cattrs.set, name, tok, nmemb, data)
 
         if self._comm.serial:
             call()
@@ -1036,14 +942,10 @@ class Column:
     def _attr_delete(self, name: str) -> None:
         if not self._comm.serial:
             self._enter("del attrs[name]")
-        _mpi.agree(self._comm, lambda: self._call(
-            "cf_column_attr_delete", encode_name(name), context="attr"))
+        _mpi.agree(self._comm, lambda: self._call(_cattrs.delete, name))
 
     def _attr_names(self) -> list[str]:
-        names = ffi.new("char ***")
-        count = ffi.new("int64_t *")
-        self._call("cf_column_attr_names", names, count)
-        return take_strings(names[0], count[0])
+        return list(self._call(_cattrs.names))
 
     # ------------------------------------------------------------------
     # blobs, checksums
@@ -1058,18 +960,14 @@ class Column:
             SysV fold, as in the header); ``crc32c`` (int, or None when no
             current CRC32C is recorded).
         """
-        L = lib()
-        crc = ffi.new("uint32_t *")
         with self._lock:
             h = self._handle()
-            rows = int(L.cf_column_blob_rows(h, i))
+            rows = _c.blob_rows(h, i)
             if rows < 0 or i < 0:
                 raise RangeError(f"{self._what()}: no blob {i} "
-                                 f"(nfile is {L.cf_column_nfile(h)})")
-            s = int(L.cf_column_blob_sum(h, i))
-            known = L.cf_column_blob_crc32c(h, i, crc)
-        return {"rows": rows, "sum": s, "fold": fold(s),
-                "crc32c": int(crc[0]) if known else None}
+                                 f"(nfile is {_c.nfile(h)})")
+            s, crc = _integrity.blob_sums(h, i)
+        return {"rows": rows, "sum": s, "fold": fold(s), "crc32c": crc}
 
     def checksums(self) -> list[dict[str, Any]]:
         """:meth:`blob_info` of every blob."""
@@ -1087,10 +985,8 @@ class Column:
             ``STATS_DAMAGED`` (recorded statistics are inconsistent in
             themselves, e.g. a minimum above the maximum).
         """
-        status = ffi.new("unsigned *")
-        self._call("cf_column_verify_blob", i, status)
-        bits = int(status[0])
-        found = {name for bit, name in _BLOB_STATUS if bits & bit}
+        bits = self._call(_integrity.verify_blob, i)
+        found = {name for bit, name in BLOB_STATUS if bits & bit}
         return found or {"OK"}
 
     @property
@@ -1107,9 +1003,7 @@ class Column:
         ``"torn"`` (such an update was interrupted).  Under MPI, a column
         opened collectively gets rank 0's CRC32C and statistics (what rank 0
         trusts): only rank 0 tells the state of the files."""
-        state = ffi.new("int *")
-        self._call("cf_column_ext_state", state)
-        return _EXT_STATES[state[0]]
+        return EXT_STATES[self._call(_integrity.ext_state)]
 
     @property
     def torn(self) -> bool:
@@ -1117,7 +1011,7 @@ class Column:
         update was interrupted; possible only with ``File(...,
         torn='warn')``)."""
         with self._lock:
-            return bool(lib().cf_column_torn(self._handle()))
+            return _c.torn(self._handle())
 
     def repair(self) -> set[str]:
         """Make the column consistent with the data its blobs hold, and
@@ -1138,10 +1032,8 @@ class Column:
         BusyError
             Another writer holds the column.
         """
-        fixed = ffi.new("unsigned *")
-        self._call("cf_column_repair", fixed)
-        bits = int(fixed[0])
-        return {name for bit, name in _REPAIR_BITS if bits & bit}
+        bits = self._call(_integrity.repair)
+        return {name for bit, name in REPAIR_BITS if bits & bit}
 
     # ------------------------------------------------------------------
     # data characteristics (per-chunk statistics) and queries
@@ -1151,7 +1043,7 @@ class Column:
         """Rows per statistics chunk (``cf_column_chunk_rows``; 0 for
         columns without data).  Chunks restart at every blob."""
         with self._lock:
-            return int(lib().cf_column_chunk_rows(self._handle()))
+            return _integrity.chunk_rows(self._handle())
 
     def chunk_stats(self, component: int | None = None) -> np.ndarray:
         """The per-chunk statistics of the column (``cf_column_chunk_stats``).
@@ -1188,7 +1080,6 @@ class Column:
         (array([0, 4]), array([4, 2]), array([1, 0]), array([1., 5.]), array([3., 7.]))
         >>> f.close()
         """
-        L = lib()
         nmemb = max(self._nmemb, 1)
         if component is None:
             comps = list(range(nmemb))
@@ -1201,20 +1092,11 @@ class Column:
         recs: list[list[tuple[Any, ...]]] = []
         with self._lock:
             h = self._handle()
-            st = ffi.new("cf_chunk_stats *")
-            err = new_error()
-
-            def get(k: int, j: int) -> tuple[Any, ...]:
-                rc = L.cf_column_chunk_stats(h, k, j, st, err)
-                if rc < 0:
-                    raise_error(rc, err)
-                return (st.blob, st.first_row, st.rows, st.valid, st.ordered,
-                        st.count, st.nan_count, st.min, st.max, st.sum)
-
-            crows = int(L.cf_column_chunk_rows(h)) if self._kind == 0 else 0
+            get = _integrity.chunk_stats_reader(h)
+            crows = _integrity.chunk_rows(h) if self._kind == 0 else 0
             k = 0  # the blob's first chunk, in the numbering of cf_column_chunk_stats
-            for b in range(int(L.cf_column_nfile(h)) if crows > 0 else 0):
-                rows = int(L.cf_column_blob_rows(h, b))
+            for b in range(_c.nfile(h) if crows > 0 else 0):
+                rows = _c.blob_rows(h, b)
                 nc = -(-rows // crows) if rows > 0 else 0
                 if nc == 0:
                     continue
@@ -1246,7 +1128,7 @@ class Column:
         # by one rank alone hands it to the File's collective close
         self._wrote = True
         for b in todo:
-            self._call("cf_column_index_blob", b)
+            self._call(_integrity.index_blob, b)
 
     def field(self, j: int | None = None) -> Any:
         """A lazy reference to the values of this column (component ``j``

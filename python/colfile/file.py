@@ -32,7 +32,22 @@ import numpy as np
 from . import mpi as _mpi
 from ._deferred import Committer
 from ._dtypes import as_array, column_dtype
-from ._ffi import _FS_ENCODING, ERROR_P, encode, encode_name, ffi, lib, new_error, string, take_strings
+from ._core import column as _c
+from ._core import dtype as _cdtype
+from ._core import file as _cf
+from ._core.constants import (
+    ERROR_CODES,
+    OPEN_CREATE,
+    OPEN_EXCL,
+    OPEN_NOCHECK,
+    OPEN_NODURABLE,
+    OPEN_NOLOCKING,
+    OPEN_READ,
+    OPEN_TORN_OK,
+    OPEN_TRUNCATE,
+    OPEN_VERIFY,
+    OPEN_WRITE,
+)
 from ._ints import INT64_MAX, NFILE_MAX, column_bytes, whole
 from .attrs import AttributeManager, decode_value, numeric_dtype
 from .column import Column
@@ -46,12 +61,11 @@ from .errors import (
     InvalidArgumentError,
     ReadOnlyError,
     TornError,
-    raise_error,
 )
 
 __all__ = ["File", "Group", "MODES", "TornWarning", "FileSystemWarning"]
 
-_READ, _WRITE, _CREATE, _EXCL, _TRUNCATE = 0x0, 0x1, 0x2, 0x4, 0x8
+_READ, _WRITE, _CREATE, _EXCL, _TRUNCATE = OPEN_READ, OPEN_WRITE, OPEN_CREATE, OPEN_EXCL, OPEN_TRUNCATE
 
 #: The open modes and their libcolfile flags (one table, one place).
 MODES: dict[str, int] = {
@@ -90,12 +104,11 @@ class _Unset:
 _UNSET: Any = _Unset()
 
 
-def _release_file(handle: Any) -> None:
-    lib().cf_file_close(handle)
-
+_release_file = _cf.close
 
 #: the behaviour bits of cf_file_open (enum cf_open_flags, include/colfile.h)
-_NODURABLE, _TORN_OK, _VERIFY, _NOLOCKING = 32, 64, 128, 512
+_NODURABLE, _TORN_OK, _VERIFY, _NOLOCKING = OPEN_NODURABLE, OPEN_TORN_OK, OPEN_VERIFY, OPEN_NOLOCKING
+_ENOENT, _ENAME, _EARG = ERROR_CODES["CF_ENOENT"], ERROR_CODES["CF_ENAME"], ERROR_CODES["CF_EARG"]
 
 
 def _reopen_file(abspath: str, torn_ok: bool, verify: bool) -> File:
@@ -124,20 +137,17 @@ def _open_flags(mode: str, durable: Any, torn: str, verify: Any, locking: Any = 
     return flags
 
 
-#: what opening a File or a column allocates (with an ERROR_P), parsed once
-_FILE_PP = ffi.typeof("cf_file **")
-_COLUMN_PP = ffi.typeof("cf_column **")
 #: threading.RLock is a Python function returning this type
 _RLock = _thread.RLock
 
 
-_name_check = _mpi._name_check_or_raise
+_name_check = _cf.name_check
 
 
 def _warn_torn(handle: Any, stacklevel: int) -> None:
     """Warn that the column just opened (with ``torn="warn"``) is torn;
     ``stacklevel`` as warnings.warn's, counted from the caller."""
-    warnings.warn(f"{string(lib().cf_column_path(handle))}: an in-place update was "
+    warnings.warn(f"{_c.path(handle)}: an in-place update was "
                   "interrupted; rows may mix old and new values (colfile repair "
                   "clears this)", TornWarning, stacklevel=stacklevel + 1)
 
@@ -567,7 +577,7 @@ def _forget_locks_in_child() -> None:
     for f in list(_WRITABLE):
         h = f._h
         if h is not None:
-            lib().cf_file_forget_locks(h)
+            _cf.forget_locks(h)
 
 
 if hasattr(os, "register_at_fork"):
@@ -757,28 +767,21 @@ class File(Group):
             flags = MODES.get(mode) if type(mode) is str else None
             if flags is None or torn != "raise" or not durable or verify or locking is not True:
                 flags = _open_flags(mode, durable, torn, verify, locking)
-            raw = path.encode(_FS_ENCODING, "surrogateescape") \
-                if type(path) is str and "\0" not in path else encode(path)
-            out = ffi.new(_FILE_PP)
-            err = ffi.new(ERROR_P)
-            rc = lib().cf_file_open(out, raw, flags, err)
-            if rc < 0:
-                raise_error(rc, err, "file")
-            handle = out[0]
+            handle = _cf.open(path, flags)
         else:
             def prep() -> tuple[str, str, bool, str, bool, Any]:
                 _open_flags(mode, durable, torn, verify, locking)
                 if deferred:
                     raise ValueError("deferred=True is for serial Files: under comm= "
                                      "closing a column is collective")
-                encode(path)  # a NUL byte: the error agreed on every rank
+                _cf.encode_path(path)  # a NUL byte: the error agreed on every rank
                 return self._path, mode, bool(durable), torn, bool(verify), locking
 
             # every rank must be given the same path and options
             try:
                 self._same("File path and options", prep)
                 flags = _open_flags(mode, durable, torn, verify, locking)
-                handle = _mpi.open_file(self._comm, encode(path), flags)
+                handle = _mpi.open_file(self._comm, path, flags)
             except BaseException:
                 if self._comm.owned:
                     self._comm.free()
@@ -796,7 +799,7 @@ class File(Group):
         if deferred and flags & _WRITE:
             self._commits = Committer()
         if flags & _WRITE and self._comm.rank == 0:
-            fs = string(lib().cf_file_fs_type(handle))
+            fs = _cf.fs_type(handle)
             if fs in _SHARED_FS_NOTES:
                 warnings.warn(f"{self._path}: on {fs}: {_SHARED_FS_NOTES[fs]}", FileSystemWarning,
                               stacklevel=2)
@@ -907,18 +910,13 @@ class File(Group):
                 return True
 
         def run() -> bool:
-            out = ffi.new("cf_column **")
-            err = new_error()
-            rc = lib().cf_column_open(out, h, encode_name(full + "."), err)
-            if rc >= 0:
-                lib().cf_column_close(out[0], ffi.NULL)
+            code = _c.probe(h, full + ".", raise_codes=(_ENAME,))
+            if code == 0:
                 # the directory of a column is no group (as in h5py, a
                 # dataset is not a group)
                 return not self._is_column(h, full[:-1])
-            if err.code == -2:  # CF_ENOENT: no such directory
+            if code == _ENOENT:  # no such directory
                 return False
-            if err.code == -4:  # CF_ENAME
-                raise_error(rc, err)
             return True  # the directory is there; its attribute files are not fine
         return bool(self._on_root(run)) if self._coll_meta else run()
 
@@ -933,11 +931,7 @@ class File(Group):
         """True if ``name`` opens as a column on File handle ``h``."""
         if not name:
             return False
-        out = ffi.new("cf_column **")
-        if lib().cf_column_open(out, h, encode_name(name), ffi.NULL) < 0:
-            return False
-        lib().cf_column_close(out[0], ffi.NULL)
-        return True
+        return _c.probe(h, name) == 0
 
     def _checked_name(self, full: str) -> Any:
         def prep() -> str:
@@ -1012,20 +1006,9 @@ class File(Group):
         >>> attrs["a"]["index"], attrs["g/b"]["unit"], sorted(attrs["g/b"])
         (np.int64(0), 'Mpc', ['index', 'unit'])
         """
-        L = lib()
-
         def run() -> bytes:
-            buf = ffi.new("void **")
-            size = ffi.new("size_t *")
-            err = new_error()
             with self._lock:
-                rc = L.cf_file_column_attrs(self._check_open(), buf, size, err)
-            if rc < 0:
-                raise_error(rc, err, "column")
-            try:
-                return bytes(ffi.buffer(buf[0], size[0]))
-            finally:
-                L.cf_free(buf[0])
+                return _cf.column_attrs(self._check_open())
 
         self._check_open()
         self._settle()
@@ -1060,18 +1043,9 @@ class File(Group):
         also removes every other leftover, whose locks are not looked at).
         Returns one line per item found.  On rank 0 only under MPI (the
         result is broadcast)."""
-        L = lib()
-
         def run() -> list[str]:
-            lines = ffi.new("char ***")
-            count = ffi.new("int64_t *")
-            err = new_error()
             with self._lock:
-                rc = L.cf_file_cleanup(self._check_open(), (1 if dry_run else 0) | (2 if force else 0),
-                                       lines, count, err)
-            if rc < 0:
-                raise_error(rc, err, "file")
-            return take_strings(lines[0], count[0])
+                return _cf.cleanup(self._check_open(), dry_run, force)
 
         self._settle()
         if not self._comm.serial:
@@ -1086,13 +1060,13 @@ class File(Group):
         ``localflock``, NFS ``nolock``, BeeGFS), ``'none'`` (lock calls
         fail: Lustre ``noflock``; open with ``locking=False``) or
         ``'unknown'``.  See :mod:`colfile.locking`."""
-        return string(lib().cf_file_lock_scope(self._check_open()))
+        return _cf.lock_scope(self._check_open())
 
     @property
     def fs_type(self) -> str:
         """The file system holding the File (``cf_file_fs_type``): ``'ext4'``,
         ``'xfs'``, ``'tmpfs'``, ``'nfs'``, ``'lustre'``, ..., ``'other'``."""
-        return string(lib().cf_file_fs_type(self._check_open()))
+        return _cf.fs_type(self._check_open())
 
     def flush(self) -> None:
         """Commit the metadata of every open column (collective under MPI),
@@ -1156,7 +1130,7 @@ class File(Group):
                 col = self._cols.get(name)
                 try:
                     metas[name] = None if col is None or col.closed else \
-                        _mpi._export_meta(col._handle())
+                        _c.export_meta(col._handle())
                 except Exception as exc:
                     failure = failure or exc
                     metas[name] = None
@@ -1167,7 +1141,7 @@ class File(Group):
                 if meta is None:
                     continue  # rank 0's error is raised
                 try:
-                    col = Column(_mpi._open_meta(self._h, meta), self, name=name)
+                    col = Column(_c.open_meta(self._h, meta), self, name=name)
                     col._independent = True
                     self._cols[name] = col
                 except Exception as exc:
@@ -1276,9 +1250,9 @@ class File(Group):
                 self._finalizer.detach()
             for extra in (self._aux, self._torn_fh, self._torn_rd):
                 if extra is not None:
-                    lib().cf_file_close(extra)
+                    _cf.close(extra)
             self._aux = self._torn_fh = self._torn_rd = None
-            lib().cf_file_close(h)
+            _cf.close(h)
         if self._comm.owned and self._comm.broken is None:
             self._comm.free()
 
@@ -1311,7 +1285,7 @@ class File(Group):
         h = self._h
 
         def run() -> None:
-            lib().cf_file_catalog_update(h, new_error())
+            _cf.catalog_update(h)
 
         self._on_root(run)
 
@@ -1324,17 +1298,9 @@ class File(Group):
     # -- internals used by Group ----------------------------------------
 
     def _list(self) -> list[str]:
-        L = lib()
-
         def run() -> list[str]:
-            names = ffi.new("char ***")
-            count = ffi.new("int64_t *")
-            err = new_error()
             with self._lock:
-                rc = L.cf_file_list(self._check_open(), names, count, err)
-            if rc < 0:
-                raise_error(rc, err)
-            return take_strings(names[0], count[0])
+                return _cf.list_names(self._check_open())
 
         self._check_open()
         self._settle()
@@ -1362,29 +1328,20 @@ class File(Group):
         """``cf_column_open`` of ``full`` on File handle ``h``: the handle (a
         torn column warns, ``stacklevel`` from here), ``None`` or a new
         attribute block (see ``_opener``), or the error raised."""
-        out = ffi.new(_COLUMN_PP)
-        err = ffi.new(ERROR_P)
-        L = lib()
-        rc = L.cf_column_open(out, h, encode_name(full), err)
-        if rc >= 0:
-            if warn and L.cf_column_torn(out[0]):
-                _warn_torn(out[0], stacklevel)
-            return out[0]
-        if create_attrs is not None and err.code == -2:  # CF_ENOENT
-            if not create_attrs:
-                return None
-            rc = L.cf_column_create(out, h, encode_name(full), ffi.NULL, 0, 0, 0, err)
-            if rc < 0:
-                raise_error(rc, err)
-            return out[0]
         try:
-            raise_error(rc, err, "column")
+            if create_attrs is not None:
+                handle = _c.open_block(h, full, create_attrs)
+            else:
+                handle = _c.open(h, full)
         except ColumnNotFoundError as exc:
             if os.path.isdir(os.path.join(self._path, full)):
                 raise ColumnNotFoundError(
                     f"{exc} (a directory: use ['{full}/'] for its group)",
                     exc.code) from None
             raise
+        if handle is not None and warn and _c.torn(handle):
+            _warn_torn(handle, stacklevel)
+        return handle
 
     def _open_column(self, full: str) -> Column:
         with self._lock:
@@ -1410,15 +1367,11 @@ class File(Group):
                 # _open_handle's common case inline, without an error record
                 # (see __init__); a failure goes the long way, which opens
                 # again to report it
-                L = lib()
-                out = ffi.new(_COLUMN_PP)
-                raw = full.encode("utf-8", "surrogateescape")
-                if 0 in raw or L.cf_column_open(out, h, raw, ffi.NULL) < 0:
+                handle = _c.try_open(h, full)
+                if handle is None:
                     handle = self._open_handle(h, full)
-                else:
-                    handle = out[0]
-                    if L.cf_column_torn(handle):
-                        _warn_torn(handle, 3)
+                elif _c.torn(handle):
+                    _warn_torn(handle, 3)
             elif self._coll_meta:
                 handle = _mpi.replicate(self._comm, h, self._opener(h, full))
             else:
@@ -1435,7 +1388,7 @@ class File(Group):
         make writers (rank 0) or is not meant for metadata (the others)."""
         with self._lock:
             if self._aux is None:
-                self._aux = _mpi.open_file_handle(encode(self._abspath), _READ | 0x10)  # NOCHECK
+                self._aux = _cf.open(self._abspath, _READ | OPEN_NOCHECK)
             return self._aux
 
     def _independent_handle(self, full: str) -> Any:
@@ -1462,10 +1415,10 @@ class File(Group):
                 return self._open_handle(self._torn_handle(), full, warn=False)
             reader = self._open_handle(self._torn_handle(_READ), full, warn=False)
         try:
-            meta = _mpi._export_meta(reader)
+            meta = _c.export_meta(reader)
         finally:
-            lib().cf_column_close(reader, ffi.NULL)
-        return _mpi._open_meta(h, meta)
+            _c.release(reader)
+        return _c.open_meta(h, meta)
 
     def _ours(self, full: str) -> bool:
         """Under MPI, in a writable File: whether column ``full``'s torn
@@ -1485,9 +1438,8 @@ class File(Group):
             key = "_torn_fh" if mode == _WRITE else "_torn_rd"
             fh = getattr(self, key)
             if fh is None:
-                fh = _mpi.open_file_handle(
-                    encode(self._abspath), (self._flags & (_NODURABLE | _VERIFY)) | mode
-                    | _TORN_OK | 0x10)  # NOCHECK
+                fh = _cf.open(self._abspath, (self._flags & (_NODURABLE | _VERIFY)) | mode
+                              | _TORN_OK | OPEN_NOCHECK)
                 setattr(self, key, fh)
             return fh
 
@@ -1634,7 +1586,7 @@ class File(Group):
             if (has_data or total) and sum(rows) != total:
                 raise ValueError(f"blob_rows sum to {sum(rows)}, but size is {total}")
         if tok is not None:
-            itemsize = max(int(lib().cf_dtype_itemsize(tok.encode("ascii"))), 0)
+            itemsize = max(_cdtype.itemsize(tok.encode("ascii")), 0)
             column_bytes(total if rows is None else sum(rows), itemsize * nmemb)
             if rows is None:
                 if nf is None:
@@ -1651,31 +1603,17 @@ class File(Group):
                 self._settle(full)
 
             def make() -> Any:
-                out = ffi.new("cf_column **")
-                err = new_error()
-                name = encode_name(full)
-                ctok = ffi.NULL if tok is None else tok.encode("ascii")
                 if rows is None and not nf and total:
                     raise InvalidArgumentError(
                         f"{os.path.join(self._path, full)}: {total} rows need at least one "
-                        "blob (nfile 0)", lib().CF_EARG)
+                        "blob (nfile 0)", _EARG)
                 blobs = rows if rows is not None else _split_rows(total, nf or 0)
                 arr_rows = np.ascontiguousarray(blobs, dtype=np.int64)
-                flags = lib().CF_CREATE_REPLACE if overwrite else 0
-                rc = lib().cf_column_create_ex(
-                    out, h, name, ctok, nmemb, len(arr_rows),
-                    ffi.cast("int64_t *", arr_rows.ctypes.data), flags, err)
-                if rc < 0:
-                    raise_error(rc, err, "create")
-                crows = specs[0]["chunk_rows"]
-                if crows is not None:
-                    # before anything is written, and (under MPI) before rank 0
-                    # exports the snapshot the replicas are built from
-                    rc = lib().cf_column_set_chunk_rows(out[0], crows, err)
-                    if rc < 0:
-                        lib().cf_column_close(out[0], ffi.NULL)
-                        raise_error(rc, err)
-                return out[0]
+                # chunk rows are set before anything is written, and (under
+                # MPI) before rank 0 exports the snapshot the replicas are
+                # built from
+                return _c.create(h, full, tok, nmemb, arr_rows, overwrite,
+                                 specs[0]["chunk_rows"])
 
             handle = _mpi.replicate(comm, h, make)
             col = Column(handle, self, name=full)
@@ -1715,13 +1653,10 @@ class File(Group):
             self._settle()
 
             def run() -> None:
-                err = new_error()
                 if group:
-                    rc = lib().cf_file_remove_group(h, encode_name(name), err)
+                    _cf.remove_group(h, name)
                 else:
-                    rc = lib().cf_file_remove(h, encode_name(full), err)
-                if rc < 0:
-                    raise_error(rc, err, "column")
+                    _cf.remove(h, full)
 
             self._on_root(run)
 

@@ -117,7 +117,23 @@ import numpy as np
 
 from ._dtypes import as_array, token
 from ._ints import INT64_MAX, NFILE_MAX, whole
-from ._ffi import ERROR_P, ffi, lib, new_error
+from ._core import column as _c
+from ._core import dtype as _cdtype
+from ._core import file as _cf
+from ._core import plan as _plan
+from ._core.constants import IO_MODES as _IO_MODES
+from ._core.constants import (
+    OPEN_NOCHECK,
+    OPEN_NODURABLE,
+    OPEN_NOLOCK,
+    OPEN_NOLOCKING,
+    OPEN_READ,
+    OPEN_TORN_OK,
+    OPEN_VERIFY,
+    OPEN_WRITE,
+    PLAN_GROUP_BYTES,
+)
+from ._core.constants import PLAN_CONCURRENCY as _PLAN_CONCURRENCY
 from .errors import (
     CF_EARG,
     CollectiveError,
@@ -125,7 +141,6 @@ from .errors import (
     InvalidArgumentError,
     RangeError,
     StorageError,
-    raise_error,
 )
 
 __all__ = [
@@ -134,6 +149,7 @@ __all__ = [
     "as_comm",
     "agree",
     "IO_MODES",
+    "PLAN_CONCURRENCY",
     "plan_share",
     "plan_nfile",
     "plan_blobs_by_rank",
@@ -150,10 +166,14 @@ __all__ = [
 ]
 
 #: ``mode=`` of :func:`write_all` and the core's ``enum cf_io_mode``.
-IO_MODES: dict[str, int] = {"auto": 0, "throttled": 1, "aggregated": 2}
+IO_MODES: dict[str, int] = dict(_IO_MODES)
 _MODE_NAMES = {v: k for k, v in IO_MODES.items()}
 
-_READ, _WRITE, _NOCHECK = 0x0, 0x1, 0x10
+#: How many ranks write at once in throttled mode unless ``concurrency=``
+#: says otherwise (the core's ``CF_PLAN_CONCURRENCY``).
+PLAN_CONCURRENCY: int = _PLAN_CONCURRENCY
+
+_READ, _WRITE, _NOCHECK = OPEN_READ, OPEN_WRITE, OPEN_NOCHECK
 
 #: Tuning of aggregated writes (0: the core's ``CF_PLAN_GROUP_BYTES``,
 #: 64 MiB): the data per aggregation group (``cf_plan_groups``) and the most
@@ -552,11 +572,6 @@ def agree(comm: Comm, fn: Callable[[], Any] | None = None, *, root: int | None =
 # the planning functions of the core
 
 
-def _check(rc: int, err: Any) -> None:
-    if rc < 0:
-        raise_error(rc, err)
-
-
 def plan_share(total: int, parts: int, i: int) -> tuple[int, int]:
     """``(first, count)`` of share ``i`` of ``total`` items split evenly
     over ``parts`` (``cf_plan_share``, bigfile's split).
@@ -564,9 +579,7 @@ def plan_share(total: int, parts: int, i: int) -> tuple[int, int]:
     >>> [plan_share(10, 3, i) for i in range(3)]
     [(0, 3), (3, 3), (6, 4)]
     """
-    first = ffi.new("int64_t *")
-    n = lib().cf_plan_share(total, parts, i, first)
-    return int(first[0]), int(n)
+    return _plan.share(total, parts, i)
 
 
 def plan_nfile(total_bytes: int, nranks: int, blob_bytes: int = 0) -> int:
@@ -576,7 +589,7 @@ def plan_nfile(total_bytes: int, nranks: int, blob_bytes: int = 0) -> int:
     >>> plan_nfile(3 << 30, 2), plan_nfile(3 << 30, 64), plan_nfile(100, 64)
     (2, 12, 1)
     """
-    return int(lib().cf_plan_nfile(total_bytes, nranks, blob_bytes))
+    return _plan.nfile(total_bytes, nranks, blob_bytes)
 
 
 def _int64s(values: Sequence[int]) -> np.ndarray:
@@ -590,12 +603,7 @@ def plan_blobs_by_rank(rank_rows: Sequence[int], nfile: int) -> list[int]:
     >>> plan_blobs_by_rank([0, 5, 5, 10], 2)
     [10, 10]
     """
-    rows = _int64s(rank_rows)
-    out = np.zeros(max(int(nfile), 0), np.int64)
-    err = new_error()
-    _check(lib().cf_plan_blobs_by_rank(ffi.cast("int64_t *", rows.ctypes.data), len(rows),
-                                       nfile, ffi.cast("int64_t *", out.ctypes.data), err), err)
-    return [int(x) for x in out]
+    return _plan.blobs_by_rank(_int64s(rank_rows), nfile)
 
 
 def plan_turn(rank: int, nranks: int, concurrency: int) -> tuple[int, int]:
@@ -605,9 +613,7 @@ def plan_turn(rank: int, nranks: int, concurrency: int) -> tuple[int, int]:
     >>> plan_turn(5, 8, 4)
     (1, 2)
     """
-    nturns = ffi.new("int64_t *")
-    turn = lib().cf_plan_turn(rank, nranks, concurrency, nturns)
-    return int(turn), int(nturns[0])
+    return _plan.turn(rank, nranks, concurrency)
 
 
 def plan_groups(rank_bytes: Sequence[int], group_bytes: int = 0) -> list[int]:
@@ -616,12 +622,7 @@ def plan_groups(rank_bytes: Sequence[int], group_bytes: int = 0) -> list[int]:
     >>> plan_groups([30 << 20, 30 << 20, 30 << 20])  # 64 MiB groups
     [0, 0, 2]
     """
-    b = _int64s(rank_bytes)
-    out = np.zeros(len(b), np.int64)
-    err = new_error()
-    _check(lib().cf_plan_groups(ffi.cast("int64_t *", b.ctypes.data), len(b), group_bytes,
-                                ffi.cast("int64_t *", out.ctypes.data), err), err)
-    return [int(x) for x in out]
+    return _plan.groups(_int64s(rank_bytes), group_bytes)
 
 
 def plan_mode(total_bytes: int, nranks: int, small_bytes: int = 0) -> str:
@@ -631,44 +632,19 @@ def plan_mode(total_bytes: int, nranks: int, small_bytes: int = 0) -> str:
     >>> plan_mode(1 << 20, 4), plan_mode(64 << 20, 4)
     ('aggregated', 'throttled')
     """
-    return _MODE_NAMES[int(lib().cf_plan_mode(total_bytes, nranks, small_bytes))]
+    return _MODE_NAMES[_plan.mode(total_bytes, nranks, small_bytes)]
 
 
 # ---------------------------------------------------------------------------
 # Files and column handles
 
 
-def _name_check_or_raise(name: str) -> None:
-    """The core's rules for column and group names (``cf_name_check``)."""
-    from ._ffi import encode_name
-
-    err = new_error()
-    rc = lib().cf_name_check(encode_name(name), err)
-    if rc < 0:
-        raise_error(rc, err)
-
-
-_FILE_PP = ffi.typeof("cf_file **")
-
-
-def open_file_handle(path: bytes, flags: int) -> Any:
-    """``cf_file_open`` of ``path``: the ``cf_file *`` (the error raised)."""
-    out = ffi.new(_FILE_PP)
-    err = ffi.new(ERROR_P)
-    rc = lib().cf_file_open(out, path, flags, err)
-    if rc < 0:
-        raise_error(rc, err, "file")
-    return out[0]
-
-
-def open_file(comm: Comm, path: bytes, flags: int) -> Any:
+def open_file(comm: Comm, path: str | bytes | os.PathLike[str], flags: int) -> Any:
     """Open a File on every rank: rank 0 with ``flags`` (creating,
     truncating...), then the others with ``CF_OPEN_NOCHECK``, touching
-    nothing.  Returns this rank's ``cf_file *``."""
-    L = lib()
-
+    nothing.  Returns this rank's File handle."""
     def opener(fl: int) -> Callable[[], Any]:
-        return lambda: open_file_handle(path, fl)
+        return lambda: _cf.open(path, fl)
 
     if comm.size == 1:
         return agree(comm, opener(flags))
@@ -679,33 +655,10 @@ def open_file(comm: Comm, path: bytes, flags: int) -> Any:
 
     agree(comm, root_open, root=0)
     if comm.rank == 0:
-        return agree(comm, lambda: box[0], undo=L.cf_file_close)
+        return agree(comm, lambda: box[0], undo=_cf.close)
     # The other ranks keep the behaviour bits (durability, torn, verify).
-    keep = _WRITE | L.CF_OPEN_NODURABLE | L.CF_OPEN_TORN_OK | L.CF_OPEN_VERIFY | L.CF_OPEN_NOLOCK
-    keep |= L.CF_OPEN_NOLOCKING
-    return agree(comm, opener((flags & keep) | _NOCHECK), undo=L.cf_file_close)
-
-
-def _export_meta(handle: Any) -> bytes:
-    buf = ffi.new("void **")
-    size = ffi.new("size_t *")
-    err = new_error()
-    rc = lib().cf_column_export_meta(handle, buf, size, err)
-    if rc < 0:
-        raise_error(rc, err)
-    try:
-        return bytes(ffi.buffer(buf[0], size[0]))
-    finally:
-        lib().cf_free(buf[0])
-
-
-def _open_meta(fh: Any, meta: bytes) -> Any:
-    out = ffi.new("cf_column **")
-    err = new_error()
-    rc = lib().cf_column_open_meta(out, fh, meta, len(meta), err)
-    if rc < 0:
-        raise_error(rc, err)
-    return out[0]
+    keep = _WRITE | OPEN_NODURABLE | OPEN_TORN_OK | OPEN_VERIFY | OPEN_NOLOCK | OPEN_NOLOCKING
+    return agree(comm, opener((flags & keep) | _NOCHECK), undo=_cf.close)
 
 
 def replicate(comm: Comm, fh: Any, make: Callable[[], Any]) -> Any:
@@ -715,19 +668,18 @@ def replicate(comm: Comm, fh: Any, make: Callable[[], Any]) -> Any:
     ``cf_column *``, or ``None`` for "nothing there"), exports its metadata
     and broadcasts the bytes; every other rank builds a replica from them
     with ``cf_column_open_meta`` on its File handle ``fh``.  Returns this
-    rank's ``cf_column *`` (or ``None`` everywhere).
+    rank's column handle (or ``None`` everywhere).
     """
     if comm.size == 1:
         return agree(comm, make)
-    L = lib()
     made: list[Any] = []
 
     def give_up(h: Any) -> None:
         # discard first: a column make() has just created (staged, never
         # committed) then vanishes at close instead of being published
         # without its rows
-        L.cf_column_discard(h)
-        L.cf_column_close(h, ffi.NULL)
+        _c.discard(h)
+        _c.release(h)
 
     def root_side() -> bytes | None:
         h = make()
@@ -735,7 +687,7 @@ def replicate(comm: Comm, fh: Any, make: Callable[[], Any]) -> Any:
             return None
         made.append(h)
         try:
-            return _export_meta(h)
+            return _c.export_meta(h)
         except BaseException:
             made.clear()
             give_up(h)
@@ -746,7 +698,7 @@ def replicate(comm: Comm, fh: Any, make: Callable[[], Any]) -> Any:
         return None
     if comm.rank == 0:
         return agree(comm, lambda: made[0], undo=give_up)
-    return agree(comm, lambda: _open_meta(fh, meta), undo=give_up)
+    return agree(comm, lambda: _c.open_meta(fh, meta), undo=give_up)
 
 
 def commit(comm: Comm, col: Any, close: bool = False) -> None:
@@ -802,21 +754,17 @@ def _convert_rows(arr: np.ndarray, i0: int, i1: int, dst: np.ndarray, to: bytes,
         return
     part = arr[i0:i1]
     src = token(part.dtype)
-    L = lib()
-    err = new_error()
-    base = ffi.cast("char *", dst.ctypes.data)
-    sp = ffi.cast("char *", part.ctypes.data)
+    convert = _cdtype.convert
     rowbytes = itemsize * nmemb
     if part.ndim == 1:
-        _check(L.cf_dtype_convert(base, itemsize, to, sp, part.strides[0], src, count, err), err)
+        convert(dst, 0, itemsize, to, part, 0, part.strides[0], src, count)
         return
     rs, es = part.strides
     if rs == es * nmemb:
-        _check(L.cf_dtype_convert(base, itemsize, to, sp, es, src, count * nmemb, err), err)
+        convert(dst, 0, itemsize, to, part, 0, es, src, count * nmemb)
         return
     for j in range(nmemb):
-        _check(L.cf_dtype_convert(base + j * itemsize, rowbytes, to, sp + j * es, rs, src,
-                                  count, err), err)
+        convert(dst, j * itemsize, rowbytes, to, part, j * es, rs, src, count)
 
 
 def _check_same(values: list[Any], what: str) -> Any:
@@ -832,13 +780,10 @@ def _check_same(values: list[Any], what: str) -> Any:
 def _can_convert(dtype: np.dtype, col: Any) -> None:
     """Raise the core's error if rows of ``dtype`` cannot be converted to
     the column's dtype (checked before aggregation sends any)."""
-    err = new_error()
-    rc = lib().cf_dtype_convert(ffi.NULL, 0, token(col.dtype), ffi.NULL, 0, token(dtype), 0, err)
-    if rc < 0:
-        try:
-            raise_error(rc, err)
-        except Error as exc:
-            raise type(exc)(f"{col.path}: {exc}", exc.code) from None
+    try:
+        _cdtype.check_convertible(token(col.dtype), token(dtype))
+    except Error as exc:
+        raise type(exc)(f"{col.path}: {exc}", exc.code) from None
 
 
 def find_overlap(starts: Sequence[int], counts: Sequence[int]) -> tuple[int, int] | None:
@@ -901,7 +846,7 @@ def write_all(comm: Comm, col: Any, data: Any, start: int | None = None, *,
         first = None if start is None else whole(start, "start", low=-INT64_MAX - 1)
         col._handle()
         if not col.writable:
-            col._call("cf_column_write", 0, 0, ffi.NULL, ffi.NULL, 0, 0)  # the core's error
+            col._call(_c.refuse_write)  # the core's error
         arr = as_array(data, col.dtype)
         if arr.ndim == 0:
             raise ValueError("write_all() needs an array of rows, not a scalar")
@@ -933,14 +878,14 @@ def write_all(comm: Comm, col: Any, data: Any, start: int | None = None, *,
     rank_bytes = [n * rowbytes for n in counts]
     chosen = IO_MODES[mode]
     if chosen == 0:
-        chosen = int(lib().cf_plan_mode(sum(rank_bytes), comm.size, 0))
+        chosen = _plan.mode(sum(rank_bytes), comm.size, 0)
     if chosen == 2 and (comm.size == 1 or not comm.can_aggregate):
         chosen = 1
     me = comm.rank
     n, s = counts[me], starts[me]
     failure: BaseException | None = None
     if chosen == 1:
-        c = int(lib().CF_PLAN_CONCURRENCY) if conc is None else conc
+        c = PLAN_CONCURRENCY if conc is None else conc
         turn, nturns = plan_turn(me, comm.size, c)
         for t in range(nturns):
             if t == turn and n:
@@ -964,7 +909,7 @@ def write_all(comm: Comm, col: Any, data: Any, start: int | None = None, *,
     total = offsets[-1]
     mine_at = members.index(me)
     lo, hi = offsets[mine_at], offsets[mine_at + 1]
-    piece = max(1, (PIECE_BYTES or int(lib().CF_PLAN_GROUP_BYTES)) // max(rowbytes, 1))
+    piece = max(1, (PIECE_BYTES or PLAN_GROUP_BYTES) // max(rowbytes, 1))
     # One group (the usual case of small writes) gathers on comm itself: a
     # split is a collective of its own, costing more than a small write.
     single = len(set(leaders)) == 1
@@ -1147,10 +1092,10 @@ def append(comm: Comm, col: Any, data: Any, nfile: int | None = None, *,
         n = plan_nfile(total * rowbytes, comm.size) if nf is None else nf
         if align:
             for rows in plan_blobs_by_rank(counts, n):
-                col._call("cf_column_grow", rows, 1)
+                col._call(_c.grow, rows, 1)
         else:
-            col._call("cf_column_grow", total, n)
-        return _export_meta(col._handle()) if comm.size > 1 else None
+            col._call(_c.grow, total, n)
+        return _c.export_meta(col._handle()) if comm.size > 1 else None
 
     try:
         meta = agree(comm, grow, root=0)
@@ -1158,10 +1103,9 @@ def append(comm: Comm, col: Any, data: Any, nfile: int | None = None, *,
             if comm.rank == 0:
                 agree(comm)
             else:
-                L = lib()
                 fh = file_handle or col._file_handle
-                col._replace_handle(agree(comm, lambda: _open_meta(fh(), meta),
-                                          undo=lambda h: L.cf_column_close(h, ffi.NULL)))
+                col._replace_handle(agree(comm, lambda: _c.open_meta(fh(), meta),
+                                          undo=_c.release))
     except BaseException:
         if comm.rank == 0:
             col._discard()  # rank 0's layout must not be committed without the others

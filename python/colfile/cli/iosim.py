@@ -223,11 +223,8 @@ def run(args: Any) -> int:
         raise UsageError("--nmemb must be at least 1")
     try:
         base = np.dtype(args.dtype or "i4")
-        out = colfile._ffi.ffi.new("char[16]")
-        err = colfile._ffi.new_error()
-        if colfile._ffi.lib().cf_dtype_normalize(base.str.encode(), out, err) < 0:
-            raise TypeError(colfile._ffi.ffi.string(err.message).decode())
-        base = np.dtype(colfile._ffi.ffi.string(out).decode())
+        if base.kind not in "iufcbS" or base.names is not None or base.itemsize == 0:
+            raise TypeError(f"colfile stores plain elements of kinds i u f c b S, not {base}")
     except TypeError as exc:
         raise UsageError(f"bad --dtype {args.dtype!r}: {exc}") from None
     rowbytes = nmemb * base.itemsize
@@ -291,7 +288,7 @@ def run(args: Any) -> int:
         used = cmpi.plan_mode(total_bytes, nranks) if nranks > 1 else "throttled"
     else:
         used = args.mode if nranks > 1 else "throttled"
-    conc = args.concurrency or int(colfile._ffi.lib().CF_PLAN_CONCURRENCY)
+    conc = args.concurrency or cmpi.PLAN_CONCURRENCY
     gb = (lambda s: total_bytes / s / 1e9 if s > 0 else 0.0)
     cpu_per_wall = cpu_write / t_write if t_write > 0 else 0.0
     if rank == 0:

@@ -170,7 +170,9 @@ import numpy as np
 from .. import mpi as _mpi
 from .._ints import NFILE_MAX, whole
 from ..attrs import encode_value, numeric_dtype
-from .._ffi import encode, encode_name, ffi, lib, new_error, take_strings
+from .._core import column as _c
+from .._core import file as _cf
+from .._core.constants import OPEN_CREATE, OPEN_NOCHECK, OPEN_NOLOCK, OPEN_WRITE
 from ..column import Column as _CoreColumn
 from ..errors import ClosedError as _CoreClosedError
 from ..errors import (
@@ -180,7 +182,6 @@ from ..errors import (
     InvalidArgumentError,
     InvalidNameError,
     RangeError,
-    raise_error,
 )
 
 __version__ = "0.1.52"
@@ -195,9 +196,9 @@ __all__ = [
 ]
 
 # libcolfile open flags (colfile.h: enum cf_open_flags).
-_OPEN_WRITE, _OPEN_CREATE, _OPEN_NOCHECK = 0x1, 0x2, 0x10
-# bigfile lets several handles write one block at once: no writer lock.
-_OPEN_NOLOCK = 0x100
+_OPEN_WRITE, _OPEN_CREATE, _OPEN_NOCHECK = OPEN_WRITE, OPEN_CREATE, OPEN_NOCHECK
+# bigfile lets several handles write one block at once: the writer lock is shared.
+_OPEN_NOLOCK = OPEN_NOLOCK
 # create_from_array's default: 32 Mi rows per blob, as bigfile chooses.
 _ROWS_PER_FILE = 32 * 1024 * 1024
 
@@ -293,7 +294,7 @@ def _core_column(handle: Any) -> _CoreColumn:
     try:
         return _CoreColumn(handle, None)
     except BaseException:
-        lib().cf_column_close(handle, ffi.NULL)
+        _c.release(handle)
         raise
 
 
@@ -317,7 +318,7 @@ def _open_replica(basename: str, name: str) -> _CoreColumn:
     when it reopens a block on its own after a close."""
     core = _open_core(basename, name)
     try:
-        meta = _mpi._export_meta(core._handle())
+        meta = _c.export_meta(core._handle())
     finally:
         core.close()
     return _core_column(_replica_handle(basename, meta))
@@ -326,15 +327,11 @@ def _open_replica(basename: str, name: str) -> _CoreColumn:
 def _replica_handle(basename: str, meta: bytes) -> Any:
     """A ``cf_column *`` built from a metadata snapshot, on a File handle
     opened with ``CF_OPEN_NOCHECK`` (touching nothing) just for that."""
-    out = ffi.new("cf_file **")
-    err = new_error()
-    rc = lib().cf_file_open(out, encode(basename), _OPEN_WRITE | _OPEN_NOCHECK | _OPEN_NOLOCK, err)
-    if rc < 0:
-        raise_error(rc, err, "file")
+    fh = _cf.open(basename, _OPEN_WRITE | _OPEN_NOCHECK | _OPEN_NOLOCK)
     try:
-        return _mpi._open_meta(out[0], meta)
+        return _c.open_meta(fh, meta)
     finally:
-        lib().cf_file_close(out[0])
+        _cf.close(fh)
 
 
 def _same(comm: Any, fn: Callable[[], Any], what: str) -> Any:
@@ -792,7 +789,7 @@ class ColumnMPI(Column):
 
     def _replicate(self, f: File, name: str, make: Callable[[], Any]) -> ColumnMPI:
         def prep() -> str:
-            _mpi._name_check_or_raise(name)
+            _cf.name_check(name)
             if f._h is None:
                 raise FileClosedError(f)
             return name
@@ -845,19 +842,15 @@ class ColumnMPI(Column):
         files: list[Any] = []
 
         def file_handle() -> Any:
-            out = ffi.new("cf_file **")
-            err = new_error()
-            rc = lib().cf_file_open(out, encode(basename), _OPEN_WRITE | _OPEN_NOCHECK | _OPEN_NOLOCK, err)
-            if rc < 0:
-                raise_error(rc, err, "file")
-            files.append(out[0])
-            return out[0]
+            h = _cf.open(basename, _OPEN_WRITE | _OPEN_NOCHECK | _OPEN_NOLOCK)
+            files.append(h)
+            return h
 
         try:
             _mpi.append(comm, c, arr, operator.index(Nfile), file_handle=file_handle)
         finally:
             for h in files:
-                lib().cf_file_close(h)
+                _cf.close(h)
 
 
 # ---------------------------------------------------------------------------
@@ -894,14 +887,9 @@ class File:
         self._mpi = None if comm is None else _mpi.as_comm(comm)
 
     def _open_handle(self, create: bool) -> None:
-        out = ffi.new("cf_file **")
-        err = new_error()
         flags = _OPEN_WRITE | _OPEN_NOLOCK | (_OPEN_CREATE if create else 0)
-        rc = lib().cf_file_open(out, encode(self._basename), flags, err)
-        if rc < 0:
-            raise_error(rc, err, "file")
-        self._h = out[0]
-        self._finalizer = weakref.finalize(self, lib().cf_file_close, self._h)
+        self._h = _cf.open(self._basename, flags)
+        self._finalizer = weakref.finalize(self, _cf.close, self._h)
 
     # -- description ---------------------------------------------------
 
@@ -927,17 +915,10 @@ class File:
 
     def list_blocks(self) -> list[str]:
         """List the blocks on disk now (sorted)."""
-        names = ffi.new("char ***")
-        count = ffi.new("int64_t *")
-        err = new_error()
-        L = lib()
         with self._lock:
             if self._h is None:
                 raise FileClosedError(self)
-            rc = L.cf_file_list(self._h, names, count, err)
-        if rc < 0:
-            raise_error(rc, err)
-        return take_strings(names[0], count[0])
+            return _cf.list_names(self._h)
 
     def keys(self) -> list[str]:
         """Same as :attr:`blocks`."""
@@ -959,16 +940,11 @@ class File:
         return _core_column(self._core_open_handle(name))
 
     def _core_open_handle(self, name: str) -> Any:
-        out = ffi.new("cf_column **")
-        err = new_error()
-        nm = encode_name(_name(name))
+        nm = _c.encode_name(_name(name))
         with self._lock:
             if self._h is None:
                 raise FileClosedError(self)
-            rc = lib().cf_column_open(out, self._h, nm, err)
-        if rc < 0:
-            raise_error(rc, err, "column")
-        return out[0]
+            return _c.open(self._h, nm)
 
     def _core_create(self, name: str, dtype: Any, size: int | None,
                      Nfile: int) -> _CoreColumn:
@@ -976,35 +952,26 @@ class File:
 
     def _core_create_handle(self, name: str, dtype: Any, size: int | None,
                             Nfile: int) -> Any:
-        nm = encode_name(_name(name))
+        nm = _c.encode_name(_name(name))
         if dtype is None:
-            tok, nmemb, rows, nfile = ffi.NULL, 0, 0, 0
+            tok, nmemb, rows, nfile = None, 0, 0, 0
         else:
             base, nmemb = _split_dtype(dtype)
             if base.kind not in "iufcbS" or base.names is not None:
                 raise DTypeError(f"{self._basename}/{_name(name)}: cannot store dtype "
                                  f"{base} (colfile stores kinds i u f c b S)")
-            tok = base.str.encode("ascii")
+            tok = base.str
             rows = 0 if size is None else whole(size, "size")
             nfile = whole(Nfile, "Nfile", high=NFILE_MAX,
                           limit=f"the most blobs a column may have, {NFILE_MAX}")
-        out = ffi.new("cf_column **")
-        err = new_error()
         with self._lock:
             if self._h is None:
                 raise FileClosedError(self)
-            rc = lib().cf_column_create(out, self._h, nm, tok, nmemb, rows, nfile, err)
             # bigfile makes a block visible at create: commit the empty
             # column now.  Its writes are then in-place updates, which mark
             # it torn until the handle commits, so a crash never leaves
             # unwritten rows that read as data.
-            if rc >= 0:
-                rc = lib().cf_column_flush(out[0], err)
-                if rc < 0:
-                    lib().cf_column_close(out[0], ffi.NULL)
-        if rc < 0:
-            raise_error(rc, err, "column")
-        return out[0]
+            return _c.create_plain(self._h, nm, tok, nmemb, rows, nfile)
 
     def _new_column(self) -> Column:
         return Column()
@@ -1078,7 +1045,7 @@ class File:
             h, self._h = self._h, None
             if h is not None:
                 self._finalizer.detach()
-                lib().cf_file_close(h)
+                _cf.close(h)
 
     def __enter__(self) -> File:
         return self
@@ -1116,8 +1083,8 @@ class FileMPI(File):
         self._mpi = _mpi.as_comm(comm)
         _same(self._mpi, lambda: self._basename, "filename")
         flags = _OPEN_WRITE | _OPEN_NOLOCK | (_OPEN_CREATE if create else 0)
-        self._h = _mpi.open_file(self._mpi, encode(self._basename), flags)
-        self._finalizer = weakref.finalize(self, lib().cf_file_close, self._h)
+        self._h = _mpi.open_file(self._mpi, self._basename, flags)
+        self._finalizer = weakref.finalize(self, _cf.close, self._h)
         self.refresh()
 
     @property
