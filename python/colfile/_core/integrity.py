@@ -7,11 +7,19 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from .._ffi import ffi, lib
 from ._errors import check, new_error
 
-__all__ = ["fold", "blob_sums", "verify_blob", "ext_state", "repair", "chunk_rows",
+__all__ = ["CHUNK_STATS_DTYPE", "fold", "blob_sums", "verify_blob", "ext_state", "repair", "chunk_rows",
            "chunk_stats_reader", "index_blob"]
+
+#: The record of :meth:`Column.chunk_stats <colfile.Column.chunk_stats>`:
+#: the fields of ``cf_chunk_stats``.
+CHUNK_STATS_DTYPE = np.dtype([
+    ("blob", "i8"), ("first_row", "i8"), ("rows", "i8"), ("valid", "?"), ("ordered", "?"),
+    ("count", "i8"), ("nan_count", "i8"), ("min", "f8"), ("max", "f8"), ("sum", "f8")])
 
 
 def fold(rawsum: int) -> int:
