@@ -28,7 +28,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "colfile.h"
+#include "colfile_binding.h"
 
 static double seconds(clockid_t clock)
 {

@@ -4,7 +4,10 @@
  * bigfile format (docs/format.md): a File is a directory, a Column is a
  * directory holding a text `header`, a text `attr-v2` and raw data blobs
  * `000000`, `000001`, ...  This header is the manual: each function states
- * its contract above its declaration.
+ * its contract above its declaration.  It holds what a program reading and
+ * writing Files calls; colfile_mpi.h adds collective I/O over MPI, and
+ * colfile_binding.h what only the layers built on the core need (the MPI
+ * layer, language bindings).
  *
  * Conventions
  * -----------
@@ -136,7 +139,15 @@ enum cf_open_flags {
                                 Nothing then detects a second writer, and
                                 cf_file_cleanup cannot see whether a writer
                                 is alive from its locks (docs/reliability.md,
-                                "Locking on parallel file systems") */
+                                "Locking on parallel file systems") */,
+    CF_OPEN_NOMMAP   = 0x400 /* reads copy every byte with pread, never out of
+                                a memory map of the page cache.  Use it where
+                                another program may cut a blob short while
+                                it is read (a tool rewriting blobs in place
+                                with O_TRUNC): a read copying out of a map of
+                                the cut range gets SIGBUS, where pread gives
+                                CF_ESHORT (docs/reliability.md).  Large reads
+                                of cached data are then slower. */
 };
 
 /* Open the File at `path` (a directory).  On success *out owns a new handle
@@ -153,15 +164,6 @@ CF_API int cf_file_open(cf_file **out, const char *path, int flags, cf_error *er
  * wrote columns in are removed where no writer holds a lock in them any
  * more (docs/format.md 8.3).  Accepts NULL.  Never fails. */
 CF_API void cf_file_close(cf_file *f);
-
-/* In a child made by fork(2) while f was open in the parent: close the
- * child's copies of the writer-lock files f keeps open (one per directory
- * its columns were written in; docs/format.md 8.3) without unlocking
- * anything, since the locks are the parent's.  Otherwise, if the parent
- * died while the child lives, the locks it held would stay held.  f stays
- * usable: the child's new columns lock through descriptors of its own.
- * Call it before the child starts threads.  Accepts NULL. */
-CF_API void cf_file_forget_locks(cf_file *f);
 
 /* The path the File was opened with (owned by the handle). */
 CF_API const char *cf_file_path(const cf_file *f);
@@ -246,38 +248,6 @@ CF_API int cf_file_list(cf_file *f, char ***names, int64_t *count, cf_error *err
  * cf_file_close does (removing one later would change a directory the
  * catalog stamps). */
 CF_API int cf_file_catalog_update(cf_file *f, cf_error *err);
-
-/* The attributes of every column of the File, in one call: what
- * cf_file_list lists, each with exactly what cf_column_open followed by
- * cf_column_attr_names / cf_column_attr_get gives (the legacy `attr`, then
- * `attr-v2`, then `colfile-attrs`, later files winning).  On a read-only
- * File, entries of the catalog (docs/format.md 8.5) are used where fresh
- * lstats prove the attribute files current; everything else is read from
- * the files.  Only attribute files are read: a column whose header is
- * damaged, or which is marked torn, still gives its attributes (opening it
- * would fail).  Attribute blocks of groups and of the File itself are not
- * included.  A column removed while the call runs is left out.
- *
- * On success *buf (release with cf_free) holds *len bytes, every number a
- * uint64_t in the host's byte order at an 8-byte aligned offset, every
- * offset counted from the start of the buffer:
- *   [0] C, the number of columns;  [1] A, the number of attributes;
- *   [2] where the text area starts, [3] where the data area starts (the
- *     text area holds every name and token, the data area every value);
- *   then C column records of 4 words: name offset, name length, index of
- *     its first attribute record, its number of attributes; the columns in
- *     cf_file_list order (strcmp), their attributes sorted by name (strcmp);
- *   then A attribute records of 7 words: name offset, name length, dtype
- *     token offset, token length, nmemb, data offset, data length in bytes
- *     (nmemb times the token's width; the bytes in the stored byte order);
- *   then the two areas.  Every name, token and data block is followed by a
- *     NUL byte not counted in its length, so names and tokens can be used
- *     as C strings; attributes with the same token may share its bytes.
- * Errors: those of cf_file_list, and for a column whose attribute files
- * are damaged or unreadable the error cf_column_open gives for it
- * (CF_EFORMAT "<file>:<line>: ...", CF_EIO, CF_ENAME for a link), the whole
- * call then failing; CF_ENOMEM. */
-CF_API int cf_file_column_attrs(cf_file *f, void **buf, size_t *len, cf_error *err);
 
 /* Free a list returned by cf_file_list or cf_column_attr_names. NULL ok. */
 CF_API void cf_names_free(char **names, int64_t count);
@@ -399,73 +369,6 @@ CF_API int cf_column_flush(cf_column *c, cf_error *err);
  * error is returned).  Accepts NULL. */
 CF_API int cf_column_close(cf_column *c, cf_error *err);
 
-/* cf_column_close of cols[0], ..., cols[n - 1] in turn, in one call: for a
- * thread that commits handles others hand it (cf_committer's does).  errs, when
- * not NULL, holds n records: errs[i].code is 0 if cols[i] closed cleanly,
- * else its error.  Every handle is released.  Returns how many failed. */
-CF_API int64_t cf_column_close_many(cf_column **cols, int64_t n, cf_error *errs);
-
-/* Deferred commits.  A committer closes (commits and releases) the column
- * handles handed to it on a thread of its own, in the order they were
- * handed over, so that a program making many small columns need not wait
- * for each commit: the commits' system calls run beside its next columns
- * (Python's File(deferred=True) keeps one per File).  The thread starts a
- * batch when 8 handles wait, a millisecond after the first came, or at once
- * for cf_committer_wait and cf_committer_free.  A handle handed over
- * belongs to the committer.  Each gets a sequence number, 1, 2, ..., in
- * order; cf_committer_wait(q, s) returns once handles 1..s are closed.
- *
- * The committer knows no names: before opening, listing, removing or
- * creating again a column handed over, or a name above or below it, wait
- * for it.  Until then the File looks as if the column was not closed yet
- * (a new column is still staged out of sight).  Failed commits are kept,
- * oldest first, with the message cf_column_close would have returned, until
- * taken.  One committer may be used from several threads. */
-typedef struct cf_committer cf_committer;
-
-/* A new committer.  Its thread starts with the first handle handed over.
- * CF_ENOMEM. */
-CF_API int cf_committer_new(cf_committer **out, cf_error *err);
-
-/* Hand c over to be closed; returns its sequence number (> 0).  Waits while
- * 64 handles are waiting, so that the memory they hold stays bounded.  If
- * no thread can be started, c is closed here, its failure kept as any. */
-CF_API int64_t cf_committer_submit(cf_committer *q, cf_column *c);
-
-/* The sequence number up to which every handle handed over is closed. */
-CF_API int64_t cf_committer_done(cf_committer *q);
-
-/* Wait until handles 1..seq are closed (seq <= 0, or past the last one
- * handed over: all of them).  Returns how many failures are kept. */
-CF_API int64_t cf_committer_wait(cf_committer *q, int64_t seq);
-
-/* Move up to n kept failures, oldest first, into errs[0..]; returns how
- * many were moved. */
-CF_API int64_t cf_committer_take_errors(cf_committer *q, cf_error *errs, int64_t n);
-
-/* hold 1: start no batch until cf_committer_hold(q, 0), as during a phase
- * whose timing the commits' I/O must not disturb; handles still queue (at
- * the 64th, cf_committer_submit waits), and a wait for one of them waits
- * for the release.  cf_committer_free commits them anyway. */
-CF_API void cf_committer_hold(cf_committer *q, int hold);
-
-/* Around fork(2), from the thread that forks: cf_committer_pause waits
- * until no batch is being closed and holds the committer still (its lock
- * held), so that a child never inherits a handle half released; the
- * pausing thread calls nothing else of q before the fork.  In the
- * parent, cf_committer_resume lets it go on.  In the child,
- * cf_committer_forget_after_fork releases the child's copies of the
- * waiting handles without committing them (cf_column_forget: they are the
- * parent's to commit) and drops the parent's counts, failures and hold; the
- * child's own handles get a thread of their own. */
-CF_API void cf_committer_pause(cf_committer *q);
-CF_API void cf_committer_resume(cf_committer *q);
-CF_API void cf_committer_forget_after_fork(cf_committer *q);
-
-/* Wait for every handle handed over, end the thread and free q.  Failures
- * not taken are dropped.  Accepts NULL. */
-CF_API void cf_committer_free(cf_committer *q);
-
 /* Accessors.  Strings are owned by the handle. */
 CF_API const char *cf_column_name(const cf_column *c);
 CF_API const char *cf_column_path(const cf_column *c);   /* directory on disk */
@@ -476,20 +379,6 @@ CF_API int64_t cf_column_itemsize(const cf_column *c);   /* bytes of one element
 CF_API int64_t cf_column_nmemb(const cf_column *c);      /* elements per row */
 CF_API int64_t cf_column_size(const cf_column *c);       /* rows */
 CF_API int64_t cf_column_nfile(const cf_column *c);      /* blobs */
-/* What a binding reads once per handle, filled in one call by
- * cf_column_describe: the values of cf_column_name, cf_column_path,
- * cf_column_dtype, cf_column_kind, cf_column_writable and cf_column_nmemb
- * (the strings owned by the handle, valid until it is closed). */
-typedef struct cf_column_desc {
-    const char *name;
-    const char *path;
-    const char *dtype;
-    int kind;
-    int writable;
-    int64_t nmemb;
-} cf_column_desc;
-/* Fill *d for c (for bindings where every call costs).  Never fails. */
-CF_API void cf_column_describe(const cf_column *c, cf_column_desc *d);
 /* Rows held by blob i (0 <= i < nfile), or -1 if i is out of range. */
 CF_API int64_t cf_column_blob_rows(const cf_column *c, int64_t i);
 /* Rows of blob i whose bytes its file holds, counted from the blob's first
@@ -499,21 +388,6 @@ CF_API int64_t cf_column_blob_rows(const cf_column *c, int64_t i);
  * CF_ESHORT.  Looks at the file as it is now (fstat).  CF_ERANGE if i is
  * out of range, CF_EKIND for columns without data, CF_EIO. */
 CF_API int64_t cf_column_blob_rows_held(cf_column *c, int64_t i, cf_error *err);
-/* The byte offset of row `row` (0 <= row < size) within the blob that holds
- * it, or -1 if row is out of range.  A binding that allocates the array a
- * read fills can place it at the same offset modulo 64 bytes: the kernel's
- * copy out of the page cache runs up to twice as fast when source and
- * destination agree there (docs/performance.md, "Where a new array
- * starts"). */
-CF_API int64_t cf_column_row_offset(const cf_column *c, int64_t row);
-/* The bigfile running byte sum of blob i as it stands in the header. */
-CF_API uint32_t cf_column_blob_sum(const cf_column *c, int64_t i);
-/* The SysV fold of a bigfile running byte sum (what `sum -s` prints):
- * r = (s & 0xffff) + (s >> 16); fold = (r & 0xffff) + (r >> 16). */
-CF_API uint32_t cf_checksum_fold(uint32_t raw);
-/* The CRC32C of blob i's data bytes: returns 1 and sets *crc if known and
- * current, 0 if unknown (file written by another tool, or stale). */
-CF_API int cf_column_blob_crc32c(const cf_column *c, int64_t i, uint32_t *crc);
 
 /* Read rows [start, start+count) into `buf`.
  * `buf` points at row 0, element 0 of the destination; element j of row r
@@ -574,47 +448,8 @@ CF_API int cf_column_write_rows(cf_column *c, const int64_t *rows, int64_t count
  * before this returns.  The new rows start at the old size. */
 CF_API int cf_column_grow(cf_column *c, int64_t rows, int64_t nfile, cf_error *err);
 
-/* ---- Several writers, one commit --------------------------------------
- * Handles on one column (one per MPI rank, or per thread) may write disjoint
- * rows; exactly one of them commits the header.  The others export their
- * uncommitted state -- per blob, what their writes added to the bigfile
- * byte sums and the CRC32C of the byte ranges they wrote -- and the
- * committing handle merges it.  The bytes are opaque, portable (fixed
- * little-endian layout) and meant to be moved by MPI or any other channel. */
-
-/* Serialise this handle's uncommitted write state into a new buffer (*buf,
- * *len; release with cf_free) and reset the handle to clean, so that its
- * close commits nothing.  CF_EKIND for non-data columns, CF_ENOMEM. */
-CF_API int cf_column_pending_export(cf_column *c, void **buf, size_t *len, cf_error *err);
-
-/* Add the state exported by another handle of the same column (same blob
- * layout) to this one; its next flush/close commits the sum of both.
- * Writes from several handles that together cover a blob exactly give a
- * known CRC32C.  CF_EFORMAT for damaged bytes (nothing is changed),
- * CF_EARG if the blob count differs, CF_EREADONLY. */
-CF_API int cf_column_pending_merge(cf_column *c, const void *buf, size_t len, cf_error *err);
-
-/* Serialise what cf_column_open read from disk (header, extension file,
- * attributes) into a new buffer (*buf, *len; release with cf_free), so that
- * other processes can build handles without reading the metadata files
- * themselves.  The bytes reflect the handle's state, pending writes
- * included.  CF_ENOMEM. */
-CF_API int cf_column_export_meta(cf_column *c, void **buf, size_t *len, cf_error *err);
-
-/* Build a handle on the column of File `f` from bytes made by
- * cf_column_export_meta, touching no file (blobs are opened on first I/O).
- * Writable if `f` is.  Such a handle is a replica: it writes blobs but
- * never metadata files -- flush and close commit nothing (export its
- * pending state to the handle that commits), attribute changes stay in its
- * memory (the handle that exported the snapshot writes them).  CF_EFORMAT
- * for damaged bytes.  The handle reads the version the exporting handle
- * opened (its directory, identified in the bytes, is held as
- * cf_column_open holds it): CF_EREPLACED if the column's name leads
- * elsewhere now. */
-CF_API int cf_column_open_meta(cf_column **out, cf_file *f, const void *buf, size_t len, cf_error *err);
-
-/* Release memory returned by libcolfile (cf_column_pending_export,
- * cf_column_export_meta, cf_file_column_attrs). */
+/* Release memory returned by libcolfile (cf_column_attr_get_string, and
+ * the buffers of colfile_binding.h).  Accepts NULL. */
 CF_API void cf_free(void *p);
 
 /* Verification of one blob against the metadata (for `colfile check`). */
@@ -662,10 +497,10 @@ enum cf_ext_state {
 };
 
 /* *state receives a CF_EXT_* value (CF_EXT_ABSENT for columns without
- * data).  A handle built by cf_column_open_meta trusts what the handle
- * that exported its snapshot trusted, and says CF_EXT_CURRENT (or
- * CF_EXT_ABSENT when the snapshot has no colfile-v1): ask the exporting
- * handle for the state of the files.  CF_ENOMEM. */
+ * data).  A handle built by cf_column_open_meta (colfile_binding.h)
+ * trusts what the handle that exported its snapshot trusted, and says
+ * CF_EXT_CURRENT (or CF_EXT_ABSENT when the snapshot has no colfile-v1):
+ * ask the exporting handle for the state of the files.  CF_ENOMEM. */
 CF_API int cf_column_ext_state(cf_column *c, int *state, cf_error *err);
 
 /* ------------------------------------------------------------------ */
@@ -780,22 +615,6 @@ CF_API int cf_column_torn(const cf_column *c);
 CF_API int cf_column_set_verify(cf_column *c, int enabled, cf_error *err);
 CF_API int cf_column_verify_enabled(const cf_column *c);
 
-/* In a child made by fork(2) while c was open in the parent: release the
- * child's copy of the handle (its memory and descriptors) without
- * committing, unlocking or removing anything, since the column is still the
- * parent's.  The child's copy of the writer lock's descriptor would
- * otherwise keep the lock held for as long as the child lives, refusing the
- * parent's next writer of the column.  Accepts NULL. */
-CF_API void cf_column_forget(cf_column *c);
-
-/* Give up the handle's uncommitted changes: from now on flush and close
- * commit nothing (they fail with CF_EIO saying so) and a new column that was
- * never committed vanishes at close.  The parallel layers call it on the
- * committing rank when another rank failed.  A write that fails does the
- * same by itself, so that a half-written range is never committed; rows
- * already updated in place stay marked torn.  Accepts NULL. */
-CF_API void cf_column_discard(cf_column *c);
-
 /* What cf_column_repair changed (bits of *fixed). */
 enum cf_repair_bits {
     CF_REPAIR_SUMS      = 0x01, /* bigfile byte sums recomputed from the data */
@@ -828,61 +647,6 @@ CF_API int cf_column_chunk_stats(const cf_column *c, int64_t k, int64_t componen
  * committed by the next flush (or exported as pending state).  Changes no
  * data and no byte sum.  CF_ESHORT / CF_ENOENT if the blob is damaged. */
 CF_API int cf_column_index_blob(cf_column *c, int64_t i, cf_error *err);
-
-/* ------------------------------------------------------------------ */
-/* Planning parallel I/O (no MPI here: both parallel layers call these)  */
-/* ------------------------------------------------------------------ */
-
-/* Default blob size for cf_plan_nfile: large enough that opening, locking
- * and listing blobs costs nothing next to moving their bytes, small enough
- * that ranks writing hundreds of MiB each get files of their own (writes
- * into one file serialize on its inode lock: docs/parallel.md). */
-#define CF_PLAN_BLOB_BYTES ((int64_t)256 << 20)
-/* Default data per aggregation group leader. */
-#define CF_PLAN_GROUP_BYTES ((int64_t)64 << 20)
-/* Below this many bytes per rank, automatic mode aggregates. */
-#define CF_PLAN_SMALL_BYTES ((int64_t)4 << 20)
-/* Default number of ranks doing I/O at once (gang throttling). */
-#define CF_PLAN_CONCURRENCY 64
-
-enum cf_io_mode {
-    CF_IO_AUTO       = 0, /* cf_plan_mode decides */
-    CF_IO_THROTTLED  = 1, /* every rank writes its rows, `concurrency` at a time */
-    CF_IO_AGGREGATED = 2  /* group leaders gather their group's rows and write them */
-};
-
-/* Share i of `total` items split over `parts` (bigfile's even split): the
- * count is (i+1)*total/parts - i*total/parts, and *first (if not NULL)
- * gets i*total/parts.  0 for arguments out of range. */
-CF_API int64_t cf_plan_share(int64_t total, int64_t parts, int64_t i, int64_t *first);
-
-/* How many blobs a column of `total_bytes` written by `nranks` ranks gets:
- * one per `blob_bytes` (<= 0: CF_PLAN_BLOB_BYTES), at least 1, at most one
- * per rank (more blobs than writers add files without adding bandwidth)
- * and at most 2^24. */
-CF_API int64_t cf_plan_nfile(int64_t total_bytes, int64_t nranks, int64_t blob_bytes);
-
-/* Rows per blob such that every blob boundary is a rank boundary (no two
- * ranks write one blob... unless they share a blob whole): the ranks are
- * cut into `nfile` runs of consecutive ranks, as balanced as the ranks'
- * `rank_rows` allow.  1 <= nfile <= nranks.  CF_EARG. */
-CF_API int cf_plan_blobs_by_rank(const int64_t *rank_rows, int64_t nranks, int64_t nfile,
-                                 int64_t *blob_rows, cf_error *err);
-
-/* Gang throttling: the turn (0 .. *nturns-1) in which `rank` does its I/O
- * when at most `concurrency` (< 1: all) of `nranks` ranks may at once. */
-CF_API int64_t cf_plan_turn(int64_t rank, int64_t nranks, int64_t concurrency, int64_t *nturns);
-
-/* Aggregation: groups of consecutive ranks holding about `group_bytes`
- * (<= 0: CF_PLAN_GROUP_BYTES) each; leader[r] gets the first rank of r's
- * group, which gathers and writes the group's rows.  CF_EARG. */
-CF_API int cf_plan_groups(const int64_t *rank_bytes, int64_t nranks, int64_t group_bytes,
-                          int64_t *leader, cf_error *err);
-
-/* The mode automatic I/O uses: CF_IO_AGGREGATED when ranks hold on average
- * less than `small_bytes` (<= 0: CF_PLAN_SMALL_BYTES), else
- * CF_IO_THROTTLED (always for one rank). */
-CF_API int cf_plan_mode(int64_t total_bytes, int64_t nranks, int64_t small_bytes);
 
 #ifdef __cplusplus
 }

@@ -1,9 +1,10 @@
 /* colfile_mpi.h - collective (MPI) I/O over libcolfile: libcolfile_mpi.
  *
  * A thin layer: it moves numbers and bytes between the ranks of a
- * communicator and calls the core (colfile.h), which owns the format, the
- * checksums and all planning arithmetic (cf_plan_*).  This header is the
- * manual: each function states its contract above its declaration.
+ * communicator and calls the core (colfile.h; colfile_binding.h for the
+ * replica handles and the plan), which owns the format, the checksums and
+ * all planning arithmetic (cf_plan_*).  This header is the manual: each
+ * function states its contract above its declaration.
  *
  * How the work is split
  * ---------------------
@@ -40,7 +41,7 @@
  *   nothing (every rank gets the error).  To split a global size evenly,
  *   as the readers of cf_mpi_column_read and colfile.mpi do:
  *       int64_t first, n = cf_plan_share(total, nranks, rank, &first);
- *   (colfile.h, "Planning"; the other cf_plan_* functions plan blobs,
+ *   (colfile_binding.h, "Planning"; the other cf_plan_* functions plan blobs,
  *   turns and groups the same way for every rank).
  *
  * Conventions
@@ -72,7 +73,7 @@
 #include <mpi.h>
 #include <stdint.h>
 
-#include "colfile.h"
+#include "colfile_binding.h" /* the core, its plan and the replica handles */
 
 #ifdef __cplusplus
 extern "C" {

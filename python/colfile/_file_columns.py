@@ -16,7 +16,17 @@ from . import mpi as _mpi
 from ._core import column as _c
 from ._core import dtype as _cdtype
 from ._core import file as _cf
-from ._core.constants import ERROR_CODES, OPEN_NOCHECK, OPEN_NODURABLE, OPEN_READ, OPEN_TORN_OK, OPEN_VERIFY, OPEN_WRITE
+from ._constants import (
+    CF_EARG,
+    CF_ENAME,
+    CF_ENOENT,
+    CF_OPEN_NOCHECK,
+    CF_OPEN_NODURABLE,
+    CF_OPEN_READ,
+    CF_OPEN_TORN_OK,
+    CF_OPEN_VERIFY,
+    CF_OPEN_WRITE,
+)
 from ._dtypes import as_array, column_dtype
 from ._ints import INT64_MAX, NFILE_MAX, column_bytes, whole
 from ._warnings import TornWarning
@@ -29,9 +39,6 @@ if TYPE_CHECKING:
 
 __all__ = ["FileColumns"]
 
-_READ, _WRITE = OPEN_READ, OPEN_WRITE
-_NODURABLE, _TORN_OK, _VERIFY = OPEN_NODURABLE, OPEN_TORN_OK, OPEN_VERIFY
-_ENOENT, _ENAME, _EARG = ERROR_CODES["CF_ENOENT"], ERROR_CODES["CF_ENAME"], ERROR_CODES["CF_EARG"]
 _name_check = _cf.name_check
 
 
@@ -77,12 +84,12 @@ class FileColumns:
                 return True
 
         def run() -> bool:
-            code = _c.probe(h, full + ".", raise_codes=(_ENAME,))
+            code = _c.probe(h, full + ".", raise_codes=(CF_ENAME,))
             if code == 0:
                 # the directory of a column is no group (as in h5py, a
                 # dataset is not a group)
                 return not self._is_column(h, full[:-1])
-            if code == _ENOENT:  # no such directory
+            if code == CF_ENOENT:  # no such directory
                 return False
             return True  # the directory is there; its attribute files are not fine
         return bool(self._on_root(run)) if self._coll_meta else run()
@@ -193,7 +200,7 @@ class FileColumns:
         make writers (rank 0) or is not meant for metadata (the others)."""
         with self._lock:
             if self._aux is None:
-                self._aux = _cf.open(self._abspath, _READ | OPEN_NOCHECK)
+                self._aux = _cf.open(self._abspath, CF_OPEN_READ | CF_OPEN_NOCHECK)
             return self._aux
 
     def _independent_handle(self, full: str) -> Any:
@@ -218,7 +225,7 @@ class FileColumns:
             # File's next collective commit repairs the column)
             if self._comm.rank == 0:
                 return self._open_handle(self._torn_handle(), full, warn=False)
-            reader = self._open_handle(self._torn_handle(_READ), full, warn=False)
+            reader = self._open_handle(self._torn_handle(CF_OPEN_READ), full, warn=False)
         try:
             meta = _c.export_meta(reader)
         finally:
@@ -236,15 +243,15 @@ class FileColumns:
             return False
         return made >= self._opened_at - 2.0  # (clocks of a shared file system)
 
-    def _torn_handle(self, mode: int = _WRITE) -> Any:
+    def _torn_handle(self, mode: int = CF_OPEN_WRITE) -> Any:
         """A ``cf_file *`` of this File that opens columns marked torn
         (``CF_OPEN_TORN_OK``), writable or not; see ``_ours``."""
         with self._lock:
-            key = "_torn_fh" if mode == _WRITE else "_torn_rd"
+            key = "_torn_fh" if mode == CF_OPEN_WRITE else "_torn_rd"
             fh = getattr(self, key)
             if fh is None:
-                fh = _cf.open(self._abspath, (self._flags & (_NODURABLE | _VERIFY)) | mode
-                              | _TORN_OK | OPEN_NOCHECK)
+                fh = _cf.open(self._abspath, (self._flags & (CF_OPEN_NODURABLE | CF_OPEN_VERIFY)) | mode
+                              | CF_OPEN_TORN_OK | CF_OPEN_NOCHECK)
                 setattr(self, key, fh)
             return fh
 
@@ -411,7 +418,7 @@ class FileColumns:
                 if rows is None and not nf and total:
                     raise InvalidArgumentError(
                         f"{os.path.join(self._path, full)}: {total} rows need at least one "
-                        "blob (nfile 0)", _EARG)
+                        "blob (nfile 0)", CF_EARG)
                 blobs = rows if rows is not None else _split_rows(total, nf or 0)
                 arr_rows = np.ascontiguousarray(blobs, dtype=np.int64)
                 # chunk rows are set before anything is written, and (under

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from . import _dask, _opener
 from ._column_base import ColumnBase
 from ._column_handle import fold
-from ._core.constants import OPEN_TORN_OK, OPEN_VERIFY
+from ._constants import CF_OPEN_TORN_OK, CF_OPEN_VERIFY
 from ._core.integrity import CHUNK_STATS_DTYPE
 from ._expr import Field
 from .errors import ClosedError
@@ -89,8 +89,8 @@ class Column(ColumnBase):
             raise TypeError(f"{self._path}: a column not opened through a File cannot be "
                             "pickled")
         flags = self._file_flags
-        return (_reopen_column, (self._file_path, self._name, bool(flags & OPEN_TORN_OK),
-                                 bool(flags & OPEN_VERIFY)))
+        return (_reopen_column, (self._file_path, self._name, bool(flags & CF_OPEN_TORN_OK),
+                                 bool(flags & CF_OPEN_VERIFY)))
 
 
     # ------------------------------------------------------------------

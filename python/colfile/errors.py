@@ -49,7 +49,28 @@ True
 
 from __future__ import annotations
 
-from ._core.constants import ERROR_CODES
+from ._constants import (
+    CF_EARG,
+    CF_EBUSY,
+    CF_ECAST,
+    CF_ECHECKSUM,
+    CF_EDTYPE,
+    CF_EEXIST,
+    CF_EFORMAT,
+    CF_EIO,
+    CF_EKIND,
+    CF_ENAME,
+    CF_ENOENT,
+    CF_ENOMEM,
+    CF_ENOTFILE,
+    CF_EREADONLY,
+    CF_EREPLACED,
+    CF_ERANGE,
+    CF_ESHORT,
+    CF_ETORN,
+    CF_OK,
+    ERROR_NAMES,
+)
 
 __all__ = [
     "Error",
@@ -77,30 +98,10 @@ __all__ = [
     "CollectiveError",
 ]
 
-# The stable values of colfile_errors.h (read from the C declarations: see
-# colfile._core.constants).
-CF_OK = ERROR_CODES["CF_OK"]
-CF_EIO = ERROR_CODES["CF_EIO"]
-CF_ENOENT = ERROR_CODES["CF_ENOENT"]
-CF_EEXIST = ERROR_CODES["CF_EEXIST"]
-CF_ENAME = ERROR_CODES["CF_ENAME"]
-CF_EDTYPE = ERROR_CODES["CF_EDTYPE"]
-CF_ECAST = ERROR_CODES["CF_ECAST"]
-CF_EFORMAT = ERROR_CODES["CF_EFORMAT"]
-CF_ERANGE = ERROR_CODES["CF_ERANGE"]
-CF_ENOMEM = ERROR_CODES["CF_ENOMEM"]
-CF_EARG = ERROR_CODES["CF_EARG"]
-CF_ECHECKSUM = ERROR_CODES["CF_ECHECKSUM"]
-CF_EREADONLY = ERROR_CODES["CF_EREADONLY"]
-CF_ESHORT = ERROR_CODES["CF_ESHORT"]
-CF_ENOTFILE = ERROR_CODES["CF_ENOTFILE"]
-CF_EKIND = ERROR_CODES["CF_EKIND"]
-CF_ETORN = ERROR_CODES["CF_ETORN"]
-CF_EBUSY = ERROR_CODES["CF_EBUSY"]
-CF_EREPLACED = ERROR_CODES["CF_EREPLACED"]
-
+# The codes of colfile_errors.h are the generated constants imported above
+# (colfile._constants), public here as colfile.errors.CF_*.
 #: ``{code: "CF_ENOENT"}`` for every code of colfile_errors.h
-CODE_NAMES: dict[int, str] = {v: k for k, v in sorted(ERROR_CODES.items(), key=lambda kv: -kv[1])}
+CODE_NAMES: dict[int, str] = dict(ERROR_NAMES)
 
 
 class Error(Exception):

@@ -32,16 +32,16 @@ from . import _opener
 from . import mpi as _mpi
 from ._deferred import Committer
 from ._core import file as _cf
-from ._core.constants import (
-    OPEN_CREATE,
-    OPEN_EXCL,
-    OPEN_NODURABLE,
-    OPEN_NOLOCKING,
-    OPEN_READ,
-    OPEN_TORN_OK,
-    OPEN_TRUNCATE,
-    OPEN_VERIFY,
-    OPEN_WRITE,
+from ._constants import (
+    CF_OPEN_CREATE,
+    CF_OPEN_EXCL,
+    CF_OPEN_NODURABLE,
+    CF_OPEN_NOLOCKING,
+    CF_OPEN_READ,
+    CF_OPEN_TORN_OK,
+    CF_OPEN_TRUNCATE,
+    CF_OPEN_VERIFY,
+    CF_OPEN_WRITE,
 )
 from ._file_columns import FileColumns
 from ._file_commit import FileCommit
@@ -54,16 +54,15 @@ from .locking import LockingWarning, lock_scope, scope_note
 
 __all__ = ["File", "Group", "MODES", "TornWarning", "FileSystemWarning"]
 
-_READ, _WRITE, _CREATE, _EXCL, _TRUNCATE = OPEN_READ, OPEN_WRITE, OPEN_CREATE, OPEN_EXCL, OPEN_TRUNCATE
 
 #: The open modes and their libcolfile flags (one table, one place).
 MODES: dict[str, int] = {
-    "r": _READ,
-    "r+": _WRITE,
-    "w": _WRITE | _CREATE | _TRUNCATE,
-    "w-": _WRITE | _CREATE | _EXCL,
-    "x": _WRITE | _CREATE | _EXCL,
-    "a": _WRITE | _CREATE,
+    "r": CF_OPEN_READ,
+    "r+": CF_OPEN_WRITE,
+    "w": CF_OPEN_WRITE | CF_OPEN_CREATE | CF_OPEN_TRUNCATE,
+    "w-": CF_OPEN_WRITE | CF_OPEN_CREATE | CF_OPEN_EXCL,
+    "x": CF_OPEN_WRITE | CF_OPEN_CREATE | CF_OPEN_EXCL,
+    "a": CF_OPEN_WRITE | CF_OPEN_CREATE,
 }
 
 
@@ -81,8 +80,6 @@ _SHARED_FS_NOTES = {
 
 _release_file = _cf.close
 
-#: the behaviour bits of cf_file_open (enum cf_open_flags, include/colfile.h)
-_NODURABLE, _TORN_OK, _VERIFY, _NOLOCKING = OPEN_NODURABLE, OPEN_TORN_OK, OPEN_VERIFY, OPEN_NOLOCKING
 
 
 def _reopen_file(abspath: str, torn_ok: bool, verify: bool) -> File:
@@ -97,17 +94,17 @@ def _open_flags(mode: str, durable: Any, torn: str, verify: Any, locking: Any = 
         raise ValueError(f"invalid mode {mode!r}: use one of "
                          f"{', '.join(repr(m) for m in MODES)}")
     if locking is False:
-        flags |= _NOLOCKING
+        flags |= CF_OPEN_NOLOCKING
     elif locking is not True and locking != "local":
         raise ValueError(f"invalid locking={locking!r}: use True, False or 'local'")
     if torn != "raise":
         if torn != "warn":
             raise ValueError(f"invalid torn={torn!r}: use 'raise' or 'warn'")
-        flags |= _TORN_OK
+        flags |= CF_OPEN_TORN_OK
     if not durable:
-        flags |= _NODURABLE
+        flags |= CF_OPEN_NODURABLE
     if verify:
-        flags |= _VERIFY
+        flags |= CF_OPEN_VERIFY
     return flags
 
 
@@ -444,12 +441,12 @@ class File(FileColumns, FileCommit, Group):
         # back (as for columns: cheaper).  self._path already is the path
         # the core keeps (cf_file_path: the same bytes, decoded the same).
         self._finalizer: Any = (weakref.finalize(self, _release_file, handle)
-                                if flags & _WRITE else None)
-        if flags & _WRITE:
+                                if flags & CF_OPEN_WRITE else None)
+        if flags & CF_OPEN_WRITE:
             _WRITABLE.add(self)
-        if deferred and flags & _WRITE:
+        if deferred and flags & CF_OPEN_WRITE:
             self._commits = Committer()
-        if flags & _WRITE and self._comm.rank == 0:
+        if flags & CF_OPEN_WRITE and self._comm.rank == 0:
             fs = _cf.fs_type(handle)
             if fs in _SHARED_FS_NOTES:
                 warnings.warn(f"{self._path}: on {fs}: {_SHARED_FS_NOTES[fs]}", FileSystemWarning,
@@ -515,11 +512,11 @@ class File(FileColumns, FileCommit, Group):
         # writer lock of its columns anyway.
         if self._h is None:
             raise ClosedError(f"{self._path}: File is closed: cannot pickle it")
-        if self._flags & _WRITE:
+        if self._flags & CF_OPEN_WRITE:
             raise TypeError(f"{self._path}: a File open for writing (mode {self._mode!r}) "
                             "cannot be pickled: close it and pickle File(path, 'r')")
-        return (_reopen_file, (self._abspath, bool(self._flags & _TORN_OK),
-                               bool(self._flags & _VERIFY)))
+        return (_reopen_file, (self._abspath, bool(self._flags & CF_OPEN_TORN_OK),
+                               bool(self._flags & CF_OPEN_VERIFY)))
 
     def __repr__(self) -> str:
         if self._h is None:

@@ -121,19 +121,18 @@ from ._core import column as _c
 from ._core import dtype as _cdtype
 from ._core import file as _cf
 from ._core import plan as _plan
-from ._core.constants import IO_MODES as _IO_MODES
-from ._core.constants import (
-    OPEN_NOCHECK,
-    OPEN_NODURABLE,
-    OPEN_NOLOCK,
-    OPEN_NOLOCKING,
-    OPEN_READ,
-    OPEN_TORN_OK,
-    OPEN_VERIFY,
-    OPEN_WRITE,
-    PLAN_GROUP_BYTES,
+from ._constants import (
+    CF_OPEN_NOCHECK,
+    CF_OPEN_NODURABLE,
+    CF_OPEN_NOLOCK,
+    CF_OPEN_NOLOCKING,
+    CF_OPEN_TORN_OK,
+    CF_OPEN_VERIFY,
+    CF_OPEN_WRITE,
+    CF_PLAN_CONCURRENCY,
+    CF_PLAN_GROUP_BYTES,
 )
-from ._core.constants import PLAN_CONCURRENCY as _PLAN_CONCURRENCY
+from ._core.constants import IO_MODES as _IO_MODES
 from .errors import (
     CF_EARG,
     CollectiveError,
@@ -171,9 +170,8 @@ _MODE_NAMES = {v: k for k, v in IO_MODES.items()}
 
 #: How many ranks write at once in throttled mode unless ``concurrency=``
 #: says otherwise (the core's ``CF_PLAN_CONCURRENCY``).
-PLAN_CONCURRENCY: int = _PLAN_CONCURRENCY
+PLAN_CONCURRENCY: int = CF_PLAN_CONCURRENCY
 
-_READ, _WRITE, _NOCHECK = OPEN_READ, OPEN_WRITE, OPEN_NOCHECK
 
 #: Tuning of aggregated writes (0: the core's ``CF_PLAN_GROUP_BYTES``,
 #: 64 MiB): the data per aggregation group (``cf_plan_groups``) and the most
@@ -657,8 +655,8 @@ def open_file(comm: Comm, path: str | bytes | os.PathLike[str], flags: int) -> A
     if comm.rank == 0:
         return agree(comm, lambda: box[0], undo=_cf.close)
     # The other ranks keep the behaviour bits (durability, torn, verify).
-    keep = _WRITE | OPEN_NODURABLE | OPEN_TORN_OK | OPEN_VERIFY | OPEN_NOLOCK | OPEN_NOLOCKING
-    return agree(comm, opener((flags & keep) | _NOCHECK), undo=_cf.close)
+    keep = CF_OPEN_WRITE | CF_OPEN_NODURABLE | CF_OPEN_TORN_OK | CF_OPEN_VERIFY | CF_OPEN_NOLOCK | CF_OPEN_NOLOCKING
+    return agree(comm, opener((flags & keep) | CF_OPEN_NOCHECK), undo=_cf.close)
 
 
 def replicate(comm: Comm, fh: Any, make: Callable[[], Any]) -> Any:
@@ -909,7 +907,7 @@ def write_all(comm: Comm, col: Any, data: Any, start: int | None = None, *,
     total = offsets[-1]
     mine_at = members.index(me)
     lo, hi = offsets[mine_at], offsets[mine_at + 1]
-    piece = max(1, (PIECE_BYTES or PLAN_GROUP_BYTES) // max(rowbytes, 1))
+    piece = max(1, (PIECE_BYTES or CF_PLAN_GROUP_BYTES) // max(rowbytes, 1))
     # One group (the usual case of small writes) gathers on comm itself: a
     # split is a collective of its own, costing more than a small write.
     single = len(set(leaders)) == 1

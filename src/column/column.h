@@ -82,6 +82,7 @@ struct cf_column {
     int shared;         /* other handles may write these blobs too (an
                            exported snapshot or merged pending state) */
     int verify;         /* reads check the CRC32C of blobs they cover whole */
+    int no_mmap;        /* CF_OPEN_NOMMAP: reads never map blobs (readmap.h) */
     cf__hstamp hstamp;  /* the header's mtime: as read at open, then as this
                            handle last committed it (hstamp.h) */
     cf__hstamp xstamp;  /* colfile-v1's mtime as read, for the text being
@@ -194,7 +195,22 @@ int cf__column_write_staged_attrs(cf_column *c, const char **written, size_t *n,
 
 #define CF__ATTRS_EXT_NAME "colfile-attrs"
 
-/* Pieces of cf_column_open shared with cf_column_open_meta (column.c). */
+/* A handle for column `name` at `path` whose attribute files are in
+ * attr_dir, nothing opened yet; NULL without memory (column.c). */
+cf_column *cf__column_new(const char *name, const char *path, const char *attr_dir);
+/* 1 if name is an attribute block ("." or "g/."). */
+int cf__column_is_attrs_only_name(const char *name);
+/* Where the attribute files of `name` live: the column directory, or for
+ * "." the File root and for "g/." the directory g (malloc'ed; NULL). */
+char *cf__column_attr_dir_of(const cf_file *f, const char *name);
+/* Create or truncate blob i to zero bytes; with `keep`, it stays open for
+ * writing as the handle's cached descriptor. */
+int cf__column_truncate_blob_keep(cf_column *c, int64_t i, int keep, cf_error *err);
+/* Let c lock through the File's descriptor of its directory's lock file
+ * (column_create.c). */
+void cf__column_note_lock_dir(cf_file *f, cf_column *c);
+
+/* Pieces of cf_column_open shared with cf_column_open_meta (column_open.c). */
 int cf__column_new_for(cf_column **out, cf_file *f, const char *name, cf_error *err);
 int cf__column_apply_header(cf_column *c, const char *text, size_t len, const char *path, cf_error *err);
 /* Apply colfile-v1's text (NULL: absent or unreadable): its CRCs, and its

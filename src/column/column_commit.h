@@ -1,5 +1,5 @@
 /* column_commit.h - the commit protocol of a column (docs/format.md 8.3):
- * what creating and opening (column.c) and committing (column_commit.c)
+ * what creating and opening (column_create.c, column_open.c) and committing (column_commit.c)
  * share (internal). */
 #ifndef CF_COLUMN_COMMIT_H
 #define CF_COLUMN_COMMIT_H

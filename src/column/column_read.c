@@ -132,7 +132,7 @@ static int copy_blob(cf_column *c, int64_t b, int fd, int64_t off, int64_t nbyte
         int64_t n = nbytes - done < CF__MAP_WINDOW_BYTES ? nbytes - done : CF__MAP_WINDOW_BYTES;
         cf__map m;
         /* Into untouched memory (a new array) pread is the faster copy. */
-        if (use_map && cf__buffer_touched(dst + done, n) && cf__map_range(fd, off + done, n, &m)) {
+        if (use_map && cf__buffer_touched(dst + done, n) && cf__map_range(fd, off + done, n, c->no_mmap, &m)) {
             if (crc) {
                 for (int64_t k = 0; k < n; k += CF__DIGEST_PIECE_BYTES) {
                     size_t piece = (size_t)(n - k < CF__DIGEST_PIECE_BYTES ? n - k : CF__DIGEST_PIECE_BYTES);
@@ -171,7 +171,7 @@ static int convert_blob(cf_column *c, int64_t b, int fd, int64_t off, int64_t el
     while (elems > 0) {
         int64_t n = elems < window_elems ? elems : window_elems;
         cf__map m;
-        if (use_map && cf__map_range(fd, off, n * w, &m)) {
+        if (use_map && cf__map_range(fd, off, n * w, c->no_mmap, &m)) {
             for (int64_t k = 0; k < n; k += chunk_elems) {
                 int64_t piece = n - k < chunk_elems ? n - k : chunk_elems;
                 if (crc) *crc = cf__crc32c_update(*crc, m.at + k * w, (size_t)(piece * w));
@@ -330,7 +330,8 @@ static void gather_half_job(void *arg)
     gather_half *h = arg;
     int64_t rb = h->c->rowbytes, r0 = row_at(h->s, h->i);
     cf__map m;
-    h->done = cf__map_range(h->fd, (r0 - h->blob_first) * rb, (row_at(h->s, h->j - 1) - r0 + 1) * rb, &m);
+    h->done = cf__map_range(h->fd, (r0 - h->blob_first) * rb, (row_at(h->s, h->j - 1) - r0 + 1) * rb, h->c->no_mmap,
+                            &m);
     if (!h->done) return;
     gather_rows(h->c, h->v, h->s, h->i, h->j, r0, m.at);
     cf__map_release(&m);
@@ -390,7 +391,7 @@ static int read_listed(cf_column *c, const row_source *s, int64_t count, const b
             i = end;
             continue;
         }
-        if (dense && cf__map_range(fd, (r0 - c->first_row[b]) * rb, span_bytes, &m)) {
+        if (dense && cf__map_range(fd, (r0 - c->first_row[b]) * rb, span_bytes, c->no_mmap, &m)) {
             gather_rows(c, v, s, i, end, r0, m.at);
             cf__map_release(&m);
             i = end;
@@ -437,7 +438,7 @@ static void gather_mapped(cf_column *c, const int64_t *rows, int64_t count, cons
         if (c->h.rows[b] == 0) continue;
         cf_error ignored;
         int fd = cf__column_blob_fd(c, b, 0, &ignored);
-        if (fd < 0 || !cf__map_range(fd, 0, c->h.rows[b] * rb, &maps[b])) break;
+        if (fd < 0 || !cf__map_range(fd, 0, c->h.rows[b] * rb, c->no_mmap, &maps[b])) break;
     }
     if (b == nfile) {
         unsigned char *dst = (unsigned char *)v->base;

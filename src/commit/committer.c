@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "colfile.h"
+#include "colfile_binding.h"
 #include "error.h"
 
 /* Handles waiting at most: a caller faster than the commits then waits for

@@ -2,7 +2,7 @@
 #ifndef CF_ERROR_INTERNAL_H
 #define CF_ERROR_INTERNAL_H
 
-#include "colfile.h"
+#include "colfile_binding.h"
 
 /* Fill *err (if not NULL) with code, source location and a printf-style
  * message, and return code so that callers can write

@@ -4,7 +4,6 @@
 #define _DEFAULT_SOURCE 1
 #include "readmap.h"
 
-#include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -23,12 +22,6 @@
  * that was never read or was evicted (the cache drops whole runs). */
 #define CF__MAP_PROBE_BYTES ((int64_t)2 << 20)
 
-static int disabled(void)
-{
-    const char *e = getenv("COLFILE_NO_MMAP");
-    return e && e[0] && !(e[0] == '0' && e[1] == '\0');
-}
-
 #if CF__CAN_MAP
 /* 1 if the probed pages of [p, p+len) are all in the page cache. */
 static int resident(unsigned char *p, size_t len, size_t page)
@@ -43,13 +36,13 @@ static int resident(unsigned char *p, size_t len, size_t page)
 }
 #endif
 
-int cf__map_range(int fd, int64_t off, int64_t n, cf__map *m)
+int cf__map_range(int fd, int64_t off, int64_t n, int no_mmap, cf__map *m)
 {
     m->base = NULL;
     m->len = 0;
     m->at = NULL;
 #if CF__CAN_MAP
-    if (n <= 0 || disabled()) return 0;
+    if (n <= 0 || no_mmap) return 0;
     struct stat st;
     if (fstat(fd, &st) != 0 || (int64_t)st.st_size < off + n) return 0;
     long pg = sysconf(_SC_PAGESIZE);
@@ -72,6 +65,7 @@ int cf__map_range(int fd, int64_t off, int64_t n, cf__map *m)
     (void)fd;
     (void)off;
     (void)n;
+    (void)no_mmap;
     return 0;
 #endif
 }

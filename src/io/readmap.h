@@ -12,7 +12,8 @@
  *   sequential read-ahead overlaps the disk with the copy, faults do not);
  * - mmap or populating fails, or the platform has no MADV_POPULATE_READ
  *   and mincore (only Linux is supported);
- * - COLFILE_NO_MMAP is set to anything but "" or "0" in the environment.
+ * - the File was opened with CF_OPEN_NOMMAP (the caller passes no_mmap 1;
+ *   Python sets it when COLFILE_NO_MMAP is neither unset, "" nor "0").
  *
  * Truncation (SIGBUS): a map covers only bytes that fstat shows the blob
  * holds, and populating reports a range that has gone since as an error
@@ -23,7 +24,7 @@
  * (new versions are written aside and renamed in, appends add blobs, repair
  * cuts only bytes beyond the header's rows); a tool that rewrites blobs in
  * place with O_TRUNC (bigfile recreating a column) while colfile reads it
- * can.  Set COLFILE_NO_MMAP=1 where that may happen (docs/performance.md). */
+ * can.  Open with CF_OPEN_NOMMAP where that may happen (docs/performance.md). */
 #ifndef CF_READMAP_H
 #define CF_READMAP_H
 
@@ -49,8 +50,9 @@ typedef struct {
  * gathers, which map a whole column).  Returns 1 with m->at pointing at byte off
  * when done, else 0 with nothing mapped: the caller should pread instead
  * (see above), which also reports a file that holds fewer than off+n
- * bytes.  Never fails otherwise; errno may change. */
-int cf__map_range(int fd, int64_t off, int64_t n, cf__map *m);
+ * bytes.  With no_mmap (CF_OPEN_NOMMAP) always 0.  Never fails otherwise;
+ * errno may change. */
+int cf__map_range(int fd, int64_t off, int64_t n, int no_mmap, cf__map *m);
 
 /* 1 if the probed pages of the caller's buffer [p, p+n) (its first, middle
  * and last page) are resident, i.e. already touched.  A plain copy into

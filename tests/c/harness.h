@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "colfile.h"
+#include "colfile_binding.h"
 
 static int cf_test_failures;
 static char cf_test_tmpdir[4096];

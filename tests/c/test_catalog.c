@@ -436,7 +436,7 @@ static void test_update_rules(void)
  * just after it, twenty times: all well within one tick of the coarse
  * clock.  The catalog never serves what the files no longer say.  Where the
  * update reads the file clock through a probe instead of waiting for the
- * clock (multigrain timestamps: catalog.c, probe_clock), this is the
+ * clock (multigrain timestamps: catalog_build.c, probe_clock), this is the
  * kernel's promise that a change after a query gets a later ctime. */
 static void test_changes_right_after_updates_seen(void)
 {

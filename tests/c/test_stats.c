@@ -1566,7 +1566,7 @@ static void test_locale_independent(void)
     cf__header_free(&h);
 }
 
-/* The file's doubles are printf's "%.17g" (C locale), also where stats.c
+/* The file's doubles are printf's "%.17g" (C locale), also where stats_text.c
  * computes the digits itself: every magnitude, integers, values next to
  * powers of ten, ties (short binary fractions), floats widened. */
 static void check_fmt(double v, int *bad)

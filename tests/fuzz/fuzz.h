@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "colfile.h"
+#include "colfile_binding.h"
 #include "header.h"
 #include "stats.h"
 

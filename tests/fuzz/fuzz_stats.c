@@ -1,4 +1,4 @@
-/* fuzz_stats.c - the `colfile-stats-v1` parser (src/stats/stats.c cf__stats_parse).
+/* fuzz_stats.c - the `colfile-stats-v1` parser (src/stats/stats_text.c cf__stats_parse).
  *
  * Input: a column header text, FUZZ_SEP, the statistics file (the parser
  * reads statistics against the current header).  Whatever the parser

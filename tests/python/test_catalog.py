@@ -79,7 +79,7 @@ def test_same_as_the_files_on_random_trees(path: str, tmp_path: Path, seed: int)
 
 def test_same_as_the_files_on_a_large_tree(path: str, tmp_path: Path) -> None:
     """Enough columns for the update to read them on several threads
-    (catalog.c BUILD_MIN), first from the files, then mostly reused."""
+    (catalog_build.c BUILD_MIN), first from the files, then mostly reused."""
     random_tree(path, 99, columns=700)
     assert snapshot(path) == truth(path, tmp_path)
     with colfile.File(path, "a") as f:

@@ -54,6 +54,7 @@ def _functions(text: str, marker: str | None) -> dict[str, int]:
 
 def header_functions() -> dict[str, int]:
     found = _functions((INCLUDE / "colfile.h").read_text(), "CF_API")
+    found.update(_functions((INCLUDE / "colfile_binding.h").read_text(), "CF_API"))
     found.update(_functions((INCLUDE / "colfile_errors.h").read_text(), "CF__ERRORS_API"))
     return found
 
@@ -65,8 +66,8 @@ def test_parser_sees_the_api() -> None:
     assert funcs["cf_column_read"] == 8
     assert funcs["cf_file_open"] == 4
     assert funcs["cf_error_name"] == 1
-    declared = len(re.findall(r"^\s*CF_API\b", _strip_comments(
-        (INCLUDE / "colfile.h").read_text()), re.M))
+    declared = sum(len(re.findall(r"^\s*CF_API\b", _strip_comments(
+        (INCLUDE / h).read_text()), re.M)) for h in ("colfile.h", "colfile_binding.h"))
     assert len(funcs) == declared + 2  # + cf_error_name, cf_error_text
 
 
@@ -81,11 +82,78 @@ def test_cdef_declares_every_api_function() -> None:
     assert not wrong, f"parameter counts differ (header, cdef): {wrong}"
 
 
-def test_generated_tables_are_made_from_the_current_cdef() -> None:
-    import hashlib
+def _gen_ffi() -> Any:
+    import importlib.util
 
-    assert _ffi_abi.CDEF_SHA256 == hashlib.sha256(_cdef.CDEF.encode()).hexdigest(), \
-        "_cdef.CDEF changed since _ffi_abi.py was generated: run python3 tools/gen_ffi.py"
+    path = Path(__file__).parents[2] / "tools" / "gen_ffi.py"
+    spec = importlib.util.spec_from_file_location("gen_ffi", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_generated_files_are_current() -> None:
+    """_cdef.py, _ffi_abi.py and _constants.py are what tools/gen_ffi.py
+    makes from the headers as they are now."""
+    gen = _gen_ffi()
+    package = Path(_cdef.__file__).parent
+    wanted = gen.render_all(INCLUDE)
+    assert sorted(wanted) == ["_cdef.py", "_constants.py", "_ffi_abi.py"]
+    stale = [n for n, text in wanted.items() if (package / n).read_text() != text]
+    assert not stale, f"{stale} differ from the headers: run python3 tools/gen_ffi.py"
+
+
+def test_staleness_check_sees_a_header_change(tmp_path: Path) -> None:
+    """The check above fails for a header edited after generation: a new
+    open flag and a new error code land in every generated file."""
+    import shutil
+
+    gen = _gen_ffi()
+    include = tmp_path / "include"
+    shutil.copytree(INCLUDE, include)
+    before = gen.render_all(include)
+    h = include / "colfile.h"
+    h.write_text(h.read_text().replace("enum cf_open_flags {",
+                                       "enum cf_open_flags {\n    CF_OPEN_TESTONLY = 0x40000000,"))
+    e = include / "colfile_errors.h"
+    e.write_text(e.read_text().replace('X(CF_OK,        0,  "success")',
+                                       'X(CF_OK, 0, "success") X(CF_ETESTONLY, -99, "test only")'))
+    after = gen.render_all(include)
+    assert [n for n in before if before[n] != after[n]] == list(before)
+    assert "CF_OPEN_TESTONLY = 1073741824" in after["_constants.py"]
+    assert "-99: 'CF_ETESTONLY'" in after["_constants.py"]
+    assert "CF_ETESTONLY = -99" in after["_cdef.py"]
+
+
+def test_cdef_is_the_headers_without_comments() -> None:
+    """Nothing a C compiler alone needs (comments, export macros, C++
+    guards, the X-macro) reaches the declarations cffi reads."""
+    for token in ("/*", "CF_API", "CF__ERRORS_API", "extern", "#if", "#include",
+                  "CF_ERROR_LIST", "__cplusplus"):
+        body = re.sub(r"/\* (colfile\w*\.h|integer #defines) \*/", "", _cdef.CDEF)
+        assert token not in body, token
+
+
+def test_constants_module_matches_the_library(lib: Any) -> None:
+    from colfile import _constants
+
+    for code, name in _constants.ERROR_NAMES.items():
+        assert getattr(_constants, name) == code
+        assert _ffi.ffi.string(lib.cf_error_name(code)).decode() == name
+        assert _ffi.ffi.string(lib.cf_error_text(code)).decode() == _constants.ERROR_TEXTS[code]
+    assert len(_constants.ERROR_NAMES) == len(re.findall(
+        r"X\(CF_", (INCLUDE / "colfile_errors.h").read_text()))
+    seen = 0
+    for enum in re.findall(r"\benum\s+(\w+)\s*\{", _cdef.CDEF):
+        for name, value in _ffi.ffi.typeof(f"enum {enum}").relements.items():
+            assert getattr(_constants, name) == value, name
+            assert name in _constants.__all__
+            seen += 1
+    assert seen > 50
+    for name in ("CF_PLAN_BLOB_BYTES", "CF_PLAN_CONCURRENCY", "CF_ERROR_MESSAGE_MAX"):
+        assert getattr(_constants, name) == getattr(lib, name), name
+    assert _constants.CF_OPEN_WRITE == 1 and _constants.CF_ENOENT == -2
 
 
 def test_generated_tables_give_what_parsing_the_cdef_gives(lib: Any) -> None:
@@ -129,6 +197,7 @@ def test_generated_tables_give_what_parsing_the_cdef_gives(lib: Any) -> None:
 
 def test_cdef_constants_match_headers() -> None:
     text = _strip_comments((INCLUDE / "colfile.h").read_text()
+                           + (INCLUDE / "colfile_binding.h").read_text()
                            + (INCLUDE / "colfile_errors.h").read_text())
     consts = {m.group(1): int(m.group(2), 0)
               for m in re.finditer(r"\b(CF_(?:OPEN|KIND|BLOB)_\w+)\s*=\s*(0x[0-9a-fA-F]+|\d+)", text)}
@@ -204,7 +273,7 @@ def test_cdef_plan_constants_match_header(lib: Any) -> None:
     modes (enum cf_io_mode) that colfile.mpi reads through the cdef."""
     import ast
 
-    text = _strip_comments((INCLUDE / "colfile.h").read_text())
+    text = _strip_comments((INCLUDE / "colfile_binding.h").read_text())
     defines = dict(re.findall(r"#define (CF_PLAN_\w+)\s+(.+)", text))
     assert set(defines) == {"CF_PLAN_BLOB_BYTES", "CF_PLAN_GROUP_BYTES",
                             "CF_PLAN_SMALL_BYTES", "CF_PLAN_CONCURRENCY"}

@@ -179,7 +179,7 @@ def test_values_are_what_attrs_returns(tmp_path: Path, lib: Any) -> None:
 
 def test_many_columns_take_the_threaded_check(tmp_path: Path, lib: Any) -> None:
     """Past 2048 directories + columns the stamps are checked by several
-    threads (catalog.c); the result is the same."""
+    threads (catalog_lookup.c); the result is the same."""
     path = tmp_path / "many"
     with colfile.File(path, "w", durable=False) as f:
         for i in range(1100):

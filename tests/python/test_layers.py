@@ -13,9 +13,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# The public headers: colfile.h and its error list are below every layer;
+# The public headers: colfile.h, its error list and colfile_binding.h are below every layer;
 # colfile_mpi.h is the mpi layer's own header.
-PUBLIC = {"colfile.h": None, "colfile_errors.h": None, "colfile_mpi.h": "mpi"}
+PUBLIC = {"colfile.h": None, "colfile_errors.h": None, "colfile_binding.h": None,
+          "colfile_mpi.h": "mpi"}
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
 

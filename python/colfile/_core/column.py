@@ -16,7 +16,7 @@ import numpy as np
 
 from .._ffi import ERROR_P, encode_name, ffi, lib
 from ._errors import check, new_error, raise_error
-from .constants import CREATE_REPLACE, ERROR_CODES
+from .._constants import CF_CREATE_REPLACE, CF_ENOENT
 from .memory import NULL, int64_ptr, ptr, take_bytes
 
 __all__ = [
@@ -27,7 +27,6 @@ __all__ = [
     "export_meta", "open_meta",
 ]
 
-_ENOENT = ERROR_CODES["CF_ENOENT"]
 #: what opening a column allocates, parsed once
 _COLUMN_PP = ffi.typeof("cf_column **")
 _DESC_P = ffi.typeof("cf_column_desc *")
@@ -69,7 +68,7 @@ def open_block(fh: Any, name: str, create: bool) -> Any:
     rc = L.cf_column_open(out, fh, raw, err)
     if rc >= 0:
         return out[0]
-    if err.code != _ENOENT:
+    if err.code != CF_ENOENT:
         raise_error(rc, err, "column")
     if not create:
         return None
@@ -103,7 +102,7 @@ def create(fh: Any, name: str, tok: str | None, nmemb: int, blob_rows: np.ndarra
     out = ffi.new(_COLUMN_PP)
     err = new_error()
     ctok = NULL if tok is None else tok.encode("ascii")
-    flags = CREATE_REPLACE if replace else 0
+    flags = CF_CREATE_REPLACE if replace else 0
     L = lib()
     check(L.cf_column_create_ex(out, fh, encode_name(name), ctok, nmemb, len(blob_rows),
                                 int64_ptr(blob_rows), flags, err), err, "create")

@@ -9,9 +9,9 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from .._ffi import _FS_ENCODING, encode, encode_name, ffi, lib, string
+from .._ffi import _FS_ENCODING, encode, encode_name, environment_open_flags, ffi, lib, string
 from ._errors import check, new_error
-from .constants import CLEANUP_DRY_RUN, CLEANUP_FORCE
+from .._constants import CF_CLEANUP_DRY_RUN, CF_CLEANUP_FORCE
 from .memory import take_bytes, take_string_list
 
 __all__ = [
@@ -30,15 +30,16 @@ def encode_path(path: str | bytes | os.PathLike[str]) -> bytes:
 
 
 def open(path: str | bytes | os.PathLike[str], flags: int) -> Any:  # noqa: A001
-    """``cf_file_open`` of ``path`` with ``flags`` (``constants.OPEN_*``):
-    the handle, or the error raised (a missing File:
-    :class:`~colfile.NoSuchFileError`)."""
+    """``cf_file_open`` of ``path`` with ``flags`` (``CF_OPEN_*``) and those
+    the environment asks for (``COLFILE_NO_MMAP``: see
+    ``colfile._ffi.environment_open_flags``): the handle, or the error raised
+    (a missing File: :class:`~colfile.NoSuchFileError`)."""
     # a str path the cheap way (opening a File is part of every small read)
     raw = path.encode(_FS_ENCODING, "surrogateescape") \
         if type(path) is str and "\0" not in path else encode(path)
     out = ffi.new(_FILE_PP)
     err = new_error()
-    check(lib().cf_file_open(out, raw, flags, err), err, "file")
+    check(lib().cf_file_open(out, raw, flags | environment_open_flags(), err), err, "file")
     return out[0]
 
 
@@ -74,7 +75,7 @@ def list_names(h: Any) -> list[str]:
 def cleanup(h: Any, dry_run: bool, force: bool) -> list[str]:
     """Remove what interrupted writers left (``cf_file_cleanup``): one line
     per item found."""
-    flags = (CLEANUP_DRY_RUN if dry_run else 0) | (CLEANUP_FORCE if force else 0)
+    flags = (CF_CLEANUP_DRY_RUN if dry_run else 0) | (CF_CLEANUP_FORCE if force else 0)
     err = new_error()
     L = lib()
     return take_string_list(lambda lines, count: check(

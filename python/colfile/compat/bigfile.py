@@ -172,7 +172,7 @@ from .._ints import NFILE_MAX, whole
 from ..attrs import encode_value, numeric_dtype
 from .._core import column as _c
 from .._core import file as _cf
-from .._core.constants import OPEN_CREATE, OPEN_NOCHECK, OPEN_NOLOCK, OPEN_WRITE
+from .._constants import CF_OPEN_CREATE, CF_OPEN_NOCHECK, CF_OPEN_NOLOCK, CF_OPEN_WRITE
 from ..column import Column as _CoreColumn
 from ..errors import ClosedError as _CoreClosedError
 from ..errors import (
@@ -195,10 +195,6 @@ __all__ = [
     "set_buffer_size", "check_unique", "__version__",
 ]
 
-# libcolfile open flags (colfile.h: enum cf_open_flags).
-_OPEN_WRITE, _OPEN_CREATE, _OPEN_NOCHECK = OPEN_WRITE, OPEN_CREATE, OPEN_NOCHECK
-# bigfile lets several handles write one block at once: the writer lock is shared.
-_OPEN_NOLOCK = OPEN_NOLOCK
 # create_from_array's default: 32 Mi rows per blob, as bigfile chooses.
 _ROWS_PER_FILE = 32 * 1024 * 1024
 
@@ -327,7 +323,7 @@ def _open_replica(basename: str, name: str) -> _CoreColumn:
 def _replica_handle(basename: str, meta: bytes) -> Any:
     """A ``cf_column *`` built from a metadata snapshot, on a File handle
     opened with ``CF_OPEN_NOCHECK`` (touching nothing) just for that."""
-    fh = _cf.open(basename, _OPEN_WRITE | _OPEN_NOCHECK | _OPEN_NOLOCK)
+    fh = _cf.open(basename, CF_OPEN_WRITE | CF_OPEN_NOCHECK | CF_OPEN_NOLOCK)
     try:
         return _c.open_meta(fh, meta)
     finally:
@@ -842,7 +838,7 @@ class ColumnMPI(Column):
         files: list[Any] = []
 
         def file_handle() -> Any:
-            h = _cf.open(basename, _OPEN_WRITE | _OPEN_NOCHECK | _OPEN_NOLOCK)
+            h = _cf.open(basename, CF_OPEN_WRITE | CF_OPEN_NOCHECK | CF_OPEN_NOLOCK)
             files.append(h)
             return h
 
@@ -887,7 +883,7 @@ class File:
         self._mpi = None if comm is None else _mpi.as_comm(comm)
 
     def _open_handle(self, create: bool) -> None:
-        flags = _OPEN_WRITE | _OPEN_NOLOCK | (_OPEN_CREATE if create else 0)
+        flags = CF_OPEN_WRITE | CF_OPEN_NOLOCK | (CF_OPEN_CREATE if create else 0)
         self._h = _cf.open(self._basename, flags)
         self._finalizer = weakref.finalize(self, _cf.close, self._h)
 
@@ -1082,7 +1078,7 @@ class FileMPI(File):
         self._setup(filename, comm)
         self._mpi = _mpi.as_comm(comm)
         _same(self._mpi, lambda: self._basename, "filename")
-        flags = _OPEN_WRITE | _OPEN_NOLOCK | (_OPEN_CREATE if create else 0)
+        flags = CF_OPEN_WRITE | CF_OPEN_NOLOCK | (CF_OPEN_CREATE if create else 0)
         self._h = _mpi.open_file(self._mpi, self._basename, flags)
         self._finalizer = weakref.finalize(self, _cf.close, self._h)
         self.refresh()

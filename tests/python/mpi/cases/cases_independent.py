@@ -439,7 +439,11 @@ def test_column_opened_alone_closes_alone(comm: Any, shared: Path) -> None:
         x.flush()
         x.close()
         assert x.closed
-        # the last rank writes y through a handle of its own, closed alone
+        # the last rank writes y through a handle of its own, closed alone;
+        # after rank 0's look at y (ranks see each other's uncommitted
+        # in-place writes as they happen: without the barrier that look
+        # races with this write)
+        comm.barrier()
         if comm.rank == n - 1:
             y = f["y"]
             y[comm.rank] = 7.5

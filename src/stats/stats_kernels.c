@@ -1,0 +1,467 @@
+/* stats_kernels.c - the statistics kernels: one per value type, each folds
+ * n <= CF__KBLOCK native-order values at an aligned address into one
+ * accumulator (stats_accum.c says how values get there, and the rules
+ * every path keeps bit for bit). */
+#include "stats_impl.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+/* int64 from its two's complement bits, without implementation-defined
+ * conversions. */
+static inline int64_t cf__u2i(uint64_t u)
+{
+    return u <= (uint64_t)INT64_MAX ? (int64_t)u : -(int64_t)(~u) - 1;
+}
+
+/* Which zeros x[0..n) holds, when it holds one: bit 0 for +0.0, bit 1
+ * for -0.0 (the search behind the signed-zero rule; runs only when a min
+ * or max is 0).  The bits of the zeros are or-ed and and-ed together: a
+ * sign in the OR means some -0.0, none in the AND some +0.0. */
+static unsigned cf__zeros32(const float *x, size_t n)
+{
+    uint32_t zor = 0, zand = UINT32_MAX;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t b;
+        memcpy(&b, x + i, sizeof b);
+        zor |= x[i] == 0 ? b : 0;
+        zand &= x[i] == 0 ? b : UINT32_MAX;
+    }
+    return (zand >> 31 ? 0u : 1u) | (zor >> 31 ? 2u : 0u);
+}
+
+static unsigned cf__zeros64(const double *x, size_t n)
+{
+    uint64_t zor = 0, zand = UINT64_MAX;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t b;
+        memcpy(&b, x + i, sizeof b);
+        zor |= x[i] == 0 ? b : 0;
+        zand &= x[i] == 0 ? b : UINT64_MAX;
+    }
+    return (zand >> 63 ? 0u : 1u) | (zor >> 63 ? 2u : 0u);
+}
+
+/* 1-4 byte integers: one fused loop, auto-vectorised. */
+#define CF__KERNEL_NARROW(t, T, cls, lo, hi, S)                                   \
+    void cf__k_##t(cf__acc *a, const void *p, size_t n, int avx2)                 \
+    {                                                                             \
+        const T *x = p;                                                           \
+        T mn = hi, mx = lo;                                                       \
+        S s = 0;                                                                  \
+        for (size_t i = 0; i < n; i++) {                                          \
+            T v = x[i];                                                           \
+            mn = v < mn ? v : mn;                                                 \
+            mx = v > mx ? v : mx;                                                 \
+            s += (S)v;                                                            \
+        }                                                                         \
+        cf__acc part;                                                             \
+        part.count = (int64_t)n;                                                  \
+        part.nan = 0;                                                             \
+        part.v.cls.min = mn;                                                      \
+        part.v.cls.max = mx;                                                      \
+        part.sum = (double)s;                                                     \
+        cf__merge_##cls(a, &part);                                                \
+    }
+
+/* 8-byte integers work on unsigned keys k = bits ^ flip (flip = 2^63 for
+ * i8) that order like the values; the exact sum of the keys is kept as
+ * sums of their high and low 32-bit halves (each < 2^52 per block). */
+typedef struct {
+    uint64_t kmin, kmax, hs, ls;
+} cf__wide_state;
+
+#if defined(CF__STATS_AVX2)
+
+/* Whole groups of 8 keys; returns how many values it consumed.  AVX2
+ * compares signed 64-bit lanes, so min and max work on keys ^ 2^63 (the
+ * values themselves for i8).  The sums: hs of the keys' high halves, and
+ * the keys' sum modulo 2^64, from which the sum of the low halves follows
+ * (ls = sum - 2^32 hs; ls < 2^52 is exact).  Inlined with a constant flip,
+ * so no operation is spent on a zero mask. */
+__attribute__((target("avx2"), always_inline))
+static inline size_t cf__wide_avx2(const uint64_t *x, size_t n, const uint64_t flip, cf__wide_state *st)
+{
+    const __m256i cflip = _mm256_set1_epi64x(cf__u2i(flip ^ (UINT64_C(1) << 63)));
+    const __m256i kflip = _mm256_set1_epi64x(cf__u2i(flip));
+    __m256i mn[2], mx[2], hs[2], ks[2];
+    for (int u = 0; u < 2; u++) {
+        mn[u] = _mm256_set1_epi64x(INT64_MAX);
+        mx[u] = _mm256_set1_epi64x(INT64_MIN);
+        hs[u] = _mm256_setzero_si256();
+        ks[u] = _mm256_setzero_si256();
+    }
+    size_t i = 0;
+#pragma GCC unroll 2
+    for (; i + 8 <= n; i += 8) {
+        for (int u = 0; u < 2; u++) {
+            __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(x + i + 4 * u));
+            __m256i c = flip == (UINT64_C(1) << 63) ? v : _mm256_xor_si256(v, cflip);
+            mn[u] = _mm256_blendv_epi8(mn[u], c, _mm256_cmpgt_epi64(mn[u], c));
+            mx[u] = _mm256_blendv_epi8(mx[u], c, _mm256_cmpgt_epi64(c, mx[u]));
+            __m256i k = flip ? _mm256_xor_si256(v, kflip) : v;
+            hs[u] = _mm256_add_epi64(hs[u], _mm256_srli_epi64(k, 32));
+            ks[u] = _mm256_add_epi64(ks[u], k);
+        }
+    }
+    uint64_t t[4][2][4];
+    for (int u = 0; u < 2; u++) {
+        _mm256_storeu_si256((__m256i *)(void *)t[0][u], mn[u]);
+        _mm256_storeu_si256((__m256i *)(void *)t[1][u], mx[u]);
+        _mm256_storeu_si256((__m256i *)(void *)t[2][u], hs[u]);
+        _mm256_storeu_si256((__m256i *)(void *)t[3][u], ks[u]);
+    }
+    for (int u = 0; u < 2; u++) {
+        for (int l = 0; l < 4; l++) {
+            uint64_t kmin = t[0][u][l] ^ (UINT64_C(1) << 63), kmax = t[1][u][l] ^ (UINT64_C(1) << 63);
+            st->kmin = kmin < st->kmin ? kmin : st->kmin;
+            st->kmax = kmax > st->kmax ? kmax : st->kmax;
+            st->hs += t[2][u][l];
+            st->ls += t[3][u][l] - (t[2][u][l] << 32); /* this lane's low halves */
+        }
+    }
+    return i;
+}
+
+__attribute__((target("avx2")))
+static size_t cf__wide_avx2_i8(const uint64_t *x, size_t n, cf__wide_state *st)
+{
+    return cf__wide_avx2(x, n, UINT64_C(1) << 63, st);
+}
+
+__attribute__((target("avx2")))
+static size_t cf__wide_avx2_u8(const uint64_t *x, size_t n, cf__wide_state *st)
+{
+    return cf__wide_avx2(x, n, 0, st);
+}
+#endif
+
+static void cf__wide(cf__acc *a, const uint64_t *x, size_t n, uint64_t flip, char cls, int avx2)
+{
+    cf__wide_state st = { UINT64_MAX, 0, 0, 0 };
+    size_t i = 0;
+#if defined(CF__STATS_AVX2)
+    if (n >= 16 && avx2) i = flip ? cf__wide_avx2_i8(x, n, &st) : cf__wide_avx2_u8(x, n, &st);
+#endif
+    /* the rest (everything without AVX2): four scalar lanes */
+    size_t i0 = i;
+    uint64_t mn[4], mx[4];
+    for (int l = 0; l < 4; l++) {
+        mn[l] = st.kmin;
+        mx[l] = st.kmax;
+    }
+    for (; i + 4 <= n; i += 4) {
+        for (int l = 0; l < 4; l++) {
+            uint64_t k = x[i + (size_t)l] ^ flip;
+            mn[l] = k < mn[l] ? k : mn[l];
+            mx[l] = k > mx[l] ? k : mx[l];
+        }
+    }
+    for (; i < n; i++) {
+        uint64_t k = x[i] ^ flip;
+        mn[0] = k < mn[0] ? k : mn[0];
+        mx[0] = k > mx[0] ? k : mx[0];
+    }
+    for (int l = 0; l < 4; l++) {
+        st.kmin = mn[l] < st.kmin ? mn[l] : st.kmin;
+        st.kmax = mx[l] > st.kmax ? mx[l] : st.kmax;
+    }
+    for (i = i0; i < n; i++) {
+        uint64_t k = x[i] ^ flip;
+        st.hs += k >> 32;
+        st.ls += k & UINT64_C(0xffffffff);
+    }
+    /* sum of values = sum of keys - n * flip; flip is 0 or 2^63 */
+    double hi = flip ? (double)cf__u2i(st.hs - (uint64_t)n * (flip >> 32)) : (double)st.hs;
+    cf__acc part;
+    part.count = (int64_t)n;
+    part.nan = 0;
+    part.sum = hi * 4294967296.0 + (double)st.ls;
+    if (cls == 'i') {
+        part.v.i.min = cf__u2i(st.kmin ^ flip);
+        part.v.i.max = cf__u2i(st.kmax ^ flip);
+        cf__merge_i(a, &part);
+    } else {
+        part.v.u.min = st.kmin ^ flip;
+        part.v.u.max = st.kmax ^ flip;
+        cf__merge_u(a, &part);
+    }
+}
+
+#define CF__KERNEL_WIDE(t, T, cls, lo, hi, flip)                                  \
+    void cf__k_##t(cf__acc *a, const void *p, size_t n, int avx2)                 \
+    {                                                                             \
+        cf__wide(a, p, n, flip, #cls[0], avx2);                                   \
+    }
+
+/* Floats.  The result of the fast loops is fixed up for the sign of zero:
+ * if the smallest value is a zero, it is -0.0 exactly when some value is
+ * -0.0 (and the largest zero is +0.0 when some value is +0.0). */
+void cf__float_part(cf__acc *a, double mn, double mx, double s, int64_t nn, size_t n, unsigned zeros)
+{
+    cf__acc part;
+    if (mn == 0) mn = zeros & 2u ? -0.0 : 0.0;
+    if (mx == 0) mx = zeros & 1u ? 0.0 : -0.0;
+    part.count = (int64_t)n;
+    part.nan = nn;
+    part.v.f.min = mn;
+    part.v.f.max = mx;
+    part.sum = s;
+    cf__merge_f(a, &part);
+}
+
+void cf__k_f8(cf__acc *a, const void *p, size_t n, int avx2)
+{
+    const double *x = p;
+    double mn = INFINITY, mx = -INFINITY, s = 0.0;
+    int64_t nn = 0;
+    size_t i = 0;
+#if defined(CF__STATS_SSE2)
+    if (n >= 8) {
+        __m128d vmn[4], vmx[4], vs[4];
+        __m128i vc[4];
+        for (int u = 0; u < 4; u++) {
+            vmn[u] = _mm_set1_pd(INFINITY);
+            vmx[u] = _mm_set1_pd(-INFINITY);
+            vs[u] = _mm_setzero_pd();
+            vc[u] = _mm_setzero_si128();
+        }
+        for (; i + 8 <= n; i += 8) {
+            for (int u = 0; u < 4; u++) {
+                __m128d v = _mm_loadu_pd(x + i + 2 * u);
+                __m128d bad = _mm_cmpunord_pd(v, v);                 /* x != x */
+                vc[u] = _mm_sub_epi64(vc[u], _mm_castpd_si128(bad));
+                vs[u] = _mm_add_pd(vs[u], _mm_andnot_pd(bad, v));    /* x == x ? x : 0 */
+                vmn[u] = _mm_min_pd(v, vmn[u]);                      /* x < m ? x : m */
+                vmx[u] = _mm_max_pd(v, vmx[u]);                      /* x > m ? x : m */
+            }
+        }
+        double t[3][4][2];
+        int64_t c[4][2];
+        for (int u = 0; u < 4; u++) {
+            _mm_storeu_pd(t[0][u], vmn[u]);
+            _mm_storeu_pd(t[1][u], vmx[u]);
+            _mm_storeu_pd(t[2][u], vs[u]);
+            _mm_storeu_si128((__m128i *)(void *)c[u], vc[u]);
+        }
+        for (int u = 0; u < 4; u++) {
+            for (int l = 0; l < 2; l++) {
+                mn = t[0][u][l] < mn ? t[0][u][l] : mn;
+                mx = t[1][u][l] > mx ? t[1][u][l] : mx;
+                s += t[2][u][l];
+                nn += c[u][l];
+            }
+        }
+    }
+#else
+    if (n >= 4) {
+        double lmn[4], lmx[4], ls[4];
+        int64_t lc[4];
+        for (int l = 0; l < 4; l++) {
+            lmn[l] = INFINITY;
+            lmx[l] = -INFINITY;
+            ls[l] = 0.0;
+            lc[l] = 0;
+        }
+        for (; i + 4 <= n; i += 4) {
+            for (int l = 0; l < 4; l++) {
+                double v = x[i + (size_t)l];
+                lc[l] += v != v;
+                ls[l] += v == v ? v : 0.0;
+                lmn[l] = v < lmn[l] ? v : lmn[l];
+                lmx[l] = v > lmx[l] ? v : lmx[l];
+            }
+        }
+        for (int l = 0; l < 4; l++) {
+            mn = lmn[l] < mn ? lmn[l] : mn;
+            mx = lmx[l] > mx ? lmx[l] : mx;
+            s += ls[l];
+            nn += lc[l];
+        }
+    }
+#endif
+    for (; i < n; i++) {
+        double v = x[i];
+        nn += v != v;
+        s += v == v ? v : 0.0;
+        mn = v < mn ? v : mn;
+        mx = v > mx ? v : mx;
+    }
+    cf__float_part(a, mn, mx, s, nn, n, mn == 0 || mx == 0 ? cf__zeros64(x, n) : 0);
+}
+
+#if defined(CF__STATS_AVX2)
+/* f4 with AVX2 (the SSE2 loop spends most of its time widening floats for
+ * the double sum): whole groups of 16; returns how many it consumed. */
+__attribute__((target("avx2")))
+static size_t cf__f4_avx2(const float *x, size_t n, float *mn, float *mx, double *s, int64_t *nn)
+{
+    __m256 vmn[2], vmx[2];
+    __m256d vs[2][2];
+    __m256i vc[2];
+    for (int u = 0; u < 2; u++) {
+        vmn[u] = _mm256_set1_ps(INFINITY);
+        vmx[u] = _mm256_set1_ps(-INFINITY);
+        vs[u][0] = _mm256_setzero_pd();
+        vs[u][1] = _mm256_setzero_pd();
+        vc[u] = _mm256_setzero_si256();
+    }
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        for (int u = 0; u < 2; u++) {
+            __m256 v = _mm256_loadu_ps(x + i + 8 * u);
+            __m256 bad = _mm256_cmp_ps(v, v, _CMP_UNORD_Q);
+            vc[u] = _mm256_sub_epi32(vc[u], _mm256_castps_si256(bad));
+            __m256 g = _mm256_andnot_ps(bad, v);
+            vs[u][0] = _mm256_add_pd(vs[u][0], _mm256_cvtps_pd(_mm256_castps256_ps128(g)));
+            vs[u][1] = _mm256_add_pd(vs[u][1], _mm256_cvtps_pd(_mm256_extractf128_ps(g, 1)));
+            vmn[u] = _mm256_min_ps(v, vmn[u]);
+            vmx[u] = _mm256_max_ps(v, vmx[u]);
+        }
+    }
+    float t[2][2][8];
+    double d[2][2][4];
+    int32_t c[2][8];
+    for (int u = 0; u < 2; u++) {
+        _mm256_storeu_ps(t[0][u], vmn[u]);
+        _mm256_storeu_ps(t[1][u], vmx[u]);
+        _mm256_storeu_pd(d[u][0], vs[u][0]);
+        _mm256_storeu_pd(d[u][1], vs[u][1]);
+        _mm256_storeu_si256((__m256i *)(void *)c[u], vc[u]);
+    }
+    for (int u = 0; u < 2; u++) {
+        for (int l = 0; l < 8; l++) {
+            *mn = t[0][u][l] < *mn ? t[0][u][l] : *mn;
+            *mx = t[1][u][l] > *mx ? t[1][u][l] : *mx;
+            *nn += c[u][l];
+        }
+        for (int l = 0; l < 4; l++) *s += d[u][0][l] + d[u][1][l];
+    }
+    return i;
+}
+#endif
+
+void cf__k_f4(cf__acc *a, const void *p, size_t n, int avx2)
+{
+    const float *x = p;
+    float mn = INFINITY, mx = -INFINITY;
+    double s = 0.0;
+    int64_t nn = 0;
+    size_t i = 0;
+#if defined(CF__STATS_AVX2)
+    if (n >= 32 && avx2) i = cf__f4_avx2(x, n, &mn, &mx, &s, &nn);
+#endif
+#if defined(CF__STATS_SSE2)
+    if (n - i >= 8) {
+        __m128 vmn[2], vmx[2];
+        __m128d vs[2][2];
+        __m128i vc[2];
+        for (int u = 0; u < 2; u++) {
+            vmn[u] = _mm_set1_ps(INFINITY);
+            vmx[u] = _mm_set1_ps(-INFINITY);
+            vs[u][0] = _mm_setzero_pd();
+            vs[u][1] = _mm_setzero_pd();
+            vc[u] = _mm_setzero_si128();
+        }
+        for (; i + 8 <= n; i += 8) {
+            for (int u = 0; u < 2; u++) {
+                __m128 v = _mm_loadu_ps(x + i + 4 * u);
+                __m128 bad = _mm_cmpunord_ps(v, v);
+                vc[u] = _mm_sub_epi32(vc[u], _mm_castps_si128(bad));
+                __m128 g = _mm_andnot_ps(bad, v);
+                vs[u][0] = _mm_add_pd(vs[u][0], _mm_cvtps_pd(g));
+                vs[u][1] = _mm_add_pd(vs[u][1], _mm_cvtps_pd(_mm_movehl_ps(g, g)));
+                vmn[u] = _mm_min_ps(v, vmn[u]);
+                vmx[u] = _mm_max_ps(v, vmx[u]);
+            }
+        }
+        float t[2][2][4];
+        double d[2][2][2];
+        int32_t c[2][4];
+        for (int u = 0; u < 2; u++) {
+            _mm_storeu_ps(t[0][u], vmn[u]);
+            _mm_storeu_ps(t[1][u], vmx[u]);
+            _mm_storeu_pd(d[u][0], vs[u][0]);
+            _mm_storeu_pd(d[u][1], vs[u][1]);
+            _mm_storeu_si128((__m128i *)(void *)c[u], vc[u]);
+        }
+        for (int u = 0; u < 2; u++) {
+            for (int l = 0; l < 4; l++) {
+                mn = t[0][u][l] < mn ? t[0][u][l] : mn;
+                mx = t[1][u][l] > mx ? t[1][u][l] : mx;
+                nn += c[u][l];
+            }
+            s += (d[u][0][0] + d[u][0][1]) + (d[u][1][0] + d[u][1][1]);
+        }
+    }
+#else
+    if (n >= 4) {
+        float lmn[4], lmx[4];
+        double ls[4];
+        int64_t lc[4];
+        for (int l = 0; l < 4; l++) {
+            lmn[l] = INFINITY;
+            lmx[l] = -INFINITY;
+            ls[l] = 0.0;
+            lc[l] = 0;
+        }
+        for (; i + 4 <= n; i += 4) {
+            for (int l = 0; l < 4; l++) {
+                float v = x[i + (size_t)l];
+                lc[l] += v != v;
+                ls[l] += v == v ? (double)v : 0.0;
+                lmn[l] = v < lmn[l] ? v : lmn[l];
+                lmx[l] = v > lmx[l] ? v : lmx[l];
+            }
+        }
+        for (int l = 0; l < 4; l++) {
+            mn = lmn[l] < mn ? lmn[l] : mn;
+            mx = lmx[l] > mx ? lmx[l] : mx;
+            s += ls[l];
+            nn += lc[l];
+        }
+    }
+#endif
+    for (; i < n; i++) {
+        float v = x[i];
+        nn += v != v;
+        s += v == v ? (double)v : 0.0;
+        mn = v < mn ? v : mn;
+        mx = v > mx ? v : mx;
+    }
+    cf__float_part(a, mn, mx, s, nn, n, mn == 0 || mx == 0 ? cf__zeros32(x, n) : 0);
+}
+
+#define CF__KERNEL_FLOAT(t, T, cls, lo, hi, P) /* written out above */
+#define CF__KERNEL_HALF(t, T, cls, lo, hi, P)  /* widened to float, then cf__k_f4 */
+
+#define CF__KERNEL_CPLX(t, T, cls, lo, hi, P)                                     \
+    void cf__k_##t(cf__acc *a, const void *p, size_t n, int avx2)                 \
+    {                                                                             \
+        const T *x = p;                                                           \
+        int64_t nn = 0;                                                           \
+        for (size_t i = 0; i < n; i++)                                            \
+            nn += (x[i].re != x[i].re) | (x[i].im != x[i].im);                    \
+        a->count += (int64_t)n;                                                   \
+        a->nan += nn;                                                             \
+    }
+
+#define CF__KERNEL_BOOL(t, T, cls, lo, hi, P)                                     \
+    void cf__k_##t(cf__acc *a, const void *p, size_t n, int avx2)                 \
+    {                                                                             \
+        const T *x = p;                                                           \
+        uint32_t ntrue = 0;                                                       \
+        for (size_t i = 0; i < n; i++) ntrue += x[i] != 0;                        \
+        cf__acc part;                                                             \
+        part.count = (int64_t)n;                                                  \
+        part.nan = 0;                                                             \
+        part.v.u.min = n && ntrue == n ? 1 : 0;                                   \
+        part.v.u.max = ntrue ? 1 : 0;                                             \
+        part.sum = (double)ntrue;                                                 \
+        if (n) cf__merge_u(a, &part);                                             \
+    }
+
+#define CF__KERNEL(t, k, T, cat, cls, lo, hi, par) CF__KERNEL_##cat(t, T, cls, lo, hi, par)
+CF__STATS_TYPES(CF__KERNEL)
+#undef CF__KERNEL
