@@ -10,6 +10,9 @@ import sys
 import time
 from typing import Any
 
+import colfile
+from colfile import mpi as cmpi
+
 from ._common import (
     CliError,
     NotFoundError,
@@ -22,7 +25,7 @@ from ._common import (
     select_columns,
     want_progress,
 )
-from .iosim import launched_size, want_mpi
+from ._launch import communicator
 
 HELP = "compute missing CRC32C and statistics (bigfile output)"
 
@@ -94,21 +97,6 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     return p
 
 
-def _communicator(flag: bool) -> Any:
-    """MPI.COMM_WORLD under a launcher (or --mpi), else None (serial)."""
-    if not want_mpi(flag):
-        return None
-    try:
-        from mpi4py import MPI
-    except ImportError as exc:
-        # one process under a launcher may go on alone; more may not
-        if flag or launched_size() > 1:
-            raise CliError(f"running under MPI needs mpi4py, which cannot be "
-                           f"imported: {exc}") from None
-        return None
-    return MPI.COMM_WORLD
-
-
 def _needs_work(col: Any, force: bool) -> list[int]:
     """The blobs of ``col`` whose CRC32C or statistics are not current (all
     with ``force``)."""
@@ -123,8 +111,6 @@ def _needs_work(col: Any, force: bool) -> list[int]:
 def _plan(f: Any, names: list[str], force: bool) -> dict[str, Any]:
     """Which blobs of which columns to index, read through the serial File
     ``f`` (under MPI on rank 0 only, then broadcast)."""
-    import colfile
-
     columns: list[dict[str, Any]] = []
     skipped = 0       # blobs already current
     other = 0         # header-only and attribute blocks
@@ -152,11 +138,8 @@ def _plan(f: Any, names: list[str], force: bool) -> dict[str, Any]:
 
 
 def run(args: Any) -> int:
-    import colfile
-    from colfile import mpi as cmpi
-
     t0 = time.monotonic()
-    comm = _communicator(args.mpi)
+    comm = communicator(args.mpi)
     c = cmpi.as_comm(comm)
     rank = c.rank
     out = sys.stdout
@@ -189,8 +172,6 @@ def run(args: Any) -> int:
 
 
 def _open(path: str, mode: str, comm: Any) -> Any:
-    import colfile
-
     try:
         return colfile.File(path, mode, comm=comm)
     except colfile.ReadOnlyError as exc:
@@ -237,8 +218,6 @@ def _index_blobs(col: Any, name: str, items: list[tuple[int, int, int, int]],
                  progress: Progress, failures: list[dict[str, Any]],
                  rank: int | None) -> tuple[int, int]:
     """Index ``items`` of ``col``; returns (blobs done, bytes done)."""
-    import colfile
-
     done = nbytes = 0
     for i, first, rows, size in items:
         try:
@@ -293,8 +272,6 @@ def _run_serial(args: Any, mode: str, t0: float) -> int:
 
 
 def _run_parallel(args: Any, comm: Any, c: Any, mode: str, t0: float, quiet: bool) -> int:
-    from colfile import mpi as cmpi
-
     rank, nranks = c.rank, c.size
     f = _open(args.path, mode, comm)
     failures: list[dict[str, Any]] = []
@@ -305,8 +282,6 @@ def _run_parallel(args: Any, comm: Any, c: Any, mode: str, t0: float, quiet: boo
 
         def plan_on_root() -> dict[str, Any]:
             # rank 0 reads the metadata once, on serial handles of its own
-            import colfile
-
             with colfile.File(args.path, "r") as g:
                 return _plan(g, names, args.force)
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import argparse
 import json
 import mmap
-import os
 import resource
 import shutil
 import sys
@@ -17,8 +16,14 @@ from typing import Any
 
 import numpy as np
 
-from .._ints import INT64_MAX
+import colfile
+from colfile import mpi as cmpi
+
 from ._common import CliError, UsageError
+from ._launch import launched_size, want_mpi
+
+#: the largest 64-bit size, 2**63-1
+INT64_MAX = int(np.iinfo(np.int64).max)
 
 HELP = "measure parallel create/write/read throughput (under mpiexec)"
 
@@ -29,7 +34,6 @@ COLUMN = "iosim"
 LOADS = {"small": 4 << 10, "medium": 4 << 20, "large": 64 << 20}
 
 #: Environment variables by which MPI launchers announce a parallel run.
-MPI_ENV = ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE")
 
 DESCRIPTION = """\
 Create, write and read one column collectively and report the time and
@@ -119,23 +123,6 @@ def _count(text: str) -> int:
     return n
 
 
-def want_mpi(flag: bool, environ: Any = None) -> bool:
-    """True if MPI is to be used: ``--mpi``, or a launcher's variables."""
-    env = os.environ if environ is None else environ
-    return flag or any(env.get(k) for k in MPI_ENV)
-
-
-def launched_size(environ: Any = None) -> int:
-    """The number of processes a launcher says it started (0: unknown)."""
-    env = os.environ if environ is None else environ
-    for key in ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE"):
-        try:
-            return int(env.get(key, ""))
-        except ValueError:
-            continue
-    return 0
-
-
 #: Bytes of the pattern computed at once (bounds the uint64 temporaries).
 PATTERN_PIECE = 1 << 22
 
@@ -197,9 +184,6 @@ class _Timer:
 
 
 def run(args: Any) -> int:
-    import colfile
-    from colfile import mpi as cmpi
-
     comm: Any = None
     if want_mpi(args.mpi):
         try:
