@@ -147,7 +147,7 @@ class ColumnHandle:
         else:
             self._file_ref = self._file_path = None
             self._file_flags = 0
-        cname, self._path, tok, kind, writable, n = _c.describe(handle)
+        self._name, self._path, tok, kind, writable, n = _c.describe(handle, name)
         self._writable = writable
         # A handle that can commit is closed (committed) by a finalizer that
         # also runs at exit; a read-only one holds only memory, which __del__
@@ -156,8 +156,6 @@ class ColumnHandle:
         self._finalizer: Any = None
         # File(deferred=True): close() hands the handle to the File's committer
         self._defer: Any = file._commits if self._writable and file is not None else None
-        # the name the opener passed is the one the core keeps
-        self._name = name if name is not None else cname
         if self._writable:
             self._finalizer = weakref.finalize(self, _release, handle, self._made, self._what_made())
             _WRITERS.add(self)

@@ -11,8 +11,9 @@ only here:
   ``cf_committer_free``), and memory the library hands out is copied and
   freed (``cf_free``, ``cf_names_free``: :mod:`.memory`);
 * numpy arrays are passed to C as pointers that stay valid for the call;
-* the flags, codes and states of the C headers are named
-  (:mod:`.constants`).
+* the kinds, states and bits the C headers define get the names colfile
+  reports (:mod:`.constants`, from the generated :mod:`colfile._constants`,
+  where every flag and code has its C name).
 
 One module per concept: :mod:`.constants`, :mod:`._errors`, :mod:`.memory`,
 :mod:`.library` (loading, version), :mod:`.dtype` (the core's dtype rules
@@ -22,8 +23,8 @@ life cycle, rows), :mod:`.column_attrs` (a column's attributes),
 :mod:`.committer` (``cf_committer``) and :mod:`.plan` (the parallel
 planning functions).
 
-This package imports nothing of colfile at import time but
-:mod:`colfile.errors` (for the exception classes), and nothing here imports
-a user-facing module: the user-facing modules depend on it, not the other
-way round.
+Below it are only the loader (``colfile._ffi``), the generated
+declarations and constants, and :mod:`colfile.errors` (for the exception
+classes); nothing here imports a user-facing module: they depend on it,
+not the other way round (tests/python/test_python_layers.py checks it).
 """

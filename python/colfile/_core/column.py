@@ -132,12 +132,14 @@ def create_plain(fh: Any, name: str | bytes, tok: str | None, nmemb: int, size: 
     return out[0]
 
 
-def describe(h: Any) -> tuple[str, str, str, int, bool, int]:
+def describe(h: Any, name: str | None = None) -> tuple[str, str, str, int, bool, int]:
     """``(name, path, dtype token, kind, writable, nmemb)`` in one call
-    (``cf_column_describe``; each separate call costs about 1.5 us)."""
+    (``cf_column_describe``; each separate call costs about 1.5 us).  A
+    ``name`` the caller opened the column by is the one the core keeps:
+    returned as it is, not decoded again."""
     d = ffi.new(_DESC_P)
     lib().cf_column_describe(h, d)
-    return (_tostr(d.name).decode("utf-8", "surrogateescape"),
+    return (name if name is not None else _tostr(d.name).decode("utf-8", "surrogateescape"),
             _tostr(d.path).decode("utf-8", "surrogateescape"),
             _tostr(d.dtype).decode("ascii"), d.kind, bool(d.writable), d.nmemb)
 
