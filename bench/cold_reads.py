@@ -8,7 +8,7 @@ and colfile's C API called through cffi alone (the 1% read).
 It writes a snapshot (bench/peers.py's columns, ``--rows`` rows) as numpy
 raw files and as a colfile File, then runs ``--rounds`` child processes per
 reader, interleaved.  Each child warms up on the snapshot once, then
-``--iters`` times: touches and frees memory (bench/peers.py's priming, which
+``--iters`` times: touches and frees memory (bench/prime.py's priming, which
 also flushes the CPU caches), and times reading ``--read-rows`` rows from
 the middle of all four columns into new arrays, File open and close
 included.  Every read is checked against the data written.  It prints the
@@ -44,7 +44,8 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import peers  # noqa: E402  (bench/peers.py: the snapshot, priming, the readers)
+import peers  # noqa: E402  (bench/peers.py: the snapshot, the readers)
+from prime import prime_memory  # noqa: E402  (bench/prime.py)
 
 READERS = ["numpy", "colfile", "colfile-cffi"]
 
@@ -102,7 +103,7 @@ def child(spec: dict[str, Any]) -> list[float]:
     peers.warm_tree(path)
     times = []
     for _ in range(spec["iters"]):
-        peers.prime_memory(spec["prime"])
+        prime_memory(spec["prime"])
         t0 = time.perf_counter()
         got = read()
         times.append(time.perf_counter() - t0)

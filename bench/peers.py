@@ -166,9 +166,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import mmap
 import os
-import platform
 import resource
 import shlex
 import shutil
@@ -181,6 +179,11 @@ from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from machine import describe as describe_machine  # noqa: E402  (bench/machine.py)
+from mdsection import replace_section  # noqa: E402  (bench/mdsection.py)
+from prime import prime_memory  # noqa: E402  (bench/prime.py)
 
 ROOT = Path(__file__).resolve().parents[1]
 BEGIN, END = "<!-- peers:begin -->", "<!-- peers:end -->"
@@ -1193,25 +1196,6 @@ def equal(got: dict[str, np.ndarray], want: dict[str, np.ndarray]) -> bool:
 PRIME_BYTES = 0  # set by child() from the spec: see the module docstring
 
 
-def prime_memory(nbytes: int) -> None:
-    """Touch ``nbytes`` of fresh anonymous memory a page at a time, then
-    free it: the free pages the next allocations and page-cache pages get
-    are then backed by the host (module docstring, "Memory priming")."""
-    if nbytes <= 0:
-        return
-    m = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE)
-    try:
-        # In huge pages: the memory the guest hands back is whole 2 MiB
-        # blocks, which 4 KiB faults do not take (docs/performance.md).
-        if hasattr(mmap, "MADV_HUGEPAGE"):
-            m.madvise(mmap.MADV_HUGEPAGE)
-        view = np.frombuffer(m, dtype=np.uint8)
-        view[::mmap.PAGESIZE] = 1
-        del view
-    finally:
-        m.close()
-
-
 def timed(fn: Callable[[], Any]) -> tuple[float, float, Any, int, int]:
     """(seconds, cpu seconds, result, rss before, peak rss) of ``fn()``,
     after priming PRIME_BYTES of memory."""
@@ -1505,28 +1489,6 @@ def git_commit() -> str:
             f"{hashlib.sha1(diff).hexdigest()[:12]})")
 
 
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
-
-
-def memory_total() -> str:
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemTotal:"):
-                    return f"{int(line.split()[1]) / 2**20:.0f} GiB RAM"
-    except OSError:
-        pass
-    return "unknown RAM"
-
-
 def run(args: argparse.Namespace, argv: list[str]) -> int:
     wanted = [s.strip() for s in args.systems.split(",") if s.strip()]
     for s in wanted:
@@ -1734,14 +1696,13 @@ def markdown(r: dict[str, Any]) -> str:
            f"{args['nice']} (autogroup nice), as the machine is shared with other work"
            if args.get("nice") else "")
         + (f"; {args['prime'] / 1e6:.0f} MB of memory touched and freed before each "
-           f"timed part (memory priming: bench/peers.py)" if args.get("prime") else "")
+           f"timed part (memory priming: bench/prime.py)" if args.get("prime") else "")
         + "). Cold reads: "
         + ("`sync; echo 3 > /proc/sys/vm/drop_caches` (root)." if r["cold_method"] ==
            "drop_caches" else
            "`fsync` + `posix_fadvise(POSIX_FADV_DONTNEED)` on every file (not root; "
            "dentries and inodes stay cached)."),
-        f"Machine: {cpu_model()}, {os.cpu_count()} cores, {memory_total()}, "
-        f"{platform.platform()}, Python {platform.python_version()}. Versions: "
+        f"Machine: {describe_machine()}. Versions: "
         + ", ".join(f"{s} {versions[s]['version']}" for s in systems
                     if s not in VARIANTS) + ".",
         "",
@@ -2036,12 +1997,7 @@ does.
 
 
 def update_markdown(path: Path, section: str) -> None:
-    text = path.read_text() if path.exists() else "# Performance\n"
-    if BEGIN in text and END in text and text.index(BEGIN) < text.index(END):
-        text = text[:text.index(BEGIN)] + section + text[text.index(END) + len(END):]
-    else:
-        text = text.rstrip("\n") + "\n\n" + SECTION_HEAD + section + "\n"
-    path.write_text(text)
+    replace_section(path, section, BEGIN, END, SECTION_HEAD, new_file="# Performance\n")
 
 
 def main(argv: list[str] | None = None) -> int:

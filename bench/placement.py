@@ -10,7 +10,7 @@ holds it, then times ``os.preadv`` of (a) the whole file from offset 0 and
 (where bench/peers.py's 1% read of Position starts), each into one buffer
 at every remainder of (destination address - file offset) modulo 64 that
 keeps 8-byte alignment, in random order.  Before each read it touches and
-frees ``--prime-mib`` MiB of memory (as bench/peers.py primes), which also
+frees ``--prime-mib`` MiB of memory (bench/prime.py), which also
 flushes the CPU caches.  Every read is checked against the file.  It prints
 the lower quartile and median of each remainder in microseconds, the lower
 quartile as GB/s (decimal) and as a ratio to the best remainder.
@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import peers  # noqa: E402  (bench/peers.py: memory priming)
+from prime import prime_memory  # noqa: E402  (bench/prime.py)
 
 REMAINDERS = list(range(0, 64, 8))
 
@@ -55,7 +55,7 @@ def measure(fd: int, expect: np.ndarray, offset: int, n: int, iters: int,
             k = (offset + int(r) - address(buf)) % 64
             view = buf[k:k + n]
             view.fill(0)
-            peers.prime_memory(prime_bytes)
+            prime_memory(prime_bytes)
             t0 = time.perf_counter_ns()
             got = os.preadv(fd, [memoryview(view)], offset)
             t1 = time.perf_counter_ns()

@@ -58,7 +58,6 @@ import argparse
 import gc
 import inspect
 import os
-import platform
 import resource
 import shlex
 import shutil
@@ -71,6 +70,10 @@ from typing import Any, Callable
 import numpy as np
 
 import colfile
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from machine import describe as describe_machine  # noqa: E402  (bench/machine.py)
+from mdsection import replace_section  # noqa: E402  (bench/mdsection.py)
 
 BOX = 1000.0
 BEGIN, END = "<!-- query:begin -->", "<!-- query:end -->"
@@ -115,28 +118,6 @@ def mib(n: float) -> str:
 
 def peak_rss() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-
-
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
-
-
-def memory_total() -> str:
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemTotal:"):
-                    return f"{int(line.split()[1]) / 2**20:.0f} GiB RAM"
-    except OSError:
-        pass
-    return "unknown RAM"
 
 
 class Failed(Exception):
@@ -448,8 +429,7 @@ def markdown(args: argparse.Namespace, argv: list[str], r: dict[str, Any], expr:
         f"(queries: best of {args.repeats} after a warm-up; writes: {args.write_repeats} with "
         f"statistics and {args.write_repeats} without, alternating, after a warm-up; "
         f"{r['elapsed']:.0f} s in all, peak RSS {r['rss'] / 2**30:.2f} GiB).",
-        f"Machine: {cpu_model()}, {os.cpu_count()} cores, {memory_total()}, "
-        f"{platform.platform()}, Python {platform.python_version()}, numpy {np.__version__}, "
+        f"Machine: {describe_machine()}, numpy {np.__version__}, "
         f"colfile {colfile.__version__}.",
         "",
         f"Snapshot: {n} rows in group `1/`: Position f8x3 sorted along x, ID i8 (random "
@@ -543,16 +523,8 @@ costs when writing. Every result is checked against numpy.
 
 
 def update_markdown(path: Path, section: str) -> None:
-    text = path.read_text() if path.exists() else "# Performance\n"
-    if BEGIN in text and END in text and text.index(BEGIN) < text.index(END):
-        old = text[text.index(BEGIN):text.index(END)]
-        if NOTES_BEGIN in old and NOTES_END in old:  # hand-written notes stay
-            notes = old[old.index(NOTES_BEGIN):old.index(NOTES_END) + len(NOTES_END)]
-            section = section[:-len(END)].rstrip("\n") + "\n\n" + notes + "\n" + END
-        text = text[:text.index(BEGIN)] + section + text[text.index(END) + len(END):]
-    else:
-        text = text.rstrip("\n") + "\n\n" + SECTION_HEAD + section + "\n"
-    path.write_text(text)
+    replace_section(path, section, BEGIN, END, SECTION_HEAD, (NOTES_BEGIN, NOTES_END),
+                    new_file="# Performance\n")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,10 +1,10 @@
-/* request_cost.c - benchmark-only LD_PRELOAD library for bench/iosim.py:
+/* request_cost.c - benchmark-only LD_PRELOAD library for bench/iosim_sweep.py:
  * counts the file-system requests a process makes under one directory and,
  * optionally, makes each of them cost time on a shared "server", as on a
  * parallel file system where opens, creates and renames go to a metadata
  * server and writes to one file need extent locks.
  *
- * Never linked into colfile; bench/iosim.py builds it with
+ * Never linked into colfile; bench/iosim_sweep.py builds it with
  *   cc -O2 -shared -fPIC -o request_cost.so bench/request_cost.c -ldl -lpthread
  * and runs the iosim programs with LD_PRELOAD=request_cost.so (libcolfile
  * calls libc through the dynamic linker, so these wrappers see its calls).

@@ -10,16 +10,17 @@
  * over ranks, so that the report tells how many cores the write kept busy.
  * Commits skip fsync (CF_OPEN_NODURABLE: page-cache speed) unless --durable is
  * given.  Exit status: 0, 1 on an I/O error or a mismatch, 2 on bad arguments.
+ * `colfile iosim` (Python) takes the same options, prints the same report
+ * and writes the same bytes.
  */
 #define _XOPEN_SOURCE 700 /* nftw */
-#define _DEFAULT_SOURCE 1 /* MAP_ANONYMOUS */
+#include <dlfcn.h>
 #include <errno.h>
 #include <ftw.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -35,9 +36,11 @@ static const char usage[] =
     "column); the report also gives the write alone ('data') and the CPU time\n"
     "(user + system, all threads) the ranks spent in the write phase, summed\n"
     "over ranks, and that CPU time per second of the phase: the cores the\n"
-    "write kept busy on average.\n"
+    "write kept busy on average.  The Python command 'colfile iosim' takes\n"
+    "the same options, prints the same report and writes the same bytes.\n"
     "\n"
-    "  --load small|medium|large  rows of int32 per rank: 4Ki, 4Mi, 64Mi (default small)\n"
+    "  --load small|medium|large  rows of int32 per rank: 4Ki, 4Mi, 64Mi (default\n"
+    "                             small; not with --rows, --dtype or --nmemb)\n"
     "  --rows N                   rows per rank (instead of --load)\n"
     "  --dtype D                  the column's dtype (default i4)\n"
     "  --nmemb M                  elements per row (default 1)\n"
@@ -48,19 +51,16 @@ static const char usage[] =
     "                             only, CF_OPEN_NODURABLE)\n"
     "  --json                     print one JSON object\n"
     "  --keep                     keep the data afterwards\n"
-    "  --prime B                  touch and free B bytes of memory on every rank\n"
-    "                             just before the write (default 0): on a virtual\n"
-    "                             machine that hands freed memory back to its host,\n"
-    "                             the write then lands on memory the host still\n"
-    "                             backs (docs/performance.md)\n"
+    "  -h, --help                 print this help and exit\n"
     "  PATH                       the File to use (created if needed; the column\n"
     "                             '" COLUMN "' in it is replaced); default: a new\n"
     "                             directory under $TMPDIR, removed afterwards\n";
 
 typedef struct {
-    int64_t rows, nmemb, nfile, concurrency, prime;
+    int64_t rows, nmemb, nfile, concurrency;
     const char *dtype, *path, *mode_name;
     int mode, json, keep, durable;
+    int load, shape; /* --load given; --rows, --dtype or --nmemb given */
 } settings;
 
 /* 0, or 2 after printing why (rank 0 only). */
@@ -70,12 +70,12 @@ static int parse(int argc, char **argv, settings *s, int rank)
     s->nmemb = 1;
     s->nfile = 0;
     s->concurrency = 0;
-    s->prime = 0;
     s->dtype = "i4";
     s->path = NULL;
     s->mode = CF_IO_AUTO;
     s->mode_name = "auto";
     s->json = s->keep = s->durable = 0;
+    s->load = s->shape = 0;
     int64_t *target;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -96,8 +96,7 @@ static int parse(int argc, char **argv, settings *s, int rank)
             else if (strcmp(v, "medium") == 0) s->rows = (int64_t)4 << 20;
             else if (strcmp(v, "large") == 0) s->rows = (int64_t)64 << 20;
             else goto bad;
-            s->dtype = "i4";
-            s->nmemb = 1;
+            s->load = 1;
         } else if (strcmp(a, "--mode") == 0 && v) {
             i++;
             if (strcmp(v, "throttled") == 0) s->mode = CF_IO_THROTTLED;
@@ -108,16 +107,17 @@ static int parse(int argc, char **argv, settings *s, int rank)
         } else if (strcmp(a, "--dtype") == 0 && v) {
             i++;
             s->dtype = v;
+            s->shape = 1;
         } else if (strcmp(a, "--rows") == 0 && v) {
             target = &s->rows;
+            s->shape = 1;
         } else if (strcmp(a, "--nmemb") == 0 && v) {
             target = &s->nmemb;
+            s->shape = 1;
         } else if (strcmp(a, "--nfile") == 0 && v) {
             target = &s->nfile;
         } else if (strcmp(a, "--concurrency") == 0 && v) {
             target = &s->concurrency;
-        } else if (strcmp(a, "--prime") == 0 && v) {
-            target = &s->prime;
         } else if (a[0] != '-' && !s->path) {
             s->path = a;
         } else {
@@ -134,6 +134,11 @@ static int parse(int argc, char **argv, settings *s, int rank)
         continue;
     bad:
         if (rank == 0) fprintf(stderr, "colfile-iosim: bad argument '%s'%s%s\n%s", a, v ? " " : "", v ? v : "", usage);
+        return 2;
+    }
+    if (s->load && s->shape) {
+        if (rank == 0)
+            fprintf(stderr, "colfile-iosim: --load means int32 rows; give --rows with --dtype/--nmemb\n");
         return 2;
     }
     if (s->nmemb < 1) {
@@ -195,22 +200,6 @@ static void slowest2(double a, double b, double *max_a, double *max_b, MPI_Comm 
     *max_b = max[1];
 }
 
-/* Touch `nbytes` of fresh memory a page at a time and free it (--prime). */
-static void prime_memory(int64_t nbytes)
-{
-    if (nbytes <= 0) return;
-    unsigned char *p = mmap(NULL, (size_t)nbytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) return;
-#ifdef MADV_HUGEPAGE
-    /* In huge pages: the memory a guest hands back to its host is whole
-     * 2 MiB blocks, which 4 KiB faults do not take. */
-    madvise(p, (size_t)nbytes, MADV_HUGEPAGE);
-#endif
-    long page = sysconf(_SC_PAGESIZE);
-    for (int64_t i = 0; i < nbytes; i += page > 0 ? page : 4096) ((volatile unsigned char *)p)[i] = 1;
-    munmap(p, (size_t)nbytes);
-}
-
 /* CPU seconds (user + system) this process has used so far, all its
  * threads included (a rank's write may digest on a helper thread). */
 static double cpu_seconds(void)
@@ -219,6 +208,42 @@ static double cpu_seconds(void)
     if (getrusage(RUSAGE_SELF, &ru) != 0) return 0.0;
     return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 + (double)ru.ru_stime.tv_sec +
            (double)ru.ru_stime.tv_usec * 1e-6;
+}
+
+/* Every rank calls colfile_iosim_before_write() just before the timed
+ * write if a library loaded with the program (LD_PRELOAD) defines it: the
+ * benchmarks prime memory there (bench/primed_iosim.c), so that this
+ * program needs no options of theirs. */
+static void before_write(void)
+{
+    void (*hook)(void) = NULL;
+    void *self = dlopen(NULL, RTLD_NOW);
+    if (!self) return;
+    void *sym = dlsym(self, "colfile_iosim_before_write");
+    memcpy(&hook, &sym, sizeof hook); /* POSIX: a function's address */
+    if (hook) hook();
+    dlclose(self);
+}
+
+/* `text` as a JSON string (a path may hold quotes, backslashes and
+ * control characters). */
+static void print_json_string(const char *text)
+{
+    putchar('"');
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+        if (*p == '"' || *p == '\\') printf("\\%c", *p);
+        else if (*p < 0x20) printf("\\u%04x", *p);
+        else putchar(*p);
+    }
+    putchar('"');
+}
+
+/* *out = a * b for a, b >= 0; 0 if that is above INT64_MAX. */
+static int product(int64_t a, int64_t b, int64_t *out)
+{
+    if (a != 0 && b > INT64_MAX / a) return 0;
+    *out = a * b;
+    return 1;
 }
 
 static double gbps(int64_t bytes, double seconds)
@@ -251,8 +276,17 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
-    int64_t rowbytes = s.nmemb * cf_dtype_itemsize(dtype);
-    int64_t local_bytes = s.rows * rowbytes, total_bytes = local_bytes * nranks;
+    int64_t itemsize = cf_dtype_itemsize(dtype), rowbytes = 0, local_bytes = 0, total_bytes = 0;
+    if (!product(s.nmemb, itemsize, &rowbytes) || !product(s.rows, rowbytes, &local_bytes) ||
+        !product(local_bytes, nranks, &total_bytes)) {
+        if (rank == 0)
+            fprintf(stderr,
+                    "colfile-iosim: --rows %" PRId64 " x %d rank(s) of %" PRId64 " x %" PRId64 " bytes is above the "
+                    "largest column, 2**63-1 bytes\n",
+                    s.rows, nranks, s.nmemb, itemsize);
+        MPI_Finalize();
+        return 2;
+    }
 
     /* The File: the given path, or a new temporary directory (rank 0
      * makes it, everyone uses its name). */
@@ -306,7 +340,7 @@ int main(int argc, char **argv)
 
     /* write (and commit) */
     fill(data, local_bytes, (uint64_t)(first * rowbytes));
-    prime_memory(s.prime);
+    before_write();
     MPI_Barrier(comm);
     t0 = MPI_Wtime();
     double cpu0 = cpu_seconds();
@@ -346,14 +380,16 @@ int main(int argc, char **argv)
     if (rank == 0 && s.json) {
         printf("{\"ranks\": %d, \"rows_per_rank\": %" PRId64 ", \"rows\": %" PRId64 ", \"dtype\": \"%s\", "
                "\"nmemb\": %" PRId64 ", \"bytes\": %" PRId64 ", \"mode\": \"%s\", \"mode_used\": \"%s\", "
-               "\"nfile\": %" PRId64 ", \"concurrency\": %" PRId64 ", \"durable\": %s, \"path\": \"%s\", \"kept\": %s, "
+               "\"nfile\": %" PRId64 ", \"concurrency\": %" PRId64 ", \"durable\": %s, \"path\": ",
+               nranks, s.rows, s.rows * nranks, dtype, s.nmemb, total_bytes, s.mode_name, used, nfile, conc,
+               s.durable ? "true" : "false");
+        print_json_string(path);
+        printf(", \"kept\": %s, "
                "\"create_seconds\": %.6f, \"write_seconds\": %.6f, \"write_data_seconds\": %.6f, \"write_GBps\": %.6f, "
                "\"write_cpu_seconds\": %.6f, \"write_cpu_per_wall\": %.6f, "
                "\"read_seconds\": %.6f, \"read_GBps\": %.6f, \"mismatched_bytes\": %" PRId64 ", \"verified\": %s}\n",
-               nranks, s.rows, s.rows * nranks, dtype, s.nmemb, total_bytes, s.mode_name, used, nfile, conc,
-               s.durable ? "true" : "false", path, s.keep ? "true" : "false", t_create, t_write, t_data,
-               gbps(total_bytes, t_write), cpu_write, cpu_per_wall, t_read, gbps(total_bytes, t_read), bad_total,
-               bad_total ? "false" : "true");
+               s.keep ? "true" : "false", t_create, t_write, t_data, gbps(total_bytes, t_write), cpu_write,
+               cpu_per_wall, t_read, gbps(total_bytes, t_read), bad_total, bad_total ? "false" : "true");
     } else if (rank == 0) {
         printf("colfile-iosim: %d ranks x %" PRId64 " rows of %s x %" PRId64 " = %" PRId64 " bytes\n", nranks, s.rows,
                dtype, s.nmemb, total_bytes);

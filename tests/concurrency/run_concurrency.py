@@ -31,6 +31,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 sys.path.insert(0, str(HERE))
 import conccheck  # noqa: E402
+from childpath import with_colfile_path  # noqa: E402  (tests/crash, on the path by conccheck)
 
 
 def find_shim(build: str | None) -> Path | None:
@@ -43,13 +44,7 @@ def find_shim(build: str | None) -> Path | None:
 def worker_env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CF_")}
     env.pop("LD_PRELOAD", None)
-    try:
-        import importlib.util
-        spec = importlib.util.find_spec("colfile")
-        pkg = Path(spec.origin).resolve().parents[1] if spec and spec.origin else REPO / "python"
-    except (ImportError, ValueError):
-        pkg = REPO / "python"
-    env["PYTHONPATH"] = os.pathsep.join([str(pkg)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    with_colfile_path(env)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     return env
 

@@ -52,6 +52,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 sys.path.insert(0, str(HERE))
 import checker  # noqa: E402
+from childpath import with_colfile_path  # noqa: E402
 import crashplan  # noqa: E402
 
 MODES = ["kill", "rankkill", "inject", "powerloss", "faults"]
@@ -133,13 +134,7 @@ def find_tools(build_arg: str | None, python: str, shim_arg: str | None = None,
            if not k.startswith(("PMI_", "PMIX_", "OMPI_", "HYDRA_", "MPI_LOCALRANKID", "CF_FAULT_"))}
     env.pop("LD_PRELOAD", None)
     # The Python writer imports the colfile this driver would import.
-    try:
-        import importlib.util
-        spec = importlib.util.find_spec("colfile")
-        pkg = Path(spec.origin).resolve().parents[1] if spec and spec.origin else REPO / "python"
-    except (ImportError, ValueError):
-        pkg = REPO / "python"
-    env["PYTHONPATH"] = os.pathsep.join([str(pkg)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    pkg = with_colfile_path(env)
     has_own_lib = any((pkg / "colfile" / "_lib").glob("libcolfile*")) if (pkg / "colfile").exists() else False
     if "COLFILE_LIBRARY" not in env and not has_own_lib and build and (build / "libcolfile.so").exists():
         env["COLFILE_LIBRARY"] = str(build / "libcolfile.so")

@@ -33,6 +33,9 @@ check_links() { # check_links EXE
     local deps
     deps=$(ldd "$1")
     grep -q "libcolfile.so.0 => $prefix/" <<< "$deps" || { echo "$deps" >&2; fail "$1: libcolfile not from $prefix"; }
+    if grep -q "libcolfile-bigfile" <<< "$deps"; then
+        grep -q "libcolfile-bigfile.so.0 => $prefix/" <<< "$deps" || { echo "$deps" >&2; fail "$1: libcolfile-bigfile not from $prefix"; }
+    fi
     if grep -q "libcolfile_mpi" <<< "$deps"; then
         grep -q "libcolfile_mpi.so.0 => $prefix/" <<< "$deps" || { echo "$deps" >&2; fail "$1: libcolfile_mpi not from $prefix"; }
         ! grep -q "$work/second-mpi" <<< "$deps" || { echo "$deps" >&2; fail "$1: links the second MPI"; }
@@ -48,6 +51,13 @@ run_examples() { # run_examples DIR LABEL
     out=$("$mpiexec" -n 3 "$d/mpi_snapshot" read "$work/out/$label-mpi") || fail "$label: mpi_snapshot read failed"
     grep -q "read 4250 particles on 3 ranks .*: 0 wrong" <<< "$out" || { echo "$out" >&2; fail "$label: $out"; }
     echo "$label: $out"
+    # bigfile code, unchanged, on colfile's drop-in (libcolfile-bigfile-mpi)
+    check_links "$d/bigfile_snapshot"
+    ldd "$d/bigfile_snapshot" | grep -q "libcolfile-bigfile-mpi.so.0 => $prefix/" || fail "$label: bigfile_snapshot: no drop-in"
+    log "$work/out/$label-bigfile-write.log" "$mpiexec" -n 4 "$d/bigfile_snapshot" write "$work/out/$label-bigfile"
+    out=$("$mpiexec" -n 3 "$d/bigfile_snapshot" read "$work/out/$label-bigfile") || fail "$label: bigfile_snapshot read failed"
+    grep -q "read 4250 particles on 3 ranks (written on 4): 0 wrong" <<< "$out" || { echo "$out" >&2; fail "$label: $out"; }
+    echo "$label: bigfile_snapshot: $out"
 }
 
 # find_package, no MPI hint: the package brings the MPI it was built with.
@@ -66,6 +76,17 @@ cc -std=c11 $("$pc" --cflags colfile) "$root/examples/c/snapshot.c" $("$pc" --li
 # shellcheck disable=SC2046
 cc -std=c11 $("$pc" --cflags colfile-mpi) "$root/examples/c/mpi_snapshot.c" $("$pc" --libs colfile-mpi) \
     -o "$work/pc/mpi_snapshot"
+# bigfile's C API: the same source, the drop-in's flags; its headers sit
+# in their own directory (include/colfile/bigfile: bigfile.h, bigfile-mpi.h).
+bf_inc=no
+for flag in $("$pc" --cflags-only-I colfile-bigfile-mpi); do
+    [ "${flag#-I}" -ef "$prefix/include/colfile/bigfile" ] && bf_inc=yes
+done
+[ "$bf_inc" = yes ] || fail "colfile-bigfile-mpi.pc: --cflags '$("$pc" --cflags colfile-bigfile-mpi)' miss include/colfile/bigfile"
+for h in bigfile.h bigfile-mpi.h; do [ -f "$prefix/include/colfile/bigfile/$h" ] || fail "$h not installed"; done
+# shellcheck disable=SC2046
+cc -std=c11 $("$pc" --cflags colfile-bigfile-mpi) "$root/examples/c/bigfile_snapshot.c" \
+    $("$pc" --libs colfile-bigfile-mpi) -o "$work/pc/bigfile_snapshot"
 [ "$("$pc" --variable=mpiexec colfile-mpi)" -ef "$mpiexec" ] ||
     fail "colfile-mpi.pc: mpiexec is '$("$pc" --variable=mpiexec colfile-mpi)', not $mpiexec"
 run_examples "$work/pc" pkg-config

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -32,6 +31,7 @@ from typing import Any
 import pytest
 
 from childenv import child_env
+from shims import shim_library
 
 REPO = Path(__file__).resolve().parents[2]
 CONC = REPO / "tests" / "concurrency"
@@ -45,21 +45,32 @@ def _env() -> dict[str, str]:
     return env
 
 
+def _conccheck() -> Any:
+    """tests/concurrency/conccheck.py (imported from there, which leaves
+    sys.path as it was)."""
+    sys.path.insert(0, str(CONC))
+    try:
+        import conccheck
+    finally:
+        sys.path.remove(str(CONC))
+    return conccheck
+
+
+def _rows_of(conccheck: Any, seed: int, tok: str) -> Any:
+    """rows(n, s, k): the bytes of rows s..s+k as the n-th operation of
+    worker 0 writes them (the harness's deterministic data)."""
+    crashplan = conccheck.crashplan
+
+    def rows(n: int, s: int, k: int) -> bytes:
+        return crashplan.element_bytes(tok, crashplan.gen_key(seed, conccheck.gen_of(0, n)), s, k)
+    return rows
+
+
 @pytest.fixture(scope="module")
 def delayshim(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """delayshim.so: the build's, else compiled here."""
-    for cand in (os.environ.get("COLFILE_C_BUILD"), REPO / "build" / "release", REPO / "build" / "crash"):
-        if cand and (Path(cand) / "tests" / "concurrency" / "delayshim.so").exists():
-            return (Path(cand) / "tests" / "concurrency" / "delayshim.so").resolve()
-    cc = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
-    if cc is None:
-        if os.environ.get("CI"):
-            pytest.fail("no build of tests/concurrency and no C compiler (CI must run the shim)")
-        pytest.skip("no build of tests/concurrency and no C compiler")
-    out = tmp_path_factory.mktemp("shim") / "delayshim.so"
-    subprocess.run([cc, "-std=c11", "-O2", "-shared", "-fPIC", "-o", str(out), str(CONC / "delayshim.c"),
-                    "-ldl", "-lpthread"], check=True, capture_output=True)
-    return out
+    return shim_library(tmp_path_factory, "concurrency", "delayshim", ("-ldl", "-lpthread"),
+                        builds=(REPO / "build" / "crash",))
 
 
 _OPS = r"""
@@ -105,11 +116,7 @@ def test_checker_catches_damage(tmp_path: Path, lib: Any) -> None:
     """One worker alone writes columns; the checker accepts every snapshot
     and read, then reports a removed blob, a changed byte and a read
     result that is no version."""
-    sys.path.insert(0, str(CONC))
-    try:
-        import conccheck
-    finally:
-        sys.path.remove(str(CONC))
+    conccheck = _conccheck()
     F, log = tmp_path / "F", tmp_path / "log0"
     r = subprocess.run([sys.executable, str(CONC / "worker.py"), str(F), str(log), "--wid", "0", "--seed", "7",
                         "--ops", "60", "--duration", "100", "--without", "rm,truncate,rmr,check,repair"],
@@ -193,15 +200,9 @@ def test_checker_read_of_an_older_version_during_a_live_update(tmp_path: Path) -
     and then updated rows of V's blob in place while the read went on.
     The handle reads V's blob, so it gets V's rows, each old or new: no
     violation.  A row that is neither still is one."""
-    sys.path.insert(0, str(CONC))
-    try:
-        import conccheck
-    finally:
-        sys.path.remove(str(CONC))
-    crashplan, seed, tok = conccheck.crashplan, 11, "<i4"
-
-    def rows(n: int, s: int, k: int) -> bytes:
-        return crashplan.element_bytes(tok, crashplan.gen_key(seed, conccheck.gen_of(0, n)), s, k)
+    conccheck = _conccheck()
+    seed, tok = 11, "<i4"
+    rows = _rows_of(conccheck, seed, tok)
 
     v1 = rows(1, 0, 10)                 # create: 10 rows, one blob
     v2 = v1 + rows(2, 10, 5)            # append: 5 rows, a second blob
@@ -238,15 +239,9 @@ def test_checker_read_across_two_updates(tmp_path: Path) -> None:
     """A slow read during which one in-place update committed and a second
     one (of the version the first made) was live: each row it got may be
     that of the version before, between or after them."""
-    sys.path.insert(0, str(CONC))
-    try:
-        import conccheck
-    finally:
-        sys.path.remove(str(CONC))
-    crashplan, seed, tok = conccheck.crashplan, 12, "<i4"
-
-    def rows(n: int, s: int, k: int) -> bytes:
-        return crashplan.element_bytes(tok, crashplan.gen_key(seed, conccheck.gen_of(0, n)), s, k)
+    conccheck = _conccheck()
+    seed, tok = 12, "<i4"
+    rows = _rows_of(conccheck, seed, tok)
 
     v1 = rows(1, 0, 10)
     v2 = v1[:8] + rows(2, 2, 6) + v1[32:]          # update 2: rows 2..7

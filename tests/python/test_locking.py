@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -21,6 +20,7 @@ from colfile.locking import (LockingWarning, Mount, lock_scope, mount_of, parse_
                              scope_note, scope_of_mount)
 
 from childenv import child_env
+from shims import shim_library
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -119,18 +119,7 @@ def test_locking_argument(tmp_path: Path) -> None:
 @pytest.fixture(scope="module")
 def lockshim(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """lockshim.so: the build's, else compiled here."""
-    for cand in (os.environ.get("COLFILE_C_BUILD"), REPO / "build" / "release"):
-        if cand and (Path(cand) / "tests" / "locking" / "lockshim.so").exists():
-            return (Path(cand) / "tests" / "locking" / "lockshim.so").resolve()
-    cc = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
-    if cc is None:
-        if os.environ.get("CI"):
-            pytest.fail("no build of tests/locking and no C compiler (CI must run the shim)")
-        pytest.skip("no build of tests/locking and no C compiler")
-    out = tmp_path_factory.mktemp("shim") / "lockshim.so"
-    subprocess.run([cc, "-std=c11", "-O2", "-shared", "-fPIC", "-o", str(out),
-                    str(REPO / "tests" / "locking" / "lockshim.c"), "-ldl"], check=True, capture_output=True)
-    return out
+    return shim_library(tmp_path_factory, "locking", "lockshim")
 
 
 def _run(shim: Path, mode: str, code: str, *args: str, host: str | None = None,

@@ -55,6 +55,20 @@ def _edit_ext(path: str, old: bytes, new: bytes, *, sealed: bool) -> None:
         os.utime(_ext(path), ns=(os.stat(header).st_atime_ns, os.stat(header).st_mtime_ns))
 
 
+def _check_repair_check(cli: Any, path: str, damage: list[str], repaired: str) -> None:
+    """`colfile check` finds the damage (status 1, every line of
+    ``damage``), `repair` repairs it (its report says ``repaired``), and
+    `check` then finds it all good."""
+    status, out, _ = cli("check", path)
+    assert status == 1, out
+    for line in damage:
+        assert line in out, out
+    status, out, _ = cli("repair", path)
+    assert status == 0 and repaired in out, out
+    status, out, _ = cli("check", path)
+    assert status == 0 and "all good" in out, out
+
+
 def test_bigfile_zeros_make_statistics_unknown(path: str, cli: Any) -> None:
     """bigfile writing zeros keeps every byte sum (and so the rows/rawsum
     key), but rewrites the header: the header's stamp no longer matches,
@@ -106,14 +120,9 @@ def test_changed_byte_in_statistics_is_damage(path: str, cli: Any) -> None:
         np.testing.assert_array_equal(col[:], data)  # a verifying read has nothing to verify
     status, out, _ = cli("query", path, "Mass > 60", "--count")
     assert status == 0 and out.strip() == "39"
-    status, out, _ = cli("check", path)
-    assert status == 1, out
-    assert "damaged metadata: colfile-v1 fails its own checksum" in out
-    assert "DAMAGE FOUND: 1 column with damaged metadata in 1 column" in out
-    status, out, _ = cli("repair", path)
-    assert status == 0 and "repaired (damaged metadata" in out, out
-    status, out, _ = cli("check", path)
-    assert status == 0 and "all good" in out, out
+    _check_repair_check(cli, path, ["damaged metadata: colfile-v1 fails its own checksum",
+                                    "DAMAGE FOUND: 1 column with damaged metadata in 1 column"],
+                        "repaired (damaged metadata")
     with colfile.File(path) as f:
         assert f["Mass"].ext_state == "current"
         assert f["Mass"].chunk_stats()["valid"].all()
@@ -134,13 +143,9 @@ def test_inconsistent_statistics_are_damage(path: str, cli: Any) -> None:
         assert col.verify_blob(0) == {"STATS_DAMAGED"}
         assert col.verify_blob(1) == {"OK"}
     assert _count(path, "(Mass > 20) & (Mass < 30)") == 9
-    status, out, _ = cli("check", path)
-    assert status == 1, out
-    assert "rows 0-49: stats damaged: the recorded statistics are inconsistent" in out
-    status, out, _ = cli("repair", path)
-    assert status == 0 and "stats damaged" in out, out
-    status, out, _ = cli("check", path)
-    assert status == 0 and "all good" in out, out
+    _check_repair_check(cli, path,
+                        ["rows 0-49: stats damaged: the recorded statistics are inconsistent"],
+                        "stats damaged")
     with colfile.File(path) as f:
         assert f["Mass"].chunk_stats()["valid"].all()
         np.testing.assert_array_equal(f["Mass"][:], data)

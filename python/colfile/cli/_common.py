@@ -87,6 +87,27 @@ class NotFoundError(CliError):
 # Files and columns
 
 
+def add_file_and_columns(p: Any, verb: str) -> None:
+    """The arguments of a command that works on a File's columns: PATH and
+    any number of COLUMNs (default: all); ``verb`` says what it does to
+    them ('check')."""
+    p.add_argument("path", metavar="PATH", help="the File (a directory)")
+    p.add_argument("columns", metavar="COLUMN", nargs="*",
+                   help=f"columns, groups or patterns ('1/P*') to {verb} (default: all)")
+
+
+def add_progress_and_mpi(p: Any) -> None:
+    """--progress / --no-progress (the bar on stderr) and --mpi, of the
+    commands that go through every blob of a File."""
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--progress", dest="progress", action="store_const", const=True,
+                   default=None, help="draw the progress bar even if stderr is not a terminal")
+    g.add_argument("--no-progress", dest="progress", action="store_const", const=False,
+                   help="never draw the progress bar")
+    p.add_argument("--mpi", action="store_true",
+                   help="use MPI (mpi4py) even without a launcher's environment")
+
+
 def open_file(path: str, mode: str = "r", **options: Any) -> Any:
     """Open the File at ``path`` (``options``: colfile.File's keywords); a
     clear error if there is none."""
@@ -381,6 +402,23 @@ def jsonable(v: Any) -> Any:
 def dump_json(obj: Any, out: TextIO) -> None:
     json.dump(obj, out, indent=2, ensure_ascii=False, allow_nan=False)
     out.write("\n")
+
+
+def column_headers(names: Sequence[str], cols: Sequence[Any]) -> tuple[list[str], list[bool]]:
+    """The output columns of ``cols`` printed side by side: a name per
+    column, ``NAME[j]`` per element of a vector column; and for each
+    whether it is right-aligned (all but byte strings)."""
+    headers: list[str] = []
+    right: list[bool] = []
+    for name, col in zip(names, cols):
+        if col.nmemb <= 1 and col.ndim == 1:
+            headers.append(name)
+            right.append(col.dtype.kind != "S")
+        else:
+            for j in range(col.nmemb):
+                headers.append(f"{name}[{j}]")
+                right.append(col.dtype.kind != "S")
+    return headers, right
 
 
 def column_info(name: str, col: Any) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from ._common import (
     JsonRows,
     NotFoundError,
     UsageError,
+    column_headers,
     column_info,
     json_row_values,
     open_file,
@@ -154,19 +155,8 @@ def run(args: Any) -> int:
             _json(f, args, names, cols, start, stop, out)
             return 0
 
-        headers: list[str] = []
-        right: list[bool] = []
-        fmts = []
-        for name, col in zip(names, cols):
-            fmt = formatter(col.dtype)
-            fmts.append(fmt)
-            if col.ndim == 1:
-                headers.append(name)
-                right.append(col.dtype.kind != "S")
-            else:
-                for j in range(col.nmemb):
-                    headers.append(f"{name}[{j}]")
-                    right.append(col.dtype.kind != "S")
+        headers, right = column_headers(names, cols)
+        fmts = [formatter(col.dtype) for col in cols]
 
         writer = csv.writer(out, lineterminator="\n") if args.csv else None
         widths = [len(h) if args.header else 0 for h in headers]

@@ -16,6 +16,8 @@ from colfile import mpi as cmpi
 from ._common import (
     CliError,
     Progress,
+    add_file_and_columns,
+    add_progress_and_mpi,
     blob_id,
     blob_path,
     dump_json,
@@ -111,21 +113,13 @@ def _damage(status: set[str]) -> set[str]:
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     p = sub.add_parser("check", help=HELP, description=DESCRIPTION, epilog=EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("path", metavar="PATH", help="the File (a directory)")
-    p.add_argument("columns", metavar="COLUMN", nargs="*",
-                   help="columns, groups or patterns ('1/P*') to check (default: all)")
+    add_file_and_columns(p, "check")
     p.add_argument("-q", "--quiet", action="store_true",
                    help="print nothing; the exit status tells the result")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="also list every intact blob")
     p.add_argument("--json", action="store_true", help="machine-readable report")
-    g = p.add_mutually_exclusive_group()
-    g.add_argument("--progress", dest="progress", action="store_const", const=True,
-                   default=None, help="draw the progress bar even if stderr is not a terminal")
-    g.add_argument("--no-progress", dest="progress", action="store_const", const=False,
-                   help="never draw the progress bar")
-    p.add_argument("--mpi", action="store_true",
-                   help="use MPI (mpi4py) even without a launcher's environment")
+    add_progress_and_mpi(p)
     p.set_defaults(_extra_positionals="columns", _fail_status=2)
     return p
 

@@ -17,6 +17,8 @@ from ._common import (
     CliError,
     NotFoundError,
     Progress,
+    add_file_and_columns,
+    add_progress_and_mpi,
     blob_id,
     blob_path,
     fmt_bytes,
@@ -77,22 +79,14 @@ is drawn on stderr when it is a terminal; --progress forces it,
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     p = sub.add_parser("index", help=HELP, description=DESCRIPTION, epilog=EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("path", metavar="PATH", help="the File (a directory)")
-    p.add_argument("columns", metavar="COLUMN", nargs="*",
-                   help="columns, groups or patterns ('1/P*') to index (default: all)")
+    add_file_and_columns(p, "index")
     p.add_argument("-f", "--force", action="store_true",
                    help="index every blob, even those whose CRC32C and statistics are current")
     p.add_argument("--dry-run", action="store_true",
                    help="only list the blobs that would be indexed")
     p.add_argument("-q", "--quiet", action="store_true",
                    help="print only errors (no summary)")
-    g = p.add_mutually_exclusive_group()
-    g.add_argument("--progress", dest="progress", action="store_const", const=True,
-                   default=None, help="draw the progress bar even if stderr is not a terminal")
-    g.add_argument("--no-progress", dest="progress", action="store_const", const=False,
-                   help="never draw the progress bar")
-    p.add_argument("--mpi", action="store_true",
-                   help="use MPI (mpi4py) even without a launcher's environment")
+    add_progress_and_mpi(p)
     p.set_defaults(_extra_positionals="columns")
     return p
 

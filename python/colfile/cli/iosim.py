@@ -1,18 +1,17 @@
 """``colfile iosim``: time creating, writing and reading one column with N
-ranks (the Python twin of the C ``colfile-iosim``, with the same options and
-output)."""
+ranks (the Python twin of the C ``colfile-iosim``: the same options, report
+and bytes written)."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import mmap
 import resource
 import shutil
 import sys
 import tempfile
 import time
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -61,8 +60,8 @@ MPI is used when --mpi is given or when a launcher's environment variables
 are set (PMI_RANK, PMI_SIZE: MPICH, Intel MPI; OMPI_COMM_WORLD_SIZE: Open
 MPI); mpi4py is imported only then.  Otherwise -- or when a launcher started
 one process and mpi4py is not installed -- one process runs serially.
-The C program colfile-iosim (libcolfile-mpi) takes the same options and
-prints the same report."""
+The C program colfile-iosim (libcolfile-mpi) takes the same options (but
+--mpi), prints the same report and writes the same bytes."""
 
 EPILOG = """\
 exit status:
@@ -87,7 +86,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     size = p.add_mutually_exclusive_group()
     size.add_argument("--load", choices=sorted(LOADS, key=LOADS.__getitem__),
                       help="rows of int32 per rank: small 4Ki, medium 4Mi, large 64Mi "
-                           "(default small)")
+                           "(default small; not with --rows, --dtype or --nmemb)")
     size.add_argument("--rows", type=_count, metavar="N", help="rows per rank")
     p.add_argument("--dtype", metavar="D", help="the column's dtype (default i4)")
     p.add_argument("--nmemb", type=_count, metavar="M", help="elements per row (default 1)")
@@ -101,11 +100,6 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                    help="fsync every commit (default: the page cache only, durable=False)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--keep", action="store_true", help="keep the data afterwards")
-    p.add_argument("--prime", type=_count, default=0, metavar="B",
-                   help="touch and free B bytes of memory on every rank just before the "
-                        "write (default 0): on a virtual machine that hands freed memory "
-                        "back to its host, the write then lands on memory the host still "
-                        "backs (docs/performance.md)")
     p.add_argument("--mpi", action="store_true",
                    help="use MPI (mpi4py) even without a launcher's environment")
     return p
@@ -139,22 +133,6 @@ def pattern(offset: int, n: int) -> np.ndarray:
     return out
 
 
-def _prime_memory(nbytes: int) -> None:
-    """Touch ``nbytes`` of fresh memory a page at a time, then free it
-    (--prime)."""
-    if nbytes <= 0:
-        return
-    m = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE)
-    try:
-        # In huge pages: the memory a guest hands back to its host is whole
-        # 2 MiB blocks, which 4 KiB faults do not take.
-        if hasattr(mmap, "MADV_HUGEPAGE"):
-            m.madvise(mmap.MADV_HUGEPAGE)
-        np.frombuffer(m, dtype=np.uint8)[::mmap.PAGESIZE] = 1
-    finally:
-        m.close()
-
-
 def cpu_seconds() -> float:
     """CPU seconds (user + system) this process has used so far, all its
     threads included (a rank's write may digest on a helper thread)."""
@@ -183,7 +161,10 @@ class _Timer:
                 float(sum(s[2] for s in spans)))
 
 
-def run(args: Any) -> int:
+def run(args: Any, before_write: Callable[[], None] | None = None) -> int:
+    """Run the command; ``before_write``, if given, is called on every rank
+    just before the timed write (the benchmarks prime memory there:
+    bench/primed_iosim.py)."""
     comm: Any = None
     if want_mpi(args.mpi):
         try:
@@ -240,7 +221,8 @@ def run(args: Any) -> int:
             t_create = timer.slowest(t0)
             nfile = col.nfile
 
-            _prime_memory(args.prime)
+            if before_write is not None:
+                before_write()
             t0 = timer.start()
             cpu0 = cpu_seconds()
             col.write_all(rowsview, first, mode=args.mode,

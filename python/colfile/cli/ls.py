@@ -11,6 +11,7 @@ import colfile
 from ._common import (
     CliError,
     UsageError,
+    add_file_and_columns,
     blob_id,
     blob_path,
     column_nbytes,
@@ -60,9 +61,7 @@ as [real, imag]."""
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     p = sub.add_parser("ls", help=HELP, description=DESCRIPTION, epilog=EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("path", metavar="PATH", help="the File (a directory)")
-    p.add_argument("columns", metavar="COLUMN", nargs="*",
-                   help="columns, groups or patterns ('1/P*') to list (default: all)")
+    add_file_and_columns(p, "list")
     p.add_argument("-l", "--long", action="store_true",
                    help="also show attributes and per-blob checksums")
     p.add_argument("-R", "--recursive", dest="depth", action="store_const", const=None,

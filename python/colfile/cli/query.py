@@ -18,6 +18,7 @@ from ._common import (
     JsonRows,
     NotFoundError,
     UsageError,
+    column_headers,
     column_info,
     dump_json,
     fmt_bytes,
@@ -182,23 +183,9 @@ def _report(sel: Any, elapsed: float, shown: int | None, cols: list[Any]) -> Non
     err.flush()
 
 
-def _headers(names: list[str], cols: list[Any]) -> tuple[list[str], list[bool]]:
-    headers: list[str] = []
-    right: list[bool] = []
-    for name, col in zip(names, cols):
-        if col.nmemb <= 1 and col.ndim == 1:
-            headers.append(name)
-            right.append(col.dtype.kind != "S")
-        else:
-            for j in range(col.nmemb):
-                headers.append(f"{name}[{j}]")
-                right.append(col.dtype.kind != "S")
-    return headers, right
-
-
 def _print_rows(args: Any, names: list[str], cols: list[Any], rows: np.ndarray) -> None:
     out = sys.stdout
-    headers, right = _headers(names, cols)
+    headers, right = column_headers(names, cols)
     fmts = [formatter(c.dtype) for c in cols]
     writer = csv.writer(out, lineterminator="\n") if args.csv else None
     widths = [len(h) if args.header else 0 for h in headers]

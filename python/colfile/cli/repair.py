@@ -12,7 +12,7 @@ from typing import Any
 
 import colfile
 
-from ._common import open_file, select_columns
+from ._common import add_file_and_columns, open_file, select_columns
 
 HELP = "fix what interrupted writers left: leftovers, stale sums, torn marks"
 
@@ -69,9 +69,7 @@ _BLOB_NAME = re.compile(r"^[0-9A-F]{6,16}$")
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     p = sub.add_parser("repair", help=HELP, description=DESCRIPTION, epilog=EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("path", metavar="PATH", help="the File (a directory)")
-    p.add_argument("columns", metavar="COLUMN", nargs="*",
-                   help="columns, groups or patterns ('1/P*') to repair (default: all)")
+    add_file_and_columns(p, "repair")
     p.add_argument("-n", "--dry-run", action="store_true",
                    help="change nothing; say what would be done")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing")

@@ -130,13 +130,20 @@ class _Fmt:
         self.dtype = dtype
         self.ordered = ordered
 
-    def bound(self, x: float) -> str:
+    def _special(self, x: float) -> str | None:
+        """'-' for an unordered kind, nan and the infinities; else None."""
         if not self.ordered:
             return "-"
         if math.isnan(x):
             return "nan"
         if math.isinf(x):
             return "inf" if x > 0 else "-inf"
+        return None
+
+    def bound(self, x: float) -> str:
+        special = self._special(x)
+        if special is not None:
+            return special
         if self.kind in "iub":
             return str(int(x))
         if self.kind == "f" and self.dtype.itemsize < 8:
@@ -146,12 +153,9 @@ class _Fmt:
         return repr(float(x))
 
     def total(self, x: float) -> str:
-        if not self.ordered:
-            return "-"
-        if math.isnan(x):
-            return "nan"
-        if math.isinf(x):
-            return "inf" if x > 0 else "-inf"
+        special = self._special(x)
+        if special is not None:
+            return special
         if self.kind in "iub" and abs(x) < 2.0**53 and x == int(x):
             return str(int(x))
         return repr(float(x))

@@ -35,10 +35,11 @@ import re
 import shutil
 import subprocess
 import sys
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+
+from junitreport import junit
 
 
 #: Generous: the original's test_create_odd writes 94 million floats.
@@ -150,20 +151,6 @@ def child_env() -> dict[str, str]:
         [here] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
     env.setdefault("PYTHONDONTWRITEBYTECODE", "1")
     return env
-
-
-def junit(path: Path) -> dict[str, list[str]]:
-    """{'passed'|'failed'|'skipped': [test ids]} from a JUnit report."""
-    result: dict[str, list[str]] = {"passed": [], "failed": [], "skipped": []}
-    for case in ET.parse(path).getroot().iter("testcase"):
-        name = case.get("name", "?")
-        if case.find("failure") is not None or case.find("error") is not None:
-            result["failed"].append(name)
-        elif case.find("skipped") is not None:
-            result["skipped"].append(name)
-        else:
-            result["passed"].append(name)
-    return result
 
 
 @pytest.fixture(scope="module")

@@ -37,6 +37,16 @@ def mpiexec() -> Path:
     return exe
 
 
+def c_iosim() -> Path:
+    """The C colfile-iosim of the build in COLFILE_C_BUILD."""
+    build = os.environ.get("COLFILE_C_BUILD")
+    exe = Path(build) / "colfile-iosim" if build else None
+    if exe is None or not exe.is_file():
+        unavailable("no C build with colfile-iosim (COLFILE_C_BUILD)")
+    assert exe is not None
+    return exe
+
+
 def child_env(**extra: str) -> dict[str, str]:
     """This process's environment (COLFILE_LIBRARY and all), with the
     directory this colfile was imported from first on PYTHONPATH, and

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
 from mpirun import child_env, launch
+from shims import shim_library
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -40,18 +40,8 @@ except colfile.Error as exc:
 
 @pytest.fixture(scope="module")
 def lockshim(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    for cand in (os.environ.get("COLFILE_C_BUILD"), REPO / "build" / "release"):
-        if cand and (Path(cand) / "tests" / "locking" / "lockshim.so").exists():
-            return (Path(cand) / "tests" / "locking" / "lockshim.so").resolve()
-    cc = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
-    if cc is None:
-        if os.environ.get("CI"):
-            pytest.fail("no build of tests/locking and no C compiler (CI must run the shim)")
-        pytest.skip("no build of tests/locking and no C compiler")
-    out = tmp_path_factory.mktemp("shim") / "lockshim.so"
-    subprocess.run([cc, "-std=c11", "-O2", "-shared", "-fPIC", "-o", str(out),
-                    str(REPO / "tests" / "locking" / "lockshim.c"), "-ldl"], check=True, capture_output=True)
-    return out
+    """lockshim.so: the build's, else compiled here."""
+    return shim_library(tmp_path_factory, "locking", "lockshim")
 
 
 @pytest.mark.parametrize("nranks", [2, 4])

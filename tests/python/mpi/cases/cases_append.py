@@ -26,6 +26,13 @@ def check(path: Path, name: str, size: int, nfile: int) -> None:
         assert all(col.verify_blob(i) == {"OK"} for i in range(col.nfile))
 
 
+def two_rows_each(comm: Any, path: Path) -> None:
+    """A new File at ``path`` with a column ``x`` of 2 rows per rank,
+    ``0.5 * (2 * rank, 2 * rank + 1)``."""
+    with colfile.File(path, "w", comm=comm) as f:
+        f.create("x", "f8", data=np.arange(comm.rank * 2, comm.rank * 2 + 2) * 0.5)
+
+
 def test_planned_blobs_and_empty_appends(comm: Any, shared: Path) -> None:
     size, rank = comm.size, comm.rank
     path = shared / "f"
@@ -100,8 +107,7 @@ def test_append_to_a_column_opened_with_getitem(comm: Any, shared: Path) -> None
     attribute and a flush) finds the column whole."""
     size, rank = comm.size, comm.rank
     path = shared / "f"
-    with colfile.File(path, "w", comm=comm) as f:
-        f.create("x", "f8", data=np.arange(rank * 2, rank * 2 + 2) * 0.5)
+    two_rows_each(comm, path)
     with colfile.File(path, "a", comm=comm) as f:
         with f["x"] as col:
             n = 2 * size
@@ -121,8 +127,7 @@ def test_write_all_through_getitem_commits_at_the_column_close(comm: Any, shared
     keeps them (the crash harness's 2-rank Python writer found this)."""
     size, rank = comm.size, comm.rank
     path = shared / "f"
-    with colfile.File(path, "w", comm=comm) as f:
-        f.create("x", "f8", data=np.arange(rank * 2, rank * 2 + 2) * 0.5)
+    two_rows_each(comm, path)
     with colfile.File(path, "r+", comm=comm) as f:
         with f["x"] as col:
             col.write_all(np.full(2, -1.0 - rank), start=2 * rank)

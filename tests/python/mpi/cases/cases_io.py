@@ -28,6 +28,14 @@ def layout_counts(kind: str, size: int, total: int = 103) -> list[int]:
     return [0 if r in (0, size - 1) else 17 + r for r in range(size)]
 
 
+def my_rows(kind: str, comm: Any) -> tuple[list[int], int, int, slice]:
+    """The rows per rank of a ``kind`` layout (:func:`layout_counts`), their
+    total, and this rank's first row and rows."""
+    counts = layout_counts(kind, comm.size)
+    first = sum(counts[:comm.rank])
+    return counts, sum(counts), first, slice(first, first + counts[comm.rank])
+
+
 def global_data(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     rows = np.arange(n)
     pos = rows[:, None] * 1.5 + np.arange(3) * 0.25
@@ -46,10 +54,7 @@ def serial_reference(path: Path, pos: np.ndarray, ident: np.ndarray, mass: np.nd
 
 @pytest.mark.parametrize("kind", ["even", "uneven", "zero"])
 def test_roundtrip(comm: Any, shared: Path, kind: str) -> None:
-    counts = layout_counts(kind, comm.size)
-    total = sum(counts)
-    first = sum(counts[:comm.rank])
-    mine = slice(first, first + counts[comm.rank])
+    counts, total, first, mine = my_rows(kind, comm)
     pos, ident, mass = global_data(total)
     path = shared / "par"
     with colfile.File(path, "w", comm=comm) as f:
@@ -89,10 +94,7 @@ def test_write_all_modes_equal_serial(comm: Any, shared: Path, mode: str, tiny: 
     if tiny:  # many aggregation groups, many pieces per leader
         monkeypatch.setattr(cmpi, "GROUP_BYTES", 200)
         monkeypatch.setattr(cmpi, "PIECE_BYTES", 72)
-    counts = layout_counts("uneven", comm.size)
-    total = sum(counts)
-    first = sum(counts[:comm.rank])
-    mine = slice(first, first + counts[comm.rank])
+    counts, total, first, mine = my_rows("uneven", comm)
     pos, ident, mass = global_data(total)
     path = shared / "par"
     with colfile.File(path, "w", comm=comm) as f:
@@ -134,9 +136,7 @@ def test_write_all_explicit_start_and_vectors(comm: Any, shared: Path, mode: str
 
 
 def test_create_with_data_options(comm: Any, shared: Path) -> None:
-    counts = layout_counts("uneven", comm.size)
-    total = sum(counts)
-    first = sum(counts[:comm.rank])
+    counts, total, first, _ = my_rows("uneven", comm)
     local = np.arange(first, first + counts[comm.rank], dtype="i8")
     with colfile.File(shared / "f", "w", comm=comm) as f:
         # automatic nfile: small data, one blob

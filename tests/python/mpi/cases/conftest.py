@@ -12,6 +12,11 @@ from typing import Any, Iterator
 
 import pytest
 
+# tests/python/mpi: the helpers shared with the serial session (the cases
+# run with their own rootdir, which leaves it off the path)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from mpirun import tree  # noqa: E402,F401  (the cases import it from here)
+
 
 @pytest.fixture(scope="session")
 def comm() -> Any:
@@ -45,15 +50,6 @@ def shared(comm: Any) -> Path:
     if comm.rank == 0:
         made = tempfile.mkdtemp(dir=os.environ.get("COLFILE_MPI_TMP"))
     return Path(comm.bcast(made, root=0))
-
-
-def tree(root: Path | str) -> dict[str, bytes]:
-    """{relative path: bytes} of every file below ``root``, but the File
-    catalog (docs/format.md 8.5): a cache whose stamps hold inode numbers."""
-    root = Path(root)
-    return {str(p.relative_to(root)): p.read_bytes()
-            for p in sorted(root.rglob("*"))
-            if p.is_file() and ".colfile-catalog" not in p.relative_to(root).parts}
 
 
 def same_on_all_ranks(comm: Any, value: Any) -> Any:

@@ -1,6 +1,6 @@
-"""Run the iosim benchmark (C and Python) over ranks, loads and modes.
+"""Run both iosims (C colfile-iosim and Python colfile iosim) over ranks, loads and modes.
 
-    .venv/bin/python bench/iosim.py [--ranks 1,2,4] [--loads small,medium,large]
+    .venv/bin/python bench/iosim_sweep.py [--ranks 1,2,4] [--loads small,medium,large]
         [--modes throttled,aggregated,auto] [--repeats 3] [--c-iosim build/release/colfile-iosim]
         [--durable-load medium] [--cost-us 1000] [--cost-ranks 4] [--scratch DIR]
         [--markdown bench/results/iosim.md]
@@ -40,8 +40,10 @@ replace the text between the ``<!-- iosim:begin -->`` and
 and the machine it ran on.
 
 Memory priming: just before the write, each rank touches and frees twice
-the bytes it writes (``iosim --prime``; ``--prime-factor``, 0 turns it
-off).  On a virtual machine that hands memory the guest frees back to its
+the bytes it writes (``--prime-factor``, 0 turns it off): the Python layer
+runs as ``bench/primed_iosim.py`` (``colfile iosim`` with bench/prime.py
+called before its write), the C layer with ``bench/primed_iosim.c`` loaded
+(LD_PRELOAD; colfile-iosim calls its hook before the write).  On a virtual machine that hands memory the guest frees back to its
 host within seconds (free page reporting, as on the benchmark machine), the
 first write to such a page faults into the host, about 2 ms per MiB there;
 priming gives every run recently used memory, so that runs differ by what
@@ -70,6 +72,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from mdsection import replace_section  # noqa: E402  (bench/mdsection.py)
+
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {
     "MPIR_CVAR_CH4_PROGRESS_THROTTLE": "1",
@@ -91,8 +96,20 @@ COST_LOADS = ("small", "medium", "large")
 LOAD_BYTES = {"small": 4 << 12, "medium": 4 << 22, "large": 4 << 26}
 
 
+def with_env(*envs: dict[str, str]) -> dict[str, str]:
+    """The environments merged, later ones winning, but the libraries of
+    every LD_PRELOAD kept."""
+    out: dict[str, str] = {}
+    for env in envs:
+        for key, value in env.items():
+            if key == "LD_PRELOAD" and out.get(key):
+                value = f"{out[key]} {value}"
+            out[key] = value
+    return out
+
+
 def run_one(cmd: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
-    full = dict(os.environ, **ENV, **(env or {}))
+    full = with_env(dict(os.environ), ENV, env or {})
     out = subprocess.run(cmd, capture_output=True, text=True, env=full, timeout=1800)
     if out.returncode != 0:
         raise RuntimeError(f"{shlex.join(cmd)} failed:\n{out.stdout}\n{out.stderr}")
@@ -156,16 +173,18 @@ def measure(configs: dict[Any, Callable[[], dict[str, Any]]], repeats: int,
     return {key: best_of(rs) for key, rs in runs.items()}
 
 
-def build_request_cost(scratch: Path) -> Path:
-    """Compile bench/request_cost.c into scratch (a benchmark-only library)."""
+def build_preload(scratch: Path, name: str) -> Path:
+    """Compile bench/NAME.c into scratch (a benchmark-only library loaded
+    with LD_PRELOAD)."""
     cc = os.environ.get("CC") or shutil.which("cc") or "gcc"
-    lib = scratch / "request_cost.so"
+    lib = scratch / f"{name}.so"
     subprocess.run([cc, "-std=c11", "-O2", "-shared", "-fPIC", "-o", str(lib),
-                    str(ROOT / "bench" / "request_cost.c"), "-ldl", "-lpthread"], check=True)
+                    str(ROOT / "bench" / f"{name}.c"), "-ldl", "-lpthread"], check=True)
     return lib
 
 
-def cost_run(cmd: list[str], lib: Path, scratch: Path, cost_us: int) -> dict[str, Any]:
+def cost_run(cmd: list[str], cmd_env: dict[str, str], lib: Path, scratch: Path,
+             cost_us: int) -> dict[str, Any]:
     """One iosim run with the emulated per-request cost: the report, with
     the requests of rank 0 and the most of any other rank added."""
     work = Path(tempfile.mkdtemp(prefix="run-", dir=scratch))
@@ -176,7 +195,7 @@ def cost_run(cmd: list[str], lib: Path, scratch: Path, cost_us: int) -> dict[str
                "COLFILE_REQUEST_COST_US": str(cost_us),
                "COLFILE_REQUEST_COST_LOCK": str(work / "server.lock"),
                "COLFILE_REQUEST_COST_REPORT": str(reports)}
-        report = run_one([*cmd, str(path)], env)
+        report = run_one([*cmd, str(path)], with_env(cmd_env, env))
         kinds = ("open", "write", "read", "fsync", "metadata")
         by_rank: dict[int, dict[str, int]] = {}
         for name in glob.glob(str(reports / "*.json")):
@@ -184,9 +203,13 @@ def cost_run(cmd: list[str], lib: Path, scratch: Path, cost_us: int) -> dict[str
             into = by_rank.setdefault(int(one["rank"]), {"rank": int(one["rank"])})
             for k in kinds:
                 into[k] = into.get(k, 0) + int(one[k])
-        per_rank = list(by_rank.values())
-        if sorted(by_rank) != list(range(report["ranks"])):
+        # A rank that made no request under the File writes no report (with
+        # aggregated mode, small loads are written and read by rank 0 alone).
+        if 0 not in by_rank or not set(by_rank) <= set(range(report["ranks"])):
             raise RuntimeError(f"{shlex.join(cmd)}: request reports of ranks {sorted(by_rank)}")
+        for r in range(report["ranks"]):
+            by_rank.setdefault(r, {"rank": r, **{k: 0 for k in kinds}})
+        per_rank = [by_rank[r] for r in sorted(by_rank)]
         report["requests_rank0"] = sum(r[k] for r in per_rank if r["rank"] == 0 for k in kinds)
         report["requests_other"] = max((sum(r[k] for k in kinds) for r in per_rank
                                         if r["rank"] != 0), default=0)
@@ -214,31 +237,46 @@ def main(argv: list[str] | None = None) -> int:
                    help="emulated service time per file-system request, microseconds "
                         "(0: no request-cost table)")
     p.add_argument("--cost-ranks", type=int, default=4)
-    p.add_argument("--scratch", help="directory for the request-cost runs (default: $TMPDIR)")
+    p.add_argument("--scratch", help="directory for the request-cost runs and the libraries "
+                                     "built (default: $TMPDIR)")
     p.add_argument("--markdown", help="file whose iosim section to replace")
     p.add_argument("--prime-factor", type=float, default=2.0,
                    help="each rank touches and frees this many times the bytes it writes "
-                        "just before its write (iosim --prime; default 2; 0: off; see the "
-                        "docstring)")
+                        "just before its write (default 2; 0: off; see the docstring)")
     args = p.parse_args(argv)
+    scratch = Path(tempfile.mkdtemp(prefix="iosim-sweep-", dir=args.scratch))
+    try:
+        return sweep(args, argv, scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def sweep(args: argparse.Namespace, argv: list[str] | None, scratch: Path) -> int:
+    primed = build_preload(scratch, "primed_iosim")
 
     mpiexec = str(Path(sys.executable).parent / "mpiexec")
     layers = {
         "C": [args.c_iosim],
-        "Python": [sys.executable, "-m", "colfile.cli", "iosim"],
+        "Python": [sys.executable, str(ROOT / "bench" / "primed_iosim.py")],
     }
     ranks = [int(x) for x in args.ranks.split(",")]
     loads = args.loads.split(",")
     modes = args.modes.split(",")
 
-    def command(n: int, layer: str, load: str, mode: str, *extra: str) -> list[str]:
-        prime = int(args.prime_factor * LOAD_BYTES[load])
-        return [mpiexec, "-n", str(n), *layers[layer], "--load", load, "--mode", mode,
-                "--json", *(["--prime", str(prime)] if prime > 0 else []), *extra]
+    def command(n: int, layer: str, load: str, mode: str,
+                *extra: str) -> tuple[list[str], dict[str, str]]:
+        """The command line of one run, and what it adds to the environment."""
+        prime = max(0, int(args.prime_factor * LOAD_BYTES[load]))
+        if layer == "C":
+            how, env = [], {"LD_PRELOAD": str(primed), "COLFILE_BENCH_PRIME": str(prime)}
+        else:
+            how, env = ["--prime", str(prime)], {}
+        return ([mpiexec, "-n", str(n), *layers[layer], *how, "--load", load, "--mode", mode,
+                 "--json", *extra], env)
 
     load_before = os.getloadavg()[0]
     # 1. page cache
-    results = measure({(load, n, layer, mode): partial(run_one, command(n, layer, load, mode))
+    results = measure({(load, n, layer, mode): partial(run_one, *command(n, layer, load, mode))
                        for load in loads for n in ranks for layer in layers for mode in modes},
                       args.repeats, "page cache")
 
@@ -262,7 +300,7 @@ def main(argv: list[str] | None = None) -> int:
     # 2. durable
     durable: dict[Any, dict[str, Any]] = {}
     if args.durable_load:
-        durable = measure({(n, layer): partial(run_one, command(n, layer, args.durable_load,
+        durable = measure({(n, layer): partial(run_one, *command(n, layer, args.durable_load,
                                                                 "auto", "--durable"))
                            for n in ranks if n <= 2 for layer in layers},
                           args.repeats, "durable")
@@ -279,17 +317,13 @@ def main(argv: list[str] | None = None) -> int:
     # 3. request cost
     costed: dict[Any, dict[str, Any]] = {}
     if args.cost_us > 0:
-        scratch = Path(tempfile.mkdtemp(prefix="iosim-cost-", dir=args.scratch))
-        try:
-            lib = build_request_cost(scratch)
-            n = args.cost_ranks
-            costed = measure({(load, n, layer, mode): partial(cost_run, command(n, layer, load, mode),
-                                                              lib, scratch, args.cost_us)
-                              for load in COST_LOADS for layer in layers
-                              for mode in ("throttled", "aggregated")},
-                             args.repeats, "request cost")
-        finally:
-            shutil.rmtree(scratch, ignore_errors=True)
+        lib = build_preload(scratch, "request_cost")
+        n = args.cost_ranks
+        costed = measure({(load, n, layer, mode): partial(cost_run, *command(n, layer, load, mode),
+                                                          lib, scratch, args.cost_us)
+                          for load in COST_LOADS for layer in layers
+                          for mode in ("throttled", "aggregated")},
+                         args.repeats, "request cost")
     cost = ["| load | ranks | layer | mode | write s | write data s | aggregated/throttled "
             "write speed (data only) | requests: rank 0 | requests: each other rank "
             "| (opens, writes) per rank |",
@@ -357,13 +391,13 @@ def main(argv: list[str] | None = None) -> int:
 
     load_after = os.getloadavg()[0]
     argv_used = argv if argv is not None else sys.argv[1:]
-    cmdline = "bench/iosim.py " + " ".join(shlex.quote(a) for a in argv_used)
+    cmdline = "bench/iosim_sweep.py " + " ".join(shlex.quote(a) for a in argv_used)
     section = "\n".join([
         "<!-- iosim:begin -->",
         f"Command: `.venv/bin/python {cmdline.strip()}` (one run; best of {args.repeats} "
         "per phase"
         + (f"; just before its write, each rank touched and freed {args.prime_factor:g}x the "
-           "bytes it writes: memory priming, bench/iosim.py" if args.prime_factor > 0 else "")
+           "bytes it writes: memory priming, bench/prime.py" if args.prime_factor > 0 else "")
         + ").",
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, {platform.platform()}; "
         "runs with more ranks than cores are oversubscribed. Load average (1 min) when the "
@@ -392,14 +426,8 @@ def main(argv: list[str] | None = None) -> int:
     ])
     print(section)
     if args.markdown:
-        path = Path(args.markdown)
-        text = path.read_text() if path.exists() else ""
-        begin, end = "<!-- iosim:begin -->", "<!-- iosim:end -->"
-        if begin in text and end in text:
-            text = text[:text.index(begin)] + section + text[text.index(end) + len(end):]
-        else:
-            text = text + "\n" + section + "\n"
-        path.write_text(text)
+        replace_section(Path(args.markdown), section, "<!-- iosim:begin -->",
+                        "<!-- iosim:end -->")
     return 0
 
 
