@@ -14,7 +14,7 @@ from typing import Any, NoReturn
 from .._ffi import ERROR_P, ffi
 from ..errors import CODE_NAMES, error_class
 
-__all__ = ["ERROR_P", "new_error", "raise_error", "check", "code_of"]
+__all__ = ["ERROR_P", "new_error", "raise_error", "check"]
 
 
 def new_error() -> Any:
@@ -43,8 +43,3 @@ def check(rc: int, err: Any, context: str = "file") -> int:
     if rc < 0:
         raise_error(rc, err, context)
     return int(rc)
-
-
-def code_of(err: Any) -> int:
-    """The code a failed call left in ``err``."""
-    return int(err.code)

@@ -8,10 +8,10 @@ from __future__ import annotations
 import numpy as np
 
 from .._ffi import ffi, lib
-from ._errors import check, new_error, raise_error
+from ._errors import check, new_error
 from .memory import NULL
 
-__all__ = ["rejects", "normalize", "itemsize", "convert", "check_convertible"]
+__all__ = ["rejects", "itemsize", "convert", "check_convertible"]
 
 
 def rejects(text: str) -> str | None:
@@ -22,17 +22,6 @@ def rejects(text: str) -> str | None:
     if lib().cf_dtype_normalize(text.encode("utf-8", "surrogateescape"), out, err) == 0:
         return None
     return str(ffi.string(err.message).decode("utf-8", "replace"))
-
-
-def normalize(text: str) -> str:
-    """The core's normal token of dtype ``text`` (``cf_dtype_normalize``);
-    raises :class:`~colfile.DTypeError` with the core's message."""
-    err = new_error()
-    out = ffi.new("char[16]")
-    rc = lib().cf_dtype_normalize(text.encode("utf-8", "surrogateescape"), out, err)
-    if rc < 0:
-        raise_error(rc, err)
-    return ffi.string(out).decode("ascii")
 
 
 def itemsize(tok: bytes) -> int:

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .._ffi import ffi, lib, string, take_strings
+from .._ffi import ffi, lib, take_strings
 
 __all__ = ["ptr", "int64_ptr", "address_of", "take_bytes", "take_string_list", "NULL"]
 
@@ -33,11 +33,6 @@ def ptr(arr: np.ndarray) -> Any:
 def int64_ptr(arr: np.ndarray) -> Any:
     """``int64_t *`` to a C-contiguous int64 array."""
     return ffi.cast("int64_t *", arr.ctypes.data)
-
-
-def char_ptr(arr: np.ndarray) -> Any:
-    """``char *`` to element 0 of ``arr``, for byte offsets from it."""
-    return ffi.cast("char *", arr.ctypes.data)
 
 
 def address_of(raw: Any) -> int:
@@ -68,8 +63,3 @@ def take_string_list(call: Callable[[Any, Any], Any]) -> list[str]:
     count = ffi.new("int64_t *")
     call(names, count)
     return take_strings(names[0], count[0])
-
-
-def text(p: Any) -> str:
-    """Decode a C string owned by the library (``NULL`` gives ``''``)."""
-    return string(p)
