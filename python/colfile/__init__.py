@@ -29,6 +29,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from . import errors
+from ._core import library as _library
 from .attrs import AttributeManager
 from .column import Column
 from .dataset import Dataset
@@ -89,9 +90,7 @@ def __getattr__(name: str) -> str:
 
 def library_version() -> str:
     """The version of the libcolfile actually loaded (``cf_version()``)."""
-    from ._ffi import lib, string
-
-    return string(lib().cf_version())
+    return _library.version()
 
 
 __all__ = [

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ._ffi import ffi
+from ._core.memory import address_of
 
 #: The remainder that is matched: a cache line, which covers every
 #: alignment the copy instructions care about.
@@ -46,5 +46,5 @@ def empty_at(shape: tuple[int, ...], dtype: np.dtype[Any], offset: int) -> np.nd
     if nbytes < PLACE_MIN_BYTES or offset % dtype.alignment:
         return np.empty(shape, dtype)
     raw = np.empty(nbytes + PLACE_BYTES, np.uint8)
-    k = (offset - int(ffi.cast("uintptr_t", ffi.from_buffer(raw)))) % PLACE_BYTES
+    k = (offset - address_of(raw)) % PLACE_BYTES
     return raw[k:k + nbytes].view(dtype).reshape(shape)

@@ -25,6 +25,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from . import _opener, _runs
+
 __all__ = ["CHUNK_BYTES", "AUTO_MAX_CHUNKS", "chunks_for", "row_chunks"]
 
 #: Bytes of data per chunk that ``chunks="auto"`` aims at: reading this much
@@ -171,9 +173,7 @@ class ColumnReader:
         return (type(self).__name__, self.file_path, self.name, self.shape, self.dtype.str)
 
     def __getitem__(self, key: Any) -> np.ndarray:
-        from .file import File
-
-        with File(self.file_path, "r") as f:
+        with _opener.open_file(self.file_path) as f:
             return np.asarray(f[self.name][key])
 
 
@@ -202,9 +202,6 @@ class SelectionReader:
 
     def _block(self, a: int, b: int) -> np.ndarray:
         """Output rows ``[a, b)``."""
-        from .file import File
-        from .query import Selection
-
         out = np.empty((b - a,) + self.shape[1:], self.dtype)
         if b <= a:
             return out
@@ -215,12 +212,12 @@ class SelectionReader:
         stops = self.stops[i:j].copy()
         starts[0] += a - off[i]
         stops[-1] -= off[j] - b
-        with File(self.file_path, "r") as f:
+        with _opener.open_file(self.file_path) as f:
             col = f[self.name]
             if col.size != self.size:
                 raise ValueError(f"{col._what()} has {col.size} rows now, the selection was "
                                  f"made on {self.size}")
-            Selection(self.size, starts, stops, None, None, None)._read_into(col, out)  # type: ignore[arg-type]
+            _runs.read(col, starts, stops, out)
         return out
 
     def __getitem__(self, key: Any) -> np.ndarray:

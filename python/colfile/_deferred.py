@@ -36,8 +36,8 @@ import weakref
 from collections import deque
 from typing import Any
 
-from ._ffi import ERROR_P, ffi, lib
-from .errors import raise_error
+from ._core import column as _col
+from ._core import committer as _cq
 
 __all__ = ["Committer"]
 
@@ -51,10 +51,6 @@ def _ancestors(name: str) -> list[str]:
     parts = name.split("/")
     return ["/".join(parts[:i]) for i in range(1, len(parts))]
 
-
-#: the C type of the failures taken at once, parsed once, and how many
-_ERRORS = ffi.typeof("cf_error[]")
-_TAKE = 16
 
 #: every live Committer, to be reset in a forked child
 _LIVE: weakref.WeakSet[Committer] = weakref.WeakSet()
@@ -86,14 +82,9 @@ class Committer:
     columns whose commits are pending."""
 
     def __init__(self) -> None:
-        out = ffi.new("cf_committer **")
-        err = ffi.new(ERROR_P)
-        rc = lib().cf_committer_new(out, err)
-        if rc < 0:
-            raise_error(rc, err)
-        self._q: Any = out[0]
+        self._q: Any = _cq.new()
         # also at exit, for a File never closed: every handle is committed
-        self._finalizer = weakref.finalize(self, lib().cf_committer_free, self._q)
+        self._finalizer = weakref.finalize(self, _cq.free, self._q)
         self._reset()
         _LIVE.add(self)
 
@@ -104,7 +95,7 @@ class Committer:
         self._above: dict[str, int] = {}     # directories above pending columns
         self._last = 0                       # sequence number of the last handed over
         self._errors: list[BaseException] = []
-        self._taken = ffi.new(_ERRORS, _TAKE)  # failures are taken into this
+        self._taken = _cq.error_buffer()  # failures are taken into this
 
     # -- the caller's side ------------------------------------------------
 
@@ -113,13 +104,10 @@ class Committer:
         above = _ancestors(name)
         with self._lock:
             if self._q is None:  # closed with its File: commit here
-                err = ffi.new(ERROR_P)
-                rc = lib().cf_column_close(handle, err)
-                if rc < 0:
-                    raise_error(rc, err)
+                _col.close(handle)
                 return
             # may wait for room (the GIL is released meanwhile)
-            seq = lib().cf_committer_submit(self._q, handle)
+            seq = _cq.submit(self._q, handle)
             self._pending.append((seq, name, above))
             self._last = seq
             self._names[name] = self._names.get(name, 0) + 1
@@ -130,7 +118,7 @@ class Committer:
         """True while commits are waiting or running, or an error is unreported."""
         with self._lock:
             if self._pending and self._q is not None:
-                self._prune(lib().cf_committer_done(self._q))
+                self._prune(_cq.done(self._q))
             if not self._pending:
                 self._collect()
             return bool(self._pending or self._errors)
@@ -180,7 +168,7 @@ class Committer:
 
     def _wait(self, seq: int) -> None:
         if self._pending and self._q is not None:
-            lib().cf_committer_wait(self._q, seq)  # the GIL is released meanwhile
+            _cq.wait(self._q, seq)  # the GIL is released meanwhile
             self._prune(seq)
 
     def _prune(self, done: int) -> None:
@@ -200,15 +188,10 @@ class Committer:
         """Take the committer's failures, as the exceptions to raise."""
         if self._q is None:
             return
-        errs = self._taken
         while True:
-            n = lib().cf_committer_take_errors(self._q, errs, _TAKE)
-            for i in range(n):
-                try:
-                    raise_error(errs[i].code, errs + i)
-                except BaseException as exc:  # noqa: BLE001 - kept for the caller
-                    self._errors.append(exc)
-            if n < _TAKE:
+            taken = _cq.take_errors(self._q, self._taken)
+            self._errors.extend(taken)
+            if len(taken) < _cq.TAKE:
                 return
 
     def _last_conflict(self, name: str) -> int:
@@ -232,16 +215,16 @@ class Committer:
         # (the parent could then not write those columns while the child
         # lives).
         if self._q is not None:
-            lib().cf_committer_pause(self._q)
+            _cq.pause(self._q)
 
     def _resume(self) -> None:
         if self._q is not None:
-            lib().cf_committer_resume(self._q)
+            _cq.resume(self._q)
 
     def _forked(self) -> None:
         # In a forked child: what is queued is the parent's to commit;
         # committing it here as well would publish it twice.  The core
         # releases the child's copies of those handles without a commit.
         if self._q is not None:
-            lib().cf_committer_forget_after_fork(self._q)
+            _cq.forget_after_fork(self._q)
         self._reset()

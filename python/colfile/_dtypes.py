@@ -11,7 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from .errors import DTypeError
+from ._core.dtype import rejects as _rejects
+from .errors import CF_EDTYPE, DTypeError
 
 __all__ = ["split_vector", "token", "from_token", "as_array", "column_dtype"]
 
@@ -64,13 +65,7 @@ def token(dt: np.dtype[Any]) -> bytes:
 def _core_rejects(text: str) -> str | None:
     """The core's message if it rejects dtype ``text`` (``cf_dtype_normalize``),
     else None."""
-    from ._ffi import ffi, lib, new_error
-
-    err = new_error()
-    out = ffi.new("char[16]")
-    if lib().cf_dtype_normalize(text.encode("utf-8", "surrogateescape"), out, err) == 0:
-        return None
-    return str(ffi.string(err.message).decode("utf-8", "replace"))
+    return _rejects(text)
 
 
 def column_dtype(spec: Any, where: str) -> tuple[str, int]:
@@ -90,8 +85,6 @@ def column_dtype(spec: Any, where: str) -> tuple[str, int]:
     ...
     colfile.errors.DTypeError: f/x: unreasonable dtype 'f3': kind 'f' has no width 3 (allowed: 2, 4 or 8)
     """
-    from .errors import CF_EDTYPE
-
     text = spec if isinstance(spec, str) else (
         spec[0] if isinstance(spec, tuple) and spec and isinstance(spec[0], str) else None)
     try:

@@ -37,6 +37,7 @@ from typing import Any
 
 from ._constants import CF_OPEN_NOMMAP
 from ._ffi_abi import ffi
+from .errors import InvalidNameError
 
 __all__ = ["environment_open_flags", "ffi", "lib", "library_path", "take_strings"]
 
@@ -152,8 +153,6 @@ def encode(text: str | bytes | os.PathLike[str]) -> bytes:
     # `0 in raw` is one memchr; `b"\0" in raw` first fails to read its
     # operand as an int, formatting and dropping a TypeError each time
     if 0 in raw:
-        from .errors import InvalidNameError
-
         raise InvalidNameError(f"invalid path {raw!r}: contains a NUL byte")
     return raw
 
@@ -164,8 +163,6 @@ def encode_name(name: str) -> bytes:
     before C sees it; C checks every other rule."""
     raw = name.encode("utf-8", "surrogateescape")
     if 0 in raw:  # one memchr (see encode)
-        from .errors import InvalidNameError
-
         at = raw.index(b"\0")
         raise InvalidNameError(f"invalid name {name!r}: contains a NUL byte at byte {at}")
     return raw

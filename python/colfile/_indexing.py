@@ -44,6 +44,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from ._dtypes import as_array
 from .errors import RangeError
 
 __all__ = ["Rows", "RowIO", "parse", "read", "write", "getitem", "setitem"]
@@ -497,8 +498,6 @@ def setitem(io: RowIO, key: Any, value: Any, size: int, row_shape: tuple[int, ..
     one at a time (its ``_rmw_lock``), so that threads filling different
     components of the same rows (dask.array.store) do not undo each other.
     """
-    from ._dtypes import as_array
-
     mask = _element_mask(key, size, row_shape, what)
     if mask is not None:  # read the rows touched, assign in numpy, write back
         # numpy's verdict on the value first, on the key as given: its

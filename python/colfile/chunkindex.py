@@ -36,32 +36,23 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._ffi import ffi, lib, new_error
-from .column import CHUNK_STATS_DTYPE, Column
-from .errors import Error, raise_error
+from ._core import chunkindex as _ci
+from ._core.integrity import CHUNK_STATS_DTYPE
+from .errors import Error
+
+if TYPE_CHECKING:
+    from .column import Column
 
 __all__ = ["info", "count", "nodes", "bytes_read", "chunk_crc32c", "problem", "plan_table", "IndexWarning"]
-
-_STATES = {0: "absent", 1: "current", 2: "stale", 3: "damaged"}
-
-#: cf_chunk_stats as C lays it out
-_C_STATS = np.dtype({"names": ["blob", "first_row", "rows", "valid", "ordered", "count", "nan_count",
-                               "min", "max", "sum"],
-                     "formats": ["<i8", "<i8", "<i8", "<i4", "<i4", "<i8", "<i8", "<f8", "<f8", "<f8"],
-                     "offsets": [0, 8, 16, 24, 28, 32, 40, 48, 56, 64], "itemsize": 72})
 
 
 class IndexWarning(UserWarning):
     """A column's chunk index is damaged: planning falls back to the text
     statistics (slower, still exact); ``colfile index`` rebuilds it."""
-
-
-def _lib_has_index() -> bool:
-    return hasattr(lib(), "cf_column_index_info")
 
 
 def info(col: Column) -> dict[str, Any]:
@@ -75,21 +66,14 @@ def info(col: Column) -> dict[str, Any]:
         (0 unless current) and ``problem`` (what is wrong with a damaged
         one, naming the file).
     """
-    out = ffi.new("cf_index_info *")
-    err = new_error()
     with col._lock:
-        rc = lib().cf_column_index_info(col._handle(), out, err)
-    if rc < 0:
-        raise_error(rc, err)
-    return {"state": _STATES.get(int(out.state), "damaged"), "levels": int(out.levels),
-            "fanout": int(out.fanout), "chunks": int(out.chunks), "chunk_rows": int(out.chunk_rows),
-            "problem": ffi.string(out.problem).decode("utf-8", "replace")}
+        return _ci.info(col._handle())
 
 
 def count(col: Column, level: int) -> int:
     """Records of ``level`` (0: chunks) of a current index, else 0."""
     with col._lock:
-        return int(lib().cf_column_index_count(col._handle(), int(level)))
+        return _ci.count(col._handle(), level)
 
 
 def nodes(col: Column, level: int, first: int, n: int, component: int = 0) -> np.ndarray:
@@ -103,13 +87,8 @@ def nodes(col: Column, level: int, first: int, n: int, component: int = 0) -> np
     FormatError
         A page fails its CRC32C or the file is cut short.
     """
-    buf = ffi.new("cf_chunk_stats[]", max(int(n), 1))
-    err = new_error()
     with col._lock:
-        rc = lib().cf_column_index_nodes(col._handle(), int(level), int(first), int(n), int(component), buf, err)
-    if rc < 0:
-        raise_error(rc, err)
-    raw = np.frombuffer(ffi.buffer(buf), _C_STATS)[: int(n)]
+        raw = _ci.nodes(col._handle(), level, first, n, component)
     out = np.empty(int(n), CHUNK_STATS_DTYPE)
     for name in CHUNK_STATS_DTYPE.names or ():
         out[name] = raw[name]
@@ -119,16 +98,14 @@ def nodes(col: Column, level: int, first: int, n: int, component: int = 0) -> np
 def bytes_read(col: Column) -> int:
     """Bytes of the chunk index this handle has read so far."""
     with col._lock:
-        return int(lib().cf_column_index_bytes_read(col._handle()))
+        return _ci.bytes_read(col._handle())
 
 
 def chunk_crc32c(col: Column, k: int) -> int | None:
     """The CRC32C of chunk ``k``'s bytes, when known (the index or this
     handle's writes), else None."""
-    crc = ffi.new("uint32_t *")
     with col._lock:
-        known = lib().cf_column_chunk_crc32c(col._handle(), int(k), crc)
-    return int(crc[0]) if known else None
+        return _ci.chunk_crc32c(col._handle(), k)
 
 
 def problem(col: Column) -> str | None:
@@ -175,7 +152,7 @@ def plan_table(col: Column, comps: Sequence[int], leaves: Sequence[Any],
     where the statistics cannot decide the comparison.  Without leaves the
     top level's records are returned (a histogram's range needs no more).
     """
-    if not _lib_has_index() or getattr(col, "kind", "data") != "data":
+    if not _ci.available() or getattr(col, "kind", "data") != "data":
         return None
     try:
         meta = info(col)

@@ -23,10 +23,11 @@ from typing import Any
 
 import numpy as np
 
-from . import _indexing
+from . import _dask, _indexing
 from ._dtypes import as_array
 from .column import Column
 from .file import Group
+from .query import where as _where
 
 __all__ = ["Dataset"]
 
@@ -149,6 +150,17 @@ class Dataset:
             raise KeyError(f"{self._what()} has no column {name!r}")
         return self._cols[name].field(j)
 
+    def _query_resolver(self) -> Any:
+        """How a query on this dataset finds the names it uses: its fields,
+        then the other columns of its source."""
+        group = self._source
+
+        def by_dataset(name: str) -> Column:
+            if name in self._cols:
+                return self._cols[name]
+            return group[name]  # type: ignore[no-any-return]
+        return by_dataset
+
     def where(self, predicate: Any) -> Any:
         """The rows where ``predicate`` holds: a
         :class:`~colfile.query.Selection`.
@@ -172,9 +184,7 @@ class Dataset:
         array([0, 1])
         >>> f.close()
         """
-        from .query import where
-
-        return where(self, predicate)
+        return _where(self, predicate)
 
     def to_dask(self, chunks: Any = "auto") -> dict[str, Any]:
         """Lazy dask arrays of the columns: a dict from column (field) name
@@ -210,8 +220,6 @@ class Dataset:
         (((2, 2, 1), (3,)), 10)
         >>> f.close()
         """
-        from . import _dask
-
         return _dask.dataset(self, chunks)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:

@@ -49,7 +49,28 @@ True
 
 from __future__ import annotations
 
-from typing import Any, NoReturn
+from ._constants import (
+    CF_EARG,
+    CF_EBUSY,
+    CF_ECAST,
+    CF_ECHECKSUM,
+    CF_EDTYPE,
+    CF_EEXIST,
+    CF_EFORMAT,
+    CF_EIO,
+    CF_EKIND,
+    CF_ENAME,
+    CF_ENOENT,
+    CF_ENOMEM,
+    CF_ENOTFILE,
+    CF_EREADONLY,
+    CF_EREPLACED,
+    CF_ERANGE,
+    CF_ESHORT,
+    CF_ETORN,
+    CF_OK,
+    ERROR_NAMES,
+)
 
 __all__ = [
     "Error",
@@ -77,48 +98,10 @@ __all__ = [
     "CollectiveError",
 ]
 
-# The stable values of colfile_errors.h.
-CF_OK = 0
-CF_EIO = -1
-CF_ENOENT = -2
-CF_EEXIST = -3
-CF_ENAME = -4
-CF_EDTYPE = -5
-CF_ECAST = -6
-CF_EFORMAT = -7
-CF_ERANGE = -8
-CF_ENOMEM = -9
-CF_EARG = -10
-CF_ECHECKSUM = -11
-CF_EREADONLY = -12
-CF_ESHORT = -13
-CF_ENOTFILE = -14
-CF_EKIND = -15
-CF_ETORN = -16
-CF_EBUSY = -17
-CF_EREPLACED = -18
-
-CODE_NAMES = {
-    CF_OK: "CF_OK",
-    CF_EIO: "CF_EIO",
-    CF_ENOENT: "CF_ENOENT",
-    CF_EEXIST: "CF_EEXIST",
-    CF_ENAME: "CF_ENAME",
-    CF_EDTYPE: "CF_EDTYPE",
-    CF_ECAST: "CF_ECAST",
-    CF_EFORMAT: "CF_EFORMAT",
-    CF_ERANGE: "CF_ERANGE",
-    CF_ENOMEM: "CF_ENOMEM",
-    CF_EARG: "CF_EARG",
-    CF_ECHECKSUM: "CF_ECHECKSUM",
-    CF_EREADONLY: "CF_EREADONLY",
-    CF_ESHORT: "CF_ESHORT",
-    CF_ENOTFILE: "CF_ENOTFILE",
-    CF_EKIND: "CF_EKIND",
-    CF_ETORN: "CF_ETORN",
-    CF_EBUSY: "CF_EBUSY",
-    CF_EREPLACED: "CF_EREPLACED",
-}
+# The codes of colfile_errors.h are the generated constants imported above
+# (colfile._constants), public here as colfile.errors.CF_*.
+#: ``{code: "CF_ENOENT"}`` for every code of colfile_errors.h
+CODE_NAMES: dict[int, str] = dict(ERROR_NAMES)
 
 
 class Error(Exception):
@@ -318,25 +301,3 @@ def error_class(code: int, context: str = "file") -> type[Error]:
     if code == CF_EEXIST and context == "create":
         return ColumnExistsError
     return _BY_CODE.get(code, Error)
-
-
-def raise_error(rc: int, err: Any, context: str = "file") -> NoReturn:
-    """Raise the exception for a failing return code ``rc`` and its
-    ``cf_error *`` record ``err`` (a cffi pointer)."""
-    from . import _ffi
-
-    code = int(err.code) if err is not None and err.code else rc
-    message = ""
-    if err is not None:
-        message = _ffi.ffi.string(err.message).decode("utf-8", "replace")
-    if not message:
-        message = f"libcolfile failed with {CODE_NAMES.get(code, code)}"
-    raise error_class(code, context)(message, code)
-
-
-def check(rc: int, err: Any, context: str = "file") -> int:
-    """Return ``rc`` if it is not negative, else raise (see
-    :func:`raise_error`)."""
-    if rc < 0:
-        raise_error(rc, err, context)
-    return rc

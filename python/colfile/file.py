@@ -24,53 +24,46 @@ import os
 import time
 import warnings
 import weakref
-from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
+from . import _opener
 from . import mpi as _mpi
 from ._deferred import Committer
-from ._dtypes import as_array, column_dtype
-from ._ffi import (_FS_ENCODING, ERROR_P, encode, encode_name, environment_open_flags, ffi, lib, new_error,
-                   string, take_strings)
-from ._ints import INT64_MAX, NFILE_MAX, column_bytes, whole
-from .attrs import AttributeManager, decode_value, numeric_dtype
-from .column import Column
-from .errors import (
-    CF_EEXIST,
-    CF_EREADONLY,
-    ClosedError,
-    ColumnExistsError,
-    ColumnNotFoundError,
-    Error,
-    InvalidArgumentError,
-    ReadOnlyError,
-    TornError,
-    raise_error,
+from ._core import file as _cf
+from ._constants import (
+    CF_OPEN_CREATE,
+    CF_OPEN_EXCL,
+    CF_OPEN_NODURABLE,
+    CF_OPEN_NOLOCKING,
+    CF_OPEN_READ,
+    CF_OPEN_TORN_OK,
+    CF_OPEN_TRUNCATE,
+    CF_OPEN_VERIFY,
+    CF_OPEN_WRITE,
 )
+from ._file_columns import FileColumns
+from ._file_commit import FileCommit
+from ._group import Group
+from ._warnings import FileSystemWarning, TornWarning
+from .attrs import decode_value, numeric_dtype
+from .column import Column
+from .errors import ClosedError, Error
+from .locking import LockingWarning, lock_scope, scope_note
 
 __all__ = ["File", "Group", "MODES", "TornWarning", "FileSystemWarning"]
 
-_READ, _WRITE, _CREATE, _EXCL, _TRUNCATE = 0x0, 0x1, 0x2, 0x4, 0x8
 
 #: The open modes and their libcolfile flags (one table, one place).
 MODES: dict[str, int] = {
-    "r": _READ,
-    "r+": _WRITE,
-    "w": _WRITE | _CREATE | _TRUNCATE,
-    "w-": _WRITE | _CREATE | _EXCL,
-    "x": _WRITE | _CREATE | _EXCL,
-    "a": _WRITE | _CREATE,
+    "r": CF_OPEN_READ,
+    "r+": CF_OPEN_WRITE,
+    "w": CF_OPEN_WRITE | CF_OPEN_CREATE | CF_OPEN_TRUNCATE,
+    "w-": CF_OPEN_WRITE | CF_OPEN_CREATE | CF_OPEN_EXCL,
+    "x": CF_OPEN_WRITE | CF_OPEN_CREATE | CF_OPEN_EXCL,
+    "a": CF_OPEN_WRITE | CF_OPEN_CREATE,
 }
-
-
-class TornWarning(UserWarning):
-    """A column marked torn was opened with ``torn='warn'``."""
-
-
-class FileSystemWarning(UserWarning):
-    """The File is on a file system where colfile's guarantees are weaker."""
 
 
 #: What changes on network file systems (docs/reliability.md).
@@ -83,20 +76,10 @@ _SHARED_FS_NOTES = {
 }
 
 
-class _Unset:
-    def __repr__(self) -> str:
-        return "<unset>"
 
 
-_UNSET: Any = _Unset()
+_release_file = _cf.close
 
-
-def _release_file(handle: Any) -> None:
-    lib().cf_file_close(handle)
-
-
-#: the behaviour bits of cf_file_open (enum cf_open_flags, include/colfile.h)
-_NODURABLE, _TORN_OK, _VERIFY, _NOLOCKING = 32, 64, 128, 512
 
 
 def _reopen_file(abspath: str, torn_ok: bool, verify: bool) -> File:
@@ -111,36 +94,25 @@ def _open_flags(mode: str, durable: Any, torn: str, verify: Any, locking: Any = 
         raise ValueError(f"invalid mode {mode!r}: use one of "
                          f"{', '.join(repr(m) for m in MODES)}")
     if locking is False:
-        flags |= _NOLOCKING
+        flags |= CF_OPEN_NOLOCKING
     elif locking is not True and locking != "local":
         raise ValueError(f"invalid locking={locking!r}: use True, False or 'local'")
     if torn != "raise":
         if torn != "warn":
             raise ValueError(f"invalid torn={torn!r}: use 'raise' or 'warn'")
-        flags |= _TORN_OK
+        flags |= CF_OPEN_TORN_OK
     if not durable:
-        flags |= _NODURABLE
+        flags |= CF_OPEN_NODURABLE
     if verify:
-        flags |= _VERIFY
+        flags |= CF_OPEN_VERIFY
     return flags
 
 
-#: what opening a File or a column allocates (with an ERROR_P), parsed once
-_FILE_PP = ffi.typeof("cf_file **")
-_COLUMN_PP = ffi.typeof("cf_column **")
 #: threading.RLock is a Python function returning this type
 _RLock = _thread.RLock
 
 
-_name_check = _mpi._name_check_or_raise
-
-
-def _warn_torn(handle: Any, stacklevel: int) -> None:
-    """Warn that the column just opened (with ``torn="warn"``) is torn;
-    ``stacklevel`` as warnings.warn's, counted from the caller."""
-    warnings.warn(f"{string(lib().cf_column_path(handle))}: an in-place update was "
-                  "interrupted; rows may mix old and new values (colfile repair "
-                  "clears this)", TornWarning, stacklevel=stacklevel + 1)
+_name_check = _cf.name_check
 
 
 class _WeakColumns(dict):  # type: ignore[type-arg]
@@ -188,321 +160,6 @@ class _WeakColumns(dict):  # type: ignore[type-arg]
 
     def items(self) -> list[tuple[str, Column]]:  # type: ignore[override]
         return [(n, c) for n, c in ((n, r()) for n, r in dict.items(self)) if c is not None]
-
-
-class Group:
-    """The columns below a directory of a File: ``file["grp/"]``.
-
-    A group is a view: it holds no handle of its own.  Names given to a group
-    are relative to it (``g["x"]`` is ``file["grp/x"]``).  ``g.attrs`` are the
-    attributes of the directory (block ``"grp/."`` in bigfile terms).
-
-    Listing (:attr:`columns`, ``iter``, ``len``, ``keys``) gives the column
-    names below the group at any depth, sorted, as bigfile lists them (a
-    header-only block hides whatever lies below it).
-    """
-
-    _prefix: str
-
-    def __init__(self, file: File, prefix: str) -> None:
-        self._file_obj = file
-        self._prefix = prefix
-
-    @property
-    def _file(self) -> File:
-        return self._file_obj
-
-    # -- description ---------------------------------------------------
-
-    @property
-    def file(self) -> File:
-        """The File this group belongs to."""
-        return self._file
-
-    @property
-    def name(self) -> str:
-        """The group's name relative to the File (``""`` for the File)."""
-        return self._prefix.rstrip("/")
-
-    @property
-    def path(self) -> str:
-        """The group's directory on disk."""
-        if not self._prefix:
-            return self._file.path
-        return os.path.join(self._file.path, self._prefix.rstrip("/"))
-
-    @property
-    def attrs(self) -> AttributeManager:
-        """The attributes of this group (of the File for a File)."""
-        full = self._prefix + "."
-        f = self._file
-        if f._comm.serial:
-            return AttributeManager(lambda create: f._attr_column(full, create), self.path)
-        if f._coll_meta:
-            return AttributeManager(lambda create: f._attr_column(full, create, reading=True),
-                                    self.path,
-                                    writer=lambda create: f._attr_column(full, create))
-        # under MPI reads are independent, changes collective
-        return AttributeManager(lambda create: f._attr_reader(full), self.path,
-                                writer=lambda create: f._attr_column(full, create))
-
-    def __repr__(self) -> str:
-        f = self._file
-        if f.closed:
-            return f"<colfile.Group {self.name!r} (closed file)>"
-        # counting the columns waits for deferred commits; a failed one is
-        # left for the File's next call to raise, not raised (and so lost) here
-        if f._commits is not None and f._commits.wait():
-            return f"<colfile.Group {self.name!r} in {f.path!r} (a deferred commit failed)>"
-        return f"<colfile.Group {self.name!r} in {f.path!r} ({len(self)} columns)>"
-
-    # -- names -----------------------------------------------------------
-
-    def _full(self, name: str) -> str:
-        if not isinstance(name, str):
-            raise TypeError(f"column names are str, not {type(name).__name__}")
-        if not name:
-            _name_check(name)  # the core's InvalidNameError: never the group itself
-        return self._prefix + name
-
-    @property
-    def columns(self) -> list[str]:
-        """Sorted names of the columns below this group (relative to it)."""
-        n = len(self._prefix)
-        return [c[n:] for c in self._file._list() if c.startswith(self._prefix)]
-
-    def keys(self) -> list[str]:
-        """Same as :attr:`columns`."""
-        return self.columns
-
-    def values(self) -> list[Column]:
-        """The columns, opened."""
-        return [self[k] for k in self.columns]
-
-    def items(self) -> list[tuple[str, Column]]:
-        """``(name, column)`` pairs."""
-        return [(k, self[k]) for k in self.columns]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.columns)
-
-    def __len__(self) -> int:
-        return len(self.columns)
-
-    def __bool__(self) -> bool:
-        # as h5py: an open File or group is true, even with no columns
-        return not self._file.closed
-
-    def __contains__(self, name: object) -> bool:
-        if not isinstance(name, str):
-            return False
-        if name.endswith("/"):
-            try:
-                return self._file._group_exists(self._full(name))
-            except ValueError:  # an invalid name: no such group can exist
-                return False
-        try:
-            self._file._open_column(self._full(name))
-        except (ColumnNotFoundError, ValueError):
-            return False
-        return True
-
-    def get(self, name: str, default: Any = None) -> Any:
-        """``self[name]``, or ``default`` if there is no such column."""
-        try:
-            return self[name]
-        except KeyError:
-            return default
-
-    # -- access ----------------------------------------------------------
-
-    def __getitem__(self, name: str) -> Any:
-        """``g["col"]`` opens a column; ``g["sub/"]`` (trailing slash) gives
-        the group of an existing directory that is not a column."""
-        full = self._full(name)
-        if full.endswith("/"):
-            if not self._file._group_exists(full):
-                raise ColumnNotFoundError(
-                    f"{os.path.join(self._file.path, full)}: no such group")
-            return Group(self._file, full)
-        return self._file._open_column(full)
-
-    def __delitem__(self, name: str) -> None:
-        """``del g["col"]`` removes a column (its header, attributes and
-        blobs); ``del g["sub/"]`` (trailing slash, as for ``g["sub/"]``)
-        removes the group ``sub`` and everything below it.
-
-        The column's writer lock is taken first (every column's below a
-        group): :class:`~colfile.BusyError`, with nothing removed, while
-        another handle or process writes one.  What is removed disappears
-        in one rename before it is deleted, so a crash leaves it whole or
-        absent (``colfile repair`` removes the hidden leftover)."""
-        self._file._remove(self._full(name))
-
-    def create(self, name: str, dtype: Any = _UNSET, size: int | None = None,
-               nfile: int | None = None, *, blob_rows: Sequence[int] | None = None,
-               data: Any = None, align_blobs_to_ranks: bool = False, mode: str = "auto",
-               concurrency: int | None = None, chunk_rows: int | None = None,
-               overwrite: bool = False) -> Column:
-        """Create a column and return it open for writing.
-
-        Under ``comm=`` this is collective: every rank passes the same
-        arguments, except that ``data`` holds *this rank's* rows (any number,
-        zero included): the column gets the sum of all ranks' rows, stored in
-        rank order, written with one collective :meth:`Column.write_all
-        <colfile.Column.write_all>` (``mode``, ``concurrency``).  Without
-        ``data`` every rank states the same global ``size``.
-
-        Parameters
-        ----------
-        name : str
-            Column name, relative to this group; ``/`` makes sub-directories.
-        dtype : dtype spec or None
-            The element dtype: kinds i u f c b (bool) and S, either byte
-            order.  A sub-array dtype such as ``("f8", 3)`` makes a vector
-            column with ``nmemb`` 3.  ``None`` makes a header-only block
-            (metadata, no data).  Optional when ``data`` is given.
-        size : int, optional
-            Rows (default 0, or the rows of ``data``: under ``comm=`` the
-            sum over the ranks).
-        nfile : int, optional
-            Blob files to spread the rows over (bigfile's split rule).  By
-            default one per 256 MiB of data, at most one per rank
-            (``cf_plan_nfile``): 1 when serial.
-        blob_rows : sequence of int, optional
-            The rows of each blob explicitly (overrides ``nfile``).
-        data : array_like, optional
-            Rows to write right away (h5py style); its dtype is the default
-            ``dtype`` and a 2-d array makes a vector column.  Under
-            ``comm=``: this rank's rows (ranks holding no rows do not decide
-            the default dtype).
-        align_blobs_to_ranks : bool
-            Cut the blobs on rank boundaries (``cf_plan_blobs_by_rank``:
-            consecutive ranks share a blob, no rank writes two), instead of
-            splitting the rows evenly.  Needs ``nfile`` <= the number of
-            ranks.
-        mode, concurrency
-            How ``data`` is written: see :meth:`Column.write_all
-            <colfile.Column.write_all>`.
-        chunk_rows : int, optional
-            Rows per statistics chunk (``cf_column_set_chunk_rows``): every
-            write records min, max, count, NaN count and sum per chunk and
-            component, which queries (:mod:`colfile.query`) use to skip
-            data.  Smaller chunks skip more precisely and cost more
-            metadata.  Default: the core's choice (a power of two, at most
-            2**20 rows and 8 MiB per chunk).
-        overwrite : bool
-            Replace a column of that name (its rows and attributes are
-            gone once the new one is committed).  By default a column that
-            exists raises :class:`~colfile.ColumnExistsError` (a
-            ``FileExistsError`` and a ``ValueError``) naming it, and nothing
-            changes, as in h5py.  Files opened with mode ``"w"`` start
-            empty, so this is needed only to replace what a File already
-            held.
-
-        Notes
-        -----
-        A column cannot be made below a column (``"P/sub"`` when ``P`` is
-        one: nothing lists columns inside a column's directory), nor where
-        a group holds columns (``"g"`` when ``"g/x"`` exists), even with
-        ``overwrite=True``: both raise :class:`~colfile.ColumnExistsError`.
-
-        The rows hold no data until written.  Rows skipped before a written
-        row of the same blob read as zeros; rows after the last one written
-        in their blob raise :class:`~colfile.IncompleteError` when read
-        (they look like a blob cut short), and closing the column warns
-        about them (:class:`~colfile.IncompleteWarning`); docs/writing.md.
-
-        Sizes and counts must be whole numbers (``int`` or a numpy
-        integer): anything else raises :class:`TypeError` naming the
-        argument.  Numbers the format cannot hold raise
-        :class:`~colfile.InvalidArgumentError` (a :class:`ValueError`)
-        naming the limit: more than 2**24 blobs, or rows whose bytes exceed
-        2**63-1.
-
-        Examples
-        --------
-        >>> import os, tempfile, numpy as np, colfile
-        >>> f = colfile.File(os.path.join(tempfile.mkdtemp(), "f"), "w")
-        >>> v = f.create("v", ("f8", 3), size=10, blob_rows=[4, 0, 6])
-        >>> v[:] = 1.0; v.shape
-        (10, 3)
-        >>> try:
-        ...     f.create("v", "i4", size=1)
-        ... except colfile.ColumnExistsError:
-        ...     print("exists")
-        exists
-        >>> f.create("v", data=np.arange(3), overwrite=True).shape
-        (3,)
-        >>> f.create("meta", None).kind
-        'header-only'
-        >>> f.create("s", data=["ab", "c"])[:]
-        array([b'ab', b'c'], dtype='|S2')
-        >>> f.close()
-        """
-        return self._file._create(self._full(name), dtype, size, nfile, blob_rows, data,
-                                  align_blobs_to_ranks, mode, concurrency, chunk_rows,
-                                  bool(overwrite))
-
-    def create_group(self, name: str) -> Group:
-        """Create directory ``name`` (with an empty attribute file) and return
-        its group; :class:`~colfile.AlreadyExistsError` if it exists."""
-        from .errors import AlreadyExistsError
-
-        full = self._full(name).rstrip("/") + "/"
-        f = self._file
-
-        def taken() -> str | None:
-            if f._group_exists(full):
-                return "group exists"
-            # read here, not through _column_named: under MPI this runs on
-            # rank 0 alone (h5py: a ValueError too)
-            if File._is_column(f._check_open(), full[:-1]):
-                return "a column of that name exists"
-            return None
-
-        if not f._comm.serial:
-            f._enter("create_group()")
-            # rank 0 decides, so that every rank raises or none does
-            why = taken() if f._coll_meta else f._on_root(taken)
-        else:
-            why = taken()
-        if why is not None:
-            raise AlreadyExistsError(f"{os.path.join(f.path, full[:-1])}: {why}")
-        return self.require_group(name)
-
-    def _column_named(self, full: str) -> bool:
-        """True if column ``full`` exists (every rank agrees under MPI)."""
-        f = self._file
-        h = f._check_open()
-        f._settle()
-        return bool(f._on_root(lambda: File._is_column(h, full)))
-
-    def require_group(self, name: str) -> Group:
-        """The group ``name``, created if it does not exist;
-        :class:`~colfile.ColumnKindError` (a ``TypeError``, as in h5py) if
-        ``name`` is a column."""
-        from .errors import ColumnKindError
-
-        full = self._full(name).rstrip("/") + "/"
-        if not self._file._comm.serial:
-            self._file._enter("require_group()")
-        if self._column_named(full[:-1]):
-            raise ColumnKindError(f"{os.path.join(self._file.path, full[:-1])}: a column, "
-                                  "not a group")
-        self._file._attr_column(full + ".", True)
-        return Group(self._file, full)
-
-
-def _split_rows(size: int, nfile: int) -> Any:
-    """bigfile's split of ``size`` rows over ``nfile`` blobs (what
-    ``cf_column_create`` does): blob i gets (i+1)*size//nfile - i*size//nfile."""
-    if nfile == 0:
-        return []
-    if size <= INT64_MAX // nfile:  # no product overflows: vectorised
-        edges = np.arange(nfile + 1, dtype=np.int64) * size // nfile
-        return np.diff(edges)
-    return [(i + 1) * size // nfile - i * size // nfile for i in range(nfile)]
 
 
 def _unpack_column_attrs(raw: bytes) -> dict[str, dict[str, Any]]:
@@ -568,14 +225,14 @@ def _forget_locks_in_child() -> None:
     for f in list(_WRITABLE):
         h = f._h
         if h is not None:
-            lib().cf_file_forget_locks(h)
+            _cf.forget_locks(h)
 
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_locks_in_child)
 
 
-class File(Group):
+class File(FileColumns, FileCommit, Group):
     """A colfile/bigfile File: a directory of columns.
 
     Parameters
@@ -760,28 +417,21 @@ class File(Group):
             flags = MODES.get(mode) if type(mode) is str else None
             if flags is None or torn != "raise" or not durable or verify or locking is not True:
                 flags = _open_flags(mode, durable, torn, verify, locking)
-            raw = path.encode(_FS_ENCODING, "surrogateescape") \
-                if type(path) is str and "\0" not in path else encode(path)
-            out = ffi.new(_FILE_PP)
-            err = ffi.new(ERROR_P)
-            rc = lib().cf_file_open(out, raw, flags | environment_open_flags(), err)
-            if rc < 0:
-                raise_error(rc, err, "file")
-            handle = out[0]
+            handle = _cf.open(path, flags)
         else:
             def prep() -> tuple[str, str, bool, str, bool, Any]:
                 _open_flags(mode, durable, torn, verify, locking)
                 if deferred:
                     raise ValueError("deferred=True is for serial Files: under comm= "
                                      "closing a column is collective")
-                encode(path)  # a NUL byte: the error agreed on every rank
+                _cf.encode_path(path)  # a NUL byte: the error agreed on every rank
                 return self._path, mode, bool(durable), torn, bool(verify), locking
 
             # every rank must be given the same path and options
             try:
                 self._same("File path and options", prep)
                 flags = _open_flags(mode, durable, torn, verify, locking)
-                handle = _mpi.open_file(self._comm, encode(path), flags)
+                handle = _mpi.open_file(self._comm, path, flags)
             except BaseException:
                 if self._comm.owned:
                     self._comm.free()
@@ -793,19 +443,17 @@ class File(Group):
         # back (as for columns: cheaper).  self._path already is the path
         # the core keeps (cf_file_path: the same bytes, decoded the same).
         self._finalizer: Any = (weakref.finalize(self, _release_file, handle)
-                                if flags & _WRITE else None)
-        if flags & _WRITE:
+                                if flags & CF_OPEN_WRITE else None)
+        if flags & CF_OPEN_WRITE:
             _WRITABLE.add(self)
-        if deferred and flags & _WRITE:
+        if deferred and flags & CF_OPEN_WRITE:
             self._commits = Committer()
-        if flags & _WRITE and self._comm.rank == 0:
-            fs = string(lib().cf_file_fs_type(handle))
+        if flags & CF_OPEN_WRITE and self._comm.rank == 0:
+            fs = _cf.fs_type(handle)
             if fs in _SHARED_FS_NOTES:
                 warnings.warn(f"{self._path}: on {fs}: {_SHARED_FS_NOTES[fs]}", FileSystemWarning,
                               stacklevel=2)
             if locking is not False:
-                from .locking import LockingWarning, lock_scope, scope_note
-
                 scope, mount = lock_scope(self._path)
                 note = None if locking == "local" and scope == "node" else scope_note(self._path, scope, mount)
                 if note:
@@ -866,11 +514,11 @@ class File(Group):
         # writer lock of its columns anyway.
         if self._h is None:
             raise ClosedError(f"{self._path}: File is closed: cannot pickle it")
-        if self._flags & _WRITE:
+        if self._flags & CF_OPEN_WRITE:
             raise TypeError(f"{self._path}: a File open for writing (mode {self._mode!r}) "
                             "cannot be pickled: close it and pickle File(path, 'r')")
-        return (_reopen_file, (self._abspath, bool(self._flags & _TORN_OK),
-                               bool(self._flags & _VERIFY)))
+        return (_reopen_file, (self._abspath, bool(self._flags & CF_OPEN_TORN_OK),
+                               bool(self._flags & CF_OPEN_VERIFY)))
 
     def __repr__(self) -> str:
         if self._h is None:
@@ -892,63 +540,11 @@ class File(Group):
         """``fn()`` on rank 0, its result (or error) on every rank."""
         return _mpi.agree(self._comm, fn, root=0)
 
-    def _group_exists(self, full: str) -> bool:
-        """True if the directory of group ``full`` (ending in ``/``) exists.
-        The core decides, on the attribute block ``full + "."``: it checks
-        the name (:class:`~colfile.InvalidNameError` for ``../``, ``/etc/``,
-        ``a//``...) and refuses a symbolic link below the File."""
-        h = self._check_open()
-        self._settle()
-        if self._coll_meta:
-            self._enter("group lookup (collective_metadata=True)")
-            self._same("group name", lambda: (self._check_open(), full)[1])
-        elif not self._comm.serial:
-            # independent: a group this File made (collectively) and has
-            # not committed yet is known to every rank
-            col = self._attr_cols.get(full + ".")
-            if col is not None and not col.closed:
-                return True
-
-        def run() -> bool:
-            out = ffi.new("cf_column **")
-            err = new_error()
-            rc = lib().cf_column_open(out, h, encode_name(full + "."), err)
-            if rc >= 0:
-                lib().cf_column_close(out[0], ffi.NULL)
-                # the directory of a column is no group (as in h5py, a
-                # dataset is not a group)
-                return not self._is_column(h, full[:-1])
-            if err.code == -2:  # CF_ENOENT: no such directory
-                return False
-            if err.code == -4:  # CF_ENAME
-                raise_error(rc, err)
-            return True  # the directory is there; its attribute files are not fine
-        return bool(self._on_root(run)) if self._coll_meta else run()
-
     def _enter(self, op: str) -> None:
         """The agreement step of collective operation ``op`` of this File
         (``Comm.enter``): every rank must be in it (CollectiveError)."""
         self._check_open()
         self._comm.enter(op, self._path)
-
-    @staticmethod
-    def _is_column(h: Any, name: str) -> bool:
-        """True if ``name`` opens as a column on File handle ``h``."""
-        if not name:
-            return False
-        out = ffi.new("cf_column **")
-        if lib().cf_column_open(out, h, encode_name(name), ffi.NULL) < 0:
-            return False
-        lib().cf_column_close(out[0], ffi.NULL)
-        return True
-
-    def _checked_name(self, full: str) -> Any:
-        def prep() -> str:
-            self._check_open()
-            if not self._comm.serial:
-                _name_check(full)
-            return full
-        return self._same("column name", prep)
 
     # -- life cycle ------------------------------------------------------
 
@@ -1015,20 +611,9 @@ class File(Group):
         >>> attrs["a"]["index"], attrs["g/b"]["unit"], sorted(attrs["g/b"])
         (np.int64(0), 'Mpc', ['index', 'unit'])
         """
-        L = lib()
-
         def run() -> bytes:
-            buf = ffi.new("void **")
-            size = ffi.new("size_t *")
-            err = new_error()
             with self._lock:
-                rc = L.cf_file_column_attrs(self._check_open(), buf, size, err)
-            if rc < 0:
-                raise_error(rc, err, "column")
-            try:
-                return bytes(ffi.buffer(buf[0], size[0]))
-            finally:
-                L.cf_free(buf[0])
+                return _cf.column_attrs(self._check_open())
 
         self._check_open()
         self._settle()
@@ -1063,18 +648,9 @@ class File(Group):
         also removes every other leftover, whose locks are not looked at).
         Returns one line per item found.  On rank 0 only under MPI (the
         result is broadcast)."""
-        L = lib()
-
         def run() -> list[str]:
-            lines = ffi.new("char ***")
-            count = ffi.new("int64_t *")
-            err = new_error()
             with self._lock:
-                rc = L.cf_file_cleanup(self._check_open(), (1 if dry_run else 0) | (2 if force else 0),
-                                       lines, count, err)
-            if rc < 0:
-                raise_error(rc, err, "file")
-            return take_strings(lines[0], count[0])
+                return _cf.cleanup(self._check_open(), dry_run, force)
 
         self._settle()
         if not self._comm.serial:
@@ -1089,13 +665,13 @@ class File(Group):
         ``localflock``, NFS ``nolock``, BeeGFS), ``'none'`` (lock calls
         fail: Lustre ``noflock``; open with ``locking=False``) or
         ``'unknown'``.  See :mod:`colfile.locking`."""
-        return string(lib().cf_file_lock_scope(self._check_open()))
+        return _cf.lock_scope(self._check_open())
 
     @property
     def fs_type(self) -> str:
         """The file system holding the File (``cf_file_fs_type``): ``'ext4'``,
         ``'xfs'``, ``'tmpfs'``, ``'nfs'``, ``'lustre'``, ..., ``'other'``."""
-        return string(lib().cf_file_fs_type(self._check_open()))
+        return _cf.fs_type(self._check_open())
 
     def flush(self) -> None:
         """Commit the metadata of every open column (collective under MPI),
@@ -1110,109 +686,6 @@ class File(Group):
         for col in self._live():
             col.flush()
         self._settle()
-
-    def _collective_live(self) -> list[Column]:
-        """Under MPI: the writable columns open on any rank (or written
-        through a handle some rank opened alone and closed), open on every
-        rank (ranks that have not opened one open it now), in name order,
-        ready for a collective commit: the write state saved by the
-        handles closed alone is merged into rank 0's handle."""
-        comm = self._comm
-        with self._lock:
-            live = [c for c in self._live() if c._writable]
-        mine = sorted({c.name for c in live})
-        wrote = sorted({c.name for c in live if c._wrote} | set(self._saved))
-        held = comm.allgather((mine, wrote))
-        union: set[str] = set()
-        written: set[str] = set()
-        for names, w in held:
-            union.update(names)
-            written.update(w)
-        union |= written
-        missing = {n for n in union if any(n not in names for names, _ in held)}
-        failure: BaseException | None = None
-        repaired: list[str] = []
-        # Rank 0 opens what it lacks, then hands its handle's snapshot to
-        # the other ranks that lack it (as a collective open does): their
-        # own open could find the marker of the in-place writes of the
-        # ranks that had it.
-        metas: dict[str, bytes | None] = {}
-        if comm.rank == 0:
-            for name in sorted(missing - set(mine)):
-                try:
-                    self._open_column(name)
-                except Exception as exc:
-                    failure = failure or exc
-            # A handle opened over the marker of in-place writes of this
-            # File's ranks (see _ours), which are all done (every rank is in
-            # this collective): recompute the column's checksums from its
-            # blobs, and commit (the others' write state is then dropped).
-            for name in sorted(written):
-                col = self._cols.get(name)
-                try:
-                    if col is not None and not col.closed and col._kind == 0 and col.torn:
-                        col.repair()
-                        repaired.append(name)
-                except Exception as exc:
-                    failure = failure or exc
-            for name in sorted(missing):
-                col = self._cols.get(name)
-                try:
-                    metas[name] = None if col is None or col.closed else \
-                        _mpi._export_meta(col._handle())
-                except Exception as exc:
-                    failure = failure or exc
-                    metas[name] = None
-        metas, repaired = comm.bcast((metas, repaired), root=0)
-        if comm.rank != 0:
-            for name in sorted(missing - set(mine)):
-                meta = metas.get(name)
-                if meta is None:
-                    continue  # rank 0's error is raised
-                try:
-                    col = Column(_mpi._open_meta(self._h, meta), self, name=name)
-                    col._independent = True
-                    self._cols[name] = col
-                except Exception as exc:
-                    failure = failure or exc
-        for name in repaired:
-            # rank 0's repair holds these rows' checksums: drop the others'
-            self._saved.pop(name, None)
-            col = self._cols.get(name)
-            if comm.rank != 0 and col is not None and not col.closed and col._kind == 0:
-                try:
-                    col._pending_export()
-                except Error as exc:
-                    failure = failure or exc
-        saved = [(n, st) for n, sts in sorted(self._saved.items()) for st in sts]
-        self._saved = {}
-        gathered = comm.gather(saved, root=0)
-        if comm.rank == 0 and gathered is not None:
-            for items in gathered:
-                for name, st in items:
-                    col = self._cols.get(name)
-                    if col is None or col.closed:
-                        continue  # its open failed: that error is raised
-                    try:
-                        col._pending_merge(st)
-                    except Exception as exc:
-                        failure = failure or exc
-        with self._lock:
-            cols = {c.name: c for c in self._live() if c._writable}
-        # a column some rank could not open (another process removed it...)
-        # is left out on every rank, and its error raised on every rank
-        # (by agree, after the columns every rank has are committed)
-        everywhere = set(cols)
-        for names in comm.allgather(sorted(cols)):
-            everywhere.intersection_update(names)
-        self._close_failure = failure
-        return [cols[n] for n in sorted(everywhere)]
-
-    def _save_state(self, name: str, state: bytes) -> None:
-        """Under MPI: keep the write state of a column this rank opened
-        alone, wrote and closed, for the File's next collective commit."""
-        with self._lock:
-            self._saved.setdefault(name, []).append(state)
 
     def close(self) -> None:
         """Close every column opened through this File, then the File.
@@ -1270,514 +743,12 @@ class File(Group):
         if first is not None:
             raise first
 
-    def _release_handle(self) -> None:
-        """Release the cf_file handle (and under MPI the File's duplicate
-        communicator, unless it is out of step: freeing is collective)."""
-        with self._lock:
-            h, self._h = self._h, None
-            if self._finalizer is not None:
-                self._finalizer.detach()
-            for extra in (self._aux, self._torn_fh, self._torn_rd):
-                if extra is not None:
-                    lib().cf_file_close(extra)
-            self._aux = self._torn_fh = self._torn_rd = None
-            lib().cf_file_close(h)
-        if self._comm.owned and self._comm.broken is None:
-            self._comm.free()
-
-    def _release_readers(self) -> None:
-        """Close the handles of independent attribute reads (read-only)."""
-        with self._lock:
-            readers = list(self._attr_read.values())
-            self._attr_read.clear()
-        for col in readers:
-            col._close_local()
-
-    def _abandon(self) -> None:
-        """Under MPI, once the ranks are out of step (a collective made by
-        only some of them): release every handle on this rank without
-        committing anything, and close the File."""
-        with self._lock:
-            cols = list(self._cols.values()) + list(self._attr_cols.values())
-            self._cols.clear()
-            self._attr_cols.clear()
-        for col in cols:
-            col._abandon()
-        self._release_readers()
-        self._release_handle()
-
-    def _update_catalog(self) -> None:
-        """Rebuild the File's catalog after this writer's commits
-        (``cf_file_catalog_update``; rank 0 under MPI).  The catalog is a
-        cache: a failure to write it (a read-only directory, ...) leaves
-        readers on the per-column files and is not an error of the close."""
-        h = self._h
-
-        def run() -> None:
-            lib().cf_file_catalog_update(h, new_error())
-
-        self._on_root(run)
-
     def __enter__(self) -> File:
         return self
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
-    # -- internals used by Group ----------------------------------------
 
-    def _list(self) -> list[str]:
-        L = lib()
-
-        def run() -> list[str]:
-            names = ffi.new("char ***")
-            count = ffi.new("int64_t *")
-            err = new_error()
-            with self._lock:
-                rc = L.cf_file_list(self._check_open(), names, count, err)
-            if rc < 0:
-                raise_error(rc, err)
-            return take_strings(names[0], count[0])
-
-        self._check_open()
-        self._settle()
-        if self._coll_meta:
-            self._enter("listing (collective_metadata=True)")
-            names = list(self._on_root(run))
-        else:
-            names = run()  # independent under MPI: this rank lists
-        # Columns this File created and has not committed yet are staged
-        # out of sight of other readers, but this File shows them.
-        with self._lock:
-            live = [n for n, c in list(self._cols.items())
-                    if not c.closed and not n.endswith("/.") and n != "."]
-        extra = set(live) - set(names)
-        return sorted(names + list(extra)) if extra else names
-
-    def _opener(self, h: Any, full: str, create_attrs: bool | None = None) -> Any:
-        """What rank 0 runs to open column ``full``: a ``cf_column *``.  With
-        ``create_attrs`` (attribute blocks), a missing block gives ``None``
-        (False) or is created (True)."""
-        return lambda: self._open_handle(h, full, create_attrs, stacklevel=5)
-
-    def _open_handle(self, h: Any, full: str, create_attrs: bool | None = None,
-                     stacklevel: int = 4, warn: bool = True) -> Any:
-        """``cf_column_open`` of ``full`` on File handle ``h``: the handle (a
-        torn column warns, ``stacklevel`` from here), ``None`` or a new
-        attribute block (see ``_opener``), or the error raised."""
-        out = ffi.new(_COLUMN_PP)
-        err = ffi.new(ERROR_P)
-        L = lib()
-        rc = L.cf_column_open(out, h, encode_name(full), err)
-        if rc >= 0:
-            if warn and L.cf_column_torn(out[0]):
-                _warn_torn(out[0], stacklevel)
-            return out[0]
-        if create_attrs is not None and err.code == -2:  # CF_ENOENT
-            if not create_attrs:
-                return None
-            rc = L.cf_column_create(out, h, encode_name(full), ffi.NULL, 0, 0, 0, err)
-            if rc < 0:
-                raise_error(rc, err)
-            return out[0]
-        try:
-            raise_error(rc, err, "column")
-        except ColumnNotFoundError as exc:
-            if os.path.isdir(os.path.join(self._path, full)):
-                raise ColumnNotFoundError(
-                    f"{exc} (a directory: use ['{full}/'] for its group)",
-                    exc.code) from None
-            raise
-
-    def _open_column(self, full: str) -> Column:
-        with self._lock:
-            serial = self._comm.serial
-            if self._coll_meta:
-                self._enter("file[name] (collective_metadata=True)")
-                # before the cache: every rank must take the same path
-                self._checked_name(full)
-            elif not serial:
-                self._check_open()
-                _name_check(full)
-            if self._cols:
-                col = self._cols.get(full)
-                if col is not None and not col.closed:
-                    return col
-            h = self._h
-            if h is None:
-                self._check_open()  # raises ClosedError
-            if self._commits is not None:
-                self._settle()
-            # serially what _opener's closure does, without making one
-            if serial:
-                # _open_handle's common case inline, without an error record
-                # (see __init__); a failure goes the long way, which opens
-                # again to report it
-                L = lib()
-                out = ffi.new(_COLUMN_PP)
-                raw = full.encode("utf-8", "surrogateescape")
-                if 0 in raw or L.cf_column_open(out, h, raw, ffi.NULL) < 0:
-                    handle = self._open_handle(h, full)
-                else:
-                    handle = out[0]
-                    if L.cf_column_torn(handle):
-                        _warn_torn(handle, 3)
-            elif self._coll_meta:
-                handle = _mpi.replicate(self._comm, h, self._opener(h, full))
-            else:
-                handle = self._independent_handle(full)
-            col = Column(handle, self, name=full)
-            col._independent = not serial and not self._coll_meta
-            self._cols[full] = col
-            return col
-
-    def _aux_handle(self) -> Any:
-        """Under MPI, a read-only ``cf_file *`` on this File (opened on first
-        use, touching nothing): what independent reads of metadata open
-        their handles on in a writable File, where this rank's handle would
-        make writers (rank 0) or is not meant for metadata (the others)."""
-        with self._lock:
-            if self._aux is None:
-                self._aux = _mpi.open_file_handle(encode(self._abspath), _READ | 0x10)  # NOCHECK
-            return self._aux
-
-    def _independent_handle(self, full: str) -> Any:
-        """Under MPI: a handle on column ``full`` opened by this rank alone
-        (reading its metadata files).  Rank 0, and every rank of a read-only
-        File, opens it on its File handle.  The other ranks of a writable
-        File read the metadata on a read-only handle and build a replica
-        from it (``cf_column_open_meta``: it writes blobs, never metadata,
-        and its writes are merged into rank 0's handle at the collective
-        close), as if rank 0 had sent it."""
-        h = self._check_open()
-        if self._mode == "r":
-            return self._open_handle(h, full)
-        try:
-            if self._comm.rank == 0:
-                return self._open_handle(h, full)
-            reader = self._open_handle(self._aux_handle(), full)
-        except TornError:
-            if not self._ours(full):
-                raise
-            # marked by in-place writes under way in this File (this
-            # File's next collective commit repairs the column)
-            if self._comm.rank == 0:
-                return self._open_handle(self._torn_handle(), full, warn=False)
-            reader = self._open_handle(self._torn_handle(_READ), full, warn=False)
-        try:
-            meta = _mpi._export_meta(reader)
-        finally:
-            lib().cf_column_close(reader, ffi.NULL)
-        return _mpi._open_meta(h, meta)
-
-    def _ours(self, full: str) -> bool:
-        """Under MPI, in a writable File: whether column ``full``'s torn
-        marker may be this File's own, an in-place update by ranks that
-        opened the column alone, not committed yet: made since the File
-        was opened (a marker older than that is an interrupted update)."""
-        try:
-            made = os.stat(os.path.join(self._path, full, "colfile-torn")).st_mtime
-        except OSError:
-            return False
-        return made >= self._opened_at - 2.0  # (clocks of a shared file system)
-
-    def _torn_handle(self, mode: int = _WRITE) -> Any:
-        """A ``cf_file *`` of this File that opens columns marked torn
-        (``CF_OPEN_TORN_OK``), writable or not; see ``_ours``."""
-        with self._lock:
-            key = "_torn_fh" if mode == _WRITE else "_torn_rd"
-            fh = getattr(self, key)
-            if fh is None:
-                fh = _mpi.open_file_handle(
-                    encode(self._abspath), (self._flags & (_NODURABLE | _VERIFY)) | mode
-                    | _TORN_OK | 0x10)  # NOCHECK
-                setattr(self, key, fh)
-            return fh
-
-    def _forget(self, full: str) -> None:
-        """Close our live handle on ``full`` before it is replaced or removed."""
-        with self._lock:
-            self._attr_cols.pop(full, None)
-            reader = self._attr_read.pop(full, None)
-            if reader is not None:
-                reader._close_local()
-            col = self._cols.pop(full, None)
-            if col is not None:
-                col.close()
-
-    def _refuse_existing(self, full: str, overwrite: bool) -> None:
-        """ColumnExistsError if ``full`` is a column (unless ``overwrite``),
-        lies below one, or is above one, among the columns this File has
-        open (a new one is on disk only once committed; the core's create
-        looks at the disk)."""
-        where = os.path.join(self._path, full)
-        for name, col in list(self._cols.items()):
-            if col.closed or col._kind == 2:
-                continue
-            if full.startswith(name + "/"):
-                raise ColumnExistsError(
-                    f"{where}: {name!r} is a column, which cannot hold columns: "
-                    f"{full!r} would not be listed", CF_EEXIST)
-            if name.startswith(full + "/"):
-                raise ColumnExistsError(
-                    f"{where}: is a group holding the column {name!r}; a column cannot "
-                    "replace it", CF_EEXIST)
-        if overwrite:
-            return
-        col = self._cols.get(full)
-        if col is not None and not col.closed and col._kind != 2:
-            raise ColumnExistsError(
-                f"{where}: column {full!r} exists; pass overwrite=True to replace it",
-                CF_EEXIST)
-
-    def _create(self, full: str, dtype: Any, size: int | None, nfile: int | None,
-                blob_rows: Sequence[int] | None, data: Any, align: bool = False,
-                mode: str = "auto", concurrency: int | None = None,
-                chunk_rows: int | None = None, overwrite: bool = False) -> Column:
-        comm = self._comm
-        serial = comm.serial
-        box: dict[str, Any] = {}
-
-        def prep() -> dict[str, Any]:
-            self._check_open()
-            if not serial:
-                _name_check(full)
-            # before an open handle of ours on the name is closed; the core
-            # checks what is on disk under the column's lock (make())
-            self._refuse_existing(full, overwrite)
-            arr = None
-            dt = dtype
-            inferred = False
-            if data is not None:
-                arr = np.asarray(data)
-                if arr.dtype.kind == "U":
-                    arr = np.char.encode(arr, "utf-8")
-                if arr.ndim not in (1, 2):
-                    raise ValueError(f"data must be 1-d (rows) or 2-d (rows of vectors), "
-                                     f"not {arr.ndim}-d")
-                if dt is _UNSET:
-                    if arr.dtype.kind not in "iufcbS":
-                        raise ValueError(f"cannot store data of dtype {arr.dtype}; "
-                                         "give dtype=")
-                    dt = arr.dtype if arr.ndim == 1 else (arr.dtype, arr.shape[1])
-                    inferred = True
-                if serial and size is not None and size != len(arr):
-                    raise ValueError(f"size={size} but data has {len(arr)} rows")
-                if dt is None:
-                    raise ValueError("dtype=None makes a header-only block, which holds "
-                                     "no data")
-            elif dt is _UNSET:
-                raise TypeError("create() needs a dtype (None for a header-only block) "
-                                "or data")
-            if mode not in _mpi.IO_MODES:
-                raise ValueError(f"invalid mode {mode!r}: use one of "
-                                 f"{', '.join(repr(m) for m in _mpi.IO_MODES)}")
-            conc = None if concurrency is None else whole(concurrency, "concurrency", low=1)
-            crows = None
-            if chunk_rows is not None:
-                if dt is None:
-                    raise ValueError("chunk_rows= needs a column with data (dtype is None)")
-                crows = whole(chunk_rows, "chunk_rows", low=1)
-            size_ = None if size is None else whole(size, "size")
-            nfile_ = None if nfile is None else whole(
-                nfile, "nfile", high=NFILE_MAX, limit=f"the most blobs a column may have, {NFILE_MAX}")
-            tok, nmemb = None, 0
-            if dt is not None:
-                tok, nmemb = column_dtype(dt, f"{self.path}/{full}")
-            rows = None
-            if blob_rows is not None and dt is not None:
-                rows = tuple(whole(x, f"blob_rows[{i}]")
-                             for i, x in enumerate(np.asarray(blob_rows, dtype=object).reshape(-1)))
-                if len(rows) > NFILE_MAX:
-                    raise InvalidArgumentError(f"blob_rows has {len(rows)} blobs: above the most "
-                                               f"blobs a column may have, {NFILE_MAX}")
-                if sum(rows) > INT64_MAX:
-                    raise InvalidArgumentError(f"blob_rows sum to {sum(rows)} rows: above the "
-                                               "largest 64-bit size, 2**63-1")
-            box["arr"] = arr
-            return {"name": full, "tok": tok, "nmemb": nmemb, "inferred": inferred,
-                    "local": None if arr is None else len(arr),
-                    "size": size_, "nfile": nfile_, "rows": rows,
-                    "align": bool(align), "mode": mode, "chunk_rows": crows,
-                    "concurrency": conc, "overwrite": overwrite}
-
-        if not serial:
-            self._enter("create()")
-        specs: list[dict[str, Any]] = _mpi.agree(comm, prep, collect=True)
-        if serial:
-            # one process: nothing to compare between ranks
-            has_data = specs[0]["local"] is not None
-            tok, nmemb = specs[0]["tok"], specs[0]["nmemb"]
-        else:
-            same = _mpi._check_same
-            for key, what in (("name", "column name"), ("size", "size"), ("nfile", "nfile"),
-                              ("rows", "blob_rows"), ("align", "align_blobs_to_ranks"),
-                              ("mode", "mode"), ("concurrency", "concurrency"),
-                              ("chunk_rows", "chunk_rows"), ("overwrite", "overwrite"),
-                              ("inferred", "whether dtype is given")):
-                same([sp[key] for sp in specs], what)
-            has_data = same([sp["local"] is not None for sp in specs], "whether data is given")
-            typed = [sp for sp in specs if not sp["inferred"] or sp["local"]] or specs
-            tok, nmemb = same([(sp["tok"], sp["nmemb"]) for sp in typed], "dtype")
-        size_ = specs[0]["size"]
-        if has_data:
-            counts = [int(sp["local"]) for sp in specs]
-            total = sum(counts)
-            if size_ is not None and size_ != total:
-                raise ValueError(f"size={size_} but the ranks' data have {total} rows "
-                                 "in total")
-        else:
-            counts = []
-            total = 0 if size_ is None else size_
-        nf = specs[0]["nfile"]
-        rows = specs[0]["rows"]
-        if tok is None:
-            nf, rows, total = 0, None, 0
-        elif rows is not None:
-            if (has_data or total) and sum(rows) != total:
-                raise ValueError(f"blob_rows sum to {sum(rows)}, but size is {total}")
-        if tok is not None:
-            size_p = ffi.new("int64_t *")
-            bad = lib().cf_dtype_itemsize(tok.encode("ascii"), size_p, ffi.NULL)
-            itemsize = 0 if bad else int(size_p[0])
-            column_bytes(total if rows is None else sum(rows), itemsize * nmemb)
-            if rows is None:
-                if nf is None:
-                    nf = _mpi.plan_nfile(total * itemsize * nmemb, comm.size)
-                if align:
-                    rank_rows = counts if has_data else [
-                        _mpi.plan_share(total, comm.size, r)[1] for r in range(comm.size)]
-                    rows = tuple(_mpi.plan_blobs_by_rank(rank_rows, nf))
-
-        with self._lock:
-            self._forget(full)
-            h = self._check_open()
-            if self._commits is not None:
-                self._settle(full)
-
-            def make() -> Any:
-                out = ffi.new("cf_column **")
-                err = new_error()
-                name = encode_name(full)
-                ctok = ffi.NULL if tok is None else tok.encode("ascii")
-                if rows is None and not nf and total:
-                    raise InvalidArgumentError(
-                        f"{os.path.join(self._path, full)}: {total} rows need at least one "
-                        "blob (nfile 0)", lib().CF_EARG)
-                blobs = rows if rows is not None else _split_rows(total, nf or 0)
-                arr_rows = np.ascontiguousarray(blobs, dtype=np.int64)
-                flags = lib().CF_CREATE_REPLACE if overwrite else 0
-                rc = lib().cf_column_create_ex(
-                    out, h, name, ctok, nmemb, len(arr_rows),
-                    ffi.cast("int64_t *", arr_rows.ctypes.data), flags, err)
-                if rc < 0:
-                    raise_error(rc, err, "create")
-                crows = specs[0]["chunk_rows"]
-                if crows is not None:
-                    # before anything is written, and (under MPI) before rank 0
-                    # exports the snapshot the replicas are built from
-                    rc = lib().cf_column_set_chunk_rows(out[0], crows, err)
-                    if rc < 0:
-                        lib().cf_column_close(out[0], ffi.NULL)
-                        raise_error(rc, err)
-                return out[0]
-
-            handle = _mpi.replicate(comm, h, make)
-            col = Column(handle, self, name=full)
-            col._new_blobs_from = 0  # every blob is this handle's to fill
-            self._cols[full] = col
-        if has_data:
-            arr = box["arr"]
-            if serial:
-                # One process: the rows go straight in (what write_all would
-                # do, without its collective bookkeeping).
-                if len(arr):
-                    data_ = as_array(arr, col.dtype)
-                    col._write_contig(0, len(data_), col._rows_of(data_, len(data_)))
-            else:
-                col.write_all(arr, mode=mode, concurrency=concurrency)
-        return col
-
-    def _remove(self, full: str) -> None:
-        group = full.endswith("/")
-        name = full.rstrip("/") if group else full
-        if not self._comm.serial:
-            self._enter("del file[name]")
-        with self._lock:
-            self._checked_name(name)
-            if not self.writable:
-                # refused before the open handles of the name are closed
-                raise ReadOnlyError(f"{self._path}: File is open read-only; cannot remove "
-                                    f"{full!r}", CF_EREADONLY)
-            if group:
-                for n in [n for n in list(self._cols) + list(self._attr_cols)
-                          + list(self._attr_read)
-                          if n == name or n.startswith(name + "/")]:
-                    self._forget(n)
-            else:
-                self._forget(full)
-            h = self._check_open()
-            self._settle()
-
-            def run() -> None:
-                err = new_error()
-                if group:
-                    rc = lib().cf_file_remove_group(h, encode_name(name), err)
-                else:
-                    rc = lib().cf_file_remove(h, encode_name(full), err)
-                if rc < 0:
-                    raise_error(rc, err, "column")
-
-            self._on_root(run)
-
-    def _attr_column(self, full: str, create: bool, reading: bool = False) -> Column | None:
-        """The handle holding the attributes of ``"."`` or ``"grp/."`` (kept
-        open until the File closes); ``None`` if the directory does not exist
-        and ``create`` is False.  Under MPI collective: the handle changes
-        the attributes (``create`` True: to set one, False: to delete one)."""
-        with self._lock:
-            if not self._comm.serial:
-                self._enter("attrs[name] (collective_metadata=True)" if reading else
-                            "attrs[name] = value" if create else "del attrs[name]")
-                self._checked_name(full)
-                reader = self._attr_read.pop(full, None)
-                if reader is not None:  # the collective handle replaces it
-                    reader._close_local()
-            col = self._attr_cols.get(full)
-            if col is not None and not col.closed:
-                return col
-            # (under MPI _cols differs between ranks: not looked at)
-            col = self._cols.get(full) if self._comm.serial else None
-            if col is None or col.closed:
-                h = self._check_open()
-                self._settle()
-                handle = _mpi.replicate(self._comm, h, self._opener(h, full, create))
-                if handle is None:
-                    return None
-                col = Column(handle, self)
-                self._cols[full] = col
-            self._attr_cols[full] = col
-            return col
-
-    def _attr_reader(self, full: str) -> Column | None:
-        """Under MPI: the handle to read the attributes of ``"."`` or
-        ``"grp/."`` from, on this rank alone: the collective handle if an
-        attribute change made one, else one this rank opens (read-only,
-        kept until the File closes or a change replaces it); ``None`` if the
-        directory does not exist."""
-        with self._lock:
-            h = self._check_open()
-            _name_check(full)
-            col = self._attr_cols.get(full)
-            if col is not None and not col.closed:
-                return col
-            col = self._attr_read.get(full)
-            if col is not None and not col.closed:
-                return col
-            base = h if self._mode == "r" else self._aux_handle()
-            handle = self._open_handle(base, full, False)
-            if handle is None:
-                return None
-            col = Column(handle, self)
-            self._attr_read[full] = col
-            return col
+# the File that unpickled columns and dask and histogram tasks reopen
+_opener.register(File)

@@ -67,9 +67,12 @@ from typing import Any
 
 import numpy as np
 
+from . import _opener
 from . import mpi as _mpi
 from . import query as _q
-from .query import NONE, Field, Predicate, Report, _Plan, _resolver, _scan
+from ._expr import NONE, Field, Predicate, from_spec
+from ._scan import Plan, Report, new_report, scan
+from .column import Column
 
 __all__ = ["histogram", "histogram2d", "GROUP_BYTES"]
 
@@ -81,9 +84,12 @@ GROUP_BYTES = 64 << 20
 # arguments
 
 
-def _as_field(obj: Any, what: str) -> Field:
-    from .column import Column
+def _piece_bytes(piece_bytes: int | None) -> int:
+    """``piece_bytes``, by default :data:`colfile.query.PIECE_BYTES`."""
+    return _q.PIECE_BYTES if piece_bytes is None else int(piece_bytes)
 
+
+def _as_field(obj: Any, what: str) -> Field:
     if isinstance(obj, Field):
         return obj
     if isinstance(obj, Column):
@@ -99,7 +105,7 @@ def _setup(fields: Sequence[Any], weights: Any, where: Any
     wf = None if weights is None else _as_field(weights, "weights")
     pred = None
     if where is not None:
-        pred = _q.as_predicate(where, _resolver(fs[0].column))
+        pred = _q.as_predicate(where, fs[0].column._query_resolver())
     every = fs + ([wf] if wf is not None else []) + (pred.fields if pred is not None else [])
     comms = {id(f.column._comm): f.column._comm for f in every}
     parallel = [c for c in comms.values() if not c.serial]
@@ -110,24 +116,24 @@ def _setup(fields: Sequence[Any], weights: Any, where: Any
     return fs, wf, pred, comm
 
 
-def _plan(pred: Predicate | None, fields: list[Field], comm: _mpi.Comm) -> _Plan:
+def _plan(pred: Predicate | None, fields: list[Field], comm: _mpi.Comm) -> Plan:
     """The plan; under MPI made on rank 0 (which alone reads the statistics)
     and broadcast, so that every rank cuts the rows into the same cells."""
     if comm.serial or comm.size == 1:
-        return _Plan(pred, fields)
-    box: list[_Plan] = []
+        return Plan(pred, fields)
+    box: list[Plan] = []
 
     def on_root() -> dict[str, Any]:
-        p = _Plan(pred, fields)
+        p = Plan(pred, fields)
         box.append(p)
         return p.arrays()
 
     arrays = _mpi.agree(comm, on_root, root=0)
     return _mpi.agree(comm, lambda: box[0] if comm.rank == 0 else
-                      _Plan(pred, fields, arrays))  # type: ignore[no-any-return]
+                      Plan(pred, fields, arrays))  # type: ignore[no-any-return]
 
 
-def _cells(plan: _Plan, comm: _mpi.Comm) -> tuple[int, int]:
+def _cells(plan: Plan, comm: _mpi.Comm) -> tuple[int, int]:
     first, n = _mpi.plan_share(plan.ncells, comm.size, comm.rank)
     return first, first + n
 
@@ -141,7 +147,7 @@ def _nan_free(arrs: list[np.ndarray]) -> np.ndarray | None:
     return keep
 
 
-def _pieces(plan: _Plan, k0: int, k1: int, fields: list[Field], wf: Field | None,
+def _pieces(plan: Plan, k0: int, k1: int, fields: list[Field], wf: Field | None,
             report: Report, convert: Any, piece_bytes: int | None, fn: Any) -> None:
     """Call ``fn(values, weights)`` for the selected, NaN-free values of
     every piece of cells ``k0..k1-1`` (values converted by ``convert``)."""
@@ -161,10 +167,10 @@ def _pieces(plan: _Plan, k0: int, k1: int, fields: list[Field], wf: Field | None
         report.selected += len(vals[0])
         fn(vals, w)
 
-    _scan(plan, k0, k1, want, report, visit, piece_bytes)
+    scan(plan, k0, k1, want, report, visit, _piece_bytes(piece_bytes))
 
 
-def _stats_range(plan: _Plan, i: int, dtype: np.dtype[Any], stored: np.dtype[Any],
+def _stats_range(plan: Plan, i: int, dtype: np.dtype[Any], stored: np.dtype[Any],
                  others_nan_free: bool) -> tuple[bool, Any]:
     """``(usable, (lo, hi) or None)`` for field i (stored as ``stored``,
     binned as ``dtype``) from its chunk statistics: usable when every chunk
@@ -192,7 +198,7 @@ def _stats_range(plan: _Plan, i: int, dtype: np.dtype[Any], stored: np.dtype[Any
     return True, (dtype.type(mn), dtype.type(mx))
 
 
-def _nan_free_everywhere(plan: _Plan, i: int) -> bool:
+def _nan_free_everywhere(plan: Plan, i: int) -> bool:
     st = plan.field_stats[i] if plan.field_stats is not None else None
     if st is None:
         return False
@@ -211,7 +217,7 @@ def _reduce_minmax(parts: list[Any]) -> Any:
     return out
 
 
-def _ranges(plan: _Plan, fields: list[Field], wf: Field | None, dtypes: list[np.dtype[Any]],
+def _ranges(plan: Plan, fields: list[Field], wf: Field | None, dtypes: list[np.dtype[Any]],
             need: list[bool], comm: _mpi.Comm, k0: int, k1: int, convert: Any,
             piece_bytes: int | None, report: Report) -> list[Any]:
     """Per dimension the (lo, hi) of the selected NaN-free values (numpy
@@ -390,7 +396,7 @@ def histogram(field: Any, bins: Any = 10, range: Any = None, where: Any = None,
     if dask:  # building a graph is never collective
         comm = _mpi.SELF
     plan = _plan(pred, all_fields, comm)
-    report = _q._new_report(plan, "histogram")
+    report = new_report(plan, "histogram")
     k0, k1 = (0, plan.ncells) if dask else _cells(plan, comm)
     convert = _to_uint8_if_bool
     if uniform:
@@ -409,14 +415,14 @@ def histogram(field: Any, bins: Any = 10, range: Any = None, where: Any = None,
     if dask:
         h = _dask_hist(plan, pred, [fx], wf, "1d", hist_args, (nb,), ntype, piece_bytes)
         report.selected = None
-        _scan(plan, 0, plan.ncells, all_fields, report, None, piece_bytes)
+        scan(plan, 0, plan.ncells, all_fields, report, None, _piece_bytes(piece_bytes))
         return (h, edges, report) if return_report else (h, edges)
     hist, report = _sum_over_ranks(comm, lambda: (_hist_cells(
         plan, k0, k1, [fx], wf, "1d", hist_args, (nb,), ntype, report, piece_bytes), report))
     return (hist, edges, report) if return_report else (hist, edges)
 
 
-def _hist_cells(plan: _Plan, k0: int, k1: int, fields: list[Field], wf: Field | None,
+def _hist_cells(plan: Plan, k0: int, k1: int, fields: list[Field], wf: Field | None,
                 kind: str, hist_args: dict[str, Any], shape: tuple[int, ...],
                 ntype: np.dtype[Any], report: Report, piece_bytes: int | None) -> np.ndarray:
     total = np.zeros(shape, ntype)
@@ -527,7 +533,7 @@ def histogram2d(x: Any, y: Any, bins: Any = 10, range: Any = None, where: Any = 
     if dask:  # building a graph is never collective
         comm = _mpi.SELF
     plan = _plan(pred, all_fields, comm)
-    report = _q._new_report(plan, "histogram")
+    report = new_report(plan, "histogram")
     k0, k1 = (0, plan.ncells) if dask else _cells(plan, comm)
 
     def convert(v: np.ndarray) -> np.ndarray:
@@ -551,7 +557,7 @@ def histogram2d(x: Any, y: Any, bins: Any = 10, range: Any = None, where: Any = 
     if dask:
         h = _dask_hist(plan, pred, fs, wf, "2d", hist_args, shape, ntype, piece_bytes)
         report.selected = None
-        _scan(plan, 0, plan.ncells, all_fields, report, None, piece_bytes)
+        scan(plan, 0, plan.ncells, all_fields, report, None, _piece_bytes(piece_bytes))
         return (h, edges[0], edges[1], report) if return_report else (h, edges[0], edges[1])
     hist, report = _sum_over_ranks(comm, lambda: (_hist_cells(
         plan, k0, k1, fs, wf, "2d", hist_args, shape, ntype, report, piece_bytes), report))
@@ -570,7 +576,7 @@ def _field_spec(f: Field) -> tuple[str, str, int | None]:
     return (col._file_path, col.name, f.component)
 
 
-def _groups(plan: _Plan, group_bytes: int) -> list[tuple[int, int]]:
+def _groups(plan: Plan, group_bytes: int) -> list[tuple[int, int]]:
     """Consecutive cells in groups of about ``group_bytes`` of column data,
     leaving out groups of NONE cells only."""
     rowbytes = sum(plan.rowbytes.values())
@@ -594,20 +600,18 @@ def _task(pred_spec: Any, field_specs: list[Any], w_spec: Any, arrays: dict[str,
           kind: str, hist_args: dict[str, Any], shape: tuple[int, ...], ntype: str,
           piece_bytes: int | None) -> np.ndarray:
     """One dask task: open the Files by path, histogram the given cells."""
-    from .file import File
-
-    files: dict[str, File] = {}
+    files: dict[str, Any] = {}
 
     def column(path: str, name: str) -> Any:
         if path not in files:
-            files[path] = File(path, "r")
+            files[path] = _opener.open_file(path)
         return files[path][name]
 
     try:
         fields = [Field(column(p, n), j) for p, n, j in field_specs]
         wf = None if w_spec is None else Field(column(*w_spec[:2]), w_spec[2])
-        pred = None if pred_spec is None else _q._from_spec(pred_spec, column)
-        plan = _Plan(pred, fields + ([wf] if wf is not None else []), arrays)
+        pred = None if pred_spec is None else from_spec(pred_spec, column)
+        plan = Plan(pred, fields + ([wf] if wf is not None else []), arrays)
         report = Report()
         return _hist_cells(plan, 0, plan.ncells, fields, wf, kind, hist_args, shape,
                            np.dtype(ntype), report, piece_bytes)
@@ -616,7 +620,7 @@ def _task(pred_spec: Any, field_specs: list[Any], w_spec: Any, arrays: dict[str,
             f.close()
 
 
-def _dask_hist(plan: _Plan, pred: Predicate | None, fields: list[Field], wf: Field | None,
+def _dask_hist(plan: Plan, pred: Predicate | None, fields: list[Field], wf: Field | None,
                kind: str, hist_args: dict[str, Any], shape: tuple[int, ...],
                ntype: np.dtype[Any], piece_bytes: int | None) -> Any:
     import dask

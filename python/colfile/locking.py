@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from .file import FileSystemWarning
+from ._warnings import FileSystemWarning
 
 __all__ = ["LockingWarning", "Mount", "parse_mountinfo", "mount_of", "lock_scope", "scope_note"]
 

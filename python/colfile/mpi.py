@@ -105,11 +105,8 @@ from __future__ import annotations
 
 import builtins
 import importlib
-import math
 import os
 import sys
-import time
-import zlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -117,15 +114,37 @@ import numpy as np
 
 from ._dtypes import as_array, token
 from ._ints import INT64_MAX, NFILE_MAX, whole
-from ._ffi import ERROR_P, environment_open_flags, ffi, lib, new_error
+from ._core import column as _c
+from ._core import dtype as _cdtype
+from ._core import file as _cf
+from ._core import plan as _plan
+from ._constants import (
+    CF_OPEN_NOCHECK,
+    CF_OPEN_NODURABLE,
+    CF_OPEN_NOLOCK,
+    CF_OPEN_NOLOCKING,
+    CF_OPEN_TORN_OK,
+    CF_OPEN_VERIFY,
+    CF_OPEN_WRITE,
+    CF_PLAN_CONCURRENCY,
+    CF_PLAN_GROUP_BYTES,
+)
+from ._core.constants import IO_MODES as _IO_MODES
+from ._comm import (
+    DEFAULT_TIMEOUT,
+    OPERATIONS,
+    SELF,
+    Comm,
+    as_comm,
+    file_comm,
+    resolve_timeout,
+)
 from .errors import (
     CF_EARG,
-    CollectiveError,
     Error,
     InvalidArgumentError,
     RangeError,
     StorageError,
-    raise_error,
 )
 
 __all__ = [
@@ -134,6 +153,7 @@ __all__ = [
     "as_comm",
     "agree",
     "IO_MODES",
+    "PLAN_CONCURRENCY",
     "plan_share",
     "plan_nfile",
     "plan_blobs_by_rank",
@@ -149,11 +169,19 @@ __all__ = [
     "find_overlap",
 ]
 
+# the communicator is colfile.mpi's (its documentation shows it here)
+for _public in (Comm, as_comm, file_comm, resolve_timeout):
+    _public.__module__ = __name__
+del _public
+
 #: ``mode=`` of :func:`write_all` and the core's ``enum cf_io_mode``.
-IO_MODES: dict[str, int] = {"auto": 0, "throttled": 1, "aggregated": 2}
+IO_MODES: dict[str, int] = dict(_IO_MODES)
 _MODE_NAMES = {v: k for k, v in IO_MODES.items()}
 
-_READ, _WRITE, _NOCHECK = 0x0, 0x1, 0x10
+#: How many ranks write at once in throttled mode unless ``concurrency=``
+#: says otherwise (the core's ``CF_PLAN_CONCURRENCY``).
+PLAN_CONCURRENCY: int = CF_PLAN_CONCURRENCY
+
 
 #: Tuning of aggregated writes (0: the core's ``CF_PLAN_GROUP_BYTES``,
 #: 64 MiB): the data per aggregation group (``cf_plan_groups``) and the most
@@ -161,260 +189,6 @@ _READ, _WRITE, _NOCHECK = 0x0, 0x1, 0x10
 #: makes more groups and more pieces; the bytes written do not change.
 GROUP_BYTES = 0
 PIECE_BYTES = 0
-
-
-# ---------------------------------------------------------------------------
-# the communicator
-
-
-class _SelfComm:
-    """One process, no MPI."""
-
-    rank, size = 0, 1
-
-    def barrier(self) -> None:
-        pass
-
-    def bcast(self, obj: Any, root: int = 0) -> Any:
-        return obj
-
-    def gather(self, obj: Any, root: int = 0) -> list[Any]:
-        return [obj]
-
-    def allgather(self, obj: Any) -> list[Any]:
-        return [obj]
-
-
-#: Seconds a rank waits, at the start of a collective operation, for every
-#: rank to call it (File(mpi_timeout=), else COLFILE_MPI_TIMEOUT, else this).
-DEFAULT_TIMEOUT = 300.0
-
-#: The collective operations, by the names their errors give (the agreement
-#: step sends a number: zlib.crc32 of the name).
-OPERATIONS = (
-    "File(...)", "File.close()", "File.flush()", "File.cleanup()",
-    "create()", "del file[name]", "require_group()", "create_group()",
-    "attrs[name] = value", "del attrs[name]",
-    "Column.write_all()", "Column.read_all()", "Column.append()",
-    "Column.flush()", "Column.close()",
-    "listing (collective_metadata=True)", "file[name] (collective_metadata=True)",
-    "group lookup (collective_metadata=True)", "column_attrs() (collective_metadata=True)",
-    "attrs[name] (collective_metadata=True)",
-)
-
-
-def _op_id(op: str) -> int:
-    return zlib.crc32(op.encode("utf-8")) & 0x7FFFFFFF
-
-
-_OP_NAMES = {_op_id(op): op for op in OPERATIONS}
-
-
-def resolve_timeout(timeout: Any = None) -> float:
-    """The agreement deadline in seconds: ``timeout`` if given, else the
-    environment's ``COLFILE_MPI_TIMEOUT``, else :data:`DEFAULT_TIMEOUT`;
-    0, a negative number or ``inf`` waits forever."""
-    if timeout is None:
-        env = os.environ.get("COLFILE_MPI_TIMEOUT", "").strip()
-        if not env:
-            return DEFAULT_TIMEOUT
-        try:
-            timeout = float(env)
-        except ValueError:
-            raise InvalidArgumentError(f"COLFILE_MPI_TIMEOUT={env!r}: not a number of "
-                                       "seconds") from None
-        what = "COLFILE_MPI_TIMEOUT"
-    else:
-        what = "mpi_timeout"
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{what} must be a number of seconds, not {type(timeout).__name__}")
-    t = float(timeout)
-    if t != t:
-        raise InvalidArgumentError(f"{what} is NaN: give a number of seconds")
-    return math.inf if t <= 0 else t
-
-
-def _ranks(rs: list[int]) -> str:
-    """``"rank 2"``, ``"ranks 0, 1, 3"``."""
-    return (f"rank {rs[0]}" if len(rs) == 1 else
-            "ranks " + ", ".join(str(r) for r in rs))
-
-
-class Comm:
-    """The few collective operations colfile needs, over a communicator.
-
-    ``comm`` is an mpi4py communicator or any object with its lower-case
-    methods (``rank``, ``size``, ``barrier``, ``bcast``, ``gather``,
-    ``allgather``).  ``serial`` marks the stand-in used without ``comm=``:
-    there, :func:`agree` raises errors unchanged (no ``rank N:`` prefix).
-    ``timeout`` is the deadline of :meth:`enter` (seconds, ``inf``: none);
-    ``owned`` communicators (a File's duplicate of ``user``, the caller's)
-    are freed by :meth:`free`.
-    """
-
-    def __init__(self, comm: Any, serial: bool = False, *, timeout: float = DEFAULT_TIMEOUT,
-                 owned: bool = False, user: Any = None) -> None:
-        self.comm = comm
-        #: the communicator the caller gave (``comm`` may be its duplicate)
-        self.user = comm if user is None else user
-        self.rank = int(comm.rank)
-        self.size = int(comm.size)
-        self.serial = serial
-        self.timeout = timeout
-        self.owned = owned
-        #: why this communicator is out of step (an agreement failed), or None
-        self.broken: str | None = None
-        # the agreement a deadline gave up on: still progressed (see _drain)
-        self._dangling: Any = None
-
-    def __repr__(self) -> str:
-        kind = "serial" if self.serial else type(self.comm).__name__
-        return f"<colfile.mpi.Comm {kind} rank {self.rank} of {self.size}>"
-
-    def enter(self, op: str, where: str = "") -> None:
-        """The agreement step every collective operation starts with: every
-        rank sends the id of the operation it is in (a non-blocking
-        allgather) and waits for all of them, at most ``timeout`` seconds.
-
-        Raises :class:`~colfile.CollectiveError` naming ``op`` when the
-        ranks are in different operations (on every rank: all of them see
-        the same ids) or when the deadline passes (on the ranks that wait;
-        the communicator is then out of step and every later collective on
-        it fails at once).  Independent of the payload of the operation:
-        nothing else is sent before every rank is known to be in ``op``.
-        """
-        if self.size == 1:
-            return
-        at = f"{where}: " if where else ""
-        if self.broken is not None:
-            self._drain()
-            raise CollectiveError(f"{at}{op} is collective, but this File's communicator is "
-                                  f"out of step since an earlier failure ({self.broken}): "
-                                  "nothing more is committed; closing the File releases its "
-                                  "handles on this rank")
-        me = _op_id(op)
-        iall = getattr(self.comm, "Iallgather", None)
-        if iall is None:  # not mpi4py: a blocking exchange, no deadline
-            ids = [int(x) for x in self.comm.allgather(me)]
-        else:
-            send = np.array([me], np.int64)
-            recv = np.zeros(self.size, np.int64)
-            req = iall(send, recv)
-            if not req.Test():
-                start = time.monotonic()
-                delay = 1e-5
-                while not req.Test():
-                    waited = time.monotonic() - start
-                    if waited > self.timeout:
-                        self._dangling = req
-                        self.broken = (f"{op} waited {self.timeout:g} s for the other ranks "
-                                       "to call it")
-                        raise CollectiveError(
-                            f"{at}{op} is collective, but not every rank of the communicator "
-                            f"called a collective operation of this File within "
-                            f"{self.timeout:g} s (rank {self.rank} waited): every rank must "
-                            "make the same collective calls in the same order (the wait is "
-                            "File(mpi_timeout=) or COLFILE_MPI_TIMEOUT)")
-                    time.sleep(delay)
-                    delay = min(delay * 2, 0.01)
-            ids = [int(x) for x in recv]
-        if any(i != me for i in ids):
-            by: dict[int, list[int]] = {}
-            for r, i in enumerate(ids):
-                by.setdefault(i, []).append(r)
-            what = "; ".join(f"{_ranks(rs)} {_OP_NAMES.get(i, f'operation #{i}')}"
-                             for i, rs in by.items())
-            self.broken = f"ranks called different collective operations: {what}"
-            raise CollectiveError(f"{at}{op} is collective, but the ranks called different "
-                                  f"collective operations: {what}; every rank must make the "
-                                  "same collective calls in the same order")
-
-    def _drain(self) -> None:
-        """Progress the agreement this rank gave up on, at most ``timeout``
-        seconds more, once: MPI completes a collective only while every
-        rank in it makes progress, so the ranks that call an operation
-        later learn of the mismatch only if this rank still takes part."""
-        req, self._dangling = self._dangling, None
-        if req is None:
-            return
-        start = time.monotonic()
-        while not req.Test() and time.monotonic() - start <= self.timeout:
-            time.sleep(0.001)
-
-    def barrier(self) -> None:
-        if self.size > 1:
-            self.comm.barrier()
-
-    def bcast(self, obj: Any, root: int = 0) -> Any:
-        return obj if self.size == 1 else self.comm.bcast(obj, root=root)
-
-    def gather(self, obj: Any, root: int = 0) -> list[Any] | None:
-        return [obj] if self.size == 1 else self.comm.gather(obj, root=root)
-
-    def allgather(self, obj: Any) -> list[Any]:
-        return [obj] if self.size == 1 else list(self.comm.allgather(obj))
-
-    @property
-    def can_aggregate(self) -> bool:
-        """True if the communicator can split and gather buffers (mpi4py)."""
-        return hasattr(self.comm, "Split") and hasattr(self.comm, "Gatherv")
-
-    def split(self, color: int, key: int) -> Comm:
-        return Comm(self.comm.Split(color, key), timeout=self.timeout)
-
-    def free(self) -> None:
-        free = getattr(self.comm, "Free", None)
-        if free is not None:
-            free()
-
-    def gatherv(self, send: np.ndarray, counts: Sequence[int], root: int = 0) -> np.ndarray | None:
-        """Gather byte buffers (``counts[r]`` bytes from rank r) into one
-        buffer on ``root``, in rank order."""
-        if self.size == 1:
-            return send
-        recv: Any = None
-        out = None
-        if self.rank == root:
-            out = np.empty(int(sum(counts)), np.uint8)
-            displs = np.concatenate([[0], np.cumsum(counts[:-1])]).astype(np.int64)
-            recv = [out, (list(map(int, counts)), list(map(int, displs)))]
-        self.comm.Gatherv(send, recv, root=root)
-        return out
-
-
-def file_comm(comm: Any, timeout: Any, where: str) -> Comm:
-    """The communicator of a File opened with ``comm=``: after the
-    agreement step of ``File(...)`` on ``comm``, a duplicate of it (mpi4py)
-    that carries colfile's own messages, so that they never meet the
-    caller's on ``comm``.  Freed by :meth:`Comm.free` when the File closes."""
-    base = as_comm(comm)
-    if base.serial:
-        return base
-    t = resolve_timeout(timeout)
-    c = Comm(base.comm, timeout=t)
-    c.enter("File(...)", where)
-    dup = getattr(base.comm, "Dup", None)
-    if dup is None or c.size == 1:
-        return c
-    return Comm(dup(), timeout=t, owned=True, user=base.comm)
-
-
-#: The stand-in communicator of serial use (no ``comm=``).
-SELF = Comm(_SelfComm(), serial=True)
-
-
-def as_comm(comm: Any) -> Comm:
-    """Wrap ``comm`` (``None`` gives :data:`SELF`)."""
-    if comm is None:
-        return SELF
-    if isinstance(comm, Comm):
-        return comm
-    for attr in ("rank", "size", "barrier", "bcast", "gather", "allgather"):
-        if not hasattr(comm, attr):
-            raise TypeError(f"comm= must be an mpi4py communicator (or offer its "
-                            f"rank, size, barrier, bcast, gather, allgather); "
-                            f"{type(comm).__name__} has no {attr!r}")
-    return Comm(comm)
 
 
 # ---------------------------------------------------------------------------
@@ -552,11 +326,6 @@ def agree(comm: Comm, fn: Callable[[], Any] | None = None, *, root: int | None =
 # the planning functions of the core
 
 
-def _check(rc: int, err: Any) -> None:
-    if rc < 0:
-        raise_error(rc, err)
-
-
 def plan_share(total: int, parts: int, i: int) -> tuple[int, int]:
     """``(first, count)`` of share ``i`` of ``total`` items split evenly
     over ``parts`` (``cf_plan_share``, bigfile's split).
@@ -564,9 +333,7 @@ def plan_share(total: int, parts: int, i: int) -> tuple[int, int]:
     >>> [plan_share(10, 3, i) for i in range(3)]
     [(0, 3), (3, 3), (6, 4)]
     """
-    first = ffi.new("int64_t *")
-    n = lib().cf_plan_share(total, parts, i, first)
-    return int(first[0]), int(n)
+    return _plan.share(total, parts, i)
 
 
 def plan_nfile(total_bytes: int, nranks: int, blob_bytes: int = 0) -> int:
@@ -576,7 +343,7 @@ def plan_nfile(total_bytes: int, nranks: int, blob_bytes: int = 0) -> int:
     >>> plan_nfile(3 << 30, 2), plan_nfile(3 << 30, 64), plan_nfile(100, 64)
     (2, 12, 1)
     """
-    return int(lib().cf_plan_nfile(total_bytes, nranks, blob_bytes))
+    return _plan.nfile(total_bytes, nranks, blob_bytes)
 
 
 def _int64s(values: Sequence[int]) -> np.ndarray:
@@ -590,12 +357,7 @@ def plan_blobs_by_rank(rank_rows: Sequence[int], nfile: int) -> list[int]:
     >>> plan_blobs_by_rank([0, 5, 5, 10], 2)
     [10, 10]
     """
-    rows = _int64s(rank_rows)
-    out = np.zeros(max(int(nfile), 0), np.int64)
-    err = new_error()
-    _check(lib().cf_plan_blobs_by_rank(ffi.cast("int64_t *", rows.ctypes.data), len(rows),
-                                       nfile, ffi.cast("int64_t *", out.ctypes.data), err), err)
-    return [int(x) for x in out]
+    return _plan.blobs_by_rank(_int64s(rank_rows), nfile)
 
 
 def plan_turn(rank: int, nranks: int, concurrency: int) -> tuple[int, int]:
@@ -605,9 +367,7 @@ def plan_turn(rank: int, nranks: int, concurrency: int) -> tuple[int, int]:
     >>> plan_turn(5, 8, 4)
     (1, 2)
     """
-    nturns = ffi.new("int64_t *")
-    turn = lib().cf_plan_turn(rank, nranks, concurrency, nturns)
-    return int(turn), int(nturns[0])
+    return _plan.turn(rank, nranks, concurrency)
 
 
 def plan_groups(rank_bytes: Sequence[int], group_bytes: int = 0) -> list[int]:
@@ -616,12 +376,7 @@ def plan_groups(rank_bytes: Sequence[int], group_bytes: int = 0) -> list[int]:
     >>> plan_groups([30 << 20, 30 << 20, 30 << 20])  # 64 MiB groups
     [0, 0, 2]
     """
-    b = _int64s(rank_bytes)
-    out = np.zeros(len(b), np.int64)
-    err = new_error()
-    _check(lib().cf_plan_groups(ffi.cast("int64_t *", b.ctypes.data), len(b), group_bytes,
-                                ffi.cast("int64_t *", out.ctypes.data), err), err)
-    return [int(x) for x in out]
+    return _plan.groups(_int64s(rank_bytes), group_bytes)
 
 
 def plan_mode(total_bytes: int, nranks: int, small_bytes: int = 0) -> str:
@@ -631,44 +386,19 @@ def plan_mode(total_bytes: int, nranks: int, small_bytes: int = 0) -> str:
     >>> plan_mode(1 << 20, 4), plan_mode(64 << 20, 4)
     ('aggregated', 'throttled')
     """
-    return _MODE_NAMES[int(lib().cf_plan_mode(total_bytes, nranks, small_bytes))]
+    return _MODE_NAMES[_plan.mode(total_bytes, nranks, small_bytes)]
 
 
 # ---------------------------------------------------------------------------
 # Files and column handles
 
 
-def _name_check_or_raise(name: str) -> None:
-    """The core's rules for column and group names (``cf_name_check``)."""
-    from ._ffi import encode_name
-
-    err = new_error()
-    rc = lib().cf_name_check(encode_name(name), err)
-    if rc < 0:
-        raise_error(rc, err)
-
-
-_FILE_PP = ffi.typeof("cf_file **")
-
-
-def open_file_handle(path: bytes, flags: int) -> Any:
-    """``cf_file_open`` of ``path``: the ``cf_file *`` (the error raised)."""
-    out = ffi.new(_FILE_PP)
-    err = ffi.new(ERROR_P)
-    rc = lib().cf_file_open(out, path, flags | environment_open_flags(), err)
-    if rc < 0:
-        raise_error(rc, err, "file")
-    return out[0]
-
-
-def open_file(comm: Comm, path: bytes, flags: int) -> Any:
+def open_file(comm: Comm, path: str | bytes | os.PathLike[str], flags: int) -> Any:
     """Open a File on every rank: rank 0 with ``flags`` (creating,
     truncating...), then the others with ``CF_OPEN_NOCHECK``, touching
-    nothing.  Returns this rank's ``cf_file *``."""
-    L = lib()
-
+    nothing.  Returns this rank's File handle."""
     def opener(fl: int) -> Callable[[], Any]:
-        return lambda: open_file_handle(path, fl)
+        return lambda: _cf.open(path, fl)
 
     if comm.size == 1:
         return agree(comm, opener(flags))
@@ -679,33 +409,10 @@ def open_file(comm: Comm, path: bytes, flags: int) -> Any:
 
     agree(comm, root_open, root=0)
     if comm.rank == 0:
-        return agree(comm, lambda: box[0], undo=L.cf_file_close)
+        return agree(comm, lambda: box[0], undo=_cf.close)
     # The other ranks keep the behaviour bits (durability, torn, verify).
-    keep = _WRITE | L.CF_OPEN_NODURABLE | L.CF_OPEN_TORN_OK | L.CF_OPEN_VERIFY | L.CF_OPEN_NOLOCK
-    keep |= L.CF_OPEN_NOLOCKING
-    return agree(comm, opener((flags & keep) | _NOCHECK), undo=L.cf_file_close)
-
-
-def _export_meta(handle: Any) -> bytes:
-    buf = ffi.new("void **")
-    size = ffi.new("size_t *")
-    err = new_error()
-    rc = lib().cf_column_export_meta(handle, buf, size, err)
-    if rc < 0:
-        raise_error(rc, err)
-    try:
-        return bytes(ffi.buffer(buf[0], size[0]))
-    finally:
-        lib().cf_free(buf[0])
-
-
-def _open_meta(fh: Any, meta: bytes) -> Any:
-    out = ffi.new("cf_column **")
-    err = new_error()
-    rc = lib().cf_column_open_meta(out, fh, meta, len(meta), err)
-    if rc < 0:
-        raise_error(rc, err)
-    return out[0]
+    keep = CF_OPEN_WRITE | CF_OPEN_NODURABLE | CF_OPEN_TORN_OK | CF_OPEN_VERIFY | CF_OPEN_NOLOCK | CF_OPEN_NOLOCKING
+    return agree(comm, opener((flags & keep) | CF_OPEN_NOCHECK), undo=_cf.close)
 
 
 def replicate(comm: Comm, fh: Any, make: Callable[[], Any]) -> Any:
@@ -715,19 +422,18 @@ def replicate(comm: Comm, fh: Any, make: Callable[[], Any]) -> Any:
     ``cf_column *``, or ``None`` for "nothing there"), exports its metadata
     and broadcasts the bytes; every other rank builds a replica from them
     with ``cf_column_open_meta`` on its File handle ``fh``.  Returns this
-    rank's ``cf_column *`` (or ``None`` everywhere).
+    rank's column handle (or ``None`` everywhere).
     """
     if comm.size == 1:
         return agree(comm, make)
-    L = lib()
     made: list[Any] = []
 
     def give_up(h: Any) -> None:
         # discard first: a column make() has just created (staged, never
         # committed) then vanishes at close instead of being published
         # without its rows
-        L.cf_column_discard(h)
-        L.cf_column_close(h, ffi.NULL)
+        _c.discard(h)
+        _c.release(h)
 
     def root_side() -> bytes | None:
         h = make()
@@ -735,7 +441,7 @@ def replicate(comm: Comm, fh: Any, make: Callable[[], Any]) -> Any:
             return None
         made.append(h)
         try:
-            return _export_meta(h)
+            return _c.export_meta(h)
         except BaseException:
             made.clear()
             give_up(h)
@@ -746,7 +452,7 @@ def replicate(comm: Comm, fh: Any, make: Callable[[], Any]) -> Any:
         return None
     if comm.rank == 0:
         return agree(comm, lambda: made[0], undo=give_up)
-    return agree(comm, lambda: _open_meta(fh, meta), undo=give_up)
+    return agree(comm, lambda: _c.open_meta(fh, meta), undo=give_up)
 
 
 def commit(comm: Comm, col: Any, close: bool = False) -> None:
@@ -802,21 +508,17 @@ def _convert_rows(arr: np.ndarray, i0: int, i1: int, dst: np.ndarray, to: bytes,
         return
     part = arr[i0:i1]
     src = token(part.dtype)
-    L = lib()
-    err = new_error()
-    base = ffi.cast("char *", dst.ctypes.data)
-    sp = ffi.cast("char *", part.ctypes.data)
+    convert = _cdtype.convert
     rowbytes = itemsize * nmemb
     if part.ndim == 1:
-        _check(L.cf_dtype_convert(base, itemsize, to, sp, part.strides[0], src, count, err), err)
+        convert(dst, 0, itemsize, to, part, 0, part.strides[0], src, count)
         return
     rs, es = part.strides
     if rs == es * nmemb:
-        _check(L.cf_dtype_convert(base, itemsize, to, sp, es, src, count * nmemb, err), err)
+        convert(dst, 0, itemsize, to, part, 0, es, src, count * nmemb)
         return
     for j in range(nmemb):
-        _check(L.cf_dtype_convert(base + j * itemsize, rowbytes, to, sp + j * es, rs, src,
-                                  count, err), err)
+        convert(dst, j * itemsize, rowbytes, to, part, j * es, rs, src, count)
 
 
 def _check_same(values: list[Any], what: str) -> Any:
@@ -832,13 +534,10 @@ def _check_same(values: list[Any], what: str) -> Any:
 def _can_convert(dtype: np.dtype, col: Any) -> None:
     """Raise the core's error if rows of ``dtype`` cannot be converted to
     the column's dtype (checked before aggregation sends any)."""
-    err = new_error()
-    rc = lib().cf_dtype_convert(ffi.NULL, 0, token(col.dtype), ffi.NULL, 0, token(dtype), 0, err)
-    if rc < 0:
-        try:
-            raise_error(rc, err)
-        except Error as exc:
-            raise type(exc)(f"{col.path}: {exc}", exc.code) from None
+    try:
+        _cdtype.check_convertible(token(col.dtype), token(dtype))
+    except Error as exc:
+        raise type(exc)(f"{col.path}: {exc}", exc.code) from None
 
 
 def find_overlap(starts: Sequence[int], counts: Sequence[int]) -> tuple[int, int] | None:
@@ -901,7 +600,7 @@ def write_all(comm: Comm, col: Any, data: Any, start: int | None = None, *,
         first = None if start is None else whole(start, "start", low=-INT64_MAX - 1)
         col._handle()
         if not col.writable:
-            col._call("cf_column_write", 0, 0, ffi.NULL, ffi.NULL, 0, 0)  # the core's error
+            col._call(_c.refuse_write)  # the core's error
         arr = as_array(data, col.dtype)
         if arr.ndim == 0:
             raise ValueError("write_all() needs an array of rows, not a scalar")
@@ -933,14 +632,14 @@ def write_all(comm: Comm, col: Any, data: Any, start: int | None = None, *,
     rank_bytes = [n * rowbytes for n in counts]
     chosen = IO_MODES[mode]
     if chosen == 0:
-        chosen = int(lib().cf_plan_mode(sum(rank_bytes), comm.size, 0))
+        chosen = _plan.mode(sum(rank_bytes), comm.size, 0)
     if chosen == 2 and (comm.size == 1 or not comm.can_aggregate):
         chosen = 1
     me = comm.rank
     n, s = counts[me], starts[me]
     failure: BaseException | None = None
     if chosen == 1:
-        c = int(lib().CF_PLAN_CONCURRENCY) if conc is None else conc
+        c = PLAN_CONCURRENCY if conc is None else conc
         turn, nturns = plan_turn(me, comm.size, c)
         for t in range(nturns):
             if t == turn and n:
@@ -964,7 +663,7 @@ def write_all(comm: Comm, col: Any, data: Any, start: int | None = None, *,
     total = offsets[-1]
     mine_at = members.index(me)
     lo, hi = offsets[mine_at], offsets[mine_at + 1]
-    piece = max(1, (PIECE_BYTES or int(lib().CF_PLAN_GROUP_BYTES)) // max(rowbytes, 1))
+    piece = max(1, (PIECE_BYTES or CF_PLAN_GROUP_BYTES) // max(rowbytes, 1))
     # One group (the usual case of small writes) gathers on comm itself: a
     # split is a collective of its own, costing more than a small write.
     single = len(set(leaders)) == 1
@@ -1147,10 +846,10 @@ def append(comm: Comm, col: Any, data: Any, nfile: int | None = None, *,
         n = plan_nfile(total * rowbytes, comm.size) if nf is None else nf
         if align:
             for rows in plan_blobs_by_rank(counts, n):
-                col._call("cf_column_grow", rows, 1)
+                col._call(_c.grow, rows, 1)
         else:
-            col._call("cf_column_grow", total, n)
-        return _export_meta(col._handle()) if comm.size > 1 else None
+            col._call(_c.grow, total, n)
+        return _c.export_meta(col._handle()) if comm.size > 1 else None
 
     try:
         meta = agree(comm, grow, root=0)
@@ -1158,10 +857,9 @@ def append(comm: Comm, col: Any, data: Any, nfile: int | None = None, *,
             if comm.rank == 0:
                 agree(comm)
             else:
-                L = lib()
                 fh = file_handle or col._file_handle
-                col._replace_handle(agree(comm, lambda: _open_meta(fh(), meta),
-                                          undo=lambda h: L.cf_column_close(h, ffi.NULL)))
+                col._replace_handle(agree(comm, lambda: _c.open_meta(fh(), meta),
+                                          undo=_c.release))
     except BaseException:
         if comm.rank == 0:
             col._discard()  # rank 0's layout must not be committed without the others

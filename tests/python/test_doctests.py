@@ -24,6 +24,14 @@ MODULES = [
     "colfile.query",
     "colfile.histograms",
     "colfile.compat.bigfile",
+    # parts of the modules above, where the examples of their methods live
+    "colfile._column_handle",
+    "colfile._column_rows",
+    "colfile._column_base",
+    "colfile._group",
+    "colfile._expr",
+    "colfile._scan",
+    "colfile._runs",
 ]
 
 

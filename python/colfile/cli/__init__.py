@@ -32,6 +32,9 @@ import sys
 import traceback
 from typing import Any, NoReturn, Sequence
 
+import colfile
+
+from . import attrs, cat, check, index, iosim, ls, query, repair, rm, stats
 from ._common import CliError, UsageError
 
 __all__ = ["main", "build_parser"]
@@ -91,8 +94,6 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _version_text() -> str:
-    import colfile
-
     try:
         libv = colfile.library_version()
         lib = f"libcolfile {libv}"
@@ -114,8 +115,6 @@ class _VersionAction(argparse.Action):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import attrs, cat, check, index, iosim, ls, query, repair, rm, stats
-
     parser = _Parser(
         prog=PROG,
         description="Inspect and maintain colfile/bigfile Files: directories "
@@ -242,8 +241,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         _report("interrupted")
         return 130
     except Exception as exc:
-        import colfile
-
         if _debug():
             traceback.print_exc()
         if isinstance(exc, (colfile.Error, OSError, ImportError)):

@@ -18,6 +18,8 @@ from typing import Any, Iterable, Sequence, TextIO
 
 import numpy as np
 
+import colfile
+
 __all__ = [
     "CliError",
     "UsageError",
@@ -109,8 +111,6 @@ def add_progress_and_mpi(p: Any) -> None:
 def open_file(path: str, mode: str = "r", **options: Any) -> Any:
     """Open the File at ``path`` (``options``: colfile.File's keywords); a
     clear error if there is none."""
-    import colfile
-
     try:
         return colfile.File(path, mode, **options)
     except colfile.NoSuchFileError as exc:
@@ -133,8 +133,6 @@ def is_glob(name: str) -> bool:
 def _is_group(f: Any, name: str) -> bool:
     """True if ``name`` is a group of ``f`` (asked through the API, so that
     ``..``, absolute names and symbolic links are refused as everywhere)."""
-    import colfile
-
     try:
         return f.get(name + "/") is not None
     except colfile.InvalidNameError as exc:
@@ -155,8 +153,6 @@ def select_columns(f: Any, names: Sequence[str], listing: list[str] | None = Non
     dropped.  :class:`NotFoundError` for a name that is none of these, or a
     pattern that matches nothing.
     """
-    import colfile
-
     if listing is None:
         listing = f.columns
     if not names:

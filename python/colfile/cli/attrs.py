@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 
+import colfile
+
 from ..attrs import encode_value
 
 from ._common import (
@@ -241,8 +243,6 @@ def typed_value(text: str, spec: str) -> Any:
 
 def _target(f: Any, obj: str) -> tuple[Any, str]:
     """The attribute manager of OBJECT and a description of it."""
-    import colfile
-
     o = obj.strip()
     if o in (".", "", "/", "./"):
         return f.attrs, "the File"
@@ -285,8 +285,6 @@ def _print_all(am: Any, args: Any, out: Any) -> None:
 
 
 def run(args: Any) -> int:
-    import colfile
-
     actions = args.actions or []
     writes = any(kind in ("set", "delete") for kind, _ in actions)
     if args.type is not None and not any(kind == "set" for kind, _ in actions):

@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 import csv
 import sys
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
+
+import colfile
 
 from ._common import (
     CliError,
@@ -18,8 +20,8 @@ from ._common import (
     column_info,
     json_row_values,
     open_file,
-    safe_bytes,
 )
+from ._format import formatter
 
 HELP = "print rows of columns as aligned text or CSV"
 
@@ -71,51 +73,6 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 
 # ---------------------------------------------------------------------------
-# formatting of arrays
-
-
-def _floats(arr: np.ndarray) -> list[str]:
-    if arr.dtype.itemsize == 8:
-        out = [repr(x) for x in arr.tolist()]
-    else:  # numpy prints the shortest form that round-trips in its own width
-        out = [str(x) for x in arr]
-    return [s if s not in ("-nan",) else "nan" for s in out]
-
-
-def _complexes(arr: np.ndarray) -> list[str]:
-    re = _floats(np.ascontiguousarray(arr.real))
-    im = _floats(np.ascontiguousarray(arr.imag))
-    return [a + (b if b.startswith("-") else "+" + b) + "j" for a, b in zip(re, im)]
-
-
-def _bools(arr: np.ndarray) -> list[str]:
-    return ["true" if x else "false" for x in arr.tolist()]
-
-
-def _ints(arr: np.ndarray) -> list[str]:
-    return [str(x) for x in arr.tolist()]
-
-
-def _bytes(arr: np.ndarray) -> list[str]:
-    return [safe_bytes(x) for x in arr.tolist()]
-
-
-def formatter(dtype: np.dtype[Any]) -> Callable[[np.ndarray], list[str]]:
-    kind = dtype.kind
-    if kind == "f":
-        return _floats
-    if kind == "c":
-        return _complexes
-    if kind == "b":
-        return _bools
-    if kind in "iu":
-        return _ints
-    if kind == "S":
-        return _bytes
-    return lambda arr: [str(x) for x in arr]  # pragma: no cover
-
-
-# ---------------------------------------------------------------------------
 
 
 def _names(args: Any) -> list[str]:
@@ -130,8 +87,6 @@ def _names(args: Any) -> list[str]:
 
 
 def _open_columns(f: Any, names: list[str]) -> list[Any]:
-    import colfile
-
     cols = []
     for name in names:
         try:

@@ -10,7 +10,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import chunkindex
+import colfile
+from colfile import chunkindex
+from colfile import mpi as cmpi
+
 from ._common import (
     CliError,
     Progress,
@@ -26,6 +29,7 @@ from ._common import (
     select_columns,
     want_progress,
 )
+from ._launch import communicator
 
 HELP = "verify every blob against its header sums and CRC32C"
 
@@ -196,8 +200,6 @@ def _check_blob(name: str, col: Any, i: int, first: int) -> tuple[dict[str, Any]
     ``colfile.ReplacedError`` passes: the column changed since it was
     opened (another process replaced, removed, appended to or updated it),
     which says nothing about damage."""
-    import colfile
-
     path = blob_path(col, i)
     try:
         info = col.blob_info(i)
@@ -229,8 +231,6 @@ def _recheck(f: Any, name: str, results: list[Any], notes: list[str], why: str) 
     """Open column ``name`` again and check every blob of it, adding the
     entries to ``results``: None when done (or when the column is gone or
     being updated, which ``notes`` then say), else why it kept changing."""
-    import colfile
-
     where = f"{os.path.join(f.path, name)}: column {name!r}"
     for _ in range(_CHANGED_TRIES):
         try:
@@ -264,12 +264,7 @@ def _recheck(f: Any, name: str, results: list[Any], notes: list[str], why: str) 
 
 
 def run(args: Any) -> int:
-    import colfile
-
-    from .. import mpi as cmpi
-    from .index import _communicator
-
-    rank = cmpi.as_comm(_communicator(args.mpi)).rank
+    rank = cmpi.as_comm(communicator(args.mpi)).rank
     try:
         return _run(args)
     except (CliError, colfile.Error, OSError):
@@ -279,14 +274,9 @@ def run(args: Any) -> int:
 
 
 def _run(args: Any) -> int:
-    import colfile
-
-    from .. import mpi as cmpi
-    from .index import _communicator
-
     t0 = time.monotonic()
     out = sys.stdout
-    comm = _communicator(args.mpi)
+    comm = communicator(args.mpi)
     c = cmpi.as_comm(comm)
     quiet = args.quiet or c.rank != 0
     verbose = args.verbose and not quiet and not args.json

@@ -10,7 +10,10 @@ import sys
 import time
 from typing import Any
 
-from .. import chunkindex
+import colfile
+from colfile import chunkindex
+from colfile import mpi as cmpi
+
 from ._common import (
     CliError,
     NotFoundError,
@@ -25,7 +28,7 @@ from ._common import (
     select_columns,
     want_progress,
 )
-from .iosim import launched_size, want_mpi
+from ._launch import communicator
 
 #: chunks from which a commit writes the chunk index (CF__INDEX_MIN_CHUNKS)
 INDEX_MIN_CHUNKS = 1024
@@ -96,21 +99,6 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     return p
 
 
-def _communicator(flag: bool) -> Any:
-    """MPI.COMM_WORLD under a launcher (or --mpi), else None (serial)."""
-    if not want_mpi(flag):
-        return None
-    try:
-        from mpi4py import MPI
-    except ImportError as exc:
-        # one process under a launcher may go on alone; more may not
-        if flag or launched_size() > 1:
-            raise CliError(f"running under MPI needs mpi4py, which cannot be "
-                           f"imported: {exc}") from None
-        return None
-    return MPI.COMM_WORLD
-
-
 def _needs_index(col: Any) -> bool:
     """Whether ``col``'s chunk index (docs/format.md 8.6) must be rebuilt:
     it is damaged or stale, or missing from a column of 1024 chunks or more
@@ -138,8 +126,6 @@ def _needs_work(col: Any, force: bool) -> list[int]:
 def _plan(f: Any, names: list[str], force: bool) -> dict[str, Any]:
     """Which blobs of which columns to index, read through the serial File
     ``f`` (under MPI on rank 0 only, then broadcast)."""
-    import colfile
-
     columns: list[dict[str, Any]] = []
     skipped = 0       # blobs already current
     other = 0         # header-only and attribute blocks
@@ -167,11 +153,8 @@ def _plan(f: Any, names: list[str], force: bool) -> dict[str, Any]:
 
 
 def run(args: Any) -> int:
-    import colfile
-    from colfile import mpi as cmpi
-
     t0 = time.monotonic()
-    comm = _communicator(args.mpi)
+    comm = communicator(args.mpi)
     c = cmpi.as_comm(comm)
     rank = c.rank
     out = sys.stdout
@@ -204,8 +187,6 @@ def run(args: Any) -> int:
 
 
 def _open(path: str, mode: str, comm: Any) -> Any:
-    import colfile
-
     try:
         return colfile.File(path, mode, comm=comm)
     except colfile.ReadOnlyError as exc:
@@ -252,8 +233,6 @@ def _index_blobs(col: Any, name: str, items: list[tuple[int, int, int, int]],
                  progress: Progress, failures: list[dict[str, Any]],
                  rank: int | None) -> tuple[int, int]:
     """Index ``items`` of ``col``; returns (blobs done, bytes done)."""
-    import colfile
-
     done = nbytes = 0
     for i, first, rows, size in items:
         try:
@@ -308,8 +287,6 @@ def _run_serial(args: Any, mode: str, t0: float) -> int:
 
 
 def _run_parallel(args: Any, comm: Any, c: Any, mode: str, t0: float, quiet: bool) -> int:
-    from colfile import mpi as cmpi
-
     rank, nranks = c.rank, c.size
     f = _open(args.path, mode, comm)
     failures: list[dict[str, Any]] = []
@@ -320,8 +297,6 @@ def _run_parallel(args: Any, comm: Any, c: Any, mode: str, t0: float, quiet: boo
 
         def plan_on_root() -> dict[str, Any]:
             # rank 0 reads the metadata once, on serial handles of its own
-            import colfile
-
             with colfile.File(args.path, "r") as g:
                 return _plan(g, names, args.force)
 

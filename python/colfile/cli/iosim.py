@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import resource
 import shutil
 import sys
@@ -16,8 +15,14 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .._ints import INT64_MAX
+import colfile
+from colfile import mpi as cmpi
+
 from ._common import CliError, UsageError
+from ._launch import launched_size, want_mpi
+
+#: the largest 64-bit size, 2**63-1
+INT64_MAX = int(np.iinfo(np.int64).max)
 
 HELP = "measure parallel create/write/read throughput (under mpiexec)"
 
@@ -28,7 +33,6 @@ COLUMN = "iosim"
 LOADS = {"small": 4 << 10, "medium": 4 << 20, "large": 64 << 20}
 
 #: Environment variables by which MPI launchers announce a parallel run.
-MPI_ENV = ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE")
 
 DESCRIPTION = """\
 Create, write and read one column collectively and report the time and
@@ -113,23 +117,6 @@ def _count(text: str) -> int:
     return n
 
 
-def want_mpi(flag: bool, environ: Any = None) -> bool:
-    """True if MPI is to be used: ``--mpi``, or a launcher's variables."""
-    env = os.environ if environ is None else environ
-    return flag or any(env.get(k) for k in MPI_ENV)
-
-
-def launched_size(environ: Any = None) -> int:
-    """The number of processes a launcher says it started (0: unknown)."""
-    env = os.environ if environ is None else environ
-    for key in ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE"):
-        try:
-            return int(env.get(key, ""))
-        except ValueError:
-            continue
-    return 0
-
-
 #: Bytes of the pattern computed at once (bounds the uint64 temporaries).
 PATTERN_PIECE = 1 << 22
 
@@ -178,9 +165,6 @@ def run(args: Any, before_write: Callable[[], None] | None = None) -> int:
     """Run the command; ``before_write``, if given, is called on every rank
     just before the timed write (the benchmarks prime memory there:
     bench/primed_iosim.py)."""
-    import colfile
-    from colfile import mpi as cmpi
-
     comm: Any = None
     if want_mpi(args.mpi):
         try:
@@ -204,11 +188,8 @@ def run(args: Any, before_write: Callable[[], None] | None = None) -> int:
         raise UsageError("--nmemb must be at least 1")
     try:
         base = np.dtype(args.dtype or "i4")
-        out = colfile._ffi.ffi.new("char[16]")
-        err = colfile._ffi.new_error()
-        if colfile._ffi.lib().cf_dtype_normalize(base.str.encode(), out, err) < 0:
-            raise TypeError(colfile._ffi.ffi.string(err.message).decode())
-        base = np.dtype(colfile._ffi.ffi.string(out).decode())
+        if base.kind not in "iufcbS" or base.names is not None or base.itemsize == 0:
+            raise TypeError(f"colfile stores plain elements of kinds i u f c b S, not {base}")
     except TypeError as exc:
         raise UsageError(f"bad --dtype {args.dtype!r}: {exc}") from None
     rowbytes = nmemb * base.itemsize
@@ -273,7 +254,7 @@ def run(args: Any, before_write: Callable[[], None] | None = None) -> int:
         used = cmpi.plan_mode(total_bytes, nranks) if nranks > 1 else "throttled"
     else:
         used = args.mode if nranks > 1 else "throttled"
-    conc = args.concurrency or int(colfile._ffi.lib().CF_PLAN_CONCURRENCY)
+    conc = args.concurrency or cmpi.PLAN_CONCURRENCY
     gb = (lambda s: total_bytes / s / 1e9 if s > 0 else 0.0)
     cpu_per_wall = cpu_write / t_write if t_write > 0 else 0.0
     if rank == 0:

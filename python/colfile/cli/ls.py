@@ -6,6 +6,8 @@ import argparse
 import sys
 from typing import Any
 
+import colfile
+
 from ._common import (
     CliError,
     UsageError,
@@ -107,8 +109,6 @@ def blobs_info(col: Any) -> list[dict[str, Any]]:
 
 
 def describe(f: Any, name: str, long: bool) -> dict[str, Any]:
-    import colfile
-
     try:
         col = f[name]
         d: dict[str, Any] = {
@@ -131,8 +131,6 @@ def describe(f: Any, name: str, long: bool) -> dict[str, Any]:
 
 
 def group_attrs(f: Any, group: str) -> list[dict[str, Any]]:
-    import colfile
-
     try:
         am = f.attrs if group == "." else f[group + "/"].attrs
         return attrs_info(am)

@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 
+import colfile
+
 from ._common import (
     CliError,
     JsonRows,
@@ -24,7 +26,7 @@ from ._common import (
     json_row_values,
     open_file,
 )
-from .cat import formatter
+from ._format import formatter
 
 #: the attribute kinds colfile writes (docs/format.md 7.3)
 _WRITABLE_KINDS = "iufcbSa"
@@ -121,8 +123,6 @@ def _column_names(args: Any) -> list[str]:
 def _source(f: Any, group: str | None) -> Any:
     if group is None or group.strip("/") in ("", "."):
         return f
-    import colfile
-
     try:
         g = f.get(group.strip("/") + "/")
     except colfile.InvalidNameError as exc:
@@ -133,8 +133,6 @@ def _source(f: Any, group: str | None) -> Any:
 
 
 def _resolve(source: Any, name: str, size: int) -> Any:
-    import colfile
-
     try:
         col = source[name]
     except colfile.InvalidNameError as exc:
@@ -256,8 +254,6 @@ def _copy_attrs(src: Any, dst: Any, what: str) -> None:
 
 
 def _write_out(args: Any, f: Any, cols: list[Any], rows: np.ndarray) -> None:
-    import colfile
-
     try:
         g = colfile.File(args.out, "x")
     except FileExistsError:
@@ -287,8 +283,6 @@ def _write_out(args: Any, f: Any, cols: list[Any], rows: np.ndarray) -> None:
 
 
 def run(args: Any) -> int:
-    import colfile
-
     if args.limit is not None and args.limit < 0:
         raise UsageError(f"--limit must be 0 or more, not {args.limit}",
                          hint="try 'colfile query --help'")

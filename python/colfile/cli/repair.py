@@ -10,7 +10,9 @@ import re
 import warnings
 from typing import Any
 
-from .. import chunkindex
+import colfile
+from colfile import chunkindex
+
 from ._common import add_file_and_columns, open_file, select_columns
 
 HELP = "fix what interrupted writers left: leftovers, stale sums, torn marks"
@@ -93,8 +95,6 @@ def _stray_blobs(col: Any) -> list[str]:
 
 
 def run(args: Any) -> int:
-    import colfile
-
     def say(line: str) -> None:
         if not args.quiet:
             print(line, flush=True)

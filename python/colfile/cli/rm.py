@@ -6,6 +6,8 @@ import argparse
 import sys
 from typing import Any
 
+import colfile
+
 from ._common import CliError, NotFoundError, UsageError, open_file
 
 HELP = "remove columns (and, with -r, groups)"
@@ -52,8 +54,6 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 
 def run(args: Any) -> int:
-    import colfile
-
     if not args.names:
         raise UsageError("no columns given", hint="try 'colfile rm --help'")
     with open_file(args.path, "r+") as f:

@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 
+import colfile
+
 from ._common import (
     CliError,
     NotFoundError,
@@ -194,8 +196,6 @@ def _gather(col: Any, comps: list[int]) -> np.ndarray:
 def _columns(f: Any, name: str) -> tuple[list[Any], bool]:
     """The columns NAME stands for, and whether it is a group: a column, or
     a group (``1`` or ``1/``) standing for the data columns below it."""
-    import colfile
-
     if name.rstrip("/"):
         try:
             col = f[name.rstrip("/")]

@@ -162,26 +162,28 @@ import os
 import threading
 import warnings
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
 from .. import mpi as _mpi
+from .._constants import CF_OPEN_CREATE, CF_OPEN_NOLOCK, CF_OPEN_WRITE
+from .._core import column as _c
+from .._core import file as _cf
 from .._ints import NFILE_MAX, whole
-from ..attrs import encode_value, numeric_dtype
-from .._ffi import encode, encode_name, environment_open_flags, ffi, lib, new_error, take_strings
 from ..column import Column as _CoreColumn
-from ..errors import ClosedError as _CoreClosedError
-from ..errors import (
-    ColumnKindError,
-    DTypeError,
-    Error,
-    InvalidArgumentError,
-    InvalidNameError,
-    RangeError,
-    raise_error,
+from ..errors import DTypeError, Error, RangeError
+from ._base import (
+    AttrSet,
+    ColumnClosedError,
+    FileClosedError,
+    _core_column,
+    _name,
+    _same,
+    _split_dtype,
 )
+from ._column import Column, ColumnMPI
 
 __version__ = "0.1.52"
 
@@ -194,10 +196,6 @@ __all__ = [
     "set_buffer_size", "check_unique", "__version__",
 ]
 
-# libcolfile open flags (colfile.h: enum cf_open_flags).
-_OPEN_WRITE, _OPEN_CREATE, _OPEN_NOCHECK = 0x1, 0x2, 0x10
-# bigfile lets several handles write one block at once: no writer lock.
-_OPEN_NOLOCK = 0x100
 # create_from_array's default: 32 Mi rows per blob, as bigfile chooses.
 _ROWS_PER_FILE = 32 * 1024 * 1024
 
@@ -211,28 +209,6 @@ _buffer_size = 256 * 1024 * 1024
 BigFileError = Error
 
 
-class FileClosedError(Exception):
-    """A closed :class:`File` was used (not an :class:`Error`, as in bigfile)."""
-
-    def __init__(self, file: Any = None) -> None:
-        if isinstance(file, str) or file is None:
-            msg = file or "File is closed"
-        else:
-            msg = f"File {getattr(file, 'basename', file)!r} is closed"
-        super().__init__(msg)
-
-
-class ColumnClosedError(Exception):
-    """A closed :class:`Column` was used (not an :class:`Error`, as in bigfile)."""
-
-    def __init__(self, column: Any = None) -> None:
-        if isinstance(column, str) or column is None:
-            msg = column or "Column is closed"
-        else:
-            msg = f"Column {getattr(column, '_name', None)!r} is closed"
-        super().__init__(msg)
-
-
 BigFileClosedError = FileClosedError
 BigBlockClosedError = ColumnClosedError
 
@@ -243,623 +219,10 @@ def set_buffer_size(bytes: int) -> None:  # noqa: A002 - bigfile's name
     _buffer_size = operator.index(bytes)
 
 
-# ---------------------------------------------------------------------------
-# helpers
-
-
-def _name(name: Any) -> str:
-    """Normalise a block name: drop a leading ``/``, doubled ``/`` and ``.``
-    components, keeping ``"."`` and a final ``"/."`` (attribute blocks).
-    Anything else (spaces, ``..``, empty names) is left for libcolfile to
-    refuse."""
-    if isinstance(name, bytes):
-        name = name.decode("utf-8", "surrogateescape")
-    if not isinstance(name, str):
-        raise TypeError(f"block names are str, not {type(name).__name__}")
-    attrs_only = name == "." or name.endswith("/.")
-    parts = [p for p in name.split("/") if p not in ("", ".")]
-    if attrs_only:
-        parts.append(".")
-    return "/".join(parts)
-
-
-def _split_dtype(dtype: Any) -> tuple[np.dtype[Any], int]:
-    """(element dtype, nmemb) of a column dtype spec; sub-array shapes give
-    nmemb as their product."""
-    try:
-        dt = np.dtype(dtype)
-    except TypeError as exc:
-        raise DTypeError(f"not a dtype: {dtype!r} ({exc})") from None
-    if dt.subdtype is None:
-        return dt, 1
-    base, shape = dt.subdtype
-    return base, int(np.prod(shape, dtype=np.int64))
-
-
-def _is_half(dt: np.dtype[Any]) -> bool:
-    return dt.kind == "f" and dt.itemsize == 2
-
-
-def _check_passthrough(src: np.dtype[Any], dst: np.dtype[Any], path: str) -> None:
-    """bigfile treats f2 as a pass-through type: no conversion to or from it."""
-    if _is_half(src) != _is_half(dst):
-        raise DTypeError(f"{path}: no conversion between {src} and {dst} "
-                         "(half floats are pass-through, as in bigfile)")
-
-
-
-def _core_column(handle: Any) -> _CoreColumn:
-    """Wrap a fresh ``cf_column *`` (closing it if wrapping fails)."""
-    try:
-        return _CoreColumn(handle, None)
-    except BaseException:
-        lib().cf_column_close(handle, ffi.NULL)
-        raise
-
-
-def _open_core(basename: str, name: str) -> _CoreColumn:
-    """Open column ``name`` of the File at ``basename`` on its own handle."""
-    f = File(basename)
-    try:
-        return f._core_open(name)
-    finally:
-        f.close()
-
 
 def check_unique(variable: Any, comm: Any) -> bool:
     """True if ``variable`` is the same on every rank of ``comm`` (collective)."""
     return len(set(comm.allgather(variable))) == 1
-
-
-def _open_replica(basename: str, name: str) -> _CoreColumn:
-    """A replica of column ``name`` (a handle that writes blobs but never
-    metadata files): what a :class:`ColumnMPI` on a rank other than 0 uses
-    when it reopens a block on its own after a close."""
-    core = _open_core(basename, name)
-    try:
-        meta = _mpi._export_meta(core._handle())
-    finally:
-        core.close()
-    return _core_column(_replica_handle(basename, meta))
-
-
-def _replica_handle(basename: str, meta: bytes) -> Any:
-    """A ``cf_column *`` built from a metadata snapshot, on a File handle
-    opened with ``CF_OPEN_NOCHECK`` (touching nothing) just for that."""
-    out = ffi.new("cf_file **")
-    err = new_error()
-    flags = _OPEN_WRITE | _OPEN_NOCHECK | _OPEN_NOLOCK | environment_open_flags()
-    rc = lib().cf_file_open(out, encode(basename), flags, err)
-    if rc < 0:
-        raise_error(rc, err, "file")
-    try:
-        return _mpi._open_meta(out[0], meta)
-    finally:
-        lib().cf_file_close(out[0])
-
-
-def _same(comm: Any, fn: Callable[[], Any], what: str) -> Any:
-    """``fn()`` on every rank (errors raised on all), checked to give the
-    same value everywhere (:class:`Error` on every rank if not)."""
-    return _mpi._check_same(_mpi.agree(comm, fn, collect=True), what)
-
-
-# ---------------------------------------------------------------------------
-# attributes
-
-
-def _encode_attr(value: Any) -> tuple[str, int, bytes]:
-    """bigfile's mapping of a Python value to (dtype token, nmemb, bytes):
-    the same as colfile's (:func:`colfile.attrs.encode_value`)."""
-    return encode_value(value)
-
-
-def _decode_attr(token: str, nmemb: int, data: bytes) -> Any:
-    """bigfile's reading of a stored attribute: text -> str, byte strings ->
-    list of str, numbers -> numpy array (also for one element)."""
-    kind = token[1:2]
-    if kind == "a":
-        return "" if data == b"\0" else data.decode("utf-8", "replace")
-    if kind == "S":
-        width = int(token[2:]) if token[2:].isdigit() else 1
-        return [data[i * width:(i + 1) * width].rstrip(b"\0").decode("utf-8", "replace")
-                for i in range(nmemb)]
-    dt = numeric_dtype(token)
-    if dt is None:  # another tool's kind (<U4, <M8, <O8, ...): opaque bytes
-        w = int(token[2:]) if token[2:].isdigit() else 0
-        if w < 1 or len(data) != nmemb * w:
-            return data
-        dt = np.dtype(f"V{w}")
-    return np.frombuffer(data, dtype=dt, count=nmemb).copy()
-
-
-def _check_attr_name(name: str) -> None:
-    if not name or any(ch in name for ch in " \t\n\r\0"):
-        raise InvalidNameError(f"attribute name {name!r} must be non-empty and hold "
-                               "no space, tab, newline or CR")
-
-
-class AttrSet:
-    """The attributes of a block: ``column.attrs``.
-
-    ``attrs[name]``, ``attrs[name] = value``, ``del attrs[name]``, ``in``,
-    iteration and :meth:`keys` (a sorted list), with bigfile's value
-    semantics (see the module documentation).  Every change is written to
-    disk before it returns (for a :class:`ColumnMPI`, by rank 0).
-    """
-
-    def __init__(self, column: Column) -> None:
-        self.bb = column
-
-    @staticmethod
-    def _key(name: Any) -> str:
-        if isinstance(name, bytes):
-            name = name.decode("utf-8")
-        if not isinstance(name, str):
-            raise TypeError(f"attribute names are str, not {type(name).__name__}")
-        return name
-
-    def __getitem__(self, name: str) -> Any:
-        return _decode_attr(*self.bb._attr_raw(self._key(name)))
-
-    def __setitem__(self, name: str, value: Any) -> None:
-        key = self._key(name)
-        self.bb._attr_store(key, *_encode_attr(value))
-
-    def __delitem__(self, name: str) -> None:
-        self.bb._attr_delete(self._key(name))
-
-    def __contains__(self, name: object) -> bool:
-        try:
-            self.bb._attr_raw(self._key(name))
-        except (KeyError, TypeError, UnicodeDecodeError):
-            return False
-        return True
-
-    def keys(self) -> list[str]:
-        """The attribute names, sorted."""
-        return self.bb._attr_names()
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.keys())
-
-    def items(self) -> list[tuple[str, Any]]:
-        """``(name, value)`` pairs."""
-        return [(k, self[k]) for k in self.keys()]
-
-    def values(self) -> list[Any]:
-        """The values, in name order."""
-        return [self[k] for k in self.keys()]
-
-    def get(self, name: str, default: Any = None) -> Any:
-        """``attrs[name]``, or ``default`` if absent."""
-        try:
-            return self[name]
-        except KeyError:
-            return default
-
-    def __repr__(self) -> str:
-        try:
-            body = ",".join(f"{k}={self[k]!r}" for k in self.keys())
-        except (ColumnClosedError, Error):
-            body = "closed"
-        return f"<AttrSet ({body})>"
-
-
-# ---------------------------------------------------------------------------
-# columns
-
-
-class Column:
-    """A block (column) of a bigfile File, opened with ``file[name]``,
-    ``file.open(name)`` or ``file.create(...)``.
-
-    ``Column()`` makes an unattached handle; :meth:`open` or :meth:`create`
-    attach it to a block of a :class:`File`.
-
-    As in bigfile 0.1.52, :meth:`close` commits the header and the object
-    stays usable: the next read, write or attribute access reopens the block
-    (its checksums resume from the committed header), and what is written
-    then is committed by the next :meth:`close`, or when the object is
-    garbage collected.  Only an unattached ``Column()`` raises
-    :class:`ColumnClosedError`.
-    """
-
-    comm: Any = None
-
-    def __init__(self) -> None:
-        self._core: _CoreColumn | None = None
-        self._basename: str | None = None
-        self._name: str | None = None
-        self._meta: tuple[int, np.dtype[Any], int] | None = None
-        self._reopen_lock = threading.Lock()
-
-    # -- plumbing ------------------------------------------------------
-
-    def _live(self) -> _CoreColumn:
-        """The open core handle, reopening the block after a close."""
-        core = self._core
-        if core is not None and not core.closed:
-            return core
-        if self._basename is None or self._name is None:
-            raise ColumnClosedError(self)
-        with self._reopen_lock:
-            core = self._core
-            if core is None or core.closed:
-                core = self._reopen(self._basename, self._name)
-                self._core, self._meta = core, None
-        return core
-
-    def _reopen(self, basename: str, name: str) -> _CoreColumn:
-        """A fresh handle on the block, for use after a close."""
-        return _open_core(basename, name)
-
-    def _do(self, fn: Callable[[_CoreColumn], Any], retry: bool = True) -> Any:
-        """``fn(core)`` on the live handle.  A handle closed by another
-        thread before the call started is reopened (``retry``) or reported
-        as :class:`ColumnClosedError`."""
-        for _ in range(3 if retry else 1):
-            core = self._live()
-            try:
-                return fn(core)
-            except _CoreClosedError:
-                continue
-        raise ColumnClosedError(self)
-
-    def _attach(self, core: _CoreColumn, basename: str) -> None:
-        old = self._core
-        self._core, self._basename, self._name, self._meta = core, basename, core.name, None
-        if old is not None and not old.closed:
-            old.close()
-
-    def _path(self) -> str:
-        core = self._core
-        if core is not None:
-            return core.path
-        if self._basename is not None and self._name is not None:
-            return os.path.join(self._basename, self._name)
-        return "<unattached column>"
-
-    # -- opening -------------------------------------------------------
-
-    def open(self, f: File, blockname: str) -> Column:
-        """Open block ``blockname`` of File ``f`` on this handle."""
-        self._attach(f._core_open(blockname), f.basename)
-        return self
-
-    def create(self, f: File, blockname: str, dtype: Any = None, size: int | None = None,
-               Nfile: int = 1) -> Column:
-        """Create (or replace) block ``blockname`` of File ``f`` and open it
-        on this handle; ``dtype=None`` makes a header-only block."""
-        self._attach(f._core_create(blockname, dtype, size, Nfile), f.basename)
-        return self
-
-    # -- description ---------------------------------------------------
-
-    @property
-    def size(self) -> int:
-        """Rows in the block."""
-        meta = self._meta
-        if meta is not None:
-            return meta[0]
-        return self._do(lambda c: c.size)
-
-    @property
-    def dtype(self) -> np.dtype[Any]:
-        """The dtype of one row: ``dtype('<f8')`` or, for vectors,
-        ``dtype(('<f8', (3,)))``."""
-        meta = self._meta
-        if meta is not None:
-            return meta[1]
-        return self._do(self._dtype_of)
-
-    @staticmethod
-    def _dtype_of(c: _CoreColumn) -> np.dtype[Any]:
-        if c.nmemb == 1:
-            return c.dtype
-        return np.dtype((c.dtype, (c.nmemb,)))
-
-    @property
-    def Nfile(self) -> int:  # noqa: N802 - bigfile's name
-        """The number of blob files."""
-        meta = self._meta
-        if meta is not None:
-            return meta[2]
-        return self._do(lambda c: c.nfile)
-
-    @property
-    def attrs(self) -> AttrSet:
-        """The block's attributes (see :class:`AttrSet`)."""
-        return AttrSet(self)
-
-    def __repr__(self) -> str:
-        if self._name is None:
-            return f"<{type(self).__name__} (not attached)>"
-        state = " (closed)" if self._meta is not None else ""
-        try:
-            return (f"<{type(self).__name__}: {self._path()!r} dtype={self.dtype}, "
-                    f"size={self.size}{state}>")
-        except Exception:
-            return f"<{type(self).__name__}: {self._path()!r}{state}>"
-
-    # -- life cycle ----------------------------------------------------
-
-    def flush(self) -> None:
-        """Commit the header checksums to disk."""
-        self._do(lambda c: c.flush())
-
-    def close(self) -> None:
-        """Commit the header and release the handle; closing twice is
-        harmless.  ``size``, ``dtype`` and ``Nfile`` stay readable without
-        reopening."""
-        core = self._core
-        if core is None or core.closed:
-            return
-        try:
-            self._meta = (core.size, self._dtype_of(core), core.nfile)
-        except _CoreClosedError:  # closed by another thread meanwhile
-            return
-        core.close()
-
-    def __enter__(self) -> Column:
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def __reduce__(self) -> Any:
-        is_open = self._core is not None and not self._core.closed
-        return (_restore_column,
-                (type(self), self.comm, self._basename, self._name, is_open, self._meta))
-
-    # -- data ----------------------------------------------------------
-
-    def _rows(self, c: _CoreColumn, buf: Any) -> np.ndarray:
-        """``buf`` as rows for this column: 1-d for scalars, (n, nmemb)."""
-        arr = np.asarray(buf)
-        if arr.dtype.kind == "O":
-            try:
-                arr = np.asarray(buf, dtype=c.dtype)
-            except (TypeError, ValueError) as exc:
-                raise DTypeError(f"{c.path}: cannot convert {type(buf).__name__} "
-                                 f"to {c.dtype}: {exc}") from None
-        if arr.dtype.kind == "U" and c.dtype.kind != "S":
-            raise DTypeError(f"{c.path}: cannot write {arr.dtype} strings to a "
-                             f"{c.dtype} column")
-        _check_passthrough(arr.dtype, c.dtype, c.path)
-        nmemb = c.nmemb
-        if nmemb == 0:
-            raise ColumnKindError(f"{c.path}: a header-only block holds no data")
-        if nmemb == 1:
-            return arr.reshape(-1)
-        if arr.ndim == 2 and arr.shape[1] == nmemb:
-            return arr
-        flat = arr.reshape(-1)
-        if flat.size % nmemb:
-            raise InvalidArgumentError(f"{c.path}: {flat.size} elements are not whole rows "
-                                       f"of {nmemb}")
-        return flat.reshape(-1, nmemb)
-
-    def read(self, start: int, length: int, out: np.ndarray | None = None) -> np.ndarray:
-        """Read ``length`` rows from row ``start`` (clipped at the end of the
-        block; a negative ``length`` reads to the end) into ``out`` or a new
-        array."""
-        start, length = operator.index(start), operator.index(length)
-
-        def run(c: _CoreColumn) -> np.ndarray:
-            size = c.size
-            n = length
-            if not 0 <= start <= size:
-                raise RangeError(f"{c.path}: reading beyond the block: start {start}, "
-                                 f"size {size}")
-            if n < 0 or n > size - start:
-                n = size - start
-            row = () if c.nmemb == 1 else (c.nmemb,)
-            if out is None:
-                result = np.empty((n,) + row, c.dtype)
-            else:
-                if not isinstance(out, np.ndarray):
-                    raise TypeError(f"out must be a numpy array, not {type(out).__name__}")
-                if len(out) != n:
-                    raise ValueError(f"{c.path}: out has {len(out)} rows, the request {n}")
-                _check_passthrough(c.dtype, out.dtype, c.path)
-                result = out
-            if n:
-                c.read(start, start + n, out=result)
-            return result
-
-        return self._do(run)
-
-    def write(self, start: int, buf: Any) -> None:
-        """Write the rows of ``buf`` from row ``start``, converting them to
-        the block's dtype; :class:`Error` if they do not fit."""
-        start = operator.index(start)
-
-        def run(c: _CoreColumn) -> None:
-            arr = self._rows(c, buf)
-            if start < 0:
-                raise RangeError(f"{c.path}: writing before the block: start {start}")
-            c.write(start, arr)
-
-        self._do(run)
-
-    def append(self, buf: Any, Nfile: int = 1) -> None:
-        """Add the rows of ``buf`` at the end, in ``Nfile`` new blob files
-        (committed at once, as bigfile does)."""
-        nfile = whole(Nfile, "Nfile", high=NFILE_MAX,
-                      limit=f"the most blobs a column may have, {NFILE_MAX}")
-
-        def run(c: Any) -> None:
-            c.append(self._rows(c, buf), nfile=nfile)
-            c.flush()
-
-        self._do(run, retry=False)
-
-    def _start_of(self, index: Any, size: int) -> tuple[int, int, bool]:
-        """(start, stop, is_row) of a bigfile index: slice, ``...`` or int."""
-        if index is Ellipsis:
-            return 0, size, False
-        if isinstance(index, slice):
-            start, stop, step = index.indices(size)
-            if step != 1:
-                raise ValueError("must request a contiguous chunk")
-            return start, max(stop, start), False
-        if isinstance(index, (bool, np.bool_)):
-            raise TypeError("Expecting a slice, an int or ..., got a bool")
-        try:
-            i = operator.index(index)
-        except TypeError:
-            raise TypeError(f"Expecting a slice, an int or ..., got a "
-                            f"`{type(index).__name__}`") from None
-        if i < 0:
-            i += size
-        if not 0 <= i < size:
-            raise RangeError(f"{self._path()}: row {operator.index(index)} is out of "
-                             f"range for size {size}")
-        return i, i + 1, True
-
-    def __getitem__(self, index: Any) -> Any:
-        start, stop, row = self._start_of(index, self.size)
-        data = self.read(start, stop - start)
-        return data[0] if row else data
-
-    def __setitem__(self, index: Any, value: Any) -> None:
-        start, _, _ = self._start_of(index, self.size)
-        self.write(start, value)
-
-    # -- attributes (used by AttrSet) -----------------------------------
-
-    def _attr_raw(self, name: str) -> tuple[str, int, bytes]:
-        return self._do(lambda c: c.attrs.raw(name))
-
-    def _attr_store(self, name: str, token: str, nmemb: int, data: bytes) -> None:
-        self._do(lambda c: c.attrs.set_raw(name, token, nmemb, data))
-
-    def _attr_delete(self, name: str) -> None:
-        def run(c: _CoreColumn) -> None:
-            del c.attrs[name]
-        self._do(run)
-
-    def _attr_names(self) -> list[str]:
-        return self._do(lambda c: sorted(c.attrs))
-
-
-def _restore_column(cls: type, comm: Any, basename: str | None, name: str | None,
-                    is_open: bool, meta: Any) -> Column:
-    col = cls.__new__(cls)
-    Column.__init__(col)
-    if comm is not None:
-        col.comm = comm
-        col._mpi = _mpi.as_comm(comm)
-    if basename is None or name is None:
-        return col
-    col._basename, col._name = basename, name
-    if is_open:
-        col._attach(col._reopen(basename, name), basename)
-    else:
-        col._meta = meta
-    return col
-
-
-class ColumnMPI(Column):
-    """A block opened collectively by every rank of ``comm``.
-
-    Built on :mod:`colfile.mpi`: ``open`` and ``create`` are collective --
-    rank 0 alone reads (or writes) the block's metadata and broadcasts a
-    snapshot, from which the other ranks build *replica* handles that write
-    blobs but never metadata files.  Each rank writes its own rows;
-    ``flush``/``close`` send every other rank's uncommitted write state
-    (byte-sum increments and CRC32C of the ranges written, exported by
-    libcolfile) to rank 0, whose handle merges them and commits one header:
-    what a single writer of the same bytes would record.  ``append`` is
-    collective.  Attributes are written by rank 0; the other ranks' replicas
-    keep the values they set in memory.  A failure on any rank during a
-    collective raises the same exception on every rank.
-    """
-
-    def __init__(self, comm: Any) -> None:
-        super().__init__()
-        self.comm = comm
-        self._mpi = _mpi.as_comm(comm)
-
-    def _reopen(self, basename: str, name: str) -> _CoreColumn:
-        # after a close each rank reopens on its own: only rank 0 may write
-        # metadata, the others get a replica
-        if self._mpi.rank == 0:
-            return _open_core(basename, name)
-        return _open_replica(basename, name)
-
-    # -- collective opening --------------------------------------------
-
-    def _replicate(self, f: File, name: str, make: Callable[[], Any]) -> ColumnMPI:
-        def prep() -> str:
-            _mpi._name_check_or_raise(name)
-            if f._h is None:
-                raise FileClosedError(f)
-            return name
-
-        _same(self._mpi, prep, "blockname")
-        handle = _mpi.replicate(self._mpi, f._h, make)
-        self._attach(_core_column(handle), f.basename)
-        return self
-
-    def open(self, f: File, blockname: str) -> ColumnMPI:
-        """Open ``blockname`` on every rank (collective)."""
-        name = _name(blockname)
-        return self._replicate(f, name, lambda: f._core_open_handle(name))
-
-    def create(self, f: File, blockname: str, dtype: Any = None, size: int | None = None,
-               Nfile: int = 1) -> ColumnMPI:
-        """Rank 0 creates the block; every rank gets a handle (collective)."""
-        name = _name(blockname)
-        _same(self._mpi, lambda: (size, Nfile, None if dtype is None else
-                                  str(_split_dtype(dtype))), "block size, Nfile or dtype")
-        return self._replicate(f, name,
-                               lambda: f._core_create_handle(name, dtype, size, Nfile))
-
-    # -- collective commit ---------------------------------------------
-
-    def flush(self) -> None:
-        """Commit the merged header checksums (collective)."""
-        _mpi.commit(self._mpi, self._live())
-
-    def close(self) -> None:
-        """Commit the merged header checksums and release (collective).
-        Closing a closed handle does nothing."""
-        core = self._core
-        if core is None or core.closed:
-            return
-        try:
-            self._meta = (core.size, self._dtype_of(core), core.nfile)
-        except _CoreClosedError:
-            return
-        _mpi.commit(self._mpi, core, close=True)
-
-    def append(self, buf: Any, Nfile: int = 1) -> None:
-        """Collective append: each rank passes its rows; rank 0 adds
-        ``Nfile`` blobs holding all of them, stored in rank order."""
-        comm = self._mpi
-        c = _mpi.agree(comm, self._live)
-        arr = _mpi.agree(comm, lambda: self._rows(c, buf))
-        basename = self._basename
-        assert basename is not None
-        files: list[Any] = []
-
-        def file_handle() -> Any:
-            out = ffi.new("cf_file **")
-            err = new_error()
-            flags = _OPEN_WRITE | _OPEN_NOCHECK | _OPEN_NOLOCK | environment_open_flags()
-            rc = lib().cf_file_open(out, encode(basename), flags, err)
-            if rc < 0:
-                raise_error(rc, err, "file")
-            files.append(out[0])
-            return out[0]
-
-        try:
-            _mpi.append(comm, c, arr, operator.index(Nfile), file_handle=file_handle)
-        finally:
-            for h in files:
-                lib().cf_file_close(h)
 
 
 # ---------------------------------------------------------------------------
@@ -896,14 +259,9 @@ class File:
         self._mpi = None if comm is None else _mpi.as_comm(comm)
 
     def _open_handle(self, create: bool) -> None:
-        out = ffi.new("cf_file **")
-        err = new_error()
-        flags = _OPEN_WRITE | _OPEN_NOLOCK | (_OPEN_CREATE if create else 0)
-        rc = lib().cf_file_open(out, encode(self._basename), flags | environment_open_flags(), err)
-        if rc < 0:
-            raise_error(rc, err, "file")
-        self._h = out[0]
-        self._finalizer = weakref.finalize(self, lib().cf_file_close, self._h)
+        flags = CF_OPEN_WRITE | CF_OPEN_NOLOCK | (CF_OPEN_CREATE if create else 0)
+        self._h = _cf.open(self._basename, flags)
+        self._finalizer = weakref.finalize(self, _cf.close, self._h)
 
     # -- description ---------------------------------------------------
 
@@ -929,17 +287,10 @@ class File:
 
     def list_blocks(self) -> list[str]:
         """List the blocks on disk now (sorted)."""
-        names = ffi.new("char ***")
-        count = ffi.new("int64_t *")
-        err = new_error()
-        L = lib()
         with self._lock:
             if self._h is None:
                 raise FileClosedError(self)
-            rc = L.cf_file_list(self._h, names, count, err)
-        if rc < 0:
-            raise_error(rc, err)
-        return take_strings(names[0], count[0])
+            return _cf.list_names(self._h)
 
     def keys(self) -> list[str]:
         """Same as :attr:`blocks`."""
@@ -961,16 +312,11 @@ class File:
         return _core_column(self._core_open_handle(name))
 
     def _core_open_handle(self, name: str) -> Any:
-        out = ffi.new("cf_column **")
-        err = new_error()
-        nm = encode_name(_name(name))
+        nm = _c.encode_name(_name(name))
         with self._lock:
             if self._h is None:
                 raise FileClosedError(self)
-            rc = lib().cf_column_open(out, self._h, nm, err)
-        if rc < 0:
-            raise_error(rc, err, "column")
-        return out[0]
+            return _c.open(self._h, nm)
 
     def _core_create(self, name: str, dtype: Any, size: int | None,
                      Nfile: int) -> _CoreColumn:
@@ -978,35 +324,26 @@ class File:
 
     def _core_create_handle(self, name: str, dtype: Any, size: int | None,
                             Nfile: int) -> Any:
-        nm = encode_name(_name(name))
+        nm = _c.encode_name(_name(name))
         if dtype is None:
-            tok, nmemb, rows, nfile = ffi.NULL, 0, 0, 0
+            tok, nmemb, rows, nfile = None, 0, 0, 0
         else:
             base, nmemb = _split_dtype(dtype)
             if base.kind not in "iufcbS" or base.names is not None:
                 raise DTypeError(f"{self._basename}/{_name(name)}: cannot store dtype "
                                  f"{base} (colfile stores kinds i u f c b S)")
-            tok = base.str.encode("ascii")
+            tok = base.str
             rows = 0 if size is None else whole(size, "size")
             nfile = whole(Nfile, "Nfile", high=NFILE_MAX,
                           limit=f"the most blobs a column may have, {NFILE_MAX}")
-        out = ffi.new("cf_column **")
-        err = new_error()
         with self._lock:
             if self._h is None:
                 raise FileClosedError(self)
-            rc = lib().cf_column_create(out, self._h, nm, tok, nmemb, rows, nfile, err)
             # bigfile makes a block visible at create: commit the empty
             # column now.  Its writes are then in-place updates, which mark
             # it torn until the handle commits, so a crash never leaves
             # unwritten rows that read as data.
-            if rc >= 0:
-                rc = lib().cf_column_flush(out[0], err)
-                if rc < 0:
-                    lib().cf_column_close(out[0], ffi.NULL)
-        if rc < 0:
-            raise_error(rc, err, "column")
-        return out[0]
+            return _c.create_plain(self._h, nm, tok, nmemb, rows, nfile)
 
     def _new_column(self) -> Column:
         return Column()
@@ -1080,7 +417,7 @@ class File:
             h, self._h = self._h, None
             if h is not None:
                 self._finalizer.detach()
-                lib().cf_file_close(h)
+                _cf.close(h)
 
     def __enter__(self) -> File:
         return self
@@ -1117,9 +454,9 @@ class FileMPI(File):
         self._setup(filename, comm)
         self._mpi = _mpi.as_comm(comm)
         _same(self._mpi, lambda: self._basename, "filename")
-        flags = _OPEN_WRITE | _OPEN_NOLOCK | (_OPEN_CREATE if create else 0)
-        self._h = _mpi.open_file(self._mpi, encode(self._basename), flags)
-        self._finalizer = weakref.finalize(self, lib().cf_file_close, self._h)
+        flags = CF_OPEN_WRITE | CF_OPEN_NOLOCK | (CF_OPEN_CREATE if create else 0)
+        self._h = _mpi.open_file(self._mpi, self._basename, flags)
+        self._finalizer = weakref.finalize(self, _cf.close, self._h)
         self.refresh()
 
     @property

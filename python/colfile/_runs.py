@@ -1,0 +1,59 @@
+"""Runs of rows: sorted, disjoint ``[start, stop)`` ranges, as a query's
+selection holds them, and how they are read."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import _indexing
+
+__all__ = ["RUN_BYTES", "rows_of", "read"]
+
+#: Runs of selected rows of at least this many bytes are read by
+#: :meth:`Selection.read <colfile.Selection.read>` as contiguous ranges;
+#: shorter ones go through one scattered read (``cf_column_read_rows``).
+RUN_BYTES = 64 << 10
+
+
+def rows_of(starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
+    """The rows of the runs, sorted (int64).
+
+    >>> rows_of(np.array([1, 5]), np.array([3, 6]))
+    array([1, 2, 5])
+    """
+    lengths = stops - starts
+    n = int(lengths.sum())
+    if n == 0:
+        return np.zeros(0, np.int64)
+    # each run: start, start+1, ...; built without a Python loop
+    step = np.ones(n, np.int64)
+    heads = np.cumsum(lengths)[:-1]
+    step[0] = starts[0]
+    if len(heads):
+        step[heads] = starts[1:] - stops[:-1] + 1
+    return np.cumsum(step)
+
+
+def read(col: Any, starts: np.ndarray, stops: np.ndarray, out: np.ndarray) -> None:
+    """Read the rows of the runs of column ``col`` into ``out`` (in order):
+    long runs as contiguous reads, the others with one scattered read."""
+    lengths = stops - starts
+    if not len(lengths):
+        return
+    rowbytes = col.itemsize * max(col.nmemb, 1)
+    long_ = lengths * rowbytes >= RUN_BYTES
+    pos = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    for s, e, p in zip(starts[long_].tolist(), stops[long_].tolist(), pos[long_].tolist()):
+        col.read(s, e, out=out[p:p + e - s])
+    if long_.all():
+        return
+    short = ~long_
+    rows = rows_of(starts[short], stops[short])
+    at = rows - np.repeat(starts[short] - pos[short], lengths[short])
+    tmp = np.empty((len(rows),) + out.shape[1:], out.dtype)
+    sel = _indexing.Rows.from_rows(rows)
+    sel.is_sorted = True
+    _indexing.read(sel, col, tmp)
+    out[at] = tmp
