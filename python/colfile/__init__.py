@@ -87,6 +87,14 @@ def __getattr__(name: str) -> str:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def to_xarray(source, group=None, **kwargs):  # type: ignore[no-untyped-def]
+    """A group of a File as a lazy :class:`xarray.Dataset`: see
+    :func:`colfile.xarray_backend.to_xarray` (needs xarray)."""
+    from . import xarray_backend
+
+    return xarray_backend.to_xarray(source, group, **kwargs)
+
+
 def library_version() -> str:
     """The version of the libcolfile actually loaded (``cf_version()``)."""
     from ._ffi import lib, string
@@ -110,6 +118,7 @@ __all__ = [
     "histogram2d",
     "errors",
     "library_version",
+    "to_xarray",
     "__version__",
     "Error",
     "AlreadyExistsError",
