@@ -214,6 +214,23 @@ class Dataset:
 
         return _dask.dataset(self, chunks)
 
+    def to_pandas(self, key: Any = slice(None)) -> Any:
+        """The rows ``key`` (default all) as a :class:`pandas.DataFrame`
+        indexed by row number; a vector column becomes one DataFrame
+        column per component, ``pos_0``, ``pos_1``, ... (see
+        :mod:`colfile._pandas`; needs pandas)."""
+        from . import _pandas
+
+        return _pandas.dataset_frame(self, key)
+
+    def to_dask_dataframe(self, chunks: Any = "auto") -> Any:
+        """A lazy dask DataFrame of the columns, one partition per chunk of
+        :meth:`to_dask` (``chunks`` as there), vector columns split as in
+        :meth:`to_pandas` (needs dask.dataframe)."""
+        from . import _pandas
+
+        return _pandas.dask_frame(self, chunks)
+
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         arr: np.ndarray = self[:]
         return arr if dtype is None else arr.astype(dtype)

@@ -1295,6 +1295,14 @@ class Selection:
 
         return _dask.selection(self, names, chunks)
 
+    def to_pandas(self, names: Any) -> Any:
+        """The selected rows of the columns ``names`` (as for :meth:`read`)
+        as a :class:`pandas.DataFrame` indexed by row number, vector
+        columns split into ``<name>_0``, ``<name>_1``, ... (needs pandas)."""
+        from . import _pandas
+
+        return _pandas.selection_frame(self, names)
+
     def _read_into(self, col: Column, out: np.ndarray) -> None:
         from . import _indexing
 

@@ -26,6 +26,7 @@ import xarray as xr
 from xarray.backends import BackendArray, BackendEntrypoint
 from xarray.core import indexing
 
+from . import column as _column
 from .column import Column
 from .file import File, Group
 
@@ -41,7 +42,7 @@ class ColfileBackendArray(BackendArray):
     column is applied to the rows read.
     """
 
-    def __init__(self, column: Column) -> None:
+    def __init__(self, column: _column.Column) -> None:
         self.column = column
         self.shape = column.shape
         self.dtype = column.dtype
@@ -78,7 +79,7 @@ def _row_dims(sizes: dict[str, int], dim_prefix: str) -> dict[str, str]:
     return {n: f"{dim_prefix}row_{s}" for n, s in sizes.items()}
 
 
-def _variable(col: Column, rowdim: str, name: str, dim_prefix: str) -> xr.Variable:
+def _variable(col: _column.Column, rowdim: str, name: str, dim_prefix: str) -> xr.Variable:
     dims: tuple[str, ...] = (rowdim,)
     preferred: dict[str, Any] = {}
     blobs = tuple(r for r in col.blob_rows if r > 0)
