@@ -517,6 +517,11 @@ class Column:
         return (f"<colfile.Column {self._name!r}{kind} shape={self.shape} "
                 f"dtype={self._dtype.str} nfile={self.nfile}>")
 
+    def _repr_html_(self) -> str:
+        from . import _html
+
+        return _html.column(self)
+
     # ------------------------------------------------------------------
     # life cycle
 

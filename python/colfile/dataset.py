@@ -104,6 +104,9 @@ class Dataset:
     def _what(self) -> str:
         return f"dataset {self._names}"
 
+    def _ipython_key_completions_(self) -> list[str]:
+        return list(self._names)
+
     def __getitem__(self, key: Any) -> Any:
         if isinstance(key, str):
             return self._cols[key]

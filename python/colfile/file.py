@@ -256,6 +256,16 @@ class Group:
             return f"<colfile.Group {self.name!r} in {f.path!r} (a deferred commit failed)>"
         return f"<colfile.Group {self.name!r} in {f.path!r} ({len(self)} columns)>"
 
+    def _repr_html_(self) -> str:
+        from . import _html
+
+        return _html.group(self)
+
+    def _ipython_key_completions_(self) -> list[str]:
+        from . import _html
+
+        return _html.key_completions(self)
+
     # -- names -----------------------------------------------------------
 
     def _full(self, name: str) -> str:

@@ -1295,6 +1295,11 @@ class Selection:
 
         return _dask.selection(self, names, chunks)
 
+    def _repr_html_(self) -> str:
+        from . import _html
+
+        return _html.selection(self)
+
     def to_pandas(self, names: Any) -> Any:
         """The selected rows of the columns ``names`` (as for :meth:`read`)
         as a :class:`pandas.DataFrame` indexed by row number, vector
