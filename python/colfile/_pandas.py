@@ -3,8 +3,7 @@
 A DataFrame column holds one value per row, so a vector column
 (``nmemb > 1``) is split into one DataFrame column per component, named
 ``<name>_0``, ``<name>_1``, ... (``Position_0``, ``Position_1``,
-``Position_2``).  The split is a view of the structured array read (no
-second copy of the data).  Needs pandas (``pip install colfile[pandas]``);
+``Position_2``).  Needs pandas (``pip install colfile[pandas]``);
 the dask DataFrame needs dask.dataframe (``pip install colfile[dask]``).
 """
 

@@ -94,3 +94,12 @@ def test_dask_dataframe(f):
     pd.testing.assert_frame_equal(sub, want[want["Mass"] > 0.5], check_exact=True)
     # default chunks: blob boundaries where they can
     pd.testing.assert_frame_equal(ds.to_dask_dataframe().compute(), want, check_exact=True)
+
+
+def test_dask_dataframe_in_other_processes(f):
+    pytest.importorskip("dask.dataframe")
+    f.close()  # a writable File does not pickle: the workers read what is committed
+    with colfile.File(f.path) as r:
+        ds = colfile.Dataset(r["1/"], ["ID", "Position"])
+        got = ds.to_dask_dataframe(chunks=5).compute(scheduler="processes", num_workers=2)
+        pd.testing.assert_frame_equal(got, ds.to_pandas(), check_exact=True)

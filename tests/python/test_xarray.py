@@ -256,3 +256,13 @@ def test_write_dataset_roundtrip(tmp_path):
     bad = xr.Dataset({"cube": (("a", "b", "c"), np.zeros((2, 2, 2)))})
     with colfile.File(p, "a") as f, pytest.raises(ValueError, match="3 dimensions"):
         xarray_backend.write_dataset(bad, f, "cube")
+
+
+def test_chunks_compute_in_other_processes(path):
+    """The dask graph pickles: chunks read in worker processes."""
+    pytest.importorskip("dask")
+    with colfile.File(path) as f:
+        pos = f["1/Position"][:]
+    with xr.open_dataset(path, engine="colfile", group="1/", chunks={}) as ds:
+        got = ds["Position"].compute(scheduler="processes", num_workers=2)
+        np.testing.assert_array_equal(got.values, pos)
