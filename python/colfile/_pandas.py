@@ -14,7 +14,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["component_names", "frame", "dataset_frame", "selection_frame", "dask_frame"]
+from .dataset import Dataset
+
+__all__ = ["component_names", "frame", "dataset_frame", "selection_frame", "dask_frame",
+           "dask_frames"]
 
 
 def component_names(name: str, nmemb: int) -> list[str]:
@@ -85,6 +88,7 @@ def dask_frame(ds: Any, chunks: Any = "auto") -> Any:
     partition per chunk of :meth:`Dataset.to_dask <colfile.Dataset.to_dask>`
     (ending on blob boundaries where they can), indexed by row number (known
     divisions).  Each partition reads its rows when computed."""
+    import dask
     import dask.dataframe as dd
     from dask.base import tokenize
 
@@ -97,6 +101,35 @@ def dask_frame(ds: Any, chunks: Any = "auto") -> Any:
     meta = dataset_frame(ds, slice(0, 0))
     divisions = [b[0] for b in bounds] + [max(bounds[-1][1] - 1, 0)]
     key = tokenize([a.name for a in arrays.values()])
-    return dd.from_map(_rows_frame, [_Part(ds, key, b) for b in bounds], meta=meta,
-                       divisions=divisions, enforce_metadata=False,
-                       label="colfile-dataset")
+    # byte strings stay bytes, as to_pandas() gives them (dask would decode)
+    with dask.config.set({"dataframe.convert-string": False}):
+        return dd.from_map(_rows_frame, [_Part(ds, key, b) for b in bounds], meta=meta,
+                           divisions=divisions, enforce_metadata=False,
+                           label="colfile-dataset")
+
+
+def dask_frames(source: Any, chunks: Any = "auto") -> dict[str, Any]:
+    """A lazy dask DataFrame per group of a File (or below a Group): the
+    columns directly in each directory, as :meth:`Dataset.to_dask_dataframe
+    <colfile.Dataset.to_dask_dataframe>` gives them.
+
+    Keys are the group names (``""`` for ``source``'s own columns,
+    ``"1"``, ``"1/sub"``).  A group whose columns differ in length gives a
+    DataFrame per length, keyed ``"<group>[<length>]"``.  Blocks without
+    data (header-only, attributes-only) are left out, and so are groups
+    without columns of their own.
+    """
+    by_group: dict[str, dict[int, list[str]]] = {}
+    for name in source.columns:
+        group, _, leaf = name.rpartition("/")
+        col = source[name]
+        if col.kind != "data":
+            continue
+        by_group.setdefault(group, {}).setdefault(col.size, []).append(leaf)
+    out: dict[str, Any] = {}
+    for group, lengths in sorted(by_group.items()):
+        where = source[group + "/"] if group else source
+        for size, names in sorted(lengths.items()):
+            key = group if len(lengths) == 1 else f"{group}[{size}]"
+            out[key] = Dataset(where, names).to_dask_dataframe(chunks)
+    return out

@@ -103,3 +103,22 @@ def test_dask_dataframe_in_other_processes(f):
         ds = colfile.Dataset(r["1/"], ["ID", "Position"])
         got = ds.to_dask_dataframe(chunks=5).compute(scheduler="processes", num_workers=2)
         pd.testing.assert_frame_equal(got, ds.to_pandas(), check_exact=True)
+
+
+def test_dask_frame_per_group(f):
+    pytest.importorskip("dask.dataframe")
+    from colfile import _pandas
+
+    f.create("0/ID", data=np.arange(3, dtype="i4"))
+    f.create("0/Short", data=np.arange(2.0))
+    f.create("Top", data=np.arange(4.0))
+    f.flush()
+    frames = _pandas.dask_frames(f, chunks=5)
+    assert sorted(frames) == ["", "0[2]", "0[3]", "1"]
+    np.testing.assert_array_equal(frames[""]["Top"].compute().to_numpy(), np.arange(4.0))
+    np.testing.assert_array_equal(frames["0[3]"]["ID"].compute().to_numpy(), np.arange(3))
+    want = colfile.Dataset(f["1/"], ["Flag", "ID", "Mass", "Name", "Position"]).to_pandas()
+    pd.testing.assert_frame_equal(frames["1"].compute(), want, check_exact=True)
+    assert frames["1"].npartitions == 3
+    only = _pandas.dask_frames(f["1/"])
+    assert list(only) == [""]

@@ -266,3 +266,15 @@ def test_chunks_compute_in_other_processes(path):
     with xr.open_dataset(path, engine="colfile", group="1/", chunks={}) as ds:
         got = ds["Position"].compute(scheduler="processes", num_workers=2)
         np.testing.assert_array_equal(got.values, pos)
+
+
+def test_test_environment_installs_the_libraries():
+    """./run test installs the test extra: xarray, pandas and dask.dataframe
+    are really there when these tests run in CI (not skipped)."""
+    with open(os.path.join(ROOT, "pyproject.toml")) as fh:
+        text = fh.read()
+    test = re.search(r"^test = \[(.*)\]$", text, re.M).group(1)
+    for req in ('"xarray>=', '"pandas>=', '"dask[dataframe]>='):
+        assert req in test
+    assert re.search(r'^xarray = \["xarray>=', text, re.M)
+    assert re.search(r'^dask = \["dask\[array,dataframe\]>=', text, re.M)
