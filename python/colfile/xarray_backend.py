@@ -6,7 +6,9 @@ asked for, and then only the rows asked for).  Columns of one length share
 the row dimension ``row`` (``row_<length>`` for each length when the group
 holds columns of several lengths); a vector column (``nmemb > 1``) gets a
 second dimension ``<name>_component``.  Column attributes become the
-variable's attrs, the group's (the File's for the root) the Dataset's.
+variable's attrs, the group's (the File's for the root) the Dataset's.  A
+block without data (a header-only ``Header``, as bigfile writers keep their
+global attributes in) opens as a Dataset of its attributes alone.
 
 With ``chunks={}`` (or ``"auto"``) the dask chunks follow the columns' blob
 boundaries (the variables' ``preferred_chunks`` encoding).
@@ -132,11 +134,31 @@ def _subgroup(root: Group, prefix: str) -> Group:
     return root[prefix] if prefix else root
 
 
+def _metadata_block(root: Group, prefix: str) -> Column | None:
+    """The header-only (or attributes-only) block named ``prefix`` without
+    its slash (bigfile's way of storing a ``Header``), if it is one."""
+    name = prefix.rstrip("/")
+    if not name or name not in root:
+        return None
+    col = root[name]
+    return col if col.kind != "data" else None
+
+
+def _node(root: Group, prefix: str, drop_variables: Any, dim_prefix: str = "") -> xr.Dataset:
+    block = _metadata_block(root, prefix)
+    if block is not None:
+        return xr.Dataset(attrs=dict(block.attrs))
+    return group_dataset(_subgroup(root, prefix), drop_variables, dim_prefix)
+
+
 def _group_names(root: Group) -> list[str]:
-    """Every directory holding columns below ``root``, as ``"a/b/"``."""
+    """Every directory holding columns below ``root``, and every block
+    without data (header-only, attributes-only), as ``"a/b/"``."""
     found = {""}
     for name in root.columns:
-        parts = name.split("/")[:-1]
+        parts = name.split("/")
+        if root[name].kind == "data":
+            parts = parts[:-1]
         for i in range(1, len(parts) + 1):
             found.add("/".join(parts[:i]) + "/")
     return sorted(found)
@@ -155,7 +177,7 @@ class ColfileBackendEntrypoint(BackendEntrypoint):
                      group: str | None = None) -> xr.Dataset:
         root, opened = _open(filename_or_obj)
         try:
-            ds = group_dataset(_subgroup(root, _prefix(group)), drop_variables)
+            ds = _node(root, _prefix(group), drop_variables)
         except BaseException:
             if opened:
                 root.file.close()
@@ -193,7 +215,7 @@ class ColfileBackendEntrypoint(BackendEntrypoint):
                 node = "/" + prefix.rstrip("/")
                 # a node sees its parents' dimensions: each group's are its own
                 dims = prefix.replace("/", ".")
-                out[node] = group_dataset(_subgroup(root, prefix), drop_variables, dims)
+                out[node] = _node(root, prefix, drop_variables, dims)
         except BaseException:
             if opened:
                 root.file.close()

@@ -140,3 +140,16 @@ def test_key_completions(f):
     assert f["1/"]._ipython_key_completions_() == ["Mass", "Position"]
     g = f["0/"]
     assert colfile.Dataset(g, ["ID"])._ipython_key_completions_() == ["ID"]
+
+
+def test_file_written_by_bigfile(tmp_path):
+    """No colfile metadata: statistics unknown, checksums absent."""
+    bigfile = pytest.importorskip("bigfile")
+    p = str(tmp_path / "bf")
+    with bigfile.File(p, create=True) as bf:
+        bf.create_from_array("x", np.arange(10.0), Nfile=3)
+    with colfile.File(p) as f:
+        s = plain(f["x"]._repr_html_())
+        assert "nfile 3 (rows per blob: 3, 3, 4)" in s
+        assert "statistics unknown for all 10 rows" in s
+        assert "checksums absent, CRC32C recorded for 0 of 3 blobs" in s

@@ -278,3 +278,30 @@ def test_test_environment_installs_the_libraries():
         assert req in test
     assert re.search(r'^xarray = \["xarray>=', text, re.M)
     assert re.search(r'^dask = \["dask\[array,dataframe\]>=', text, re.M)
+
+
+def test_file_written_by_bigfile(tmp_path):
+    """A File bigfile 0.1.52 wrote (no colfile metadata), with a Header
+    block of attributes, as bigfile writers keep them."""
+    bigfile = pytest.importorskip("bigfile")
+    p = str(tmp_path / "bf")
+    pos = np.arange(30.0).reshape(10, 3) / 7
+    ids = np.arange(10, dtype="i8") * 5
+    with bigfile.File(p, create=True) as f:
+        with f.create("1/Position", ("f8", 3), 10, Nfile=3) as b:
+            b.write(0, pos)
+            b.attrs["Unit"] = "kpc"
+        f.create_from_array("1/ID", ids, Nfile=2)
+        with f.create("Header") as h:
+            h.attrs["Time"] = 0.5
+    with xr.open_dataset(p, engine="colfile", group="1", chunks={}) as ds:
+        np.testing.assert_array_equal(ds["Position"].values, pos)
+        np.testing.assert_array_equal(ds["ID"].values, ids)
+        assert ds["Position"].chunks == ((3, 3, 4), (3,))
+        assert ds["Position"].attrs == {"Unit": "kpc"}
+    with xr.open_dataset(p, engine="colfile", group="Header") as hd:
+        assert len(hd.data_vars) == 0 and hd.attrs == {"Time": 0.5}
+    with xr.open_datatree(p, engine="colfile") as tree:
+        assert set(tree.children) == {"1", "Header"}
+        assert tree["Header"].attrs == {"Time": 0.5}
+        np.testing.assert_array_equal(tree["1/ID"].values, ids)
