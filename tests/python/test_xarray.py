@@ -305,3 +305,11 @@ def test_file_written_by_bigfile(tmp_path):
         assert set(tree.children) == {"1", "Header"}
         assert tree["Header"].attrs == {"Time": 0.5}
         np.testing.assert_array_equal(tree["1/ID"].values, ids)
+
+
+def test_engine_guessed_and_drop_variables(path):
+    with colfile.File(path) as f:
+        mass = f["1/Mass"][:]
+    with xr.open_dataset(path, group="1/", drop_variables=["Position"]) as ds:
+        assert set(ds.data_vars) == {"Mass", "ID"}
+        np.testing.assert_array_equal(ds["Mass"].values, mass)
