@@ -48,7 +48,7 @@ def _bytes(n: int) -> str:
 
 
 def _value(v: Any) -> str:
-    text = repr(v.tolist() if isinstance(v, np.ndarray) else v)
+    text = repr(v.tolist() if isinstance(v, (np.ndarray, np.generic)) else v)
     if len(text) > MAX_VALUE:
         text = text[:MAX_VALUE - 1] + "\u2026"
     return _e(text)
@@ -116,6 +116,8 @@ def _checksums(col: Any) -> str:
 def _column_body(col: Any) -> str:
     if col.closed:
         return "<div class='colfile-dim'>closed</div>"
+    if col.kind != "data":
+        return _table([("kind", _e(col.kind))]) + _attrs(col.attrs, col.name)
     nmemb = max(col.nmemb, 1)
     rows = [("dtype", _e(col.dtype.str)), ("shape", _e(col.shape)),
             ("nfile", _e(f"{col.nfile} (rows per blob: {_short(col.blob_rows)})")),
@@ -134,6 +136,8 @@ def _short(values: list[int], n: int = 8) -> str:
 def _column_summary(name: str, col: Any) -> str:
     if col.closed:
         return f"<b>{_e(name)}</b> <span class='colfile-dim'>(closed)</span>"
+    if col.kind != "data":
+        return f"<b>{_e(name)}</b> <span class='colfile-dim'>{_e(col.kind)}</span>"
     return (f"<b>{_e(name)}</b> <span class='colfile-dim'>{_e(col.dtype.str)} "
             f"{_e(col.shape)} nfile={col.nfile}</span>")
 

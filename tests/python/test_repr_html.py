@@ -153,3 +153,15 @@ def test_file_written_by_bigfile(tmp_path):
         assert "nfile 3 (rows per blob: 3, 3, 4)" in s
         assert "statistics unknown for all 10 rows" in s
         assert "checksums absent, CRC32C recorded for 0 of 3 blobs" in s
+
+
+def test_header_block_html(tmp_path):
+    bigfile = pytest.importorskip("bigfile")
+    p = str(tmp_path / "bf")
+    with bigfile.File(p, create=True) as bf:
+        with bf.create("Header") as h:
+            h.attrs["Time"] = 0.5
+    with colfile.File(p) as f:
+        s = plain(f._repr_html_())
+        assert "Header header-only" in s and "Time 0.5" in s
+        assert "shape" not in s and "np.float64" not in s
