@@ -313,3 +313,19 @@ def test_engine_guessed_and_drop_variables(path):
     with xr.open_dataset(path, group="1/", drop_variables=["Position"]) as ds:
         assert set(ds.data_vars) == {"Mass", "ID"}
         np.testing.assert_array_equal(ds["Mass"].values, mass)
+
+
+def test_auto_chunks_join_whole_blobs(tmp_path):
+    dask = pytest.importorskip("dask")
+    p = str(tmp_path / "many")
+    data = np.arange(100_000, dtype="f8")
+    blobs = [7000] * 10 + [30_000]
+    with colfile.File(p, "w") as f:
+        f.create("y", data=data, blob_rows=blobs)
+    with dask.config.set({"array.chunk-size": "200KiB"}):
+        with xr.open_dataset(p, engine="colfile", chunks="auto") as ds:
+            chunks = ds["y"].chunks[0]
+            np.testing.assert_array_equal(ds["y"].values, data)
+    assert len(chunks) > 1
+    edges = set(np.cumsum(blobs).tolist())
+    assert set(np.cumsum(chunks).tolist()) <= edges
