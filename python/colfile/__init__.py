@@ -26,6 +26,7 @@ Examples
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING
 
 from . import errors
@@ -88,6 +89,14 @@ def __getattr__(name: str) -> str:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def to_xarray(source, group=None, **kwargs):  # type: ignore[no-untyped-def]
+    """A group of a File as a lazy :class:`xarray.Dataset`: see
+    :func:`colfile.xarray_backend.to_xarray` (needs xarray)."""
+    # xarray is optional and heavy: its backend module loads on first use
+    backend = importlib.import_module(f"{__name__}.xarray_backend")
+    return backend.to_xarray(source, group, **kwargs)
+
+
 def library_version() -> str:
     """The version of the libcolfile actually loaded (``cf_version()``)."""
     return _library.version()
@@ -109,6 +118,7 @@ __all__ = [
     "histogram2d",
     "errors",
     "library_version",
+    "to_xarray",
     "__version__",
     "Error",
     "AlreadyExistsError",

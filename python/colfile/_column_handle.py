@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from . import _html
 from . import mpi as _mpi
 from ._buffers import PLACE_MIN_BYTES, empty_at
 from ._dtypes import from_token, token
@@ -394,6 +395,9 @@ class ColumnHandle:
         kind = "" if self._kind == 0 else f" {self.kind}"
         return (f"<colfile.Column {self._name!r}{kind} shape={self.shape} "
                 f"dtype={self._dtype.str} nfile={self.nfile}>")
+
+    def _repr_html_(self) -> str:
+        return _html.column(self)
 
     # ------------------------------------------------------------------
     # life cycle

@@ -7,6 +7,7 @@ import os
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from . import _html
 from ._core import file as _cf
 from .attrs import AttributeManager
 from .column import Column
@@ -93,6 +94,12 @@ class Group:
         if f._commits is not None and f._commits.wait():
             return f"<colfile.Group {self.name!r} in {f.path!r} (a deferred commit failed)>"
         return f"<colfile.Group {self.name!r} in {f.path!r} ({len(self)} columns)>"
+
+    def _repr_html_(self) -> str:
+        return _html.group(self)
+
+    def _ipython_key_completions_(self) -> list[str]:
+        return _html.key_completions(self)
 
     # -- names -----------------------------------------------------------
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _dask, _indexing
+from . import _dask, _indexing, _pandas
 from ._dtypes import as_array
 from .column import Column
 from .file import Group
@@ -104,6 +104,9 @@ class Dataset:
 
     def _what(self) -> str:
         return f"dataset {self._names}"
+
+    def _ipython_key_completions_(self) -> list[str]:
+        return list(self._names)
 
     def __getitem__(self, key: Any) -> Any:
         if isinstance(key, str):
@@ -221,6 +224,19 @@ class Dataset:
         >>> f.close()
         """
         return _dask.dataset(self, chunks)
+
+    def to_pandas(self, key: Any = slice(None)) -> Any:
+        """The rows ``key`` (default all) as a :class:`pandas.DataFrame`
+        indexed by row number; a vector column becomes one DataFrame
+        column per component, ``pos_0``, ``pos_1``, ... (see
+        :mod:`colfile._pandas`; needs pandas)."""
+        return _pandas.dataset_frame(self, key)
+
+    def to_dask_dataframe(self, chunks: Any = "auto") -> Any:
+        """A lazy dask DataFrame of the columns, one partition per chunk of
+        :meth:`to_dask` (``chunks`` as there), vector columns split as in
+        :meth:`to_pandas` (needs dask.dataframe)."""
+        return _pandas.dask_frame(self, chunks)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         arr: np.ndarray = self[:]

@@ -67,7 +67,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import _dask, _runs
+from . import _dask, _html, _pandas, _runs
 from ._column_base import ColumnBase
 from ._expr import (
     ALL,
@@ -268,6 +268,15 @@ class Selection:
         >>> f.close()
         """
         return _dask.selection(self, names, chunks)
+
+    def _repr_html_(self) -> str:
+        return _html.selection(self)
+
+    def to_pandas(self, names: Any) -> Any:
+        """The selected rows of the columns ``names`` (as for :meth:`read`)
+        as a :class:`pandas.DataFrame` indexed by row number, vector
+        columns split into ``<name>_0``, ``<name>_1``, ... (needs pandas)."""
+        return _pandas.selection_frame(self, names)
 
     def _read_into(self, col: Column, out: np.ndarray) -> None:
         _runs.read(col, self._starts, self._stops, out)
