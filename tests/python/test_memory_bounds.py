@@ -4,7 +4,8 @@ A header is a few dozen bytes and may claim 2^62 rows.  Every command of
 the CLI and every way of opening a column from Python must then stay small
 (here: under 100 MB of peak resident memory: the child's own VmHWM, which
 starts afresh at its exec, unlike ru_maxrss, which counts the memory of the
-process that spawned it) and end cleanly: exit status 0, 1 or 2 with a one-line
+process that spawned it; from Python, above what importing numpy, colfile
+and dask took, which depends on what else is installed) and end cleanly: exit status 0, 1 or 2 with a one-line
 message naming the column or blob, never a traceback or the OOM killer.
 """
 
@@ -81,16 +82,27 @@ def _run_child(code: str) -> tuple[int, str, str, float]:
     """Run python code in a child: its exit status, output and peak RSS in
     MB (VmHWM of /proc/self/status, read by the child as it exits; the
     rusage a parent gets from wait4 would include the spawning process's
-    own memory, vfork shares it)."""
+    own memory, vfork shares it), less the peak when the code called
+    ``_mark()`` (after importing its libraries), if it did."""
     with tempfile.TemporaryFile("w+") as fo, tempfile.TemporaryFile("w+") as fe, \
             tempfile.NamedTemporaryFile("r", suffix=".hwm") as fh:
         pre = textwrap.dedent(f"""\
             import atexit, resource
             resource.setrlimit(resource.RLIMIT_AS, ({AS_LIMIT}, {AS_LIMIT}))
 
+            def _vmhwm():
+                with open("/proc/self/status") as st:
+                    return int(next(ln for ln in st if ln.startswith("VmHWM:")).split()[1])
+
+            _BASE = 0
+
+            def _mark():  # the peak so far is the libraries', not the work's
+                global _BASE
+                _BASE = _vmhwm()
+
             def _hwm():
-                with open("/proc/self/status") as st, open({fh.name!r}, "w") as out:
-                    out.write(next(ln for ln in st if ln.startswith("VmHWM:")).split()[1])
+                with open({fh.name!r}, "w") as out:
+                    out.write(f"{{_vmhwm()}} {{_BASE}}")
 
             atexit.register(_hwm)
         """)
@@ -100,10 +112,10 @@ def _run_child(code: str) -> tuple[int, str, str, float]:
         proc.wait()
         fo.seek(0)
         fe.seek(0)
-        kib = fh.read().strip()
+        kib = fh.read().split()
         out, err = fo.read(), fe.read()
         assert kib, f"the child recorded no peak memory (exit {proc.returncode})\n{err[-2000:]}"
-        return proc.returncode, out, err, int(kib) / 1024.0
+        return proc.returncode, out, err, (int(kib[0]) - int(kib[1])) / 1024.0
 
 
 def _cli(args: list[str]) -> tuple[int, str, str, float]:
@@ -124,6 +136,11 @@ def _api(path: Path, body: str) -> tuple[int, str, str, float]:
         import sys, json
         import numpy as np
         import colfile
+        try:  # what to_dask imports: pandas and pyarrow too, where installed
+            import dask.array
+        except ImportError:
+            pass
+        _mark()
         path = {path!r}
         out = {{}}
         def attempt(name, fn):
