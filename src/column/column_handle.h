@@ -107,6 +107,11 @@ typedef struct cf__column_stat {
                            (cf__column_stats_need) */
     char *stats_text;   /* the statistics text as read at open, NULL if none */
     size_t stats_len;
+    int stats_fetch;    /* a replica of a read-only handle: its statistics were
+                           not in the snapshot; read colfile-v1 when first
+                           needed, trusted only if it is still the file the
+                           exporter trusted (fetch_stamp: its mtime) */
+    cf__hstamp fetch_stamp;
     int stats_off;      /* writes skip statistics (they become unknown) */
     int stats_damaged;  /* the statistics text, from a current colfile-v1,
                            does not parse */

@@ -201,5 +201,60 @@ static void test_pending_state_per_chunk(void)
     cf_file_close(f);
 }
 
-CF_TESTS(CF_TEST(test_plan_one_blob_per_rank), CF_TEST(test_replica_memory_and_snapshot),
+/* A read-only handle's snapshot (what a collective open broadcasts) costs
+ * per blob, not per chunk: the statistics stay out of it and each replica
+ * reads them when it first needs them; they are the same as the
+ * handle's. */
+static void test_read_only_snapshot_leaves_statistics_out(void)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/R", cf_test_dir());
+    cf_file *f = NULL;
+    cf_error err;
+    CHECK_OK(cf_file_open(&f, path, CF_OPEN_WRITE | CF_OPEN_CREATE | CF_OPEN_NODURABLE, &err), &err);
+    enum { N = 200000, NFILE = 4 };
+    cf_column *c = NULL;
+    CHECK_OK(cf_column_create(&c, f, "s", "f8", 1, N, NFILE, &err), &err);
+    CHECK_OK(cf_column_set_chunk_rows(c, 16, &err), &err);
+    double *v = malloc(N * sizeof *v);
+    for (int64_t i = 0; i < N; i++) v[i] = (double)((i * 7919) % 1000) - 500.0;
+    CHECK_OK(cf_column_write(c, 0, N, v, NULL, 8, 8, &err), &err);
+    free(v);
+    CHECK_OK(cf_column_close(c, &err), &err);
+    cf_file_close(f);
+    CHECK_OK(cf_file_open(&f, path, 0, &err), &err);
+    CHECK_OK(cf_column_open(&c, f, "s", &err), &err);
+    void *meta = NULL;
+    size_t len = 0;
+    CHECK_OK(cf_column_export_meta(c, &meta, &len, &err), &err);
+    printf("read-only snapshot of %lld chunks: %zu bytes\n", (long long)cf_column_chunk_count(c), len);
+    CHECK(len <= 64 * NFILE + 4096);
+    for (int round = 0; round < 1; round++) {
+        cf_column *r = NULL;
+        CHECK_OK(cf_column_open_meta(&r, f, meta, len, &err), &err);
+        if (!r) break;
+        if (round == 0) {
+            /* a replica of the replica: the same bytes */
+            void *again = NULL;
+            size_t alen = 0;
+            CHECK_OK(cf_column_export_meta(r, &again, &alen, &err), &err);
+            CHECK(alen == len && memcmp(again, meta, len) == 0);
+            cf_free(again);
+            CHECK_EQ_INT(cf_column_chunk_count(r), cf_column_chunk_count(c));
+            for (int64_t k = 0; k < cf_column_chunk_count(c); k += 997) {
+                cf_chunk_stats a, b;
+                CHECK_OK(cf_column_chunk_stats(c, k, 0, &a, &err), &err);
+                CHECK_OK(cf_column_chunk_stats(r, k, 0, &b, &err), &err);
+                CHECK(a.valid && b.valid && a.min == b.min && a.max == b.max && a.sum == b.sum &&
+                      a.count == b.count);
+            }
+        }
+        cf_column_close(r, NULL);
+    }
+    cf_free(meta);
+    cf_column_close(c, NULL);
+    cf_file_close(f);
+}
+
+CF_TESTS(CF_TEST(test_read_only_snapshot_leaves_statistics_out), CF_TEST(test_plan_one_blob_per_rank), CF_TEST(test_replica_memory_and_snapshot),
          CF_TEST(test_create_makes_one_blob_file), CF_TEST(test_pending_state_per_chunk))
