@@ -139,7 +139,10 @@ CF_API int cf_column_pending_merge(cf_column *c, const void *buf, size_t len, cf
  * attributes) into a new buffer (*buf, *len; release with cf_free), so that
  * other processes can build handles without reading the metadata files
  * themselves.  The bytes reflect the handle's state, pending writes
- * included.  CF_ENOMEM. */
+ * included.  A read-only handle leaves statistics it has not parsed out
+ * (they grow with the chunks): a handle built from the bytes reads them
+ * from colfile-v1 when it first needs them, and takes them as unknown if
+ * that file is no longer the one this handle trusted.  CF_ENOMEM. */
 CF_API int cf_column_export_meta(cf_column *c, void **buf, size_t *len, cf_error *err);
 
 /* Build a handle on the column of File `f` from bytes made by

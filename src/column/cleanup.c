@@ -26,6 +26,7 @@ typedef struct {
     int dry_run;
     int force;     /* CF_CLEANUP_FORCE */
     int nolocking; /* CF_OPEN_NOLOCKING: locks are not looked at */
+    int noproof;   /* a free lock proves nothing: locks off, or node-local */
     int failed;
     cf_file *f;
 } report;
@@ -80,10 +81,13 @@ static int has_header(const char *dir)
 static void visit(const char *dir, report *r, int depth);
 
 /* 1 if no writer holds the lock of leaf in dir.  With locking off nothing
- * can tell: only a forced repair goes on. */
+ * can tell, and where locks are node-local (the mount table says so) a
+ * free lock does not show a writer on another node: only a forced repair
+ * goes on.  A lock held here always means a live writer. */
 static int lock_free(report *r, const char *dir, const char *leaf, size_t len)
 {
-    return r->nolocking ? r->force : !cf__lock_held(dir, leaf, len);
+    if (!r->nolocking && cf__lock_held(dir, leaf, len)) return 0;
+    return r->noproof ? r->force : 1;
 }
 
 /* 1 if the staging directory p (of leaf in dir) belongs to no live
@@ -97,7 +101,7 @@ static int stage_abandoned(report *r, const char *dir, const char *leaf, size_t 
     char who[320];
     int owner = cf__owner_check(p, who, sizeof who);
     if (owner == 1) return 0;
-    if (owner == 0 || r->force || (owner < 0 && !r->nolocking)) return 1;
+    if (owner == 0 || r->force || (owner < 0 && !r->noproof)) return 1;
     if (owner == 2)
         note(r, "%s: staging directory of a writer on another node (%s) that this host cannot prove gone: "
              "left (repair --force removes it once that writer is known to be gone)", p, who);
@@ -229,7 +233,9 @@ int cf_file_cleanup(cf_file *f, int flags, char ***lines, int64_t *count, cf_err
     int dry_run = (flags & CF_CLEANUP_DRY_RUN) != 0;
     if (!dry_run && !f->writable)
         return CF_FAIL(err, CF_EREADONLY, "%s: File is open read-only; cleanup needs write access", f->path);
-    report r = { NULL, 0, 0, dry_run, (flags & CF_CLEANUP_FORCE) != 0, (f->flags & CF_OPEN_NOLOCKING) != 0, 0, f };
+    int nolocking = (f->flags & CF_OPEN_NOLOCKING) != 0;
+    int noproof = nolocking || strcmp(cf_file_lock_scope(f), "node") == 0;
+    report r = { NULL, 0, 0, dry_run, (flags & CF_CLEANUP_FORCE) != 0, nolocking, noproof, 0, f };
     visit(f->path, &r, 0);
     if (r.failed) {
         cf_names_free(r.items, r.count);

@@ -59,7 +59,7 @@ char *cf__column_blob_path(const cf_column *c, int64_t i)
 
 void cf__column_close_fd(cf_column *c)
 {
-    if (c->io.fd >= 0) close(c->io.fd);
+    if (c->io.fd >= 0 && !cf__column_keep_fd(c)) close(c->io.fd);
     c->io.fd = -1;
     c->io.fd_blob = -1;
 }
@@ -76,6 +76,7 @@ void cf__column_free(cf_column *c)
 {
     if (!c) return;
     cf__column_close_fd(c);
+    cf__column_drop_kept(c);
     cf__version_release(c);
     /* A new column that was never committed leaves nothing behind. */
     if (!c->replica && c->dir && c->path && CF__STAGED(c)) (void)cf__remove_tree(c->dir, NULL);
@@ -95,6 +96,7 @@ void cf__column_free(cf_column *c)
     free(c->sums.crc);
     free(c->sums.crc_known);
     free(c->sums.unsynced);
+    free(c->sums.made);
     cf__attrset_free(&c->attr.attrs);
     cf__attrset_free(&c->attr.attrs_v1);
     free(c->io.scratch);
@@ -122,6 +124,9 @@ int cf__column_layout_blobs(cf_column *c, int64_t keep, cf_error *err)
     unsigned char *unsynced = realloc(c->sums.unsynced, (size_t)(n + 1));
     if (!unsynced) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
     c->sums.unsynced = unsynced;
+    unsigned char *made = realloc(c->sums.made, (size_t)(n + 1));
+    if (!made) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
+    c->sums.made = made;
     first[0] = 0;
     for (int64_t i = 0; i < n; i++) {
         first[i + 1] = first[i] + c->h.rows[i];
@@ -131,6 +136,7 @@ int cf__column_layout_blobs(cf_column *c, int64_t keep, cf_error *err)
             crc[i] = 0;
             known[i] = c->h.rows[i] == 0;
             unsynced[i] = 0;
+            made[i] = 0;
         }
     }
     c->size = first[n];
@@ -255,6 +261,7 @@ int cf__column_truncate_blob_keep(cf_column *c, int64_t i, int keep, cf_error *e
         int e = errno;
         rc = CF_FAIL(err, CF_EIO, "%s: cannot create blob: %s", p, strerror(e));
     } else if (keep) {
+        if (c->sums.made) c->sums.made[i] = 1;
         cf__column_close_fd(c);
         c->io.fd = fd;
         c->io.fd_blob = i;
@@ -463,12 +470,23 @@ int cf_column_blob_crc32c(const cf_column *c, int64_t i, uint32_t *crc)
 int cf__column_blob_fd(cf_column *c, int64_t i, int for_write, cf_error *err)
 {
     if (c->io.fd >= 0 && c->io.fd_blob == i && (c->io.fd_writable || !for_write)) return c->io.fd;
+    int kept = cf__column_take_kept(c, i);   /* written by this handle: open for writing */
+    if (kept >= 0) {
+        cf__column_close_fd(c);
+        c->io.fd = kept;
+        c->io.fd_blob = i;
+        c->io.fd_writable = 1;
+        c->io.fd_blksize = -1;
+        return kept;
+    }
     char name[32];
     cf__column_blob_name(i, name);
     /* below the directory held: the blobs of the version this handle
      * opened, whatever has been published at its name since (the cached
      * descriptor is kept until this one opens: its bytes stay readable) */
     int fd = cf__version_openat(c, name, for_write ? O_RDWR | O_CREAT | O_CLOEXEC : O_RDONLY | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT && CF__STAGED(c))
+        fd = cf__version_openat(c, name, O_RDWR | O_CREAT | O_CLOEXEC); /* not written yet: empty */
     if (fd < 0) {
         int e = errno;
         if (e == ENOENT && cf__version_gone(c)) return cf__version_replaced(c, err);

@@ -59,6 +59,21 @@ int cf__column_begin_change(cf_column *c, cf_error *err);
  * parallel layers' replicas do this before handing over their state. */
 int cf__column_sync_blobs(cf_column *c, cf_error *err);
 
+/* The descriptors of written, unsynced blobs (column_sync.c): keep the
+ * cached one instead of closing it (1 if kept), the kept one of blob b
+ * (-1 if none), take it back, and close them all without syncing (a
+ * discard, free). */
+int cf__column_keep_fd(cf_column *c);
+int cf__column_kept_fd(const cf_column *c, int64_t b);
+int cf__column_take_kept(cf_column *c, int64_t b);
+void cf__column_drop_kept(cf_column *c);
+
+/* A new column's blobs are made by their writers (the first write opens
+ * them with O_CREAT), not all by the creating handle: before the first
+ * commit, the committing handle makes the ones nobody wrote (empty), so
+ * that the header lists only files that exist. */
+int cf__column_create_unwritten(cf_column *c, cf_error *err);
+
 /* Before the first use of c->crc / c->crc_known or of the statistics of a
  * handle opened from the File catalog: check the stamps of colfile-v1 (and
  * of colfile-stats-v1 when it has no statistics) and apply them (the

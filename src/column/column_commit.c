@@ -186,6 +186,7 @@ void cf__column_drop_new_blobs(cf_column *c, int now_only_alone)
     int64_t first = c->commit.committed_nfile > c->commit.listed_nfile ? c->commit.committed_nfile : c->commit.listed_nfile;
     if (first >= c->h.nfile) return;
     cf__column_close_fd(c);
+    cf__column_drop_kept(c); /* an open descriptor would keep a removed blob's space */
     int removed = 0;
     for (int64_t i = first; i < c->h.nfile; i++) {
         char *p = cf__column_blob_path(c, i);
@@ -264,25 +265,6 @@ int cf__column_mark_torn(cf_column *c, cf_error *err)
     return rc;
 }
 
-int cf__column_sync_blobs(cf_column *c, cf_error *err)
-{
-    if (!c->sums.unsynced) return 0;
-    for (int64_t i = 0; i < c->h.nfile; i++) {
-        if (!c->sums.unsynced[i]) continue;
-        if (c->durable) {
-            char *p = cf__column_blob_path(c, i);
-            if (!p) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
-            int rc = cf__fsync_path(p, err);
-            free(p);
-            if (rc) {
-                c->commit.failed = 1;
-                return rc;
-            }
-        }
-        c->sums.unsynced[i] = 0;
-    }
-    return 0;
-}
 
 /* A directory that a new column may replace: a column or an empty
  * directory, never a group holding other columns. */
@@ -429,6 +411,7 @@ static int commit_staged(cf_column *c, cf_error *err)
     size_t nmeta = 0, nkept;
     int rc, *keep = c->durable ? kept : NULL;
     for (size_t j = 0; j < 8; j++) kept[j] = -1;
+    if ((rc = cf__column_create_unwritten(c, err))) return rc;
     /* once published (even if a later step fails) its header lists them all */
     c->commit.listed_nfile = c->h.nfile;
     meta[nmeta++] = "header";
@@ -458,7 +441,7 @@ static int commit_staged(cf_column *c, cf_error *err)
             for (int64_t i = 0, k = 0; i < c->h.nfile; i++) {
                 if (!c->sums.unsynced[i]) continue;
                 cf__column_blob_name(i, blobs[k]);
-                fds[n] = c->io.fd >= 0 && c->io.fd_blob == i ? c->io.fd : -1;
+                fds[n] = c->io.fd >= 0 && c->io.fd_blob == i ? c->io.fd : cf__column_kept_fd(c, i);
                 names[n++] = blobs[k++];
             }
             for (size_t j = 0; j < nmeta; j++) {
@@ -477,6 +460,7 @@ static int commit_staged(cf_column *c, cf_error *err)
     if (rc) return rc;
     if (c->durable && (rc = cf__fsync_path(c->dir, err))) return rc;
     memset(c->sums.unsynced, 0, (size_t)c->h.nfile);
+    cf__column_drop_kept(c);
     return publish(c, err);
 }
 

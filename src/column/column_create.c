@@ -218,8 +218,11 @@ int cf_column_create_ex(cf_column **out, cf_file *f, const char *name,
         goto fail;
     }
     /* The metadata files, attr-v2 included, are written by the commit.
-     * Blob 0 stays open for the first write, which usually starts there. */
-    for (int64_t i = 0; i < c->h.nfile && rc == 0; i++) rc = cf__column_truncate_blob_keep(c, i, i == 0, err);
+     * Blob 0 is made and stays open for the first write, which usually
+     * starts there; every other blob is made by its first writer, and the
+     * first commit makes those nobody wrote (cf__column_create_unwritten):
+     * no one handle makes all blobs of a column written by many. */
+    if (c->h.nfile > 0) rc = cf__column_truncate_blob_keep(c, 0, 1, err);
     if (rc) goto fail;
     free(dir);
     *out = c;

@@ -13,12 +13,26 @@
 
 /* Blob descriptors and buffers of the I/O paths (column.c opens blobs,
  * column_read.c and column_write.c use them). */
+/* Written blobs a handle keeps open for their fsync (writers of one or two
+ * blobs, as MPI ranks are, never reopen them). */
+#define CF__KEPT_FDS 8
+
 typedef struct cf__column_io {
     int fd;             /* cached blob descriptor, -1 if none */
     int64_t fd_blob;
     int fd_writable;
     int64_t fd_blksize; /* st_blksize of the cached blob (preferred I/O size); -1 until looked up */
     unsigned char *scratch; /* CF__CHUNK_BYTES, allocated on first use */
+    /* descriptors of blobs written and not fsynced yet, kept when the
+     * cached one moves to another blob, so that the commit syncs each
+     * blob through the descriptor that wrote it (no open by path: one
+     * metadata call per blob and writer); the oldest is synced and closed
+     * when more are needed (column_sync.c) */
+    int kept_fd[CF__KEPT_FDS];
+    int64_t kept_blob[CF__KEPT_FDS];
+    int nkept;
+    int kept_errno;     /* a sync of an evicted descriptor failed: errno */
+    int64_t kept_err_blob;
 } cf__column_io;
 
 /* The checksums of the blobs (column.c settles them, column_write.c
@@ -28,6 +42,9 @@ typedef struct cf__column_sums {
     uint32_t *crc;
     unsigned char *crc_known;
     unsigned char *unsynced; /* blobs written since their last fsync */
+    unsigned char *made; /* blobs a writer has made (this handle, or one whose
+                           pending state was merged): a staged column's others
+                           are made empty by its first commit */
     cf__blob_writes *writes; /* nfile entries, NULL until the first write */
 } cf__column_sums;
 
@@ -90,6 +107,11 @@ typedef struct cf__column_stat {
                            (cf__column_stats_need) */
     char *stats_text;   /* the statistics text as read at open, NULL if none */
     size_t stats_len;
+    int stats_fetch;    /* a replica of a read-only handle: its statistics were
+                           not in the snapshot; read colfile-v1 when first
+                           needed, trusted only if it is still the file the
+                           exporter trusted (fetch_stamp: its mtime) */
+    cf__hstamp fetch_stamp;
     int stats_off;      /* writes skip statistics (they become unknown) */
     int stats_damaged;  /* the statistics text, from a current colfile-v1,
                            does not parse */

@@ -40,7 +40,19 @@ int cf_column_export_meta(cf_column *c, void **buf, size_t *len, cf_error *err)
         if ((rc = cf__header_format(&c->h, &header, &hl, c->path, err))) goto done;
         if ((rc = cf__ext_format(&c->h, c->sums.crc, c->sums.crc_known, &ext, &xl, c->path, err))) goto done;
     }
-    if (c->kind == CF_KIND_DATA && c->stat.stats_pending) {
+    /* A read-only handle whose statistics text is current and not parsed
+     * yet sends none: each replica reads colfile-v1 when it first needs
+     * them (most readers never do), so that a snapshot broadcast to every
+     * rank costs per blob, not per chunk (docs/scale.md).  The stamp lets
+     * the replica check that it reads the file this handle trusted. */
+    int fetch = c->kind == CF_KIND_DATA && c->stat.stats_pending &&
+                ((c->stat.stats_fetch && c->stat.fetch_stamp.known) ||
+                 (!c->writable && c->stat.stats_text && c->ext.ext_state == CF_EXT_CURRENT &&
+                  c->ext.xstamp.known && !c->ext.deferred));
+    cf__hstamp fstamp = c->stat.stats_fetch ? c->stat.fetch_stamp : c->ext.xstamp;
+    if (fetch) {
+        sl = 0;
+    } else if (c->kind == CF_KIND_DATA && c->stat.stats_pending) {
         /* not parsed yet: the text as read (the replica parses it alike) */
         if (c->stat.stats_text && !(stats = malloc(c->stat.stats_len + 1))) {
             rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
@@ -78,6 +90,11 @@ int cf_column_export_meta(cf_column *c, void **buf, size_t *len, cf_error *err)
     cf__wire_put_u64(&o, (uint64_t)c->ver.hstamp.known);
     cf__wire_put_u64(&o, (uint64_t)c->ver.hstamp.sec);
     cf__wire_put_u64(&o, (uint64_t)c->ver.hstamp.nsec);
+    if (fetch) {
+        cf__wire_put_u64(&o, 1);
+        cf__wire_put_u64(&o, (uint64_t)fstamp.sec);
+        cf__wire_put_u64(&o, (uint64_t)fstamp.nsec);
+    }
     if (o.failed) {
         free(o.p);
         rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
@@ -101,7 +118,7 @@ int cf_column_open_meta(cf_column **out, cf_file *f, const void *buf, size_t len
     uint64_t kind;
     const unsigned char *name, *header, *ext, *stats, *attrs, *v1, *stage;
     size_t nl, hl, xl, sl, al, vl, tl;
-    uint64_t committed, id[2], stamp[3];
+    uint64_t committed, id[2], stamp[3], fetch = 0, fsec = 0, fnsec = 0;
     if (len < 4 || memcmp(buf, "CFM1", 4) != 0)
         return CF_FAIL(err, CF_EFORMAT, "%s: column metadata snapshot has a bad signature", f->path);
     in.p += 4;
@@ -111,7 +128,11 @@ int cf_column_open_meta(cf_column **out, cf_file *f, const void *buf, size_t len
         cf__wire_get_bytes(&in, &attrs, &al) || cf__wire_get_bytes(&in, &v1, &vl) ||
         cf__wire_get_bytes(&in, &stage, &tl) || cf__wire_get_u64(&in, &committed) ||
         cf__wire_get_u64(&in, &id[0]) || cf__wire_get_u64(&in, &id[1]) || cf__wire_get_u64(&in, &stamp[0]) ||
-        cf__wire_get_u64(&in, &stamp[1]) || cf__wire_get_u64(&in, &stamp[2]) || in.p != in.end ||
+        cf__wire_get_u64(&in, &stamp[1]) || cf__wire_get_u64(&in, &stamp[2]) ||
+        (in.p != in.end && (cf__wire_get_u64(&in, &fetch) || fetch != 1 || cf__wire_get_u64(&in, &fsec) ||
+                            cf__wire_get_u64(&in, &fnsec) || fsec > INT64_MAX || fnsec >= 1000000000u ||
+                            kind != CF_KIND_DATA || sl)) ||
+        in.p != in.end ||
         kind > CF_KIND_ATTRS_ONLY || nl == 0 || memchr(name, 0, nl))
         return CF_FAIL(err, CF_EFORMAT, "%s: column metadata snapshot is damaged", f->path);
     char *cname = malloc(nl + 1);
@@ -136,6 +157,10 @@ int cf_column_open_meta(cf_column **out, cf_file *f, const void *buf, size_t len
         if (legacy && (rc = cf__column_apply_stats(c, sl ? (const char *)stats : NULL, sl, c->path, err)))
             goto fail;
         c->commit.committed_nfile = committed < (uint64_t)c->h.nfile ? (int64_t)committed : c->h.nfile;
+        if (fetch && c->kind == CF_KIND_DATA) {
+            c->stat.stats_fetch = 1;
+            c->stat.fetch_stamp = (cf__hstamp){ 1, (int64_t)fsec, (int64_t)fnsec };
+        }
         if (tl && (rc = cf__column_set_stage(c, (const char *)stage, tl, err))) goto fail;
     }
     if ((rc = cf__attrset_parse_v2(&c->attr.attrs, (const char *)attrs, al, c->attr_dir, err))) goto fail;

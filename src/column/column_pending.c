@@ -215,6 +215,7 @@ int cf_column_pending_merge(cf_column *c, const void *buf, size_t len, cf_error 
          * be theirs (chunks are then known again from a scan) */
         cf__column_ccrc_reset_blob(c, (int64_t)blob);
         c->h.sums[blob] += delta;
+        if (c->sums.made) c->sums.made[blob] = 1;   /* its writer made it */
         c->commit.header_dirty = 1;
         c->commit.ext_dirty = 1;
         if (overflow) {

@@ -55,6 +55,18 @@ static int64_t rows_held(cf_column *c, int64_t i, cf_error *err)
         return CF_FAIL(err, CF_ERANGE, "%s: no blob %lld (nfile is %lld)", c->path, (long long)i,
                        (long long)c->h.nfile);
     if (c->h.rows[i] == 0) return 0;
+    /* written whole through this handle or one whose state it merged (its
+     * CRC32C came from those writes): no need to ask the file system, which
+     * would cost the committing MPI rank one open per blob of the column */
+    if (c->sums.made && c->sums.made[i] && c->sums.crc_known[i]) return c->h.rows[i];
+    /* a blob new in this version (it started empty) whose writes are all
+     * known: it ends where the last of them ends */
+    const cf__blob_writes *w = c->sums.writes && c->sums.made ? &c->sums.writes[i] : NULL;
+    if (w && i >= c->commit.committed_nfile && c->sums.made[i] && !w->overflow && w->count > 0) {
+        const cf__segment *last = &w->segments[w->count - 1];
+        int64_t held = (last->offset + last->length) / c->rowbytes;
+        return held < c->h.rows[i] ? held : c->h.rows[i];
+    }
     int fd = cf__column_blob_fd(c, i, 0, err);
     if (fd == CF_ENOENT) return 0;
     if (fd < 0) return fd;

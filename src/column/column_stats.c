@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "column_commit.h"
 #include "column_index.h"
+#include "hstamp.h"
 #include "error.h"
 #include "ext.h"
 
@@ -93,12 +95,36 @@ int cf__column_apply_stats(cf_column *c, const char *text, size_t len, const cha
     return 0;
 }
 
+/* A replica's statistics, left out of its snapshot: colfile-v1 of the
+ * version it holds, if that is still the file the exporter trusted (same
+ * mtime, its own checksum right); otherwise unknown, as for any stale
+ * colfile-v1.  Only the statistics are taken: the CRC32C came with the
+ * snapshot. */
+static int fetch_stats(cf_column *c, cf_error *err)
+{
+    char *text = NULL;
+    size_t len = 0, body = 0, at = 0;
+    cf__hstamp keep = c->ext.xstamp;
+    int rc = cf__column_read_ext(c, &text, &len, err);
+    int same = rc == 0 && text && cf__hstamp_equal(&c->ext.xstamp, &c->stat.fetch_stamp) &&
+               cf__ext_unseal(text, len, &body) == CF__SEAL_OK && cf__ext_stats_section(text, body, &at);
+    c->ext.xstamp = keep;
+    if (rc == 0) {
+        c->stat.stats_fetch = 0;
+        c->stat.stats_pending = 0;
+        rc = cf__column_load_stats(c, same ? text + at : NULL, same ? body - at : 0, c->path, err);
+    }
+    free(text);
+    return rc;
+}
+
 int cf__column_stats_need(const cf_column *cc, cf_error *err)
 {
     /* Filling a cache: a handle is used by one thread at a time. */
     cf_column *c = (cf_column *)cc;
     int rc = cf__column_settle(c, err);
     if (rc || !c->stat.stats_pending) return rc;
+    if (c->stat.stats_fetch) return fetch_stats(c, err);
     rc = cf__column_load_stats(c, c->stat.stats_text, c->stat.stats_len, c->path, err);
     if (rc) return rc;
     free(c->stat.stats_text);

@@ -163,6 +163,7 @@ static int write_range(cf_column *c, int64_t start, int64_t count, const buffer_
             goto done;
         }
         c->sums.unsynced[b] = 1;
+        c->sums.made[b] = 1;
         int64_t off0 = (row - c->first_row[b]) * c->rowbytes, off = off0, kicked = off0;
         int64_t elems = in_blob * c->h.nmemb;
         if (in_blob * c->rowbytes >= CF__PREALLOCATE_MIN_BYTES) cf__preallocate(fd, off0, in_blob * c->rowbytes);

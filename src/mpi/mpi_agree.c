@@ -146,7 +146,20 @@ int cf__mpi_root_share(MPI_Comm comm, int rc, const cf_error *local, void **buf,
         if (!p) lrc = FAIL(e, CF_ENOMEM, "out of memory for %lld bytes from rank 0", (long long)head.len);
         else if (k > 0) memcpy(p, head.bytes, (size_t)k);
     }
-    bcast_bytes(comm, p ? p + k : NULL, head.len - k);
+    if (head.len - k > 0) {
+        /* One broadcast (of at most 1 GiB each) when every rank has its
+         * buffer; pieces through a scratch buffer only when one has none,
+         * so that it still takes part. */
+        int missing = p == NULL;
+        MPI_Allreduce(MPI_IN_PLACE, &missing, 1, MPI_INT, MPI_MAX, comm);
+        if (missing) {
+            bcast_bytes(comm, p ? p + k : NULL, head.len - k);
+        } else {
+            const int64_t most = (int64_t)1 << 30;
+            for (int64_t off = k; off < head.len; off += most)
+                MPI_Bcast(p + off, (int)(head.len - off < most ? head.len - off : most), MPI_BYTE, 0, comm);
+        }
+    }
     *lrc_out = lrc;
     return 0;
 }

@@ -51,6 +51,15 @@ INF = math.inf
 ACCEPTED_FAIL = {"BusyError", "ColumnNotFoundError", "NotFound", "Skipped", "ReplacedError",
                  "AttributeNotFoundError"}
 MUTATIONS = {"create", "append", "update", "rm", "rmr", "truncate"}
+#: without RENAME_EXCHANGE (NFS) a replace moves the old version aside,
+#: then renames the new one in: between the two the column is absent
+#: (docs/reliability.md).  run_concurrency.py sets this under --fs noexchange.
+ABSENT_WHILE_REPLACED = False
+#: where no lock shows a live writer (locking off, node-local locks) colfile
+#: check cannot tell an in-place update in progress from an interrupted
+#: one: it reports the column torn and damaged (docs/reliability.md).  Set
+#: by run_concurrency.py for those file-system models.
+NO_LOCK_PROOF = False
 
 
 @dataclass
@@ -311,6 +320,11 @@ class Judge:
             if r.kind in ("rm", "rmr", "truncate") and c in r.scope() and r.may_have_effect \
                     and r.b <= t1 and self._superseded(c, r.end, t0, r) is None:
                 return True
+        if ABSENT_WHILE_REPLACED and any(
+                r.kind == "create" and r.target == c and r.b <= t1 and (r.end >= t0 or r.status == "fail")
+                for r in self.ops.values()):
+            self.count("absent while replaced (no RENAME_EXCHANGE)")
+            return True
         return False
 
     def legal_torn(self, c: str, t0: float, t1: float) -> bool:
@@ -588,6 +602,9 @@ class Judge:
                          f"in-place update live")
             return
         real = col in self.damaged_seen and self.damaged_seen[col] <= op.end
+        if not real and NO_LOCK_PROOF and "torn" in ks and self.legal_torn(col, op.b, op.end):
+            self.count("damage reported during an update no lock showed")
+            return
         if not real:
             self.add("false-damage", f"{op.key} colfile check reports {col} damaged ({kinds}); "
                      f"it was committed intact")

@@ -8,6 +8,16 @@ damage report and removal against the versions the workers' logs define.
 
     run_concurrency.py [--budget S | --ops N] [--seed K] [--delay on|off|both]
                        [--workers 2,3,4] [--round-seconds S] [--json OUT] [--keep DIR]
+                       [--fs local|noflock|nodelocal|noexchange] [--locking on|off]
+                       [--mutators N]
+
+``--fs`` runs every worker under a file-system model (tests/crash/fsmodel.py).
+Where locks exclude no one (``nodelocal``, or ``noflock`` with ``--locking
+off``) colfile promises nothing about concurrent writers of one File
+(docs/reliability.md, "Locking on parallel file systems"): those rounds
+have one mutating worker (``--mutators``, default 1 there) and the others
+read, query, check and repair.  ``--fs noflock --locking on`` expects every
+mutation to be refused with an error naming ``locking=False``.
 
 Exit status: 0 no violation, 1 violations, 2 the harness could not run.
 """
@@ -32,6 +42,10 @@ REPO = HERE.parent.parent
 sys.path.insert(0, str(HERE))
 import conccheck  # noqa: E402
 from childpath import with_colfile_path  # noqa: E402  (tests/crash, on the path by conccheck)
+import fsmodel  # noqa: E402  (tests/crash, on the path conccheck set)
+
+#: what the read-only workers leave out
+MUTATION_KINDS = "create,append,update,attr,rm,rmr,truncate"
 
 
 def find_shim(build: str | None) -> Path | None:
@@ -58,7 +72,7 @@ def has_rm_recursive(python: str, env: dict[str, str]) -> bool:
 
 class Round:
     def __init__(self, opts: argparse.Namespace, n: int, workdir: Path, shim: Path | None,
-                 env: dict[str, str], rmr: bool) -> None:
+                 env: dict[str, str], rmr: bool, fs: fsmodel.FsModel | None = None) -> None:
         rng = random.Random(opts.seed * 7919 + n)
         self.n = n
         self.seed = opts.seed * 1000 + n
@@ -71,6 +85,7 @@ class Round:
         self.shim = shim
         self.env = env
         self.rmr = rmr
+        self.fs = fs or fsmodel.FsModel()
         self.snapshots: list[tuple[str, float, float, dict[str, Any]]] = []
         self.judge: conccheck.Judge | None = None
         self.stderr = ""
@@ -80,19 +95,24 @@ class Round:
 
     def run(self) -> None:
         start_at = time.monotonic_ns() + int(self.opts.startup * 1e9)
+        if self.opts.mutators < self.nworkers:
+            self.file.mkdir()   # an empty File: the readers may start first
         procs = []
         for w in range(self.nworkers):
             env = dict(self.env)
             if self.delay:
-                env["LD_PRELOAD"] = str(self.shim)
+                env["LD_PRELOAD"] = self.fs.preload(self.shim)
                 env["CF_DELAY_SCOPE"] = str(self.file)
                 env["CF_DELAY_MAX_US"] = str(self.opts.delay_us)
                 env["CF_DELAY_SEED"] = str(self.seed * 10 + w)
             cmd = [self.opts.python, str(HERE / "worker.py"), str(self.file), str(self.dir / f"log{w}"),
                    "--wid", str(w), "--seed", str(self.seed), "--duration", str(self.opts.round_seconds),
                    "--start-at", str(start_at)] + (["--rmr"] if self.rmr else [])
-            if self.opts.without:
-                cmd += ["--without", self.opts.without]
+            without = ",".join(k for k in (self.opts.without, MUTATION_KINDS if w >= self.opts.mutators else "") if k)
+            if without:
+                cmd += ["--without", without]
+            if self.opts.locking == "off":
+                cmd += ["--locking", "off"]
             if self.opts.ops_per_worker:
                 cmd += ["--ops", str(self.opts.ops_per_worker)]
             errfh = open(self.dir / f"stderr{w}", "wb")
@@ -163,10 +183,29 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", help="write the summary here")
     ap.add_argument("--keep", help="copy the directories of rounds with violations here")
     ap.add_argument("--workdir")
+    ap.add_argument("--fs", default="local", help="file-system model (tests/crash/fsmodel.py): local, noflock, "
+                    "nodelocal, noexchange or a comma list")
+    ap.add_argument("--locking", choices=["on", "off"], help="off: workers open with locking=False "
+                    "(default: off under noflock, else on)")
+    ap.add_argument("--mutators", type=int, help="how many workers mutate; the others only read, query, "
+                    "check and repair (default: 1 where locks exclude no one, else all)")
     ap.add_argument("-v", "--verbose", action="store_true")
     opts = ap.parse_args(argv)
 
     shim = Path(opts.shim) if opts.shim else find_shim(opts.build)
+    build = Path(opts.build) if opts.build else (shim.resolve().parents[2] if shim else None)
+    fs = fsmodel.parse(opts.fs, build)
+    if opts.locking is None:
+        opts.locking = "off" if fs.locking_off else "on"
+    refused = "noflock" in fs.modes and opts.locking == "on"
+    unexcluded = "nodelocal" in fs.modes or opts.locking == "off"
+    if opts.mutators is None:
+        opts.mutators = 1 if unexcluded else 99
+    conccheck.ABSENT_WHILE_REPLACED = fs.no_exchange
+    conccheck.NO_LOCK_PROOF = unexcluded
+    if refused:
+        # the promise there: every mutation refused, with that message
+        conccheck.ACCEPTED_FAIL.add("LockingRefused")
     if shim is None and opts.delay != "off":
         print("note: delayshim.so is not built: rounds run without delay injection", file=sys.stderr)
     env = worker_env()
@@ -177,10 +216,16 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     workdir = Path(opts.workdir) if opts.workdir else Path(tempfile.mkdtemp(prefix="colfile-conc-"))
     workdir.mkdir(parents=True, exist_ok=True)
+    if fs.active:
+        fs.log = workdir / "lockshim.log"
+        fs.show_mount(workdir)
+        env = fs.apply(env)
     print(f"concurrency harness: seed {opts.seed}, "
           + (f"{opts.ops} operations" if opts.ops else f"budget {opts.budget:.0f} s")
           + f", workers {opts.workers}, delay {opts.delay} (shim {shim}), "
-          f"rm -r {'used' if rmr else 'not available: group removal not exercised'}", flush=True)
+          f"rm -r {'used' if rmr else 'not available: group removal not exercised'}, "
+          f"file system {fs.name}, locking {opts.locking}, "
+          f"mutating workers {'all' if opts.mutators >= 99 else opts.mutators}", flush=True)
     t_start = time.monotonic()
     rounds: list[Round] = []
     cats: dict[str, int] = {}
@@ -196,9 +241,14 @@ def main(argv: list[str] | None = None) -> int:
                     and rounds:
                 break
             n += 1
-            r = Round(opts, n, workdir, shim, env, rmr)
+            r = Round(opts, n, workdir, shim, env, rmr, fs)
             r.run()
             assert r.judge is not None
+            if refused:
+                for op in r.judge.ops.values():
+                    if op.status == "done" and op.kind in conccheck.MUTATIONS | {"attr"}:
+                        r.judge.add("unlocked-write", f"{op.key} {op.kind} {op.target} succeeded on a file "
+                                    f"system without locks, with locking on")
             total_ops += r.ops
             rounds.append(r)
             for k, v in r.judge.stats.items():
@@ -222,6 +272,7 @@ def main(argv: list[str] | None = None) -> int:
             if not rc or not opts.keep:
                 shutil.rmtree(r.dir, ignore_errors=True)
     finally:
+        answered = fs.answered()
         if not opts.workdir:
             shutil.rmtree(workdir, ignore_errors=True)
     elapsed = time.monotonic() - t_start
@@ -231,8 +282,13 @@ def main(argv: list[str] | None = None) -> int:
                "violation_categories": cats, "rounds_per_category": {
                    c: sum(1 for r in rounds if r.judge and any(v[0] == c for v in r.judge.violations))
                    for c in cats},
-               "examples": examples, "stats": stats, "rm_recursive": rmr, "shim": str(shim)}
+               "examples": examples, "stats": stats, "rm_recursive": rmr, "shim": str(shim),
+               "fs": fs.name, "locking": opts.locking, "mutators": opts.mutators,
+               "answered": answered}
     print(f"\nconcurrency harness: {len(rounds)} rounds, {total_ops} operations in {elapsed:.1f} s")
+    if fs.active:
+        print(f"  file-system model {fs.name}: the shim answered "
+              + (", ".join(f"{k} {v}" for k, v in sorted(summary["answered"].items())) or "no call"))
     for k, v in sorted(stats.items()):
         print(f"  {k}: {v}")
     for cat, k in sorted(cats.items(), key=lambda kv: -kv[1]):

@@ -23,6 +23,9 @@ Log lines (one ``write`` each, ``t`` in nanoseconds):
 ``K t op column kinds``       ``colfile check`` reported damage of a column
 ``Q t op rc text``            ``colfile repair``'s status and output
 
+A mutation refused because the file system cannot lock (the error says to
+open the File with ``locking=False``) fails with class ``LockingRefused``.
+
 Every element written is a function of (seed, gen) (tests/crash/crashplan.py):
 ``gen = wid * 10**6 + op``.
 """
@@ -104,6 +107,7 @@ class Worker:
         self.rng = random.Random(seed * 1000 + wid)
         self.has_rmr = has_rmr
         self.without: set[str] = set()
+        self.kw: dict[str, Any] = {}     # File(..., locking=False) with --locking off
         self.op = 0
         self.replaced = getattr(colfile, "ReplacedError", None)
 
@@ -112,7 +116,8 @@ class Worker:
         os.write(self.fd, (text.replace("\n", " ") + "\n").encode("utf-8", "replace"))
 
     def fail(self, exc: BaseException) -> None:
-        self.log("F", type(exc).__name__, str(exc)[:300])
+        cls = "LockingRefused" if "locking=False" in str(exc) else type(exc).__name__
+        self.log("F", cls, str(exc)[:300])
 
     # -- mutations --------------------------------------------------------
 
@@ -126,7 +131,7 @@ class Worker:
         nfile = r.choice([1, 1, 2, 3, 40]) if size >= 40 else r.choice([1, 2])
         chunk = r.choice([None, 16, 100])
         self.log("B", "create", name, f"token={token}", f"size={size}", f"nfile={nfile}")
-        with self.cf.File(self.path, "a") as f:
+        with self.cf.File(self.path, "a", **self.kw) as f:
             col = f.create(name, token, size=size, nfile=nfile, chunk_rows=chunk, overwrite=True)
             self.log("L")
             piece = max(1, r.choice([size, 97, 500]))
@@ -144,7 +149,7 @@ class Worker:
         rows = r.choice([1, 50, r.randrange(1, 1500)])
         nfile = r.choice([1, 1, 2])
         self.log("B", "append", name, f"rows={rows}", f"nfile={nfile}")
-        with self.cf.File(self.path, "a") as f:
+        with self.cf.File(self.path, "a", **self.kw) as f:
             col = f[name]
             token, nmemb = col._token, max(col.nmemb, 1)
             old, old_layout = col.size, list(col.blob_rows)
@@ -161,7 +166,7 @@ class Worker:
     def update(self, name: str) -> None:
         r = self.rng
         self.log("B", "update", name)
-        with self.cf.File(self.path, "a") as f:
+        with self.cf.File(self.path, "a", **self.kw) as f:
             col = f[name]
             size = col.size
             if size == 0:
@@ -198,7 +203,7 @@ class Worker:
     def attr(self, name: str) -> None:
         aname = self.rng.choice(["A0", "A1"])
         self.log("B", "attr", name, f"name={aname}")
-        with self.cf.File(self.path, "a") as f:
+        with self.cf.File(self.path, "a", **self.kw) as f:
             col = f[name]
             # no "L": setting an attribute need not take the writer lock
             # before the close commits it
@@ -208,9 +213,10 @@ class Worker:
         self.log("D")
 
     def rm(self, name: str) -> None:
-        if self.rng.random() < 0.5:
+        # the CLI's rm has no --no-locking: without locks, the API
+        if self.rng.random() < 0.5 or self.kw.get("locking") is False:
             self.log("B", "rm", name, "via=api")
-            with self.cf.File(self.path, "a") as f:
+            with self.cf.File(self.path, "a", **self.kw) as f:
                 del f[name]
             self.log("D")
         else:
@@ -221,10 +227,10 @@ class Worker:
         """Remove a group and everything below it: ``colfile rm -r``, or
         the Python form ``del f["group/"]`` where colfile accepts it (a
         name error there: the CLI instead)."""
-        if self.rng.random() < 0.5:
+        if self.rng.random() < 0.5 or self.kw.get("locking") is False:
             self.log("B", "rmr", group + "/", "via=api")
             try:
-                with self.cf.File(self.path, "a") as f:
+                with self.cf.File(self.path, "a", **self.kw) as f:
                     del f[group + "/"]
                 self.log("D")
                 return
@@ -236,7 +242,7 @@ class Worker:
 
     def truncate(self) -> None:
         self.log("B", "truncate", ".")
-        self.cf.File(self.path, "w").close()
+        self.cf.File(self.path, "w", **self.kw).close()
         self.log("D")
 
     def cli(self, argv: list[str]) -> tuple[int, str]:
@@ -253,7 +259,8 @@ class Worker:
                 self.log("D")
             else:
                 low = text.lower()
-                cls = "BusyError" if any(w in low for w in ("busy", "in use", "lock", "another writer")) else \
+                cls = "LockingRefused" if "locking=false" in low else \
+                    "BusyError" if any(w in low for w in ("busy", "in use", "lock", "another writer")) else \
                     "NotFound" if any(w in low for w in ("no column", "no group", "no such", "not a column")) \
                     else "CliError"
                 self.log("F", cls, f"rc={rc} {text[-300:]}")
@@ -261,7 +268,8 @@ class Worker:
 
     def repair(self) -> None:
         self.log("B", "repair", ".")
-        rc, text = self.cli(["repair", self.path])
+        off = ["--no-locking"] if self.kw.get("locking") is False else []
+        rc, text = self.cli(["repair"] + off + [self.path])
         self.log("Q", rc, text[-600:])
         self.log("D")
 
@@ -357,7 +365,7 @@ class Worker:
                  "read", "slowread", "query"]
         weights = [3, 3, 3, 1, 1.5, 0.5 if self.has_rmr else 0, 0.25, 0.7, 0.7, 3, 1.5, 2]
         weights = [0 if k in self.without else w for k, w in zip(kinds, weights)]
-        kind = "create" if self.op == 0 else r.choices(kinds, weights)[0]
+        kind = "create" if self.op == 0 and "create" not in self.without else r.choices(kinds, weights)[0]
         name = r.choice(NAMES)
         try:
             if kind in ("create", "append", "update", "attr", "rm"):
@@ -389,12 +397,15 @@ def main() -> int:
     ap.add_argument("--rmr", action="store_true", help="colfile rm -r exists: use it")
     ap.add_argument("--without", default="", help="operation kinds not to run (comma list)")
     ap.add_argument("--start-at", type=int, default=0, help="CLOCK_MONOTONIC ns to start at")
+    ap.add_argument("--locking", choices=["on", "off"], default="on", help="off: File(..., locking=False)")
     a = ap.parse_args()
     if os.environ.get("COLFILE_LIBRARY"):
         import ctypes.util
         ctypes.util.find_library = lambda name: None  # no ldconfig/gcc at import
     w = Worker(os.path.abspath(a.file), a.log, a.wid, a.seed, a.rmr)
     w.without = {k for k in a.without.split(",") if k}
+    if a.locking == "off":
+        w.kw["locking"] = False
     while time.monotonic_ns() < a.start_at:
         time.sleep(0.001)
     t_end = time.monotonic() + a.duration

@@ -138,7 +138,10 @@ class Writer:
         elif op.kind == "repair":
             import colfile
             from colfile.cli import main as cli_main
-            rc = cli_main(["repair", "-q", self.path])
+            # without locks repair changes nothing unproved unless forced:
+            # this writer is the File's only one
+            off = ["--no-locking", "--force"] if self.kwargs.get("locking") is False else []
+            rc = cli_main(["repair", "-q"] + off + [self.path])
             if rc != 0:
                 raise colfile.StorageError(f"{self.path}: colfile repair exited with status {rc}", -1)
         else:
@@ -166,6 +169,7 @@ def main() -> int:
     p.add_argument("--start", type=int, default=0)
     p.add_argument("--on-error", choices=["close", "abort"], default="close")
     p.add_argument("--nodurable", action="store_true")
+    p.add_argument("--no-locking", action="store_true", help="locking=False (a file system without locks)")
     p.add_argument("--pids")
     p.add_argument("--mpi", action="store_true")
     a = p.parse_args()
@@ -190,6 +194,8 @@ def main() -> int:
     kwargs: dict[str, Any] = {}
     if a.nodurable:
         kwargs["durable"] = False
+    if a.no_locking:
+        kwargs["locking"] = False
     try:
         f = colfile.File(a.file, "a", comm=comm, **kwargs)
     except colfile.Error as exc:

@@ -35,6 +35,7 @@ TESTED_BY: dict[str, list[str]] = {
     "src/column/column_pending.c": ["tests/c/test_pending.c"],
     "src/column/column_read.c": ["tests/c/test_column.c", "tests/c/test_readsplit.c"],
     "src/column/column_stats.c": ["tests/c/test_column_stats.c"],
+    "src/column/column_sync.c": ["tests/c/test_column_sync.c"],
     "src/column/column_verify.c": ["tests/c/test_column.c", "tests/c/test_column_stats.c"],
     "src/column/column_version.c": ["tests/c/test_column_version.c"],
     "src/column/column_write.c": ["tests/c/test_column.c"],

@@ -48,7 +48,11 @@ writer still holds is left alone.  Locks may be node-local (Lustre
 localflock, BeeGFS, NFS nolock), so a staging directory is removed only
 when its owner record proves its writer gone (this host, process ended);
 one written from another host is reported as left (exit status 1) until
---force, which removes it: use it only when no job writes the File."""
+--force, which removes it: use it only when no job writes the File.
+Where no lock can show a live writer at all (--no-locking, or a mount
+whose locks are node-local), columns are not changed and old versions,
+trash and temporaries not removed without --force either: they are
+reported as left."""
 
 EPILOG = """\
 exit status:
@@ -77,11 +81,13 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing")
     p.add_argument("--force", action="store_true",
                    help="also remove staging directories whose writer cannot be proved gone "
-                        "(written from another host); only when no writer of the File runs anywhere")
+                        "(written from another host), and repair columns where no lock can show a "
+                        "writer (--no-locking, node-local locks); only when no writer of the File "
+                        "runs anywhere")
     p.add_argument("--no-locking", action="store_true",
                    help="take and probe no locks (file systems without locks, such as Lustre "
-                        "mounted noflock); only what owner records prove gone is removed, "
-                        "unless --force")
+                        "mounted noflock); only what owner records prove gone is removed and no "
+                        "column is changed, unless --force")
     p.set_defaults(_extra_positionals="columns", _fail_status=2)
     return p
 
@@ -105,6 +111,12 @@ def run(args: Any) -> int:
     with open_file(args.path, mode, torn="warn", verify=False, locking=locking) as f, \
             warnings.catch_warnings():
         warnings.simplefilter("ignore", colfile.TornWarning)
+        # Where no lock can show a live writer (locking off, or locks that
+        # reach this node only), changing a column could undo the work of
+        # a writer elsewhere: only --force does.
+        unproved = ("with locking off no lock shows whether a writer is at work on it" if args.no_locking
+                    else "its locks are node-local, so a writer on another node does not show"
+                    if f.lock_scope == "node" else "")
         for line in f.cleanup(dry_run=args.dry_run, force=args.force):
             say(line)
             if line.endswith(": left") or ": left (" in line:
@@ -148,6 +160,11 @@ def run(args: Any) -> int:
                 continue
             if args.dry_run:
                 say(f"{col.path}: would repair: {', '.join(why)}")
+                continue
+            if unproved and not args.force:
+                say(f"{col.path}: needs repair ({', '.join(why)}), but {unproved}: left "
+                    "(repair --force once no job writes the File)")
+                status = 1
                 continue
             try:
                 fixed = col.repair()

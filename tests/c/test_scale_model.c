@@ -1,0 +1,260 @@
+/* test_scale_model.c - the scale model of docs/scale.md, in process: the
+ * plan functions and the metadata snapshot and pending state of a column
+ * for P = 10^2 .. 10^5 simulated ranks, writing a 10^12-row f8x3 column
+ * (24 TB).  It asserts the bounds the page states:
+ *
+ *   - every rank writes at most one blob (blob boundaries are rank
+ *     boundaries) and every blob has a writer, so a rank's metadata calls
+ *     on blobs (open with O_CREAT, fsync, close: test_scale_metadata.py
+ *     counts them in real jobs) do not grow with P, and the committing
+ *     rank makes no blob;
+ *   - a column handle and each rank's replica of it (cf_column_open_meta)
+ *     cost at most 80 bytes per blob, the metadata snapshot rank 0
+ *     broadcasts at most 64 bytes per blob: 6.4 MB and 5.1 MB at 10^5;
+ *   - creating the column makes one blob file (the creating rank's), not
+ *     one per blob;
+ *   - a rank's pending state grows with the chunks it wrote (what rank 0
+ *     gathers at a close today is proportional to the chunks written: the
+ *     page says so and gives the number per chunk). */
+#include "harness.h"
+
+#include <dirent.h>
+#include <malloc.h>
+
+static size_t heap_used(void)
+{
+    struct mallinfo2 m = mallinfo2();
+    return m.uordblks + m.hblkhd;
+}
+
+static const int64_t ROWS = INT64_C(1000000000000); /* 10^12 rows of f8x3 */
+
+static void check_plan(int64_t P, const int64_t *rank_rows)
+{
+    int64_t total = 0;
+    for (int64_t r = 0; r < P; r++) total += rank_rows[r];
+    int64_t nfile = cf_plan_nfile(total * 24, P, 0);
+    CHECK(nfile >= 1 && nfile <= P);
+    int64_t *blob_rows = malloc((size_t)nfile * sizeof *blob_rows);
+    int64_t *writers = calloc((size_t)nfile, sizeof *writers);
+    cf_error err;
+    CHECK_OK(cf_plan_blobs_by_rank(rank_rows, P, nfile, blob_rows, &err), &err);
+    int64_t b = 0, blob_end = blob_rows[0], row = 0, most = 0;
+    for (int64_t r = 0; r < P; r++) {
+        int64_t first = row, last = row + rank_rows[r];
+        int64_t touched = 0;
+        while (b < nfile - 1 && blob_end <= first) blob_end += blob_rows[++b];
+        for (int64_t k = b, end = blob_end, start = blob_end - blob_rows[b]; k < nfile && start < last;) {
+            if (rank_rows[r] > 0 && end > first) {
+                touched++;
+                writers[k]++;
+            }
+            if (++k < nfile) {
+                start = end;
+                end += blob_rows[k];
+            }
+        }
+        if (touched > most) most = touched;
+        row = last;
+    }
+    /* at most one blob per rank: 3 metadata calls on blobs at most */
+    CHECK_EQ_INT(most <= 1, 1);
+    int64_t unwritten = 0;
+    for (int64_t k = 0; k < nfile; k++) unwritten += writers[k] == 0 && blob_rows[k] > 0;
+    CHECK_EQ_INT(unwritten, 0); /* the commit makes no blob */
+    free(blob_rows);
+    free(writers);
+}
+
+static void test_plan_one_blob_per_rank(void)
+{
+    for (int64_t P = 100; P <= 100000; P *= 10) {
+        int64_t *rr = malloc((size_t)P * sizeof *rr);
+        for (int64_t r = 0; r < P; r++) rr[r] = cf_plan_share(ROWS, P, r, NULL);
+        check_plan(P, rr);
+        /* uneven: every seventh rank holds nothing, others 1x..4x */
+        for (int64_t r = 0; r < P; r++) rr[r] = r % 7 == 3 ? 0 : (ROWS / P / 3) * (1 + r % 4);
+        check_plan(P, rr);
+        free(rr);
+    }
+}
+
+static int64_t count_blob_files(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) return -1;
+    int64_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) n += strlen(e->d_name) == 6 && strspn(e->d_name, "0123456789ABCDEF") == 6;
+    closedir(d);
+    return n;
+}
+
+static void test_replica_memory_and_snapshot(void)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/F", cf_test_dir());
+    cf_file *f = NULL;
+    cf_error err;
+    CHECK_OK(cf_file_open(&f, path, CF_OPEN_WRITE | CF_OPEN_CREATE | CF_OPEN_NODURABLE, &err), &err);
+    for (int64_t P = 100; P <= 100000; P *= 10) {
+        int64_t nfile = cf_plan_nfile(ROWS * 24, P, 0);
+        char name[32];
+        snprintf(name, sizeof name, "x%lld", (long long)P);
+        size_t u0 = heap_used();
+        cf_column *c = NULL, *r = NULL;
+        CHECK_OK(cf_column_create(&c, f, name, "f8", 3, ROWS, nfile, &err), &err);
+        if (!c) continue;
+        size_t u1 = heap_used();
+        void *meta = NULL;
+        size_t len = 0;
+        CHECK_OK(cf_column_export_meta(c, &meta, &len, &err), &err);
+        size_t u2 = heap_used();
+        CHECK_OK(cf_column_open_meta(&r, f, meta, len, &err), &err);
+        size_t u3 = heap_used();
+        double per_blob_handle = (double)(u1 - u0) / (double)nfile;
+        double per_blob_replica = (double)(u3 - u2) / (double)nfile;
+        double per_blob_meta = (double)len / (double)nfile;
+        printf("P=%lld blobs=%lld handle %.0f B/blob (%.1f MB), replica %.0f B/blob (%.1f MB), "
+               "snapshot %.0f B/blob (%.1f MB)\n", (long long)P, (long long)nfile, per_blob_handle,
+               (double)(u1 - u0) / 1e6, per_blob_replica, (double)(u3 - u2) / 1e6, per_blob_meta, (double)len / 1e6);
+        CHECK(u1 - u0 <= 80 * (size_t)nfile + (1 << 20));
+        CHECK(u3 - u2 <= 80 * (size_t)nfile + (1 << 20));
+        CHECK(len <= 64 * (size_t)nfile + 4096);
+        cf_free(meta);
+        if (r) {
+            cf_column_discard(r);
+            cf_column_close(r, NULL);
+        }
+        cf_column_discard(c);
+        cf_column_close(c, NULL);
+    }
+    cf_file_close(f);
+}
+
+/* Blob files made by a create, counted in its staging directory. */
+static void test_create_makes_one_blob_file(void)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/G", cf_test_dir());
+    cf_file *f = NULL;
+    cf_error err;
+    CHECK_OK(cf_file_open(&f, path, CF_OPEN_WRITE | CF_OPEN_CREATE | CF_OPEN_NODURABLE, &err), &err);
+    cf_column *c = NULL;
+    CHECK_OK(cf_column_create(&c, f, "y", "f8", 3, ROWS, 89407, &err), &err);
+    int64_t found = 0;
+    DIR *d = opendir(path);
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, ".colfile-stage.y.", 17) != 0) continue;
+        char stage[4200];
+        snprintf(stage, sizeof stage, "%s/%s", path, e->d_name);
+        found = count_blob_files(stage);
+    }
+    if (d) closedir(d);
+    CHECK_EQ_INT(found, 1);
+    cf_column_discard(c);
+    cf_column_close(c, NULL);
+    cf_file_close(f);
+}
+
+/* What a rank hands to rank 0 at a close: its pending state, measured for
+ * a replica that wrote 1 and 201 statistics chunks of a column. */
+static void test_pending_state_per_chunk(void)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/H", cf_test_dir());
+    cf_file *f = NULL;
+    cf_error err;
+    CHECK_OK(cf_file_open(&f, path, CF_OPEN_WRITE | CF_OPEN_CREATE | CF_OPEN_NODURABLE, &err), &err);
+    size_t lens[2];
+    int64_t chunks[2] = { 1, 201 };
+    for (int k = 0; k < 2; k++) {
+        cf_column *c = NULL, *r = NULL;
+        char name[16];
+        snprintf(name, sizeof name, "p%d", k);
+        int64_t n = chunks[k] * 64;
+        CHECK_OK(cf_column_create(&c, f, name, "f8", 3, n * 2, 2, &err), &err);
+        CHECK_OK(cf_column_set_chunk_rows(c, 64, &err), &err);
+        void *meta = NULL;
+        size_t len = 0;
+        CHECK_OK(cf_column_export_meta(c, &meta, &len, &err), &err);
+        CHECK_OK(cf_column_open_meta(&r, f, meta, len, &err), &err);
+        double *v = calloc((size_t)n * 3, sizeof *v);
+        for (int64_t i = 0; i < n * 3; i++) v[i] = (double)i;
+        CHECK_OK(cf_column_write(r, n, n, v, NULL, 24, 8, &err), &err);
+        void *st = NULL;
+        CHECK_OK(cf_column_pending_export(r, &st, &lens[k], &err), &err);
+        cf_free(st);
+        cf_free(meta);
+        free(v);
+        cf_column_discard(r);
+        cf_column_close(r, NULL);
+        cf_column_discard(c);
+        cf_column_close(c, NULL);
+    }
+    double per_chunk = (double)(lens[1] - lens[0]) / 200.0;
+    printf("pending state: %zu bytes for 1 chunk, %zu for 201: %.0f bytes per chunk of 3 components\n", lens[0],
+           lens[1], per_chunk);
+    CHECK(lens[0] < 1024);
+    CHECK(per_chunk > 0 && per_chunk <= 256);
+    cf_file_close(f);
+}
+
+/* A read-only handle's snapshot (what a collective open broadcasts) costs
+ * per blob, not per chunk: the statistics stay out of it and each replica
+ * reads them when it first needs them; they are the same as the
+ * handle's. */
+static void test_read_only_snapshot_leaves_statistics_out(void)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/R", cf_test_dir());
+    cf_file *f = NULL;
+    cf_error err;
+    CHECK_OK(cf_file_open(&f, path, CF_OPEN_WRITE | CF_OPEN_CREATE | CF_OPEN_NODURABLE, &err), &err);
+    enum { N = 200000, NFILE = 4 };
+    cf_column *c = NULL;
+    CHECK_OK(cf_column_create(&c, f, "s", "f8", 1, N, NFILE, &err), &err);
+    CHECK_OK(cf_column_set_chunk_rows(c, 16, &err), &err);
+    double *v = malloc(N * sizeof *v);
+    for (int64_t i = 0; i < N; i++) v[i] = (double)((i * 7919) % 1000) - 500.0;
+    CHECK_OK(cf_column_write(c, 0, N, v, NULL, 8, 8, &err), &err);
+    free(v);
+    CHECK_OK(cf_column_close(c, &err), &err);
+    cf_file_close(f);
+    CHECK_OK(cf_file_open(&f, path, 0, &err), &err);
+    CHECK_OK(cf_column_open(&c, f, "s", &err), &err);
+    void *meta = NULL;
+    size_t len = 0;
+    CHECK_OK(cf_column_export_meta(c, &meta, &len, &err), &err);
+    printf("read-only snapshot of %lld chunks: %zu bytes\n", (long long)cf_column_chunk_count(c), len);
+    CHECK(len <= 64 * NFILE + 4096);
+    for (int round = 0; round < 1; round++) {
+        cf_column *r = NULL;
+        CHECK_OK(cf_column_open_meta(&r, f, meta, len, &err), &err);
+        if (!r) break;
+        if (round == 0) {
+            /* a replica of the replica: the same bytes */
+            void *again = NULL;
+            size_t alen = 0;
+            CHECK_OK(cf_column_export_meta(r, &again, &alen, &err), &err);
+            CHECK(alen == len && memcmp(again, meta, len) == 0);
+            cf_free(again);
+            CHECK_EQ_INT(cf_column_chunk_count(r), cf_column_chunk_count(c));
+            for (int64_t k = 0; k < cf_column_chunk_count(c); k += 997) {
+                cf_chunk_stats a, b;
+                CHECK_OK(cf_column_chunk_stats(c, k, 0, &a, &err), &err);
+                CHECK_OK(cf_column_chunk_stats(r, k, 0, &b, &err), &err);
+                CHECK(a.valid && b.valid && a.min == b.min && a.max == b.max && a.sum == b.sum &&
+                      a.count == b.count);
+            }
+        }
+        cf_column_close(r, NULL);
+    }
+    cf_free(meta);
+    cf_column_close(c, NULL);
+    cf_file_close(f);
+}
+
+CF_TESTS(CF_TEST(test_read_only_snapshot_leaves_statistics_out), CF_TEST(test_plan_one_blob_per_rank), CF_TEST(test_replica_memory_and_snapshot),
+         CF_TEST(test_create_makes_one_blob_file), CF_TEST(test_pending_state_per_chunk))
