@@ -8,7 +8,7 @@ from typing import Any
 
 import colfile.tools
 
-from ._common import UsageError, add_tool_output, run_tool
+from ._common import UsageError, add_tool_output, run_tool, tool_columns
 
 HELP = "concatenate Files with the same columns along rows"
 
@@ -43,7 +43,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("dst", metavar="DST", help="the new File")
     p.add_argument("srcs", metavar="SRC", nargs="+", help="the Files to concatenate, in order")
     p.add_argument("-c", "--columns", metavar="A,B",
-                   help="join only these columns (comma separated)")
+                   help="join only these columns, groups or patterns (comma separated)")
     p.add_argument("--nfile", type=_positive, metavar="N", help="blobs of each column")
     p.add_argument("-v", "--verbose", action="store_true", help="print each column joined")
     add_tool_output(p)
@@ -53,7 +53,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 def run(args: Any) -> int:
     if args.chunk_mb <= 0:
         raise UsageError("--chunk-mb must be positive", hint="try 'colfile join --help'")
-    cols = [c for c in args.columns.split(",") if c] if args.columns else None
+    names = [c for c in args.columns.split(",") if c] if args.columns else []
+    cols = tool_columns(args.srcs[0], names)  # as the first source resolves them
     done = run_tool(colfile.tools.join, args.dst, args.srcs, cols, nfile=args.nfile,
                     overwrite=args.overwrite, chunk_bytes=int(args.chunk_mb * (1 << 20)))
     if args.verbose:

@@ -9,6 +9,9 @@ import os
 import numpy as np
 import pytest
 
+# bigfile 0.1.52 reads string attributes through numpy's deprecated 'a' alias
+pytestmark = pytest.mark.filterwarnings("ignore:Data type alias 'a':DeprecationWarning")
+
 
 def _bytes(a):
     return np.ascontiguousarray(a).tobytes()
