@@ -40,7 +40,7 @@ __all__ = ["copy", "sample", "join", "ToolError", "CHUNK_BYTES"]
 #: default bound on the bytes of one chunk of rows held in memory
 CHUNK_BYTES = 32 << 20
 
-_STAGE = ".colfile-stage."
+_STAGE = ".colfile-copy."
 
 
 class ToolError(Error, ValueError):
