@@ -28,11 +28,12 @@ from __future__ import annotations
 
 import os
 import shutil
+import warnings
 from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from .errors import Error
+from .errors import Error, IncompleteWarning
 from .file import File
 
 __all__ = ["copy", "sample", "join", "ToolError", "CHUNK_BYTES"]
@@ -68,6 +69,16 @@ def _out_dtype(col: Any, dtype: Any) -> Any:
     """The create() dtype of a copy of ``col`` (element dtype ``dtype``)."""
     el = col.dtype if dtype is None else np.dtype(dtype)
     return (el, col.nmemb) if col.ndim == 2 else el
+
+
+def _convertible(path: str, name: str, src: np.dtype[Any], dst: np.dtype[Any] | None) -> None:
+    """Refuse conversions that keep no meaning: between bytes and numbers,
+    and complex to real (which would drop the imaginary part)."""
+    if dst is None:
+        return
+    if (src.kind == "S") != (dst.kind == "S") or (src.kind == "c" and dst.kind != "c"):
+        raise ToolError(f"{path}: column {name!r}: cannot convert {src.str} to {dst.str} "
+                        "(bytes and numbers do not convert, nor complex to real)")
 
 
 def _convert(rows: np.ndarray, dtype: Any) -> np.ndarray:
@@ -180,6 +191,15 @@ class _Plan:
 
 def _write(stage: str, plans: list[_Plan], file_attrs: Any,
            group_attrs: dict[str, Any]) -> None:
+    # a failure leaves columns short, which closing them warns about: the
+    # staged File is removed then, and _verify catches anything short
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IncompleteWarning)
+        _write_staged(stage, plans, file_attrs, group_attrs)
+
+
+def _write_staged(stage: str, plans: list[_Plan], file_attrs: Any,
+                  group_attrs: dict[str, Any]) -> None:
     with File(stage, "x") as out:
         if file_attrs is not None:
             _copy_attrs(file_attrs, out.attrs)
@@ -263,8 +283,10 @@ def copy(src: str, dst: str, columns: Sequence[str] | None = None, *,
     Each column keeps its blob layout (the rows of every blob) unless
     ``nfile`` is given: then its rows are split evenly over ``nfile`` blobs
     (bigfile's rule).  ``dtype`` converts the elements of every column with
-    data (numpy's ``astype``: floats to integers truncate, as bigfile's
-    conversion did), vector columns keep their components.  Header-only
+    data (numpy's ``astype``: floats to integers truncate), vector columns
+    keep their components; bytes columns convert only to bytes, numbers
+    only to numbers, complex only to complex (:class:`ToolError` before
+    anything is written).  Header-only
     blocks are copied as such.  ``dst`` must not exist unless
     ``overwrite``.  Returns the names of the columns copied.
     """
@@ -284,6 +306,7 @@ def copy(src: str, dst: str, columns: Sequence[str] | None = None, *,
                 continue
             if col.kind != "data":
                 continue
+            _convertible(f.path, name, col.dtype, dt)
 
             def rows(col: Any = col) -> Iterator[np.ndarray]:
                 for _, r in _chunks(col, chunk_bytes):

@@ -20,8 +20,9 @@ Copy the File SRC, or the COLUMNs named (columns, groups or patterns), to a
 new File DST with the attributes of the File, of the groups and of the
 columns.  Each column keeps its blob layout unless --nfile splits its rows
 evenly over N blobs; --dtype converts the elements of every column with
-data (numpy's astype: floats to integers truncate), vector columns keep
-their components; header-only blocks are copied as such.
+data (numpy's astype: floats to integers truncate; bytes convert only to
+bytes, numbers to numbers, complex to complex), vector columns keep their
+components; header-only blocks are copied as such.
 
 The copy is written under a hidden name next to DST, read back with its
 checksums verified and compared row for row with the source, and only then

@@ -168,6 +168,12 @@ def test_cp_errors(cli, rand, tmp_path):
     assert status == 2 and "not a dtype: 'f9'" in err
     status, _, err = cli("cp", rand, dst, "--nfile", "0")
     assert status == 2
+    # bytes to numbers: refused before anything is written, in one line
+    status, _, err = cli("cp", rand, dst, "--dtype", "f8")
+    assert status == 1 and err.count("\n") == 1
+    assert "column 'h/s': cannot convert |S3 to <f8" in err
+    status, _, err = cli("cp", rand, dst, "p/pos", "--dtype", "S8")
+    assert status == 1 and "cannot convert <f8 to |S8" in err
     assert not os.path.exists(dst)
     # an existing destination is refused and kept; --overwrite replaces it
     assert cli("cp", rand, dst, "p/m")[0] == 0
