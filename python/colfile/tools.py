@@ -27,6 +27,7 @@ float32 [3, 3, 4] m
 from __future__ import annotations
 
 import os
+import pickle
 import shutil
 import warnings
 from typing import Any, Callable, Iterator, Sequence
@@ -180,27 +181,81 @@ def _refuse(srcs: Sequence[str], dst: str, overwrite: bool) -> None:
 
 
 class _Plan:
-    """One output column: how to make it and the chunks of rows it gets."""
+    """One output column: how to make it and the rows it gets.  ``rows()``
+    yields the chunks of rows from the first on; ``part(lo, hi)``, where
+    given, yields ``(first row, chunk)`` of rows ``lo:hi`` only, so that the
+    ranks of an MPI job can each copy their share."""
 
     def __init__(self, name: str, dtype: Any, size: int, nfile: int | None,
                  blob_rows: list[int] | None, attrs: Any,
-                 rows: Callable[[], Iterator[np.ndarray]] | None) -> None:
+                 rows: Callable[[], Iterator[np.ndarray]] | None,
+                 part: Callable[[int, int], Iterator[tuple[int, np.ndarray]]] | None = None,
+                 ) -> None:
         self.name, self.dtype, self.size = name, dtype, size
         self.nfile, self.blob_rows, self.attrs, self.rows = nfile, blob_rows, attrs, rows
+        self.part = part
+
+    def share(self, rank: int, nranks: int) -> Iterator[tuple[int, np.ndarray]]:
+        """(first row, chunk) of the rows this rank writes and verifies:
+        an even share where the plan can be cut, else all of them on rank 0."""
+        assert self.rows is not None
+        if self.part is not None:
+            lo, hi = rank * self.size // nranks, (rank + 1) * self.size // nranks
+            yield from self.part(lo, hi)
+            return
+        if rank != 0:
+            return
+        at = 0
+        for chunk in self.rows():
+            yield at, chunk
+            at += len(chunk)
+
+
+def _rank(comm: Any) -> tuple[int, int]:
+    return (0, 1) if comm is None else (comm.Get_rank(), comm.Get_size())
+
+
+def _agree(comm: Any, exc: BaseException | None) -> None:
+    """Raise on every rank if any rank failed: its own error where it has
+    one, else the first failing rank's (so that every rank exits alike and
+    none goes on into a collective the others left)."""
+    if comm is None:
+        if exc is not None:
+            raise exc
+        return
+    mine = None
+    if exc is not None:
+        try:
+            mine = pickle.dumps(exc)
+        except Exception:
+            mine = pickle.dumps(ToolError(f"{type(exc).__name__}: {exc}"))
+    failed = comm.allgather(mine)
+    if exc is not None:
+        raise exc
+    first = next((m for m in failed if m is not None), None)
+    if first is not None:
+        try:
+            other = pickle.loads(first)
+        except Exception as err:
+            other = ToolError(f"another rank failed ({err})")
+        raise other
 
 
 def _write(stage: str, plans: list[_Plan], file_attrs: Any,
-           group_attrs: dict[str, Any]) -> None:
+           group_attrs: dict[str, Any], comm: Any) -> None:
     # a failure leaves columns short, which closing them warns about: the
     # staged File is removed then, and _verify catches anything short
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IncompleteWarning)
-        _write_staged(stage, plans, file_attrs, group_attrs)
+        _write_staged(stage, plans, file_attrs, group_attrs, comm)
 
 
 def _write_staged(stage: str, plans: list[_Plan], file_attrs: Any,
-                  group_attrs: dict[str, Any]) -> None:
-    with File(stage, "x") as out:
+                  group_attrs: dict[str, Any], comm: Any) -> None:
+    rank, nranks = _rank(comm)
+    # under comm= creates, attributes and closes are collective (every rank
+    # passes the same values); each rank writes its share of the rows
+    with File(stage, "x", comm=comm) as out:
         if file_attrs is not None:
             _copy_attrs(file_attrs, out.attrs)
         for p in plans:
@@ -209,13 +264,16 @@ def _write_staged(stage: str, plans: list[_Plan], file_attrs: Any,
             else:
                 col = out.create(p.name, p.dtype, size=p.size, nfile=p.nfile,
                                  blob_rows=p.blob_rows)
-                at = 0
-                for rows in p.rows():
-                    col.write(at, rows)
-                    at += len(rows)
-                if at != p.size:
-                    raise ToolError(f"{stage}: column {p.name!r} got {at} rows of "
-                                    f"{p.size} (a source changed while copying?)")
+                failure: BaseException | None = None
+                try:
+                    for at, rows in p.share(rank, nranks):
+                        if at + len(rows) > p.size:
+                            raise ToolError(f"{stage}: column {p.name!r} got more than "
+                                            f"{p.size} rows (a source changed while copying?)")
+                        col.write(at, rows)
+                except Exception as exc:
+                    failure = exc
+                _agree(comm, failure)
             if p.attrs is not None:
                 _copy_attrs(p.attrs, col.attrs)
             col.close()
@@ -224,43 +282,72 @@ def _write_staged(stage: str, plans: list[_Plan], file_attrs: Any,
                 _copy_attrs(attrs, out[g].attrs)
 
 
-def _verify(stage: str, plans: list[_Plan]) -> None:
+def _verify(stage: str, plans: list[_Plan], comm: Any) -> None:
     """Read the staged File back (checksums verified) and compare every row
-    with what was meant to be written."""
+    (under MPI: each rank its share) with what was meant to be written."""
+    rank, nranks = _rank(comm)
     with File(stage, "r", verify=True) as f:
         for p in plans:
             col = f[p.name]
             if p.rows is None:
                 continue
-            if col.size != p.size:
-                raise ToolError(f"{stage}: column {p.name!r} reads {col.size} rows, "
-                                f"wrote {p.size}")
-            at = 0
-            for rows in p.rows():
+            want = np.dtype(p.dtype[0] if isinstance(p.dtype, tuple) else p.dtype)
+            if col.size != p.size or col.dtype != want:
+                raise ToolError(f"{stage}: column {p.name!r} reads {col.size} rows of "
+                                f"{col.dtype.str}, wrote {p.size} of {want.str}")
+            seen = 0
+            for at, rows in p.share(rank, nranks):
                 back = col.read(at, at + len(rows))
-                if not _same_bytes(np.asarray(rows, dtype=back.dtype), back) \
-                        or back.dtype != np.dtype(p.dtype if not isinstance(p.dtype, tuple)
-                                                  else p.dtype[0]):
+                if not _same_bytes(np.asarray(rows, dtype=back.dtype), back):
                     raise ToolError(f"{stage}: column {p.name!r} reads back different "
                                     f"rows in {at}:{at + len(rows)}")
-                at += len(rows)
+                seen += len(rows)
+            if comm is None and seen != p.size:
+                raise ToolError(f"{stage}: column {p.name!r} got {seen} rows of {p.size} "
+                                "(a source changed while copying?)")
 
 
 def _run(srcs: Sequence[str], dst: str, overwrite: bool,
-         build: Callable[[list[File]], tuple[list[_Plan], Any, dict[str, Any]]]) -> None:
-    _refuse(srcs, dst, overwrite)
-    stage = _stage_path(dst)
-    if os.path.lexists(stage):
-        shutil.rmtree(stage)
-    files = [File(s, "r") for s in srcs]
-    try:
-        plans, fattrs, gattrs = build(files)
+         build: Callable[[list[File]], tuple[list[_Plan], Any, dict[str, Any]]],
+         comm: Any = None) -> None:
+    rank, _ = _rank(comm)
+    stage = ""
+    failure: BaseException | None = None
+    if rank == 0:
         try:
-            _write(stage, plans, fattrs, gattrs)
-            _verify(stage, plans)
-            _publish(stage, dst, overwrite)
+            _refuse(srcs, dst, overwrite)
+            stage = _stage_path(dst)
+            if os.path.lexists(stage):
+                shutil.rmtree(stage)
+        except Exception as exc:
+            failure = exc
+    if comm is not None:
+        stage = comm.bcast(stage, root=0)
+    _agree(comm, failure)
+    files: list[File] = []
+    try:
+        try:
+            files = [File(s, "r") for s in srcs]
+            plans, fattrs, gattrs = build(files)
+        except Exception as exc:
+            failure = exc
+        _agree(comm, failure)
+        try:
+            _write(stage, plans, fattrs, gattrs, comm)
+            try:
+                _verify(stage, plans, comm)
+            except Exception as exc:
+                failure = exc
+            _agree(comm, failure)
+            if rank == 0:
+                try:
+                    _publish(stage, dst, overwrite)
+                except Exception as exc:
+                    failure = exc
+            _agree(comm, failure)
         except BaseException:
-            shutil.rmtree(stage, ignore_errors=True)
+            if rank == 0:
+                shutil.rmtree(stage, ignore_errors=True)
             raise
     finally:
         for f in files:
@@ -277,7 +364,7 @@ def _attrs_of(f: File, names: Sequence[str]) -> tuple[Any, dict[str, Any]]:
 
 def copy(src: str, dst: str, columns: Sequence[str] | None = None, *,
          nfile: int | None = None, dtype: Any = None, overwrite: bool = False,
-         chunk_bytes: int = CHUNK_BYTES) -> list[str]:
+         chunk_bytes: int = CHUNK_BYTES, comm: Any = None) -> list[str]:
     """Copy the File ``src`` (or its ``columns``) to a new File ``dst``.
 
     Each column keeps its blob layout (the rows of every blob) unless
@@ -289,6 +376,12 @@ def copy(src: str, dst: str, columns: Sequence[str] | None = None, *,
     anything is written).  Header-only
     blocks are copied as such.  ``dst`` must not exist unless
     ``overwrite``.  Returns the names of the columns copied.
+
+    With ``comm`` (an mpi4py communicator; every rank calls with the same
+    arguments) each rank copies and verifies an even share of every
+    column's rows, and the File is written collectively (``File(...,
+    comm=comm)``); rank 0 checks the destination and renames the verified
+    copy into place.  An error on any rank is raised on every rank.
     """
     dt = _check_dtype(dtype)
     if nfile is not None and (int(nfile) != nfile or nfile < 1):
@@ -312,13 +405,18 @@ def copy(src: str, dst: str, columns: Sequence[str] | None = None, *,
                 for _, r in _chunks(col, chunk_bytes):
                     yield _convert(r, dt)
 
+            def part(lo: int, hi: int, col: Any = col) -> Iterator[tuple[int, np.ndarray]]:
+                step = _chunk_rows(col, chunk_bytes)
+                for start in range(lo, hi, step):
+                    yield start, _convert(col.read(start, min(hi, start + step)), dt)
+
             plans.append(_Plan(name, _out_dtype(col, dt), col.size,
                                nfile, None if nfile else list(col.blob_rows),
-                               col.attrs, rows))
+                               col.attrs, rows, part))
         fattrs, gattrs = _attrs_of(f, names)
         return plans, fattrs, gattrs
 
-    _run([src], dst, overwrite, build)
+    _run([src], dst, overwrite, build, comm)
     return names
 
 
