@@ -151,7 +151,7 @@ def _stage_path(dst: str) -> str:
     return os.path.join(parent, f"{_STAGE}{base}.{os.getpid()}")
 
 
-def _publish(stage: str, dst: str, overwrite: bool) -> None:
+def _publish(stage: str, dst: str) -> None:
     """Rename the verified staging File to ``dst`` (an old ``dst`` is moved
     aside first and deleted once the new one is in place)."""
     old = None
@@ -341,7 +341,7 @@ def _run(srcs: Sequence[str], dst: str, overwrite: bool,
             _agree(comm, failure)
             if rank == 0:
                 try:
-                    _publish(stage, dst, overwrite)
+                    _publish(stage, dst)
                 except Exception as exc:
                     failure = exc
             _agree(comm, failure)
@@ -420,7 +420,7 @@ def copy(src: str, dst: str, columns: Sequence[str] | None = None, *,
     return names
 
 
-def _sample_mask(size: int, start: int, stop: int, every: int | None,
+def _sample_mask(start: int, stop: int, every: int | None,
                  fraction: float | None, rng: Any) -> np.ndarray:
     if every is not None:
         idx = np.arange(start, stop)
@@ -460,7 +460,7 @@ def sample(src: str, dst: str, columns: Sequence[str] | None = None, *,
         step = _chunk_rows(col, chunk_bytes)
         for start in range(0, col.size, step):
             stop = min(col.size, start + step)
-            yield start, stop, _sample_mask(col.size, start, stop, every, fraction, rng)
+            yield start, stop, _sample_mask(start, stop, every, fraction, rng)
 
     def build(files: list[File]) -> tuple[list[_Plan], Any, dict[str, Any]]:
         f = files[0]
