@@ -23,6 +23,7 @@ MODULES = [
     "colfile.mpi",
     "colfile.query",
     "colfile.histograms",
+    "colfile.tools",
     "colfile.compat.bigfile",
     # parts of the modules above, where the examples of their methods live
     "colfile._column_handle",

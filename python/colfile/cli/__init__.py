@@ -10,7 +10,10 @@
     colfile stats PATH COLUMN          per-chunk statistics (count, nan, min, max, sum)
     colfile index PATH [COLUMN...]     compute CRC32C and statistics (mpiexec)
     colfile query PATH 'EXPR'          rows where a condition holds, skipping chunks
-    colfile rm PATH COLUMN...          remove columns
+    colfile rm PATH COLUMN...          remove columns (-r: groups too)
+    colfile cp SRC DST [COLUMN...]     copy to a new File (--nfile, --dtype)
+    colfile sample SRC DST [COLUMN...] every k-th or a random fraction of rows
+    colfile join DST SRC...            concatenate Files along rows
     colfile iosim [PATH]               time parallel create/write/read (mpiexec)
 
 Every subcommand is a module of this package with ``add_parser(sub)`` and
@@ -34,7 +37,7 @@ from typing import Any, NoReturn, Sequence
 
 import colfile
 
-from . import attrs, cat, check, index, iosim, ls, query, repair, rm, stats
+from . import attrs, cat, check, cp, index, iosim, join, ls, query, repair, rm, sample, stats
 from ._common import CliError, UsageError
 
 __all__ = ["main", "build_parser"]
@@ -55,6 +58,10 @@ examples:
   colfile index snapshot                  CRC32C and statistics for bigfile output
   colfile query snapshot -g 1 '(Mass > 1e12) & (ID < 5000)' -c ID,Mass
   colfile rm snapshot 1/Velocity
+  colfile rm -r snapshot 2                the group 2 with everything in it
+  colfile cp snapshot copy --nfile 8 --dtype f4
+  colfile sample snapshot tenth --fraction 0.1 --seed 1
+  colfile join all part0 part1
   mpiexec -n 4 colfile iosim --load medium   parallel I/O throughput
 
 Run 'colfile COMMAND --help' for the options of a command; 'python -m
@@ -126,7 +133,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="print the versions of colfile and libcolfile and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands",
                                 parser_class=_Parser)
-    for mod in (ls, cat, attrs, check, repair, stats, index, query, rm, iosim):
+    for mod in (ls, cat, attrs, check, repair, stats, index, query, rm, cp, sample, join,
+                iosim):
         p = mod.add_parser(sub)
         p.set_defaults(_run=mod.run)
     return parser

@@ -19,6 +19,7 @@ from typing import Any, Iterable, Sequence, TextIO
 import numpy as np
 
 import colfile
+import colfile.tools
 
 __all__ = [
     "CliError",
@@ -42,6 +43,9 @@ __all__ = [
     "dump_json",
     "table",
     "Progress",
+    "add_tool_output",
+    "tool_columns",
+    "run_tool",
 ]
 
 
@@ -592,3 +596,39 @@ def want_progress(flag: bool | None, stream: TextIO | None = None) -> bool:
         return bool(stream.isatty())
     except (AttributeError, ValueError):
         return False
+
+
+# ---------------------------------------------------------------------------
+# the File-writing tools (cp, sample, join)
+
+
+def add_tool_output(p: Any) -> None:
+    """Options shared by the commands that write a new File."""
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace DST if it exists (only once the new File is verified)")
+    p.add_argument("--chunk-mb", type=float, default=32.0, metavar="MB",
+                   help="bound on the rows held in memory at once (default 32 MiB)")
+
+
+def tool_columns(src: str, names: Sequence[str]) -> list[str] | None:
+    """The columns of the File ``src`` that ``names`` stand for (as
+    :func:`select_columns` resolves them); None for all."""
+    if not names:
+        with open_file(src) as f:
+            return None
+    with open_file(src) as f:
+        return select_columns(f, names)
+
+
+def run_tool(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """Call a :mod:`colfile.tools` function, its errors as CLI errors: a
+    missing source exits 2, an existing destination and every other failure 1."""
+    from_tools = colfile.tools.ToolError
+    try:
+        return fn(*args, **kwargs)
+    except FileNotFoundError as exc:
+        raise NotFoundError(_one_line(exc)) from None
+    except FileExistsError as exc:
+        raise CliError(_one_line(exc)) from None
+    except from_tools as exc:
+        raise CliError(_one_line(exc)) from None

@@ -19,14 +19,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from childenv import child_env  # noqa: E402
 
 #: every subcommand's way to name a File and (where it takes one) a column
+#: after the File given first ("{}": that File again; `dst` is never made)
 MISSING_FILE = {
     "ls": [], "cat": ["-c", "1/ID"], "attrs": [], "check": [], "repair": [],
     "stats": ["1/ID"], "index": [], "query": ["ID < 3"], "rm": ["1/ID"],
+    "cp": ["dst"], "sample": ["dst", "--every", "2"], "join": ["{}"],
 }
 MISSING_NAME = {
     "ls": ["nope"], "cat": ["-c", "nope"], "attrs": ["nope"], "check": ["nope"],
     "repair": ["nope"], "stats": ["nope"], "index": ["nope"], "rm": ["nope"],
     "query": ["'1/ID' < 3", "-c", "nope"],
+    "cp": ["dst", "nope"], "sample": ["dst", "nope", "--every", "2"],
+    "join": ["{}", "-c", "nope"],
 }
 
 
@@ -56,7 +60,7 @@ def test_every_path_taking_subcommand_is_covered() -> None:
 @pytest.mark.parametrize("cmd", sorted(MISSING_FILE))
 def test_missing_file_exits_2_in_every_subcommand(cli: Any, tmp_path: Path, cmd: str) -> None:
     missing = tmp_path / "nope"
-    status, out, err = cli(cmd, missing, *MISSING_FILE[cmd])
+    status, out, err = cli(cmd, missing, *[a.replace("{}", str(missing)) for a in MISSING_FILE[cmd]])
     assert (status, out) == (2, "")
     line = _one_line(err)
     assert str(missing) in line and "no such File" in line
@@ -65,7 +69,7 @@ def test_missing_file_exits_2_in_every_subcommand(cli: Any, tmp_path: Path, cmd:
 
 @pytest.mark.parametrize("cmd", sorted(MISSING_NAME))
 def test_missing_column_exits_2_in_every_subcommand(cli: Any, sample: str, cmd: str) -> None:
-    status, out, err = cli(cmd, sample, *MISSING_NAME[cmd])
+    status, out, err = cli(cmd, sample, *[a.replace("{}", sample) for a in MISSING_NAME[cmd]])
     assert (status, out) == (2, "")
     assert "'nope'" in _one_line(err)
 
