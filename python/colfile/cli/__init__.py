@@ -11,6 +11,7 @@
     colfile index PATH [COLUMN...]     compute CRC32C and statistics (mpiexec)
     colfile query PATH 'EXPR'          rows where a condition holds, skipping chunks
     colfile rm PATH COLUMN...          remove columns
+    colfile convert SRC DST            HDF5 file <-> colfile File (h5py)
     colfile iosim [PATH]               time parallel create/write/read (mpiexec)
 
 Every subcommand is a module of this package with ``add_parser(sub)`` and
@@ -34,7 +35,7 @@ from typing import Any, NoReturn, Sequence
 
 import colfile
 
-from . import attrs, cat, check, index, iosim, ls, query, repair, rm, stats
+from . import attrs, cat, check, convert, index, iosim, ls, query, repair, rm, stats
 from ._common import CliError, UsageError
 
 __all__ = ["main", "build_parser"]
@@ -55,6 +56,7 @@ examples:
   colfile index snapshot                  CRC32C and statistics for bigfile output
   colfile query snapshot -g 1 '(Mass > 1e12) & (ID < 5000)' -c ID,Mass
   colfile rm snapshot 1/Velocity
+  colfile convert snapshot.h5 snapshot    HDF5 -> colfile (and back)
   mpiexec -n 4 colfile iosim --load medium   parallel I/O throughput
 
 Run 'colfile COMMAND --help' for the options of a command; 'python -m
@@ -126,7 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="print the versions of colfile and libcolfile and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands",
                                 parser_class=_Parser)
-    for mod in (ls, cat, attrs, check, repair, stats, index, query, rm, iosim):
+    for mod in (ls, cat, attrs, check, repair, stats, index, query, rm, convert, iosim):
         p = mod.add_parser(sub)
         p.set_defaults(_run=mod.run)
     return parser
