@@ -210,10 +210,19 @@ def _to_hdf5_attr(value: Any, where: str) -> Any:
     return value
 
 
-def _copy_attrs_in(h5obj: Any, am: Any, where: str) -> None:
+def _check_attrs(h5obj: Any, where: str) -> None:
+    """Refuse the attributes of ``h5obj`` colfile cannot hold."""
     for key, value in h5obj.attrs.items():
         if key in _RESERVED:
             raise ConvertError(f"{where}: attribute {key!r} is reserved by the converter")
+        if not key or any(c in key for c in " \t\n\r"):
+            raise ConvertError(f"{where}: attribute {key!r}: a name colfile cannot store "
+                               "(empty, or holding a space, tab or newline)")
+        _to_colfile_attr(value, f"{where}: attribute {key!r}")
+
+
+def _copy_attrs_in(h5obj: Any, am: Any, where: str) -> None:
+    for key, value in h5obj.attrs.items():
         try:
             am[key] = _to_colfile_attr(value, f"{where}: attribute {key!r}")
         except ValueError as exc:  # colfile's InvalidNameError among them
@@ -256,6 +265,7 @@ def _plan_hdf5(h5: Any, src: str) -> tuple[list[str], list[tuple[str, Any]]]:
         if any(c.isspace() for c in name) or name.startswith(".") or "/." in name:
             raise ConvertError(f"{where}: a name colfile cannot store (spaces or a leading "
                                "dot)")
+        _check_attrs(obj, where)
         if isinstance(obj, h5py.Group):
             groups.append(name)
             return
@@ -286,6 +296,7 @@ def _plan_hdf5(h5: Any, src: str) -> tuple[list[str], list[tuple[str, Any]]]:
             _element_dtype(dt, where)
         datasets.append((name, obj))
 
+    _check_attrs(h5, f"{src}: /")
     h5.visititems(visit)
     return groups, datasets
 
