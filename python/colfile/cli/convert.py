@@ -70,7 +70,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 def run(args: Any) -> int:
     if not os.path.lexists(args.src):
-        raise NotFoundError(f"{args.src}: no such file or directory")
+        raise NotFoundError(f"{args.src}: no such File or HDF5 file")
     try:
         conv = importlib.import_module("colfile.convert")
     except ImportError as exc:

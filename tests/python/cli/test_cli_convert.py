@@ -225,7 +225,7 @@ def test_existing_destination(cli, tmp_path):
 
 def test_bad_source(cli, tmp_path):
     status, out, err = cli("convert", str(tmp_path / "nope"), str(tmp_path / "out"))
-    assert status == 2 and "nope" in err and "no such file" in err
+    assert status == 2 and "nope" in err and "no such File or HDF5 file" in err
     (tmp_path / "text").write_text("not hdf5")
     status, out, err = cli("convert", str(tmp_path / "text"), str(tmp_path / "out"))
     assert status == 1 and "neither an HDF5 file" in err
