@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from typing import Any, Iterator
 
 import h5py
@@ -39,6 +40,7 @@ import numpy as np
 
 from .errors import Error
 from .file import File
+from .mpi import plan_share
 
 __all__ = ["ConvertError", "convert", "from_hdf5", "to_hdf5", "source_kind",
            "COMPOUND_ATTR", "ONE_COMPONENT_ATTR"]
@@ -317,42 +319,123 @@ def _column_dtype(base: np.dtype[Any], k: int) -> Any:
 def from_hdf5(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
               nfile: int | None = None, chunk_rows: int | None = None,
               overwrite: bool = False, verify: bool = True, durable: bool = True,
-              batch_bytes: int = BATCH_BYTES) -> list[str]:
+              batch_bytes: int = BATCH_BYTES, comm: Any = None) -> list[str]:
     """Copy the HDF5 file ``src`` into a new colfile File ``dst``.
 
     ``nfile`` and ``chunk_rows`` are given to every column
     (:meth:`colfile.Group.create`).  Returns the names of the columns
-    written.  See the module documentation for the mapping."""
+    written.  See the module documentation for the mapping.
+
+    ``comm`` (an mpi4py communicator; collective then): every rank reads
+    its even share of each dataset's rows with h5py and writes them with
+    :meth:`colfile.Column.write_all`, and verifies its share; rank 0 alone
+    checks the destination and renames the copy into place.  An error on
+    any rank is raised on every rank."""
     src, dst = os.fspath(src), os.fspath(dst)
-    if not os.path.exists(src):
-        raise FileNotFoundError(f"{src}: no such file")
-    if not _is_hdf5(src):
-        raise ConvertError(f"{src}: not an HDF5 file (no HDF5 signature)")
-    tmp = _prepare_destination(src, dst, overwrite)
-    _remove(tmp)
+    rank = comm.Get_rank() if comm is not None else 0
+
+    def prepare() -> str:
+        if not os.path.exists(src):
+            raise FileNotFoundError(f"{src}: no such file")
+        if not _is_hdf5(src):
+            raise ConvertError(f"{src}: not an HDF5 file (no HDF5 signature)")
+        tmp = _prepare_destination(src, dst, overwrite)
+        _remove(tmp)
+        return tmp
+
+    tmp = _on_root(comm, prepare)
     written: list[str] = []
     try:
         with h5py.File(src, "r") as h5:
             groups, datasets = _plan_hdf5(h5, src)
-            with File(tmp, "w", durable=durable) as f:
+            with File(tmp, "w", durable=durable, comm=comm) as f:
                 _copy_attrs_in(h5, f.attrs, f"{src}: /")
                 for name in groups:
                     _copy_attrs_in(h5[name], f.require_group(name).attrs, f"{src}: /{name}")
                 for name, ds in datasets:
-                    written += _dataset_in(f, name, ds, src, nfile, chunk_rows, batch_bytes)
+                    written += _dataset_in(f, name, ds, src, nfile, chunk_rows, batch_bytes,
+                                           comm)
             if verify:
-                with File(tmp, "r") as f:
-                    for name, ds in datasets:
-                        _verify_dataset(f, name, ds, src, batch_bytes)
-        _publish(tmp, dst, durable)
+                def check() -> None:
+                    with File(tmp, "r") as f:
+                        for name, ds in datasets:
+                            _verify_dataset(f, name, ds, src, batch_bytes, comm)
+                _everywhere(comm, check)
+        _on_root(comm, lambda: _publish(tmp, dst, durable))
     except BaseException:
-        _remove(tmp)
+        if rank == 0:
+            _remove(tmp)
         raise
     return written
 
 
+def _on_root(comm: Any, fn: Any) -> Any:
+    """``fn()`` on rank 0, its result (or its exception) on every rank."""
+    if comm is None:
+        return fn()
+    out: Any = None
+    if comm.Get_rank() == 0:
+        try:
+            out = (True, fn())
+        except Exception as exc:  # raised on every rank below
+            out = (False, exc)
+    ok, value = comm.bcast(out, root=0)
+    if not ok:
+        raise value
+    return value
+
+
+def _everywhere(comm: Any, fn: Any) -> None:
+    """``fn()`` on every rank; the first rank's exception raised on all."""
+    if comm is None:
+        fn()
+        return
+    failure: Exception | None = None
+    try:
+        fn()
+    except Exception as exc:  # shared below
+        failure = exc
+    failures = comm.allgather(failure)
+    first = next((x for x in failures if x is not None), None)
+    if first is not None:
+        raise first
+
+
+def _share(n: int, comm: Any) -> tuple[int, int]:
+    """This rank's rows ``[lo, hi)`` of ``n``."""
+    if comm is None:
+        return 0, n
+    first, count = plan_share(n, comm.Get_size(), comm.Get_rank())
+    return first, first + count
+
+
+def _write_batches(n: int, row_bytes: int, batch_bytes: int,
+                   comm: Any) -> Iterator[tuple[int, int]]:
+    """This rank's share of ``n`` rows in batches; under MPI as many batches
+    on every rank (the writes are collective), empty ones at the end."""
+    lo, hi = _share(n, comm)
+    step = max(1, batch_bytes // max(1, row_bytes))
+    mine = -(-(hi - lo) // step)
+    count = mine if comm is None else comm.allreduce(mine, op=_max_op())
+    for i in range(count):
+        start = min(hi, lo + i * step)
+        yield start, min(hi, start + step)
+
+
+def _max_op() -> Any:
+    mpi4py = sys.modules["mpi4py.MPI"]  # loaded: a communicator was given
+    return mpi4py.MAX
+
+
+def _put(col: Any, start: int, stop: int, rows: np.ndarray, comm: Any) -> None:
+    if comm is None:
+        col[start:stop] = rows
+    else:
+        col.write_all(rows, start=start)
+
+
 def _dataset_in(f: File, name: str, ds: Any, src: str, nfile: int | None,
-                chunk_rows: int | None, batch_bytes: int) -> list[str]:
+                chunk_rows: int | None, batch_bytes: int, comm: Any = None) -> list[str]:
     n = ds.shape[0]
     opts = {"size": n, "nfile": nfile, "chunk_rows": chunk_rows}
     if ds.dtype.names is not None:
@@ -361,10 +444,10 @@ def _dataset_in(f: File, name: str, ds: Any, src: str, nfile: int | None,
         _copy_attrs_in(ds, g.attrs, f"{src}: /{name}")
         g.attrs[COMPOUND_ATTR] = [fname for fname, _, _ in fields]
         cols = [g.create(fname, _column_dtype(base, k), **opts) for fname, base, k in fields]
-        for start, stop in _batches(n, ds.dtype.itemsize, batch_bytes):
+        for start, stop in _write_batches(n, ds.dtype.itemsize, batch_bytes, comm):
             rows = ds[start:stop]
             for col, (fname, _, _) in zip(cols, fields):
-                col[start:stop] = rows[fname]
+                _put(col, start, stop, rows[fname], comm)
         for col in cols:
             col.close()
         return [f"{name}/{fname}" for fname, _, _ in fields]
@@ -374,15 +457,17 @@ def _dataset_in(f: File, name: str, ds: Any, src: str, nfile: int | None,
     _copy_attrs_in(ds, col.attrs, f"{src}: /{name}")
     if k == 1:
         col.attrs[ONE_COMPONENT_ATTR] = 1
-    for start, stop in _batches(n, base.itemsize * max(k, 1), batch_bytes):
+    for start, stop in _write_batches(n, base.itemsize * max(k, 1), batch_bytes, comm):
         rows = ds[start:stop]
-        col[start:stop] = rows.reshape(-1) if k == 1 else rows
+        _put(col, start, stop, rows.reshape(-1) if k == 1 else rows, comm)
     col.close()
     return [name]
 
 
-def _verify_dataset(f: File, name: str, ds: Any, src: str, batch_bytes: int) -> None:
+def _verify_dataset(f: File, name: str, ds: Any, src: str, batch_bytes: int,
+                    comm: Any = None) -> None:
     n = ds.shape[0]
+    lo, hi = _share(n, comm)
     where = f"{f.path}: {name} (from {src}: /{name})"
     if ds.dtype.names is not None:
         fields = _fields(ds.dtype)
@@ -390,7 +475,8 @@ def _verify_dataset(f: File, name: str, ds: Any, src: str, batch_bytes: int) -> 
         for col in cols:
             if col.shape[0] != n:
                 raise ConvertError(f"{where}: verification failed: {col.shape[0]} rows, not {n}")
-        for start, stop in _batches(n, ds.dtype.itemsize, batch_bytes):
+        for start, stop in _batches(hi - lo, ds.dtype.itemsize, batch_bytes):
+            start, stop = start + lo, stop + lo
             rows = ds[start:stop]
             for col, (fname, base, _) in zip(cols, fields):
                 if not _same(col[start:stop], np.asarray(rows[fname], dtype=base)):
@@ -404,7 +490,8 @@ def _verify_dataset(f: File, name: str, ds: Any, src: str, batch_bytes: int) -> 
     if col.shape != expect_shape or col.dtype != base:
         raise ConvertError(f"{where}: verification failed: {col.dtype} {col.shape}, "
                            f"not {base} {expect_shape}")
-    for start, stop in _batches(n, base.itemsize * max(k, 1), batch_bytes):
+    for start, stop in _batches(hi - lo, base.itemsize * max(k, 1), batch_bytes):
+        start, stop = start + lo, stop + lo
         rows = np.asarray(ds[start:stop], dtype=base)
         if not _same(col[start:stop], rows.reshape(-1) if k == 1 else rows):
             raise ConvertError(f"{where}: verification failed: rows {start}..{stop - 1} differ")
@@ -457,12 +544,17 @@ def _plan_colfile(f: File) -> tuple[list[str], list[str], dict[str, list[str]]]:
 def to_hdf5(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
             overwrite: bool = False, verify: bool = True, durable: bool = True,
             batch_bytes: int = BATCH_BYTES, nfile: int | None = None,
-            chunk_rows: int | None = None) -> list[str]:
+            chunk_rows: int | None = None, comm: Any = None) -> list[str]:
     """Copy the colfile File ``src`` into a new HDF5 file ``dst``.
 
     ``nfile`` and ``chunk_rows`` describe colfile columns and are ignored
     here (accepted so that :func:`convert` takes the same options both
-    ways).  Returns the names of the datasets written."""
+    ways).  Returns the names of the datasets written.  With ``comm`` (an
+    mpi4py communicator; collective) rank 0 does the copy, as h5py writes
+    serially, and every rank returns its result or raises its error."""
+    if comm is not None:
+        return _on_root(comm, lambda: to_hdf5(src, dst, overwrite=overwrite, verify=verify,
+                                               durable=durable, batch_bytes=batch_bytes))
     src, dst = os.fspath(src), os.fspath(dst)
     if not os.path.isdir(src):
         if not os.path.exists(src):

@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 from ._common import CliError, NotFoundError
+from ._launch import communicator
 
 HELP = "convert between an HDF5 file and a colfile File (needs h5py)"
 
@@ -29,14 +30,20 @@ Data is copied in batches (bounded memory).  DST is written under a hidden
 name beside it, read back and compared with SRC (skip with --no-verify),
 made durable and then renamed into place: a failure leaves no DST.  An
 existing DST is refused unless --overwrite is given.  Needs h5py
-(pip install colfile[hdf5]).  See docs/hdf5.md."""
+(pip install colfile[hdf5]).  See docs/hdf5.md.
+
+Under mpiexec (or with --mpi) an HDF5 -> colfile copy is split over the
+ranks: each reads its share of every dataset's rows with h5py and writes
+them into the File, opened on all ranks, then checks its share.  A
+colfile -> HDF5 copy runs on rank 0 (h5py writes serially)."""
 
 EPILOG = """\
 examples:
   colfile convert snapshot.h5 snapshot           HDF5 -> colfile
   colfile convert snapshot snapshot.h5           colfile -> HDF5
   colfile convert --nfile 8 --chunk-rows 65536 snapshot.h5 snapshot
-  colfile convert --overwrite snapshot out.h5    replace out.h5"""
+  colfile convert --overwrite snapshot out.h5    replace out.h5
+  mpiexec -n 8 colfile convert big.h5 big          the copy split over 8 ranks"""
 
 
 def _positive(text: str) -> int:
@@ -65,6 +72,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                    help="do not read DST back and compare it with SRC")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="print each column or dataset written")
+    p.add_argument("--mpi", action="store_true",
+                   help="use MPI (mpi4py) even without a launcher's environment")
     return p
 
 
@@ -76,17 +85,19 @@ def run(args: Any) -> int:
     except ImportError as exc:
         raise CliError(f"converting needs h5py ({exc}); pip install colfile[hdf5]") from None
     kind = conv.source_kind(args.src)
+    comm = communicator(args.mpi)
+    rank = comm.Get_rank() if comm is not None else 0
     if kind == "hdf5":
         names = conv.from_hdf5(args.src, args.dst, nfile=args.nfile,
                                chunk_rows=args.chunk_rows, overwrite=args.overwrite,
-                               verify=args.verify)
+                               verify=args.verify, comm=comm)
     else:
         if args.nfile is not None or args.chunk_rows is not None:
             raise CliError(f"{args.src}: --nfile and --chunk-rows apply to a colfile "
                            "destination, and this converts a colfile File to HDF5")
         names = conv.to_hdf5(args.src, args.dst, overwrite=args.overwrite,
-                             verify=args.verify)
-    if args.verbose:
+                             verify=args.verify, comm=comm)
+    if args.verbose and rank == 0:
         for name in names:
             print(f"wrote {name}", file=sys.stdout)
     return 0
