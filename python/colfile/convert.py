@@ -300,7 +300,31 @@ def _plan_hdf5(h5: Any, src: str) -> tuple[list[str], list[tuple[str, Any]]]:
 
     _check_attrs(h5, f"{src}: /")
     h5.visititems(visit)
+    # soft and external links are not objects: visititems skips them, and
+    # copying would lose them silently
+    for link in _links(h5):
+        kind = h5.get(link, getlink=True)
+        if isinstance(kind, (h5py.SoftLink, h5py.ExternalLink)):
+            raise ConvertError(f"{src}: /{link}: a {type(kind).__name__} is not supported "
+                               "(colfile has no links)")
     return groups, datasets
+
+
+def _links(h5: Any) -> list[str]:
+    names: list[str] = []
+    if hasattr(h5, "visit_links"):  # h5py 3.11+
+        h5.visit_links(names.append)
+        return names
+
+    def walk(group: Any, prefix: str) -> None:
+        for key in group.keys():
+            names.append(prefix + key)
+            if isinstance(group.get(key, getlink=True), h5py.HardLink) and \
+                    isinstance(group[key], h5py.Group):
+                walk(group[key], prefix + key + "/")
+
+    walk(h5, "")
+    return names
 
 
 def _fields(dt: np.dtype[Any]) -> list[tuple[str, np.dtype[Any], int]]:

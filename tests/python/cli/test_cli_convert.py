@@ -187,6 +187,8 @@ def _bad(tmp_path, build):
     (lambda h: h["ok"].attrs.__setitem__("bad key", 1), "bad key"),
     (lambda h: h["ok"].attrs.__setitem__("hdf5:compound", "x"), "reserved"),
     (lambda h: h.attrs.__setitem__("m", np.zeros((2, 2))), "2 dimensions"),
+    (lambda h: h.__setitem__("alias", h5py.SoftLink("/ok")), "SoftLink"),
+    (lambda h: h.__setitem__("ext", h5py.ExternalLink("other.h5", "/x")), "ExternalLink"),
 ])
 def test_unsupported_input(cli, tmp_path, build, words):
     src = _bad(tmp_path, build)
