@@ -96,7 +96,8 @@ def test_roundtrip_cli(cli, tmp_path):
         assert f["halos/id"][:].tolist() == list(range(0, 7 * 257, 7))
         assert f["a/b/c/Position"].shape == (257, 3)
         assert f["scalars/bef4"].dtype == np.dtype(">f4")
-        assert f["scalars/bef4"].nfile == 3
+        assert f["scalars/bef4"].nfile == 3 and f["halos/pos"].nfile == 3
+        assert f["scalars/bef4"].chunk_rows == 16 and f["halos/id"].chunk_rows == 16
         assert f["a/b/c/"].attrs["depth"] == 3
         assert f.attrs["Names"] == ["alpha", "beta", "γάμμα"]
         assert "emptygroup/" in f and f["emptygroup/"].columns == []
