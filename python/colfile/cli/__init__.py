@@ -14,6 +14,7 @@
     colfile cp SRC DST [COLUMN...]     copy to a new File (--nfile, --dtype)
     colfile sample SRC DST [COLUMN...] every k-th or a random fraction of rows
     colfile join DST SRC...            concatenate Files along rows
+    colfile convert SRC DST            HDF5 file <-> colfile File (h5py)
     colfile iosim [PATH]               time parallel create/write/read (mpiexec)
 
 Every subcommand is a module of this package with ``add_parser(sub)`` and
@@ -37,7 +38,7 @@ from typing import Any, NoReturn, Sequence
 
 import colfile
 
-from . import attrs, cat, check, cp, index, iosim, join, ls, query, repair, rm, sample, stats
+from . import attrs, cat, check, convert, cp, index, iosim, join, ls, query, repair, rm, sample, stats
 from ._common import CliError, UsageError
 
 __all__ = ["main", "build_parser"]
@@ -62,6 +63,7 @@ examples:
   colfile cp snapshot copy --nfile 8 --dtype f4
   colfile sample snapshot tenth --fraction 0.1 --seed 1
   colfile join all part0 part1
+  colfile convert snapshot.h5 snapshot    HDF5 -> colfile (and back)
   mpiexec -n 4 colfile iosim --load medium   parallel I/O throughput
 
 Run 'colfile COMMAND --help' for the options of a command; 'python -m
@@ -134,7 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands",
                                 parser_class=_Parser)
     for mod in (ls, cat, attrs, check, repair, stats, index, query, rm, cp, sample, join,
-                iosim):
+                convert, iosim):
         p = mod.add_parser(sub)
         p.set_defaults(_run=mod.run)
     return parser
