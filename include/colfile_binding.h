@@ -291,6 +291,62 @@ CF_API int cf_plan_groups(const int64_t *rank_bytes, int64_t nranks, int64_t gro
  * CF_IO_THROTTLED (always for one rank). */
 CF_API int cf_plan_mode(int64_t total_bytes, int64_t nranks, int64_t small_bytes);
 
+/* ---- The chunk index of large columns, for query planners -------------- */
+
+/* The binary chunk index `colfile-index-v1` (docs/format.md 8.6): the
+ * statistics and chunk CRC32C of large columns as records, with coarser
+ * levels over groups of `fanout` records above them.  Level 0 holds one
+ * record per chunk (cf_column_chunk_stats's numbering); a record of level
+ * l+1 covers `fanout` records of level l, and the top level at most
+ * `fanout`.  Readers read pages of records with pread, verified against
+ * the CRC32C their parent holds, and never the whole file: a planner
+ * decides about groups of chunks from the coarse levels and reads the
+ * records below only where they cannot decide. */
+enum cf_index_state {
+    CF_INDEX_ABSENT  = 0, /* no index: use cf_column_chunk_stats */
+    CF_INDEX_CURRENT = 1, /* it describes the data as committed */
+    CF_INDEX_STALE   = 2, /* it describes another version (the header changed
+                             since, or an in-place update is in progress or
+                             was interrupted): not used */
+    CF_INDEX_DAMAGED = 3  /* it fails its checks: not used; `problem` says why */
+};
+
+typedef struct cf_index_info {
+    int state;            /* enum cf_index_state */
+    int64_t levels;       /* levels, chunks included (0 unless CURRENT) */
+    int64_t fanout;       /* records per page */
+    int64_t chunks;       /* records of level 0 */
+    int64_t chunk_rows;   /* rows per chunk */
+    char problem[CF_ERROR_MESSAGE_MAX]; /* DAMAGED: what is wrong, naming the file */
+} cf_index_info;
+
+/* What the column's index is (opened on first use: a pread of its head).
+ * CF_EIO when the file is there but cannot be opened (never taken for an
+ * absent one). */
+CF_API int cf_column_index_info(cf_column *c, cf_index_info *out, cf_error *err);
+
+/* Records of `level` (0 when there is no current index). */
+CF_API int64_t cf_column_index_count(cf_column *c, int64_t level);
+
+/* Records [first, first + n) of `level`, component `component`, into
+ * out[0..n): `blob` and `first_row` of the first chunk below the record,
+ * `rows` below it, `valid` (statistics known for every chunk below and no
+ * unsettled write of this handle there), and count, nan_count, min, max,
+ * sum over those rows as cf_column_chunk_stats gives them.  Reads only the
+ * pages holding them (and, once, the pages above them that vouch for
+ * them).  CF_ERANGE; CF_EFORMAT naming the file when a page fails its
+ * CRC32C or the file is cut short (the index is then taken as DAMAGED);
+ * CF_ENOENT when there is no current index. */
+CF_API int cf_column_index_nodes(cf_column *c, int64_t level, int64_t first, int64_t n, int64_t component,
+                                 cf_chunk_stats *out, cf_error *err);
+
+/* Bytes of the index this handle has read so far (heads and pages). */
+CF_API int64_t cf_column_index_bytes_read(const cf_column *c);
+
+/* The CRC32C of chunk k's bytes (rows x nmemb x width), when the index or
+ * this handle's writes know it: 1 and *crc, else 0. */
+CF_API int cf_column_chunk_crc32c(cf_column *c, int64_t k, uint32_t *crc);
+
 #ifdef __cplusplus
 }
 #endif

@@ -192,26 +192,6 @@ int cf_column_repair(cf_column *c, unsigned *fixed, cf_error *err);
 int64_t cf_column_chunk_count(const cf_column *c);
 int cf_column_chunk_stats(const cf_column *c, int64_t k, int64_t component, cf_chunk_stats *out,
                                  cf_error *err);
-enum cf_index_state {
-    CF_INDEX_ABSENT  = 0,
-    CF_INDEX_CURRENT = 1,
-    CF_INDEX_STALE   = 2,
-    CF_INDEX_DAMAGED = 3
-};
-typedef struct cf_index_info {
-    int state;
-    int64_t levels;
-    int64_t fanout;
-    int64_t chunks;
-    int64_t chunk_rows;
-    char problem[1024];
-} cf_index_info;
-int cf_column_index_info(cf_column *c, cf_index_info *out, cf_error *err);
-int64_t cf_column_index_count(cf_column *c, int64_t level);
-int cf_column_index_nodes(cf_column *c, int64_t level, int64_t first, int64_t n, int64_t component,
-                                 cf_chunk_stats *out, cf_error *err);
-int64_t cf_column_index_bytes_read(const cf_column *c);
-int cf_column_chunk_crc32c(cf_column *c, int64_t k, uint32_t *crc);
 int cf_column_index_blob(cf_column *c, int64_t i, cf_error *err);
 
 /* colfile_binding.h */
@@ -261,6 +241,26 @@ int64_t cf_plan_turn(int64_t rank, int64_t nranks, int64_t concurrency, int64_t 
 int cf_plan_groups(const int64_t *rank_bytes, int64_t nranks, int64_t group_bytes,
                           int64_t *leader, cf_error *err);
 int cf_plan_mode(int64_t total_bytes, int64_t nranks, int64_t small_bytes);
+enum cf_index_state {
+    CF_INDEX_ABSENT  = 0,
+    CF_INDEX_CURRENT = 1,
+    CF_INDEX_STALE   = 2,
+    CF_INDEX_DAMAGED = 3
+};
+typedef struct cf_index_info {
+    int state;
+    int64_t levels;
+    int64_t fanout;
+    int64_t chunks;
+    int64_t chunk_rows;
+    char problem[1024];
+} cf_index_info;
+int cf_column_index_info(cf_column *c, cf_index_info *out, cf_error *err);
+int64_t cf_column_index_count(cf_column *c, int64_t level);
+int cf_column_index_nodes(cf_column *c, int64_t level, int64_t first, int64_t n, int64_t component,
+                                 cf_chunk_stats *out, cf_error *err);
+int64_t cf_column_index_bytes_read(const cf_column *c);
+int cf_column_chunk_crc32c(cf_column *c, int64_t k, uint32_t *crc);
 
 /* integer #defines */
 #define CF_VERSION_MAJOR 0
