@@ -30,6 +30,19 @@ static void make_particle(int64_t i, struct particle *p)
     p->id = (int32_t)(1000 + i);
 }
 
+/* Close the three columns (collective): a close commits; NULL handles (on
+ * every rank alike) are no-ops.  Returns rc, or the first close's failure
+ * when rc is 0; after a failure the closes keep its message. */
+static int close_columns(cf_column *attrs, cf_column *id, cf_column *pos, int rc, cf_error *err)
+{
+    cf_column *cols[3] = { attrs, id, pos };
+    for (int k = 0; k < 3; k++) {
+        int rc2 = cf_mpi_column_close(cols[k], MPI_COMM_WORLD, rc ? NULL : err);
+        if (!rc) rc = rc2;
+    }
+    return rc;
+}
+
 static int write_snapshot(const char *dir, int rank, cf_error *err)
 {
     cf_file *f = NULL;
@@ -64,14 +77,7 @@ static int write_snapshot(const char *dir, int rank, cf_error *err)
                                      generator, err)))
         goto done;
 done:
-    /* A close commits; NULL handles (on every rank alike) are no-ops. */
-    {
-        cf_column *cols[3] = { attrs, id, pos };
-        for (int k = 0; k < 3; k++) {
-            int rc2 = cf_mpi_column_close(cols[k], MPI_COMM_WORLD, rc ? NULL : err);
-            if (!rc) rc = rc2;
-        }
-    }
+    rc = close_columns(attrs, id, pos, rc, err);
     cf_file_close(f);
     free(p);
     if (rc == 0 && rank == 0) printf("wrote %lld particles to %s\n", (long long)total, dir);
@@ -114,13 +120,7 @@ static int read_snapshot(const char *dir, int rank, int nranks, cf_error *err)
         printf("read %lld particles on %d ranks (BoxSize %g, written by %s): %lld wrong\n",
                (long long)cf_column_size(id), nranks, box, generator, bad);
 done:
-    {
-        cf_column *cols[3] = { attrs, id, pos };
-        for (int k = 0; k < 3; k++) {
-            int rc2 = cf_mpi_column_close(cols[k], MPI_COMM_WORLD, rc ? NULL : err);
-            if (!rc) rc = rc2;
-        }
-    }
+    rc = close_columns(attrs, id, pos, rc, err);
     cf_file_close(f);
     cf_free(generator);
     free(p);

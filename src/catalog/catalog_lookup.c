@@ -85,6 +85,25 @@ static void *par_worker(void *arg)
 /* Run par_worker on PAR_THREADS threads (fewer if they cannot start). */
 static void par_run(par *p) { cf__cat_run_threads(par_worker, p, PAR_THREADS); }
 
+/* A pass over the directories (and, with attrs, the columns' attribute
+ * files), not yet run. */
+static void par_init(par *p, const cf__catalog *cat, cf__catalog_col_attrs *attrs)
+{
+    p->cat = cat;
+    atomic_init(&p->next, 0);
+    atomic_init(&p->bad, 0);
+    p->warm_files = 0;
+    p->attrs = attrs;
+}
+
+/* Are all the catalog's directories still where it saw them?  One thread. */
+static int dirs_still_at(const cf__catalog *cat)
+{
+    for (size_t i = 0; i < cat->ndirs; i++)
+        if (!cf__cat_still_at(cat->root_fd, cat->dirs[i].path, &cat->dirs[i].st)) return 0;
+    return 1;
+}
+
 static int64_t elapsed_ns(const struct timespec *a)
 {
     struct timespec b;
@@ -96,15 +115,10 @@ int cf__catalog_list(const cf__catalog *cat, const char *root, char ***names, in
 {
     if (!cat || !cf__cat_same_root(cat, root)) return 0;
     if (cat->ndirs < PAR_MIN) {
-        for (size_t i = 0; i < cat->ndirs; i++)
-            if (!cf__cat_still_at(cat->root_fd, cat->dirs[i].path, &cat->dirs[i].st)) return 0;
+        if (!dirs_still_at(cat)) return 0;
     } else {
         par p;
-        p.cat = cat;
-        atomic_init(&p.next, 0);
-        atomic_init(&p.bad, 0);
-        p.warm_files = 0;
-        p.attrs = NULL;
+        par_init(&p, cat, NULL);
         struct timespec t0;
         clock_gettime(CLOCK_MONOTONIC, &t0);
         par_run(&p);
@@ -164,21 +178,16 @@ int cf__catalog_attrs(const cf__catalog *cat, const char *root, cf__catalog_col_
     cf__catalog_col_attrs *e = calloc(cat->ncols ? cat->ncols : 1, sizeof *e);
     if (!e) return CF_ENOMEM;
     if (cat->ndirs + cat->ncols < PAR_MIN) {
-        for (size_t i = 0; i < cat->ndirs; i++)
-            if (!cf__cat_still_at(cat->root_fd, cat->dirs[i].path, &cat->dirs[i].st)) {
-                free(e);
-                return 0;
-            }
+        if (!dirs_still_at(cat)) {
+            free(e);
+            return 0;
+        }
         for (size_t i = 0; i < cat->ncols; i++) (void)check_attrs(cat, i, &e[i]);
     } else {
         /* one queue of directory and file stamps: on a cold cache the
          * threads keep several inode reads in flight */
         par p;
-        p.cat = cat;
-        atomic_init(&p.next, 0);
-        atomic_init(&p.bad, 0);
-        p.warm_files = 0;
-        p.attrs = e;
+        par_init(&p, cat, e);
         par_run(&p);
         if (atomic_load(&p.bad)) {
             free(e);

@@ -182,37 +182,39 @@ static int has_header(const char *dir)
     return r;
 }
 
+typedef struct {
+    const char *prefix; /* the names of the groups walked into, or "" */
+    name_list *out;
+    int depth;
+} list_walk;
+
+static int list_dir(const char *dir, const char *prefix, name_list *out, int depth, cf_error *err);
+
+static int list_entry(void *ctx, const char *dir, const char *p, const char *name, cf_error *err)
+{
+    const list_walk *w = ctx;
+    struct stat st;
+    int rc = 0;
+    /* lstat: a symbolic link is neither listed nor entered (names.c) */
+    if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
+        if (has_header(p)) {
+            if (name_list_add(w->out, w->prefix, name)) rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", dir);
+        } else {
+            char *sub = w->prefix[0] ? cf__path_join(w->prefix, name) : strdup(name);
+            if (!sub) rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", dir);
+            else rc = list_dir(p, sub, w->out, w->depth + 1, err);
+            free(sub);
+        }
+    }
+    return rc;
+}
+
 /* Depth-first walk with bigfile's rules (see cf_file_list). */
 static int list_dir(const char *dir, const char *prefix, name_list *out, int depth, cf_error *err)
 {
     if (depth > 256) return CF_FAIL(err, CF_EFORMAT, "%s: directories nested too deeply", dir);
-    DIR *d = opendir(dir);
-    if (!d) {
-        int e = errno;
-        return CF_FAIL(err, cf__errno_code(e), "%s: cannot list: %s", dir, strerror(e));
-    }
-    int rc = 0;
-    struct dirent *ent;
-    while (rc == 0 && (ent = readdir(d)) != NULL) {
-        if (ent->d_name[0] == '.') continue;
-        char *p = cf__path_join(dir, ent->d_name);
-        if (!p) { rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", dir); break; }
-        struct stat st;
-        /* lstat: a symbolic link is neither listed nor entered (names.c) */
-        if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
-            if (has_header(p)) {
-                if (name_list_add(out, prefix, ent->d_name)) rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", dir);
-            } else {
-                char *sub = prefix[0] ? cf__path_join(prefix, ent->d_name) : strdup(ent->d_name);
-                if (!sub) rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", dir);
-                else rc = list_dir(p, sub, out, depth + 1, err);
-                free(sub);
-            }
-        }
-        free(p);
-    }
-    closedir(d);
-    return rc;
+    list_walk w = { prefix, out, depth };
+    return cf__dir_each(dir, 1, list_entry, &w, err);
 }
 
 static int compare_names(const void *a, const void *b)

@@ -72,38 +72,36 @@ static int trash_name(const char *parent, const char *leaf, int make_dir, char *
     return CF_FAIL(err, CF_EIO, "%s: cannot find a free hidden name to remove into", parent);
 }
 
+typedef struct {
+    const char *root, *what;
+} content_check;
+
+static int check_entry(void *ctx, const char *dir, const char *p, const char *name, cf_error *err)
+{
+    const content_check *c = ctx;
+    struct stat st;
+    int rc = 0;
+    if (lstat(p, &st) != 0) {
+        int e = errno;
+        if (e != ENOENT) rc = CF_FAIL(err, CF_EIO, "%s: cannot stat: %s", p, strerror(e));
+    } else if (S_ISDIR(st.st_mode)) {
+        rc = cf__check_only_format_content(p, c->root, c->what, err);
+    } else if (S_ISLNK(st.st_mode) && strcmp(name, CF__CATALOG_DIR) == 0 && strcmp(dir, c->root) == 0) {
+        /* a link where the catalog belongs: moved away, never followed */
+    } else if (!S_ISREG(st.st_mode) || !cf__is_format_file_name(name)) {
+        rc = CF_FAIL(err, CF_ENOTFILE, "%s: refusing to %s: '%s' is not part of a colfile/bigfile File", c->root,
+                     c->what, p);
+    }
+    return rc;
+}
+
 /* Check that everything under dir looks like File content, so that neither
  * truncation nor the removal of a group deletes a user's unrelated files.
  * Symbolic links are refused too. */
 int cf__check_only_format_content(const char *dir, const char *root, const char *what, cf_error *err)
 {
-    DIR *d = opendir(dir);
-    if (!d) {
-        int e = errno;
-        return CF_FAIL(err, cf__errno_code(e), "%s: cannot list: %s", dir, strerror(e));
-    }
-    int rc = 0;
-    struct dirent *ent;
-    while (rc == 0 && (ent = readdir(d)) != NULL) {
-        if (strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0) continue;
-        char *p = cf__path_join(dir, ent->d_name);
-        if (!p) { rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", dir); break; }
-        struct stat st;
-        if (lstat(p, &st) != 0) {
-            int e = errno;
-            if (e != ENOENT) rc = CF_FAIL(err, CF_EIO, "%s: cannot stat: %s", p, strerror(e));
-        } else if (S_ISDIR(st.st_mode)) {
-            rc = cf__check_only_format_content(p, root, what, err);
-        } else if (S_ISLNK(st.st_mode) && strcmp(ent->d_name, CF__CATALOG_DIR) == 0 && strcmp(dir, root) == 0) {
-            /* a link where the catalog belongs: moved away, never followed */
-        } else if (!S_ISREG(st.st_mode) || !cf__is_format_file_name(ent->d_name)) {
-            rc = CF_FAIL(err, CF_ENOTFILE, "%s: refusing to %s: '%s' is not part of a colfile/bigfile File", root,
-                         what, p);
-        }
-        free(p);
-    }
-    closedir(d);
-    return rc;
+    content_check c = { root, what };
+    return cf__dir_each(dir, 0, check_entry, &c, err);
 }
 
 /* ---- the locks of every directory of a tree ------------------------------ */

@@ -263,6 +263,30 @@ int cf__fsync_files(const char *dir, const char *const *names, const int *open_f
     return rc;
 }
 
+int cf__dir_each(const char *dir, int skip_hidden, cf__dir_entry_fn fn, void *ctx, cf_error *err)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        int e = errno;
+        return CF_FAIL(err, cf__errno_code(e), "%s: cannot list: %s", dir, strerror(e));
+    }
+    int rc = 0;
+    struct dirent *ent;
+    while (rc == 0 && (ent = readdir(d)) != NULL) {
+        const char *name = ent->d_name;
+        if (skip_hidden ? name[0] == '.' : strcmp(name, ".") == 0 || strcmp(name, "..") == 0) continue;
+        char *p = cf__path_join(dir, name);
+        if (!p) {
+            rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", dir);
+            break;
+        }
+        rc = fn(ctx, dir, p, name, err);
+        free(p);
+    }
+    closedir(d);
+    return rc;
+}
+
 int cf__remove_tree(const char *path, cf_error *err)
 {
     struct stat st;

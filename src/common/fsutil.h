@@ -88,6 +88,13 @@ static inline uint64_t cf__unique_next(uint64_t x)
     return x * 6364136223846793005ULL + 1442695040888963407ULL;
 }
 
+/* Call fn(ctx, dir, path, name, err) for each entry of dir (path: dir/name),
+ * but "." and "..", and every name starting with '.' when skip_hidden, in
+ * readdir order, until fn returns non-zero; returns that, or the failure to
+ * list dir or to join a path. */
+typedef int (*cf__dir_entry_fn)(void *ctx, const char *dir, const char *path, const char *name, cf_error *err);
+int cf__dir_each(const char *dir, int skip_hidden, cf__dir_entry_fn fn, void *ctx, cf_error *err);
+
 /* rm -r path without following symbolic links (ENOENT is not an error). */
 int cf__remove_tree(const char *path, cf_error *err);
 

@@ -280,6 +280,15 @@ static int pending_merge(cf__attrset *s, pending_list *p)
     return 0;
 }
 
+/* The end of a parse: after a failure rc, drop what was parsed; else merge
+ * it into s.  Returns rc or the merge's failure. */
+static int pending_finish(cf__attrset *s, pending_list *p, int rc, const char *path, cf_error *err)
+{
+    if (rc == 0 && pending_merge(s, p) != 0) rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", path);
+    if (rc) pending_free(p);
+    return rc;
+}
+
 /* ------------------------------------------------------------------ */
 /* attr-v2 parser                                                       */
 /* ------------------------------------------------------------------ */
@@ -410,16 +419,9 @@ int cf__attrset_parse_v2(cf__attrset *s, const char *text, size_t len,
         lineno++;
         while (end > line && end[-1] == '\r') end--;
         rc = parse_v2_line(&p, line, end, path, lineno, err);
-        if (rc) goto fail;
+        if (rc) break;
     }
-    if (pending_merge(s, &p) != 0) {
-        rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", path);
-        goto fail;
-    }
-    return 0;
-fail:
-    pending_free(&p);
-    return rc;
+    return pending_finish(s, &p, rc, path, err);
 }
 
 /* ------------------------------------------------------------------ */
@@ -464,7 +466,7 @@ int cf__attrset_parse_v1(cf__attrset *s, const unsigned char *bytes, size_t len,
         rec++;
         if (len - off < V1_RECORD_HEAD) {
             rc = CF_FAIL(err, CF_EFORMAT, "%s: record %zu: truncated record header", path, rec);
-            goto fail;
+            goto done;
         }
         const unsigned char *r = bytes + off;
         int32_t nmemb = get_le32(r), name_len = get_le32(r + 4);
@@ -474,12 +476,12 @@ int cf__attrset_parse_v1(cf__attrset *s, const unsigned char *bytes, size_t len,
         off += V1_RECORD_HEAD;
         if (nmemb < 0) {
             rc = CF_FAIL(err, CF_EFORMAT, "%s: record %zu: negative nmemb %" PRId32, path, rec, nmemb);
-            goto fail;
+            goto done;
         }
         if (name_len <= 0) {
             rc = CF_FAIL(err, CF_EFORMAT, "%s: record %zu: bad name length %" PRId32, path, rec,
                          name_len);
-            goto fail;
+            goto done;
         }
         cf__dtype t;
         cf_error derr;
@@ -493,18 +495,18 @@ int cf__attrset_parse_v1(cf__attrset *s, const unsigned char *bytes, size_t len,
             }
             shown[k] = '\0';
             rc = CF_FAIL(err, CF_EFORMAT, "%s: record %zu: bad dtype `%s'", path, rec, shown);
-            goto fail;
+            goto done;
         }
         uint64_t nbytes = (uint64_t)nmemb * (uint64_t)t.width; /* < 2^35 */
         if ((uint64_t)name_len > len - off) {
             rc = CF_FAIL(err, CF_EFORMAT, "%s: record %zu: truncated name", path, rec);
-            goto fail;
+            goto done;
         }
         const unsigned char *name = bytes + off;
         off += (size_t)name_len;
         if (nbytes > (uint64_t)(len - off)) {
             rc = CF_FAIL(err, CF_EFORMAT, "%s: record %zu: truncated data", path, rec);
-            goto fail;
+            goto done;
         }
         char *ncopy = malloc((size_t)name_len + 1);
         unsigned char *data = nbytes ? malloc((size_t)nbytes) : NULL;
@@ -512,7 +514,7 @@ int cf__attrset_parse_v1(cf__attrset *s, const unsigned char *bytes, size_t len,
             free(ncopy);
             free(data);
             rc = CF_FAIL(err, CF_ENOMEM, "%s: record %zu: out of memory", path, rec);
-            goto fail;
+            goto done;
         }
         memcpy(ncopy, name, (size_t)name_len);
         ncopy[name_len] = '\0';
@@ -522,21 +524,15 @@ int cf__attrset_parse_v1(cf__attrset *s, const unsigned char *bytes, size_t len,
             rc = CF_FAIL(err, CF_EFORMAT, "%s: record %zu: bad attribute name", path, rec);
             free(ncopy);
             free(data);
-            goto fail;
+            goto done;
         }
         if (pending_push(&p, ncopy, &t, nmemb, data) != 0) {
             rc = CF_FAIL(err, CF_ENOMEM, "%s: record %zu: out of memory", path, rec);
-            goto fail;
+            goto done;
         }
     }
-    if (pending_merge(s, &p) != 0) {
-        rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", path);
-        goto fail;
-    }
-    return 0;
-fail:
-    pending_free(&p);
-    return rc;
+done:
+    return pending_finish(s, &p, rc, path, err);
 }
 
 /* ------------------------------------------------------------------ */

@@ -189,10 +189,8 @@ int cf__ext_format(const cf__header *h, const uint32_t *crc, const unsigned char
     size_t cap = 160 + (size_t)h->nfile * 80;
     char *buf = malloc(cap);
     if (!buf) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", path);
-    char token[CF_DTYPE_MAX];
-    cf__dtype_format(&h->dtype, token);
-    size_t n = (size_t)snprintf(buf, cap, "COLFILE-EXT: 1\nDTYPE: %s\nNMEMB: %" PRId64 "\nNFILE: %" PRId64 "\n",
-                                token, h->nmemb, h->nfile);
+    size_t n = (size_t)snprintf(buf, cap, "COLFILE-EXT: 1\n");
+    n += cf__header_format_top(h, buf + n, cap - n);
     for (int64_t i = 0; i < h->nfile; i++) {
         if (known[i])
             n += (size_t)snprintf(buf + n, cap - n, "%06" PRIX64 ": %" PRId64 " : %" PRIu32 " : crc32c=%08" PRIx32 "\n",

@@ -211,6 +211,14 @@ fail:
     return rc;
 }
 
+size_t cf__header_format_top(const cf__header *h, char *buf, size_t cap)
+{
+    char token[CF_DTYPE_MAX];
+    cf__dtype_format(&h->dtype, token);
+    return (size_t)snprintf(buf, cap, "DTYPE: %s\nNMEMB: %" PRId64 "\nNFILE: %" PRId64 "\n", token, h->nmemb,
+                            h->nfile);
+}
+
 int cf__header_format(const cf__header *h, char **text, size_t *len,
                       const char *path, cf_error *err)
 {
@@ -218,10 +226,7 @@ int cf__header_format(const cf__header *h, char **text, size_t *len,
     size_t cap = 128 + (size_t)h->nfile * 72;
     char *buf = malloc(cap);
     if (!buf) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory formatting header", path);
-    char token[CF_DTYPE_MAX];
-    cf__dtype_format(&h->dtype, token);
-    size_t n = (size_t)snprintf(buf, cap, "DTYPE: %s\nNMEMB: %" PRId64 "\nNFILE: %" PRId64 "\n",
-                                token, h->nmemb, h->nfile);
+    size_t n = cf__header_format_top(h, buf, cap);
     for (int64_t i = 0; i < h->nfile; i++) {
         n += (size_t)snprintf(buf + n, cap - n, "%06" PRIX64 ": %" PRId64 " : %" PRIu32 " : %" PRIu32 "\n",
                               (uint64_t)i, h->rows[i], h->sums[i], cf__sysv_fold(h->sums[i]));

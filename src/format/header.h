@@ -38,6 +38,11 @@ int cf__header_parse(cf__header *h, const char *text, size_t len,
 int cf__header_format(const cf__header *h, char **text, size_t *len,
                       const char *path, cf_error *err);
 
+/* Write the DTYPE, NMEMB and NFILE lines of h to buf (of cap bytes, room
+ * for them assumed) and return their length: the top of a header and of an
+ * extension file. */
+size_t cf__header_format_top(const cf__header *h, char *buf, size_t cap);
+
 /* Number of rows, the sum of rows[] (saturating is not needed: sizes are
  * checked at parse and create). */
 int64_t cf__header_size(const cf__header *h);

@@ -157,6 +157,22 @@ static int handles_differ_here(cf_column *const *cols, const int *flags, int64_t
     return bad;
 }
 
+/* Merge one rank's exported write states (p: per column that NEEDs it, in
+ * order, its 8-byte length and its bytes) into rank 0's handles; stops at
+ * the first failure. */
+static int merge_states(cf_column **cols, const int *flags, int64_t n, const unsigned char *p, cf_error *e)
+{
+    int lrc = 0;
+    for (int64_t i = 0; i < n && lrc == 0; i++) {
+        if (!(flags[i] & NEED)) continue;
+        uint64_t len;
+        memcpy(&len, p, sizeof len);
+        lrc = cf_column_pending_merge(cols[i], p + sizeof len, (size_t)len, e);
+        p += sizeof len + len;
+    }
+    return lrc;
+}
+
 /* Close n columns collectively (cf_mpi_column_close_many).  Handles that
  * need no gathering (read-only, attribute blocks) close at once; the
  * others export their write state (all but rank 0), concatenated: per
@@ -249,14 +265,7 @@ static int close_columns(cf_column **cols, int64_t n, MPI_Comm comm, const char 
         if (biggest > 0)
             MPI_Gather(state, (int)biggest, MPI_BYTE, recv, (int)biggest, MPI_BYTE, 0, comm);
         for (int r = 1; rank == 0 && r < size && lrc == 0; r++) {
-            const unsigned char *p = recv + (size_t)r * (size_t)biggest;
-            for (int64_t i = 0; i < n && lrc == 0; i++) {
-                if (!(flags[i] & NEED)) continue;
-                uint64_t len;
-                memcpy(&len, p, sizeof len);
-                lrc = cf_column_pending_merge(cols[i], p + sizeof len, (size_t)len, &e);
-                p += sizeof len + len;
-            }
+            lrc = merge_states(cols, flags, n, recv + (size_t)r * (size_t)biggest, &e);
         }
     } else {
         /* Rounds: the exact sizes first. */
@@ -290,14 +299,7 @@ static int close_columns(cf_column **cols, int64_t n, MPI_Comm comm, const char 
             MPI_Gatherv(state, in ? (int)used : 0, MPI_BYTE, recv, counts, displs, MPI_BYTE, 0, comm);
             for (int r = r0; rank == 0 && r < r1 && lrc == 0; r++) {
                 if (r == 0) continue;
-                const unsigned char *p = recv + displs[r];
-                for (int64_t i = 0; i < n && lrc == 0; i++) {
-                    if (!(flags[i] & NEED)) continue;
-                    uint64_t len;
-                    memcpy(&len, p, sizeof len);
-                    lrc = cf_column_pending_merge(cols[i], p + sizeof len, (size_t)len, &e);
-                    p += sizeof len + len;
-                }
+                lrc = merge_states(cols, flags, n, recv + displs[r], &e);
             }
         }
         free(lens);

@@ -59,10 +59,17 @@ static inline int cf__f_below(double a, double b)
     return a < b || (a == b && signbit(a) && !signbit(b));
 }
 
+/* The counts every kind merges alike: a macro, so that the merges compile
+ * to the same code as when each spelled them out. */
+#define CF__MERGE_COUNTS(into, from)                                \
+    do {                                                            \
+        (into)->count = cf__count_add((into)->count, (from)->count); \
+        (into)->nan = cf__count_add((into)->nan, (from)->nan);       \
+    } while (0)
+
 static inline void cf__merge_i(cf__acc *into, const cf__acc *from)
 {
-    into->count = cf__count_add(into->count, from->count);
-    into->nan = cf__count_add(into->nan, from->nan);
+    CF__MERGE_COUNTS(into, from);
     into->sum += from->sum;
     if (from->v.i.min < into->v.i.min) into->v.i.min = from->v.i.min;
     if (from->v.i.max > into->v.i.max) into->v.i.max = from->v.i.max;
@@ -70,8 +77,7 @@ static inline void cf__merge_i(cf__acc *into, const cf__acc *from)
 
 static inline void cf__merge_u(cf__acc *into, const cf__acc *from)
 {
-    into->count = cf__count_add(into->count, from->count);
-    into->nan = cf__count_add(into->nan, from->nan);
+    CF__MERGE_COUNTS(into, from);
     into->sum += from->sum;
     if (from->v.u.min < into->v.u.min) into->v.u.min = from->v.u.min;
     if (from->v.u.max > into->v.u.max) into->v.u.max = from->v.u.max;
@@ -79,8 +85,7 @@ static inline void cf__merge_u(cf__acc *into, const cf__acc *from)
 
 static inline void cf__merge_f(cf__acc *into, const cf__acc *from)
 {
-    into->count = cf__count_add(into->count, from->count);
-    into->nan = cf__count_add(into->nan, from->nan);
+    CF__MERGE_COUNTS(into, from);
     into->sum += from->sum;
     if (cf__f_below(from->v.f.min, into->v.f.min)) into->v.f.min = from->v.f.min;
     if (cf__f_below(into->v.f.max, from->v.f.max)) into->v.f.max = from->v.f.max;
@@ -88,8 +93,7 @@ static inline void cf__merge_f(cf__acc *into, const cf__acc *from)
 
 static inline void cf__merge_0(cf__acc *into, const cf__acc *from)
 {
-    into->count = cf__count_add(into->count, from->count);
-    into->nan = cf__count_add(into->nan, from->nan);
+    CF__MERGE_COUNTS(into, from);
 }
 
 /* ------------------------------------------------------------------ */

@@ -86,14 +86,4 @@ int bf__refill_layout(BigBlock *bb);
 int bf__write_flags(int flags);
 int bf__column_io(cf_column *c, int write, int64_t row, int64_t rows, int nmemb, BigArray *a);
 
-/* Shared by the serial and MPI calls (bf_file.c, bf_io.c). */
-int bf__create_column(cf_column **c, cf_file *f, const char *blockname, const char *dtype, int nmemb,
-                      int Nfile, const size_t fsize[], cf_error *e);
-int bf__grow_column(BigBlock *bb, int Nfile_grow, const size_t fsize_grow[]);
-int bf__refill_layout(BigBlock *bb);
-/* flags for a writable File handle: CF_OPEN_NODURABLE added when
- * colfile_bigfile_set_durable(0) said so. */
-int bf__write_flags(int flags);
-int bf__column_io(cf_column *c, int write, int64_t row, int64_t rows, int nmemb, BigArray *a);
-
 #endif
