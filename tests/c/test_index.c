@@ -349,7 +349,7 @@ static void test_over_4m_chunks(void)
     cf_file *f;
     const int64_t rows = ((int64_t)1 << 22) + 1000;
     int32_t *v = malloc(sizeof *v * (size_t)rows);
-    for (int64_t i = 0; i < rows; i++) v[i] = (int32_t)((i * 2654435761u) >> 7) - (1 << 23);
+    for (int64_t i = 0; i < rows; i++) v[i] = (int32_t)((uint32_t)((uint64_t)i * 2654435761u) >> 8) - (1 << 23);
     CHECK_OK(cf_file_open(&f, cf_test_dir(), CF_OPEN_WRITE, &err), &err);
     cf_column *c;
     CHECK_OK(cf_column_create(&c, f, "big", "i4", 1, rows, 4, &err), &err);
