@@ -222,6 +222,32 @@ def _check_blob(name: str, col: Any, i: int, first: int) -> tuple[dict[str, Any]
 _CHANGED_TRIES = 4
 
 
+def _stamp(path: str, name: str) -> tuple[Any, bool]:
+    """What tells a column's version from outside: its header file (inode,
+    modification time, size) and whether it is marked torn.  Taken before
+    the column is opened and again before damage is reported: a change
+    means another process committed or began an in-place update during the
+    check, which a writer lock would have shown where locks exclude across
+    nodes, but not where they are node-local or off."""
+    d = os.path.join(path, name)
+    try:
+        st = os.stat(os.path.join(d, "header"))
+        head: Any = (st.st_ino, st.st_mtime_ns, st.st_size)
+    except OSError:
+        head = None
+    return head, os.path.exists(os.path.join(d, "colfile-torn"))
+
+
+def _moved(f: Any, before: dict[str, Any], names: Any) -> dict[str, str]:
+    """The columns among ``names`` whose stamp changed since ``before``,
+    with why."""
+    out = {}
+    for name in names:
+        if name in before and _stamp(f.path, name) != before[name]:
+            out[name] = "its header or torn mark changed while it was checked"
+    return out
+
+
 def _changed_note(where: str, why: str) -> str:
     return (f"{where}: changed during the check: {why}; not checked (another process "
             "replaced, removed, appended to or updated it meanwhile: check it again)")
@@ -300,8 +326,10 @@ def _run(args: Any) -> int:
         names = select_columns(f, args.columns)
         cols: list[tuple[str, Any]] = []
         notes: list[str] = []
+        before: dict[str, Any] = {}
         for name in names:
             where = f"{os.path.join(f.path, name)}: column {name!r}"
+            before[name] = _stamp(f.path, name)
             try:
                 cols.append((name, f[name]))
             except colfile.ColumnNotFoundError:
@@ -363,10 +391,17 @@ def _run(args: Any) -> int:
                                              "mix old and new values (colfile repair)"}]})
                 bad_columns.add(name)
         leftovers = f.cleanup(dry_run=True)
+        # what the metadata showed may be another process's change under
+        # way: reported as changed, not as damage, and not checked further
+        early = _moved(f, before, {e["column"] for e in report})
+        for name, why in early.items():
+            report[:] = [e for e in report if e["column"] != name]
+            bad_columns.discard(name)
+            notes.append(_changed_note(f"{os.path.join(f.path, name)}: column {name!r}", why))
         # Every blob, numbered in name order; rank r checks its share.
         work = []
         for name, col in cols:
-            if states[name] == "updating":
+            if states[name] == "updating" or name in early:
                 continue  # being changed: nothing to compare yet
             first = 0
             for i in range(col.nfile):
@@ -419,6 +454,12 @@ def _run(args: Any) -> int:
             results = [r for part, _ in gathered for r in part if r[0]["column"] not in changed]
             order = {(n, i): k for k, (n, _, i, _) in enumerate(work)}
             results.sort(key=lambda r: order[(r[0]["column"], int(r[0]["blob"], 16))])
+        # damage found in a column another process changed meanwhile is
+        # that change seen half done: reported as changed
+        damaged = {r[0]["column"] for r in results if _damage(set(r[0]["status"]))}
+        for name, why in _moved(f, before, damaged).items():
+            changed.setdefault(name, why)
+        results = [r for r in results if r[0]["column"] not in changed]
         for name, why in sorted(changed.items()):
             line = _changed_note(f"{os.path.join(f.path, name)}: column {name!r}", why)
             notes.append(line)
