@@ -45,7 +45,7 @@ from ._core.integrity import CHUNK_STATS_DTYPE
 from .errors import Error
 
 if TYPE_CHECKING:
-    from .column import Column
+    import colfile
 
 __all__ = ["info", "count", "nodes", "bytes_read", "chunk_crc32c", "problem", "plan_table", "IndexWarning"]
 
@@ -55,7 +55,7 @@ class IndexWarning(UserWarning):
     statistics (slower, still exact); ``colfile index`` rebuilds it."""
 
 
-def info(col: Column) -> dict[str, Any]:
+def info(col: colfile.Column) -> dict[str, Any]:
     """What the column's chunk index is (``cf_column_index_info``).
 
     Returns
@@ -70,13 +70,13 @@ def info(col: Column) -> dict[str, Any]:
         return _ci.info(col._handle())
 
 
-def count(col: Column, level: int) -> int:
+def count(col: colfile.Column, level: int) -> int:
     """Records of ``level`` (0: chunks) of a current index, else 0."""
     with col._lock:
         return _ci.count(col._handle(), level)
 
 
-def nodes(col: Column, level: int, first: int, n: int, component: int = 0) -> np.ndarray:
+def nodes(col: colfile.Column, level: int, first: int, n: int, component: int = 0) -> np.ndarray:
     """Records ``first`` .. ``first + n - 1`` of ``level`` for one component,
     as records of :data:`colfile.column.CHUNK_STATS_DTYPE` (``first_row``
     and ``rows``: the rows below each record; ``valid`` False where a chunk
@@ -95,20 +95,20 @@ def nodes(col: Column, level: int, first: int, n: int, component: int = 0) -> np
     return out
 
 
-def bytes_read(col: Column) -> int:
+def bytes_read(col: colfile.Column) -> int:
     """Bytes of the chunk index this handle has read so far."""
     with col._lock:
         return _ci.bytes_read(col._handle())
 
 
-def chunk_crc32c(col: Column, k: int) -> int | None:
+def chunk_crc32c(col: colfile.Column, k: int) -> int | None:
     """The CRC32C of chunk ``k``'s bytes, when known (the index or this
     handle's writes), else None."""
     with col._lock:
         return _ci.chunk_crc32c(col._handle(), k)
 
 
-def problem(col: Column) -> str | None:
+def problem(col: colfile.Column) -> str | None:
     """What is wrong with the column's chunk index, reading all of it (every
     page checked against its CRC32C), or None when it is absent, stale
     (another version's: unused, not damage) or sound."""
@@ -137,7 +137,7 @@ def _runs(idx: np.ndarray) -> list[tuple[int, int]]:
     return [(int(idx[s]), int(e - s)) for s, e in zip(starts, ends)]
 
 
-def plan_table(col: Column, comps: Sequence[int], leaves: Sequence[Any],
+def plan_table(col: colfile.Column, comps: Sequence[int], leaves: Sequence[Any],
                undecided: Callable[[Any, np.ndarray], np.ndarray]
                ) -> tuple[np.ndarray, np.ndarray, dict[int, np.ndarray]] | None:
     """``first_row``, ``rows`` and, per component, statistics records that
