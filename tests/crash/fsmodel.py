@@ -115,9 +115,12 @@ class FsModel:
 
     def repair_args(self) -> list[str]:
         """`colfile repair` options: with every lock failing, repair can
-        only run without locks, and --force (the harness knows that no
-        writer is left) lets it remove what only a lock could prove free."""
-        return ["--no-locking", "--force"] if self.locking_off else []
+        only run without locks; there and with node-local locks, --force
+        (the harness knows that no writer is left) lets it change and
+        remove what only a lock could prove free."""
+        if self.locking_off:
+            return ["--no-locking", "--force"]
+        return ["--force"] if "nodelocal" in self.modes else []
 
 
 def find_lockshim(build: Path | None) -> Path | None:

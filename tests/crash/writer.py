@@ -138,9 +138,10 @@ class Writer:
         elif op.kind == "repair":
             import colfile
             from colfile.cli import main as cli_main
-            # without locks repair changes nothing unproved unless forced:
-            # this writer is the File's only one
-            off = ["--no-locking", "--force"] if self.kwargs.get("locking") is False else []
+            # without locks, or with node-local ones, repair changes nothing
+            # unproved unless forced: this writer is the File's only one
+            off = ["--no-locking", "--force"] if self.kwargs.get("locking") is False else \
+                ["--force"] if colfile.locking.lock_scope(self.path)[0] == "node" else []
             rc = cli_main(["repair", "-q"] + off + [self.path])
             if rc != 0:
                 raise colfile.StorageError(f"{self.path}: colfile repair exited with status {rc}", -1)
