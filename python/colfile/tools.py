@@ -384,8 +384,7 @@ def copy(src: str, dst: str, columns: Sequence[str] | None = None, *,
     copy into place.  An error on any rank is raised on every rank.
     """
     dt = _check_dtype(dtype)
-    if nfile is not None and (int(nfile) != nfile or nfile < 1):
-        raise ToolError(f"bad nfile {nfile!r}: at least 1 blob")
+    _check_nfile(nfile)
     names: list[str] = []
 
     def build(files: list[File]) -> tuple[list[_Plan], Any, dict[str, Any]]:
@@ -420,6 +419,12 @@ def copy(src: str, dst: str, columns: Sequence[str] | None = None, *,
     return names
 
 
+def _check_nfile(nfile: int | None) -> None:
+    """ToolError unless ``nfile`` is None or a whole number of blobs >= 1."""
+    if nfile is not None and (int(nfile) != nfile or nfile < 1):
+        raise ToolError(f"bad nfile {nfile!r}: at least 1 blob")
+
+
 def _sample_mask(start: int, stop: int, every: int | None,
                  fraction: float | None, rng: Any) -> np.ndarray:
     if every is not None:
@@ -451,8 +456,7 @@ def sample(src: str, dst: str, columns: Sequence[str] | None = None, *,
             raise ToolError(f"bad fraction {fraction!r}: between 0 and 1")
         if seed is None:
             raise ToolError("fraction= needs seed= (the sample must be reproducible)")
-    if nfile is not None and (int(nfile) != nfile or nfile < 1):
-        raise ToolError(f"bad nfile {nfile!r}: at least 1 blob")
+    _check_nfile(nfile)
     names: list[str] = []
 
     def masks(col: Any) -> Iterator[tuple[int, int, np.ndarray]]:
@@ -502,8 +506,7 @@ def join(dst: str, srcs: Sequence[str], columns: Sequence[str] | None = None, *,
     """
     if len(srcs) < 1:
         raise ToolError("join needs at least one source File")
-    if nfile is not None and (int(nfile) != nfile or nfile < 1):
-        raise ToolError(f"bad nfile {nfile!r}: at least 1 blob")
+    _check_nfile(nfile)
     names: list[str] = []
 
     def build(files: list[File]) -> tuple[list[_Plan], Any, dict[str, Any]]:

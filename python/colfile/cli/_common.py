@@ -7,6 +7,7 @@ Standard library and numpy only.
 
 from __future__ import annotations
 
+import argparse
 import fnmatch
 import json
 import math
@@ -600,6 +601,18 @@ def want_progress(flag: bool | None, stream: TextIO | None = None) -> bool:
 
 # ---------------------------------------------------------------------------
 # the File-writing tools (cp, sample, join)
+
+
+def positive_int(text: str) -> int:
+    """argparse type of an option that counts something (--nfile, --every):
+    a whole number >= 1."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"not a whole number >= 1: {text!r}")
+    return n
 
 
 def add_tool_output(p: Any) -> None:

@@ -11,7 +11,7 @@ import numpy as np
 
 import colfile.tools
 
-from ._common import UsageError, add_tool_output, run_tool, tool_columns
+from ._common import UsageError, add_tool_output, positive_int, run_tool, tool_columns
 from ._launch import communicator
 
 HELP = "copy a File or columns to a new File (--nfile, --dtype)"
@@ -53,16 +53,6 @@ def _dtype(text: str) -> np.dtype[Any]:
     return dt
 
 
-def _positive(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"not a whole number >= 1: {text!r}")
-    return n
-
-
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     p = sub.add_parser("cp", help=HELP, description=DESCRIPTION, epilog=EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -70,7 +60,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("dst", metavar="DST", help="the new File")
     p.add_argument("columns", metavar="COLUMN", nargs="*",
                    help="columns, groups or patterns to copy (default: all)")
-    p.add_argument("--nfile", type=_positive, metavar="N",
+    p.add_argument("--nfile", type=positive_int, metavar="N",
                    help="split each column's rows evenly over N blobs")
     p.add_argument("--dtype", type=_dtype, metavar="DTYPE",
                    help="convert the elements of every column (f4, >i8, S16, ...)")

@@ -8,7 +8,7 @@ from typing import Any
 
 import colfile.tools
 
-from ._common import UsageError, add_tool_output, run_tool, tool_columns
+from ._common import UsageError, add_tool_output, positive_int, run_tool, tool_columns
 
 HELP = "concatenate Files with the same columns along rows"
 
@@ -27,16 +27,6 @@ examples:
   colfile join all part0 part1 -c 1/Position,1/ID --nfile 8"""
 
 
-def _positive(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"not a whole number >= 1: {text!r}")
-    return n
-
-
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     p = sub.add_parser("join", help=HELP, description=DESCRIPTION, epilog=EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -44,7 +34,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("srcs", metavar="SRC", nargs="+", help="the Files to concatenate, in order")
     p.add_argument("-c", "--columns", metavar="A,B",
                    help="join only these columns, groups or patterns (comma separated)")
-    p.add_argument("--nfile", type=_positive, metavar="N", help="blobs of each column")
+    p.add_argument("--nfile", type=positive_int, metavar="N", help="blobs of each column")
     p.add_argument("-v", "--verbose", action="store_true", help="print each column joined")
     add_tool_output(p)
     return p

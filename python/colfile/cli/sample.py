@@ -9,7 +9,7 @@ from typing import Any
 
 import colfile.tools
 
-from ._common import UsageError, add_tool_output, run_tool, tool_columns
+from ._common import UsageError, add_tool_output, positive_int, run_tool, tool_columns
 
 HELP = "every k-th or a random fraction of the rows to a new File"
 
@@ -27,16 +27,6 @@ EPILOG = """\
 examples:
   colfile sample snapshot thin --every 100
   colfile sample snapshot tenth --fraction 0.1 --seed 42 1/Position 1/ID"""
-
-
-def _positive(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"not a whole number >= 1: {text!r}")
-    return n
 
 
 def _fraction(text: str) -> float:
@@ -57,11 +47,11 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("columns", metavar="COLUMN", nargs="*",
                    help="columns, groups or patterns to sample (default: all)")
     how = p.add_mutually_exclusive_group()
-    how.add_argument("--every", type=_positive, metavar="K", help="keep rows 0, K, 2K, ...")
+    how.add_argument("--every", type=positive_int, metavar="K", help="keep rows 0, K, 2K, ...")
     how.add_argument("--fraction", type=_fraction, metavar="P",
                      help="keep a random fraction P of the rows (needs --seed)")
     p.add_argument("--seed", type=int, help="seed of the random choice")
-    p.add_argument("--nfile", type=_positive, metavar="N", help="blobs of each column")
+    p.add_argument("--nfile", type=positive_int, metavar="N", help="blobs of each column")
     p.add_argument("-v", "--verbose", action="store_true", help="print each column sampled")
     add_tool_output(p)
     p.set_defaults(_extra_positionals="columns")
