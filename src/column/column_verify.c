@@ -32,6 +32,63 @@ static int same_acc(const cf__acc *a, const cf__acc *b, const cf__dtype *d)
     return fabs(x - y) <= 1e-9 * scale + 1e-300 || (isinf(x) && isinf(y) && (x > 0) == (y > 0));
 }
 
+/* colfile-v1 as last parsed for recorded_crc, and which file it was: a
+ * column with many blobs to look up parses it once, and again only when
+ * another commit replaced it. */
+struct cf__recorded {
+    dev_t dev;
+    ino_t ino;
+    struct timespec mtime;
+    off_t size;
+    int ok;   /* sealed and parsed: x holds it */
+    cf__ext x;
+};
+
+void cf__column_recorded_free(cf_column *c)
+{
+    if (!c || !c->ext.recorded) return;
+    if (c->ext.recorded->ok) cf__ext_free(&c->ext.recorded->x);
+    free(c->ext.recorded);
+    c->ext.recorded = NULL;
+}
+
+static int same_file(const struct cf__recorded *r, const struct stat *st)
+{
+    return r->dev == st->st_dev && r->ino == st->st_ino && r->size == st->st_size &&
+           r->mtime.tv_sec == st->st_mtim.tv_sec && r->mtime.tv_nsec == st->st_mtim.tv_nsec;
+}
+
+/* colfile-v1 of this version's directory as it is now, parsed when sealed
+ * (NULL when absent, unreadable or out of memory). */
+static const struct cf__recorded *recorded_now(cf_column *c)
+{
+    struct stat st;
+    if (!cf__version_stat(c, CF__EXT_NAME, &st)) return NULL;
+    if (c->ext.recorded && same_file(c->ext.recorded, &st)) return c->ext.recorded;
+    cf__column_recorded_free(c);
+    char *text = NULL;
+    size_t len = 0, body = 0;
+    cf_error mine;
+    struct cf__recorded *r = calloc(1, sizeof *r);
+    if (!r || cf__version_read_stat(c, CF__EXT_NAME, &text, &len, &st, &mine) || !text) {
+        free(r);
+        free(text);
+        return NULL;
+    }
+    r->dev = st.st_dev;
+    r->ino = st.st_ino;
+    r->size = st.st_size;
+    r->mtime = st.st_mtim;
+    if (cf__ext_unseal(text, len, &body) == CF__SEAL_OK) {
+        size_t at = body;
+        (void)cf__ext_stats_section(text, body, &at);
+        r->ok = cf__ext_parse(&r->x, text, at, c->path, NULL) == 0;
+    }
+    free(text);
+    c->ext.recorded = r;
+    return r;
+}
+
 /* The CRC32C that colfile-v1, as it is now in this version's directory,
  * records for blob i with exactly the rows and byte sum the header gives
  * it (same dtype and nmemb), current or not: 1 and *crc, else 0.  A commit
@@ -40,30 +97,17 @@ static int same_acc(const cf__acc *a, const cf__acc *b, const cf__dtype *d)
  * kept are the same in both.  Evidence only for: a stale record that the
  * bytes match proves them committed with that line; one they do not match
  * proves nothing (a foreign write may have changed them since). */
-static int recorded_crc(const cf_column *c, int64_t i, uint32_t *crc)
+static int recorded_crc(cf_column *c, int64_t i, uint32_t *crc)
 {
-    char *text = NULL;
-    size_t len = 0, body = 0;
-    cf_error mine;
-    if (cf__version_read_stat(c, CF__EXT_NAME, &text, &len, NULL, &mine) || !text) {
-        free(text);
+    const struct cf__recorded *r = recorded_now(c);
+    if (!r || !r->ok) return 0;
+    const cf__ext *x = &r->x;
+    if (!x->crc || !cf__dtype_equal(&x->header.dtype, &c->h.dtype) || x->header.nmemb != c->h.nmemb ||
+        i >= x->header.nfile || !x->known[i] || x->header.rows[i] != c->h.rows[i] ||
+        x->header.sums[i] != c->h.sums[i])
         return 0;
-    }
-    int found = 0;
-    if (cf__ext_unseal(text, len, &body) == CF__SEAL_OK) {
-        size_t at = body;
-        (void)cf__ext_stats_section(text, body, &at);
-        cf__ext x;
-        if (cf__ext_parse(&x, text, at, c->path, NULL) == 0) {
-            found = x.crc && cf__dtype_equal(&x.header.dtype, &c->h.dtype) && x.header.nmemb == c->h.nmemb &&
-                i < x.header.nfile && x.known[i] && x.header.rows[i] == c->h.rows[i] &&
-                x.header.sums[i] == c->h.sums[i];
-            if (found) *crc = x.crc[i];
-            cf__ext_free(&x);
-        }
-    }
-    free(text);
-    return found;
+    *crc = x->crc[i];
+    return 1;
 }
 
 int cf_column_verify_blob(cf_column *c, int64_t i, unsigned *status, cf_error *err)
