@@ -179,6 +179,7 @@ int64_t cf_column_chunk_rows(const cf_column *c);
 int cf_column_set_chunk_rows(cf_column *c, int64_t rows, cf_error *err);
 void cf_column_set_statistics(cf_column *c, int enabled);
 int cf_column_torn(const cf_column *c);
+int cf_column_adopt_update(cf_column *c, cf_error *err);
 void cf_column_set_verify(cf_column *c, int enabled);
 int cf_column_verify_enabled(const cf_column *c);
 enum cf_repair_bits {
