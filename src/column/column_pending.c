@@ -114,6 +114,11 @@ int cf_column_pending_export(cf_column *c, void **buf, size_t *len, cf_error *er
     }
     c->commit.header_dirty = 0;
     c->commit.ext_dirty = 0;
+    /* The committing handle's commit removes colfile-torn: a replica that
+     * goes on rewriting rows in place afterwards (MPI: after a collective
+     * flush) must make it again, or a crash would leave a column that
+     * passes for complete with rows of neither version. */
+    if (c->replica) c->commit.torn_marked = 0;
     /* The committing handle publishes what this one handed over: later
      * writes go to the column's own directory, over committed rows. */
     if (c->replica && (rc = cf__column_follow_commit(c, err))) {
