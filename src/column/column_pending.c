@@ -114,11 +114,16 @@ int cf_column_pending_export(cf_column *c, void **buf, size_t *len, cf_error *er
     }
     c->commit.header_dirty = 0;
     c->commit.ext_dirty = 0;
-    /* The committing handle's commit removes colfile-torn: a replica that
-     * goes on rewriting rows in place afterwards (MPI: after a collective
-     * flush) must make it again, or a crash would leave a column that
-     * passes for complete with rows of neither version. */
-    if (c->replica) c->commit.torn_marked = 0;
+    /* colfile-torn stays until the committing handle's commit removes it.
+     * This handle must make it again for in-place writes after that (MPI:
+     * after a collective flush), and must not remove it itself: a handle
+     * that commits counts the writer lock it holds as a change, so it lets
+     * go of it here (the committing handle takes it to merge these writes),
+     * or its close would unmark rows not committed yet (MPI: rank 0 closing
+     * a column it opened alone).  Either way a crash would leave a column
+     * that passes for complete with rows of neither version. */
+    c->commit.torn_marked = 0;
+    if (!c->replica) cf__lock_release(&c->commit.lock);
     /* The committing handle publishes what this one handed over: later
      * writes go to the column's own directory, over committed rows. */
     if (c->replica && (rc = cf__column_follow_commit(c, err))) {

@@ -1,8 +1,9 @@
 /* test_replica_update.c - in-place updates written through replicas (the
- * handles other MPI ranks build from a metadata snapshot) and committed by
- * another handle: the torn marker they make, the committing handle opened
- * over it (cf_column_adopt_update), and the marker made again after a
- * commit removed it. */
+ * handles other MPI ranks build from a metadata snapshot) or handles that
+ * hand their writes over, and committed by another handle: the torn marker
+ * they make, kept until that commit, the committing handle opened over it
+ * (cf_column_adopt_update), and the marker made again after a commit
+ * removed it. */
 #include "harness.h"
 
 #include <sys/stat.h>
@@ -219,5 +220,43 @@ static void test_replica_marks_again_after_a_commit(void)
     cf_file_close(f);
 }
 
+/* A handle that could commit hands its in-place writes over and closes
+ * (MPI: rank 0 closing a column it opened alone): the rows are committed
+ * only by the handle that merges them, so the marker stays until then. */
+static void test_handed_over_writes_stay_marked(void)
+{
+    char par[4096], ser[4096];
+    snprintf(par, sizeof par, "%s/par", cf_test_dir());
+    snprintf(ser, sizeof ser, "%s/ser", cf_test_dir());
+    build(par);
+    serial_reference(ser);
+    cf_error err;
+    cf_file *f, *ft;
+    cf_column *first = NULL, *root = NULL;
+    CHECK_OK(cf_file_open(&f, par, CF_OPEN_WRITE, &err), &err);
+    CHECK_OK(cf_column_open(&first, f, "x", &err), &err);
+    rewrite(first, 0, 2);
+    void *buf = NULL;
+    size_t len = 0;
+    CHECK_OK(cf_column_pending_export(first, &buf, &len, &err), &err);
+    CHECK_OK(cf_column_close(first, &err), &err); /* commits nothing */
+    CHECK(marked(par));
+    cf_column *rep = replica(par, f);
+    rewrite(rep, 1, 2);
+    CHECK_OK(cf_file_open(&ft, par, CF_OPEN_WRITE | CF_OPEN_TORN_OK | CF_OPEN_NOCHECK, &err), &err);
+    CHECK_OK(cf_column_open(&root, ft, "x", &err), &err);
+    CHECK_OK(cf_column_adopt_update(root, &err), &err);
+    CHECK_OK(cf_column_pending_merge(root, buf, len, &err), &err);
+    cf_free(buf);
+    hand_over(rep, root);
+    CHECK_OK(cf_column_close(rep, &err), &err);
+    CHECK(marked(par));
+    CHECK_OK(cf_column_close(root, &err), &err);
+    CHECK(!marked(par));
+    check_same_files(par, ser);
+    cf_file_close(ft);
+    cf_file_close(f);
+}
+
 CF_TESTS(CF_TEST(test_adopted_update_commits_like_one_writer), CF_TEST(test_adopt_only_first),
-         CF_TEST(test_replica_marks_again_after_a_commit))
+         CF_TEST(test_replica_marks_again_after_a_commit), CF_TEST(test_handed_over_writes_stay_marked))
