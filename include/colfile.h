@@ -617,20 +617,6 @@ CF_API void cf_column_set_statistics(cf_column *c, int enabled);
  * such a column fails with CF_ETORN. */
 CF_API int cf_column_torn(const cf_column *c);
 
-/* Take the torn marker a writable handle was opened over (with
- * CF_OPEN_TORN_OK) for an in-place update under way by this caller's own
- * writers, not for an interrupted one: writers whose write states will all
- * be merged into this handle (cf_column_pending_merge) before it commits,
- * such as the other ranks of an MPI job that opened the column alone.  The
- * handle then reads the CRC32C and statistics recorded in colfile-v1 as
- * for an unmarked column (the merged states replace those of the blobs the
- * writers wrote), cf_column_torn gives 0, and its commit removes the
- * marker; read verification stays off.  Call it before anything is written
- * or merged through the handle (CF_EARG otherwise); a handle not opened
- * over a marker is left as it is.  Only the caller can know the marker is
- * its writers': a marker left by a crash must be repaired instead. */
-CF_API int cf_column_adopt_update(cf_column *c, cf_error *err);
-
 /* Switch read verification on (1) or off (0) for this handle (initially on
  * with CF_OPEN_VERIFY): every blob a read covers whole, and whose CRC32C is
  * recorded, is checked as its bytes pass; a mismatch fails the read with

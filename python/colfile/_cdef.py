@@ -179,7 +179,6 @@ int64_t cf_column_chunk_rows(const cf_column *c);
 int cf_column_set_chunk_rows(cf_column *c, int64_t rows, cf_error *err);
 void cf_column_set_statistics(cf_column *c, int enabled);
 int cf_column_torn(const cf_column *c);
-int cf_column_adopt_update(cf_column *c, cf_error *err);
 void cf_column_set_verify(cf_column *c, int enabled);
 int cf_column_verify_enabled(const cf_column *c);
 enum cf_repair_bits {
@@ -214,6 +213,7 @@ uint32_t cf_checksum_fold(uint32_t raw);
 int cf_column_blob_crc32c(const cf_column *c, int64_t i, uint32_t *crc);
 int cf_column_pending_export(cf_column *c, void **buf, size_t *len, cf_error *err);
 int cf_column_pending_merge(cf_column *c, const void *buf, size_t len, cf_error *err);
+int cf_column_adopt_update(cf_column *c, cf_error *err);
 int cf_column_export_meta(cf_column *c, void **buf, size_t *len, cf_error *err);
 int cf_column_open_meta(cf_column **out, cf_file *f, const void *buf, size_t len, cf_error *err);
 void cf_column_discard(cf_column *c);
