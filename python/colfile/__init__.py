@@ -97,6 +97,13 @@ def to_xarray(source, group=None, **kwargs):  # type: ignore[no-untyped-def]
     return backend.to_xarray(source, group, **kwargs)
 
 
+def to_zarr(source, **kwargs):  # type: ignore[no-untyped-def]
+    """A File as a read-only :class:`zarr.Group` reading its blobs in place:
+    see :func:`colfile.zarr_view.to_zarr` (needs zarr 3)."""
+    view = importlib.import_module(f"{__name__}.zarr_view")
+    return view.to_zarr(source, **kwargs)
+
+
 def library_version() -> str:
     """The version of the libcolfile actually loaded (``cf_version()``)."""
     return _library.version()
@@ -119,6 +126,7 @@ __all__ = [
     "errors",
     "library_version",
     "to_xarray",
+    "to_zarr",
     "__version__",
     "Error",
     "AlreadyExistsError",
