@@ -35,8 +35,12 @@ import shutil
 import sys
 from typing import Any, Iterator
 
-import h5py
 import numpy as np
+
+try:  # the HDF5 directions need h5py; converting a zarr group does not
+    import h5py
+except ImportError:  # pragma: no cover - depends on the environment
+    h5py = None
 
 from .errors import Error
 from .file import File
@@ -80,10 +84,14 @@ def _is_hdf5(path: str) -> bool:
 
 
 def source_kind(path: str | os.PathLike[str]) -> str:
-    """``'hdf5'`` for an HDF5 file, ``'colfile'`` for a directory; else
-    :class:`FileNotFoundError` or :class:`ConvertError`."""
+    """``'hdf5'`` for an HDF5 file, ``'zarr'`` for a directory holding a
+    zarr group (``zarr.json``, or ``.zgroup`` of zarr format 2),
+    ``'colfile'`` for another directory; else :class:`FileNotFoundError` or
+    :class:`ConvertError`."""
     p = os.fspath(path)
     if os.path.isdir(p):
+        if any(os.path.isfile(os.path.join(p, n)) for n in ("zarr.json", ".zgroup")):
+            return "zarr"
         return "colfile"
     if not os.path.exists(p):
         raise FileNotFoundError(f"{p}: no such file or directory")
@@ -96,10 +104,20 @@ def source_kind(path: str | os.PathLike[str]) -> str:
 def convert(src: str | os.PathLike[str], dst: str | os.PathLike[str],
             **options: Any) -> list[str]:
     """Convert ``src`` to ``dst`` in the direction :func:`source_kind`
-    gives; the options are those of :func:`from_hdf5` / :func:`to_hdf5`."""
-    if source_kind(src) == "hdf5":
+    gives; the options are those of :func:`from_hdf5` / :func:`to_hdf5`
+    (:func:`colfile.convert_zarr.from_zarr` for a zarr group)."""
+    kind = source_kind(src)
+    if kind == "zarr":
+        from .convert_zarr import from_zarr
+        return from_zarr(src, dst, **options)
+    if kind == "hdf5":
         return from_hdf5(src, dst, **options)
     return to_hdf5(src, dst, **options)
+
+
+def _need_h5py() -> None:
+    if h5py is None:
+        raise ImportError("converting to or from HDF5 needs h5py: pip install colfile[hdf5]")
 
 
 # ---------------------------------------------------------------------------
@@ -152,13 +170,17 @@ def _publish(tmp: str, dst: str, durable: bool) -> None:
 
 def _element_dtype(dt: np.dtype[Any], where: str) -> np.dtype[Any]:
     """The colfile element dtype for an HDF5 scalar dtype, or ConvertError."""
-    if h5py.check_string_dtype(dt) is not None and h5py.check_string_dtype(dt).length is None:
-        raise ConvertError(f"{where}: variable-length strings are not supported "
-                           "(colfile stores fixed-length byte strings)")
-    if h5py.check_ref_dtype(dt) is not None:
-        raise ConvertError(f"{where}: object or region references are not supported")
-    if h5py.check_vlen_dtype(dt) is not None:
-        raise ConvertError(f"{where}: variable-length data is not supported")
+    if h5py is not None:
+        if h5py.check_string_dtype(dt) is not None and h5py.check_string_dtype(dt).length is None:
+            raise ConvertError(f"{where}: variable-length strings are not supported "
+                               "(colfile stores fixed-length byte strings)")
+        if h5py.check_ref_dtype(dt) is not None:
+            raise ConvertError(f"{where}: object or region references are not supported")
+        if h5py.check_vlen_dtype(dt) is not None:
+            raise ConvertError(f"{where}: variable-length data is not supported")
+    if dt.kind in "OTU":  # zarr's variable-length and unicode strings
+        raise ConvertError(f"{where}: variable-length or unicode strings are not "
+                           "supported (colfile stores fixed-length byte strings)")
     if dt.kind not in _KINDS or dt.names is not None or dt.subdtype is not None:
         raise ConvertError(f"{where}: dtype {dt} is not supported (colfile stores "
                            "integers, floats, complex, bool and fixed-length bytes)")
@@ -175,7 +197,7 @@ def _to_colfile_attr(value: Any, where: str) -> Any:
             return bytes(value).decode("utf-8")
         except UnicodeDecodeError:
             raise ConvertError(f"{where}: a byte string that is not UTF-8") from None
-    if isinstance(value, h5py.Empty):
+    if h5py is not None and isinstance(value, h5py.Empty):
         raise ConvertError(f"{where}: an empty (null dataspace) attribute is not supported")
     arr = np.asarray(value)
     if arr.ndim > 1:
@@ -355,6 +377,7 @@ def from_hdf5(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
     :meth:`colfile.Column.write_all`, and verifies its share; rank 0 alone
     checks the destination and renames the copy into place.  An error on
     any rank is raised on every rank."""
+    _need_h5py()
     src, dst = os.fspath(src), os.fspath(dst)
     rank = comm.Get_rank() if comm is not None else 0
 
@@ -576,6 +599,7 @@ def to_hdf5(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
     ways).  Returns the names of the datasets written.  With ``comm`` (an
     mpi4py communicator; collective) rank 0 does the copy, as h5py writes
     serially, and every rank returns its result or raises its error."""
+    _need_h5py()
     if comm is not None:
         return _on_root(comm, lambda: to_hdf5(src, dst, overwrite=overwrite, verify=verify,
                                                durable=durable, batch_bytes=batch_bytes))

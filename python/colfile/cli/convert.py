@@ -1,4 +1,5 @@
-"""``colfile convert``: copy between an HDF5 file and a colfile File."""
+"""``colfile convert``: copy between an HDF5 file and a colfile File, and
+from a zarr group into a colfile File."""
 
 from __future__ import annotations
 
@@ -11,12 +12,14 @@ from typing import Any
 from ._common import CliError, NotFoundError
 from ._launch import communicator
 
-HELP = "convert between an HDF5 file and a colfile File (needs h5py)"
+HELP = "convert between an HDF5 file and a colfile File, or a zarr group into a File"
 
 DESCRIPTION = """\
 Copy SRC into a new DST.  The direction follows from SRC: an HDF5 file
 (recognized by its signature, not its name) is copied into a colfile File
-DST; a colfile File (a directory) into an HDF5 file DST.
+DST; a zarr group (a directory holding zarr.json, or .zgroup for zarr
+format 2) into a colfile File DST; a colfile File (another directory) into
+an HDF5 file DST.
 
 HDF5 groups become groups, 1-d datasets columns, 2-d datasets of n x k
 vector columns of k components, and a compound dataset a group holding one
@@ -29,11 +32,13 @@ anything is written.
 Data is copied in batches (bounded memory).  DST is written under a hidden
 name beside it, read back and compared with SRC (skip with --no-verify),
 made durable and then renamed into place: a failure leaves no DST.  An
-existing DST is refused unless --overwrite is given.  Needs h5py
-(pip install colfile[hdf5]).  See docs/hdf5.md.
+existing DST is refused unless --overwrite is given.  HDF5 needs h5py
+(pip install colfile[hdf5]), zarr needs zarr (pip install colfile[zarr]).
+See docs/hdf5.md and docs/zarr.md; zarr arrays map as HDF5 datasets do,
+structured arrays as compound datasets.
 
-Under mpiexec (or with --mpi) an HDF5 -> colfile copy is split over the
-ranks: each reads its share of every dataset's rows with h5py and writes
+Under mpiexec (or with --mpi) an HDF5 (or zarr) -> colfile copy is split
+over the ranks: each reads its share of every dataset's rows and writes
 them into the File, opened on all ranks, then checks its share.  A
 colfile -> HDF5 copy runs on rank 0 (h5py writes serially)."""
 
@@ -41,6 +46,7 @@ EPILOG = """\
 examples:
   colfile convert snapshot.h5 snapshot           HDF5 -> colfile
   colfile convert snapshot snapshot.h5           colfile -> HDF5
+  colfile convert snapshot.zarr snapshot         zarr -> colfile
   colfile convert --nfile 8 --chunk-rows 65536 snapshot.h5 snapshot
   colfile convert --overwrite snapshot out.h5    replace out.h5
   mpiexec -n 8 colfile convert big.h5 big          the copy split over 8 ranks"""
@@ -59,14 +65,14 @@ def _positive(text: str) -> int:
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     p = sub.add_parser("convert", help=HELP, description=DESCRIPTION, epilog=EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("src", metavar="SRC", help="an HDF5 file or a colfile File")
+    p.add_argument("src", metavar="SRC", help="an HDF5 file, a zarr group or a colfile File")
     p.add_argument("dst", metavar="DST", help="the File or HDF5 file to make")
     p.add_argument("--nfile", type=_positive, metavar="N",
-                   help="blob files per column written (HDF5 -> colfile; default: "
+                   help="blob files per column written (HDF5/zarr -> colfile; default: "
                         "one per 256 MiB)")
     p.add_argument("--chunk-rows", type=_positive, metavar="N",
                    help="rows per statistics chunk of the columns written "
-                        "(HDF5 -> colfile)")
+                        "(HDF5/zarr -> colfile)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing DST")
     p.add_argument("--no-verify", dest="verify", action="store_false",
                    help="do not read DST back and compare it with SRC")
@@ -79,15 +85,24 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 def run(args: Any) -> int:
     if not os.path.lexists(args.src):
-        raise NotFoundError(f"{args.src}: no such File or HDF5 file")
-    try:
-        conv = importlib.import_module("colfile.convert")
-    except ImportError as exc:
-        raise CliError(f"converting needs h5py ({exc}); pip install colfile[hdf5]") from None
+        raise NotFoundError(f"{args.src}: no such File or HDF5 file (nor zarr group)")
+    conv = importlib.import_module("colfile.convert")
     kind = conv.source_kind(args.src)
+    needs = {"zarr": ("zarr", "zarr")}.get(kind, ("h5py", "hdf5"))
+    try:
+        importlib.import_module(needs[0])
+        if kind == "zarr":
+            conv_zarr = importlib.import_module("colfile.convert_zarr")
+    except ImportError as exc:
+        raise CliError(f"{args.src}: converting {kind if kind != 'colfile' else 'to HDF5'} "
+                       f"needs {needs[0]} ({exc}); pip install colfile[{needs[1]}]") from None
     comm = communicator(args.mpi)
     rank = comm.Get_rank() if comm is not None else 0
-    if kind == "hdf5":
+    if kind == "zarr":
+        names = conv_zarr.from_zarr(args.src, args.dst, nfile=args.nfile,
+                                    chunk_rows=args.chunk_rows, overwrite=args.overwrite,
+                                    verify=args.verify, comm=comm)
+    elif kind == "hdf5":
         names = conv.from_hdf5(args.src, args.dst, nfile=args.nfile,
                                chunk_rows=args.chunk_rows, overwrite=args.overwrite,
                                verify=args.verify, comm=comm)
