@@ -283,6 +283,18 @@ CF_API int cf_file_remove(cf_file *f, const char *name, cf_error *err);
  * there is no such directory. */
 CF_API int cf_file_remove_group(cf_file *f, const char *name, cf_error *err);
 
+/* Rename column `src` to `dst` within the File, in one rename(2) of its
+ * directory, with the writer locks of both names held (docs/format.md
+ * 8.3): CF_EBUSY, renaming nothing, if a writer holds either.  `dst` may
+ * lie in another group; groups on its way are made.  CF_EEXIST if `dst`
+ * exists (a column, a group or any file), CF_ENOENT if `src` is no
+ * column, CF_EKIND if `src` is a group, names attributes, or holds columns
+ * or other files below it; CF_ENAME for a name that fails cf_name_check
+ * or leads through a symbolic link; CF_EARG for `dst` equal to or below
+ * `src`; CF_EREADONLY for a File opened read-only.  A crash leaves the
+ * column whole under one of the two names. */
+CF_API int cf_file_rename(cf_file *f, const char *src, const char *dst, cf_error *err);
+
 /* Check a column or group name.  Returns 0 if `name` is a relative path of
  * components that are not empty, `.` or `..` (a final `/.` naming a group's
  * attributes, and the name "." for the File's own, are allowed), and holds

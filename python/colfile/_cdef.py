@@ -79,6 +79,7 @@ int cf_file_catalog_update(cf_file *f, cf_error *err);
 void cf_names_free(char **names, int64_t count);
 int cf_file_remove(cf_file *f, const char *name, cf_error *err);
 int cf_file_remove_group(cf_file *f, const char *name, cf_error *err);
+int cf_file_rename(cf_file *f, const char *src, const char *dst, cf_error *err);
 int cf_name_check(const char *name, cf_error *err);
 typedef struct cf_column cf_column;
 enum cf_column_kind {

@@ -495,6 +495,22 @@ class FileColumns:
 
             self._on_root(run)
 
+    def _move(self, src: str, dst: str) -> None:
+        if not self._comm.serial:
+            self._enter("move()")
+        with self._lock:
+            self._checked_name(src)
+            self._checked_name(dst)
+            if not self.writable:
+                raise ReadOnlyError(f"{self._path}: File is open read-only; cannot rename "
+                                    f"{src!r}", CF_EREADONLY)
+            # this File's own handles of the old name would read a path
+            # that no longer leads to the column
+            self._forget(src)
+            h = self._check_open()
+            self._settle()
+            self._on_root(lambda: _cf.rename(h, src, dst))
+
     def _attr_column(self, full: str, create: bool, reading: bool = False) -> Column | None:
         """The handle holding the attributes of ``"."`` or ``"grp/."`` (kept
         open until the File closes); ``None`` if the directory does not exist

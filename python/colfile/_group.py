@@ -184,6 +184,20 @@ class Group:
         absent (``colfile repair`` removes the hidden leftover)."""
         self._file._remove(self._full(name))
 
+    def move(self, source: str, dest: str) -> None:
+        """Rename column ``source`` to ``dest`` (both relative to this
+        group; ``dest`` may lie in another group, made if missing), in one
+        rename of its directory (``cf_file_rename``).
+
+        Refused, with nothing renamed: :class:`~colfile.AlreadyExistsError`
+        if ``dest`` exists, :class:`~colfile.BusyError` while another
+        handle or process writes either name,
+        :class:`~colfile.InvalidNameError` for names such as ``../x``,
+        :class:`~colfile.ColumnKindError` for a group or a column with
+        columns below it, :class:`~colfile.ColumnNotFoundError` for no
+        such column.  Under MPI collective (rank 0 renames)."""
+        self._file._move(self._full(source), self._full(dest))
+
     def create(self, name: str, dtype: Any = _UNSET, size: int | None = None,
                nfile: int | None = None, *, blob_rows: Sequence[int] | None = None,
                data: Any = None, align_blobs_to_ranks: bool = False, mode: str = "auto",

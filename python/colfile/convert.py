@@ -30,6 +30,7 @@ destination is refused unless ``overwrite=True``.  Every problem raises
 
 from __future__ import annotations
 
+import importlib
 import os
 import shutil
 import sys
@@ -108,8 +109,9 @@ def convert(src: str | os.PathLike[str], dst: str | os.PathLike[str],
     (:func:`colfile.convert_zarr.from_zarr` for a zarr group)."""
     kind = source_kind(src)
     if kind == "zarr":
-        from .convert_zarr import from_zarr
-        return from_zarr(src, dst, **options)
+        # convert_zarr builds on this module (and needs zarr): loaded on use
+        return importlib.import_module(f"{__package__}.convert_zarr").from_zarr(src, dst,
+                                                                              **options)
     if kind == "hdf5":
         return from_hdf5(src, dst, **options)
     return to_hdf5(src, dst, **options)

@@ -102,6 +102,12 @@ def remove(h: Any, name: str) -> None:
     check(lib().cf_file_remove(h, encode_name(name), err), err, "column")
 
 
+def rename(h: Any, src: str, dst: str) -> None:
+    """Rename column ``src`` to ``dst`` (``cf_file_rename``)."""
+    err = new_error()
+    check(lib().cf_file_rename(h, encode_name(src), encode_name(dst), err), err, "column")
+
+
 def remove_group(h: Any, name: str) -> None:
     """Remove group ``name`` and what it holds (``cf_file_remove_group``)."""
     err = new_error()

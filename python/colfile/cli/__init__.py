@@ -11,6 +11,7 @@
     colfile index PATH [COLUMN...]     compute CRC32C and statistics (mpiexec)
     colfile query PATH 'EXPR'          rows where a condition holds, skipping chunks
     colfile rm PATH COLUMN...          remove columns (-r: groups too)
+    colfile mv PATH SRC DST            rename a column (atomically)
     colfile cp SRC DST [COLUMN...]     copy to a new File (--nfile, --dtype)
     colfile sample SRC DST [COLUMN...] every k-th or a random fraction of rows
     colfile join DST SRC...            concatenate Files along rows
@@ -38,7 +39,8 @@ from typing import Any, NoReturn, Sequence
 
 import colfile
 
-from . import attrs, cat, check, convert, cp, index, iosim, join, ls, query, repair, rm, sample, stats
+from . import (attrs, cat, check, convert, cp, index, iosim, join, ls, mv, query, repair, rm,
+               sample, stats)
 from ._common import CliError, UsageError
 
 __all__ = ["main", "build_parser"]
@@ -60,6 +62,7 @@ examples:
   colfile query snapshot -g 1 '(Mass > 1e12) & (ID < 5000)' -c ID,Mass
   colfile rm snapshot 1/Velocity
   colfile rm -r snapshot 2                the group 2 with everything in it
+  colfile mv snapshot 1/Vel 1/Velocity    rename a column
   colfile cp snapshot copy --nfile 8 --dtype f4
   colfile sample snapshot tenth --fraction 0.1 --seed 1
   colfile join all part0 part1
@@ -135,7 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="print the versions of colfile and libcolfile and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands",
                                 parser_class=_Parser)
-    for mod in (ls, cat, attrs, check, repair, stats, index, query, rm, cp, sample, join,
+    for mod in (ls, cat, attrs, check, repair, stats, index, query, rm, mv, cp, sample, join,
                 convert, iosim):
         p = mod.add_parser(sub)
         p.set_defaults(_run=mod.run)

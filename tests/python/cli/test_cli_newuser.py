@@ -24,14 +24,14 @@ MISSING_FILE = {
     "ls": [], "cat": ["-c", "1/ID"], "attrs": [], "check": [], "repair": [],
     "stats": ["1/ID"], "index": [], "query": ["ID < 3"], "rm": ["1/ID"],
     "cp": ["dst"], "sample": ["dst", "--every", "2"], "join": ["{}"],
-    "convert": ["out.h5"],
+    "convert": ["out.h5"], "mv": ["1/ID", "x"],
 }
 MISSING_NAME = {
     "ls": ["nope"], "cat": ["-c", "nope"], "attrs": ["nope"], "check": ["nope"],
     "repair": ["nope"], "stats": ["nope"], "index": ["nope"], "rm": ["nope"],
     "query": ["'1/ID' < 3", "-c", "nope"],
     "cp": ["dst", "nope"], "sample": ["dst", "nope", "--every", "2"],
-    "join": ["{}", "-c", "nope"],
+    "join": ["{}", "-c", "nope"], "mv": ["nope", "x"],
 }
 
 

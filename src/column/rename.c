@@ -1,0 +1,146 @@
+/* rename.c - renaming a column within a File (cf_file_rename).
+ *
+ * The column directory moves in one rename(2), with the writer locks of
+ * both names held: no writer can be at work on the old name, nor create a
+ * column at the new one, meanwhile (docs/format.md 8.3, "Renaming a
+ * column").  A crash leaves the column under exactly one of the two names,
+ * whole.  The catalog (8.5) needs no step of its own: the rename changes
+ * the stamps of both parent directories, so an entry recorded before it is
+ * not used again. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "file.h"
+#include "fsutil.h"
+#include "names.h"
+#include "writer_lock.h"
+
+static int rename_has_header(const char *dir)
+{
+    char *p = cf__path_join(dir, "header");
+    int r = p && cf__exists(p);
+    free(p);
+    return r;
+}
+
+/* 1 if dir holds nothing but regular format files of its own column (no
+ * directory: no column below it, no foreign file, no hidden companion). */
+static int rename_only_own_files(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    int only = 1;
+    struct dirent *ent;
+    while (only && (ent = readdir(d)) != NULL) {
+        const char *nm = ent->d_name;
+        if (strcmp(nm, ".") == 0 || strcmp(nm, "..") == 0) continue;
+        struct stat st;
+        only = strncmp(nm, ".colfile", 8) != 0 && cf__is_format_file_name(nm) &&
+               fstatat(dirfd(d), nm, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
+    }
+    closedir(d);
+    return only;
+}
+
+static int rename_lock(cf_file *f, const char *dir, cf__lock *lk, cf_error *err)
+{
+    const char *slash = strrchr(dir, '/');
+    lk->off = (f->flags & CF_OPEN_NOLOCKING) != 0;
+    if (slash && !lk->off) lk->via = cf__file_lock_dir(f, dir, (size_t)(slash - dir));
+    return cf__lock_take(lk, dir, 0, err);
+}
+
+static int is_attr_name(const char *name)
+{
+    size_t n = strlen(name);
+    return strcmp(name, ".") == 0 || (n >= 2 && strcmp(name + n - 2, "/.") == 0);
+}
+
+static int check_names(cf_file *f, const char *src, const char *dst, cf_error *err)
+{
+    int rc;
+    if (!f || !src || !dst) return CF_FAIL(err, CF_EARG, "cf_file_rename: NULL argument");
+    if ((rc = cf_name_check(src, err)) || (rc = cf_name_check(dst, err))) return rc;
+    if (!f->writable)
+        return CF_FAIL(err, CF_EREADONLY, "%s: File is open read-only; cannot rename '%s'", f->path, src);
+    if (is_attr_name(src) || is_attr_name(dst))
+        return CF_FAIL(err, CF_EKIND, "%s: '%s' names attributes, not a column",
+                       f->path, is_attr_name(src) ? src : dst);
+    if (strcmp(src, dst) == 0) return CF_FAIL(err, CF_EARG, "%s: '%s' renamed to itself", f->path, src);
+    size_t sl = strlen(src);
+    if (strncmp(dst, src, sl) == 0 && dst[sl] == '/')
+        return CF_FAIL(err, CF_EARG, "%s: cannot rename '%s' into itself ('%s')", f->path, src, dst);
+    if ((rc = cf__name_confine(f->path, src, err)) || (rc = cf__name_confine(f->path, dst, err))) return rc;
+    /* a column made inside another column's directory would be invisible */
+    return cf__name_outside_columns(f->path, dst, err);
+}
+
+int cf_file_rename(cf_file *f, const char *src, const char *dst, cf_error *err)
+{
+    int rc = check_names(f, src, dst, err);
+    if (rc) return rc;
+    char *from = cf__path_join(f->path, src), *to = cf__path_join(f->path, dst);
+    char *to_parent = NULL, *from_parent = NULL;
+    cf__lock lk_from = CF__LOCK_NONE, lk_to = CF__LOCK_NONE;
+    int made_parent = 0;
+    if (!from || !to) {
+        rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", f->path);
+        goto done;
+    }
+    from_parent = strndup(from, (size_t)(strrchr(from, '/') - from));
+    to_parent = strndup(to, (size_t)(strrchr(to, '/') - to));
+    if (!from_parent || !to_parent) {
+        rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", f->path);
+        goto done;
+    }
+    if (!cf__is_dir(from) || !rename_has_header(from)) {
+        rc = cf__is_dir(from) ? CF_FAIL(err, CF_EKIND, "%s: '%s' is a group, not a column (only columns are "
+                                        "renamed)", f->path, src)
+                              : CF_FAIL(err, CF_ENOENT, "%s: no column '%s'", f->path, src);
+        goto done;
+    }
+    if (!rename_only_own_files(from)) {
+        rc = CF_FAIL(err, CF_EKIND, "%s: column '%s' has columns or other files below it; it is not renamed",
+                     f->path, src);
+        goto done;
+    }
+    struct stat st;
+    if (lstat(to, &st) == 0) {
+        rc = CF_FAIL(err, CF_EEXIST, "%s: '%s' already exists; nothing renamed", f->path, dst);
+        goto done;
+    }
+    if (!cf__is_dir(to_parent)) {
+        made_parent = 1;
+        if ((rc = cf__mkdirs_durable(to_parent, CF__DURABLE(f), err))) goto done;
+    }
+    if ((rc = rename_lock(f, from, &lk_from, err)) || (rc = rename_lock(f, to, &lk_to, err))) goto done;
+    /* under both locks: what the checks saw still holds */
+    if (!rename_has_header(from)) {
+        rc = CF_FAIL(err, CF_ENOENT, "%s: no column '%s'", f->path, src);
+    } else if (lstat(to, &st) == 0) {
+        rc = CF_FAIL(err, CF_EEXIST, "%s: '%s' already exists; nothing renamed", f->path, dst);
+    } else if (rename(from, to) != 0) {
+        int e = errno;
+        rc = CF_FAIL(err, cf__errno_code(e), "%s: cannot rename '%s' to '%s': %s", f->path, src, dst, strerror(e));
+    } else if (CF__DURABLE(f)) {
+        /* a rename between two directories is durable once both are */
+        rc = cf__fsync_path(to_parent, err);
+        if (rc == 0 && strcmp(to_parent, from_parent) != 0) rc = cf__fsync_path(from_parent, err);
+    }
+done:
+    cf__lock_release(&lk_to);
+    cf__lock_release(&lk_from);
+    if (rc && made_parent && to_parent) (void)rmdir(to_parent); /* only if left empty */
+    free(from);
+    free(to);
+    free(from_parent);
+    free(to_parent);
+    return rc;
+}
