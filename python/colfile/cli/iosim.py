@@ -17,7 +17,9 @@ import numpy as np
 
 import colfile
 from colfile import mpi as cmpi
+from colfile import plots
 
+from . import _plot
 from ._common import CliError, UsageError
 from ._launch import launched_size, want_mpi
 
@@ -72,6 +74,7 @@ exit status:
 examples:
   colfile iosim                                   one process, 4Ki rows
   mpiexec -n 4 colfile iosim --load medium --json
+  mpiexec -n 4 colfile iosim --plot iosim.png       and draw GB/s per phase
   mpiexec -n 8 colfile iosim --rows 100000 --dtype f8 --nmemb 3 --mode aggregated
   mpiexec -n 8 colfile iosim --load large --nfile 2 --concurrency 4 /scratch/me/sim"""
 
@@ -99,6 +102,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--durable", action="store_true",
                    help="fsync every commit (default: the page cache only, durable=False)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--plot", metavar="OUT.png", default=None,
+                   help="also draw the bandwidth of each phase (rank 0; needs matplotlib: "
+                        "pip install colfile[plot])")
     p.add_argument("--keep", action="store_true", help="keep the data afterwards")
     p.add_argument("--mpi", action="store_true",
                    help="use MPI (mpi4py) even without a launcher's environment")
@@ -165,6 +171,8 @@ def run(args: Any, before_write: Callable[[], None] | None = None) -> int:
     """Run the command; ``before_write``, if given, is called on every rank
     just before the timed write (the benchmarks prime memory there:
     bench/primed_iosim.py)."""
+    if args.plot is not None:
+        _plot.check_target(args.plot)
     comm: Any = None
     if want_mpi(args.mpi):
         try:
@@ -258,19 +266,21 @@ def run(args: Any, before_write: Callable[[], None] | None = None) -> int:
     gb = (lambda s: total_bytes / s / 1e9 if s > 0 else 0.0)
     cpu_per_wall = cpu_write / t_write if t_write > 0 else 0.0
     if rank == 0:
+        report = {"ranks": nranks, "rows_per_rank": rows, "rows": rows * nranks,
+                  "dtype": base.str, "nmemb": nmemb, "bytes": total_bytes,
+                  "mode": args.mode, "mode_used": used, "nfile": nfile,
+                  "concurrency": conc, "durable": bool(args.durable), "path": path,
+                  "kept": bool(args.keep),
+                  "create_seconds": round(t_create, 6),
+                  "write_seconds": round(t_write, 6), "write_data_seconds": round(t_data, 6),
+                  "write_GBps": round(gb(t_write), 6),
+                  "write_cpu_seconds": round(cpu_write, 6),
+                  "write_cpu_per_wall": round(cpu_per_wall, 6),
+                  "read_seconds": round(t_read, 6), "read_GBps": round(gb(t_read), 6),
+                  "mismatched_bytes": bad_total, "verified": bad_total == 0}
+        if args.plot is not None:
+            _plot.draw(args.plot, lambda: plots.iosim_figure(report))
         if args.json:
-            report = {"ranks": nranks, "rows_per_rank": rows, "rows": rows * nranks,
-                      "dtype": base.str, "nmemb": nmemb, "bytes": total_bytes,
-                      "mode": args.mode, "mode_used": used, "nfile": nfile,
-                      "concurrency": conc, "durable": bool(args.durable), "path": path,
-                      "kept": bool(args.keep),
-                      "create_seconds": round(t_create, 6),
-                      "write_seconds": round(t_write, 6), "write_data_seconds": round(t_data, 6),
-                      "write_GBps": round(gb(t_write), 6),
-                      "write_cpu_seconds": round(cpu_write, 6),
-                      "write_cpu_per_wall": round(cpu_per_wall, 6),
-                      "read_seconds": round(t_read, 6), "read_GBps": round(gb(t_read), 6),
-                      "mismatched_bytes": bad_total, "verified": bad_total == 0}
             print(json.dumps(report))
         else:
             print(f"colfile iosim: {nranks} ranks x {rows} rows of {base.str} x {nmemb} "

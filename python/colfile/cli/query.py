@@ -13,6 +13,7 @@ import numpy as np
 
 import colfile
 
+from . import _hist
 from ._common import (
     CliError,
     JsonRows,
@@ -64,6 +65,13 @@ examples:
   colfile query snapshot "'1/Mass' > 1e12" --count --report
   colfile query snapshot -g 1 '(Position[0] < 10)' -c ID,Position,Mass --out slab
   colfile query snapshot -g 1 'ID == 42' -c Position,Velocity --limit 1
+  colfile query snapshot -g 1 'Mass > 1e12' -c Mass --hist --bins 30
+  colfile query snapshot -g 1 'Mass > 1e12' -c Mass --plot mass.png
+
+--hist prints one line per bin, [low, high) count and a bar of #, over the
+matching rows of the one column named with -c (or, without -c, the one
+column of the condition); NaNs are left out, the range is the values'
+minimum to maximum.  --plot draws the same histogram into a picture.
 
 --report writes to stderr what evaluating the condition skipped: chunks
 (cells of the rows cut at every chunk boundary of the columns in EXPR)
@@ -105,6 +113,14 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--csv", action="store_true", help="CSV output (RFC 4180 quoting)")
     p.add_argument("--header", action="store_true", help="print a line of column names first")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--hist", action="store_true",
+                   help="print a histogram of the one column of -c (or of the condition) "
+                        "over the matching rows, instead of the rows")
+    p.add_argument("--bins", type=int, default=20, metavar="N",
+                   help="bins of --hist and --plot (default 20)")
+    p.add_argument("--plot", metavar="OUT.png", default=None,
+                   help="draw that histogram into a picture (needs matplotlib: "
+                        "pip install colfile[plot])")
     p.add_argument("-n", "--limit", type=int, default=None, metavar="N",
                    help="at most the first N matching rows")
     p.add_argument("--report", action="store_true",
@@ -294,6 +310,8 @@ def run(args: Any) -> int:
     if args.json and (args.csv or args.header):
         raise UsageError("--json prints JSON: --csv and --header do not apply",
                          hint="try 'colfile query --help'")
+    if args.hist or args.plot is not None:
+        _hist.check_args(args)
     with open_file(args.path) as f:
         source = _source(f, args.group)
         t0 = time.perf_counter()
@@ -313,6 +331,10 @@ def run(args: Any) -> int:
         else:
             source_for_names = source
         cols = [_resolve(source_for_names, n, sel.size) for n in names]
+        if args.hist or args.plot is not None:
+            rows = sel.rows if args.limit is None else sel.rows[:args.limit]
+            _hist.show(args, names, cols, rows)
+            return 0
         shown = None
         count = sel.count if args.limit is None else min(sel.count, args.limit)
         if args.count and args.json:

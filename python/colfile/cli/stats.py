@@ -11,7 +11,9 @@ from typing import Any
 import numpy as np
 
 import colfile
+from colfile import plots
 
+from . import _plot
 from ._common import (
     CliError,
     NotFoundError,
@@ -53,6 +55,7 @@ examples:
   colfile stats snapshot 1/Position --totals          blob and column totals only
   colfile stats snapshot 1/Mass --json | jq '.total'
   colfile stats snapshot 1/                            every column of group 1
+  colfile stats snapshot 1/Mass --plot mass.png       and draw min..max per chunk
 
 Text columns: blob (its file name), chunk (number within the blob, or
 'all' for the blob's total, shown for blobs of more than one chunk and
@@ -81,6 +84,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("-t", "--totals", action="store_true",
                    help="only the blob totals and the column total, no chunk lines")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--plot", metavar="OUT.png", default=None,
+                   help="also draw the minimum and maximum of each chunk along the rows "
+                        "(one column; needs matplotlib: pip install colfile[plot])")
     return p
 
 
@@ -223,6 +229,11 @@ def run(args: Any) -> int:
     out = sys.stdout
     with open_file(args.path) as f:
         cols, is_group = _columns(f, args.column)
+        if is_group and args.plot is not None:
+            raise UsageError(f"{args.column!r} is a group: --plot draws one column",
+                             hint="try 'colfile stats --help'")
+        if args.plot is not None:
+            _plot.check_target(args.plot)
         if is_group and (args.blob is not None or args.component is not None):
             raise UsageError(f"{args.column!r} is a group: --blob and --component apply "
                              "to one column", hint="try 'colfile stats --help'")
@@ -239,6 +250,9 @@ def run(args: Any) -> int:
         elif is_group and not cols:
             print(f"{args.column.rstrip('/')}: a group without data columns", file=out)
         out.flush()
+        if args.plot is not None:
+            col = cols[0]
+            _plot.draw(args.plot, lambda: plots.stats_figure(col, args.component))
     return 0
 
 
