@@ -44,7 +44,7 @@ TESTED_BY: dict[str, list[str]] = {
     "src/column/file.c": ["tests/c/test_column.c", "tests/python/test_file.py"],
     "src/column/file_attrs.c": ["tests/c/test_file_attrs.c"],
     "src/column/remove.c": ["tests/c/test_remove.c"],
-    "src/column/rename.c": ["tests/c/test_rename.c"],
+    "src/column/rename.c": ["tests/c/test_rename.c", "tests/c/noofd/test_rename.c"],
     "src/commit/committer.c": ["tests/c/test_committer.c"],
     "src/commit/writer_lock.c": ["tests/c/test_writer_lock.c"],
     "src/common/checksum.c": ["tests/c/test_checksum.c"],
