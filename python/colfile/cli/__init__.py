@@ -15,7 +15,7 @@
     colfile cp SRC DST [COLUMN...]     copy to a new File (--nfile, --dtype)
     colfile sample SRC DST [COLUMN...] every k-th or a random fraction of rows
     colfile join DST SRC...            concatenate Files along rows
-    colfile convert SRC DST            HDF5 file <-> colfile File (h5py)
+    colfile convert SRC DST            HDF5 file <-> colfile File, zarr group -> File
     colfile iosim [PATH]               time parallel create/write/read (mpiexec)
 
 Every subcommand is a module of this package with ``add_parser(sub)`` and
