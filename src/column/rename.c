@@ -87,7 +87,7 @@ int cf_file_rename(cf_file *f, const char *src, const char *dst, cf_error *err)
     int rc = check_names(f, src, dst, err);
     if (rc) return rc;
     char *from = cf__path_join(f->path, src), *to = cf__path_join(f->path, dst);
-    char *to_parent = NULL, *from_parent = NULL;
+    char *to_parent = NULL, *from_parent = NULL, *first_new = NULL;
     cf__lock lk_from = CF__LOCK_NONE, lk_to = CF__LOCK_NONE;
     int made_parent = 0;
     if (!from || !to) {
@@ -117,6 +117,22 @@ int cf_file_rename(cf_file *f, const char *src, const char *dst, cf_error *err)
         goto done;
     }
     if (!cf__is_dir(to_parent)) {
+        /* the highest directory made here, taken away again on failure */
+        size_t root_len = strlen(f->path);
+        first_new = strdup(to_parent);
+        if (!first_new) {
+            rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", f->path);
+            goto done;
+        }
+        for (;;) {
+            char *slash = strrchr(first_new, '/');
+            if (!slash || (size_t)(slash - first_new) <= root_len) break;
+            *slash = '\0';
+            if (cf__is_dir(first_new)) {
+                *slash = '/';
+                break;
+            }
+        }
         made_parent = 1;
         if ((rc = cf__mkdirs_durable(to_parent, CF__DURABLE(f), err))) goto done;
     }
@@ -137,7 +153,17 @@ int cf_file_rename(cf_file *f, const char *src, const char *dst, cf_error *err)
 done:
     cf__lock_release(&lk_to);
     cf__lock_release(&lk_from);
-    if (rc && made_parent && to_parent) (void)rmdir(to_parent); /* only if left empty */
+    if (rc && made_parent && first_new) {
+        /* the groups made for dst, innermost first, as long as they are
+         * empty (the lock file the take made in the last one goes first) */
+        (void)cf__lock_tidy(to_parent);
+        size_t stop = strlen(first_new);
+        for (;;) {
+            if (rmdir(to_parent) != 0 || strlen(to_parent) <= stop) break;
+            *strrchr(to_parent, '/') = '\0';
+        }
+    }
+    free(first_new);
     free(from);
     free(to);
     free(from_parent);

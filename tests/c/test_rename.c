@@ -105,6 +105,12 @@ static void test_rename_refused_while_written(void)
     CHECK_OK(cf_column_write(c, 0, 1, &v, NULL, 8, 8, &err), &err); /* other holds x's lock */
     CHECK_FAILS(cf_file_rename(f, "x", "w", &err), CF_EBUSY, &err, "x");
     CHECK(exists("x/header") && !exists("w"));
+    /* the groups made for a new name are taken away again */
+    CHECK_OK(cf_column_close(make(f, "old/y"), &err), &err);
+    CHECK_FAILS(cf_file_rename(f, "x", "n1/n2/w", &err), CF_EBUSY, &err, "x");
+    CHECK(!exists("n1"));
+    CHECK_FAILS(cf_file_rename(f, "x", "old/n2/w", &err), CF_EBUSY, &err, "x");
+    CHECK(!exists("old/n2") && exists("old/y/header"));
     CHECK_OK(cf_column_close(c, &err), &err);
     /* a writer creating the destination holds its lock too */
     c = make(other, "w");
