@@ -74,6 +74,10 @@ TESTED_BY: dict[str, list[str]] = {
     "src/stats/stats_layout.c": ["tests/c/test_stats.c"],
     "src/stats/stats_rows.c": ["tests/c/test_stats_kernels.c"],
     "src/stats/stats_text.c": ["tests/c/test_stats.c"],
+    "src/stream/stream_layout.c": ["tests/c/test_stream_layout.c"],
+    "src/stream/stream_read.c": ["tests/c/test_stream_read.c"],
+    "src/stream/stream_table.c": ["tests/c/test_stream_layout.c"],
+    "src/stream/stream_write.c": ["tests/c/test_stream_write.c"],
 }
 
 # The programs a source file builds (its main), as the tests run them.
