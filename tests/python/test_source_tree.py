@@ -67,6 +67,7 @@ TESTED_BY: dict[str, list[str]] = {
     "src/mpi/mpi_column.c": ["tests/mpi/test_mpi_collectives.c"],
     "src/mpi/mpi_io.c": ["tests/mpi/test_mpi_io.c", "tests/mpi/test_mpi_overlap.c"],
     "src/mpi/mpi_many.c": ["tests/mpi/test_mpi_collectives.c"],
+    "src/mpi/mpi_stream.c": ["tests/mpi/test_mpi_stream.c"],
     "src/plan/plan.c": ["tests/c/test_plan.c"],
     "src/stats/stats_accum.c": ["tests/c/test_stats.c"],
     "src/stats/stindex.c": ["tests/c/test_stindex.c"],
