@@ -220,23 +220,23 @@ def create(file: File, name: str, dtype: Any, *, nmemb: int = 1, tasks: int | No
     layout, where = _mpi.agree(comm, make, root=0)
     owner = comm.rank == 0
 
-    def join() -> Any:
+    def join() -> tuple[Any, Any]:
         h = made[0] if owner else _s.join(fh, name, where, tok, nmemb, layout)
         try:
-            _s.task_open(h, comm.rank)
+            return h, _s.task_open(h, comm.rank)
         except Exception:
             if not owner:
                 _s.discard(h)
             raise
-        return h
 
     try:
-        h = _mpi.agree(comm, join, undo=lambda h: _s.discard(h) if h is not None and not owner else None)
+        h, th = _mpi.agree(comm, join, undo=lambda ht: _s.discard(ht[0]) if ht and not owner else None)
     except Exception:
         if made:
             _s.discard(made[0])
         raise
     w = StreamWriter(file, name, tok, dt, nmemb, h, layout, owner)
+    w._tasks[comm.rank] = StreamTask(w, th, comm.rank)
     return w
 
 
