@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from . import mpi as _mpi
 from . import stream as _stream
 from ._core import stream as _s
 from .errors import ChecksumError, InvalidArgumentError
@@ -95,27 +96,50 @@ def defrag(file: File, name: str, nfile: int | None = None) -> None:
     column's rows are read back and compared with the stream's (whose
     chunks are checked against their CRC32C) before the column's commit,
     which replaces the stream in one atomic step: a crash leaves the
-    stream or the column, never neither."""
+    stream or the column, never neither.
+
+    Under ``comm=`` (a File opened on a communicator) this is collective:
+    every rank copies and checks an even share of the rows
+    (:func:`colfile.mpi.plan_share`), the column is written with
+    collective writes, and a failure on any rank is raised on every rank
+    with nothing committed."""
+    comm = file._comm
     s = _stream.open(file, name, verify=True)
     try:
         dt = np.dtype(np.uint8) if s.raw else s.dtype
         coldt = dt if s.nmemb == 1 else np.dtype((dt, s.nmemb))
+        step = max(1, PIECE_BYTES // (s.nmemb * dt.itemsize))
+        first, count = _mpi.plan_share(s.size, comm.size, comm.rank)
+        # the same number of collective writes on every rank: as many as the
+        # largest share needs
+        pieces = -(-(-(-s.size // comm.size)) // step)
         col = file.create(name, dtype=coldt, size=s.size, nfile=nfile, overwrite=True)
         try:
-            step = max(1, PIECE_BYTES // (s.nmemb * dt.itemsize))
-            for at in range(0, s.size, step):
-                col.write(at, s.read(at, min(step, s.size - at)))
-            for at in range(0, s.size, step):
-                n = min(step, s.size - at)
-                if s.read(at, n).tobytes() != np.ascontiguousarray(col.read(at, at + n)).tobytes():
-                    raise ChecksumError(f"{file.path}/{name}: rows {at}..{at + n - 1} of the new column "
-                                        "differ from the stream's; the stream is kept")
+            for k in range(pieces):
+                at, n = first + k * step, max(0, min(step, count - k * step))
+                rows = _mpi.agree(comm, lambda: s.read(at, n))
+                if comm.serial:
+                    col.write(at, rows)
+                else:
+                    col.write_all(rows, start=at)
+
+            def check() -> None:
+                for at in range(first, first + count, step):
+                    n = min(step, first + count - at)
+                    if s.read(at, n).tobytes() != np.ascontiguousarray(col.read(at, at + n)).tobytes():
+                        raise ChecksumError(f"{file.path}/{name}: rows {at}..{at + n - 1} of the new column "
+                                            "differ from the stream's; the stream is kept")
+
+            _mpi.agree(comm, check)
         except BaseException:
-            col._discard()
-            try:
-                col.close()
-            except Exception:
-                pass
+            if comm.serial:
+                col._discard()
+                try:
+                    col.close()
+                except Exception:
+                    pass
+            else:
+                col._abandon()
             raise
         col.close()
     finally:

@@ -15,7 +15,9 @@ import sys
 from pathlib import Path
 
 import pytest
+import numpy as np
 from mpirun import child_env, launch, tree, unavailable
+from stream_pattern import pattern, rows_of
 
 WRITER = Path(__file__).parent / "stream_pattern.py"
 
@@ -50,3 +52,25 @@ def test_c_python_and_serial_write_the_same_stream(nranks: int, tmp_path: Path) 
     proc = launch(nranks, [c_writer(), c])
     assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-5000:]
     assert stream_files(c) == want
+
+
+@pytest.mark.parametrize("nranks", [2, 4])
+def test_defrag_under_mpiexec(nranks: int, tmp_path: Path) -> None:
+    """``mpiexec -n N colfile defrag``: every rank copies a share; the
+    column is the one a serial defrag makes (header and blobs byte for
+    byte), bigfile 0.1.52 reads it, and the stream is gone."""
+    bigfile = pytest.importorskip("bigfile")
+    trees = {}
+    for ranks in (1, nranks):
+        path = tmp_path / f"n{ranks}"
+        proc = launch(nranks, [sys.executable, WRITER, path])
+        assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-5000:]
+        proc = launch(ranks, [sys.executable, "-m", "colfile", "defrag", path, "s", "--nfile", "3", "--mpi"])
+        assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-5000:]
+        files = tree(path / "s")
+        assert not [n for n in files if n.startswith("colfile-stream")]
+        trees[ranks] = {n: b for n, b in files.items() if n == "header" or n.startswith("0000")}
+        bf = bigfile.File(str(path))
+        want = np.concatenate([pattern(r, 0, rows_of(r)) for r in range(nranks)])
+        np.testing.assert_array_equal(bf["s"][:], want)
+    assert trees[1] == trees[nranks] and len(trees[1]) == 4
