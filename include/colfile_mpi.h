@@ -361,6 +361,12 @@ CF_API int64_t cf_mpi_stream_files(MPI_Comm comm);
 CF_API int cf_mpi_stream_create(cf_mpi_stream **out, cf_file *f, MPI_Comm comm, const char *name, const char *dtype,
                                 int64_t nmemb, int64_t files, int64_t chunk, int64_t align, cf_error *err);
 
+/* Reopen the committed stream `name` to append more (a job restarting
+ * from its last checkpoint): rank 0 reopens it (cf_stream_reopen), every
+ * rank continues its task after its committed rows.  The stream must have
+ * one task per rank of `comm` (CF_EARG otherwise). */
+CF_API int cf_mpi_stream_reopen(cf_mpi_stream **out, cf_file *f, MPI_Comm comm, const char *name, cf_error *err);
+
 /* This rank's task (owned by s; not collective). */
 CF_API cf_stream_task *cf_mpi_stream_task(cf_mpi_stream *s);
 

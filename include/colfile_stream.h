@@ -79,6 +79,19 @@ typedef struct cf_stream_task cf_stream_task;
 CF_API int cf_stream_create(cf_stream_writer **out, cf_file *f, const char *name, const char *dtype,
                             int64_t nmemb, const cf_stream_layout *layout, cf_error *err);
 
+/* Reopen the committed stream `name` of f to append more (a job that
+ * restarts from its last checkpoint): the layout, dtype and nmemb are the
+ * stream's (cf_stream_writer_info), and each task continues after its
+ * committed rows; whatever a crash left beyond them is written over.  Takes
+ * the writer lock as cf_stream_create does.  CF_ENOENT when there is no
+ * stream, CF_EKIND for a column, CF_EFORMAT for a damaged table. */
+CF_API int cf_stream_reopen(cf_stream_writer **out, cf_file *f, const char *name, cf_error *err);
+
+/* The layout, dtype (normalised, or "raw") and nmemb of a writer (any
+ * pointer may be NULL). */
+CF_API void cf_stream_writer_info(const cf_stream_writer *w, cf_stream_layout *layout, char dtype[CF_DTYPE_MAX],
+                                  int64_t *nmemb);
+
 /* A handle for writing task `task` (0 .. tasks-1) of w: it opens (and
  * creates) the task's physical file.  A task has at most one handle; it
  * belongs to w and is freed by cf_stream_close or cf_stream_discard.
@@ -117,7 +130,10 @@ CF_API const char *cf_stream_writer_dir(const cf_stream_writer *w);
  * cf_stream_create) is writing in directory `dir`: it opens tasks there and
  * never commits nor locks; its tasks' states go to the owner
  * (cf_stream_task_state, cf_stream_commit_states).  Every process must
- * pass the same dtype, nmemb and layout. */
+ * pass the same dtype, nmemb and layout.  When `dir` holds a committed
+ * table (a stream reopened by cf_stream_reopen), its tasks continue after
+ * their committed rows as the owner's do; a table of another layout or row
+ * type is refused (CF_EARG). */
 CF_API int cf_stream_join(cf_stream_writer **out, cf_file *f, const char *name, const char *dir, const char *dtype,
                           int64_t nmemb, const cf_stream_layout *layout, cf_error *err);
 

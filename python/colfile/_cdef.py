@@ -277,6 +277,9 @@ typedef struct cf_stream_writer cf_stream_writer;
 typedef struct cf_stream_task cf_stream_task;
 int cf_stream_create(cf_stream_writer **out, cf_file *f, const char *name, const char *dtype,
                             int64_t nmemb, const cf_stream_layout *layout, cf_error *err);
+int cf_stream_reopen(cf_stream_writer **out, cf_file *f, const char *name, cf_error *err);
+void cf_stream_writer_info(const cf_stream_writer *w, cf_stream_layout *layout, char dtype[16],
+                                  int64_t *nmemb);
 int cf_stream_task_open(cf_stream_task **out, cf_stream_writer *w, int64_t task, cf_error *err);
 int cf_stream_append(cf_stream_task *t, const void *rows, int64_t count, cf_error *err);
 int64_t cf_stream_task_rows(const cf_stream_task *t);

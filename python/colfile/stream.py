@@ -41,7 +41,7 @@ from .file import File
 if TYPE_CHECKING:
     import dask.array
 
-__all__ = ["create", "open", "list_streams", "StreamWriter", "StreamTask", "Stream"]
+__all__ = ["create", "reopen", "open", "list_streams", "StreamWriter", "StreamTask", "Stream"]
 
 
 def _row_dtype(dtype: Any) -> tuple[str, np.dtype[Any]]:
@@ -210,32 +210,66 @@ def create(file: File, name: str, dtype: Any, *, nmemb: int = 1, tasks: int | No
                                    f"not {tasks}")
     if files == 0:
         files = _nodes(comm.comm)
+    return _collective(file, name, lambda: _s.create(fh, name, tok, nmemb, _s.layout_choose(
+        fh, comm.size, files, chunk, align)))
+
+
+def reopen(file: File, name: str) -> StreamWriter:
+    """Reopen the committed stream ``name`` of the writable ``file`` to
+    append more: a job restarting from its last checkpoint.  Its dtype and
+    layout are the stream's; every task continues after its committed
+    rows (what a crash left beyond them is written over).  Under
+    ``comm=`` collective, one task per rank: the stream must have as many
+    tasks as the communicator has ranks."""
+    comm = file._comm
+    if comm.serial:
+        h = _s.reopen(file._h, name)
+        layout, tok, nmemb = _s.writer_info(h)
+        return StreamWriter(file, name, tok, _row_dtype(tok)[1], nmemb, h, layout, True)
+
+    def make() -> Any:
+        h = _s.reopen(file._h, name)
+        tasks = _s.writer_info(h)[0][0]
+        if tasks != comm.size:
+            _s.discard(h)
+            raise InvalidArgumentError(f"{file.path}/{name}: a stream of {tasks} tasks, written by "
+                                       f"{comm.size} ranks (one task per rank)")
+        return h
+
+    return _collective(file, name, make)
+
+
+def _collective(file: File, name: str, make: Any) -> StreamWriter:
+    """Under ``comm=``: rank 0 makes the owner's writer (``make()``), the
+    others join it in its directory, and each rank opens its task."""
+    comm = file._comm
+    fh = file._h
     made: list[Any] = []
 
-    def make() -> tuple[tuple[int, int, int, int], str]:
-        layout = _s.layout_choose(fh, comm.size, files, chunk, align)
-        made.append(_s.create(fh, name, tok, nmemb, layout))
-        return layout, _s.writer_dir(made[0])
+    def owner() -> tuple[tuple[int, int, int, int], str, int, str]:
+        made.append(make())
+        layout, tok, nmemb = _s.writer_info(made[0])
+        return layout, tok, nmemb, _s.writer_dir(made[0])
 
-    layout, where = _mpi.agree(comm, make, root=0)
-    owner = comm.rank == 0
+    layout, tok, nmemb, where = _mpi.agree(comm, owner, root=0)
+    is_owner = comm.rank == 0
 
     def join() -> tuple[Any, Any]:
-        h = made[0] if owner else _s.join(fh, name, where, tok, nmemb, layout)
+        h = made[0] if is_owner else _s.join(fh, name, where, tok, nmemb, layout)
         try:
             return h, _s.task_open(h, comm.rank)
         except Exception:
-            if not owner:
+            if not is_owner:
                 _s.discard(h)
             raise
 
     try:
-        h, th = _mpi.agree(comm, join, undo=lambda ht: _s.discard(ht[0]) if ht and not owner else None)
+        h, th = _mpi.agree(comm, join, undo=lambda ht: _s.discard(ht[0]) if ht and not is_owner else None)
     except Exception:
         if made:
             _s.discard(made[0])
         raise
-    w = StreamWriter(file, name, tok, dt, nmemb, h, layout, owner)
+    w = StreamWriter(file, name, tok, _row_dtype(tok)[1], nmemb, h, layout, is_owner)
     w._tasks[comm.rank] = StreamTask(w, th, comm.rank)
     return w
 

@@ -34,6 +34,70 @@ static void stream_free(cf_mpi_stream *s)
     free(s);
 }
 
+/* Rank 0 has made (or failed to make, rc) the owner's writer s->w: it
+ * shares the layout, row type and directory, the others join, and every
+ * rank opens its task.  On failure s is freed on every rank. */
+static int share_and_join(cf_mpi_stream *s, cf_file *f, MPI_Comm comm, const char *name, int rc, cf_error *e,
+                          cf_error *err)
+{
+    int rank = rank_of(comm);
+    unsigned char *packed = NULL;
+    int64_t len = 0;
+    if (rank == 0 && rc == 0) {
+        cf_stream_layout l;
+        char dt[CF_DTYPE_MAX] = { 0 };
+        int64_t nmemb;
+        cf_stream_writer_info(s->w, &l, dt, &nmemb);
+        if (l.tasks != size_of(comm))
+            rc = FAIL(e, CF_EARG, "%s/%s: a stream of %lld tasks, written by %d ranks (one task per rank)",
+                      cf_file_path(f), name, (long long)l.tasks, size_of(comm));
+        const char *dir = cf_stream_writer_dir(s->w);
+        len = 40 + CF_DTYPE_MAX + (int64_t)strlen(dir) + 1;
+        if (rc == 0 && !(packed = malloc((size_t)len))) rc = FAIL(e, CF_ENOMEM, "%s: out of memory", dir);
+        if (rc == 0) {
+            int64_t v[5] = { l.tasks, l.files, l.chunk, l.align, nmemb };
+            memcpy(packed, v, 40);
+            memcpy(packed + 40, dt, CF_DTYPE_MAX);
+            memcpy(packed + 40 + CF_DTYPE_MAX, dir, (size_t)(len - 40 - CF_DTYPE_MAX));
+        }
+    }
+    int got = 0;
+    if ((rc = cf__mpi_root_share(comm, rc, e, (void **)&packed, &len, &got, e, err))) {
+        stream_free(s);
+        return rc;
+    }
+    rc = got;
+    if (rc == 0 && rank != 0) {
+        int64_t v[5];
+        char dt[CF_DTYPE_MAX];
+        memcpy(v, packed, 40);
+        memcpy(dt, packed + 40, CF_DTYPE_MAX);
+        dt[CF_DTYPE_MAX - 1] = 0;
+        cf_stream_layout shared = { v[0], v[1], v[2], v[3] };
+        rc = cf_stream_join(&s->w, f, name, (const char *)packed + 40 + CF_DTYPE_MAX, dt, v[4], &shared, e);
+    }
+    free(packed);
+    if (rc == 0) rc = cf_stream_task_open(&s->task, s->w, rank, e);
+    if ((rc = cf__mpi_agree(comm, rc, e, err))) {
+        stream_free(s); /* rank 0's staging directory goes with it */
+        return rc;
+    }
+    return 0;
+}
+
+static int stream_new(cf_mpi_stream **out, MPI_Comm comm, int rc, cf_error *e, cf_error *err)
+{
+    cf_mpi_stream *s = rc ? NULL : calloc(1, sizeof *s);
+    if (!rc && !s) rc = FAIL(e, CF_ENOMEM, "out of memory");
+    if ((rc = cf__mpi_agree(comm, rc, e, err))) {
+        free(s);
+        return rc;
+    }
+    MPI_Comm_dup(comm, &s->comm);
+    *out = s;
+    return 0;
+}
+
 int cf_mpi_stream_create(cf_mpi_stream **out, cf_file *f, MPI_Comm comm, const char *name, const char *dtype,
                          int64_t nmemb, int64_t files, int64_t chunk, int64_t align, cf_error *err)
 {
@@ -45,51 +109,31 @@ int cf_mpi_stream_create(cf_mpi_stream **out, cf_file *f, MPI_Comm comm, const c
     str_field strs[2] = { { "name", name }, { "dtype", dtype } };
     if ((rc = cf__mpi_check_agree(comm, "cf_mpi_stream_create", ints, 4, strs, 2, rc, &e, err))) return rc;
     if (files == 0) files = cf_mpi_stream_files(comm);
-    cf_mpi_stream *s = calloc(1, sizeof *s);
-    if (!s) rc = FAIL(&e, CF_ENOMEM, "%s/%s: out of memory", cf_file_path(f), name);
-    else s->comm = MPI_COMM_NULL;
-    if ((rc = cf__mpi_agree(comm, rc, &e, err))) {
-        free(s);
-        return rc;
-    }
-    MPI_Comm_dup(comm, &s->comm);
-    /* rank 0 chooses the layout (its st_blksize), creates, and shares the
-     * layout and the staging directory */
-    unsigned char *packed = NULL;
-    int64_t len = 0;
-    cf_stream_layout l;
+    cf_mpi_stream *s;
+    if ((rc = stream_new(&s, comm, 0, &e, err))) return rc;
+    /* rank 0 chooses the layout (its st_blksize) and creates */
     if (rank == 0) {
+        cf_stream_layout l;
         rc = cf_stream_layout_choose(&l, f, size, files, chunk, align, &e);
         if (rc == 0) rc = cf_stream_create(&s->w, f, name, dtype, nmemb, &l, &e);
-        if (rc == 0) {
-            const char *dir = cf_stream_writer_dir(s->w);
-            len = 32 + (int64_t)strlen(dir) + 1;
-            if (!(packed = malloc((size_t)len))) rc = FAIL(&e, CF_ENOMEM, "%s: out of memory", dir);
-            else {
-                int64_t v[4] = { l.tasks, l.files, l.chunk, l.align };
-                memcpy(packed, v, 32);
-                memcpy(packed + 32, dir, (size_t)(len - 32));
-            }
-        }
     }
-    int got = 0;
-    if ((rc = cf__mpi_root_share(comm, rc, &e, (void **)&packed, &len, &got, &e, err))) {
-        stream_free(s);
-        return rc;
-    }
-    rc = got;
-    if (rc == 0 && rank != 0) {
-        int64_t v[4];
-        memcpy(v, packed, 32);
-        cf_stream_layout shared = { v[0], v[1], v[2], v[3] };
-        rc = cf_stream_join(&s->w, f, name, (const char *)packed + 32, dtype, nmemb, &shared, &e);
-    }
-    free(packed);
-    if (rc == 0) rc = cf_stream_task_open(&s->task, s->w, rank, &e);
-    if ((rc = cf__mpi_agree(comm, rc, &e, err))) {
-        stream_free(s); /* rank 0's staging directory goes with it */
-        return rc;
-    }
+    if ((rc = share_and_join(s, f, comm, name, rc, &e, err))) return rc;
+    *out = s;
+    return 0;
+}
+
+int cf_mpi_stream_reopen(cf_mpi_stream **out, cf_file *f, MPI_Comm comm, const char *name, cf_error *err)
+{
+    cf_error e;
+    error_init(&e);
+    int rc = 0;
+    if (!out || !f || !name) rc = FAIL(&e, CF_EARG, "cf_mpi_stream_reopen: NULL argument");
+    str_field strs[1] = { { "name", name } };
+    if ((rc = cf__mpi_check_agree(comm, "cf_mpi_stream_reopen", NULL, 0, strs, 1, rc, &e, err))) return rc;
+    cf_mpi_stream *s;
+    if ((rc = stream_new(&s, comm, 0, &e, err))) return rc;
+    if (rank_of(comm) == 0) rc = cf_stream_reopen(&s->w, f, name, &e);
+    if ((rc = share_and_join(s, f, comm, name, rc, &e, err))) return rc;
     *out = s;
     return 0;
 }

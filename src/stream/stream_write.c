@@ -157,6 +157,79 @@ int cf_stream_create(cf_stream_writer **out, cf_file *f, const char *name, const
     return 0;
 }
 
+/* Load dir's committed table into w, if there is one: it must describe
+ * the same stream as w's. */
+static int load_table(cf_stream_writer *w, cf_error *err)
+{
+    char *path = cf__path_join(w->dir, CF__STREAM_TABLE), *text = NULL;
+    size_t len = 0;
+    if (!path) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", w->dir);
+    int rc = cf__read_file_at(AT_FDCWD, path, 1, &text, &len, err);
+    if (rc == CF_ENOENT) {
+        free(path);
+        return 0; /* a new stream: nothing committed */
+    }
+    cf__stream_table t;
+    if (rc == 0) rc = cf__stream_table_parse(&t, text, len, path, err);
+    free(text);
+    if (rc == 0) {
+        const cf_stream_layout *a = &t.layout, *b = &w->table.layout;
+        if (strcmp(t.dtype, w->table.dtype) != 0 || t.nmemb != w->table.nmemb || a->tasks != b->tasks ||
+            a->files != b->files || a->chunk != b->chunk || a->align != b->align) {
+            rc = CF_FAIL(err, CF_EARG, "%s: holds a stream of %s x%lld, %lld tasks, %lld files, chunk %lld, not "
+                         "the one given", path, t.dtype, (long long)t.nmemb, (long long)a->tasks,
+                         (long long)a->files, (long long)a->chunk);
+            cf__stream_table_free(&t);
+        } else {
+            cf__stream_table_free(&w->table);
+            w->table = t;
+        }
+    }
+    free(path);
+    return rc;
+}
+
+int cf_stream_reopen(cf_stream_writer **out, cf_file *f, const char *name, cf_error *err)
+{
+    if (!out || !f || !name) return CF_FAIL(err, CF_EARG, "cf_stream_reopen: NULL argument");
+    if (!cf_file_writable(f))
+        return CF_FAIL(err, CF_EREADONLY, "%s: File is open read-only; cannot append to stream '%s'",
+                       cf_file_path(f), name);
+    /* the committed table gives the row type and layout; the lock is taken
+     * before it is read again for good */
+    cf_stream_reader *r = NULL;
+    int rc = cf_stream_open(&r, f, name, err);
+    if (rc) return rc;
+    cf_stream_layout l;
+    char dtype[CF_DTYPE_MAX];
+    int64_t nmemb;
+    cf_stream_info(r, &l, dtype, &nmemb, NULL);
+    cf_stream_reader_close(r);
+    cf_stream_writer *w;
+    if ((rc = writer_new(&w, f, name, dtype, nmemb, &l, err))) return rc;
+    w->owner = 1;
+    w->lock.off = (cf_file_flags(f) & CF_OPEN_NOLOCKING) != 0;
+    rc = cf__lock_take(&w->lock, w->path, (cf_file_flags(f) & CF_OPEN_NOLOCK) != 0, err);
+    if (rc == 0 && !(w->dir = strdup(w->path))) rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", w->path);
+    if (rc == 0) rc = load_table(w, err);
+    if (rc == 0 && w->table.commit == 0)
+        rc = CF_FAIL(err, CF_ENOENT, "%s: the stream vanished while it was reopened", w->path);
+    if (rc) {
+        writer_free(w);
+        return rc;
+    }
+    *out = w;
+    return 0;
+}
+
+void cf_stream_writer_info(const cf_stream_writer *w, cf_stream_layout *layout, char dtype[CF_DTYPE_MAX],
+                           int64_t *nmemb)
+{
+    if (layout) *layout = w->table.layout;
+    if (dtype) memcpy(dtype, w->table.dtype, CF_DTYPE_MAX);
+    if (nmemb) *nmemb = w->table.nmemb;
+}
+
 int cf_stream_join(cf_stream_writer **out, cf_file *f, const char *name, const char *dir, const char *dtype,
                    int64_t nmemb, const cf_stream_layout *layout, cf_error *err)
 {
@@ -168,6 +241,10 @@ int cf_stream_join(cf_stream_writer **out, cf_file *f, const char *name, const c
     if (!(w->dir = strdup(dir))) {
         writer_free(w);
         return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", dir);
+    }
+    if ((rc = load_table(w, err))) {
+        writer_free(w);
+        return rc;
     }
     *out = w;
     return 0;

@@ -316,5 +316,67 @@ static void test_states_between_writers(void)
     cf_file_close(f);
 }
 
-CF_TESTS(CF_TEST(test_uneven_zero_growing), CF_TEST(test_flush_commits_what_was_written), CF_TEST(test_killed_writer),
+/* A restarted job appends to the stream it committed before. */
+static void test_reopen(void)
+{
+    cf_file *f = cf_test_open_new("f");
+    cf_error err;
+    cf_stream_writer *w = new_stream(f, "r", 3, 2);
+    cf_stream_task *t;
+    CHECK_OK(cf_stream_task_open(&t, w, 0, &err), &err);
+    append_range(t, 0, 0, 700, 700);
+    CHECK_OK(cf_stream_task_open(&t, w, 2, &err), &err);
+    append_range(t, 2, 0, 10, 10);
+    CHECK_OK(cf_stream_flush(w, &err), &err);
+    append_range(t, 2, 10, 600, 590); /* never committed: a crash */
+    cf_stream_discard(w);
+
+    CHECK_OK(cf_stream_reopen(&w, f, "r", &err), &err);
+    cf_stream_layout l;
+    char dt[CF_DTYPE_MAX];
+    int64_t nmemb;
+    cf_stream_writer_info(w, &l, dt, &nmemb);
+    CHECK_EQ_INT(l.tasks, 3);
+    CHECK_EQ_INT(l.files, 2);
+    CHECK_EQ_STR(dt, "<i8");
+    cf_stream_writer *w2 = NULL;
+    CHECK_FAILS(cf_stream_reopen(&w2, f, "r", &err), CF_EBUSY, &err, "r");
+    /* a second process's tasks continue too (the parallel layers' join) */
+    cf_stream_writer *other = NULL;
+    CHECK_OK(cf_stream_join(&other, f, "r", cf_stream_writer_dir(w), "<i8", 1, &l, &err), &err);
+    cf_stream_layout wrong = l;
+    wrong.chunk *= 2;
+    CHECK_FAILS(cf_stream_join(&w2, f, "r", cf_stream_writer_dir(w), "<i8", 1, &wrong, &err), CF_EARG, &err,
+                "not the one given");
+    CHECK_OK(cf_stream_task_open(&t, w, 2, &err), &err);
+    CHECK_EQ_INT(cf_stream_task_rows(t), 10); /* after its committed rows, over what the crash left */
+    append_range(t, 2, 10, 20, 5);
+    cf_stream_task *t0;
+    CHECK_OK(cf_stream_task_open(&t0, other, 0, &err), &err);
+    CHECK_EQ_INT(cf_stream_task_rows(t0), 700);
+    append_range(t0, 0, 700, 1200, 100); /* crosses into its second chunk */
+    unsigned char state[256];
+    int64_t n;
+    CHECK_OK(cf_stream_task_state(t0, state, sizeof state, &n, &err), &err);
+    cf_stream_discard(other);
+    CHECK_OK(cf_stream_commit_states(w, state, n, &err), &err);
+    CHECK_OK(cf_stream_close(w, &err), &err);
+    int64_t rows[3] = { 1200, 0, 20 };
+    check_rows(f, "r", 3, rows);
+    cf_stream_reader *r = NULL;
+    int64_t commit = 0;
+    CHECK_OK(cf_stream_open(&r, f, "r", &err), &err);
+    if (r) cf_stream_info(r, NULL, NULL, NULL, &commit);
+    CHECK_EQ_INT(commit, 3);
+    cf_stream_reader_close(r);
+    /* nothing to reopen */
+    CHECK_FAILS(cf_stream_reopen(&w2, f, "none", &err), CF_ENOENT, &err, "none");
+    cf_column *c = NULL;
+    CHECK_OK(cf_column_create(&c, f, "col", "<f4", 1, 0, 1, &err), &err);
+    CHECK_OK(cf_column_close(c, &err), &err);
+    CHECK_FAILS(cf_stream_reopen(&w2, f, "col", &err), CF_EKIND, &err, "is a column");
+    cf_file_close(f);
+}
+
+CF_TESTS(CF_TEST(test_uneven_zero_growing), CF_TEST(test_reopen), CF_TEST(test_flush_commits_what_was_written), CF_TEST(test_killed_writer),
          CF_TEST(test_replace_and_refuse), CF_TEST(test_states_between_writers))

@@ -154,4 +154,40 @@ static void test_disagreement(void)
     cf_file_close(f);
 }
 
-CF_MPI_TESTS(CF_TEST(test_write_flush_close), CF_TEST(test_same_bytes_as_serial), CF_TEST(test_disagreement))
+/* A job restarting from a checkpoint appends to the committed stream. */
+static void test_reopen(void)
+{
+    cf_error err;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/f", cf_test_dir());
+    cf_file *f = NULL;
+    CHECK_OK(cf_mpi_file_open(&f, MPI_COMM_WORLD, path, CF_OPEN_WRITE | CF_OPEN_CREATE, &err), &err);
+    int rank = cf_test_rank(), size = cf_test_size();
+    cf_mpi_stream *s = NULL;
+    CHECK_OK(cf_mpi_stream_create(&s, f, MPI_COMM_WORLD, "ckpt", "<i8", 1, 0, 4096, 4096, &err), &err);
+    append_growing(cf_mpi_stream_task(s), rank, 0, rows_of(rank) / 3);
+    CHECK_OK(cf_mpi_stream_flush(s, &err), &err);
+    append_growing(cf_mpi_stream_task(s), rank, rows_of(rank) / 3, rows_of(rank)); /* lost in the crash */
+    cf_mpi_stream_discard(s);
+    /* the next job */
+    CHECK_OK(cf_mpi_stream_reopen(&s, f, MPI_COMM_WORLD, "ckpt", &err), &err);
+    CHECK_EQ_INT(cf_stream_task_rows(cf_mpi_stream_task(s)), rows_of(rank) / 3);
+    append_growing(cf_mpi_stream_task(s), rank, rows_of(rank) / 3, rows_of(rank));
+    CHECK_OK(cf_mpi_stream_close(s, &err), &err);
+    int64_t full[4] = { 0, 0, 0, 0 };
+    for (int r = 0; r < size; r++) full[r] = rows_of(r);
+    check_stream(f, "ckpt", size, full);
+    /* a stream of another task count cannot be appended to by this job */
+    MPI_Comm alone;
+    MPI_Comm_split(MPI_COMM_WORLD, rank == 0 ? 0 : MPI_UNDEFINED, 0, &alone);
+    if (size > 1 && rank == 0) {
+        int rc = cf_mpi_stream_reopen(&s, f, alone, "ckpt", &err);
+        CHECK_EQ_INT(rc, CF_EARG);
+        CHECK(strstr(err.message, "one task per rank") != NULL);
+    }
+    if (alone != MPI_COMM_NULL) MPI_Comm_free(&alone);
+    CHECK_EQ_INT(cf_mpi_stream_reopen(&s, f, MPI_COMM_WORLD, "nothing", &err), CF_ENOENT);
+    cf_file_close(f);
+}
+
+CF_MPI_TESTS(CF_TEST(test_write_flush_close), CF_TEST(test_reopen), CF_TEST(test_same_bytes_as_serial), CF_TEST(test_disagreement))

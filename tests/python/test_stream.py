@@ -121,3 +121,26 @@ os.kill(os.getpid(), signal.SIGKILL)
     with colfile.File(path, "r") as f:
         s = cs.open(f, "k", verify=True)
         assert s.task(0).tolist() == list(range(1000)) and s.task_size(1) == 0
+
+
+def test_reopen_continues_after_the_last_commit(tmp_path: Path) -> None:
+    with colfile.File(tmp_path / "f", "a") as f:
+        w = cs.create(f, "r", ">i2", nmemb=2, tasks=2, chunk=512, align=512)
+        w.task(1).append(np.arange(200, dtype=">i2").reshape(100, 2))
+        w.flush()
+        w.task(1).append(np.full((50, 2), -1, ">i2"))  # lost: never committed
+        w.discard()
+        w = cs.reopen(f, "r")
+        assert (w.tasks, w.chunk, w.nmemb, w.dtype) == (2, 512, 2, np.dtype(">i2"))
+        assert w.task(1).rows == 100
+        w.task(1).append(np.arange(200, 400, dtype=">i2").reshape(100, 2))
+        w.task(0).append(np.zeros((3, 2), ">i2"))
+        with pytest.raises(colfile.errors.BusyError):
+            cs.reopen(f, "r")
+        w.close()
+        s = cs.open(f, "r", verify=True)
+        assert s.commit == 2 and s.dtype == np.dtype(">i2")
+        np.testing.assert_array_equal(s.task(1), np.arange(400).reshape(200, 2))
+        np.testing.assert_array_equal(s.task(0), np.zeros((3, 2)))
+        with pytest.raises(ColumnNotFoundError):
+            cs.reopen(f, "nothing")

@@ -18,7 +18,7 @@ from ._errors import check, new_error
 from .memory import ptr, take_string_list
 
 __all__ = [
-    "file_of", "chunk_offset", "layout_choose", "create", "join", "writer_dir", "task_open",
+    "file_of", "chunk_offset", "layout_choose", "create", "reopen", "writer_info", "join", "writer_dir", "task_open",
     "append", "task_rows", "task_state", "commit_states", "flush", "close", "discard",
     "open", "reader_close", "info", "size", "task_size", "task_start", "set_verify",
     "read_task", "read", "chunk", "list_streams",
@@ -61,6 +61,24 @@ def create(fh: Any, name: str, dtype: str, nmemb: int, layout: Layout) -> Any:
     check(lib().cf_stream_create(out, fh, encode_name(name), dtype.encode(), nmemb, _layout(layout), err),
           err, "create")
     return out[0]
+
+
+def reopen(fh: Any, name: str) -> Any:
+    """``cf_stream_reopen``: the owner's writer of a committed stream."""
+    out = ffi.new("cf_stream_writer **")
+    err = new_error()
+    check(lib().cf_stream_reopen(out, fh, encode_name(name), err), err, "column")
+    return out[0]
+
+
+def writer_info(w: Any) -> tuple[Layout, str, int]:
+    """(layout, dtype token or "raw", nmemb) of a writer."""
+    lay = ffi.new("cf_stream_layout *")
+    dt = ffi.new("char[16]")
+    nmemb = ffi.new("int64_t *")
+    lib().cf_stream_writer_info(w, lay, dt, nmemb)
+    return ((int(lay.tasks), int(lay.files), int(lay.chunk), int(lay.align)), ffi.string(dt).decode(),
+            int(nmemb[0]))
 
 
 def join(fh: Any, name: str, directory: str, dtype: str, nmemb: int, layout: Layout) -> Any:

@@ -67,3 +67,21 @@ def test_refused_on_every_rank(comm: Any, shared: Path) -> None:
         with pytest.raises(colfile.InvalidArgumentError):
             cs.create(f, "x", "<f8", tasks=comm.size + 1)
         assert cs.list_streams(f) == []
+
+
+def test_reopen_after_a_crash(comm: Any, shared: Path) -> None:
+    """The next job appends to what the last one committed."""
+    with colfile.File(shared / "f", "a", comm=comm) as f:
+        w = cs.create(f, "ckpt", "<i4", chunk=4096, align=4096)
+        w.append(np.arange(comm.rank * 10, dtype="<i4"))
+        w.flush()
+        w.append(np.full(5000, -1, "<i4"))  # never committed
+        w.discard()
+        w = cs.reopen(f, "ckpt")
+        assert w.task().rows == comm.rank * 10
+        w.append(np.arange(comm.rank * 10, comm.rank * 10 + 3, dtype="<i4"))
+        w.close()
+        s = cs.open(f, "ckpt", verify=True)
+        assert s.commit == 2
+        for r in range(comm.size):
+            np.testing.assert_array_equal(s.task(r), np.arange(r * 10 + 3))
