@@ -27,8 +27,7 @@
 struct cf_stream_task {
     cf_stream_writer *w;
     int64_t task;
-    int fd;
-    char *path;       /* its physical file */
+    int64_t file;     /* its physical file: w->fds[file], w->fpaths[file] */
     int64_t bytes;    /* appended so far */
     uint32_t *crcs;   /* running CRC32C of each chunk */
     int64_t cap;
@@ -44,6 +43,8 @@ struct cf_stream_writer {
     cf__lock lock;
     cf__stream_table table;
     cf_stream_task **tasks; /* [tasks]: opened through this handle */
+    int *fds;               /* [files]: opened at a first task, shared by its tasks */
+    char **fpaths;          /* [files]: their paths as opened */
 };
 
 /* Task states travel between processes little-endian. */
@@ -66,12 +67,17 @@ static void writer_free(cf_stream_writer *w)
         for (int64_t i = 0; i < w->table.layout.tasks; i++) {
             cf_stream_task *t = w->tasks[i];
             if (!t) continue;
-            if (t->fd >= 0) close(t->fd);
-            free(t->path);
             free(t->crcs);
             free(t);
         }
     free(w->tasks);
+    if (w->fds)
+        for (int64_t i = 0; i < w->table.layout.files; i++)
+            if (w->fds[i] >= 0) close(w->fds[i]);
+    if (w->fpaths)
+        for (int64_t i = 0; i < w->table.layout.files; i++) free(w->fpaths[i]);
+    free(w->fds);
+    free(w->fpaths);
     cf__lock_release(&w->lock);
     free(w->lock.path);
     cf__stream_table_free(&w->table);
@@ -94,8 +100,12 @@ static int writer_new(cf_stream_writer **out, cf_file *f, const char *name, cons
         return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", cf_file_path(f));
     }
     int rc = cf__stream_table_init(&w->table, dtype, nmemb, layout, w->path, err);
-    if (rc == 0 && !(w->tasks = calloc((size_t)layout->tasks, sizeof *w->tasks)))
+    if (rc == 0 && (!(w->tasks = calloc((size_t)layout->tasks, sizeof *w->tasks)) ||
+                    !(w->fds = malloc((size_t)layout->files * sizeof *w->fds)) ||
+                    !(w->fpaths = calloc((size_t)layout->files, sizeof *w->fpaths))))
         rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory for %lld tasks", w->path, (long long)layout->tasks);
+    if (w->fds)
+        for (int64_t i = 0; i < layout->files; i++) w->fds[i] = -1;
     if (rc) {
         writer_free(w);
         return rc;
@@ -263,32 +273,36 @@ int cf_stream_task_open(cf_stream_task **out, cf_stream_writer *w, int64_t task,
         return CF_FAIL(err, CF_EARG, "%s: task %lld out of range 0..%lld", w->path, (long long)task,
                        (long long)w->table.layout.tasks - 1);
     if (w->tasks[task]) return CF_FAIL(err, CF_EBUSY, "%s: task %lld is already open", w->path, (long long)task);
-    cf_stream_task *t = calloc(1, sizeof *t);
-    char name[40];
-    cf__stream_data_name(file, name);
-    if (!t || !(t->path = cf__path_join(w->dir, name))) {
-        free(t);
-        return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", w->path);
+    if (w->fds[file] < 0) {
+        /* the tasks of one file share one descriptor: a process writing many
+         * tasks keeps as many files open as the stream has */
+        char name[40];
+        cf__stream_data_name(file, name);
+        char *path = cf__path_join(w->dir, name);
+        if (!path) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", w->path);
+        int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
+        if (fd < 0) {
+            int e = errno;
+            int rc = CF_FAIL(err, cf__errno_code(e), "%s: cannot open the stream's physical file: %s", path,
+                             strerror(e));
+            free(path);
+            return rc;
+        }
+        free(w->fpaths[file]);
+        w->fpaths[file] = path;
+        w->fds[file] = fd;
     }
+    cf_stream_task *t = calloc(1, sizeof *t);
+    if (!t) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", w->path);
     t->w = w;
     t->task = task;
-    t->fd = open(t->path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
-    if (t->fd < 0) {
-        int e = errno;
-        int rc = CF_FAIL(err, cf__errno_code(e), "%s: cannot open the stream's physical file: %s", t->path,
-                         strerror(e));
-        free(t->path);
-        free(t);
-        return rc;
-    }
+    t->file = file;
     /* a task continues from what is committed (nothing in a new stream) */
     t->bytes = w->table.bytes[task];
     int64_t n = cf__stream_chunks(t->bytes, w->table.layout.chunk);
     if (n > 0) {
         t->crcs = malloc((size_t)n * sizeof *t->crcs);
         if (!t->crcs) {
-            close(t->fd);
-            free(t->path);
             free(t);
             return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", w->path);
         }
@@ -309,11 +323,13 @@ int cf_stream_append(cf_stream_task *t, const void *rows, int64_t count, cf_erro
 {
     if (!t || (count > 0 && !rows)) return CF_FAIL(err, CF_EARG, "cf_stream_append: NULL argument");
     const cf_stream_writer *w = t->w;
+    const char *path = w->fpaths[t->file];
+    int fd = w->fds[t->file];
     if (t->failed)
-        return CF_FAIL(err, CF_EIO, "%s: task %lld: an earlier write failed; its committed rows stay", t->path,
+        return CF_FAIL(err, CF_EIO, "%s: task %lld: an earlier write failed; its committed rows stay", path,
                        (long long)t->task);
     if (count < 0 || count > (INT64_MAX - t->bytes) / w->table.rowbytes)
-        return CF_FAIL(err, CF_EARG, "%s: task %lld: cannot append %lld rows", t->path, (long long)t->task,
+        return CF_FAIL(err, CF_EARG, "%s: task %lld: cannot append %lld rows", path, (long long)t->task,
                        (long long)count);
     const int64_t chunk = w->table.layout.chunk;
     const unsigned char *p = rows;
@@ -324,18 +340,18 @@ int cf_stream_append(cf_stream_task *t, const void *rows, int64_t count, cf_erro
         int64_t at = cf_stream_chunk_offset(&w->table.layout, t->task, block);
         if (at < 0) {
             t->failed = 1;
-            return CF_FAIL(err, CF_ERANGE, "%s: task %lld: chunk %lld lies beyond 2^62 bytes", t->path,
+            return CF_FAIL(err, CF_ERANGE, "%s: task %lld: chunk %lld lies beyond 2^62 bytes", path,
                            (long long)t->task, (long long)block);
         }
         if (block >= t->cap) {
             int64_t cap = t->cap ? t->cap * 2 : 4;
             while (cap <= block) cap *= 2;
             uint32_t *c = realloc(t->crcs, (size_t)cap * sizeof *c);
-            if (!c) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", t->path);
+            if (!c) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", path);
             t->crcs = c;
             t->cap = cap;
         }
-        int rc = cf__pwrite_all(t->fd, p, (size_t)take, at + within, t->path, err);
+        int rc = cf__pwrite_all(fd, p, (size_t)take, at + within, path, err);
         if (rc) {
             t->failed = 1;
             return rc;
@@ -348,25 +364,36 @@ int cf_stream_append(cf_stream_task *t, const void *rows, int64_t count, cf_erro
     return 0;
 }
 
-int cf_stream_task_state(cf_stream_task *t, void *buf, int64_t cap, int64_t *len, cf_error *err)
+/* The state of t into buf (24 + 4 x chunks bytes). */
+static int64_t state_bytes(const cf_stream_task *t)
 {
-    if (!t || !len || cap < 0 || (cap > 0 && !buf)) return CF_FAIL(err, CF_EARG, "cf_stream_task_state: bad argument");
+    return 24 + 4 * cf__stream_chunks(t->bytes, t->w->table.layout.chunk);
+}
+
+static void pack_state(const cf_stream_task *t, unsigned char *p)
+{
     int64_t n = cf__stream_chunks(t->bytes, t->w->table.layout.chunk);
-    int64_t need = 24 + 4 * n;
-    *len = need;
-    if (!buf) return 0;
-    if (cap < need)
-        return CF_FAIL(err, CF_ERANGE, "%s: task %lld: state needs %lld bytes, buffer has %lld", t->path,
-                       (long long)t->task, (long long)need, (long long)cap);
-    if (t->w->durable) {
-        int rc = cf__fsync_fd(t->fd, t->path, err);
-        if (rc) return rc;
-    }
-    unsigned char *p = buf;
     put_le(p, (uint64_t)t->task, 8);
     put_le(p + 8, (uint64_t)t->bytes, 8);
     put_le(p + 16, (uint64_t)n, 8);
     for (int64_t k = 0; k < n; k++) put_le(p + 24 + 4 * k, t->crcs[k], 4);
+}
+
+int cf_stream_task_state(cf_stream_task *t, void *buf, int64_t cap, int64_t *len, cf_error *err)
+{
+    if (!t || !len || cap < 0 || (cap > 0 && !buf)) return CF_FAIL(err, CF_EARG, "cf_stream_task_state: bad argument");
+    int64_t need = state_bytes(t);
+    *len = need;
+    if (!buf) return 0;
+    const char *path = t->w->fpaths[t->file];
+    if (cap < need)
+        return CF_FAIL(err, CF_ERANGE, "%s: task %lld: state needs %lld bytes, buffer has %lld", path,
+                       (long long)t->task, (long long)need, (long long)cap);
+    if (t->w->durable) {
+        int rc = cf__fsync_fd(t->w->fds[t->file], path, err);
+        if (rc) return rc;
+    }
+    pack_state(t, buf);
     return 0;
 }
 
@@ -497,23 +524,20 @@ int cf_stream_flush(cf_stream_writer *w, cf_error *err)
     if (!w) return CF_FAIL(err, CF_EARG, "cf_stream_flush: NULL writer");
     if (!w->owner)
         return CF_FAIL(err, CF_EARG, "%s: only the writer that created the stream commits it", w->path);
-    int64_t total = 0, n;
     int rc;
+    /* each physical file made durable once, however many tasks share it */
+    for (int64_t i = 0; w->durable && i < w->table.layout.files; i++)
+        if (w->fds[i] >= 0 && (rc = cf__fsync_fd(w->fds[i], w->fpaths[i], err))) return rc;
+    int64_t total = 0;
     for (int64_t i = 0; i < w->table.layout.tasks; i++)
-        if (w->tasks[i]) {
-            if ((rc = cf_stream_task_state(w->tasks[i], NULL, 0, &n, err))) return rc;
-            total += n;
-        }
+        if (w->tasks[i]) total += state_bytes(w->tasks[i]);
     unsigned char *buf = total ? malloc((size_t)total) : NULL;
     if (total && !buf) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", w->path);
     int64_t at = 0;
     for (int64_t i = 0; i < w->table.layout.tasks; i++)
         if (w->tasks[i]) {
-            if ((rc = cf_stream_task_state(w->tasks[i], buf + at, total - at, &n, err))) {
-                free(buf);
-                return rc;
-            }
-            at += n;
+            pack_state(w->tasks[i], buf + at);
+            at += state_bytes(w->tasks[i]);
         }
     rc = cf_stream_commit_states(w, buf, total, err);
     free(buf);

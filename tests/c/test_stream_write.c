@@ -8,6 +8,12 @@
 #include "harness.h"
 #include "colfile_stream.h"
 
+static int cf__test_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
 static int64_t value(int64_t task, int64_t row)
 {
     return task * 1000000 + row;
@@ -378,5 +384,53 @@ static void test_reopen(void)
     cf_file_close(f);
 }
 
-CF_TESTS(CF_TEST(test_uneven_zero_growing), CF_TEST(test_reopen), CF_TEST(test_flush_commits_what_was_written), CF_TEST(test_killed_writer),
+static int open_descriptors(void)
+{
+    int n = 0;
+    for (int fd = 0; fd < 65536; fd++)
+        if (fcntl(fd, F_GETFD) != -1) n++;
+    return n;
+}
+
+/* 10^5 tasks in one process: as many descriptors and files as the stream
+ * has physical files, whatever the task count. */
+static void test_many_tasks(void)
+{
+    cf_file *f = cf_test_open_new("f");
+    cf_error err;
+    const int64_t tasks = 100000;
+    int before = open_descriptors();
+    cf_stream_writer *w = new_stream(f, "many", tasks, 4);
+    for (int64_t i = 0; i < tasks; i++) {
+        cf_stream_task *t;
+        CHECK_OK(cf_stream_task_open(&t, w, i, &err), &err);
+        int64_t v = value(i, 0);
+        if (i % 3) CHECK_OK(cf_stream_append(t, &v, 1, &err), &err);
+        if (cf_test_failures) break;
+    }
+    CHECK(open_descriptors() <= before + 4 + 2);
+    CHECK_OK(cf_stream_close(w, &err), &err);
+    char path[4200];
+    for (int i = 0; i < 5; i++) {
+        snprintf(path, sizeof path, "%s/f/many/colfile-stream-data-%06X", cf_test_dir(), i);
+        CHECK(cf__test_exists(path) == (i < 4));
+    }
+    cf_stream_reader *r = NULL;
+    CHECK_OK(cf_stream_open(&r, f, "many", &err), &err);
+    if (r) {
+        CHECK_EQ_INT(cf_stream_size(r), tasks - (tasks + 2) / 3);
+        for (int64_t i = 0; i < tasks; i += 7919) {
+            int64_t v = -1;
+            CHECK_EQ_INT(cf_stream_task_size(r, i), i % 3 ? 1 : 0);
+            if (i % 3) {
+                CHECK_OK(cf_stream_read_task(r, i, 0, 1, &v, &err), &err);
+                CHECK_EQ_INT(v, value(i, 0));
+            }
+        }
+        cf_stream_reader_close(r);
+    }
+    cf_file_close(f);
+}
+
+CF_TESTS(CF_TEST(test_uneven_zero_growing), CF_TEST(test_reopen), CF_TEST(test_many_tasks), CF_TEST(test_flush_commits_what_was_written), CF_TEST(test_killed_writer),
          CF_TEST(test_replace_and_refuse), CF_TEST(test_states_between_writers))
