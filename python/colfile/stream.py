@@ -34,7 +34,7 @@ import numpy as np
 from . import mpi as _mpi
 from ._core import stream as _s
 from ._dtypes import token
-from .errors import InvalidArgumentError
+from .errors import DTypeError, InvalidArgumentError
 
 from .file import File
 
@@ -81,10 +81,18 @@ class StreamTask:
         stream.  No communication; part of the stream at the next commit."""
         self._writer._check_open()
         w = self._writer
-        if w.raw and isinstance(rows, (bytes, bytearray, memoryview)):
-            arr = np.frombuffer(rows, np.uint8)
+        if w.raw:  # any bytes: of a bytes-like object, or of an array as it is in memory
+            arr = np.frombuffer(rows if isinstance(rows, (bytes, bytearray, memoryview))
+                                else np.ascontiguousarray(rows).tobytes(), np.uint8)
         else:
-            arr = np.ascontiguousarray(np.asarray(rows, dtype=w.dtype))
+            arr = np.asarray(rows)
+            if arr.dtype != w.dtype:
+                try:  # numpy's same_kind rule: no float to int, no complex to float
+                    arr = arr.astype(w.dtype, casting="same_kind")
+                except TypeError as exc:
+                    raise DTypeError(f"{w.name}: cannot append {arr.dtype} rows to a stream of {w.dtype}: "
+                                     f"{exc}") from None
+            arr = np.ascontiguousarray(arr)
         if w.nmemb > 1 and arr.size % w.nmemb:
             raise InvalidArgumentError(f"{w.name}: {arr.size} values are not whole rows of {w.nmemb}")
         _s.append(self._h, arr, arr.size // w.nmemb)
@@ -282,7 +290,7 @@ class Stream:
     def __init__(self, file: File, name: str, verify: bool = False) -> None:
         self.file = file
         self.name = name
-        self._path = str(file.path) if hasattr(file, "path") else ""
+        self._path = str(file.path)
         self._h = _s.open(file._h, name)
         _s.set_verify(self._h, verify)
         self._verify = verify

@@ -5,6 +5,7 @@ a serial writer of several tasks, commits, the per-task and global views
 from __future__ import annotations
 
 import os
+import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -86,6 +87,15 @@ def test_flush_is_a_checkpoint(tmp_path: Path) -> None:
         assert log[:].tobytes() == b"firsthello world"
         with pytest.raises(colfile.errors.InvalidArgumentError):
             cs.create(f, "bad", "<f8", nmemb=3).append(np.zeros(4))
+        w = cs.create(f, "ints", "<i2")
+        w.append([1, 2, 3])  # Python ints: same kind
+        with pytest.raises(colfile.errors.DTypeError):
+            w.append(np.array([1.5]))  # no float to int
+        w.close()
+        assert cs.open(f, "ints").task(0).tolist() == [1, 2, 3]
+        with cs.create(f, "rawarr", "raw") as w:
+            w.append(np.array([1, 2], "<u2"))  # an array's bytes as they are
+        assert cs.open(f, "rawarr")[:].tobytes() == b"\x01\x00\x02\x00"
 
 
 def test_bigfile_reads_the_rest_of_the_file(tmp_path: Path) -> None:
@@ -144,3 +154,13 @@ def test_reopen_continues_after_the_last_commit(tmp_path: Path) -> None:
         np.testing.assert_array_equal(s.task(0), np.zeros((3, 2)))
         with pytest.raises(ColumnNotFoundError):
             cs.reopen(f, "nothing")
+
+
+def test_global_view_pickles_for_dask_workers(tmp_path: Path) -> None:
+    with colfile.File(tmp_path / "f", "a") as f:
+        write(f, "s", files=1)
+        s = cs.open(f, "s", verify=True)
+        again = pickle.loads(pickle.dumps(s))
+        assert (again.name, again.size, again.shape) == ("s", s.size, s.shape)
+        np.testing.assert_array_equal(again[100:900], s[100:900])
+        again.close()
