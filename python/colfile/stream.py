@@ -381,7 +381,7 @@ class Stream:
         """Task ``index``'s first row in the global view."""
         return _s.task_start(self._check(), index)
 
-    def chunks(self, index: int) -> list[dict[str, int]]:
+    def task_chunks(self, index: int) -> list[dict[str, int]]:
         """Where task ``index``'s chunks are: file, offset, bytes, crc32c."""
         n = self.task_size(index) * self.nmemb * self.dtype.itemsize
         out = []

@@ -34,7 +34,7 @@ def dump(file: File, name: str) -> dict[str, Any]:
         tasks = []
         for t in range(s.tasks):
             rows = s.task_size(t)
-            chunks = s.chunks(t)
+            chunks = s.task_chunks(t)
             used = rows * rowbytes
             tasks.append({"task": t, "rows": rows, "bytes": used, "file": None if not chunks else chunks[0]["file"],
                           "chunks": chunks, "unused": len(chunks) * s.chunk - used})

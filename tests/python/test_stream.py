@@ -15,6 +15,7 @@ import pytest
 
 import colfile
 import colfile.stream as cs
+import colfile.stream_tools as st
 from colfile.errors import ColumnNotFoundError
 
 
@@ -57,7 +58,8 @@ def test_write_and_read_back(tmp_path: Path) -> None:
             s[len(everything)]
         # dask, and the chunks as the layout places them
         np.testing.assert_array_equal(s.to_dask(chunks=(333, 3)).compute(), everything)
-        ch = s.chunks(3)
+        np.testing.assert_array_equal(s.to_dask().compute(), everything)  # dask's own chunks
+        ch = s.task_chunks(3)
         assert len(ch) == -(-1500 * 24 // 4096)
         assert ch[1] == {"file": 1, "offset": (1 * 3 + 1) * 4096, "bytes": 4096, "crc32c": ch[1]["crc32c"]}
         s.close()
@@ -164,3 +166,19 @@ def test_global_view_pickles_for_dask_workers(tmp_path: Path) -> None:
         assert (again.name, again.size, again.shape) == ("s", s.size, s.shape)
         np.testing.assert_array_equal(again[100:900], s[100:900])
         again.close()
+
+
+def test_empty_stream(tmp_path: Path) -> None:
+    """No task appended anything: every view and tool still works."""
+    bigfile = pytest.importorskip("bigfile")
+    with colfile.File(tmp_path / "f", "a") as f:
+        cs.create(f, "e", "<f4", nmemb=3, tasks=2).close()
+        s = cs.open(f, "e")
+        assert s.shape == (0, 3) and s[:].shape == (0, 3) and s.to_dask().compute().shape == (0, 3)
+        assert s.task(1).shape == (0, 3)
+        s.close()
+        assert st.dump(f, "e")["per_file"][0]["bytes"] is None  # no task wrote: no file
+        assert [Path(p).read_bytes() for p in st.split(f, "e", tmp_path / "sp")] == [b"", b""]
+        st.defrag(f, "e")
+        assert f["e"].shape == (0, 3)
+    assert bigfile.File(str(tmp_path / "f"))["e"].size == 0
