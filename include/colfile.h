@@ -484,7 +484,10 @@ enum cf_blob_status {
  * opened it is CF_EREPLACED, not CF_BLOB_MISSING; so is a blob that
  * disagrees with the metadata read at open after another process changed
  * the column since (committed an append or an in-place update, or is
- * updating it in place): reopen the column and check it again. */
+ * updating it in place): reopen the column and check it again.  A blob
+ * whose byte sum differs while no current CRC32C is known is compared with
+ * the CRC32C colfile-v1 records for its rows and byte sum, current or not:
+ * a match clears CF_BLOB_CRC_UNKNOWN (docs/format.md 8.1, "Checking"). */
 CF_API int cf_column_verify_blob(cf_column *c, int64_t i, unsigned *status,
                           cf_error *err);
 

@@ -125,7 +125,10 @@ CF_API int cf_column_blob_crc32c(const cf_column *c, int64_t i, uint32_t *crc);
 
 /* Serialise this handle's uncommitted write state into a new buffer (*buf,
  * *len; release with cf_free) and reset the handle to clean, so that its
- * close commits nothing.  CF_EKIND for non-data columns, CF_ENOMEM. */
+ * close commits nothing: it also lets go of the writer lock, and leaves the
+ * torn marker of its in-place writes to the committing handle's commit
+ * (it makes it again for in-place writes after that commit).  CF_EKIND for
+ * non-data columns, CF_ENOMEM. */
 CF_API int cf_column_pending_export(cf_column *c, void **buf, size_t *len, cf_error *err);
 
 /* Add the state exported by another handle of the same column (same blob
@@ -134,6 +137,20 @@ CF_API int cf_column_pending_export(cf_column *c, void **buf, size_t *len, cf_er
  * known CRC32C.  CF_EFORMAT for damaged bytes (nothing is changed),
  * CF_EARG if the blob count differs, CF_EREADONLY. */
 CF_API int cf_column_pending_merge(cf_column *c, const void *buf, size_t len, cf_error *err);
+
+/* Take the torn marker a writable handle was opened over (with
+ * CF_OPEN_TORN_OK) for an in-place update under way by this caller's own
+ * writers, not for an interrupted one: writers whose write states will all
+ * be merged into this handle (cf_column_pending_merge) before it commits,
+ * such as the other ranks of an MPI job that opened the column alone.  The
+ * handle then reads the CRC32C and statistics recorded in colfile-v1 as
+ * for an unmarked column (the merged states replace those of the blobs the
+ * writers wrote), cf_column_torn gives 0, and its commit removes the
+ * marker; read verification stays off.  Call it before anything is written
+ * or merged through the handle (CF_EARG otherwise); a handle not opened
+ * over a marker is left as it is.  Only the caller can know the marker is
+ * its writers': a marker left by a crash must be repaired instead. */
+CF_API int cf_column_adopt_update(cf_column *c, cf_error *err);
 
 /* Serialise what cf_column_open read from disk (header, extension file,
  * attributes) into a new buffer (*buf, *len; release with cf_free), so that

@@ -213,6 +213,7 @@ uint32_t cf_checksum_fold(uint32_t raw);
 int cf_column_blob_crc32c(const cf_column *c, int64_t i, uint32_t *crc);
 int cf_column_pending_export(cf_column *c, void **buf, size_t *len, cf_error *err);
 int cf_column_pending_merge(cf_column *c, const void *buf, size_t len, cf_error *err);
+int cf_column_adopt_update(cf_column *c, cf_error *err);
 int cf_column_export_meta(cf_column *c, void **buf, size_t *len, cf_error *err);
 int cf_column_open_meta(cf_column **out, cf_file *f, const void *buf, size_t len, cf_error *err);
 void cf_column_discard(cf_column *c);

@@ -216,21 +216,44 @@ class FileColumns:
             return self._open_handle(h, full)
         try:
             if self._comm.rank == 0:
-                return self._open_handle(h, full)
+                handle = self._open_handle(h, full, warn=False)
+                if _c.torn(handle):  # a File opened with torn='warn'
+                    if self._ours(full):
+                        return self._adopt(handle)
+                    _warn_torn(handle, 3)
+                return handle
             reader = self._open_handle(self._aux_handle(), full)
         except TornError:
             if not self._ours(full):
                 raise
-            # marked by in-place writes under way in this File (this
-            # File's next collective commit repairs the column)
+            # marked by in-place writes under way in this File (its ranks'
+            # writes, merged by its next collective commit)
             if self._comm.rank == 0:
-                return self._open_handle(self._torn_handle(), full, warn=False)
+                return self._adopt(self._open_handle(self._torn_handle(), full, warn=False))
             reader = self._open_handle(self._torn_handle(CF_OPEN_READ), full, warn=False)
         try:
             meta = _c.export_meta(reader)
         finally:
             _c.release(reader)
         return _c.open_meta(h, meta)
+
+    @staticmethod
+    def _adopt(handle: Any) -> Any:
+        """Rank 0's handle opened over the torn marker of this File's ranks'
+        in-place writes: it commits them, so the marker is their update
+        under way, not a crash.  The header's byte sums and colfile-v1 are
+        still the committed ones (replicas write no metadata): the handle
+        keeps them and the collective commit merges every rank's writes
+        into them, as when rank 0 opens first (``cf_column_adopt_update``).
+        A repair instead would recompute the byte sums from the blobs and
+        lose the bytes they overwrote (format.md 6), so the File's sums
+        would depend on which rank opened the column first."""
+        try:
+            _c.adopt_update(handle)
+        except BaseException:
+            _c.release(handle)
+            raise
+        return handle
 
     def _ours(self, full: str) -> bool:
         """Under MPI, in a writable File: whether column ``full``'s torn

@@ -55,10 +55,12 @@ class FileCommit:
                     self._open_column(name)
                 except Exception as exc:
                     failure = failure or exc
-            # A handle opened over the marker of in-place writes of this
-            # File's ranks (see _ours), which are all done (every rank is in
-            # this collective): recompute the column's checksums from its
-            # blobs, and commit (the others' write state is then dropped).
+            # A handle opened over a marker its File did not make (torn=
+            # 'warn'): recompute the column's checksums from its blobs, and
+            # commit (the others' write state is then dropped).  Over the
+            # marker of this File's own ranks' writes (see _ours) rank 0's
+            # handle adopted their update at open (cf_column_adopt_update):
+            # not torn, their states merge below like any others.
             for name in sorted(written):
                 col = self._cols.get(name)
                 try:

@@ -101,6 +101,7 @@ void cf__column_free(cf_column *c)
     cf__attrset_free(&c->attr.attrs_v1);
     free(c->io.scratch);
     cf__column_ccrc_free(c);
+    cf__column_recorded_free(c);
     free(c);
 }
 

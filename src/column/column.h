@@ -50,6 +50,10 @@ int cf__column_set_stage(cf_column *c, const char *leaf, size_t n, cf_error *err
  * all its blobs hold committed rows. */
 int cf__column_follow_commit(cf_column *c, cf_error *err);
 
+/* Read colfile-v1 (and an older colfile-stats-v1 beside it) again into the
+ * handle: CRC32C, statistics and their state, decided anew from the files. */
+int cf__column_reload_ext(cf_column *c, cf_error *err);
+
 /* Before the first change through a handle that commits: take the writer
  * lock (CF_EBUSY when another process holds it).  Replicas and attribute
  * groups take none. */

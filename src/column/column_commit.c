@@ -124,6 +124,11 @@ static int reread_ext(cf_column *c, cf_error *err)
     if (c->ext.ext_state != CF_EXT_UPDATING || c->commit.torn_at_open || c->kind != CF_KIND_DATA || c->ext.ext_snapshot ||
         cf__version_has(c, CF__TORN_NAME))
         return 0;
+    return cf__column_reload_ext(c, err);
+}
+
+int cf__column_reload_ext(cf_column *c, cf_error *err)
+{
     char *text = NULL, *xp = cf__path_join(c->path, CF__EXT_NAME);
     if (!xp) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
     size_t len = 0;

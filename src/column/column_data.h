@@ -101,4 +101,7 @@ int cf__column_make_view(const cf_column *c, buffer_view *v, const void *buf, co
 /* CF_EKIND for an attribute-only column, CF_ERANGE for rows outside it. */
 int cf__column_check_range(const cf_column *c, int64_t start, int64_t count, cf_error *err);
 
+/* Frees what cf_column_verify_blob keeps of a colfile-v1 not current. */
+void cf__column_recorded_free(cf_column *c);
+
 #endif

@@ -98,6 +98,8 @@ typedef struct cf__column_ext {
     int ext_state;      /* enum cf_ext_state: whether crc/stats as read apply */
     int ext_snapshot;   /* colfile-v1 comes from another handle's snapshot
                            (cf_column_open_meta), whose trust it carries */
+    struct cf__recorded *recorded; /* colfile-v1 as cf_column_verify_blob
+                           last parsed it, current or not (column_verify.c) */
 } cf__column_ext;
 
 /* The per-chunk statistics (column_stats.c). */

@@ -114,6 +114,16 @@ int cf_column_pending_export(cf_column *c, void **buf, size_t *len, cf_error *er
     }
     c->commit.header_dirty = 0;
     c->commit.ext_dirty = 0;
+    /* colfile-torn stays until the committing handle's commit removes it.
+     * This handle must make it again for in-place writes after that (MPI:
+     * after a collective flush), and must not remove it itself: a handle
+     * that commits counts the writer lock it holds as a change, so it lets
+     * go of it here (the committing handle takes it to merge these writes),
+     * or its close would unmark rows not committed yet (MPI: rank 0 closing
+     * a column it opened alone).  Either way a crash would leave a column
+     * that passes for complete with rows of neither version. */
+    c->commit.torn_marked = 0;
+    if (!c->replica) cf__lock_release(&c->commit.lock);
     /* The committing handle publishes what this one handed over: later
      * writes go to the column's own directory, over committed rows. */
     if (c->replica && (rc = cf__column_follow_commit(c, err))) {
@@ -253,6 +263,27 @@ int cf_column_pending_merge(cf_column *c, const void *buf, size_t len, cf_error 
         }
     }
     return 0;
+}
+
+int cf_column_adopt_update(cf_column *c, cf_error *err)
+{
+    if (!c) return CF_FAIL(err, CF_EARG, "cf_column_adopt_update: NULL column");
+    if (!c->commit.torn_at_open) return 0;
+    if (c->kind != CF_KIND_DATA || !c->writable || c->replica)
+        return CF_FAIL(err, CF_EKIND, "%s: only a writable data column that commits can adopt an update", c->path);
+    /* Before anything of its own: what it wrote would describe the torn
+     * state, and merged states replace what this reads. */
+    if (c->sums.writes || c->commit.header_dirty || c->commit.ext_dirty || c->commit.shared)
+        return CF_FAIL(err, CF_EARG, "%s: an update can only be adopted before anything is written or merged "
+                       "through the handle", c->path);
+    /* The update's writers write blobs, never metadata: the header (its
+     * byte sums, which count every byte ever written: format.md 6) and
+     * colfile-v1 are still the committed version's, and their merged states
+     * replace what they recorded for the blobs they wrote.  Recomputing
+     * everything from the blobs instead (a repair) would lose that count
+     * and make the result depend on which rank opened first. */
+    c->commit.torn_at_open = 0; /* the commit removes the marker */
+    return cf__column_reload_ext(c, err);
 }
 
 void cf_free(void *p)

@@ -8,6 +8,10 @@
  *   CF_DELAY_MAX_US  longest sleep in microseconds (default 5000)
  *   CF_DELAY_PROB    probability that a call is delayed (default 1)
  *   CF_DELAY_SEED    seed of this process's random stream (default: pid)
+ *   CF_DELAY_MIN_US  shortest sleep in microseconds (default 0)
+ *   CF_DELAY_MATCH   only paths whose last component contains this text
+ *                    (e.g. ".colfile-v1.tmp." to hold a writer between
+ *                    its header's rename and colfile-v1's)
  *
  * Calls through a directory descriptor are in scope when the descriptor's
  * path (/proc/self/fd) is.  renameat2 reaches the kernel through
@@ -31,6 +35,8 @@
 static char g_scope[PATH_MAX];
 static size_t g_scope_len;
 static long g_max_us = 5000;
+static long g_min_us;
+static char g_match[256];
 static double g_prob = 1.0;
 static uint64_t g_state;
 static int g_ready;
@@ -49,6 +55,10 @@ static void init(void)
     }
     if ((s = getenv("CF_DELAY_MAX_US")))
         g_max_us = strtol(s, NULL, 10);
+    if ((s = getenv("CF_DELAY_MIN_US")))
+        g_min_us = strtol(s, NULL, 10);
+    if ((s = getenv("CF_DELAY_MATCH")) && strlen(s) < sizeof g_match)
+        strcpy(g_match, s);
     if ((s = getenv("CF_DELAY_PROB")))
         g_prob = strtod(s, NULL);
     g_state = (s = getenv("CF_DELAY_SEED")) ? strtoull(s, NULL, 10) : 0;
@@ -100,14 +110,23 @@ static int in_scope(int dirfd, const char *path)
     return in_scope_path(dir);
 }
 
+static int matches(const char *path)
+{
+    if (!g_match[0])
+        return 1;
+    const char *leaf = strrchr(path, '/');
+    return strstr(leaf ? leaf + 1 : path, g_match) != NULL;
+}
+
 static void maybe_delay(int dirfd, const char *path)
 {
-    if (!in_scope(dirfd, path) || g_max_us <= 0)
+    if (!in_scope(dirfd, path) || g_max_us <= 0 || !matches(path))
         return;
     uint64_t r = next_random();
     if ((double)(r >> 11) * 0x1.0p-53 >= g_prob)
         return;
-    long us = (long)(next_random() % (uint64_t)(g_max_us + 1));
+    long lo = g_min_us < g_max_us ? g_min_us : g_max_us;
+    long us = lo + (long)(next_random() % (uint64_t)(g_max_us - lo + 1));
     struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
     while (nanosleep(&ts, &ts) != 0)
         ;

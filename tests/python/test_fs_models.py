@@ -215,22 +215,7 @@ def test_crash_harness_under(tmp_path: Path, model: str) -> None:
         assert answered.get("noexchange renameat2", 0) > 0, answered
 
 
-# Under node-local locks, and with locking off, `colfile check` still
-# reports, in some runs, a
-# column damaged that its only writer committed intact (sum mismatches and
-# an unreadable colfile-v1 while the header stays the same): an open defect,
-# reproduced by `tests/concurrency/run_concurrency.py --fs nodelocal
-# --round-seconds 3 --startup 1.5 --budget 15 --seed 1` in about one run in
-# three.  The case runs (a hang or crash still fails it); its violation is
-# expected until the defect is fixed.
-_NODELOCAL_FALSE_DAMAGE = pytest.mark.xfail(
-    raises=AssertionError, strict=False,
-    reason="open defect: colfile check's false damage reports where no lock shows the writer")
-
-
-@pytest.mark.parametrize("model,locking", [("noflock", "on"),
-                                           pytest.param("noflock", "off", marks=_NODELOCAL_FALSE_DAMAGE),
-                                           pytest.param("nodelocal", "on", marks=_NODELOCAL_FALSE_DAMAGE),
+@pytest.mark.parametrize("model,locking", [("noflock", "on"), ("noflock", "off"), ("nodelocal", "on"),
                                            ("noexchange", "on")])
 def test_concurrency_harness_under(tmp_path: Path, model: str, locking: str) -> None:
     """Live processes on one File under each model: every snapshot, read

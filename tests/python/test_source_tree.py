@@ -33,7 +33,7 @@ TESTED_BY: dict[str, list[str]] = {
     "src/column/column_index.c": ["tests/c/test_index.c"],
     "src/column/column_meta.c": ["tests/c/test_catalog.c", "tests/c/test_ext.c"],
     "src/column/column_open.c": ["tests/c/test_reader_version.c"],
-    "src/column/column_pending.c": ["tests/c/test_pending.c"],
+    "src/column/column_pending.c": ["tests/c/test_pending.c", "tests/c/test_replica_update.c"],
     "src/column/column_read.c": ["tests/c/test_column.c", "tests/c/test_readsplit.c"],
     "src/column/column_stats.c": ["tests/c/test_column_stats.c"],
     "src/column/column_sync.c": ["tests/c/test_column_sync.c"],

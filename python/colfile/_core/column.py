@@ -307,6 +307,13 @@ def pending_merge(h: Any, state: bytes) -> None:
     check(lib().cf_column_pending_merge(h, state, len(state), err), err)
 
 
+def adopt_update(h: Any) -> None:
+    """Take the torn marker ``h`` was opened over for an update by writers
+    whose states will be merged into ``h`` (``cf_column_adopt_update``)."""
+    err = new_error()
+    check(lib().cf_column_adopt_update(h, err), err)
+
+
 def export_meta(h: Any) -> bytes:
     """A snapshot of the column's metadata (``cf_column_export_meta``)."""
     err = new_error()

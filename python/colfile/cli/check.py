@@ -71,7 +71,11 @@ statistics).  These are listed as notes, not damage:
     without keeping modification times; colfile index recomputes them);
   - a blob whose byte sum differs from the header's while its CRC32C is
     known and matches: bigfile's byte sum counts every byte ever written,
-    so rows rewritten in place count twice (docs/format.md 6).
+    so rows rewritten in place count twice (docs/format.md 6).  The CRC32C
+    may be one that colfile-v1 records for the same rows and byte sum
+    while it is not current, as when the check falls inside another
+    process's commit, between its header and its colfile-v1 (format.md
+    8.1, "Checking").
 
 A blob without a known CRC32C (written by bigfile, or changed by it since)
 is checked by its byte sum only; this is reported in the summary and is not

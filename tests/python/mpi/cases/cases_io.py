@@ -190,12 +190,6 @@ def test_readers_with_any_number_of_ranks(comm: Any, shared: Path) -> None:
             assert np.array_equal(f["x"].read_all(), data)
 
 
-# Open defect: now and then (about one run in four under load, -n 4) the
-# merged colfile-v1 records a blob's byte sum about twice what the rows sum
-# to (2016 for 1015): a write state counted twice in the merge.  Expected to
-# fail until found; the comparison below is the reproducer.
-@pytest.mark.xfail(raises=AssertionError, strict=False,
-                   reason="open defect: a merged byte sum counted twice, now and then")
 def test_independent_writes_merge_at_close(comm: Any, shared: Path) -> None:
     total = 6 * comm.size + 5
     data = (np.arange(total * 3) * 0.5).reshape(total, 3)
