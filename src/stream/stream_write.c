@@ -483,7 +483,10 @@ static int write_table(cf_stream_writer *w, cf_error *err)
         if (rc == 0 && w->durable) rc = cf__fsync_path(w->dir, err);
         if (rc == 0) rc = publish(w, err);
     } else if (rc == 0) {
-        rc = cf__write_file_atomic(w->dir, CF__STREAM_TABLE, text, len, w->durable, err);
+        /* physical files a task made since the last commit (a reopened
+         * stream) are in the directory before a table that counts on them */
+        if (w->durable) rc = cf__fsync_path(w->dir, err);
+        if (rc == 0) rc = cf__write_file_atomic(w->dir, CF__STREAM_TABLE, text, len, w->durable, err);
         if (rc == 0 && w->durable) rc = cf__fsync_path(w->dir, err);
     }
     if (rc) w->table.commit--;
