@@ -6,10 +6,13 @@ the count of values, the NaN count, min and max (``cf_column_chunk_stats``).
 A query uses them as an index:
 
 * **Fields and predicates.**  ``col.field(j)`` (or ``ds.field(name, j)``)
-  is a lazy :class:`Field`; comparing it with a number gives a
-  :class:`Predicate`; predicates combine with ``&``, ``|`` and ``~``.  The
-  same conditions can be written as a string in a small, safe expression
-  language (:func:`parse`): ``"(Position[0] > 100) & (ID < 5000)"``.
+  is a lazy :class:`Field`; arithmetic on fields gives an :class:`Expr`
+  (``x**2 + y**2``, ``np.log10(m)``, ``ID % 2``, with numpy's semantics);
+  comparing fields or expressions with numbers or with each other gives a
+  :class:`Predicate`, as does :func:`isin`; predicates combine with ``&``,
+  ``|`` and ``~``.  The same conditions can be written as a string in a
+  small, safe expression language (:func:`parse`, a parser of its own):
+  ``"(Position[0] > 100) & (ID % 2 == 0)"``.
 * **The grid.**  The rows are cut at every chunk boundary of every column
   the predicate references (columns may have different blob layouts and
   chunk sizes).  In each cell of that grid each comparison is decided from
@@ -34,6 +37,16 @@ the statistics relies only on min and max bounding the chunk's values (they
 are rounded outward, so integers beyond 2**53 are bounded too) and on the
 monotonicity of numpy's comparison: the bounds, taken in the column's dtype,
 are compared with numpy exactly as the data would be.
+
+Through arithmetic the bounds are carried by interval arithmetic
+(:mod:`colfile._arith`): ``x**2 + y**2`` over a chunk where x lies in
+[3, 5] and y in [-1, 2] lies in [9, 29], so ``x**2 + y**2 < 9`` skips it;
+monotone functions map bounds, NaN counts say where NaN may occur.  Every
+step rounds outward (float bounds widened by ulps, then rounded to the dtype
+numpy computes in).  Where no sound bound can be derived -- an integer
+result that could leave its dtype (numpy wraps), a division by an interval
+holding 0, operations that can make NaN from infinities, an exponent that
+is a column, unknown statistics -- the cell is read: results stay exact.
 
 What a query skipped is in its :class:`Report`.  Histograms over the same
 machinery are in :mod:`colfile.histograms`.
@@ -69,8 +82,10 @@ import numpy as np
 
 from . import _dask, _html, _pandas, _runs
 from ._column_base import ColumnBase
+from ._arith import Expr, Func, as_operand
 from ._expr import (
     ALL,
+    IsIn,
     NONE,
     SOME,
     And,
@@ -81,9 +96,9 @@ from ._expr import (
     Or,
     Predicate,
     _constant,
-    _MAX_EXPRESSION,
-    parse,
 )
+from ._parse import MAX_EXPRESSION as _MAX_EXPRESSION
+from ._parse import parse
 from ._expr import STATE_NAMES as _STATE_NAMES
 from ._runs import RUN_BYTES
 from ._scan import Plan, Report, decide, new_report, scan
@@ -92,6 +107,7 @@ if TYPE_CHECKING:
     from .column import Column
 
 __all__ = [
+    "Expr",
     "Field",
     "Predicate",
     "Selection",
@@ -100,6 +116,12 @@ __all__ = [
     "parse",
     "where",
     "PIECE_BYTES",
+    "sqrt",
+    "exp",
+    "log",
+    "log10",
+    "floor",
+    "isin",
 ]
 
 #: The most bytes of column data a query (or histogram) holds in memory at
@@ -110,6 +132,41 @@ PIECE_BYTES = 4 << 20
 # colfile.query's names too
 _PARTS = (ALL, NONE, SOME, And, Compare, Not, Or, _STATE_NAMES, _constant, _MAX_EXPRESSION,
           RUN_BYTES, decide)
+
+
+# ---------------------------------------------------------------------------
+# functions of the Python predicate builder (abs() is Python's; numpy's
+# ufuncs work on fields too: np.sqrt(x))
+
+
+def sqrt(x: Any) -> Expr:
+    """``sqrt(x)`` of a field or expression, as :func:`numpy.sqrt`."""
+    return Func("sqrt", as_operand(x))
+
+
+def exp(x: Any) -> Expr:
+    """``exp(x)``, as :func:`numpy.exp`."""
+    return Func("exp", as_operand(x))
+
+
+def log(x: Any) -> Expr:
+    """``log(x)``, as :func:`numpy.log`."""
+    return Func("log", as_operand(x))
+
+
+def log10(x: Any) -> Expr:
+    """``log10(x)``, as :func:`numpy.log10`."""
+    return Func("log10", as_operand(x))
+
+
+def floor(x: Any) -> Expr:
+    """``floor(x)``, as :func:`numpy.floor`."""
+    return Func("floor", as_operand(x))
+
+
+def isin(x: Any, values: Any) -> Predicate:
+    """True where ``x`` equals one of ``values`` (numpy's ``==``)."""
+    return IsIn(x, values)
 
 
 # ---------------------------------------------------------------------------
@@ -359,7 +416,9 @@ def where(source: Any, expr: Any, *, piece_bytes: int | None = None) -> Selectio
         :meth:`Selection.read`).
     expr : Predicate or str
         The condition (see :func:`parse` for the string form).  All the
-        columns it references must have the same length.
+        columns it references must have the same length.  Names in a
+        string are looked up in ``source``; for a Column, in its group
+        first, then in its File.
     piece_bytes : int, optional
         The most column data held in memory at once (default
         :data:`PIECE_BYTES`).
