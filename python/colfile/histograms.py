@@ -27,8 +27,9 @@ edges:
   numpy's up to floating point summation order.
 * Under MPI (the field's File opened with ``comm=``) the call is collective:
   rank 0 reads the statistics and broadcasts the plan, each rank processes
-  its even share of the grid cells (``cf_plan_share``), and the histograms
-  (and reports) are summed over the ranks; every rank gets the result.
+  a contiguous share of the grid cells of about equal work (rows to read),
+  and the histograms (and reports) are summed over the ranks; every rank
+  gets the result.
 * ``dask=True`` returns the histogram as a lazy dask array: one task per
   group of cells (about :data:`GROUP_BYTES` of column data), each opening
   the File by path (the graph pickles), summed.  Building the graph reads
@@ -70,7 +71,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _opener
+from . import _opener, _parallel
 from . import mpi as _mpi
 from . import query as _q
 from ._expr import NONE, Field, Predicate, from_spec
@@ -80,7 +81,7 @@ from .column import Column
 __all__ = ["histogram", "histogram2d", "histogramdd", "GROUP_BYTES"]
 
 #: Data (bytes of the referenced columns) per task of a dask histogram.
-GROUP_BYTES = 64 << 20
+GROUP_BYTES = _parallel.GROUP_BYTES
 
 
 # ---------------------------------------------------------------------------
@@ -111,35 +112,15 @@ def _setup(fields: Sequence[Any], weights: Any, where: Any, more: Sequence[Field
         pred = _q.as_predicate(where, fs[0].column._query_resolver())
     every = fs + list(more) + ([wf] if wf is not None else []) + \
         (pred.fields if pred is not None else [])
-    comms = {id(f.column._comm): f.column._comm for f in every}
-    parallel = [c for c in comms.values() if not c.serial]
-    if len(comms) > 1 and parallel:
-        raise ValueError("the fields of a parallel histogram must all belong to Files "
-                         "opened on the same communicator")
-    comm = next(iter(comms.values()))
-    return fs, wf, pred, comm
+    return fs, wf, pred, _parallel.comm_of(every)
 
 
 def _plan(pred: Predicate | None, fields: list[Field], comm: _mpi.Comm) -> Plan:
-    """The plan; under MPI made on rank 0 (which alone reads the statistics)
-    and broadcast, so that every rank cuts the rows into the same cells."""
-    if comm.serial or comm.size == 1:
-        return Plan(pred, fields)
-    box: list[Plan] = []
-
-    def on_root() -> dict[str, Any]:
-        p = Plan(pred, fields)
-        box.append(p)
-        return p.arrays()
-
-    arrays = _mpi.agree(comm, on_root, root=0)
-    return _mpi.agree(comm, lambda: box[0] if comm.rank == 0 else
-                      Plan(pred, fields, arrays))  # type: ignore[no-any-return]
+    return _parallel.plan(pred, fields, comm)
 
 
 def _cells(plan: Plan, comm: _mpi.Comm) -> tuple[int, int]:
-    first, n = _mpi.plan_share(plan.ncells, comm.size, comm.rank)
-    return first, first + n
+    return _parallel.share(plan, comm, read_all=True)
 
 
 def _nan_free(arrs: list[np.ndarray]) -> np.ndarray | None:
@@ -689,26 +670,6 @@ def _field_spec(f: Field) -> tuple[str, str, int | None]:
     return (col._file_path, col.name, f.component)
 
 
-def _groups(plan: Plan, group_bytes: int) -> list[tuple[int, int]]:
-    """Consecutive cells in groups of about ``group_bytes`` of column data,
-    leaving out groups of NONE cells only."""
-    rowbytes = sum(plan.rowbytes.values())
-    sizes = np.diff(plan.bounds) * rowbytes
-    out = []
-    k = 0
-    n = plan.ncells
-    while k < n:
-        acc = 0
-        j = k
-        while j < n and (j == k or acc + sizes[j] <= group_bytes):
-            acc += int(sizes[j])
-            j += 1
-        if (plan.state[k:j] != NONE).any():
-            out.append((k, j))
-        k = j
-    return out
-
-
 def _task(pred_spec: Any, field_specs: list[Any], w_spec: Any, arrays: dict[str, Any],
           kind: str, hist_args: dict[str, Any], shape: tuple[int, ...], ntype: str,
           piece_bytes: int | None) -> np.ndarray:
@@ -744,9 +705,8 @@ def _dask_hist(plan: Plan, pred: Predicate | None, fields: list[Field], wf: Fiel
     w_spec = None if wf is None else _field_spec(wf)
     parts = []
     task = dask.delayed(_task, pure=True)
-    for k0, k1 in _groups(plan, GROUP_BYTES):
-        arrays = {"bounds": plan.bounds[k0:k1 + 1], "state": plan.state[k0:k1],
-                  "leaf_state": plan.leaf_state[:, k0:k1], "field_stats": None}
+    for k0, k1 in _parallel.groups(plan, GROUP_BYTES):
+        arrays = _parallel.sub_arrays(plan, k0, k1)
         d = task(pred_spec, field_specs, w_spec, arrays, kind, hist_args, shape, ntype.str,
                  piece_bytes)
         parts.append(da.from_delayed(d, shape=shape, dtype=ntype))

@@ -80,7 +80,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import _dask, _html, _pandas, _runs
+from . import _dask, _html, _opener, _pandas, _parallel, _runs
+from . import mpi as _mpi
 from ._column_base import ColumnBase
 from ._arith import Expr, Func, as_operand
 from ._expr import (
@@ -96,6 +97,7 @@ from ._expr import (
     Or,
     Predicate,
     _constant,
+    from_spec,
 )
 from ._parse import MAX_EXPRESSION as _MAX_EXPRESSION
 from ._parse import parse
@@ -213,7 +215,9 @@ class Selection:
     """
 
     def __init__(self, size: int, starts: np.ndarray, stops: np.ndarray, report: Report,
-                 predicate: Predicate, resolve: Callable[[str], Column]) -> None:
+                 predicate: Predicate, resolve: Callable[[str], Column],
+                 comm: Any = None) -> None:
+        self._comm = comm
         self.size = size
         self._starts = starts
         self._stops = stops
@@ -260,7 +264,7 @@ class Selection:
                              f"on {self.size}")
         return col
 
-    def read(self, names: Any, dtype: Any = None) -> np.ndarray:
+    def read(self, names: Any, dtype: Any = None, *, share: bool = False) -> np.ndarray:
         """Read the selected rows of a column, or of several (a structured
         array, as :class:`~colfile.Dataset` gives).
 
@@ -269,6 +273,12 @@ class Selection:
         scattered read (``cf_column_read_rows``).  Any column of the same
         length can be read, not only those of the predicate.
 
+        Under MPI (a selection made by :func:`where` on a File opened with
+        ``comm=``) the call is collective: each rank reads an even share of
+        the selected rows (consecutive, in rank order); every rank gets all
+        of them, or with ``share=True`` only its own share (then
+        :meth:`share_rows` are their row numbers).
+
         Parameters
         ----------
         names : str, Column, or a list of them
@@ -276,19 +286,42 @@ class Selection:
             the File of the column).
         dtype : dtype spec, optional
             For a single column: the dtype of the result.
+        share : bool
+            Under MPI: return only this rank's share of the rows.
         """
+        comm = self._comm
+        if comm is None or comm.serial or comm.size == 1:
+            return self._read_runs(names, dtype, self._starts, self._stops)
+        lo, n = _mpi.plan_share(self.count, comm.size, comm.rank)
+        s, e = _runs.slice_runs(self._starts, self._stops, lo, lo + n)
+        parts = _mpi.agree(comm, lambda: self._read_runs(names, dtype, s, e),
+                           collect=not share)
+        return parts if share else np.concatenate(parts)
+
+    def share_rows(self) -> np.ndarray:
+        """The rows of this rank's share under MPI (all rows otherwise): the
+        rows of ``read(..., share=True)``."""
+        comm = self._comm
+        if comm is None or comm.serial or comm.size == 1:
+            return self.rows
+        lo, n = _mpi.plan_share(self.count, comm.size, comm.rank)
+        return _runs.rows_of(*_runs.slice_runs(self._starts, self._stops, lo, lo + n))
+
+    def _read_runs(self, names: Any, dtype: Any, starts: np.ndarray, stops: np.ndarray
+                   ) -> np.ndarray:
+        count = int(np.sum(stops - starts))
         if isinstance(names, (list, tuple)):
             cols = [self._column(n) for n in names]
             labels = [n if isinstance(n, str) else c.name for n, c in zip(names, cols)]
             fields = [(lab, c.dtype) if c.nmemb == 1 else (lab, c.dtype, (c.nmemb,))
                       for lab, c in zip(labels, cols)]
-            out = np.empty(self.count, np.dtype(fields))
+            out = np.empty(count, np.dtype(fields))
             for lab, c in zip(labels, cols):
-                self._read_into(c, out[lab])
+                _runs.read(c, starts, stops, out[lab])
             return out
         col = self._column(names)
-        arr = np.empty((self.count,) + col._row_shape, col.dtype if dtype is None else dtype)
-        self._read_into(col, arr)
+        arr = np.empty((count,) + col._row_shape, col.dtype if dtype is None else dtype)
+        _runs.read(col, starts, stops, arr)
         return arr
 
     def to_dask(self, names: Any, chunks: Any = "auto") -> Any:
@@ -354,9 +387,9 @@ def _merge_runs(starts: list[np.ndarray], stops: list[np.ndarray]
     return s, e
 
 
-def _evaluate(predicate: Predicate, resolve: Callable[[str], Column],
-              piece_bytes: int | None = None) -> Selection:
-    plan = Plan(predicate, [])
+def _scan_runs(plan: Plan, k0: int, k1: int, piece_bytes: int
+               ) -> tuple[np.ndarray, np.ndarray, Report]:
+    """The selected runs of cells ``k0..k1-1`` and what finding them read."""
     report = new_report(plan, "query")
     starts: list[np.ndarray] = []
     stops: list[np.ndarray] = []
@@ -370,9 +403,65 @@ def _evaluate(predicate: Predicate, resolve: Callable[[str], Column],
             starts.append(s)
             stops.append(e)
 
-    scan(plan, 0, plan.ncells, [], report, visit,
-         PIECE_BYTES if piece_bytes is None else piece_bytes)
+    scan(plan, k0, k1, [], report, visit, piece_bytes)
     s, e = _merge_runs(starts, stops)
+    report.selected = int(np.sum(e - s))
+    return s, e, report
+
+
+def _evaluate(predicate: Predicate, resolve: Callable[[str], Column],
+              piece_bytes: int | None = None, comm: Any = None, dask: bool = False
+              ) -> Selection:
+    pb = PIECE_BYTES if piece_bytes is None else int(piece_bytes)
+    if dask:
+        return _evaluate_dask(predicate, resolve, pb)
+    if comm is None or comm.serial:
+        plan = Plan(predicate, [])
+        s, e, report = _scan_runs(plan, 0, plan.ncells, pb)
+        return Selection(plan.size, s, e, report, predicate, resolve)
+    plan = _parallel.plan(predicate, [], comm)
+    k0, k1 = _parallel.share(plan, comm, read_all=False)
+    # every rank's runs (errors agreed), joined in rank order: sorted
+    parts = _mpi.agree(comm, lambda: _scan_runs(plan, k0, k1, pb), collect=True)
+    s, e = _merge_runs([p[0] for p in parts], [p[1] for p in parts])
+    report = parts[0][2]
+    for p in parts[1:]:
+        report = report.merged(p[2])
+    return Selection(plan.size, s, e, report, predicate, resolve, comm)
+
+
+def _where_task(spec: Any, arrays: dict[str, Any], piece_bytes: int
+                ) -> tuple[np.ndarray, np.ndarray, Report]:
+    """One dask task: open the Files by path, find the runs of its cells."""
+    files: dict[str, Any] = {}
+
+    def column(path: str, name: str) -> Any:
+        if path not in files:
+            files[path] = _opener.open_file(path)
+        return files[path][name]
+
+    try:
+        pred = from_spec(spec, column)
+        plan = Plan(pred, [], arrays)
+        return _scan_runs(plan, 0, plan.ncells, piece_bytes)
+    finally:
+        for f in files.values():
+            f.close()
+
+
+def _evaluate_dask(predicate: Predicate, resolve: Callable[[str], Column],
+                   piece_bytes: int) -> Selection:
+    import dask
+
+    plan = Plan(predicate, [])
+    spec = predicate._spec()
+    task = dask.delayed(_where_task, pure=True)
+    tasks = [task(spec, _parallel.sub_arrays(plan, k0, k1), piece_bytes)
+             for k0, k1 in _parallel.groups(plan, _parallel.GROUP_BYTES)]
+    parts = dask.compute(*tasks)
+    s, e = _merge_runs([p[0] for p in parts], [p[1] for p in parts])
+    report = new_report(plan, "query")
+    scan(plan, 0, plan.ncells, [], report, None, piece_bytes)  # what the tasks read
     report.selected = int(np.sum(e - s))
     return Selection(plan.size, s, e, report, predicate, resolve)
 
@@ -405,7 +494,8 @@ def as_predicate(expr: Any, resolve: Callable[[str], Column]) -> Predicate:
                     f"{type(expr).__name__}")
 
 
-def where(source: Any, expr: Any, *, piece_bytes: int | None = None) -> Selection:
+def where(source: Any, expr: Any, *, piece_bytes: int | None = None,
+          parallel: bool | None = None, dask: bool = False) -> Selection:
     """The rows of ``source`` where ``expr`` holds, skipping the chunks
     whose statistics decide it.
 
@@ -422,6 +512,20 @@ def where(source: Any, expr: Any, *, piece_bytes: int | None = None) -> Selectio
     piece_bytes : int, optional
         The most column data held in memory at once (default
         :data:`PIECE_BYTES`).
+    parallel : bool, optional
+        Under MPI (the columns' File opened with ``comm=``): by default (or
+        True) the query is collective -- rank 0 reads the statistics and
+        broadcasts the plan, each rank scans a contiguous share of the
+        cells of about equal work, and the runs are gathered in rank order,
+        so every rank gets the same, sorted Selection (whose
+        :meth:`Selection.read` is collective too).  False: this rank
+        evaluates the whole query alone, with no communication (other ranks
+        need not call).
+    dask : bool
+        Evaluate the cells as dask tasks, one per group of cells (about
+        64 MiB of column data), each
+        opening the File by path (read-only: what is committed), computed
+        now with the current dask scheduler.  Never collective.
 
     Returns
     -------
@@ -429,11 +533,10 @@ def where(source: Any, expr: Any, *, piece_bytes: int | None = None) -> Selectio
 
     Notes
     -----
-    Under MPI each rank evaluates the whole query by itself, with no
-    communication -- but looking up a name in a File opened with ``comm=``
-    opens the column collectively, so a string expression (or
-    :meth:`Selection.read` by name) must then be used on every rank.  A
-    predicate built from columns already open is independent.
+    Looking up a name in a File opened with ``comm=`` opens the column
+    collectively, so a string expression (or :meth:`Selection.read` by
+    name) must be used on every rank even with ``parallel=False``; a
+    predicate built from columns already open is then independent.
 
     Examples
     --------
@@ -446,4 +549,7 @@ def where(source: Any, expr: Any, *, piece_bytes: int | None = None) -> Selectio
     """
     resolve = _resolver(source)
     pred = as_predicate(expr, resolve)
-    return _evaluate(pred, resolve, piece_bytes)
+    comm = _parallel.comm_of(pred.fields)
+    if dask or parallel is False:
+        comm = None
+    return _evaluate(pred, resolve, piece_bytes, comm, dask)
