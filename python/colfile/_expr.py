@@ -388,6 +388,13 @@ class IsIn(Predicate):
 
     def _evaluate(self, blocks: dict[int, np.ndarray]) -> np.ndarray:
         v = np.asarray(self.expr._value(blocks))
+        ints = v.dtype.kind == "i" or (v.dtype.kind == "u" and v.dtype.itemsize < 8)
+        if len(self.values) > 16 and ints and all(
+                isinstance(c, (int, np.integer)) and not isinstance(c, (bool, np.bool_))
+                and -2**63 <= int(c) < 2**63 for c in self.values):
+            # integers against integers: exact, as == is, by sorting once
+            return np.isin(v.astype(np.int64), np.asarray([int(c) for c in self.values],
+                                                          np.int64))
         out = np.zeros(v.shape, bool)
         for c in self.values:
             out |= quiet_compare(v, "==", c)

@@ -636,3 +636,25 @@ def test_dask_histogram_with_arithmetic(snap: Any) -> None:
         h, e = colfile.histogram(f["Mass"], bins=5, range=(8, 14), dask=True,
                                  where="(Position[0] ** 2 < 400) | isin(ID % 1000, [0])")
         np.testing.assert_array_equal(h.compute(), want[0])
+
+
+@settings(max_examples=30, deadline=None)
+@given(values=st.lists(st.one_of(st.integers(-300, 300), st.integers(-2**70, 2**70),
+                                 st.floats(-300, 300)), min_size=0, max_size=60),
+       dtype=st.sampled_from(["i1", "u2", "i8", "u8", "f4"]))
+def test_isin_many_values(lib: Any, values: list[Any], dtype: str) -> None:
+    """Long lists of integers go through one sorted search; the rows are
+    those numpy's == finds for some value."""
+    rng = np.random.default_rng(len(values))
+    info = np.iinfo(dtype) if dtype[0] in "iu" else None
+    lo, hi = (int(info.min), int(info.max)) if info else (-300, 300)
+    a = np.sort(rng.integers(max(lo, -300), min(hi, 300) + 1, 500)).astype(dtype)
+    with tempfile.TemporaryDirectory(dir=FAST) as d:
+        with colfile.File(Path(d) / "f", "w") as f:
+            x = f.create("x", data=a, chunk_rows=37).field()
+            with np.errstate(all="ignore"):
+                want = np.zeros(len(a), bool)
+                for v in values:
+                    want |= np.asarray(a == v)
+            got = colfile.where(f, x.isin(values))
+            np.testing.assert_array_equal(got.rows, np.flatnonzero(want))
