@@ -1,12 +1,14 @@
-"""Fields and predicates: the lazy conditions a query evaluates, and the
-small, safe expression language that spells them as strings.
+"""Fields and predicates: the lazy conditions a query evaluates (the
+string language that spells them is in :mod:`colfile._parse`, the
+arithmetic and its bounds in :mod:`colfile._arith`).
 
 A :class:`Field` is the values of one column (one component of a vector
-column); comparing it with a number gives a :class:`Predicate`; predicates
-combine with ``&``, ``|`` and ``~``.  A predicate decides each cell of a
-query's grid from per-chunk statistics with three-valued logic (NONE: no
-row can match, SOME, ALL: every row matches); :mod:`colfile.query`
-evaluates them.
+column); comparing it, or arithmetic on fields, with a number or another
+expression gives a :class:`Predicate` (a :class:`Compare` leaf, or
+:class:`IsIn`); predicates combine with ``&``, ``|`` and ``~``.  A
+predicate decides each cell of a query's grid from per-chunk statistics
+with three-valued logic (NONE: no row can match, SOME, ALL: every row
+matches); :mod:`colfile.query` evaluates them.
 """
 
 from __future__ import annotations
