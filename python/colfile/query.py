@@ -421,13 +421,40 @@ def _evaluate(predicate: Predicate, resolve: Callable[[str], Column],
         return Selection(plan.size, s, e, report, predicate, resolve)
     plan = _parallel.plan(predicate, [], comm)
     k0, k1 = _parallel.share(plan, comm, read_all=False)
+    a, b = int(plan.bounds[k0]), int(plan.bounds[k1])
+
+    def local() -> tuple[Any, Report]:
+        s, e, rep = _scan_runs(plan, k0, k1, pb)
+        return _pack_runs(s, e, a, b, comm.size > 1), rep
+
     # every rank's runs (errors agreed), joined in rank order: sorted
-    parts = _mpi.agree(comm, lambda: _scan_runs(plan, k0, k1, pb), collect=True)
-    s, e = _merge_runs([p[0] for p in parts], [p[1] for p in parts])
-    report = parts[0][2]
+    parts = _mpi.agree(comm, local, collect=True)
+    runs = [_unpack_runs(p[0]) for p in parts]
+    s, e = _merge_runs([r[0] for r in runs], [r[1] for r in runs])
+    report = parts[0][1]
     for p in parts[1:]:
-        report = report.merged(p[2])
+        report = report.merged(p[1])
     return Selection(plan.size, s, e, report, predicate, resolve, comm)
+
+
+def _pack_runs(s: np.ndarray, e: np.ndarray, a: int, b: int, packed: bool = True
+               ) -> tuple[Any, ...]:
+    """Runs within rows ``[a, b)`` as sent to the other ranks: the runs, or
+    (``packed``) a bitmap of the rows where that is smaller (many short
+    runs)."""
+    if 16 * len(s) <= (b - a) // 8 + 64 or not packed:
+        return ("runs", s, e)
+    d = np.zeros(b - a + 1, np.int8)
+    d[s - a] = 1
+    d[e - a] -= 1
+    return ("bits", a, b - a, np.packbits(np.cumsum(d[:-1], dtype=np.int8).astype(bool)))
+
+
+def _unpack_runs(packed: tuple[Any, ...]) -> tuple[np.ndarray, np.ndarray]:
+    if packed[0] == "runs":
+        return packed[1], packed[2]
+    _, a, n, bits = packed
+    return _runs_of(np.unpackbits(bits, count=n).astype(bool), a)
 
 
 def _where_task(spec: Any, arrays: dict[str, Any], piece_bytes: int

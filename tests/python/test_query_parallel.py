@@ -74,3 +74,21 @@ def test_share_cuts_equal_work(snap: Any) -> None:
             assert all(a[1] == b[0] for a, b in zip(cuts, cuts[1:]))
             rows = [int(plan.bounds[k1] - plan.bounds[k0]) for k0, k1 in cuts]
             assert max(rows) - min(rows) <= 2 * int(np.diff(plan.bounds).max())
+
+
+def test_runs_travel_as_runs_or_bits() -> None:
+    """A rank sends its runs, or a bitmap of its rows when that is smaller;
+    both come back as the same runs."""
+    from colfile.query import _pack_runs, _unpack_runs
+    rng = np.random.default_rng(4)
+    for density in (0.001, 0.5, 0.999):
+        mask = rng.random(10_000) < density
+        mask[:3] = [True, False, True]
+        d = np.diff(np.concatenate([[0], mask.view(np.int8), [0]]))
+        s, e = np.flatnonzero(d == 1) + 500, np.flatnonzero(d == -1) + 500
+        packed = _pack_runs(s, e, 500, 10_500)
+        assert packed[0] == ("bits" if density == 0.5 else "runs")  # many short runs: bits
+        got = _unpack_runs(packed)
+        np.testing.assert_array_equal(got[0], s)
+        np.testing.assert_array_equal(got[1], e)
+        assert _pack_runs(s, e, 500, 10_500, packed=False)[0] == "runs"
