@@ -258,7 +258,7 @@ def test_required_arguments_named_alone(cli: Any, cmd: str, missing: str) -> Non
 
 
 @pytest.mark.parametrize("expr, hint", [
-    ("Position > 1", "e.g. Position[0]"), ("'1/Position' > 1", "e.g. '1/Position'[0]"),
+    ("Position > 1", "e.g. Position[0]"), ("'1/Position' > 1", "e.g. 1/Position[0]"),
 ])
 def test_vector_column_hint_is_valid_syntax(cli: Any, sample: str, expr: str, hint: str) -> None:
     group = ["-g", "1"] if not expr.startswith("'") else []
