@@ -235,7 +235,7 @@ void cf__column_fill_stats(const cf_column *c, const cf__acc *a, cf_chunk_stats 
     out->ordered = cls != 0;
     out->count = a->count;
     out->nan_count = a->nan;
-    out->sum = a->sum;
+    out->sum = cf__acc_sum(a);
     out->min = out->max = NAN;
     if (a->count > a->nan) {
         if (cls == 'i') {

@@ -70,6 +70,10 @@ void cf__acc_init(cf__acc *a, const cf__dtype *d)
 
 static void cf__acc_merge_class(cf__acc *into, const cf__acc *from, char cls)
 {
+    if (cls) {
+        cf__xsum f = from->xs; /* normalising changes the representation, never the value */
+        cf__xsum_merge(&into->xs, &f);
+    }
     switch (cls) {
     case 'i': cf__merge_i(into, from); break;
     case 'u': cf__merge_u(into, from); break;
@@ -81,6 +85,11 @@ static void cf__acc_merge_class(cf__acc *into, const cf__acc *from, char cls)
 void cf__acc_merge(cf__acc *into, const cf__acc *from, const cf__dtype *d)
 {
     cf__acc_merge_class(into, from, cf__acc_class(d));
+}
+
+double cf__acc_sum(const cf__acc *a)
+{
+    return cf__xsum_round(&a->xs);
 }
 
 /* IEEE binary16 -> float, exactly (NaN payloads kept); selects instead of
@@ -118,7 +127,7 @@ static int cf__stats_have_avx2(void)
 static inline void cf__add1_i(cf__acc *a, int64_t v)
 {
     a->count++;
-    a->sum += (double)v;
+    cf__xsum_add_i64(&a->xs, v);
     if (v < a->v.i.min) a->v.i.min = v;
     if (v > a->v.i.max) a->v.i.max = v;
 }
@@ -126,7 +135,7 @@ static inline void cf__add1_i(cf__acc *a, int64_t v)
 static inline void cf__add1_u(cf__acc *a, uint64_t v)
 {
     a->count++;
-    a->sum += (double)v;
+    cf__xsum_add_u64(&a->xs, v);
     if (v < a->v.u.min) a->v.u.min = v;
     if (v > a->v.u.max) a->v.u.max = v;
 }
@@ -138,7 +147,6 @@ static inline void cf__add1_f(cf__acc *a, double v)
         a->nan++;
         return;
     }
-    a->sum += v;
     if (cf__f_below(v, a->v.f.min)) a->v.f.min = v;
     if (cf__f_below(a->v.f.max, v)) a->v.f.max = v;
 }
@@ -272,6 +280,53 @@ static void cf__stage_one(cf__acc *a, int type, const unsigned char *src, int sw
     cf__add1(a, type, e.b);
 }
 
+/* The exact sums of float values (f2, f4, f8): every value that is not
+ * NaN goes into its component's exact accumulator, one at a time (the
+ * kernels and row folders keep count, nan, min and max). */
+static void cf__float_sums(cf__acc *acc, int64_t nmemb, int64_t c0, const unsigned char *p, int64_t n, int type,
+                           int swap)
+{
+    int64_t comp = c0;
+    if (!swap && type == CF__ST_f8) {
+        for (int64_t k = 0; k < n; k++) {
+            double v;
+            memcpy(&v, p + (size_t)k * 8, sizeof v);
+            if (v == v) cf__xsum_add_f8(&acc[comp].xs, v);
+            if (++comp == nmemb) comp = 0;
+        }
+        return;
+    }
+    if (!swap && type == CF__ST_f4) {
+        for (int64_t k = 0; k < n; k++) {
+            float v;
+            memcpy(&v, p + (size_t)k * 4, sizeof v);
+            if (v == v) cf__xsum_add_f8(&acc[comp].xs, (double)v);
+            if (++comp == nmemb) comp = 0;
+        }
+        return;
+    }
+    size_t w = (size_t)cf__stats_types[type].width;
+    for (int64_t k = 0; k < n; k++) {
+        unsigned char e[8];
+        memcpy(e, p + (size_t)k * w, w);
+        if (swap) cf__swap_inplace(e, w, 1);
+        double v;
+        if (type == CF__ST_f8) {
+            memcpy(&v, e, sizeof v);
+        } else if (type == CF__ST_f4) {
+            float f;
+            memcpy(&f, e, sizeof f);
+            v = (double)f;
+        } else {
+            uint16_t h;
+            memcpy(&h, e, sizeof h);
+            v = (double)cf__stats_half(h);
+        }
+        if (v == v) cf__xsum_add_f8(&acc[comp].xs, v);
+        if (++comp == nmemb) comp = 0;
+    }
+}
+
 /* Elements per span of the vector path: each component of a span is
  * gathered and folded as one run. */
 #define CF__SPAN ((int64_t)1 << 15)
@@ -302,6 +357,7 @@ void cf__acc_add_simd(cf__acc *acc, int64_t nmemb, int64_t component0, const voi
     const unsigned char *p = data;
     size_t w = (size_t)ty->width;
     int swap = d->order != cf__dtype_native_order() && ty->swap_unit > 1;
+    if (type == CF__ST_f8 || type == CF__ST_f4 || type == CF__ST_f2) cf__float_sums(acc, nmemb, c0, p, n, type, swap);
 
 #if defined(CF__STATS_AVX2)
     if (avx2 && nmemb <= 4 && (type == CF__ST_f8 || type == CF__ST_f4) && !swap && (uintptr_t)p % w == 0 &&

@@ -43,6 +43,17 @@ static unsigned cf__zeros64(const double *x, size_t n)
     return (zand >> 63 ? 0u : 1u) | (zor >> 63 ? 2u : 0u);
 }
 
+/* Exact block sums of integers into the exact accumulator. */
+static inline void cf__kadd_i(cf__xsum *x, int64_t s)
+{
+    cf__xsum_add_i64(x, s);
+}
+
+static inline void cf__kadd_u(cf__xsum *x, uint64_t s)
+{
+    cf__xsum_add_u64(x, s);
+}
+
 /* 1-4 byte integers: one fused loop, auto-vectorised. */
 #define CF__KERNEL_NARROW(t, T, cls, lo, hi, S)                                   \
     void cf__k_##t(cf__acc *a, const void *p, size_t n, int avx2)                 \
@@ -61,8 +72,8 @@ static unsigned cf__zeros64(const double *x, size_t n)
         part.nan = 0;                                                             \
         part.v.cls.min = mn;                                                      \
         part.v.cls.max = mx;                                                      \
-        part.sum = (double)s;                                                     \
         cf__merge_##cls(a, &part);                                                \
+        cf__kadd_##cls(&a->xs, s);                                                \
     }
 
 /* 8-byte integers work on unsigned keys k = bits ^ flip (flip = 2^63 for
@@ -172,12 +183,13 @@ static void cf__wide(cf__acc *a, const uint64_t *x, size_t n, uint64_t flip, cha
         st.hs += k >> 32;
         st.ls += k & UINT64_C(0xffffffff);
     }
-    /* sum of values = sum of keys - n * flip; flip is 0 or 2^63 */
-    double hi = flip ? (double)cf__u2i(st.hs - (uint64_t)n * (flip >> 32)) : (double)st.hs;
+    /* sum of values = 2^32 hs + ls - n * flip (flip is 0 or 2^63), exactly */
+    cf__xsum_add_shifted(&a->xs, st.hs, CF__XSUM_ONE + 32, 0);
+    cf__xsum_add_shifted(&a->xs, st.ls, CF__XSUM_ONE, 0);
+    if (flip) cf__xsum_add_shifted(&a->xs, (uint64_t)n, CF__XSUM_ONE + 63, 1);
     cf__acc part;
     part.count = (int64_t)n;
     part.nan = 0;
-    part.sum = hi * 4294967296.0 + (double)st.ls;
     if (cls == 'i') {
         part.v.i.min = cf__u2i(st.kmin ^ flip);
         part.v.i.max = cf__u2i(st.kmax ^ flip);
@@ -272,7 +284,8 @@ void cf__k_f8(cf__acc *a, const void *p, size_t n, int avx2)
         mn = v < mn ? v : mn;
         mx = v > mx ? v : mx;
     }
-    cf__float_part(a, mn, mx, s, nn, n, mn == 0 || mx == 0 ? cf__zeros64(x, n) : 0);
+    (void)s; /* the sum is added exactly elsewhere */
+    cf__float_part(a, mn, mx, nn, n, mn == 0 || mx == 0 ? cf__zeros64(x, n) : 0);
 }
 
 #if defined(CF__STATS_AVX2)
@@ -414,7 +427,8 @@ void cf__k_f4(cf__acc *a, const void *p, size_t n, int avx2)
         mn = v < mn ? v : mn;
         mx = v > mx ? v : mx;
     }
-    cf__float_part(a, mn, mx, s, nn, n, mn == 0 || mx == 0 ? cf__zeros32(x, n) : 0);
+    (void)s; /* the sum is added exactly elsewhere */
+    cf__float_part(a, mn, mx, nn, n, mn == 0 || mx == 0 ? cf__zeros32(x, n) : 0);
 }
 
 #define CF__KERNEL_FLOAT(t, T, cls, lo, hi, P) /* written out above */
@@ -442,8 +456,8 @@ void cf__k_f4(cf__acc *a, const void *p, size_t n, int avx2)
         part.nan = 0;                                                             \
         part.v.u.min = n && ntrue == n ? 1 : 0;                                   \
         part.v.u.max = ntrue ? 1 : 0;                                             \
-        part.sum = (double)ntrue;                                                 \
         if (n) cf__merge_u(a, &part);                                             \
+        cf__xsum_add_u64(&a->xs, ntrue);                                          \
     }
 
 #define CF__KERNEL(t, k, T, cat, cls, lo, hi, par) CF__KERNEL_##cat(t, T, cls, lo, hi, par)

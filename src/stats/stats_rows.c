@@ -65,7 +65,7 @@ size_t cf__f8_interleaved(cf__acc *acc, int64_t nmemb, int64_t c0, const double 
     for (int64_t j = 0; j < nmemb; j++)
         if (mn[j] == 0 || mx[j] == 0) return 0;
     for (int64_t j = 0; j < nmemb; j++)
-        cf__float_part(&acc[j], mn[j], mx[j], sum[j], nan[j], periods * period / (size_t)nmemb, 0);
+        cf__float_part(&acc[j], mn[j], mx[j], nan[j], periods * period / (size_t)nmemb, 0);
     return periods * period;
 }
 #endif
@@ -263,7 +263,7 @@ size_t cf__float_rows_avx2(cf__acc *acc, int64_t nmemb, int64_t c0, const void *
             unsigned zeros = 0;
             if (mn[j] == 0 || mx[j] == 0)
                 zeros = cf__zeros_strided(q, f4, (size_t)((j - c0 + nmemb) % nmemb), (size_t)nmemb, per_comp);
-            cf__float_part(&acc[j], mn[j], mx[j], sum[j], nan[j], per_comp, zeros);
+            cf__float_part(&acc[j], mn[j], mx[j], nan[j], per_comp, zeros);
         }
         used += values;
     }

@@ -1,0 +1,324 @@
+/* test_xsum.c - exact chunk sums (src/stats/stats_xsum.c): the sum of a
+ * chunk is the correctly rounded sum of its values, the same bits whatever
+ * the split of the values over calls and partial accumulators, the order
+ * the partial accumulators merge in, and the trip through the bytes that
+ * carry them between processes.  The reference is an independent exact
+ * method (Shewchuk's non-overlapping partials with a correctly rounded
+ * last step, as Python's math.fsum does it). */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "stats_impl.h"
+
+static uint64_t rnd(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+static int same_bits(double a, double b)
+{
+    if (a != a && b != b) return 1;
+    return memcmp(&a, &b, sizeof a) == 0;
+}
+
+/* The correctly rounded sum of finite x[0..n) whose partial sums stay
+ * finite. */
+static double ref_sum(const double *x, size_t n)
+{
+    double *p = malloc((n + 1) * sizeof *p);
+    size_t np = 0;
+    for (size_t k = 0; k < n; k++) {
+        double v = x[k];
+        size_t i = 0;
+        for (size_t j = 0; j < np; j++) {
+            double y = p[j];
+            if (fabs(v) < fabs(y)) {
+                double t = v;
+                v = y;
+                y = t;
+            }
+            double hi = v + y, lo = y - (hi - v);
+            if (lo != 0.0) p[i++] = lo;
+            v = hi;
+        }
+        np = i;
+        p[np++] = v;
+    }
+    double hi = 0.0, lo = 0.0;
+    if (np > 0) {
+        hi = p[--np];
+        while (np > 0) {
+            double v = hi, y = p[--np];
+            hi = v + y;
+            lo = y - (hi - v);
+            if (lo != 0.0) break;
+        }
+        /* half-way cases: the rest of the partials decide the direction */
+        if (np > 0 && ((lo < 0 && p[np - 1] < 0) || (lo > 0 && p[np - 1] > 0))) {
+            double y = lo * 2, v = hi + y;
+            if (y == v - hi) hi = v;
+        }
+    }
+    free(p);
+    return hi + 0.0; /* an exact zero is +0.0 */
+}
+
+static cf__dtype dtype(const char *tok)
+{
+    cf__dtype d;
+    cf_error e;
+    if (cf__dtype_parse(tok, CF__DTYPE_USER, &d, "test", &e)) abort();
+    return d;
+}
+
+static double sum_of(const double *x, size_t n)
+{
+    cf__dtype d = dtype("f8");
+    cf__acc a;
+    cf__acc_init(&a, &d);
+    cf__acc_add(&a, 1, 0, x, (int64_t)n, &d);
+    return cf__acc_sum(&a);
+}
+
+static void test_rounding_cases(void)
+{
+    const double tiny = 0x1p-1074;
+    struct { double x[4]; size_t n; double want; } c[] = {
+        { { 1e300, 1.0, -1e300 }, 3, 1.0 },
+        { { 0x1p53, 1.0 }, 2, 0x1p53 },                      /* a tie: to even */
+        { { 0x1p53, 1.0, 1.0 }, 3, 0x1p53 + 2.0 },
+        { { 0x1p53, 1.0, tiny }, 3, 0x1p53 + 2.0 },          /* just above the tie */
+        { { 0x1p53 + 2.0, 1.0 }, 2, 0x1p53 + 4.0 },          /* a tie: to even, up */
+        { { DBL_MAX, DBL_MAX }, 2, INFINITY },
+        { { DBL_MAX, DBL_MAX, -DBL_MAX }, 3, DBL_MAX },
+        { { DBL_MAX, 0x1p970 }, 2, INFINITY },               /* half an ulp, odd: up */
+        { { DBL_MAX, 0x1p969 }, 2, DBL_MAX },
+        { { -DBL_MAX, -DBL_MAX, 1.0 }, 3, -INFINITY },
+        { { tiny, tiny, tiny }, 3, 3 * tiny },
+        { { 0x1p1023, tiny, -0x1p1023 }, 3, tiny },
+        { { 0x1p-1022, -tiny }, 2, 0x1p-1022 - tiny },       /* down to the subnormals */
+        { { -1.5, 0.25 }, 2, -1.25 },
+        { { -0.0 }, 1, 0.0 },
+        { { -0.0, -0.0 }, 2, 0.0 },
+        { { INFINITY, 1.0 }, 2, INFINITY },
+        { { -INFINITY, 5.0, DBL_MAX }, 3, -INFINITY },
+        { { INFINITY, -INFINITY }, 2, NAN },
+        { { NAN, 2.5 }, 2, 2.5 },
+        { { NAN }, 1, 0.0 },
+        { { 0.1, 0.2, 0.3 }, 3, 0.6 },                      /* in order, doubles give 0.6000000000000001 */
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        double got = sum_of(c[i].x, c[i].n);
+        if (!same_bits(got, c[i].want)) {
+            fprintf(stderr, "case %zu: sum %a, want %a\n", i, got, c[i].want);
+            cf_test_failures++;
+        }
+    }
+    /* one value of every size, each against the reference */
+    double x[2100];
+    size_t n = 0;
+    for (int e = -1074; e <= 1023; e++) x[n++] = ldexp(e & 1 ? -1.0 : 1.0, e);
+    CHECK(same_bits(sum_of(x, n), ref_sum(x, n)));
+}
+
+/* Random doubles over most of the exponent range (subnormals included),
+ * partial sums finite. */
+static void fill(double *x, size_t n, uint64_t *s, int specials)
+{
+    for (size_t k = 0; k < n; k++) {
+        uint64_t r = rnd(s);
+        int e = (int)(rnd(s) % 2000) - 1000;
+        double v = ldexp((double)(r >> 11) * 0x1p-53, e);
+        if (rnd(s) % 50 == 0) v = ldexp((double)(r >> 20), -1074); /* subnormal */
+        if (rnd(s) % 7 == 0) v = ldexp(1.0, (int)(rnd(s) % 60)) * (double)(r % 1000); /* cancels well */
+        x[k] = r & 1 ? -v : v;
+        if (specials == 1 && rnd(s) % 40 == 0) x[k] = NAN;
+        if (specials == 2 && rnd(s) % 300 == 0) x[k] = rnd(s) & 1 ? INFINITY : -INFINITY;
+    }
+}
+
+/* Split x over random pieces, each into its own accumulators (rows of
+ * nmemb components), carry every piece through the wire words, merge in a
+ * random order: the sums are the bits of one accumulator fed everything. */
+static void split_and_merge(const double *x, size_t n, int nmemb, uint64_t *s, const double *want)
+{
+    cf__dtype d = dtype("f8");
+    cf__acc one[3], all[3];
+    for (int j = 0; j < nmemb; j++) {
+        cf__acc_init(&one[j], &d);
+        cf__acc_init(&all[j], &d);
+    }
+    cf__acc_add(one, nmemb, 0, x, (int64_t)n, &d);
+    enum { MAXP = 16 };
+    size_t cut[MAXP + 1];
+    int np = 1 + (int)(rnd(s) % MAXP);
+    cut[0] = 0;
+    for (int i = 1; i < np; i++) cut[i] = rnd(s) % (n + 1);
+    cut[np] = n;
+    for (int i = 1; i < np; i++) /* sort the cuts */
+        for (int j = i; j > 0 && cut[j - 1] > cut[j]; j--) {
+            size_t t = cut[j];
+            cut[j] = cut[j - 1];
+            cut[j - 1] = t;
+        }
+    static cf__acc part[MAXP][3];
+    for (int i = 0; i < np; i++) {
+        cf__acc tmp[3];
+        for (int j = 0; j < nmemb; j++) cf__acc_init(&tmp[j], &d);
+        /* in calls of random lengths */
+        for (size_t k = cut[i]; k < cut[i + 1];) {
+            size_t m = 1 + rnd(s) % 300;
+            if (m > cut[i + 1] - k) m = cut[i + 1] - k;
+            cf__acc_add(tmp, nmemb, (int64_t)(k % (size_t)nmemb), x + k, (int64_t)m, &d);
+            k += m;
+        }
+        for (int j = 0; j < nmemb; j++) {
+            uint64_t w[CF__XSUM_WIRE_WORDS];
+            int nw = cf__xsum_to_words(&tmp[j].xs, w);
+            part[i][j] = tmp[j];
+            memset(&part[i][j].xs, 0x5a, sizeof part[i][j].xs);
+            CHECK_EQ_INT(cf__xsum_from_words(&part[i][j].xs, w, nw), 0);
+        }
+    }
+    int order[MAXP];
+    for (int i = 0; i < np; i++) order[i] = i;
+    for (int i = np - 1; i > 0; i--) {
+        int j = (int)(rnd(s) % (uint64_t)(i + 1)), t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+    for (int i = 0; i < np; i++)
+        for (int j = 0; j < nmemb; j++) cf__acc_merge(&all[j], &part[order[i]][j], &d);
+    for (int j = 0; j < nmemb; j++) {
+        double a = cf__acc_sum(&all[j]), b = cf__acc_sum(&one[j]);
+        if (!same_bits(a, b) || !same_bits(a, want[j]) || all[j].count != one[j].count || all[j].nan != one[j].nan) {
+            fprintf(stderr, "%d pieces, nmemb %d, component %d: merged %a, one call %a, reference %a\n", np, nmemb,
+                    j, a, b, want[j]);
+            cf_test_failures++;
+        }
+        /* the canonical state is the same too */
+        uint64_t wa[CF__XSUM_WIRE_WORDS], wb[CF__XSUM_WIRE_WORDS];
+        int na = cf__xsum_to_words(&all[j].xs, wa), nb = cf__xsum_to_words(&one[j].xs, wb);
+        CHECK(na == nb && memcmp(wa, wb, (size_t)na * sizeof wa[0]) == 0);
+    }
+}
+
+/* The reference for component j of rows of nmemb: NaNs skipped, +inf and
+ * -inf decide alone. */
+static double ref_component(const double *x, size_t n, int nmemb, int j)
+{
+    double *v = malloc(n * sizeof *v);
+    size_t m = 0;
+    int pinf = 0, ninf = 0;
+    for (size_t k = (size_t)j; k < n; k += (size_t)nmemb) {
+        if (x[k] != x[k]) continue;
+        if (isinf(x[k])) {
+            pinf |= x[k] > 0;
+            ninf |= x[k] < 0;
+            continue;
+        }
+        v[m++] = x[k];
+    }
+    double r = pinf && ninf ? NAN : pinf ? INFINITY : ninf ? -INFINITY : ref_sum(v, m);
+    free(v);
+    return r;
+}
+
+static void test_random_splits(void)
+{
+    uint64_t s = 88172645463325252u;
+    enum { N = 5000 };
+    static double x[N];
+    for (int specials = 0; specials <= 2; specials++) {
+        for (int trial = 0; trial < 30; trial++) {
+            size_t n = 1 + rnd(&s) % N;
+            fill(x, n, &s, specials);
+            for (int nmemb = 1; nmemb <= 3; nmemb++) {
+                double want[3];
+                for (int j = 0; j < nmemb; j++) want[j] = ref_component(x, n, nmemb, j);
+                for (int r = 0; r < 4; r++) split_and_merge(x, n, nmemb, &s, want);
+            }
+        }
+    }
+}
+
+/* f4 and f2 widen exactly, byte-swapped data sums the same. */
+static void test_narrow_and_swapped(void)
+{
+    uint64_t s = 99u;
+    enum { N = 3001 };
+    static float f[N];
+    static double wide[N];
+    static unsigned char be[N * 8];
+    for (int k = 0; k < N; k++) {
+        f[k] = ldexpf((float)(rnd(&s) % 1000000) - 500000.0f, (int)(rnd(&s) % 200) - 100);
+        wide[k] = f[k];
+    }
+    cf__dtype d4 = dtype("f4");
+    cf__acc a;
+    cf__acc_init(&a, &d4);
+    cf__acc_add(&a, 1, 0, f, N, &d4);
+    CHECK(same_bits(cf__acc_sum(&a), ref_sum(wide, N)));
+    /* f8 in the other byte order */
+    cf__dtype dsw = dtype(cf__dtype_native_order() == '<' ? ">f8" : "<f8");
+    for (int k = 0; k < N; k++)
+        for (int b = 0; b < 8; b++) be[k * 8 + b] = ((unsigned char *)&wide[k])[7 - b];
+    cf__acc_init(&a, &dsw);
+    cf__acc_add(&a, 1, 0, be, N, &dsw);
+    CHECK(same_bits(cf__acc_sum(&a), ref_sum(wide, N)));
+}
+
+/* 8-byte integers: exact whatever the split, rounded once. */
+static void test_integers(void)
+{
+    uint64_t s = 7u;
+    enum { N = 4000 };
+    static int64_t v[N];
+    __int128 exact = 0;
+    for (int k = 0; k < N; k++) {
+        v[k] = (int64_t)rnd(&s);
+        exact += v[k];
+    }
+    cf__dtype d = dtype("i8");
+    cf__acc one, all, part;
+    cf__acc_init(&one, &d);
+    cf__acc_init(&all, &d);
+    cf__acc_add(&one, 1, 0, v, N, &d);
+    for (int k = 0; k < N;) {
+        int m = 1 + (int)(rnd(&s) % 700);
+        if (m > N - k) m = N - k;
+        cf__acc_init(&part, &d);
+        cf__acc_add(&part, 1, 0, v + k, m, &d);
+        cf__acc_merge(&all, &part, &d);
+        k += m;
+    }
+    CHECK(same_bits(cf__acc_sum(&one), (double)exact));
+    CHECK(same_bits(cf__acc_sum(&all), (double)exact));
+}
+
+/* Words no writer sends are refused, so merges of accepted ones cannot
+ * overflow. */
+static void test_damaged_words(void)
+{
+    cf__xsum x;
+    uint64_t w[3] = { (uint64_t)33 << 8 | (uint64_t)1 << 16, 5, 0 };
+    CHECK_EQ_INT(cf__xsum_from_words(&x, w, 2), 0);
+    w[1] = UINT64_C(1) << 32; /* not a 32-bit digit */
+    CHECK(cf__xsum_from_words(&x, w, 2) != 0);
+    w[1] = 5;
+    w[0] = (uint64_t)67 << 8 | (uint64_t)2 << 16; /* past the last limb */
+    CHECK(cf__xsum_from_words(&x, w, 3) != 0);
+    w[0] = (uint64_t)1 << 25; /* unknown bits */
+    CHECK(cf__xsum_from_words(&x, w, 1) != 0);
+    w[0] = (uint64_t)0 << 8 | (uint64_t)2 << 16; /* announces more words than there are */
+    CHECK(cf__xsum_from_words(&x, w, 2) != 0);
+}
+
+CF_TESTS(CF_TEST(test_rounding_cases), CF_TEST(test_random_splits), CF_TEST(test_narrow_and_swapped),
+         CF_TEST(test_integers), CF_TEST(test_damaged_words))
