@@ -286,25 +286,11 @@ static void cf__stage_one(cf__acc *a, int type, const unsigned char *src, int sw
 static void cf__float_sums(cf__acc *acc, int64_t nmemb, int64_t c0, const unsigned char *p, int64_t n, int type,
                            int swap)
 {
+    if (!swap && (type == CF__ST_f8 || type == CF__ST_f4)) {
+        cf__float_sums_native(acc, nmemb, c0, p, (size_t)n, type == CF__ST_f4);
+        return;
+    }
     int64_t comp = c0;
-    if (!swap && type == CF__ST_f8) {
-        for (int64_t k = 0; k < n; k++) {
-            double v;
-            memcpy(&v, p + (size_t)k * 8, sizeof v);
-            if (v == v) cf__xsum_add_f8(&acc[comp].xs, v);
-            if (++comp == nmemb) comp = 0;
-        }
-        return;
-    }
-    if (!swap && type == CF__ST_f4) {
-        for (int64_t k = 0; k < n; k++) {
-            float v;
-            memcpy(&v, p + (size_t)k * 4, sizeof v);
-            if (v == v) cf__xsum_add_f8(&acc[comp].xs, (double)v);
-            if (++comp == nmemb) comp = 0;
-        }
-        return;
-    }
     size_t w = (size_t)cf__stats_types[type].width;
     for (int64_t k = 0; k < n; k++) {
         unsigned char e[8];

@@ -183,6 +183,10 @@ size_t cf__f8_interleaved(cf__acc *acc, int64_t nmemb, int64_t c0, const double 
 size_t cf__float_rows_avx2(cf__acc *acc, int64_t nmemb, int64_t c0, const void *x, size_t n, int f4);
 #endif
 
+/* The exact sums of n native f4 (f4 1) or f8 values, rows of nmemb
+ * components, the first value being component c0 (stats_fsum.c). */
+void cf__float_sums_native(cf__acc *acc, int64_t nmemb, int64_t c0, const void *p, size_t n, int f4);
+
 /* ------------------------------------------------------------------ */
 /* Chunk layout (stats_layout.c)                                        */
 /* ------------------------------------------------------------------ */

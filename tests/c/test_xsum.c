@@ -127,12 +127,20 @@ static void test_rounding_cases(void)
     CHECK(same_bits(sum_of(x, n), ref_sum(x, n)));
 }
 
-/* Random doubles over most of the exponent range (subnormals included),
- * partial sums finite. */
+/* Random doubles, partial sums finite.  specials 0: over most of the
+ * exponent range (subnormals included); 1: with NaNs; 2: with infinities;
+ * 3: exponents in [-20, 20] only (no value far below a block's largest);
+ * 4: near 2^1011 (too large for the fast split); 5: below 2^-1000. */
 static void fill(double *x, size_t n, uint64_t *s, int specials)
 {
     for (size_t k = 0; k < n; k++) {
         uint64_t r = rnd(s);
+        if (specials >= 3) {
+            int lo = specials == 3 ? -20 : specials == 4 ? 1009 : -1074, span = specials == 3 ? 41 : specials == 4 ? 2 : 75;
+            double v = ldexp((double)(r >> 11) * 0x1p-53, lo + (int)(rnd(s) % (uint64_t)span));
+            x[k] = r & 1 ? -v : v;
+            continue;
+        }
         int e = (int)(rnd(s) % 2000) - 1000;
         double v = ldexp((double)(r >> 11) * 0x1p-53, e);
         if (rnd(s) % 50 == 0) v = ldexp((double)(r >> 20), -1074); /* subnormal */
@@ -149,7 +157,7 @@ static void fill(double *x, size_t n, uint64_t *s, int specials)
 static void split_and_merge(const double *x, size_t n, int nmemb, uint64_t *s, const double *want)
 {
     cf__dtype d = dtype("f8");
-    cf__acc one[3], all[3];
+    cf__acc one[4], all[4];
     for (int j = 0; j < nmemb; j++) {
         cf__acc_init(&one[j], &d);
         cf__acc_init(&all[j], &d);
@@ -167,9 +175,9 @@ static void split_and_merge(const double *x, size_t n, int nmemb, uint64_t *s, c
             cut[j] = cut[j - 1];
             cut[j - 1] = t;
         }
-    static cf__acc part[MAXP][3];
+    static cf__acc part[MAXP][4];
     for (int i = 0; i < np; i++) {
-        cf__acc tmp[3];
+        cf__acc tmp[4];
         for (int j = 0; j < nmemb; j++) cf__acc_init(&tmp[j], &d);
         /* in calls of random lengths */
         for (size_t k = cut[i]; k < cut[i + 1];) {
@@ -233,14 +241,15 @@ static double ref_component(const double *x, size_t n, int nmemb, int j)
 static void test_random_splits(void)
 {
     uint64_t s = 88172645463325252u;
-    enum { N = 5000 };
+    enum { N = 40000 };
     static double x[N];
-    for (int specials = 0; specials <= 2; specials++) {
+    for (int specials = 0; specials <= 5; specials++) {
         for (int trial = 0; trial < 30; trial++) {
-            size_t n = 1 + rnd(&s) % N;
+            /* now and then more than a block of 12 x 1024 values in one call */
+            size_t n = 1 + rnd(&s) % (specials == 4 ? 2000 : trial % 5 == 0 ? N : 5000);
             fill(x, n, &s, specials);
-            for (int nmemb = 1; nmemb <= 3; nmemb++) {
-                double want[3];
+            for (int nmemb = 1; nmemb <= 4; nmemb++) {
+                double want[4];
                 for (int j = 0; j < nmemb; j++) want[j] = ref_component(x, n, nmemb, j);
                 for (int r = 0; r < 4; r++) split_and_merge(x, n, nmemb, &s, want);
             }
