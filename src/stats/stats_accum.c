@@ -284,10 +284,10 @@ static void cf__stage_one(cf__acc *a, int type, const unsigned char *src, int sw
  * NaN goes into its component's exact accumulator, one at a time (the
  * kernels and row folders keep count, nan, min and max). */
 static void cf__float_sums(cf__acc *acc, int64_t nmemb, int64_t c0, const unsigned char *p, int64_t n, int type,
-                           int swap)
+                           int swap, int avx2)
 {
     if (!swap && (type == CF__ST_f8 || type == CF__ST_f4)) {
-        cf__float_sums_native(acc, nmemb, c0, p, (size_t)n, type == CF__ST_f4);
+        cf__float_sums_native(acc, nmemb, c0, p, (size_t)n, type == CF__ST_f4, avx2);
         return;
     }
     int64_t comp = c0;
@@ -343,7 +343,7 @@ void cf__acc_add_simd(cf__acc *acc, int64_t nmemb, int64_t component0, const voi
     const unsigned char *p = data;
     size_t w = (size_t)ty->width;
     int swap = d->order != cf__dtype_native_order() && ty->swap_unit > 1;
-    if (type == CF__ST_f8 || type == CF__ST_f4 || type == CF__ST_f2) cf__float_sums(acc, nmemb, c0, p, n, type, swap);
+    if (type == CF__ST_f8 || type == CF__ST_f4 || type == CF__ST_f2) cf__float_sums(acc, nmemb, c0, p, n, type, swap, avx2);
 
 #if defined(CF__STATS_AVX2)
     if (avx2 && nmemb <= 4 && (type == CF__ST_f8 || type == CF__ST_f4) && !swap && (uintptr_t)p % w == 0 &&

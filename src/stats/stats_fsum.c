@@ -169,8 +169,92 @@ static void cf__fs_block_f8_sse2(cf__acc *acc, int64_t nmemb, int64_t c0, const 
 }
 #endif
 
-void cf__float_sums_native(cf__acc *acc, int64_t nmemb, int64_t c0, const void *p, size_t n, int f4)
+#if defined(CF__STATS_AVX2)
+/* Four doubles of the block at step k, vector u (f4: widened exactly). */
+__attribute__((target("avx2"), always_inline))
+static inline __m256d cf__fs_load4(const void *x, size_t k, int u, const int f4)
 {
+    size_t i = k * CF__FS_LANES + 4 * (size_t)u;
+    if (f4) return _mm256_cvtps_pd(_mm_loadu_ps((const float *)x + i));
+    return _mm256_loadu_pd((const double *)x + i);
+}
+
+/* The block of CF__FS_BLOCK with AVX2, three lanes of four: the same
+ * operations on the same values, so the same parts. */
+__attribute__((target("avx2"), always_inline))
+static inline void cf__fs_block_avx2(cf__acc *acc, int64_t nmemb, int64_t c0, const void *x, size_t steps,
+                                     const int f4)
+{
+    const __m256d absmask = _mm256_castsi256_pd(_mm256_set1_epi64x(INT64_MAX));
+    __m256d m[3];
+    for (int u = 0; u < 3; u++) m[u] = _mm256_setzero_pd();
+    for (size_t k = 0; k < steps; k++)
+        for (int u = 0; u < 3; u++)
+            m[u] = _mm256_max_pd(_mm256_and_pd(cf__fs_load4(x, k, u, f4), absmask), m[u]); /* NaN: m kept */
+    double t[CF__FS_LANES];
+    for (int u = 0; u < 3; u++) _mm256_storeu_pd(t + 4 * u, m[u]);
+    double mx = 0.0;
+    for (int l = 0; l < CF__FS_LANES; l++) mx = t[l] > mx ? t[l] : mx;
+    if (mx == 0.0) return;
+    int e;
+    (void)frexp(mx, &e);
+    int s = e + 11 > -1022 ? e + 11 : -1022;
+    if (isinf(mx) || s > 1022) {
+        cf__fs_slow(acc, nmemb, c0, x, steps * CF__FS_LANES, f4);
+        return;
+    }
+    int s2 = s - 42 > -1022 ? s - 42 : -1022;
+    const double c1s = ldexp(1.5, s), c2s = ldexp(1.5, s2);
+    const __m256d c1 = _mm256_set1_pd(c1s), c2 = _mm256_set1_pd(c2s);
+    __m256d q1[3], q2[3], left = _mm256_setzero_pd();
+    for (int u = 0; u < 3; u++) q1[u] = q2[u] = _mm256_setzero_pd();
+    for (size_t k = 0; k < steps; k++)
+        for (int u = 0; u < 3; u++) {
+            __m256d v = cf__fs_load4(x, k, u, f4);
+            v = _mm256_andnot_pd(_mm256_cmp_pd(v, v, _CMP_UNORD_Q), v);
+            __m256d a = _mm256_sub_pd(_mm256_add_pd(c1, v), c1), r = _mm256_sub_pd(v, a);
+            __m256d b = _mm256_sub_pd(_mm256_add_pd(c2, r), c2), r2 = _mm256_sub_pd(r, b);
+            q1[u] = _mm256_add_pd(q1[u], a);
+            q2[u] = _mm256_add_pd(q2[u], b);
+            left = _mm256_or_pd(left, r2);
+        }
+    double t1[CF__FS_LANES], t2[CF__FS_LANES], lf[4];
+    for (int u = 0; u < 3; u++) {
+        _mm256_storeu_pd(t1 + 4 * u, q1[u]);
+        _mm256_storeu_pd(t2 + 4 * u, q2[u]);
+    }
+    _mm256_storeu_pd(lf, left);
+    for (int l = 0; l < CF__FS_LANES; l++) {
+        cf__xsum *xs = &acc[(c0 + l) % nmemb].xs;
+        if (t1[l] != 0.0) cf__xsum_add_f8(xs, t1[l]);
+        if (t2[l] != 0.0) cf__xsum_add_f8(xs, t2[l]);
+    }
+    if (lf[0] == 0.0 && lf[1] == 0.0 && lf[2] == 0.0 && lf[3] == 0.0) return;
+    for (size_t k = 0; k < steps; k++)
+        for (int l = 0; l < CF__FS_LANES; l++) {
+            double v = cf__fs_load(x, k * CF__FS_LANES + (size_t)l, f4);
+            double r = v - ((c1s + v) - c1s);
+            double r2 = r - ((c2s + r) - c2s);
+            if (r2 != 0.0) cf__xsum_add_f8(&acc[(c0 + l) % nmemb].xs, r2);
+        }
+}
+
+__attribute__((target("avx2")))
+static void cf__fs_block_f8_avx2(cf__acc *acc, int64_t nmemb, int64_t c0, const void *x, size_t steps)
+{
+    cf__fs_block_avx2(acc, nmemb, c0, x, steps, 0);
+}
+
+__attribute__((target("avx2")))
+static void cf__fs_block_f4_avx2(cf__acc *acc, int64_t nmemb, int64_t c0, const void *x, size_t steps)
+{
+    cf__fs_block_avx2(acc, nmemb, c0, x, steps, 1);
+}
+#endif
+
+void cf__float_sums_native(cf__acc *acc, int64_t nmemb, int64_t c0, const void *p, size_t n, int f4, int avx2)
+{
+    (void)avx2;
     size_t w = f4 ? 4 : 8, done = 0;
     if (nmemb <= 4 && (uintptr_t)p % w == 0) {
         while (n - done >= CF__FS_LANES) {
@@ -178,6 +262,11 @@ void cf__float_sums_native(cf__acc *acc, int64_t nmemb, int64_t c0, const void *
             if (steps > CF__FS_STEPS) steps = CF__FS_STEPS;
             const char *q = (const char *)p + done * w;
             /* 12 values are whole rows: every block starts at component c0 */
+#if defined(CF__STATS_AVX2)
+            if (avx2 && f4) cf__fs_block_f4_avx2(acc, nmemb, c0, q, steps);
+            else if (avx2) cf__fs_block_f8_avx2(acc, nmemb, c0, q, steps);
+            else
+#endif
             if (f4) cf__fs_block_f4(acc, nmemb, c0, (const float *)(const void *)q, steps);
 #if defined(CF__STATS_SSE2)
             else cf__fs_block_f8_sse2(acc, nmemb, c0, (const double *)(const void *)q, steps);

@@ -184,8 +184,9 @@ size_t cf__float_rows_avx2(cf__acc *acc, int64_t nmemb, int64_t c0, const void *
 #endif
 
 /* The exact sums of n native f4 (f4 1) or f8 values, rows of nmemb
- * components, the first value being component c0 (stats_fsum.c). */
-void cf__float_sums_native(cf__acc *acc, int64_t nmemb, int64_t c0, const void *p, size_t n, int f4);
+ * components, the first value being component c0 (stats_fsum.c); avx2:
+ * the CPU has AVX2. */
+void cf__float_sums_native(cf__acc *acc, int64_t nmemb, int64_t c0, const void *p, size_t n, int f4, int avx2);
 
 /* ------------------------------------------------------------------ */
 /* Chunk layout (stats_layout.c)                                        */
