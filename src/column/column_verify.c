@@ -18,7 +18,8 @@
 #include "column_handle.h"
 
 /* Recorded and recomputed statistics agree: counts and extremes exactly,
- * sums up to the rounding that a different summation order may give. */
+ * sums up to the last bits (older colfile rounded its sums in the order
+ * the values came). */
 static int same_acc(const cf__acc *a, const cf__acc *b, const cf__dtype *d)
 {
     if (a->count != b->count || a->nan != b->nan) return 0;

@@ -28,16 +28,17 @@
  *   sees only a few values per call, are folded value by value instead.
  *   Nothing allocates.
  *
- * Semantics (all paths agree bit for bit on count, nan, min and max):
+ * Semantics (all paths agree bit for bit on count, nan, min, max and sum):
  * - count counts every value, NaN included; nan counts NaNs (complex:
  *   either part NaN).  S columns keep count only.
  * - floats: min/max over the non-NaN values, in the order -inf < ... <
  *   -0.0 < +0.0 < ... < +inf (so merges are deterministic whatever the
  *   split); a chunk of NaNs only keeps min = +inf > max = -inf.  The sum of
- *   the non-NaN values in double (+inf and -inf together give NaN).
- * - integers: sums are exact integer sums per block of at most 2^20 values,
- *   rounded once to double; blocks, calls and merges add in double, so a
- *   sum is exact while its partial sums stay below 2^53 in magnitude.
+ *   the non-NaN values is kept exactly (stats_xsum.h; +inf and -inf
+ *   together give NaN): cf__float_sums, before the kernels, which keep
+ *   count, nan, min and max only.
+ * - integers: the kernels' exact integer block sums go to the exact
+ *   accumulator, so sums are exact whatever their size and split.
  * - bool: min/max over 0/1 (any non-zero byte is true); sum = true count.
  */
 #include "stats.h"
