@@ -15,7 +15,7 @@
  *   independent lanes.  8-byte integer min/max need a 64-bit compare, which
  *   SSE2 lacks: those kernels use AVX2 when the CPU has it (checked per
  *   call, as checksum.c does for SSE4.2) and four scalar lanes otherwise;
- *   f4 uses AVX2 too (SSE2 spends its time widening to double for sums).
+ *   f4 uses AVX2 too.
  *   Other targets (or -DCF__STATS_NO_SIMD) get portable lane loops.
  * - native f4 and f8 in rows of 1 to 4 values (masses, positions,
  *   velocities: most of what simulations write) are folded in place with

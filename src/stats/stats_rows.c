@@ -20,12 +20,11 @@ size_t cf__f8_interleaved(cf__acc *acc, int64_t nmemb, int64_t c0, const double 
     size_t period = nmemb % 2 ? 2 * (size_t)nmemb : (size_t)nmemb, regs = period / 2;
     size_t periods = n / period;
     if (nmemb < 2 || nmemb > 4 || periods < 16) return 0;
-    __m128d vmn[4], vmx[4], vs[4];
+    __m128d vmn[4], vmx[4];
     __m128i vc[4];
     for (size_t r = 0; r < regs; r++) {
         vmn[r] = _mm_set1_pd(INFINITY);
         vmx[r] = _mm_set1_pd(-INFINITY);
-        vs[r] = _mm_setzero_pd();
         vc[r] = _mm_setzero_si128();
     }
     const double *q = x;
@@ -34,31 +33,27 @@ size_t cf__f8_interleaved(cf__acc *acc, int64_t nmemb, int64_t c0, const double 
             __m128d v = _mm_loadu_pd(q + 2 * r);
             __m128d bad = _mm_cmpunord_pd(v, v);
             vc[r] = _mm_sub_epi64(vc[r], _mm_castpd_si128(bad));
-            vs[r] = _mm_add_pd(vs[r], _mm_andnot_pd(bad, v));
             vmn[r] = _mm_min_pd(v, vmn[r]);
             vmx[r] = _mm_max_pd(v, vmx[r]);
         }
     }
-    double mn[4], mx[4], sum[4];
+    double mn[4], mx[4];
     int64_t nan[4];
     for (int64_t j = 0; j < nmemb; j++) {
         mn[j] = INFINITY;
         mx[j] = -INFINITY;
-        sum[j] = 0.0;
         nan[j] = 0;
     }
     for (size_t r = 0; r < regs; r++) {
-        double tmn[2], tmx[2], ts[2];
+        double tmn[2], tmx[2];
         int64_t tc[2];
         _mm_storeu_pd(tmn, vmn[r]);
         _mm_storeu_pd(tmx, vmx[r]);
-        _mm_storeu_pd(ts, vs[r]);
         _mm_storeu_si128((__m128i *)(void *)tc, vc[r]);
         for (size_t l = 0; l < 2; l++) {
             size_t j = (size_t)((c0 + (int64_t)(2 * r + l)) % nmemb);
             mn[j] = tmn[l] < mn[j] ? tmn[l] : mn[j];
             mx[j] = tmx[l] > mx[j] ? tmx[l] : mx[j];
-            sum[j] += ts[l];
             nan[j] += tc[l];
         }
     }
@@ -80,9 +75,10 @@ size_t cf__f8_interleaved(cf__acc *acc, int64_t nmemb, int64_t c0, const double 
  * rows of 3, otherwise R = 4 (f8) or 2 (f4)), so lane q always meets
  * component (c0 + q) % nmemb.  Rounds are folded in blocks of at most
  * CF__AVX_BLOCK values; each block is first folded optimistically: min,
- * max and an unmasked sum only.  NaN propagates through addition, so a
- * block whose lane sums are all numbers had no NaN (and no inf next to
- * -inf): its NaN count is 0 and its sums are the masked sums bit for bit.
+ * max and an unmasked sum only, which serves to find NaNs (the chunk sums
+ * are exact, added by cf__float_sums_native).  NaN propagates through
+ * addition, so a block whose lane sums are all numbers had no NaN: its
+ * NaN count is 0.
  * Otherwise the block is folded again carefully (NaN masks and counts).
  * MINPD/MAXPD return their second operand when the first is NaN, which is
  * `x < m ? x : m` exactly, as in the SSE2 kernels.  f4 sums are in double:
@@ -243,19 +239,17 @@ size_t cf__float_rows_avx2(cf__acc *acc, int64_t nmemb, int64_t c0, const void *
         int again = 0;
         for (size_t l = 0; l < lanes; l++) again |= t.sum[l] != t.sum[l];
         if (again) careful(q, rounds, &t);
-        double mn[4], mx[4], sum[4];
+        double mn[4], mx[4];
         int64_t nan[4];
         for (int64_t j = 0; j < nmemb; j++) {
             mn[j] = INFINITY;
             mx[j] = -INFINITY;
-            sum[j] = 0.0;
             nan[j] = 0;
         }
         for (size_t l = 0; l < lanes; l++) {
             size_t j = (size_t)((c0 + (int64_t)l) % nmemb);
             mn[j] = t.mn[l] < mn[j] ? t.mn[l] : mn[j];
             mx[j] = t.mx[l] > mx[j] ? t.mx[l] : mx[j];
-            sum[j] += t.sum[l];
             nan[j] += t.nan[l];
         }
         size_t values = rounds * lanes, per_comp = values / (size_t)nmemb;
