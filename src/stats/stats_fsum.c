@@ -208,16 +208,32 @@ static inline void cf__fs_block_avx2(cf__acc *acc, int64_t nmemb, int64_t c0, co
     const __m256d c1 = _mm256_set1_pd(c1s), c2 = _mm256_set1_pd(c2s);
     __m256d q1[3], q2[3], left = _mm256_setzero_pd();
     for (int u = 0; u < 3; u++) q1[u] = q2[u] = _mm256_setzero_pd();
-    for (size_t k = 0; k < steps; k++)
-        for (int u = 0; u < 3; u++) {
-            __m256d v = cf__fs_load4(x, k, u, f4);
-            v = _mm256_andnot_pd(_mm256_cmp_pd(v, v, _CMP_UNORD_Q), v);
-            __m256d a = _mm256_sub_pd(_mm256_add_pd(c1, v), c1), r = _mm256_sub_pd(v, a);
-            __m256d b = _mm256_sub_pd(_mm256_add_pd(c2, r), c2), r2 = _mm256_sub_pd(r, b);
-            q1[u] = _mm256_add_pd(q1[u], a);
-            q2[u] = _mm256_add_pd(q2[u], b);
-            left = _mm256_or_pd(left, r2);
+    /* f4: floats have 24-bit significands, so the first grid (41 bits
+     * below the block's largest) usually leaves nothing: the second grid
+     * runs only when something was left. */
+    for (int pass = f4 ? 0 : 1; pass < 2; pass++) {
+        for (size_t k = 0; k < steps; k++)
+            for (int u = 0; u < 3; u++) {
+                __m256d v = cf__fs_load4(x, k, u, f4);
+                v = _mm256_andnot_pd(_mm256_cmp_pd(v, v, _CMP_UNORD_Q), v);
+                __m256d a = _mm256_sub_pd(_mm256_add_pd(c1, v), c1), r = _mm256_sub_pd(v, a);
+                if (pass == 0) {
+                    q1[u] = _mm256_add_pd(q1[u], a);
+                    left = _mm256_or_pd(left, r);
+                    continue;
+                }
+                __m256d b = _mm256_sub_pd(_mm256_add_pd(c2, r), c2), r2 = _mm256_sub_pd(r, b);
+                if (!f4) q1[u] = _mm256_add_pd(q1[u], a); /* f4: added in pass 0 */
+                q2[u] = _mm256_add_pd(q2[u], b);
+                left = _mm256_or_pd(left, r2);
+            }
+        if (pass == 0) {
+            double l0[4];
+            _mm256_storeu_pd(l0, left);
+            if (l0[0] == 0.0 && l0[1] == 0.0 && l0[2] == 0.0 && l0[3] == 0.0) break;
+            left = _mm256_setzero_pd();
         }
+    }
     double t1[CF__FS_LANES], t2[CF__FS_LANES], lf[4];
     for (int u = 0; u < 3; u++) {
         _mm256_storeu_pd(t1 + 4 * u, q1[u]);

@@ -281,6 +281,32 @@ static void test_narrow_and_swapped(void)
     cf__acc_init(&a, &dsw);
     cf__acc_add(&a, 1, 0, be, N, &dsw);
     CHECK(same_bits(cf__acc_sum(&a), ref_sum(wide, N)));
+    /* f4 of a narrow range (the first grid takes every bit), with NaNs,
+     * in rows of 3, in calls of random lengths */
+    for (int k = 0; k < N; k++) {
+        f[k] = k % 101 == 7 ? NAN : ldexpf((float)(rnd(&s) % 16777216) - 8388608.0f, (int)(rnd(&s) % 8) - 20);
+        wide[k] = f[k];
+    }
+    cf__acc r3[3], w3[3];
+    for (int j = 0; j < 3; j++) {
+        cf__acc_init(&r3[j], &d4);
+        cf__acc_init(&w3[j], &d4);
+    }
+    for (int k = 0; k < N;) {
+        int m = 1 + (int)(rnd(&s) % 2000);
+        if (m > N - k) m = N - k;
+        cf__acc_add(r3, 3, k % 3, f + k, m, &d4);
+        k += m;
+    }
+    cf__acc_add(w3, 3, 0, f, N, &d4);
+    for (int j = 0; j < 3; j++) {
+        double v[N];
+        size_t m = 0;
+        for (int k = j; k < N; k += 3)
+            if (wide[k] == wide[k]) v[m++] = wide[k];
+        CHECK(same_bits(cf__acc_sum(&r3[j]), ref_sum(v, m)));
+        CHECK(same_bits(cf__acc_sum(&w3[j]), ref_sum(v, m)));
+    }
 }
 
 /* 8-byte integers: exact whatever the split, rounded once. */
