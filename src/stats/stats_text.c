@@ -452,10 +452,7 @@ static const char *cf__parse_chunk_line(const char *p, const char *e, char cls, 
             if (cls) {
                 double v;
                 if (cf__parse_double(vs, ve, &v)) return "bad sum";
-                /* the recorded (rounded) sum, held exactly from here on */
-                memset(&r->a.xs, 0, sizeof r->a.xs);
-                if (v != v) r->a.xs.inf = 3;
-                else cf__xsum_add_f8(&r->a.xs, v);
+                cf__xsum_set_f8(&r->a.xs, v);
             } else if (ve - vs != 1 || *vs != '-') {
                 return "sum must be '-' for this dtype";
             }

@@ -98,4 +98,14 @@ static inline void cf__xsum_add_f8(cf__xsum *x, double v)
     x->limb[idx + 1] += (hi ^ neg) - neg;
 }
 
+/* Hold a recorded (rounded) sum exactly from here on: the statistics text
+ * and the chunk index keep the rounded double only.  NaN stands for +inf
+ * and -inf both seen. */
+static inline void cf__xsum_set_f8(cf__xsum *x, double v)
+{
+    memset(x, 0, sizeof *x);
+    if (v != v) x->inf = 3;
+    else cf__xsum_add_f8(x, v);
+}
+
 #endif
