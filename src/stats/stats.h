@@ -39,6 +39,7 @@ typedef struct cf__acc {
         struct { double min, max; } f; /* if every value was NaN: min > max */
     } v;
     cf__xsum xs;
+    double hint;       /* the AVX2 row folder's last largest |x| (0: none): speed only, never data */
 } cf__acc;
 
 /* The sum as the statistics text spells it: the exact sum rounded to the

@@ -19,8 +19,9 @@
  *   Other targets (or -DCF__STATS_NO_SIMD) get portable lane loops.
  * - native f4 and f8 in rows of 1 to 4 values (masses, positions,
  *   velocities: most of what simulations write) are folded in place with
- *   AVX2 (cf__float_rows_avx2), optimistically: without NaN masks, which a
- *   block needs only when its sums come out NaN.
+ *   AVX2 (cf__float_rows_avx2), min, max and exact sums in one pass,
+ *   optimistically: without NaN masks, which a block needs only when its
+ *   sums come out NaN.
  * - everything else -- non-native byte order, f2, unaligned data, vectors
  *   (nmemb > 1) -- is gathered (one component at a time), byte swapped and
  *   widened into a small stack buffer, block by block, and handed to the
@@ -35,8 +36,9 @@
  *   -0.0 < +0.0 < ... < +inf (so merges are deterministic whatever the
  *   split); a chunk of NaNs only keeps min = +inf > max = -inf.  The sum of
  *   the non-NaN values is kept exactly (stats_xsum.h; +inf and -inf
- *   together give NaN): cf__float_sums, before the kernels, which keep
- *   count, nan, min and max only.
+ *   together give NaN): by the AVX2 row folder in its one pass, otherwise
+ *   by cf__float_sums before the kernels, which keep count, nan, min and
+ *   max only.
  * - integers: the kernels' exact integer block sums go to the exact
  *   accumulator, so sums are exact whatever their size and split.
  * - bool: min/max over 0/1 (any non-zero byte is true); sum = true count.
@@ -344,17 +346,17 @@ void cf__acc_add_simd(cf__acc *acc, int64_t nmemb, int64_t component0, const voi
     const unsigned char *p = data;
     size_t w = (size_t)ty->width;
     int swap = d->order != cf__dtype_native_order() && ty->swap_unit > 1;
-    if (type == CF__ST_f8 || type == CF__ST_f4 || type == CF__ST_f2) cf__float_sums(acc, nmemb, c0, p, n, type, swap, avx2);
-
 #if defined(CF__STATS_AVX2)
     if (avx2 && nmemb <= 4 && (type == CF__ST_f8 || type == CF__ST_f4) && !swap && (uintptr_t)p % w == 0 &&
         n >= 64) {
+        /* one pass: count, nan, min, max and the exact sums */
         size_t used = cf__float_rows_avx2(acc, nmemb, c0, p, (size_t)n, type == CF__ST_f4);
         p += used * w; /* whole rows: the next value is component c0 again */
         n -= (int64_t)used;
         if (n == 0) return;
     }
 #endif
+    if (type == CF__ST_f8 || type == CF__ST_f4 || type == CF__ST_f2) cf__float_sums(acc, nmemb, c0, p, n, type, swap, avx2);
 
     if (nmemb == 1) {
         if (!swap && type != CF__ST_f2 && (uintptr_t)p % ty->align == 0) {

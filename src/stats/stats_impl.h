@@ -179,7 +179,8 @@ size_t cf__f8_interleaved(cf__acc *acc, int64_t nmemb, int64_t c0, const double 
 #endif
 #if defined(CF__STATS_AVX2)
 /* Rows of 1 to 4 native f8 (or f4 if f4) at an aligned address, with
- * AVX2; returns the values consumed, a multiple of nmemb. */
+ * AVX2, exact sums included (one pass); returns the values consumed, a
+ * multiple of nmemb. */
 size_t cf__float_rows_avx2(cf__acc *acc, int64_t nmemb, int64_t c0, const void *x, size_t n, int f4);
 #endif
 

@@ -68,41 +68,63 @@ size_t cf__f8_interleaved(cf__acc *acc, int64_t nmemb, int64_t c0, const double 
 
 #if defined(CF__STATS_AVX2)
 /* Rows of 1 to 4 native f8 or f4 values folded in place with AVX2, the
- * way most columns are written (positions, velocities, masses).
+ * way most columns are written (positions, velocities, masses), in one
+ * pass that also sums them exactly.
  *
  * Lane q of the k-th register holds value 4k + q (f8) or 8k + q (f4) of
  * a "round" of R registers; a round is a whole number of rows (R = 3 for
  * rows of 3, otherwise R = 4 (f8) or 2 (f4)), so lane q always meets
  * component (c0 + q) % nmemb.  Rounds are folded in blocks of at most
- * CF__AVX_BLOCK values; each block is first folded optimistically: min,
- * max and an unmasked sum only, which serves to find NaNs (the chunk sums
- * are exact, added by cf__float_sums_native).  NaN propagates through
- * addition, so a block whose lane sums are all numbers had no NaN: its
- * NaN count is 0.
- * Otherwise the block is folded again carefully (NaN masks and counts).
+ * CF__AVX_BLOCK values.  Each block is first folded optimistically: min,
+ * max and the exact split below, without NaN masks.  NaN propagates
+ * through addition, so a block whose running sums are all numbers had no
+ * NaN: its NaN count is 0.  Otherwise the block is folded again carefully
+ * (NaN masks and counts) and its sums are taken by cf__float_sums_native.
  * MINPD/MAXPD return their second operand when the first is NaN, which is
- * `x < m ? x : m` exactly, as in the SSE2 kernels.  f4 sums are in double:
- * each half of a register's floats is widened as it is loaded.
+ * `x < m ? x : m` exactly, as in the SSE2 kernels.
  *
- * Lane results go to the components in lane order, so the sums depend only
- * on the data and the split of the calls.  A component whose min or max is
- * a zero has its zeros looked up (the sign rule), in that block only. */
-#define CF__AVX_BLOCK 8192   /* values per block: 64 KiB of f8, in L2 */
+ * The exact split (stats_fsum.c has the general case).  Every lane keeps
+ * running sums T1 (and T2 for f8), which start at c1 = 1.5 * 2^s (c2 =
+ * 1.5 * 2^s2) with 2^s chosen before the block so that, if every value of
+ * the block has |x| <= 2^(s-12) (checked after it, against its min and
+ * max), no lane's partial sums of at most 2^10 values leave [1.25, 1.75]
+ * * 2^s: the doubles there are the multiples of g = 2^(s-52), so
+ * fl(T1 + x) is T1 plus x rounded to a multiple of g, a = fl(T1 + x) - T1
+ * is that rounded x exactly (Sterbenz) and r = x - a, the error of a
+ * rounding to a grid no finer than x's own, is a double: exact.  So T1 -
+ * c1 is exactly the sum of the a.  f8: the r (|r| <= g/2) go the same way
+ * into T2 on the grid of s2 = s - 41, and that step's errors r2 are
+ * or-ed together: if they are all zero, (T1 - c1) + (T2 - c2) is exactly
+ * the lane's sum.  f4: a float x with 2^(s-29) <= |x| is a multiple of g
+ * already, so T1 + x is exact and no r is needed; the smallest non-zero
+ * |x| of the block is kept (as integer bits) to check it.  A block that
+ * fails a check (value too large, an f8 value more than about 2^29 below
+ * the block's largest, an f4 value more than about 2^17 below it) has its
+ * sums taken by cf__float_sums_native: the checks decide speed only,
+ * never the bits of the result.  2^s comes from the previous block's
+ * largest |x| (kept in the chunk's first accumulator between calls; a
+ * chunk's first block looks at its values first). */
+#define CF__AVX_BLOCK 8192   /* values per block: 64 KiB of f8, in L2; >= 8 lanes, so <= 2^10 values per lane */
 
 typedef struct {
-    double mn[32], mx[32], sum[32]; /* per lane of a round */
+    double mn[32], mx[32];          /* per lane of a round */
+    double t1[32], t2[32];          /* running sums (fast only) */
+    double left;                    /* f8: the r2 or-ed together */
+    uint32_t minbits;               /* f4: the smallest |x| bits - 1 (unsigned; zeros wrap to the top) */
     int64_t nan[32];
 } cf__lanes;
 
 __attribute__((target("avx2"), always_inline))
-static inline void cf__f8_round_avx2(const double *x, size_t rounds, const int R, const int careful, cf__lanes *out)
+static inline void cf__f8_round_avx2(const double *x, size_t rounds, const int R, const int careful, double c1s,
+                                     double c2s, cf__lanes *out)
 {
-    __m256d vmn[4], vmx[4], vs[4];
+    __m256d vmn[4], vmx[4], t1[4], t2[4], left = _mm256_setzero_pd();
     __m256i vc[4];
     for (int r = 0; r < R; r++) {
         vmn[r] = _mm256_set1_pd(INFINITY);
         vmx[r] = _mm256_set1_pd(-INFINITY);
-        vs[r] = _mm256_setzero_pd();
+        t1[r] = _mm256_set1_pd(c1s);
+        t2[r] = _mm256_set1_pd(c2s);
         vc[r] = _mm256_setzero_si256();
     }
 #pragma GCC unroll 2
@@ -112,33 +134,43 @@ static inline void cf__f8_round_avx2(const double *x, size_t rounds, const int R
             if (careful) {
                 __m256d bad = _mm256_cmp_pd(v, v, _CMP_UNORD_Q);
                 vc[r] = _mm256_sub_epi64(vc[r], _mm256_castpd_si256(bad));
-                vs[r] = _mm256_add_pd(vs[r], _mm256_andnot_pd(bad, v));
             } else {
-                vs[r] = _mm256_add_pd(vs[r], v);
+                __m256d u1 = _mm256_add_pd(t1[r], v);
+                __m256d rr = _mm256_sub_pd(v, _mm256_sub_pd(u1, t1[r]));
+                __m256d u2 = _mm256_add_pd(t2[r], rr);
+                left = _mm256_or_pd(left, _mm256_sub_pd(rr, _mm256_sub_pd(u2, t2[r])));
+                t1[r] = u1;
+                t2[r] = u2;
             }
             vmn[r] = _mm256_min_pd(v, vmn[r]);
             vmx[r] = _mm256_max_pd(v, vmx[r]);
         }
     }
+    double lf[4];
+    _mm256_storeu_pd(lf, left);
+    out->left = (lf[0] != 0.0) | (lf[1] != 0.0) | (lf[2] != 0.0) | (lf[3] != 0.0); /* -0.0 bits: nothing left */
     for (int r = 0; r < R; r++) {
         _mm256_storeu_pd(out->mn + 4 * r, vmn[r]);
         _mm256_storeu_pd(out->mx + 4 * r, vmx[r]);
-        _mm256_storeu_pd(out->sum + 4 * r, vs[r]);
+        _mm256_storeu_pd(out->t1 + 4 * r, t1[r]);
+        _mm256_storeu_pd(out->t2 + 4 * r, t2[r]);
         _mm256_storeu_si256((__m256i *)(void *)(out->nan + 4 * r), vc[r]);
     }
 }
 
 __attribute__((target("avx2"), always_inline))
-static inline void cf__f4_round_avx2(const float *x, size_t rounds, const int R, const int careful, cf__lanes *out)
+static inline void cf__f4_round_avx2(const float *x, size_t rounds, const int R, const int careful, double c1s,
+                                     double c2s, cf__lanes *out)
 {
+    (void)c2s;
     __m256 vmn[3], vmx[3];
-    __m256d vlo[3], vhi[3];
-    __m256i vc[3];
+    __m256d tlo[3], thi[3];
+    __m256i vc[3], minb = _mm256_set1_epi32(-1);
+    const __m256i absmask = _mm256_set1_epi32(INT32_MAX), one = _mm256_set1_epi32(1);
     for (int r = 0; r < R; r++) {
         vmn[r] = _mm256_set1_ps(INFINITY);
         vmx[r] = _mm256_set1_ps(-INFINITY);
-        vlo[r] = _mm256_setzero_pd();
-        vhi[r] = _mm256_setzero_pd();
+        tlo[r] = thi[r] = _mm256_set1_pd(c1s);
         vc[r] = _mm256_setzero_si256();
     }
 #pragma GCC unroll 2
@@ -148,29 +180,33 @@ static inline void cf__f4_round_avx2(const float *x, size_t rounds, const int R,
             if (careful) {
                 __m256 bad = _mm256_cmp_ps(v, v, _CMP_UNORD_Q);
                 vc[r] = _mm256_sub_epi32(vc[r], _mm256_castps_si256(bad));
-                __m256 g = _mm256_andnot_ps(bad, v);
-                vlo[r] = _mm256_add_pd(vlo[r], _mm256_cvtps_pd(_mm256_castps256_ps128(g)));
-                vhi[r] = _mm256_add_pd(vhi[r], _mm256_cvtps_pd(_mm256_extractf128_ps(g, 1)));
             } else {
-                vlo[r] = _mm256_add_pd(vlo[r], _mm256_cvtps_pd(_mm_loadu_ps(x + 8 * r)));
-                vhi[r] = _mm256_add_pd(vhi[r], _mm256_cvtps_pd(_mm_loadu_ps(x + 8 * r + 4)));
+                tlo[r] = _mm256_add_pd(tlo[r], _mm256_cvtps_pd(_mm_loadu_ps(x + 8 * r)));
+                thi[r] = _mm256_add_pd(thi[r], _mm256_cvtps_pd(_mm_loadu_ps(x + 8 * r + 4)));
+                __m256i bits = _mm256_and_si256(_mm256_castps_si256(v), absmask);
+                minb = _mm256_min_epu32(minb, _mm256_sub_epi32(bits, one));
             }
             vmn[r] = _mm256_min_ps(v, vmn[r]);
             vmx[r] = _mm256_max_ps(v, vmx[r]);
         }
     }
+    uint32_t mb[8];
+    _mm256_storeu_si256((__m256i *)(void *)mb, minb);
+    out->minbits = mb[0];
+    for (int l = 1; l < 8; l++) out->minbits = mb[l] < out->minbits ? mb[l] : out->minbits;
     for (int r = 0; r < R; r++) {
         float tmn[8], tmx[8];
         int32_t tc[8];
         _mm256_storeu_ps(tmn, vmn[r]);
         _mm256_storeu_ps(tmx, vmx[r]);
-        _mm256_storeu_pd(out->sum + 8 * r, vlo[r]);
-        _mm256_storeu_pd(out->sum + 8 * r + 4, vhi[r]);
+        _mm256_storeu_pd(out->t1 + 8 * r, tlo[r]);
+        _mm256_storeu_pd(out->t1 + 8 * r + 4, thi[r]);
         _mm256_storeu_si256((__m256i *)(void *)tc, vc[r]);
         for (int l = 0; l < 8; l++) {
             out->mn[8 * r + l] = tmn[l];
             out->mx[8 * r + l] = tmx[l];
             out->nan[8 * r + l] = tc[l];
+            out->t2[8 * r + l] = c2s;
         }
     }
 }
@@ -178,9 +214,10 @@ static inline void cf__f4_round_avx2(const float *x, size_t rounds, const int R,
 /* One block of whole rounds; `careful` 0 or 1, R the registers per round. */
 #define CF__ROUND_FN(ty, R, careful)                                                                   \
     __attribute__((target("avx2"))) static void cf__##ty##_round_##R##_##careful(const void *x, size_t rounds, \
+                                                                               double c1, double c2,  \
                                                                                cf__lanes *out)        \
     {                                                                                                  \
-        cf__##ty##_round_avx2(x, rounds, R, careful, out);                                             \
+        cf__##ty##_round_avx2(x, rounds, R, careful, c1, c2, out);                                     \
     }
 CF__ROUND_FN(f8, 3, 0)
 CF__ROUND_FN(f8, 3, 1)
@@ -192,7 +229,35 @@ CF__ROUND_FN(f4, 3, 0)
 CF__ROUND_FN(f4, 3, 1)
 #undef CF__ROUND_FN
 
-typedef void (*cf__round_fn)(const void *x, size_t rounds, cf__lanes *out);
+/* The largest |x| of n values, NaNs left out (0 if none). */
+__attribute__((target("avx2")))
+static double cf__absmax_avx2(const void *x, size_t n, int f4)
+{
+    const __m256d absmask = _mm256_castsi256_pd(_mm256_set1_epi64x(INT64_MAX));
+    __m256d m = _mm256_setzero_pd();
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        __m256d v = f4 ? _mm256_cvtps_pd(_mm_loadu_ps((const float *)x + i)) : _mm256_loadu_pd((const double *)x + i);
+        m = _mm256_max_pd(_mm256_and_pd(v, absmask), m); /* NaN: m kept */
+    }
+    double t[4], mx = 0.0;
+    _mm256_storeu_pd(t, m);
+    for (int l = 0; l < 4; l++) mx = t[l] > mx ? t[l] : mx;
+    for (; i < n; i++) {
+        double v;
+        if (f4) {
+            float f;
+            memcpy(&f, (const unsigned char *)x + 4 * i, sizeof f);
+            v = f;
+        } else {
+            memcpy(&v, (const unsigned char *)x + 8 * i, sizeof v);
+        }
+        mx = fabs(v) > mx ? fabs(v) : mx;
+    }
+    return mx;
+}
+
+typedef void (*cf__round_fn)(const void *x, size_t rounds, double c1, double c2, cf__lanes *out);
 
 /* Which zeros component values x[first + k*stride] (k < cnt) hold, as
  * cf__zeros64 / cf__zeros32 say. */
@@ -214,8 +279,9 @@ static unsigned cf__zeros_strided(const void *p, int f4, size_t first, size_t st
 }
 
 /* Fold as many whole rounds of x[0..n) (f8, or f4 if f4) as possible into
- * acc (nmemb 1 to 4 components, the first value being component c0);
- * returns the values consumed, a multiple of nmemb. */
+ * acc (nmemb 1 to 4 components, the first value being component c0),
+ * their exact sums included; returns the values consumed, a multiple of
+ * nmemb. */
 size_t cf__float_rows_avx2(cf__acc *acc, int64_t nmemb, int64_t c0, const void *x, size_t n, int f4)
 {
     int R = nmemb == 3 ? 3 : f4 ? 2 : 4;
@@ -228,18 +294,28 @@ size_t cf__float_rows_avx2(cf__acc *acc, int64_t nmemb, int64_t c0, const void *
         fast = R == 3 ? cf__f8_round_3_0 : cf__f8_round_4_0;
         careful = R == 3 ? cf__f8_round_3_1 : cf__f8_round_4_1;
     }
-    size_t per_block = CF__AVX_BLOCK / lanes, used = 0;
+    /* f4: smaller blocks, for fewer values per lane and a finer grid */
+    size_t per_block = (f4 ? CF__AVX_BLOCK / 2 : CF__AVX_BLOCK) / lanes, used = 0;
     const unsigned char *p = x;
+    double hint = acc[0].hint > 0.0 ? acc[0].hint : -1.0; /* the previous block's largest |x|; < 0: none */
     while (n - used >= lanes) {
         size_t rounds = (n - used) / lanes;
         if (rounds > per_block) rounds = per_block;
+        size_t values = rounds * lanes, per_comp = values / (size_t)nmemb;
         const unsigned char *q = p + used * w;
+        if (hint < 0.0) hint = cf__absmax_avx2(q, values, f4);
+        int e, L = 0;
+        (void)frexp(hint, &e); /* hint < 2^e (inf, NaN: e unspecified, s checked below) */
+        while (((size_t)1 << L) < rounds) L++; /* at most 2^L values per lane */
+        int s = e + 2 + L > -1022 ? e + 2 + L : -1022, s2 = s - 51 + L > -1022 ? s - 51 + L : -1022;
+        int split = isfinite(hint) && s <= 1022;
+        double c1 = split ? ldexp(1.5, s) : 0.0, c2 = split && !f4 ? ldexp(1.5, s2) : 0.0;
         cf__lanes t;
-        fast(q, rounds, &t);
+        fast(q, rounds, c1, c2, &t);
         int again = 0;
-        for (size_t l = 0; l < lanes; l++) again |= t.sum[l] != t.sum[l];
-        if (again) careful(q, rounds, &t);
-        double mn[4], mx[4];
+        for (size_t l = 0; l < lanes; l++) again |= t.t1[l] != t.t1[l];
+        if (again) careful(q, rounds, c1, c2, &t);
+        double mn[4], mx[4], big = 0.0;
         int64_t nan[4];
         for (int64_t j = 0; j < nmemb; j++) {
             mn[j] = INFINITY;
@@ -251,16 +327,50 @@ size_t cf__float_rows_avx2(cf__acc *acc, int64_t nmemb, int64_t c0, const void *
             mn[j] = t.mn[l] < mn[j] ? t.mn[l] : mn[j];
             mx[j] = t.mx[l] > mx[j] ? t.mx[l] : mx[j];
             nan[j] += t.nan[l];
+            big = -t.mn[l] > big ? -t.mn[l] : big;
+            big = t.mx[l] > big ? t.mx[l] : big;
         }
-        size_t values = rounds * lanes, per_comp = values / (size_t)nmemb;
+        /* the checks of the exact split (see above) */
+        int exact = split && !again && big <= ldexp(1.0, s - 2 - L);
+        if (exact && f4) {
+            float thr = (float)ldexp(1.0, s - 29); /* 0 below the floats: every float is on the grid */
+            uint32_t tb;
+            memcpy(&tb, &thr, sizeof tb);
+            exact = tb == 0 || t.minbits >= tb - 1;
+        } else if (exact) {
+            exact = !t.left;
+        }
+        if (exact) {
+            /* T - c is exact (same binade); a component's lanes add up
+             * exactly in double 8 at a time: each is a multiple of the
+             * grid below 2^50 grid steps. */
+            for (int64_t j = 0; j < nmemb; j++) {
+                double a = 0.0, b = 0.0;
+                int k = 0;
+                for (size_t l = (size_t)((j - c0 + nmemb) % nmemb); l < lanes; l += (size_t)nmemb) {
+                    a += t.t1[l] - c1;
+                    b += t.t2[l] - c2;
+                    if (++k == 8 || l + (size_t)nmemb >= lanes) {
+                        if (a != 0.0) cf__xsum_add_f8(&acc[j].xs, a);
+                        if (b != 0.0) cf__xsum_add_f8(&acc[j].xs, b);
+                        a = b = 0.0;
+                        k = 0;
+                    }
+                }
+            }
+        } else {
+            cf__float_sums_native(acc, nmemb, c0, q, values, f4, 1);
+        }
         for (int64_t j = 0; j < nmemb; j++) {
             unsigned zeros = 0;
             if (mn[j] == 0 || mx[j] == 0)
                 zeros = cf__zeros_strided(q, f4, (size_t)((j - c0 + nmemb) % nmemb), (size_t)nmemb, per_comp);
             cf__float_part(&acc[j], mn[j], mx[j], nan[j], per_comp, zeros);
         }
+        if (isfinite(big) && big >= 0.0) hint = big;
         used += values;
     }
+    if (hint > 0.0) acc[0].hint = hint;
     return used;
 }
 #endif

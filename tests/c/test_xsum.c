@@ -355,5 +355,94 @@ static void test_damaged_words(void)
     CHECK(cf__xsum_from_words(&x, w, 2) != 0);
 }
 
+/* The exact state of component sums as words, for comparing exactly. */
+static int same_xsum(const cf__xsum *a, const cf__xsum *b)
+{
+    uint64_t wa[CF__XSUM_WIRE_WORDS], wb[CF__XSUM_WIRE_WORDS];
+    cf__xsum x = *a, y = *b;
+    int na = cf__xsum_to_words(&x, wa), nb = cf__xsum_to_words(&y, wb);
+    return na == nb && memcmp(wa, wb, (size_t)na * sizeof wa[0]) == 0;
+}
+
+/* Data meant for each branch of the one-pass sums of the AVX2 row folder
+ * (stats_rows.c) and of cf__float_sums_native (stats_fsum.c): kind 0 plain
+ * (the fast split holds), 1 growing by blocks (the scale from the
+ * previous block is too small), 2 a few values 2^-40 below the rest (f8:
+ * the second grid leaves bits; f4: below the first grid), 3 NaN and
+ * infinities, 4 zeros of both signs, subnormals and values near the
+ * largest double, 5 first large then tiny (the scale carried over from a
+ * previous call is far too large). */
+static void fill_kind(double *x, size_t n, int kind, int f4, uint64_t *s)
+{
+    for (size_t i = 0; i < n; i++) {
+        double u = (double)(rnd(s) >> 11) * 0x1p-53 - 0.5;
+        double v = 1000.0 * u;
+        if (kind == 1) v = u * ldexp(1.0, (int)(i / 700) * 3);
+        if (kind == 2 && rnd(s) % 300 == 0) v = u * 0x1p-40;
+        if (kind == 3 && rnd(s) % 500 == 0) v = rnd(s) % 3 == 0 ? NAN : rnd(s) % 2 ? INFINITY : -INFINITY;
+        if (kind == 4) {
+            uint64_t r = rnd(s) % 6;
+            v = r == 0 ? 0.0 : r == 1 ? -0.0 : r == 2 ? u * 0x1p-1060 : r == 3 ? u * (f4 ? 0x1p-140 : 0x1p1020) : v;
+        }
+        if (kind == 5) v = i < n / 3 ? u * 0x1p60 : u * 0x1p-30;
+        x[i] = f4 ? (double)(float)v : v;
+    }
+}
+
+static void test_one_pass_rows(void)
+{
+    enum { N = 40000 };
+    static double x[N];
+    static float xf[N];
+    uint64_t s = 77;
+    int have = 0;
+#if defined(CF__STATS_AVX2)
+    have = __builtin_cpu_supports("avx2") ? 1 : 0;
+#endif
+    for (int f4 = 0; f4 <= 1; f4++)
+        for (int kind = 0; kind <= 5; kind++)
+            for (int nmemb = 1; nmemb <= 4; nmemb++) {
+                fill_kind(x, N, kind, f4, &s);
+                for (size_t i = 0; i < N; i++) xf[i] = (float)x[i];
+                const void *data = f4 ? (const void *)xf : (const void *)x;
+                size_t w = f4 ? 4 : 8;
+                cf__acc want[4], rows[4], native[4];
+                for (int j = 0; j < 4; j++) {
+                    cf__acc_init_class(&want[j], 'f');
+                    cf__acc_init_class(&rows[j], 'f');
+                    cf__acc_init_class(&native[j], 'f');
+                }
+                for (size_t i = 0; i < N; i++)
+                    if (x[i] == x[i]) cf__xsum_add_f8(&want[i % (size_t)nmemb].xs, x[i]);
+                /* stats_fsum.c directly, in two calls */
+                size_t cut = (N / 7) / (size_t)nmemb * (size_t)nmemb;
+                cf__float_sums_native(native, nmemb, 0, data, cut, f4, have);
+                cf__float_sums_native(native, nmemb, 0, (const char *)data + cut * w, N - cut, f4, have);
+                /* the row folder, in calls of random lengths (whole rows:
+                 * the scale of one call is carried to the next) */
+                size_t done = 0;
+                while (done < N) {
+                    size_t m = (size_t)(rnd(&s) % 9000) / (size_t)nmemb * (size_t)nmemb;
+                    if (m > N - done) m = N - done;
+                    size_t used = 0;
+#if defined(CF__STATS_AVX2)
+                    if (have) used = cf__float_rows_avx2(rows, nmemb, 0, (const char *)data + done * w, m, f4);
+#endif
+                    CHECK(used % (size_t)nmemb == 0 && used <= m);
+                    cf__float_sums_native(rows, nmemb, 0, (const char *)data + (done + used) * w, m - used, f4,
+                                          have);
+                    done += m;
+                }
+                for (int j = 0; j < nmemb; j++) {
+                    if (!same_xsum(&rows[j].xs, &want[j].xs) || !same_xsum(&native[j].xs, &want[j].xs)) {
+                        fprintf(stderr, "%s kind %d nmemb %d component %d: rows %a, native %a, reference %a\n",
+                                f4 ? "f4" : "f8", kind, nmemb, j, cf__acc_sum(&rows[j]), cf__acc_sum(&native[j]),
+                                cf__acc_sum(&want[j]));
+                        cf_test_failures++;
+                    }
+                }
+            }
+}
+
 CF_TESTS(CF_TEST(test_rounding_cases), CF_TEST(test_random_splits), CF_TEST(test_narrow_and_swapped),
-         CF_TEST(test_integers), CF_TEST(test_damaged_words))
+         CF_TEST(test_integers), CF_TEST(test_damaged_words), CF_TEST(test_one_pass_rows))
