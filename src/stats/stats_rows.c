@@ -278,6 +278,45 @@ static unsigned cf__zeros_strided(const void *p, int f4, size_t first, size_t st
     return z;
 }
 
+/* f4 blocks the first grid alone cannot sum (values more than about 2^19
+ * below the block's largest): the sums again, on two grids as for f8,
+ * without min and max; 1 if nothing was left below the second grid. */
+__attribute__((target("avx2")))
+static int cf__f4_sums2_avx2(const float *x, size_t rounds, const int R, double c1s, double c2s, cf__lanes *out)
+{
+    __m256d t1[6], t2[6], left = _mm256_setzero_pd();
+    for (int r = 0; r < 2 * R; r++) {
+        t1[r] = _mm256_set1_pd(c1s);
+        t2[r] = _mm256_set1_pd(c2s);
+    }
+    for (size_t b = 0; b < rounds; b++, x += 8 * R)
+        for (int r = 0; r < 2 * R; r++) {
+            __m256d v = _mm256_cvtps_pd(_mm_loadu_ps(x + 4 * r));
+            __m256d u1 = _mm256_add_pd(t1[r], v);
+            __m256d rr = _mm256_sub_pd(v, _mm256_sub_pd(u1, t1[r]));
+            __m256d u2 = _mm256_add_pd(t2[r], rr);
+            left = _mm256_or_pd(left, _mm256_sub_pd(rr, _mm256_sub_pd(u2, t2[r])));
+            t1[r] = u1;
+            t2[r] = u2;
+        }
+    for (int r = 0; r < 2 * R; r++) {
+        _mm256_storeu_pd(out->t1 + 4 * r, t1[r]);
+        _mm256_storeu_pd(out->t2 + 4 * r, t2[r]);
+    }
+    double lf[4];
+    _mm256_storeu_pd(lf, left);
+    return lf[0] == 0.0 && lf[1] == 0.0 && lf[2] == 0.0 && lf[3] == 0.0; /* -0.0 bits: nothing left */
+}
+
+/* 2^k as a double, for -1022 <= k <= 1023 (no libm call per block). */
+static inline double cf__pow2(int k)
+{
+    uint64_t b = (uint64_t)(k + 1023) << 52;
+    double d;
+    memcpy(&d, &b, sizeof d);
+    return d;
+}
+
 /* Fold as many whole rounds of x[0..n) (f8, or f4 if f4) as possible into
  * acc (nmemb 1 to 4 components, the first value being component c0),
  * their exact sums included; returns the values consumed, a multiple of
@@ -294,8 +333,11 @@ size_t cf__float_rows_avx2(cf__acc *acc, int64_t nmemb, int64_t c0, const void *
         fast = R == 3 ? cf__f8_round_3_0 : cf__f8_round_4_0;
         careful = R == 3 ? cf__f8_round_3_1 : cf__f8_round_4_1;
     }
-    /* f4: smaller blocks, for fewer values per lane and a finer grid */
-    size_t per_block = (f4 ? CF__AVX_BLOCK / 2 : CF__AVX_BLOCK) / lanes, used = 0;
+    size_t per_block = CF__AVX_BLOCK / lanes, used = 0;
+    int L = 0; /* at most 2^L values per lane and block */
+    while (((size_t)1 << L) < per_block) L++;
+    unsigned char comp[32]; /* the component of each lane */
+    for (size_t l = 0; l < lanes; l++) comp[l] = (unsigned char)((c0 + (int64_t)l) % nmemb);
     const unsigned char *p = x;
     double hint = acc[0].hint > 0.0 ? acc[0].hint : -1.0; /* the previous block's largest |x|; < 0: none */
     while (n - used >= lanes) {
@@ -304,12 +346,11 @@ size_t cf__float_rows_avx2(cf__acc *acc, int64_t nmemb, int64_t c0, const void *
         size_t values = rounds * lanes, per_comp = values / (size_t)nmemb;
         const unsigned char *q = p + used * w;
         if (hint < 0.0) hint = cf__absmax_avx2(q, values, f4);
-        int e, L = 0;
+        int e;
         (void)frexp(hint, &e); /* hint < 2^e (inf, NaN: e unspecified, s checked below) */
-        while (((size_t)1 << L) < rounds) L++; /* at most 2^L values per lane */
         int s = e + 2 + L > -1022 ? e + 2 + L : -1022, s2 = s - 51 + L > -1022 ? s - 51 + L : -1022;
         int split = isfinite(hint) && s <= 1022;
-        double c1 = split ? ldexp(1.5, s) : 0.0, c2 = split && !f4 ? ldexp(1.5, s2) : 0.0;
+        double c1 = split ? 1.5 * cf__pow2(s) : 0.0, c2 = split ? 1.5 * cf__pow2(s2) : 0.0;
         cf__lanes t;
         fast(q, rounds, c1, c2, &t);
         int again = 0;
@@ -323,20 +364,23 @@ size_t cf__float_rows_avx2(cf__acc *acc, int64_t nmemb, int64_t c0, const void *
             nan[j] = 0;
         }
         for (size_t l = 0; l < lanes; l++) {
-            size_t j = (size_t)((c0 + (int64_t)l) % nmemb);
+            size_t j = comp[l];
             mn[j] = t.mn[l] < mn[j] ? t.mn[l] : mn[j];
             mx[j] = t.mx[l] > mx[j] ? t.mx[l] : mx[j];
             nan[j] += t.nan[l];
-            big = -t.mn[l] > big ? -t.mn[l] : big;
-            big = t.mx[l] > big ? t.mx[l] : big;
+        }
+        for (int64_t j = 0; j < nmemb; j++) {
+            big = -mn[j] > big ? -mn[j] : big;
+            big = mx[j] > big ? mx[j] : big;
         }
         /* the checks of the exact split (see above) */
-        int exact = split && !again && big <= ldexp(1.0, s - 2 - L);
+        int exact = split && !again && big <= (s - 2 - L >= -1022 ? cf__pow2(s - 2 - L) : ldexp(1.0, s - 2 - L));
         if (exact && f4) {
-            float thr = (float)ldexp(1.0, s - 29); /* 0 below the floats: every float is on the grid */
-            uint32_t tb;
-            memcpy(&tb, &thr, sizeof tb);
-            exact = tb == 0 || t.minbits >= tb - 1;
+            /* 2^(s-29) as a float, 0 below the floats (every float is then on the grid) */
+            int k = s - 29;
+            uint32_t tb = k > 127 ? 0x7f800000u : k >= -126 ? (uint32_t)(k + 127) << 23 : k >= -149 ? 1u << (k + 149) : 0u;
+            if (tb != 0 && t.minbits < tb - 1)
+                exact = cf__f4_sums2_avx2((const float *)(const void *)q, rounds, R, c1, c2, &t);
         } else if (exact) {
             exact = !t.left;
         }

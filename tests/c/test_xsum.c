@@ -377,7 +377,7 @@ static void fill_kind(double *x, size_t n, int kind, int f4, uint64_t *s)
     for (size_t i = 0; i < n; i++) {
         double u = (double)(rnd(s) >> 11) * 0x1p-53 - 0.5;
         double v = 1000.0 * u;
-        if (kind == 1) v = u * ldexp(1.0, (int)(i / 700) * 3);
+        if (kind == 1) v = u * ldexp(1.0, (int)(i / 700 % 40) * 3); /* within the floats */
         if (kind == 2 && rnd(s) % 300 == 0) v = u * 0x1p-40;
         if (kind == 3 && rnd(s) % 500 == 0) v = rnd(s) % 3 == 0 ? NAN : rnd(s) % 2 ? INFINITY : -INFINITY;
         if (kind == 4) {
