@@ -1,7 +1,9 @@
-/* stats_fsum.c - exact sums of native f4 and f8 rows of 1 to 4 components,
- * fast: every value is split without error into parts on a few fixed
- * grids, whose lane sums are exact in double, and only those lane sums (a
- * few per block) go to the exact accumulator (stats_xsum.h).
+/* stats_fsum.c - exact sums of native f4 and f8 rows of 1 to 4 components
+ * in a pass of their own: without AVX2, and for the blocks the AVX2 row
+ * folder's one-pass sums refuse (stats_rows.c).  Every value is split
+ * without error into parts on a few fixed grids, whose lane sums are exact
+ * in double, and only those lane sums (a few per block) go to the exact
+ * accumulator (stats_xsum.h).
  *
  * Why it is exact.  Take a block of at most 2^10 values per lane, all with
  * |x| <= 2^(s-11) for a power of two 2^s (2^-1022 <= 2^s <= 2^1022), and
