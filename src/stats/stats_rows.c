@@ -92,14 +92,15 @@ size_t cf__f8_interleaved(cf__acc *acc, int64_t nmemb, int64_t c0, const double 
  * fl(T1 + x) is T1 plus x rounded to a multiple of g, a = fl(T1 + x) - T1
  * is that rounded x exactly (Sterbenz) and r = x - a, the error of a
  * rounding to a grid no finer than x's own, is a double: exact.  So T1 -
- * c1 is exactly the sum of the a.  f8: the r (|r| <= g/2) go the same way
- * into T2 on the grid of s2 = s - 41, and that step's errors r2 are
- * or-ed together: if they are all zero, (T1 - c1) + (T2 - c2) is exactly
- * the lane's sum.  f4: a float x with 2^(s-29) <= |x| is a multiple of g
- * already, so T1 + x is exact and no r is needed; the smallest non-zero
+ * c1 is exactly the sum of the a.  f8: r is a multiple of x's ulp, so
+ * where every non-zero |x| >= 2^s2 (s2 = s - 51 + L, |r| <= g/2 <=
+ * 2^(s2-2-L)) the r are multiples of the grid of 2^s2 and add up in T2
+ * exactly, by the same argument: (T1 - c1) + (T2 - c2) is exactly the
+ * lane's sum.  f4: a float x with 2^(s-29) <= |x| is a multiple of g
+ * already, so T1 + x is exact and no r is needed.  The smallest non-zero
  * |x| of the block is kept (as integer bits) to check it.  A block that
  * fails a check (value too large, an f8 value more than about 2^29 below
- * the block's largest, an f4 value more than about 2^17 below it) has its
+ * the block's largest, an f4 value more than about 2^18 below it) has its
  * sums taken by cf__float_sums_native: the checks decide speed only,
  * never the bits of the result.  2^s comes from the previous block's
  * largest |x| (kept in the chunk's first accumulator between calls; a
@@ -109,8 +110,8 @@ size_t cf__f8_interleaved(cf__acc *acc, int64_t nmemb, int64_t c0, const double 
 typedef struct {
     double mn[32], mx[32];          /* per lane of a round */
     double t1[32], t2[32];          /* running sums (fast only) */
-    double left;                    /* f8: the r2 or-ed together */
-    uint32_t minbits;               /* f4: the smallest |x| bits - 1 (unsigned; zeros wrap to the top) */
+    uint32_t minbits;               /* f4: the smallest |x| bits - 1; f8: the high half of the smallest
+                                       (|x| bits << 1) - 1 (unsigned; zeros wrap to the top) */
     int64_t nan[32];
 } cf__lanes;
 
@@ -118,8 +119,9 @@ __attribute__((target("avx2"), always_inline))
 static inline void cf__f8_round_avx2(const double *x, size_t rounds, const int R, const int careful, double c1s,
                                      double c2s, cf__lanes *out)
 {
-    __m256d vmn[4], vmx[4], t1[4], t2[4], left = _mm256_setzero_pd();
-    __m256i vc[4];
+    __m256d vmn[4], vmx[4], t1[4], t2[4];
+    __m256i vc[4], minb = _mm256_set1_epi32(-1);
+    const __m256i one = _mm256_set1_epi64x(1);
     for (int r = 0; r < R; r++) {
         vmn[r] = _mm256_set1_pd(INFINITY);
         vmx[r] = _mm256_set1_pd(-INFINITY);
@@ -136,19 +138,21 @@ static inline void cf__f8_round_avx2(const double *x, size_t rounds, const int R
                 vc[r] = _mm256_sub_epi64(vc[r], _mm256_castpd_si256(bad));
             } else {
                 __m256d u1 = _mm256_add_pd(t1[r], v);
-                __m256d rr = _mm256_sub_pd(v, _mm256_sub_pd(u1, t1[r]));
-                __m256d u2 = _mm256_add_pd(t2[r], rr);
-                left = _mm256_or_pd(left, _mm256_sub_pd(rr, _mm256_sub_pd(u2, t2[r])));
+                t2[r] = _mm256_add_pd(t2[r], _mm256_sub_pd(v, _mm256_sub_pd(u1, t1[r])));
                 t1[r] = u1;
-                t2[r] = u2;
+                /* (|x| bits << 1) - 1: zeros wrap to the top; the high
+                 * halves' minimum bounds the smallest non-zero |x| */
+                __m256i y = _mm256_sub_epi64(_mm256_slli_epi64(_mm256_castpd_si256(v), 1), one);
+                minb = _mm256_min_epu32(minb, y);
             }
             vmn[r] = _mm256_min_pd(v, vmn[r]);
             vmx[r] = _mm256_max_pd(v, vmx[r]);
         }
     }
-    double lf[4];
-    _mm256_storeu_pd(lf, left);
-    out->left = (lf[0] != 0.0) | (lf[1] != 0.0) | (lf[2] != 0.0) | (lf[3] != 0.0); /* -0.0 bits: nothing left */
+    uint32_t mb[8];
+    _mm256_storeu_si256((__m256i *)(void *)mb, minb);
+    out->minbits = mb[1]; /* the high halves only: lanes 1, 3, 5, 7 */
+    for (int l = 3; l < 8; l += 2) out->minbits = mb[l] < out->minbits ? mb[l] : out->minbits;
     for (int r = 0; r < R; r++) {
         _mm256_storeu_pd(out->mn + 4 * r, vmn[r]);
         _mm256_storeu_pd(out->mx + 4 * r, vmx[r]);
@@ -381,8 +385,10 @@ size_t cf__float_rows_avx2(cf__acc *acc, int64_t nmemb, int64_t c0, const void *
             uint32_t tb = k > 127 ? 0x7f800000u : k >= -126 ? (uint32_t)(k + 127) << 23 : k >= -149 ? 1u << (k + 149) : 0u;
             if (tb != 0 && t.minbits < tb - 1)
                 exact = cf__f4_sums2_avx2((const float *)(const void *)q, rounds, R, c1, c2, &t);
-        } else if (exact) {
-            exact = !t.left;
+        } else if (exact && s2 > -1022) {
+            /* every non-zero |x| >= 2^s2 (ulp >= the second grid): high
+             * half of (2^s2 bits << 1) is its biased exponent << 21 */
+            exact = t.minbits >= (uint32_t)(s2 + 1023) << 21;
         }
         if (exact) {
             /* T - c is exact (same binade); a component's lanes add up

@@ -371,8 +371,10 @@ static int same_xsum(const cf__xsum *a, const cf__xsum *b)
  * the second grid leaves bits; f4: below the first grid), 3 NaN and
  * infinities, 4 zeros of both signs, subnormals and values near the
  * largest double, 5 first large then tiny (the scale carried over from a
- * previous call is far too large). */
-static void fill_kind(double *x, size_t n, int kind, int f4, uint64_t *s)
+ * previous call is far too large), 6 values at every distance up to 2^35
+ * below the largest, 7 the smallest values just below where the checks
+ * stop accepting. */
+static void fill_kind(double *x, size_t n, int kind, int f4, int nmemb, uint64_t *s)
 {
     for (size_t i = 0; i < n; i++) {
         double u = (double)(rnd(s) >> 11) * 0x1p-53 - 0.5;
@@ -385,6 +387,15 @@ static void fill_kind(double *x, size_t n, int kind, int f4, uint64_t *s)
             v = r == 0 ? 0.0 : r == 1 ? -0.0 : r == 2 ? u * 0x1p-1060 : r == 3 ? u * (f4 ? 0x1p-140 : 0x1p1020) : v;
         }
         if (kind == 5) v = i < n / 3 ? u * 0x1p60 : u * 0x1p-30;
+        if (kind == 6) v = ldexp(v, -(int)(rnd(s) % 36)); /* every distance below the largest up to 2^-35 */
+        if (kind == 7) {
+            /* |x| < 2 with values near 2 in every block, the smallest in
+             * the octave just below where the one-pass checks stop
+             * accepting (stats_rows.c: 2^(s2-1) for f8, 2^(s-30) for f4;
+             * s depends on the values per lane of a block) */
+            int dmax = f4 ? 18 : nmemb == 3 ? 29 : 31;
+            v = (u < 0 ? -1.0 : 1.0) * (1.0 + 2.0 * fabs(u) * (1.0 - 0x1p-20)) * ldexp(1.0, -(int)(rnd(s) % (uint64_t)(dmax + 1)));
+        }
         x[i] = f4 ? (double)(float)v : v;
     }
 }
@@ -400,9 +411,9 @@ static void test_one_pass_rows(void)
     have = __builtin_cpu_supports("avx2") ? 1 : 0;
 #endif
     for (int f4 = 0; f4 <= 1; f4++)
-        for (int kind = 0; kind <= 5; kind++)
+        for (int kind = 0; kind <= 7; kind++)
             for (int nmemb = 1; nmemb <= 4; nmemb++) {
-                fill_kind(x, N, kind, f4, &s);
+                fill_kind(x, N, kind, f4, nmemb, &s);
                 for (size_t i = 0; i < N; i++) xf[i] = (float)x[i];
                 const void *data = f4 ? (const void *)xf : (const void *)x;
                 size_t w = f4 ? 4 : 8;
