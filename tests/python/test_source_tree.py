@@ -75,6 +75,8 @@ TESTED_BY: dict[str, list[str]] = {
     "src/stats/stats_layout.c": ["tests/c/test_stats.c"],
     "src/stats/stats_rows.c": ["tests/c/test_stats_kernels.c"],
     "src/stats/stats_text.c": ["tests/c/test_stats.c"],
+    "src/stats/stats_fsum.c": ["tests/c/test_xsum.c"],
+    "src/stats/stats_xsum.c": ["tests/c/test_xsum.c"],
     "src/stream/stream_layout.c": ["tests/c/test_stream_layout.c"],
     "src/stream/stream_read.c": ["tests/c/test_stream_read.c"],
     "src/stream/stream_table.c": ["tests/c/test_stream_layout.c"],
