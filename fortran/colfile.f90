@@ -1,8 +1,8 @@
 ! colfile - the Fortran 2008 interface of libcolfile (docs/fortran.md).
 ! Files, columns of every dtype (vector columns as arrays (nmemb, rows),
 ! passed to C without a copy), row ranges (row numbers start at 0, as in
-! the format and the C and Python APIs), attributes and listing.  Every
-! procedure takes optional stat and errmsg: stat gets 0 or a negative
+! the format and the C and Python APIs), attributes and listing.  Every subroutine
+! takes optional stat and errmsg: stat gets 0 or a negative
 ! COLFILE_E* code, errmsg the message; without stat a failure stops the
 ! program with the message.
 module colfile
