@@ -45,7 +45,7 @@ contains
       v(k) = (mod(i * 104729 + k, 2001_c_int64_t) - 1000) / 100.0d0
     end do
     id = 1000000000_c_int64_t + i
-    m = 1.0 + mod(i, 4_c_int64_t) * 0.25
+    m = 1.0 + real(mod(i, 4_c_int64_t), c_float) * 0.25
     t = int(mod(i, 3_c_int64_t), c_int32_t)
   end subroutine particle
 
