@@ -95,8 +95,8 @@ run_examples "$work/pc" pkg-config
 # The Fortran module, when the build has it: examples/fortran with
 # find_package(colfile COMPONENTS Fortran) and with pkg-config, built by
 # the compiler colfile was built with (.mod files belong to one compiler).
-fc=$(sed -n 's/^CMAKE_Fortran_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt")
-if [ -n "$(find "$prefix" -name colfileFortranTargets.cmake)" ]; then
+if "$pc" --exists colfile-fortran; then
+    fc=$("$pc" --variable=fortran_compiler colfile-fortran)
     rm -rf "$work/fcmake" "$work/fbin"
     log "$work/fcmake.log" cmake -S "$root/examples/fortran" -B "$work/fcmake" -DCMAKE_PREFIX_PATH="$prefix" \
         -DCMAKE_INSTALL_PREFIX="$work/fbin" -DCMAKE_Fortran_COMPILER="$fc"
