@@ -597,13 +597,9 @@ contains
     integer, intent(out), optional :: stat
     character(len=*), intent(inout), optional :: errmsg
     integer(c_int64_t) :: n
-    integer :: st
-    n = colfile_attr_count(c, name, st, errmsg)
-    allocate(value(n))
-    if (st /= 0) then
-      call cf_fail(st, errmsg_or(name), stat, errmsg)
-      return
-    end if
+    call attr_len(c, name, n, stat, errmsg)
+    allocate(value(max(n, 0_c_int64_t)))
+    if (n < 0) return
     call attr_get_raw(c, name, 'i4', n, c_loc(value), stat, errmsg)
   end subroutine attr_get_i4_1
   subroutine attr_get_i8_1(c, name, value, stat, errmsg)
@@ -613,13 +609,9 @@ contains
     integer, intent(out), optional :: stat
     character(len=*), intent(inout), optional :: errmsg
     integer(c_int64_t) :: n
-    integer :: st
-    n = colfile_attr_count(c, name, st, errmsg)
-    allocate(value(n))
-    if (st /= 0) then
-      call cf_fail(st, errmsg_or(name), stat, errmsg)
-      return
-    end if
+    call attr_len(c, name, n, stat, errmsg)
+    allocate(value(max(n, 0_c_int64_t)))
+    if (n < 0) return
     call attr_get_raw(c, name, 'i8', n, c_loc(value), stat, errmsg)
   end subroutine attr_get_i8_1
   subroutine attr_get_r4_1(c, name, value, stat, errmsg)
@@ -629,13 +621,9 @@ contains
     integer, intent(out), optional :: stat
     character(len=*), intent(inout), optional :: errmsg
     integer(c_int64_t) :: n
-    integer :: st
-    n = colfile_attr_count(c, name, st, errmsg)
-    allocate(value(n))
-    if (st /= 0) then
-      call cf_fail(st, errmsg_or(name), stat, errmsg)
-      return
-    end if
+    call attr_len(c, name, n, stat, errmsg)
+    allocate(value(max(n, 0_c_int64_t)))
+    if (n < 0) return
     call attr_get_raw(c, name, 'f4', n, c_loc(value), stat, errmsg)
   end subroutine attr_get_r4_1
   subroutine attr_get_r8_1(c, name, value, stat, errmsg)
@@ -645,21 +633,27 @@ contains
     integer, intent(out), optional :: stat
     character(len=*), intent(inout), optional :: errmsg
     integer(c_int64_t) :: n
-    integer :: st
-    n = colfile_attr_count(c, name, st, errmsg)
-    allocate(value(n))
-    if (st /= 0) then
-      call cf_fail(st, errmsg_or(name), stat, errmsg)
-      return
-    end if
+    call attr_len(c, name, n, stat, errmsg)
+    allocate(value(max(n, 0_c_int64_t)))
+    if (n < 0) return
     call attr_get_raw(c, name, 'f8', n, c_loc(value), stat, errmsg)
   end subroutine attr_get_r8_1
 
-  function errmsg_or(name) result(r)
+  ! The element count of attribute `name` into n, or -1 (and stat/errmsg
+  ! set) if it cannot be read.
+  subroutine attr_len(c, name, n, stat, errmsg)
+    type(colfile_column), intent(inout) :: c
     character(len=*), intent(in) :: name
-    character(len=:), allocatable :: r
-    r = 'attribute ' // trim(name) // ': no such attribute'
-  end function errmsg_or
+    integer(c_int64_t), intent(out) :: n
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    type(cf_error_t) :: err
+    type(c_ptr) :: dtype, data
+    integer(c_int) :: rc
+    rc = cf_column_attr_get(c%ptr, f_c_string(name), dtype, n, data, err)
+    if (rc /= 0) n = -1
+    call cf_finish(rc, err, stat, errmsg)
+  end subroutine attr_len
 
   ! A string attribute, allocated to its length.
   subroutine attr_get_str(c, name, value, stat, errmsg)

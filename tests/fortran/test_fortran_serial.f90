@@ -251,8 +251,12 @@ contains
     call check(size(names) == 3, 'three attribute names')
     call check(names(1) == 'ids' .and. names(2) == 'nbins' .and. names(3) == 'units', 'attribute names sorted')
     call colfile_attr_delete(a, 'ids')
-    call colfile_attr_get(a, 'ids', iv, stat=st)
+    msg = ''
+    call colfile_attr_get(a, 'ids', iv, stat=st, errmsg=msg)
     call check(st == COLFILE_ENOENT, 'deleted attribute is gone')
+    call check(index(msg, 'part/pos') > 0 .and. index(msg, 'ids') > 0, 'message names column and attribute: ' &
+      // trim(msg))
+    call check(size(iv) == 0, 'no elements for a missing attribute')
     call colfile_column_close(a)
   end subroutine attributes
 
