@@ -341,34 +341,41 @@ contains
     colfile_column_is_open = c_associated(c%ptr)
   end function colfile_column_is_open
 
+  ! Accessors: on a handle that is not open, -1 (numbers) or '' (strings).
+
   ! Rows of the column.
   integer(c_int64_t) function colfile_size(c)
     type(colfile_column), intent(in) :: c
-    colfile_size = cf_column_size(c%ptr)
+    colfile_size = -1
+    if (c_associated(c%ptr)) colfile_size = cf_column_size(c%ptr)
   end function colfile_size
 
   ! Elements per row.
   integer(c_int64_t) function colfile_nmemb(c)
     type(colfile_column), intent(in) :: c
-    colfile_nmemb = cf_column_nmemb(c%ptr)
+    colfile_nmemb = -1
+    if (c_associated(c%ptr)) colfile_nmemb = cf_column_nmemb(c%ptr)
   end function colfile_nmemb
 
   integer(c_int64_t) function colfile_nfile(c)
     type(colfile_column), intent(in) :: c
-    colfile_nfile = cf_column_nfile(c%ptr)
+    colfile_nfile = -1
+    if (c_associated(c%ptr)) colfile_nfile = cf_column_nfile(c%ptr)
   end function colfile_nfile
 
   ! The normalised dtype ("<f8").
   function colfile_dtype(c) result(r)
     type(colfile_column), intent(in) :: c
     character(len=:), allocatable :: r
-    r = c_f_string(cf_column_dtype(c%ptr))
+    r = ''
+    if (c_associated(c%ptr)) r = c_f_string(cf_column_dtype(c%ptr))
   end function colfile_dtype
 
   function colfile_name(c) result(r)
     type(colfile_column), intent(in) :: c
     character(len=:), allocatable :: r
-    r = c_f_string(cf_column_name(c%ptr))
+    r = ''
+    if (c_associated(c%ptr)) r = c_f_string(cf_column_name(c%ptr))
   end function colfile_name
 
   ! ----------------------------------------------------------- Row ranges

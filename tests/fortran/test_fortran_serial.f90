@@ -278,6 +278,10 @@ contains
     call check(st == COLFILE_ENOENT, 'missing column: COLFILE_ENOENT')
     call check(index(msg, 'no/such') > 0, 'message names the column: ' // trim(msg))
     call check(.not. colfile_column_is_open(c), 'no handle after a failure')
+    call check(colfile_size(c) == -1 .and. colfile_nmemb(c) == -1 .and. colfile_nfile(c) == -1 &
+      .and. colfile_dtype(c) == '' .and. colfile_name(c) == '', 'accessors of a handle not open')
+    call colfile_column_flush(c, stat=st)
+    call check(st == COLFILE_EARG, 'flush of a handle not open: COLFILE_EARG')
     call colfile_column_create(c, f, 'bad name', 'f8', 1_c_int64_t, stat=st)
     call check(st == COLFILE_ENAME, 'bad name: COLFILE_ENAME')
     call colfile_column_create(c, f, 'x', 'f7', 1_c_int64_t, stat=st, errmsg=msg)
