@@ -21,7 +21,7 @@ module colfile
   public :: colfile_column_create, colfile_column_open, colfile_column_close, &
     colfile_column_flush, colfile_size, colfile_nmemb, colfile_nfile, colfile_dtype, &
     colfile_name, colfile_column_is_open
-  public :: colfile_write, colfile_read
+  public :: colfile_write, colfile_read, colfile_read_rows, colfile_read_step
   public :: colfile_attr_set, colfile_attr_get, colfile_attr_names, colfile_attr_delete, &
     colfile_attr_count
 
@@ -138,6 +138,24 @@ module colfile
       type(cf_error_t), intent(inout) :: err
       integer(c_int) :: cf_column_read
     end function cf_column_read
+    function cf_column_read_rows(c, rows, count, buf, dtype, row_stride, elem_stride, err) &
+        bind(c, name='cf_column_read_rows')
+      import :: c_ptr, c_char, c_int, c_int64_t, cf_error_t
+      type(c_ptr), value :: c, rows, buf
+      integer(c_int64_t), value :: count, row_stride, elem_stride
+      character(kind=c_char), intent(in) :: dtype(*)
+      type(cf_error_t), intent(inout) :: err
+      integer(c_int) :: cf_column_read_rows
+    end function cf_column_read_rows
+    function cf_column_read_step(c, start, step, count, buf, dtype, row_stride, elem_stride, err) &
+        bind(c, name='cf_column_read_step')
+      import :: c_ptr, c_char, c_int, c_int64_t, cf_error_t
+      type(c_ptr), value :: c, buf
+      integer(c_int64_t), value :: start, step, count, row_stride, elem_stride
+      character(kind=c_char), intent(in) :: dtype(*)
+      type(cf_error_t), intent(inout) :: err
+      integer(c_int) :: cf_column_read_step
+    end function cf_column_read_step
     function cf_column_attr_set(c, name, dtype, nmemb, data, err) bind(c, name='cf_column_attr_set')
       import :: c_ptr, c_char, c_int, c_int64_t, cf_error_t
       type(c_ptr), value :: c, data
@@ -440,6 +458,50 @@ contains
     if (rc == 0 .and. is_str) call strings_from_c(p, nelem * w)
     call cf_finish(rc, err, stat, errmsg)
   end subroutine rw_read
+
+  ! colfile_read_rows (listed: the `a` rows at rows_p) and colfile_read_step
+  ! (rows a, a+b, ...): as many rows as the array holds.
+  subroutine rw_select(c, listed, rows_p, a, b, rank, nelem, dim1, p, dtype, width, is_str, stat, errmsg)
+    type(colfile_column), intent(inout) :: c
+    logical, intent(in) :: listed, is_str
+    type(c_ptr), intent(in) :: rows_p, p
+    integer(c_int64_t), intent(in) :: a, b, nelem, dim1
+    integer, intent(in) :: rank, width
+    character(len=*), intent(in) :: dtype
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    type(cf_error_t) :: err
+    character(kind=c_char, len=:), allocatable :: cdt
+    integer(c_int64_t) :: count, row_stride, w
+    integer(c_int) :: rc
+    logical :: ok
+    w = width
+    if (is_str) then
+      cdt = f_c_string(str_dtype(width))
+    else
+      cdt = f_c_string(dtype)
+    end if
+    call rw_layout(c, rank, nelem, dim1, w, count, row_stride, ok, stat, errmsg)
+    if (.not. ok) return
+    if (listed) then
+      if (count /= a) then
+        call cf_fail(COLFILE_EARG, colfile_name(c) // ': ' // trim(i64toa(a)) // ' rows listed for an array of ' &
+          // trim(i64toa(count)) // ' rows', stat, errmsg)
+        return
+      end if
+      rc = cf_column_read_rows(c%ptr, rows_p, count, p, cdt, row_stride, w, err)
+    else
+      rc = cf_column_read_step(c%ptr, a, b, count, p, cdt, row_stride, w, err)
+    end if
+    if (rc == 0 .and. is_str) call strings_from_c(p, nelem * w)
+    call cf_finish(rc, err, stat, errmsg)
+  end subroutine rw_select
+
+  function i64toa(i) result(r)
+    integer(c_int64_t), intent(in) :: i
+    character(len=24) :: r
+    write(r, '(i0)') i
+  end function i64toa
 
   include 'colfile_rw.inc'
 

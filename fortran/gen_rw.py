@@ -52,6 +52,32 @@ def serial():
                 procs.append("\n".join(body) + "\n")
         generic.append(f"interface colfile_{op}\n  module procedure " +
                        ", &\n    ".join(names) + "\nend interface colfile_" + op + "\n")
+    # Reads of listed rows and of every step-th row.
+    for op, head, decl_extra, pass_args in (
+            ("read_rows", "c, rows, data", "  integer(c_int64_t), intent(in), target, contiguous :: rows(:)",
+             ".true., c_loc(rows), size(rows, kind=c_int64_t), 0_c_int64_t"),
+            ("read_step", "c, start, step, data", "  integer(c_int64_t), intent(in) :: start, step",
+             ".false., c_null_ptr, start, step")):
+        names = []
+        for suffix, decl, dt, width in TYPES:
+            for rank, shape in RANKS:
+                name = f"cf_f_{op}_{suffix}_{rank}"
+                names.append(name)
+                body = [
+                    f"subroutine {name}({head}, stat, errmsg)",
+                    "  type(colfile_column), intent(inout) :: c",
+                    decl_extra,
+                    f"  {decl}, intent(inout), target, contiguous :: data{shape}",
+                    "  integer, intent(out), optional :: stat",
+                    "  character(len=*), intent(inout), optional :: errmsg",
+                    f"  call rw_select(c, {pass_args}, {rank}, size(data, kind=c_int64_t), &",
+                    f"    size(data, 1, kind=c_int64_t), c_loc(data), {dt}, {width}, "
+                    f"{'.true.' if suffix == 's' else '.false.'}, stat, errmsg)",
+                    f"end subroutine {name}",
+                ]
+                procs.append("\n".join(body) + "\n")
+        generic.append(f"interface colfile_{op}\n  module procedure " +
+                       ", &\n    ".join(names) + "\nend interface colfile_" + op + "\n")
     return HEADER + "\n".join(generic), HEADER + "\n".join(procs)
 
 

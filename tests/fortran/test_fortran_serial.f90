@@ -173,6 +173,19 @@ contains
     call check(all(back(:, 1:2) == pos(:, 3:4)), 'vector row range')
     ! Zero rows.
     call colfile_read(c, 7_c_int64_t, back(:, 1:0))
+    ! Listed rows, in any order, repeats allowed.
+    back = 0
+    call colfile_read_rows(c, [6_c_int64_t, 0_c_int64_t, 6_c_int64_t], back(:, 1:3))
+    call check(all(back(:, 1) == pos(:, 7)) .and. all(back(:, 2) == pos(:, 1)) .and. all(back(:, 3) == pos(:, 7)), &
+      'listed rows')
+    call colfile_read_rows(c, [1_c_int64_t, 2_c_int64_t], back(:, 1:3), stat=st, errmsg=msg)
+    call check(st == COLFILE_EARG .and. index(msg, '2 rows listed') > 0, 'listed rows and array differ: ' // trim(msg))
+    call colfile_read_rows(c, [9_c_int64_t], back(:, 1:1), stat=st)
+    call check(st == COLFILE_ERANGE, 'listed row out of range: COLFILE_ERANGE')
+    ! Every third row from row 1: rows 1 and 4 (as many as the array holds).
+    back = 0
+    call colfile_read_step(c, 1_c_int64_t, 3_c_int64_t, back(:, 1:2))
+    call check(all(back(:, 1) == pos(:, 2)) .and. all(back(:, 2) == pos(:, 5)), 'rows by step')
     call colfile_column_close(c)
   end subroutine vector_column
 
