@@ -33,7 +33,8 @@ module colfile_mpi
   include 'colfile_mpi_rw_generic.inc'
 
   interface colfile_mpi_attr_set
-    module procedure mpi_attr_set_r8, mpi_attr_set_i8, mpi_attr_set_str
+    module procedure mpi_attr_set_i4_0, mpi_attr_set_i4_1, mpi_attr_set_i8_0, mpi_attr_set_i8_1, &
+      mpi_attr_set_r4_0, mpi_attr_set_r4_1, mpi_attr_set_r8_0, mpi_attr_set_r8_1, mpi_attr_set_str
   end interface colfile_mpi_attr_set
 
   interface
@@ -330,28 +331,92 @@ contains
   include 'colfile_mpi_rw.inc'
 
   ! Attributes set collectively (rank 0's value is stored).
-  subroutine mpi_attr_set_r8(c, comm, name, value, stat, errmsg)
+  subroutine mpi_attr_raw(c, comm, name, dtype, n, p, stat, errmsg)
     type(colfile_column), intent(inout) :: c
     integer, intent(in) :: comm
-    character(len=*), intent(in) :: name
-    real(c_double), intent(in), target, contiguous :: value(:)
+    character(len=*), intent(in) :: name, dtype
+    integer(c_int64_t), intent(in) :: n
+    type(c_ptr), intent(in) :: p
     integer, intent(out), optional :: stat
     character(len=*), intent(inout), optional :: errmsg
     type(cf_error_t) :: err
-    call cf_finish(cf_f_mpi_column_attr_set(c%ptr, int(comm, c_int), f_c_string(name), f_c_string('f8'), &
-      size(value, kind=c_int64_t), c_loc(value), err), err, stat, errmsg)
-  end subroutine mpi_attr_set_r8
-  subroutine mpi_attr_set_i8(c, comm, name, value, stat, errmsg)
+    call cf_finish(cf_f_mpi_column_attr_set(c%ptr, int(comm, c_int), f_c_string(name), f_c_string(dtype), &
+      n, p, err), err, stat, errmsg)
+  end subroutine mpi_attr_raw
+
+  subroutine mpi_attr_set_i4_0(c, comm, name, value, stat, errmsg)
+    type(colfile_column), intent(inout) :: c
+    integer, intent(in) :: comm
+    character(len=*), intent(in) :: name
+    integer(c_int32_t), intent(in), target :: value
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    call mpi_attr_raw(c, comm, name, 'i4', 1_c_int64_t, c_loc(value), stat, errmsg)
+  end subroutine mpi_attr_set_i4_0
+  subroutine mpi_attr_set_i4_1(c, comm, name, value, stat, errmsg)
+    type(colfile_column), intent(inout) :: c
+    integer, intent(in) :: comm
+    character(len=*), intent(in) :: name
+    integer(c_int32_t), intent(in), target, contiguous :: value(:)
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    call mpi_attr_raw(c, comm, name, 'i4', size(value, kind=c_int64_t), c_loc(value), stat, errmsg)
+  end subroutine mpi_attr_set_i4_1
+  subroutine mpi_attr_set_i8_0(c, comm, name, value, stat, errmsg)
+    type(colfile_column), intent(inout) :: c
+    integer, intent(in) :: comm
+    character(len=*), intent(in) :: name
+    integer(c_int64_t), intent(in), target :: value
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    call mpi_attr_raw(c, comm, name, 'i8', 1_c_int64_t, c_loc(value), stat, errmsg)
+  end subroutine mpi_attr_set_i8_0
+  subroutine mpi_attr_set_i8_1(c, comm, name, value, stat, errmsg)
     type(colfile_column), intent(inout) :: c
     integer, intent(in) :: comm
     character(len=*), intent(in) :: name
     integer(c_int64_t), intent(in), target, contiguous :: value(:)
     integer, intent(out), optional :: stat
     character(len=*), intent(inout), optional :: errmsg
-    type(cf_error_t) :: err
-    call cf_finish(cf_f_mpi_column_attr_set(c%ptr, int(comm, c_int), f_c_string(name), f_c_string('i8'), &
-      size(value, kind=c_int64_t), c_loc(value), err), err, stat, errmsg)
-  end subroutine mpi_attr_set_i8
+    call mpi_attr_raw(c, comm, name, 'i8', size(value, kind=c_int64_t), c_loc(value), stat, errmsg)
+  end subroutine mpi_attr_set_i8_1
+  subroutine mpi_attr_set_r4_0(c, comm, name, value, stat, errmsg)
+    type(colfile_column), intent(inout) :: c
+    integer, intent(in) :: comm
+    character(len=*), intent(in) :: name
+    real(c_float), intent(in), target :: value
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    call mpi_attr_raw(c, comm, name, 'f4', 1_c_int64_t, c_loc(value), stat, errmsg)
+  end subroutine mpi_attr_set_r4_0
+  subroutine mpi_attr_set_r4_1(c, comm, name, value, stat, errmsg)
+    type(colfile_column), intent(inout) :: c
+    integer, intent(in) :: comm
+    character(len=*), intent(in) :: name
+    real(c_float), intent(in), target, contiguous :: value(:)
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    call mpi_attr_raw(c, comm, name, 'f4', size(value, kind=c_int64_t), c_loc(value), stat, errmsg)
+  end subroutine mpi_attr_set_r4_1
+  subroutine mpi_attr_set_r8_0(c, comm, name, value, stat, errmsg)
+    type(colfile_column), intent(inout) :: c
+    integer, intent(in) :: comm
+    character(len=*), intent(in) :: name
+    real(c_double), intent(in), target :: value
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    call mpi_attr_raw(c, comm, name, 'f8', 1_c_int64_t, c_loc(value), stat, errmsg)
+  end subroutine mpi_attr_set_r8_0
+  subroutine mpi_attr_set_r8_1(c, comm, name, value, stat, errmsg)
+    type(colfile_column), intent(inout) :: c
+    integer, intent(in) :: comm
+    character(len=*), intent(in) :: name
+    real(c_double), intent(in), target, contiguous :: value(:)
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    call mpi_attr_raw(c, comm, name, 'f8', size(value, kind=c_int64_t), c_loc(value), stat, errmsg)
+  end subroutine mpi_attr_set_r8_1
+
   subroutine mpi_attr_set_str(c, comm, name, value, stat, errmsg)
     type(colfile_column), intent(inout) :: c
     integer, intent(in) :: comm

@@ -190,6 +190,9 @@ contains
     integer(c_int32_t), allocatable :: more(:), whole(:)
     real(c_double) :: t
     character(len=:), allocatable :: s
+    integer(c_int32_t), allocatable :: ib(:)
+    real(c_float), allocatable :: rs(:)
+    integer(c_int64_t) :: k8
     total = total_rows()
     call colfile_mpi_column_open(c, f, comm, 'grp/k')
     ! Rank r appends r rows (rank 0 none).
@@ -197,7 +200,10 @@ contains
     allocate(more(rank))
     more = [(int(1000 + g, c_int32_t), g = first, first + rank - 1)]
     call colfile_mpi_write(c, comm, first, more)
-    call colfile_mpi_attr_set(c, comm, 'time', [2.5d0])
+    call colfile_mpi_attr_set(c, comm, 'time', 2.5d0)
+    call colfile_mpi_attr_set(c, comm, 'bins', [1_c_int32_t, 2_c_int32_t, 3_c_int32_t])
+    call colfile_mpi_attr_set(c, comm, 'scale', [0.5_c_float, 4.0_c_float])
+    call colfile_mpi_attr_set(c, comm, 'step', 42_c_int64_t)
     call colfile_mpi_attr_set(c, comm, 'origin', 'fortran mpi')
     call colfile_mpi_column_close(c, comm)
 
@@ -209,6 +215,12 @@ contains
     call check(all(whole(total + 1:) == [(int(1000 + g, c_int32_t), g = total, size(whole) - 1)]), 'grown rows')
     call colfile_attr_get(c, 'time', t)
     call check(t == 2.5d0, 'collective attribute')
+    call colfile_attr_get(c, 'bins', ib)
+    call check(size(ib) == 3 .and. all(ib == [1, 2, 3]), 'collective i4 array attribute')
+    call colfile_attr_get(c, 'scale', rs)
+    call check(size(rs) == 2 .and. all(rs == [0.5_c_float, 4.0_c_float]), 'collective f4 array attribute')
+    call colfile_attr_get(c, 'step', k8)
+    call check(k8 == 42, 'collective i8 attribute')
     call colfile_attr_get(c, 'origin', s)
     call check(s == 'fortran mpi', 'collective string attribute')
     call colfile_mpi_column_close(c, comm)
