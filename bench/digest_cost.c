@@ -29,6 +29,7 @@
 #include "checksum.h"
 #include "colfile.h"
 #include "column.h"
+#include "column_handle.h"
 #include "digest.h"
 
 #define BIG ((size_t)256 << 20)
@@ -94,7 +95,7 @@ int main(int argc, char **argv)
         for (int way = 0; way < ways; way++) {
             double best[2] = { 1e9, 1e9 };
             for (int off = 1; off >= 0; off--) {
-                c->stats_off = off;
+                c->stat.stats_off = off;
                 for (int rep = 0; rep < 3; rep++) {
                     uint32_t sum = 0, crc = 0;
                     for (size_t at = 0; at < BIG; at += (size_t)hand) {
@@ -118,7 +119,7 @@ int main(int argc, char **argv)
             printf("%sx%-4lld %-7s %12.1f %12.1f\n", types[t].tok, (long long)types[t].nmemb,
                    way ? "digest" : "passes", best[1] * 1e6, best[0] * 1e6);
         }
-        c->stats_off = 1;
+        c->stat.stats_off = 1;
         cf_column_close(c, NULL);
         cf_file_remove(f, "x", &err);
     }

@@ -609,7 +609,7 @@ typedef struct cf_chunk_stats {
     double min, max;     /* over non-NaN values, rounded outward to double
                             (so integer ranges are never understated); NaN
                             if not ordered or no non-NaN value */
-    double sum;          /* over non-NaN values (bool: true values) */
+    double sum;          /* exact sum of the non-NaN values (bool: true values), correctly rounded */
 } cf_chunk_stats;
 
 /* Rows per chunk (0 for columns without data). */

@@ -74,6 +74,7 @@
 #include <stdint.h>
 
 #include "colfile_binding.h" /* the core, its plan and the replica handles */
+#include "colfile_stream.h"  /* task-local streams */
 
 #ifdef __cplusplus
 extern "C" {
@@ -339,6 +340,49 @@ typedef struct cf_mpi_write_spec {
  * ranks at once; opt->mode is not used: rows are never aggregated here). */
 CF_API int cf_mpi_column_write_many(const cf_mpi_write_spec *w, int64_t n, MPI_Comm comm,
                                     const cf_mpi_options *opt, cf_error *err);
+
+/* ------------------------------------------------------------------ */
+/* Streams (colfile_stream.h, docs/format.md 8.7)                      */
+/* ------------------------------------------------------------------ */
+
+typedef struct cf_mpi_stream cf_mpi_stream;
+
+/* The physical files a stream gets by default on `comm`: one per node
+ * (the ranks that share memory, MPI_COMM_TYPE_SHARED).  Collective. */
+CF_API int64_t cf_mpi_stream_files(MPI_Comm comm);
+
+/* Create stream `name` with one task per rank (task = rank in `comm`):
+ * rank 0 chooses the layout (cf_stream_layout_choose with `files`, 0:
+ * cf_mpi_stream_files; `chunk` and `align`, 0: the defaults, its own
+ * st_blksize) and creates the stream (cf_stream_create); every rank then
+ * opens its task.  `name`, `dtype`, `nmemb`, `files`, `chunk` and `align`
+ * must agree.  Each rank appends with cf_stream_append on
+ * cf_mpi_stream_task(s), any number of times, with no communication. */
+CF_API int cf_mpi_stream_create(cf_mpi_stream **out, cf_file *f, MPI_Comm comm, const char *name, const char *dtype,
+                                int64_t nmemb, int64_t files, int64_t chunk, int64_t align, cf_error *err);
+
+/* Reopen the committed stream `name` to append more (a job restarting
+ * from its last checkpoint): rank 0 reopens it (cf_stream_reopen), every
+ * rank continues its task after its committed rows.  The stream must have
+ * one task per rank of `comm` (CF_EARG otherwise). */
+CF_API int cf_mpi_stream_reopen(cf_mpi_stream **out, cf_file *f, MPI_Comm comm, const char *name, cf_error *err);
+
+/* This rank's task (owned by s; not collective). */
+CF_API cf_stream_task *cf_mpi_stream_task(cf_mpi_stream *s);
+
+/* Commit what every rank has appended: each rank makes its physical file
+ * durable and sends its task state (cf_stream_task_state) to rank 0, which
+ * commits them all (cf_stream_commit_states); the first commit makes the
+ * stream visible.  A checkpoint: the stream stays open. */
+CF_API int cf_mpi_stream_flush(cf_mpi_stream *s, cf_error *err);
+
+/* cf_mpi_stream_flush, then release s on every rank (also on failure). */
+CF_API int cf_mpi_stream_close(cf_mpi_stream *s, cf_error *err);
+
+/* Release s on every rank without committing: the stream stays at its last
+ * commit (absent if never committed).  Collective.  Accepts NULL on every
+ * rank. */
+CF_API void cf_mpi_stream_discard(cf_mpi_stream *s);
 
 #ifdef __cplusplus
 }

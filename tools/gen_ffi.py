@@ -5,8 +5,9 @@
     python3 tools/gen_ffi.py --check    exit 1 if a committed one is stale
 
 Three files of python/colfile/ are made from include/colfile_errors.h,
-include/colfile.h and include/colfile_binding.h (not colfile_mpi.h: the
-Python MPI layer talks to MPI through mpi4py), and committed:
+include/colfile.h, include/colfile_binding.h and include/colfile_stream.h
+(not colfile_mpi.h: the Python MPI layer talks to MPI through mpi4py), and
+committed:
 
 ``_cdef.py``
     the declarations cffi reads: the headers with comments, preprocessor
@@ -46,7 +47,7 @@ PACKAGE = ROOT / "python" / "colfile"
 MODULE = "colfile._ffi_abi"
 
 #: The headers the Python binding declares, in order.
-HEADERS = ("colfile_errors.h", "colfile.h", "colfile_binding.h")
+HEADERS = ("colfile_errors.h", "colfile.h", "colfile_binding.h", "colfile_stream.h")
 
 #: Macros that mark exported functions; cffi needs the bare declarations.
 EXPORT_MACROS = ("CF_API", "CF__ERRORS_API")

@@ -61,7 +61,7 @@ from .errors import (
 )
 from .file import File, FileSystemWarning, Group, TornWarning
 from .locking import LockingWarning
-from .histograms import histogram, histogram2d
+from .histograms import histogram, histogram2d, histogramdd
 from .query import ExpressionError, Field, Predicate, Report, Selection, where
 
 
@@ -123,6 +123,7 @@ __all__ = [
     "where",
     "histogram",
     "histogram2d",
+    "histogramdd",
     "errors",
     "library_version",
     "to_xarray",

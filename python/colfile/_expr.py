@@ -1,40 +1,36 @@
-"""Fields and predicates: the lazy conditions a query evaluates, and the
-small, safe expression language that spells them as strings.
+"""Fields and predicates: the lazy conditions a query evaluates (the
+string language that spells them is in :mod:`colfile._parse`, the
+arithmetic and its bounds in :mod:`colfile._arith`).
 
 A :class:`Field` is the values of one column (one component of a vector
-column); comparing it with a number gives a :class:`Predicate`; predicates
-combine with ``&``, ``|`` and ``~``.  A predicate decides each cell of a
-query's grid from per-chunk statistics with three-valued logic (NONE: no
-row can match, SOME, ALL: every row matches); :mod:`colfile.query`
-evaluates them.
+column); comparing it, or arithmetic on fields, with a number or another
+expression gives a :class:`Predicate` (a :class:`Compare` leaf, or
+:class:`IsIn`); predicates combine with ``&``, ``|`` and ``~``.  A
+predicate decides each cell of a query's grid from per-chunk statistics
+with three-valued logic (NONE: no row can match, SOME, ALL: every row
+matches); :mod:`colfile.query` evaluates them.
 """
 
 from __future__ import annotations
 
-import ast
 import operator
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ._arith import ALL, HOOKS, NONE, OPS, SOME, STATE_NAMES, Bounds, Const, Expr, \
+    as_operand, decide_bounds, field_bounds, isin_bounds, quiet_compare
+from ._arith import from_spec as expr_from_spec
 from ._column_base import ColumnBase
 
 if TYPE_CHECKING:
     from .column import Column
 
-__all__ = ["ExpressionError", "Field", "Predicate", "Compare", "And", "Or", "Not", "parse",
-           "from_spec", "NONE", "SOME", "ALL", "STATE_NAMES", "OPS"]
+__all__ = ["ExpressionError", "Expr", "Field", "Predicate", "Compare", "IsIn", "And", "Or",
+           "Not", "compare", "from_spec", "NONE", "SOME", "ALL", "STATE_NAMES", "OPS"]
 
-#: the three states of a condition in a cell of a query's grid
-NONE, SOME, ALL = 0, 1, 2
-STATE_NAMES = {NONE: "NONE", SOME: "SOME", ALL: "ALL"}
-
-#: the comparisons, by their spelling
-OPS: dict[str, Callable[[Any, Any], Any]] = {
-    "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
-    "==": operator.eq, "!=": operator.ne,
-}
 _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
 
 
@@ -57,21 +53,22 @@ def _constant(value: Any) -> Any:
         value = value[()]
     if isinstance(value, (bool, int, float, np.bool_, np.integer, np.floating)):
         return value
-    if isinstance(value, (Field, Predicate)):
-        raise TypeError("comparing two columns is not supported: compare a column "
-                        "with a number")
+    if isinstance(value, Predicate):
+        raise TypeError("a condition cannot be compared: combine conditions with & | ~")
     raise TypeError(f"a column can be compared with a real number, not with "
                     f"{type(value).__name__} ({value!r:.60})")
 
 
-class Field:
+class Field(Expr):
     """A lazy reference to the values of one column, or of component ``j``
     of a vector column.  Get one from :meth:`Column.field
     <colfile.Column.field>` or :meth:`Dataset.field <colfile.Dataset.field>`.
 
-    Comparing a field with a number (``<``, ``<=``, ``>``, ``>=``, ``==``,
-    ``!=``) gives a :class:`Predicate`; nothing is read until the predicate
-    is evaluated.  The comparison has numpy's semantics on the values as
+    Comparing a field with a number or another expression (``<``, ``<=``,
+    ``>``, ``>=``, ``==``, ``!=``) gives a :class:`Predicate`; arithmetic on
+    fields gives an :class:`~colfile.query.Expr` (``x**2 + y**2``,
+    ``np.log10(m)``, ``ID % 2``).  Nothing is read until the predicate is
+    evaluated.  The comparison has numpy's semantics on the values as
     stored (``col[:] < 3``): bool columns compare as the integers 0 and 1,
     NaN compares False except with ``!=``.
 
@@ -84,9 +81,6 @@ class Field:
     (<colfile.Predicate x > 2>, <colfile.Predicate (x >= 1) & (x < 3)>, <colfile.Predicate x > 1>)
     >>> f.close()
     """
-
-    __array_ufunc__ = None  # numpy scalars on the left defer to us
-    __hash__ = None  # type: ignore[assignment]  # == builds a predicate
 
     def __init__(self, column: Column, j: int | None = None) -> None:
         if not isinstance(column, ColumnBase):
@@ -149,30 +143,39 @@ class Field:
         """This field's values from rows read from its column."""
         return block if self._component is None else block[:, self._component]
 
-    def _cmp(self, op: str, value: Any) -> Predicate:
-        return Compare(self, op, _constant(value))
+    # -- as an expression (see colfile._arith.Expr)
+    @property
+    def fields(self) -> list[Field]:
+        """``[self]``."""
+        return [self]
 
-    def __lt__(self, value: Any) -> Predicate:
-        return self._cmp("<", value)
+    def _text(self) -> str:
+        n = self.name if self._component is None else self._column.name
+        if not _PLAIN.match(n) or _NUMBER.match(n):
+            n = repr(n)
+        return n if self._component is None else f"{n}[{self._component}]"
 
-    def __le__(self, value: Any) -> Predicate:
-        return self._cmp("<=", value)
+    def _probe(self) -> Any:
+        return np.empty((0,), self._column.dtype)
 
-    def __gt__(self, value: Any) -> Predicate:
-        return self._cmp(">", value)
+    def _value(self, blocks: dict[int, np.ndarray]) -> Any:
+        return self._values(blocks[id(self._column)])
 
-    def __ge__(self, value: Any) -> Predicate:
-        return self._cmp(">=", value)
+    def _bounds(self, base: Callable[[Field], Bounds]) -> Bounds:
+        return base(self)
 
-    def __eq__(self, value: Any) -> Predicate:  # type: ignore[override]
-        return self._cmp("==", value)
+    def _spec(self) -> tuple[Any, ...]:
+        col = self._column
+        if col._file_path is None:
+            raise ValueError(f"{col._what()} was not opened through a File: it cannot be "
+                             "reopened by path")
+        return ("field", col._file_path, col.name, self._component)
 
-    def __ne__(self, value: Any) -> Predicate:  # type: ignore[override]
-        return self._cmp("!=", value)
 
-    def between(self, lo: Any, hi: Any) -> Predicate:
-        """``lo <= x < hi`` (half open, like :func:`numpy.histogram` bins)."""
-        return (self >= lo) & (self < hi)
+# a name the expression language reads without quotes (path segments joined
+# by /), unless it reads as a number
+_PLAIN = re.compile(r"[A-Za-z0-9_]+(/[A-Za-z0-9_]+)*\Z")
+_NUMBER = re.compile(r"[0-9]+\Z")
 
 
 class Predicate:
@@ -243,9 +246,9 @@ class Predicate:
     @property
     def fields(self) -> list[Field]:
         """The fields the predicate compares, in order of appearance."""
-        return [leaf.field for leaf in self._leaves()]
+        return [f for leaf in self._leaves() for f in leaf.fields]
 
-    def _leaves(self) -> list[Compare]:
+    def _leaves(self) -> list[Predicate]:
         raise NotImplementedError
 
     def _states(self, leaf: dict[int, np.ndarray]) -> np.ndarray:
@@ -268,24 +271,56 @@ def _as_predicate(other: Any, op: str) -> Predicate:
                     "put comparisons in parentheses: (x > 1) & (y < 2)")
 
 
+def compare(a: Any, op: str, b: Any) -> Predicate:
+    """``a OP b`` for expressions and numbers (at least one expression)."""
+    if isinstance(a, Predicate) or isinstance(b, Predicate):
+        raise TypeError("a condition cannot be compared: combine conditions with & | ~")
+    if not isinstance(a, Expr) or isinstance(a, Const):
+        if not isinstance(b, Expr) or isinstance(b, Const):
+            raise TypeError("a comparison needs a column on one side")
+        a, b, op = b, a, _FLIP[op]
+    if isinstance(b, Const):
+        b = b.value
+    if not isinstance(b, Expr):
+        b = _constant(b)
+    return Compare(a, op, b)
+
+
 class Compare(Predicate):
-    """``field OP value`` (a leaf of a predicate)."""
+    """``left OP right`` (a leaf of a predicate): ``left`` an expression,
+    ``right`` an expression or a number."""
 
     _prec = 0  # as in Python: below & | ~, so parenthesised inside them
 
-    def __init__(self, field: Field, op: str, value: Any) -> None:
+    def __init__(self, left: Expr, op: str, right: Any) -> None:
         if op not in OPS:
             raise ValueError(f"unknown comparison {op!r}")
-        self.field = field
+        self.left = left
         self.op = op
-        self.value = value
+        self.right = right
+
+    @property
+    def field(self) -> Field | None:
+        """The field compared with a number, or None for other comparisons."""
+        return self.left if isinstance(self.left, Field) and not isinstance(self.right, Expr) \
+            else None
+
+    @property
+    def value(self) -> Any:
+        """The number compared with (None if the right side is an expression)."""
+        return None if isinstance(self.right, Expr) else self.right
+
+    @property
+    def fields(self) -> list[Field]:
+        return self.left.fields + (self.right.fields if isinstance(self.right, Expr) else [])
 
     def _text(self) -> str:
-        v = self.value
-        text = repr(v.item()) if isinstance(v, np.generic) else repr(v)
-        return f"{self.field.name} {self.op} {text}"
+        r = self.right
+        text = r._text() if isinstance(r, Expr) else \
+            repr(r.item()) if isinstance(r, np.generic) else repr(r)
+        return f"{self.left._text()} {self.op} {text}"
 
-    def _leaves(self) -> list[Compare]:
+    def _leaves(self) -> list[Predicate]:
         return [self]
 
     def _states(self, leaf: dict[int, np.ndarray]) -> np.ndarray:
@@ -294,12 +329,81 @@ class Compare(Predicate):
     def _eval(self, leaf: dict[int, np.ndarray]) -> np.ndarray:
         return leaf[id(self)]
 
+    def _decide(self, records: Callable[[Field], tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+        """NONE/SOME/ALL per cell from the chunk records of the fields
+        (``records(field)``: statistics and row counts per cell)."""
+        def base(fl: Field) -> Bounds:
+            return field_bounds(*records(fl), fl.dtype)
+        left = self.left._bounds(base)
+        if isinstance(self.right, Expr):
+            return decide_bounds(self.op, left, self.left.dtype, self.right._bounds(base),
+                                 self.right.dtype)
+        return decide_bounds(self.op, left, self.left.dtype, None, None, self.right)
+
+    def _evaluate(self, blocks: dict[int, np.ndarray]) -> np.ndarray:
+        """Exact, from the rows read (by ``id(column)``)."""
+        r = self.right._value(blocks) if isinstance(self.right, Expr) else self.right
+        return quiet_compare(self.left._value(blocks), self.op, r)
+
     def _spec(self) -> tuple[Any, ...]:
-        col = self.field.column
-        if col._file_path is None:
-            raise ValueError(f"{col._what()} was not opened through a File: it cannot be "
-                             "reopened by path")
-        return ("cmp", col._file_path, col.name, self.field.component, self.op, self.value)
+        r = self.right._spec() if isinstance(self.right, Expr) else ("const", self.right)
+        return ("cmp", self.left._spec(), self.op, r)
+
+
+class IsIn(Predicate):
+    """``isin(expr, [values])``: the value equals one of the numbers."""
+
+    _prec = 5
+
+    def __init__(self, expr: Any, values: Any) -> None:
+        expr = as_operand(expr)
+        if isinstance(expr, Const):
+            raise TypeError("isin() needs a column")
+        if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray)):
+            raise TypeError(f"isin() takes a list of numbers, not {type(values).__name__}")
+        self.expr = expr
+        self.values = tuple(_constant(v) for v in np.asarray(values, object).ravel().tolist()) \
+            if isinstance(values, np.ndarray) else tuple(_constant(v) for v in values)
+
+    @property
+    def fields(self) -> list[Field]:
+        return self.expr.fields
+
+    def _text(self) -> str:
+        vals = ", ".join(repr(v.item() if isinstance(v, np.generic) else v)
+                         for v in self.values)
+        return f"isin({self.expr._text()}, [{vals}])"
+
+    def _leaves(self) -> list[Predicate]:
+        return [self]
+
+    def _states(self, leaf: dict[int, np.ndarray]) -> np.ndarray:
+        return leaf[id(self)]
+
+    def _eval(self, leaf: dict[int, np.ndarray]) -> np.ndarray:
+        return leaf[id(self)]
+
+    def _decide(self, records: Callable[[Field], tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+        def base(fl: Field) -> Bounds:
+            return field_bounds(*records(fl), fl.dtype)
+        return isin_bounds(self.expr._bounds(base), self.expr.dtype, self.values)
+
+    def _evaluate(self, blocks: dict[int, np.ndarray]) -> np.ndarray:
+        v = np.asarray(self.expr._value(blocks))
+        ints = v.dtype.kind == "i" or (v.dtype.kind == "u" and v.dtype.itemsize < 8)
+        if len(self.values) > 16 and ints and all(
+                isinstance(c, (int, np.integer)) and not isinstance(c, (bool, np.bool_))
+                and -2**63 <= int(c) < 2**63 for c in self.values):
+            # integers against integers: exact, as == is, by sorting once
+            return np.isin(v.astype(np.int64), np.asarray([int(c) for c in self.values],
+                                                          np.int64))
+        out = np.zeros(v.shape, bool)
+        for c in self.values:
+            out |= quiet_compare(v, "==", c)
+        return out
+
+    def _spec(self) -> tuple[Any, ...]:
+        return ("isin", self.expr._spec(), self.values)
 
 
 class And(Predicate):
@@ -317,7 +421,7 @@ class And(Predicate):
     def _text(self) -> str:
         return f" {self._sym} ".join(p._wrap(self._prec + 1) for p in self.parts)
 
-    def _leaves(self) -> list[Compare]:
+    def _leaves(self) -> list[Predicate]:
         return [leaf for p in self.parts for leaf in p._leaves()]
 
     def _states(self, leaf: dict[int, np.ndarray]) -> np.ndarray:
@@ -369,7 +473,7 @@ class Not(Predicate):
     def _text(self) -> str:
         return "~" + self.part._wrap(self._prec)
 
-    def _leaves(self) -> list[Compare]:
+    def _leaves(self) -> list[Predicate]:
         return self.part._leaves()
 
     def _states(self, leaf: dict[int, np.ndarray]) -> np.ndarray:
@@ -385,10 +489,16 @@ class Not(Predicate):
 def from_spec(spec: tuple[Any, ...], column: Callable[[str, str], Column]) -> Predicate:
     """Rebuild a predicate from :meth:`Predicate._spec`, opening columns
     with ``column(file_path, name)``."""
+    def field(path: str, name: str, comp: int | None) -> Field:
+        return Field(column(path, name), comp)
+
     kind = spec[0]
     if kind == "cmp":
-        _, path, name, comp, op, value = spec
-        return Compare(Field(column(path, name), comp), op, value)
+        _, left, op, right = spec
+        r = right[1] if right[0] == "const" else expr_from_spec(right, field)
+        return Compare(expr_from_spec(left, field), op, r)
+    if kind == "isin":
+        return IsIn(expr_from_spec(spec[1], field), list(spec[2]))
     if kind == "and":
         return And(*[from_spec(s, column) for s in spec[1]])
     if kind == "or":
@@ -398,223 +508,4 @@ def from_spec(spec: tuple[Any, ...], column: Callable[[str, str], Column]) -> Pr
     raise ValueError(f"bad predicate spec {spec!r:.80}")
 
 
-# ---------------------------------------------------------------------------
-# the expression language
-
-_ASTOPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==",
-            ast.NotEq: "!="}
-_WHAT = {
-    ast.Call: "function calls", ast.Attribute: "attribute access (.)",
-    ast.BoolOp: "'and' / 'or'", ast.Lambda: "lambda", ast.IfExp: "if-else",
-    ast.Dict: "dicts", ast.Set: "sets", ast.List: "lists", ast.Tuple: "tuples",
-    ast.ListComp: "comprehensions", ast.SetComp: "comprehensions",
-    ast.DictComp: "comprehensions", ast.GeneratorExp: "comprehensions",
-    ast.Starred: "'*'", ast.Slice: "slices", ast.JoinedStr: "f-strings",
-    ast.NamedExpr: "':='",
-}
-_MAX_EXPRESSION = 100_000
-
-
-def parse(text: str, resolve: Callable[[str], Column]) -> Predicate:
-    """Parse a query expression into a :class:`Predicate`.
-
-    The language is a small, safe subset of Python's expression syntax,
-    parsed with :mod:`ast` (never evaluated):
-
-    * a column: a name (``Mass``), or a quoted name for names that are not
-      identifiers (``'1/ID'``), with an optional integer component for a
-      vector column (``Position[0]``, ``Position[-1]``);
-    * numbers: integers of any size, floats (``1e10``), a leading ``-`` or
-      ``+``; ``True`` / ``False``;
-    * comparisons of a column with a number, either way round, chained ones
-      too (``10 <= Mass < 20``);
-    * ``&`` (and), ``|`` (or), ``~`` (not) and parentheses.  As in numpy,
-      ``&`` and ``|`` bind more tightly than comparisons, so comparisons
-      combined with them need parentheses.
-
-    Nothing else is accepted (calls, attributes, arithmetic, ``and``/``or``
-    ...): :class:`ExpressionError` says what and where.
-
-    Parameters
-    ----------
-    text : str
-        The expression.
-    resolve : callable
-        Maps a column name to a :class:`~colfile.Column`.
-
-    Examples
-    --------
-    >>> import os, tempfile, numpy as np, colfile
-    >>> f = colfile.File(os.path.join(tempfile.mkdtemp(), "f"), "w")
-    >>> _ = f.create("Mass", data=np.arange(4.0))
-    >>> _ = f.create("1/Position", data=np.zeros((4, 3)))
-    >>> parse("10 <= Mass < 20", f.__getitem__)
-    <colfile.Predicate (Mass >= 10) & (Mass < 20)>
-    >>> parse("~('1/Position'[2] > -1.5) | (Mass != 0)", f.__getitem__)
-    <colfile.Predicate ~(1/Position[2] > -1.5) | (Mass != 0)>
-    >>> parse("Mass > 1 & Mass < 3", f.__getitem__)
-    Traceback (most recent call last):
-    ...
-    colfile.query.ExpressionError: 'Mass > 1 & Mass < 3': & and | bind more tightly
-    than comparisons: put each comparison in parentheses, e.g. (x > 1) & (y < 2)
-    >>> parse("Mass.sum() > 1", f.__getitem__)
-    Traceback (most recent call last):
-    ...
-    colfile.query.ExpressionError: 'Mass.sum() > 1': function calls are not allowed; an
-    expression holds columns, numbers, comparisons, & | ~ and parentheses (at column 1)
-    >>> f.close()
-    """
-    if not isinstance(text, str):
-        raise TypeError(f"an expression is a str, not {type(text).__name__}")
-    if len(text) > _MAX_EXPRESSION:
-        raise ExpressionError(f"expression of {len(text)} characters is too long")
-    src = text.strip()
-    try:
-        tree = ast.parse(src, mode="eval")
-    except SyntaxError as exc:
-        where_ = f" at column {exc.offset}" if exc.offset else ""
-        raise ExpressionError(f"{text!r}: invalid syntax{where_}: {exc.msg}") from None
-    except (ValueError, RecursionError, MemoryError) as exc:
-        raise ExpressionError(f"{text!r:.200}: cannot parse: {exc}") from None
-    try:
-        return _Parser(text, resolve).predicate(tree.body)
-    except RecursionError:
-        raise ExpressionError(f"{text!r:.200}: nested too deeply") from None
-
-
-class _Parser:
-    def __init__(self, text: str, resolve: Callable[[str], Column]) -> None:
-        self.text = text
-        self.resolve = resolve
-
-    def fail(self, node: ast.AST | None, why: str) -> ExpressionError:
-        at = getattr(node, "col_offset", None)
-        where_ = f" (at column {at + 1})" if at is not None else ""
-        return ExpressionError(f"{self.text!r}: {why}{where_}")
-
-    def not_allowed(self, node: ast.AST) -> ExpressionError:
-        what = _WHAT.get(type(node))
-        if what is None:
-            if isinstance(node, ast.BinOp):
-                what = "arithmetic operators"
-            elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-                what = "'not' (use ~)"
-            else:
-                what = type(node).__name__
-        if isinstance(node, ast.BoolOp):
-            return self.fail(node, "'and' / 'or' are not allowed: use & and | with "
-                                   "parentheses, e.g. (x > 1) & (y < 2)")
-        return self.fail(node, f"{what} are not allowed; an expression holds columns, "
-                               "numbers, comparisons, & | ~ and parentheses"
-                         if what.endswith("s") else
-                         f"{what} is not allowed; an expression holds columns, numbers, "
-                         "comparisons, & | ~ and parentheses")
-
-    def predicate(self, node: ast.AST) -> Predicate:
-        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitAnd, ast.BitOr)):
-            left, right = self.predicate(node.left), self.predicate(node.right)
-            return (left & right) if isinstance(node.op, ast.BitAnd) else (left | right)
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Invert):
-            return ~self.predicate(node.operand)
-        if isinstance(node, ast.Compare):
-            return self.compare(node)
-        if self.is_field(node):
-            raise self.fail(node, "a column alone is not a condition: compare it with a "
-                                  "number, e.g. flag == 1")
-        if self.is_number(node):
-            raise self.fail(node, "a number alone is not a condition")
-        raise self.not_allowed(node)
-
-    def compare(self, node: ast.Compare) -> Predicate:
-        operands = [node.left, *node.comparators]
-        for x in operands:
-            if isinstance(x, ast.BinOp) and isinstance(x.op, (ast.BitAnd, ast.BitOr)):
-                raise ExpressionError(
-                    f"{self.text!r}: & and | bind more tightly than comparisons: put each "
-                    "comparison in parentheses, e.g. (x > 1) & (y < 2)")
-        parts: list[Predicate] = []
-        for a, opnode, b in zip(operands, node.ops, operands[1:]):
-            op = _ASTOPS.get(type(opnode))
-            if op is None:
-                raise self.fail(a, f"the comparison {type(opnode).__name__} is not allowed "
-                                   "(use < <= > >= == !=)")
-            fa, fb = self.is_field(a), self.is_field(b)
-            if fa and fb:
-                quoted = any(isinstance(x, ast.Constant) for x in (a, b))
-                raise self.fail(a, "comparing two columns is not supported: compare a "
-                                   "column with a number" +
-                                (" (a quoted string names a column)" if quoted else ""))
-            if fa:
-                parts.append(Compare(self.field(a), op, self.number(b)))
-            elif fb:
-                parts.append(Compare(self.field(b), _FLIP[op], self.number(a)))
-            else:
-                bad = b if self.is_number(a) else a
-                if self.is_number(a) and self.is_number(b):
-                    raise self.fail(a, "a comparison needs a column on one side")
-                raise self.not_allowed(bad)
-        return parts[0] if len(parts) == 1 else And(*parts)
-
-    @staticmethod
-    def is_field(node: ast.AST) -> bool:
-        if isinstance(node, ast.Subscript):
-            node = node.value
-        return isinstance(node, ast.Name) or (isinstance(node, ast.Constant)
-                                              and isinstance(node.value, str))
-
-    def is_number(self, node: ast.AST) -> bool:
-        try:
-            self.number(node)
-        except ExpressionError:
-            return False
-        return True
-
-    def number(self, node: ast.AST) -> Any:
-        sign = 1
-        orig = node
-        while isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-            if isinstance(node.op, ast.USub):
-                sign = -sign
-            node = node.operand
-        if isinstance(node, ast.Constant) and type(node.value) in (int, float, bool):
-            v = node.value
-            if sign < 0:
-                v = -v
-            elif type(v) is bool and orig is not node:
-                v = +v
-            return v
-        if isinstance(node, ast.Constant):
-            raise self.fail(node, f"{node.value!r} is not a number (a quoted name can only "
-                                  "stand for a column)"
-                            if isinstance(node.value, str) else
-                            f"{node.value!r} is not a real number")
-        raise self.not_allowed(node)
-
-    def field(self, node: ast.AST) -> Field:
-        comp: int | None = None
-        if isinstance(node, ast.Subscript):
-            sl: Any = node.slice
-            if type(sl).__name__ == "Index":  # Python < 3.9
-                sl = sl.value  # pragma: no cover
-            v = self.number(sl) if self.is_number(sl) else None
-            if type(v) is not int:
-                raise self.fail(sl, "a component is an integer: name[0]")
-            comp = v
-            node = node.value
-        name = node.id if isinstance(node, ast.Name) else node.value  # type: ignore[attr-defined]
-        try:
-            col = self.resolve(name)
-        except KeyError as exc:
-            msg = exc.args[0] if exc.args and isinstance(exc.args[0], str) else str(exc)
-            raise self.fail(node, f"no column {name!r} ({msg})") from None
-        if comp is None and col.kind == "data" and col.nmemb > 1:
-            # name the component as this expression would: Position[0]
-            spell = name if name.isidentifier() else repr(name)
-            raise self.fail(node, f"{col._what()} has {col.nmemb} components per row: "
-                                  f"compare one, e.g. {spell}[0]")
-        try:
-            return Field(col, comp)
-        except (IndexError, TypeError) as exc:
-            raise self.fail(node, str(exc)) from None
-
-
+HOOKS.update(compare=compare, isin=IsIn, Predicate=Predicate)

@@ -9,7 +9,7 @@ import numpy as np
 
 from . import _indexing
 
-__all__ = ["RUN_BYTES", "rows_of", "read"]
+__all__ = ["RUN_BYTES", "rows_of", "slice_runs", "read"]
 
 #: Runs of selected rows of at least this many bytes are read by
 #: :meth:`Selection.read <colfile.Selection.read>` as contiguous ranges;
@@ -34,6 +34,23 @@ def rows_of(starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
     if len(heads):
         step[heads] = starts[1:] - stops[:-1] + 1
     return np.cumsum(step)
+
+
+def slice_runs(starts: np.ndarray, stops: np.ndarray, lo: int, hi: int
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """The runs of the selected rows number ``lo..hi-1`` (counting selected
+    rows from 0).
+
+    >>> slice_runs(np.array([1, 5, 9]), np.array([3, 8, 10]), 1, 4)
+    (array([2, 5]), array([3, 7]))
+    """
+    lengths = stops - starts
+    ends = np.cumsum(lengths)
+    begins = ends - lengths
+    keep = (ends > lo) & (begins < hi)
+    s = starts[keep] + np.maximum(lo - begins[keep], 0)
+    e = stops[keep] - np.maximum(ends[keep] - hi, 0)
+    return s.astype(np.int64), e.astype(np.int64)
 
 
 def read(col: Any, starts: np.ndarray, stops: np.ndarray, out: np.ndarray) -> None:

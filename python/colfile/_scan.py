@@ -16,7 +16,7 @@ import numpy as np
 
 from . import chunkindex
 from ._core.integrity import CHUNK_STATS_DTYPE
-from ._expr import ALL, NONE, OPS, SOME, Compare, Field, Predicate
+from ._expr import ALL, NONE, OPS, SOME, Field, Predicate
 
 if TYPE_CHECKING:
     from .column import Column
@@ -30,12 +30,30 @@ __all__ = ["decide", "Plan", "Report", "new_report", "scan"]
 _STATS_FIELDS = ("valid", "ordered", "count", "nan_count", "min", "max")
 
 
-def _undecided(leaf: Compare, stats: np.ndarray) -> np.ndarray:
-    """Where the statistics records cannot decide ``leaf`` (SOME)."""
-    return decide(leaf.op, leaf.value, leaf.field.dtype, stats, stats["rows"]) == SOME
+class _OnColumn:
+    """A leaf as the chunk index of one column sees it: its fields on that
+    column; ``cross`` when it also reads other columns (then the index
+    cannot decide it alone, and gives single chunks)."""
+
+    def __init__(self, leaf: Predicate, col: Column) -> None:
+        self.leaf = leaf
+        self.fields = [f for f in leaf.fields if f.column is col]
+        self.cross = len(self.fields) != len(leaf.fields)
 
 
-def _chunk_table(col: Column, comps: Sequence[int], leaves: Sequence[Compare] = ()
+def _undecided(on: _OnColumn, stats: dict[int, np.ndarray]) -> np.ndarray:
+    """Where the statistics records (per component) cannot decide a leaf
+    (SOME)."""
+    if on.cross:
+        return np.ones(len(next(iter(stats.values()))), bool)
+
+    def records(f: Field) -> tuple[np.ndarray, np.ndarray]:
+        st = stats[f.component or 0]
+        return st, st["rows"]
+    return on.leaf._decide(records) == SOME  # type: ignore[attr-defined, no-any-return]
+
+
+def _chunk_table(col: Column, comps: Sequence[int], leaves: Sequence[_OnColumn] = ()
                  ) -> tuple[np.ndarray, np.ndarray, dict[int, np.ndarray]]:
     """``first_row``, ``rows`` and, per component, the statistics of every
     chunk of ``col``.  A column with a chunk index gives groups of chunks
@@ -232,10 +250,10 @@ class Plan:
     def __init__(self, predicate: Predicate | None, fields: Sequence[Field],
                  arrays: dict[str, np.ndarray] | None = None) -> None:
         self.predicate = predicate
-        self.leaves: list[Compare] = predicate._leaves() if predicate is not None else []
+        self.leaves: list[Predicate] = predicate._leaves() if predicate is not None else []
         self.fields = list(fields)
         cols: dict[int, Column] = {}
-        for f in [leaf.field for leaf in self.leaves] + self.fields:
+        for f in [f for leaf in self.leaves for f in leaf.fields] + self.fields:
             cols.setdefault(id(f.column), f.column)
         if not cols:
             raise ValueError("nothing to evaluate: no column referenced")
@@ -263,12 +281,12 @@ class Plan:
 
     def _build(self) -> dict[str, Any]:
         comps: dict[int, set[int]] = {k: set() for k in self.columns}
-        for f in [leaf.field for leaf in self.leaves] + self.fields:
+        for f in [f for leaf in self.leaves for f in leaf.fields] + self.fields:
             comps[id(f.column)].add(f.component or 0)
         firsts = []
         for k, col in self.columns.items():
-            first, rows, stats = _chunk_table(col, sorted(comps[k]),
-                                              [leaf for leaf in self.leaves if leaf.field.column is col])
+            on = [_OnColumn(leaf, col) for leaf in self.leaves]
+            first, rows, stats = _chunk_table(col, sorted(comps[k]), [o for o in on if o.fields])
             firsts.append(first)
             for j, st in stats.items():
                 self.tables[(k, j)] = st
@@ -299,12 +317,12 @@ class Plan:
         idx = np.searchsorted(first_rows[0], starts, side="right") - 1
         return idx, first_rows[1]
 
-    def _cell_stats_decide(self, leaf: Compare, starts: np.ndarray) -> np.ndarray:
-        f = leaf.field
-        st = self.tables[(id(f.column), f.component or 0)]
-        per_chunk = decide(leaf.op, leaf.value, f.dtype, st, self.tables[(id(f.column), -1)][1])
-        idx, _ = self._chunks_of(f, starts)
-        return per_chunk[idx] if len(starts) else per_chunk[:0]
+    def _cell_stats_decide(self, leaf: Predicate, starts: np.ndarray) -> np.ndarray:
+        def records(f: Field) -> tuple[np.ndarray, np.ndarray]:
+            idx, rows = self._chunks_of(f, starts)
+            st = self.tables[(id(f.column), f.component or 0)]
+            return st[idx], rows[idx]
+        return np.asarray(leaf._decide(records), np.int8)  # type: ignore[attr-defined]
 
     def _field_chunks(self, f: Field) -> np.ndarray:
         return self.tables[(id(f.column), f.component or 0)]
@@ -430,7 +448,9 @@ def scan(plan: Plan, k_lo: int, k_hi: int, want: Sequence[Field], report: Report
     bits = np.zeros(k_hi - k_lo, dtype=object if len(col_keys) > 62 else np.int64)
     for i, leaf in enumerate(plan.leaves):
         undecided = (plan.leaf_state[i, ks] == SOME) & (st == SOME)
-        bit = 1 << col_index[id(leaf.field.column)]
+        bit = 0
+        for f in leaf.fields:
+            bit |= 1 << col_index[id(f.column)]
         bits[undecided] = bits[undecided] | bit
     bits = bits | want_bits
     key_state = st.astype(np.int64)
@@ -466,10 +486,8 @@ def scan(plan: Plan, k_lo: int, k_hi: int, want: Sequence[Field], report: Report
             c0 = k0 + int(np.searchsorted(bounds[k0:k1 + 1], a, side="right")) - 1
             c1 = k0 + int(np.searchsorted(bounds[k0:k1 + 1], b, side="left"))
             for i, leaf in enumerate(plan.leaves):
-                f = leaf.field
-                blk = blocks.get(id(f.column))
-                if blk is not None:
-                    vals[leaf_ids[i]] = _compare(f._values(blk), leaf.op, leaf.value)
+                if all(id(f.column) in blocks for f in leaf.fields):
+                    vals[leaf_ids[i]] = leaf._evaluate(blocks)  # type: ignore[attr-defined]
                 else:
                     vals[leaf_ids[i]] = _expand(leaf_all[i], bounds, c0, c1, a, b)
             assert plan.predicate is not None

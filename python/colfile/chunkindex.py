@@ -147,9 +147,10 @@ def plan_table(col: colfile.Column, comps: Sequence[int], leaves: Sequence[Any],
     column has no current index (plan from the chunk statistics instead);
     a damaged index warns (:class:`IndexWarning`) and gives None.
 
-    ``leaves`` are the comparisons on this column (objects with a
-    ``field.component``); ``undecided(leaf, records)`` says, per record,
-    where the statistics cannot decide the comparison.  Without leaves the
+    ``leaves`` are the comparisons on this column (objects with the
+    ``fields`` they read here); ``undecided(leaf, records)`` says, per
+    record, where the statistics (by component) cannot decide the
+    comparison.  Without leaves the
     top level's records are returned (a histogram's range needs no more).
     """
     if not _ci.available() or getattr(col, "kind", "data") != "data":
@@ -163,7 +164,7 @@ def plan_table(col: colfile.Column, comps: Sequence[int], leaves: Sequence[Any],
         return None
     if meta["state"] != "current" or meta["chunks"] == 0:
         return None
-    comps = sorted(set(list(comps) + [leaf.field.component or 0 for leaf in leaves])) or [0]
+    comps = sorted(set(list(comps) + [f.component or 0 for leaf in leaves for f in leaf.fields])) or [0]
     fanout = meta["fanout"]
     level = meta["levels"] - 1
     todo = np.arange(count(col, level), dtype=np.int64)
@@ -176,7 +177,7 @@ def plan_table(col: colfile.Column, comps: Sequence[int], leaves: Sequence[Any],
             some = np.zeros(len(todo), bool)
             if level > 0:
                 for leaf in leaves:
-                    some |= undecided(leaf, stats[leaf.field.component or 0])
+                    some |= undecided(leaf, stats)
             keep = ~some
             first = stats[comps[0]]["first_row"]
             done_first.append(first[keep])

@@ -175,14 +175,20 @@ class Column(ColumnBase):
 
     def _query_resolver(self) -> Callable[[str], ColumnBase]:
         """How a query on this column finds the names it uses: this column
-        by its name or its last path component, others in its File."""
-        base = self._name.rsplit("/", 1)[-1]
+        by its name or its last path component, others in its group, then
+        in its File."""
+        parent, _, base = self._name.rpartition("/")
         f = self.file
 
         def by_column(name: str) -> ColumnBase:
             if name in (self._name, base):
                 return self
             if f is not None and not f.closed:
+                if parent:
+                    try:
+                        return f[f"{parent}/{name}"]  # type: ignore[no-any-return]
+                    except KeyError:
+                        pass
                 return f[name]  # type: ignore[no-any-return]
             raise KeyError(f"only {self._name!r} can be named in a query on this column")
         return by_column

@@ -1,14 +1,16 @@
 """Histograms of columns, conditional on a predicate, computed chunk by
 chunk with bounded memory, skipping what the chunk statistics exclude.
 
-:func:`histogram` and :func:`histogram2d` take :class:`~colfile.query.Field`
-objects (``col.field(j)``, or a scalar :class:`~colfile.Column`) and return
-what :func:`numpy.histogram` and :func:`numpy.histogram2d` return for the
+:func:`histogram`, :func:`histogram2d` and :func:`histogramdd` take
+:class:`~colfile.query.Field` objects (``col.field(j)``, or a scalar
+:class:`~colfile.Column`) and return what :func:`numpy.histogram`,
+:func:`numpy.histogram2d` and :func:`numpy.histogramdd` return for the
 same values -- the selected rows, NaNs removed -- with the same bins and
 edges:
 
 * ``where=`` restricts the rows to a :class:`~colfile.query.Predicate` (or
-  an expression string, names resolved in the File of the field).  Cells of
+  an expression string, names resolved in the group of the field, then in
+  its File).  Cells of
   the query grid (:mod:`colfile.query`) that the statistics exclude are not
   read; cells they include whole are histogrammed without evaluating the
   predicate (only the histogrammed field is read there).
@@ -25,8 +27,9 @@ edges:
   numpy's up to floating point summation order.
 * Under MPI (the field's File opened with ``comm=``) the call is collective:
   rank 0 reads the statistics and broadcasts the plan, each rank processes
-  its even share of the grid cells (``cf_plan_share``), and the histograms
-  (and reports) are summed over the ranks; every rank gets the result.
+  a contiguous share of the grid cells of about equal work (rows to read),
+  and the histograms (and reports) are summed over the ranks; every rank
+  gets the result.
 * ``dask=True`` returns the histogram as a lazy dask array: one task per
   group of cells (about :data:`GROUP_BYTES` of column data), each opening
   the File by path (the graph pickles), summed.  Building the graph reads
@@ -61,23 +64,24 @@ array([[487.,  16.],
 
 from __future__ import annotations
 
+import builtins  # range(): the parameters named range shadow it
 import operator
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from . import _opener
+from . import _opener, _parallel
 from . import mpi as _mpi
 from . import query as _q
 from ._expr import NONE, Field, Predicate, from_spec
 from ._scan import Plan, Report, new_report, scan
 from .column import Column
 
-__all__ = ["histogram", "histogram2d", "GROUP_BYTES"]
+__all__ = ["histogram", "histogram2d", "histogramdd", "GROUP_BYTES"]
 
 #: Data (bytes of the referenced columns) per task of a dask histogram.
-GROUP_BYTES = 64 << 20
+GROUP_BYTES = _parallel.GROUP_BYTES
 
 
 # ---------------------------------------------------------------------------
@@ -98,7 +102,7 @@ def _as_field(obj: Any, what: str) -> Field:
                     f"not {type(obj).__name__}")
 
 
-def _setup(fields: Sequence[Any], weights: Any, where: Any
+def _setup(fields: Sequence[Any], weights: Any, where: Any, more: Sequence[Field] = ()
            ) -> tuple[list[Field], Field | None, Predicate | None, _mpi.Comm]:
     names = ["x", "y"] if len(fields) == 2 else ["field"]
     fs = [_as_field(f, n) for f, n in zip(fields, names)]
@@ -106,36 +110,17 @@ def _setup(fields: Sequence[Any], weights: Any, where: Any
     pred = None
     if where is not None:
         pred = _q.as_predicate(where, fs[0].column._query_resolver())
-    every = fs + ([wf] if wf is not None else []) + (pred.fields if pred is not None else [])
-    comms = {id(f.column._comm): f.column._comm for f in every}
-    parallel = [c for c in comms.values() if not c.serial]
-    if len(comms) > 1 and parallel:
-        raise ValueError("the fields of a parallel histogram must all belong to Files "
-                         "opened on the same communicator")
-    comm = next(iter(comms.values()))
-    return fs, wf, pred, comm
+    every = fs + list(more) + ([wf] if wf is not None else []) + \
+        (pred.fields if pred is not None else [])
+    return fs, wf, pred, _parallel.comm_of(every)
 
 
 def _plan(pred: Predicate | None, fields: list[Field], comm: _mpi.Comm) -> Plan:
-    """The plan; under MPI made on rank 0 (which alone reads the statistics)
-    and broadcast, so that every rank cuts the rows into the same cells."""
-    if comm.serial or comm.size == 1:
-        return Plan(pred, fields)
-    box: list[Plan] = []
-
-    def on_root() -> dict[str, Any]:
-        p = Plan(pred, fields)
-        box.append(p)
-        return p.arrays()
-
-    arrays = _mpi.agree(comm, on_root, root=0)
-    return _mpi.agree(comm, lambda: box[0] if comm.rank == 0 else
-                      Plan(pred, fields, arrays))  # type: ignore[no-any-return]
+    return _parallel.plan(pred, fields, comm)
 
 
 def _cells(plan: Plan, comm: _mpi.Comm) -> tuple[int, int]:
-    first, n = _mpi.plan_share(plan.ncells, comm.size, comm.rank)
-    return first, first + n
+    return _parallel.share(plan, comm, read_all=True)
 
 
 def _nan_free(arrs: list[np.ndarray]) -> np.ndarray | None:
@@ -320,8 +305,8 @@ def _to_uint8_if_bool(v: np.ndarray) -> np.ndarray:
 
 
 def histogram(field: Any, bins: Any = 10, range: Any = None, where: Any = None,
-              weights: Any = None, *, dask: bool = False, return_report: bool = False,
-              piece_bytes: int | None = None) -> Any:
+              weights: Any = None, density: bool = False, *, dask: bool = False,
+              return_report: bool = False, piece_bytes: int | None = None) -> Any:
     """The histogram of a field's values (in the rows where ``where``
     holds), as :func:`numpy.histogram` computes it.
 
@@ -337,9 +322,14 @@ def histogram(field: Any, bins: Any = 10, range: Any = None, where: Any = None,
         The range of equal-width bins.  Default: min and max of the
         selected values (from the chunk statistics when possible).
     where : Predicate or str, optional
-        Rows to include; names in a string are columns of the field's File.
+        Rows to include; names in a string are columns of the field's
+        group (``Mass`` of ``Group/Mass`` finds ``Group/ID`` as ``ID``),
+        then of its File.
     weights : Field or Column, optional
         A weight per row (a column of the same length).
+    density : bool
+        As in numpy: the counts (or sums of weights) divided by their total
+        and by the bin widths, so that the histogram integrates to 1.
     dask : bool
         Return the histogram as a lazy dask array (see the module notes);
         ``range=None`` is resolved now.
@@ -353,7 +343,8 @@ def histogram(field: Any, bins: Any = 10, range: Any = None, where: Any = None,
     Returns
     -------
     hist : numpy.ndarray (or dask array)
-        Counts (int64), or sums of weights (the weights' dtype).
+        Counts (int64), or sums of weights (the weights' dtype); float64
+        densities with ``density``.
     bin_edges : numpy.ndarray
     report : Report
         Only with ``return_report``.
@@ -373,6 +364,8 @@ def histogram(field: Any, bins: Any = 10, range: Any = None, where: Any = None,
     (array([1, 2, 1]), array([1., 2., 3., 4.]))
     >>> colfile.histogram(v, bins=[0, 2, 5], weights=w, where="w < 2")
     (array([1, 2]), array([0, 2, 5]))
+    >>> colfile.histogram(v, bins=[0, 2, 5], density=True)[0]
+    array([0.125, 0.25 ])
     >>> f.close()
     """
     fs, wf, pred, comm = _setup([field], weights, where)
@@ -416,10 +409,13 @@ def histogram(field: Any, bins: Any = 10, range: Any = None, where: Any = None,
         h = _dask_hist(plan, pred, [fx], wf, "1d", hist_args, (nb,), ntype, piece_bytes)
         report.selected = None
         scan(plan, 0, plan.ncells, all_fields, report, None, _piece_bytes(piece_bytes))
-        return (h, edges, report) if return_report else (h, edges)
-    hist, report = _sum_over_ranks(comm, lambda: (_hist_cells(
-        plan, k0, k1, [fx], wf, "1d", hist_args, (nb,), ntype, report, piece_bytes), report))
-    return (hist, edges, report) if return_report else (hist, edges)
+    else:
+        h, report = _sum_over_ranks(comm, lambda: (_hist_cells(
+            plan, k0, k1, [fx], wf, "1d", hist_args, (nb,), ntype, report, piece_bytes),
+            report))
+    if density:  # numpy's arithmetic, in numpy's order
+        h = h / np.array(np.diff(edges), float) / h.sum()
+    return (h, edges, report) if return_report else (h, edges)
 
 
 def _hist_cells(plan: Plan, k0: int, k1: int, fields: list[Field], wf: Field | None,
@@ -438,7 +434,7 @@ def _hist_cells(plan: Plan, k0: int, k1: int, fields: list[Field], wf: Field | N
         def fn(vals: list[np.ndarray], w: Any) -> None:
             nonlocal total
             if len(vals[0]):
-                h, _, _ = np.histogram2d(vals[0], vals[1], weights=w, **hist_args)
+                h, _ = np.histogramdd(vals, weights=w, **hist_args)
                 total += h
 
         def convert(v: np.ndarray) -> np.ndarray:
@@ -470,8 +466,8 @@ def _bins2d(bins: Any) -> list[Any]:
 
 
 def histogram2d(x: Any, y: Any, bins: Any = 10, range: Any = None, where: Any = None,
-                weights: Any = None, *, dask: bool = False, return_report: bool = False,
-                piece_bytes: int | None = None) -> Any:
+                weights: Any = None, density: bool = False, *, dask: bool = False,
+                return_report: bool = False, piece_bytes: int | None = None) -> Any:
     """The 2-d histogram of two fields (in the rows where ``where`` holds),
     as :func:`numpy.histogram2d` computes it.
 
@@ -486,6 +482,8 @@ def histogram2d(x: Any, y: Any, bins: Any = 10, range: Any = None, where: Any = 
         Either may be None.  Default: from the statistics or one pass.
     where, weights, dask, return_report, piece_bytes
         As in :func:`histogram`.
+    density : bool
+        As in numpy: divided by the total and by the bin areas.
 
     Returns
     -------
@@ -511,22 +509,110 @@ def histogram2d(x: Any, y: Any, bins: Any = 10, range: Any = None, where: Any = 
     >>> f.close()
     """
     fs, wf, pred, comm = _setup([x, y], weights, where)
-    per_dim = _bins2d(bins)
+    hist, edges, report = _histnd(fs, wf, pred, comm, _bins2d(bins), range, density, dask,
+                                  piece_bytes)
+    return (hist, edges[0], edges[1], report) if return_report else \
+        (hist, edges[0], edges[1])
+
+
+def histogramdd(sample: Any, bins: Any = 10, range: Any = None, where: Any = None,
+                weights: Any = None, density: bool = False, *, dask: bool = False,
+                return_report: bool = False, piece_bytes: int | None = None) -> Any:
+    """The D-dimensional histogram of fields (in the rows where ``where``
+    holds), as :func:`numpy.histogramdd` computes it.
+
+    Parameters
+    ----------
+    sample : sequence of Field or Column, or a vector Column
+        The D coordinates (columns of the same length); a vector column
+        stands for its components.
+    bins : int, sequence of ints, or sequence of arrays
+        As in :func:`numpy.histogramdd`: one count for all dimensions, or a
+        count or the edges per dimension.
+    range : sequence of (min, max) or None, optional
+        Per dimension; default from the statistics or one pass.
+    where, weights, density, dask, return_report, piece_bytes
+        As in :func:`histogram2d`.
+
+    Returns
+    -------
+    H : numpy.ndarray (float64) or dask array
+    edges : list of numpy.ndarray
+    report : Report
+        Only with ``return_report``.
+
+    Notes
+    -----
+    Rows with a NaN in any coordinate are ignored.  As numpy does, all the
+    coordinates are binned in their common dtype.
+
+    Examples
+    --------
+    >>> import os, tempfile, numpy as np, colfile
+    >>> f = colfile.File(os.path.join(tempfile.mkdtemp(), "f"), "w")
+    >>> p = f.create("p", data=np.array([[0.0, 0, 1], [1, 1, 0], [1, 0.2, 1], [0.5, 1, 1]]))
+    >>> H, edges = colfile.histogramdd(p, bins=2)
+    >>> H.shape, float(H[1, 0, 1]), [e.tolist() for e in edges][0]
+    ((2, 2, 2), 1.0, [0.0, 0.5, 1.0])
+    >>> colfile.histogramdd([p.field(0), p.field(2)], bins=[2, [0, 1, 2]], where="p[1] < 1")[0]
+    array([[0., 1.],
+           [0., 1.]])
+    >>> f.close()
+    """
+    if isinstance(sample, Column) and sample.nmemb > 1:
+        sample = [sample.field(j) for j in builtins.range(sample.nmemb)]
+    elif isinstance(sample, (Field, Column)):
+        sample = [sample]
+    sample = list(sample)
+    if not sample:
+        raise ValueError("histogramdd needs at least one field")
+    names = [f"sample[{i}]" for i in builtins.range(len(sample))]
+    fs = [_as_field(f, n) for f, n in zip(sample, names)]
+    _, wf, pred, comm = _setup(fs[:1], weights, where, fs)
+    d = len(fs)
+    try:
+        m = len(bins)
+    except TypeError:
+        per_dim = d * [bins]
+    else:
+        if isinstance(bins, str):
+            raise ValueError(f"bins={bins!r}: give numbers of bins or edges")
+        if m != d:
+            raise ValueError("The dimension of bins must be equal to the dimension of the "
+                             "sample x.")
+        per_dim = list(bins)
+    hist, edges, report = _histnd(fs, wf, pred, comm, per_dim, range, density, dask,
+                                  piece_bytes)
+    return (hist, edges, report) if return_report else (hist, edges)
+
+
+def _histnd(fs: list[Field], wf: Field | None, pred: Predicate | None, comm: _mpi.Comm,
+            per_dim: list[Any], range: Any, density: bool, dask: bool,
+            piece_bytes: int | None) -> tuple[Any, list[np.ndarray], Report]:
+    """histogram2d and histogramdd: numpy.histogramdd's edges, then the
+    counts over the selected cells (summed over ranks, or a dask graph)."""
+    d = len(fs)
     if range is None:
-        range = [None, None]
-    if len(range) != 2:
+        range = [None] * d
+    if len(range) != d:
         raise ValueError("range must hold one (min, max) or None per dimension")
-    common = np.result_type(fs[0].dtype, fs[1].dtype).newbyteorder("=")
+    common = np.result_type(*[f.dtype for f in fs]).newbyteorder("=")
     counts = []
-    for b in per_dim:
+    for i, b in enumerate(per_dim):
         if np.ndim(b) == 0:
-            counts.append(_count_bins(b))
+            if b < 1:
+                raise ValueError(f"`bins[{i}]` must be positive, when an integer")
+            try:
+                counts.append(operator.index(b))
+            except TypeError:
+                raise TypeError(f"`bins[{i}]` must be an integer, when a scalar") from None
         else:
             e = np.asarray(b)
             if e.ndim != 1 or np.any(e[:-1] > e[1:]):
-                raise ValueError("`bins[i]` must be monotonically increasing, when an array")
+                raise ValueError(f"`bins[{i}]` must be monotonically increasing, when an "
+                                 "array")
             counts.append(None)
-    for i in (0, 1):
+    for i in builtins.range(d):
         if counts[i] is not None and range[i] is not None:
             _outer_edges(None, range[i])  # numpy's checks
     all_fields = fs + ([wf] if wf is not None else [])
@@ -539,29 +625,37 @@ def histogram2d(x: Any, y: Any, bins: Any = 10, range: Any = None, where: Any = 
     def convert(v: np.ndarray) -> np.ndarray:
         return v.astype(common, copy=False)
 
-    need = [counts[i] is not None and range[i] is None for i in (0, 1)]
-    found = [None, None]
+    need = [counts[i] is not None and range[i] is None for i in builtins.range(d)]
+    found: list[Any] = [None] * d
     if any(need):
-        found = _ranges(plan, fs, wf, [common, common], need, comm, k0, k1, convert,
+        found = _ranges(plan, fs, wf, [common] * d, need, comm, k0, k1, convert,
                         piece_bytes, report)
     edges = []
-    for i in (0, 1):
+    for i in builtins.range(d):
         if counts[i] is None:
             edges.append(np.asarray(per_dim[i]))
         else:
             first, last = _outer_edges(found[i], range[i])
             edges.append(np.linspace(first, last, counts[i] + 1))
     hist_args = {"bins": edges}
-    shape = (len(edges[0]) - 1, len(edges[1]) - 1)
+    shape = tuple(len(e) - 1 for e in edges)
     ntype = np.dtype(np.float64)
     if dask:
-        h = _dask_hist(plan, pred, fs, wf, "2d", hist_args, shape, ntype, piece_bytes)
+        hist = _dask_hist(plan, pred, fs, wf, "dd", hist_args, shape, ntype, piece_bytes)
         report.selected = None
         scan(plan, 0, plan.ncells, all_fields, report, None, _piece_bytes(piece_bytes))
-        return (h, edges[0], edges[1], report) if return_report else (h, edges[0], edges[1])
-    hist, report = _sum_over_ranks(comm, lambda: (_hist_cells(
-        plan, k0, k1, fs, wf, "2d", hist_args, shape, ntype, report, piece_bytes), report))
-    return (hist, edges[0], edges[1], report) if return_report else (hist, edges[0], edges[1])
+    else:
+        hist, report = _sum_over_ranks(comm, lambda: (_hist_cells(
+            plan, k0, k1, fs, wf, "dd", hist_args, shape, ntype, report, piece_bytes),
+            report))
+    if density:  # numpy.histogramdd's arithmetic, in its order
+        s = hist.sum()
+        for i in builtins.range(d):
+            dshape = np.ones(d, int)
+            dshape[i] = shape[i]
+            hist = hist / np.diff(edges[i]).reshape(dshape)
+        hist = hist / s
+    return hist, edges, report
 
 
 # ---------------------------------------------------------------------------
@@ -574,26 +668,6 @@ def _field_spec(f: Field) -> tuple[str, str, int | None]:
         raise ValueError(f"{col._what()} was not opened through a File: a dask graph "
                          "reopens it by path")
     return (col._file_path, col.name, f.component)
-
-
-def _groups(plan: Plan, group_bytes: int) -> list[tuple[int, int]]:
-    """Consecutive cells in groups of about ``group_bytes`` of column data,
-    leaving out groups of NONE cells only."""
-    rowbytes = sum(plan.rowbytes.values())
-    sizes = np.diff(plan.bounds) * rowbytes
-    out = []
-    k = 0
-    n = plan.ncells
-    while k < n:
-        acc = 0
-        j = k
-        while j < n and (j == k or acc + sizes[j] <= group_bytes):
-            acc += int(sizes[j])
-            j += 1
-        if (plan.state[k:j] != NONE).any():
-            out.append((k, j))
-        k = j
-    return out
 
 
 def _task(pred_spec: Any, field_specs: list[Any], w_spec: Any, arrays: dict[str, Any],
@@ -631,9 +705,8 @@ def _dask_hist(plan: Plan, pred: Predicate | None, fields: list[Field], wf: Fiel
     w_spec = None if wf is None else _field_spec(wf)
     parts = []
     task = dask.delayed(_task, pure=True)
-    for k0, k1 in _groups(plan, GROUP_BYTES):
-        arrays = {"bounds": plan.bounds[k0:k1 + 1], "state": plan.state[k0:k1],
-                  "leaf_state": plan.leaf_state[:, k0:k1], "field_stats": None}
+    for k0, k1 in _parallel.groups(plan, GROUP_BYTES):
+        arrays = _parallel.sub_arrays(plan, k0, k1)
         d = task(pred_spec, field_specs, w_spec, arrays, kind, hist_args, shape, ntype.str,
                  piece_bytes)
         parts.append(da.from_delayed(d, shape=shape, dtype=ntype))

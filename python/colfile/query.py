@@ -6,10 +6,13 @@ the count of values, the NaN count, min and max (``cf_column_chunk_stats``).
 A query uses them as an index:
 
 * **Fields and predicates.**  ``col.field(j)`` (or ``ds.field(name, j)``)
-  is a lazy :class:`Field`; comparing it with a number gives a
-  :class:`Predicate`; predicates combine with ``&``, ``|`` and ``~``.  The
-  same conditions can be written as a string in a small, safe expression
-  language (:func:`parse`): ``"(Position[0] > 100) & (ID < 5000)"``.
+  is a lazy :class:`Field`; arithmetic on fields gives an :class:`Expr`
+  (``x**2 + y**2``, ``np.log10(m)``, ``ID % 2``, with numpy's semantics);
+  comparing fields or expressions with numbers or with each other gives a
+  :class:`Predicate`, as does :func:`isin`; predicates combine with ``&``,
+  ``|`` and ``~``.  The same conditions can be written as a string in a
+  small, safe expression language (:func:`parse`, a parser of its own):
+  ``"(Position[0] > 100) & (ID % 2 == 0)"``.
 * **The grid.**  The rows are cut at every chunk boundary of every column
   the predicate references (columns may have different blob layouts and
   chunk sizes).  In each cell of that grid each comparison is decided from
@@ -34,6 +37,16 @@ the statistics relies only on min and max bounding the chunk's values (they
 are rounded outward, so integers beyond 2**53 are bounded too) and on the
 monotonicity of numpy's comparison: the bounds, taken in the column's dtype,
 are compared with numpy exactly as the data would be.
+
+Through arithmetic the bounds are carried by interval arithmetic
+(:mod:`colfile._arith`): ``x**2 + y**2`` over a chunk where x lies in
+[3, 5] and y in [-1, 2] lies in [9, 29], so ``x**2 + y**2 < 9`` skips it;
+monotone functions map bounds, NaN counts say where NaN may occur.  Every
+step rounds outward (float bounds widened by ulps, then rounded to the dtype
+numpy computes in).  Where no sound bound can be derived -- an integer
+result that could leave its dtype (numpy wraps), a division by an interval
+holding 0, operations that can make NaN from infinities, an exponent that
+is a column, unknown statistics -- the cell is read: results stay exact.
 
 What a query skipped is in its :class:`Report`.  Histograms over the same
 machinery are in :mod:`colfile.histograms`.
@@ -67,10 +80,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import _dask, _html, _pandas, _runs
+from . import _dask, _html, _opener, _pandas, _parallel, _runs
+from . import mpi as _mpi
 from ._column_base import ColumnBase
+from ._arith import Expr, Func, as_operand
 from ._expr import (
     ALL,
+    IsIn,
     NONE,
     SOME,
     And,
@@ -81,9 +97,10 @@ from ._expr import (
     Or,
     Predicate,
     _constant,
-    _MAX_EXPRESSION,
-    parse,
+    from_spec,
 )
+from ._parse import MAX_EXPRESSION as _MAX_EXPRESSION
+from ._parse import parse
 from ._expr import STATE_NAMES as _STATE_NAMES
 from ._runs import RUN_BYTES
 from ._scan import Plan, Report, decide, new_report, scan
@@ -92,6 +109,7 @@ if TYPE_CHECKING:
     from .column import Column
 
 __all__ = [
+    "Expr",
     "Field",
     "Predicate",
     "Selection",
@@ -100,6 +118,12 @@ __all__ = [
     "parse",
     "where",
     "PIECE_BYTES",
+    "sqrt",
+    "exp",
+    "log",
+    "log10",
+    "floor",
+    "isin",
 ]
 
 #: The most bytes of column data a query (or histogram) holds in memory at
@@ -110,6 +134,41 @@ PIECE_BYTES = 4 << 20
 # colfile.query's names too
 _PARTS = (ALL, NONE, SOME, And, Compare, Not, Or, _STATE_NAMES, _constant, _MAX_EXPRESSION,
           RUN_BYTES, decide)
+
+
+# ---------------------------------------------------------------------------
+# functions of the Python predicate builder (abs() is Python's; numpy's
+# ufuncs work on fields too: np.sqrt(x))
+
+
+def sqrt(x: Any) -> Expr:
+    """``sqrt(x)`` of a field or expression, as :func:`numpy.sqrt`."""
+    return Func("sqrt", as_operand(x))
+
+
+def exp(x: Any) -> Expr:
+    """``exp(x)``, as :func:`numpy.exp`."""
+    return Func("exp", as_operand(x))
+
+
+def log(x: Any) -> Expr:
+    """``log(x)``, as :func:`numpy.log`."""
+    return Func("log", as_operand(x))
+
+
+def log10(x: Any) -> Expr:
+    """``log10(x)``, as :func:`numpy.log10`."""
+    return Func("log10", as_operand(x))
+
+
+def floor(x: Any) -> Expr:
+    """``floor(x)``, as :func:`numpy.floor`."""
+    return Func("floor", as_operand(x))
+
+
+def isin(x: Any, values: Any) -> Predicate:
+    """True where ``x`` equals one of ``values`` (numpy's ``==``)."""
+    return IsIn(x, values)
 
 
 # ---------------------------------------------------------------------------
@@ -156,7 +215,9 @@ class Selection:
     """
 
     def __init__(self, size: int, starts: np.ndarray, stops: np.ndarray, report: Report,
-                 predicate: Predicate, resolve: Callable[[str], Column]) -> None:
+                 predicate: Predicate, resolve: Callable[[str], Column],
+                 comm: Any = None) -> None:
+        self._comm = comm
         self.size = size
         self._starts = starts
         self._stops = stops
@@ -203,7 +264,7 @@ class Selection:
                              f"on {self.size}")
         return col
 
-    def read(self, names: Any, dtype: Any = None) -> np.ndarray:
+    def read(self, names: Any, dtype: Any = None, *, share: bool = False) -> np.ndarray:
         """Read the selected rows of a column, or of several (a structured
         array, as :class:`~colfile.Dataset` gives).
 
@@ -212,6 +273,12 @@ class Selection:
         scattered read (``cf_column_read_rows``).  Any column of the same
         length can be read, not only those of the predicate.
 
+        Under MPI (a selection made by :func:`where` on a File opened with
+        ``comm=``) the call is collective: each rank reads an even share of
+        the selected rows (consecutive, in rank order); every rank gets all
+        of them, or with ``share=True`` only its own share (then
+        :meth:`share_rows` are their row numbers).
+
         Parameters
         ----------
         names : str, Column, or a list of them
@@ -219,19 +286,42 @@ class Selection:
             the File of the column).
         dtype : dtype spec, optional
             For a single column: the dtype of the result.
+        share : bool
+            Under MPI: return only this rank's share of the rows.
         """
+        comm = self._comm
+        if comm is None or comm.serial or comm.size == 1:
+            return self._read_runs(names, dtype, self._starts, self._stops)
+        lo, n = _mpi.plan_share(self.count, comm.size, comm.rank)
+        s, e = _runs.slice_runs(self._starts, self._stops, lo, lo + n)
+        parts = _mpi.agree(comm, lambda: self._read_runs(names, dtype, s, e),
+                           collect=not share)
+        return parts if share else np.concatenate(parts)
+
+    def share_rows(self) -> np.ndarray:
+        """The rows of this rank's share under MPI (all rows otherwise): the
+        rows of ``read(..., share=True)``."""
+        comm = self._comm
+        if comm is None or comm.serial or comm.size == 1:
+            return self.rows
+        lo, n = _mpi.plan_share(self.count, comm.size, comm.rank)
+        return _runs.rows_of(*_runs.slice_runs(self._starts, self._stops, lo, lo + n))
+
+    def _read_runs(self, names: Any, dtype: Any, starts: np.ndarray, stops: np.ndarray
+                   ) -> np.ndarray:
+        count = int(np.sum(stops - starts))
         if isinstance(names, (list, tuple)):
             cols = [self._column(n) for n in names]
             labels = [n if isinstance(n, str) else c.name for n, c in zip(names, cols)]
             fields = [(lab, c.dtype) if c.nmemb == 1 else (lab, c.dtype, (c.nmemb,))
                       for lab, c in zip(labels, cols)]
-            out = np.empty(self.count, np.dtype(fields))
+            out = np.empty(count, np.dtype(fields))
             for lab, c in zip(labels, cols):
-                self._read_into(c, out[lab])
+                _runs.read(c, starts, stops, out[lab])
             return out
         col = self._column(names)
-        arr = np.empty((self.count,) + col._row_shape, col.dtype if dtype is None else dtype)
-        self._read_into(col, arr)
+        arr = np.empty((count,) + col._row_shape, col.dtype if dtype is None else dtype)
+        _runs.read(col, starts, stops, arr)
         return arr
 
     def to_dask(self, names: Any, chunks: Any = "auto") -> Any:
@@ -297,9 +387,9 @@ def _merge_runs(starts: list[np.ndarray], stops: list[np.ndarray]
     return s, e
 
 
-def _evaluate(predicate: Predicate, resolve: Callable[[str], Column],
-              piece_bytes: int | None = None) -> Selection:
-    plan = Plan(predicate, [])
+def _scan_runs(plan: Plan, k0: int, k1: int, piece_bytes: int
+               ) -> tuple[np.ndarray, np.ndarray, Report]:
+    """The selected runs of cells ``k0..k1-1`` and what finding them read."""
     report = new_report(plan, "query")
     starts: list[np.ndarray] = []
     stops: list[np.ndarray] = []
@@ -313,9 +403,92 @@ def _evaluate(predicate: Predicate, resolve: Callable[[str], Column],
             starts.append(s)
             stops.append(e)
 
-    scan(plan, 0, plan.ncells, [], report, visit,
-         PIECE_BYTES if piece_bytes is None else piece_bytes)
+    scan(plan, k0, k1, [], report, visit, piece_bytes)
     s, e = _merge_runs(starts, stops)
+    report.selected = int(np.sum(e - s))
+    return s, e, report
+
+
+def _evaluate(predicate: Predicate, resolve: Callable[[str], Column],
+              piece_bytes: int | None = None, comm: Any = None, dask: bool = False
+              ) -> Selection:
+    pb = PIECE_BYTES if piece_bytes is None else int(piece_bytes)
+    if dask:
+        return _evaluate_dask(predicate, resolve, pb)
+    if comm is None or comm.serial:
+        plan = Plan(predicate, [])
+        s, e, report = _scan_runs(plan, 0, plan.ncells, pb)
+        return Selection(plan.size, s, e, report, predicate, resolve)
+    plan = _parallel.plan(predicate, [], comm)
+    k0, k1 = _parallel.share(plan, comm, read_all=False)
+    a, b = int(plan.bounds[k0]), int(plan.bounds[k1])
+
+    def local() -> tuple[Any, Report]:
+        s, e, rep = _scan_runs(plan, k0, k1, pb)
+        return _pack_runs(s, e, a, b, comm.size > 1), rep
+
+    # every rank's runs (errors agreed), joined in rank order: sorted
+    parts = _mpi.agree(comm, local, collect=True)
+    runs = [_unpack_runs(p[0]) for p in parts]
+    s, e = _merge_runs([r[0] for r in runs], [r[1] for r in runs])
+    report = parts[0][1]
+    for p in parts[1:]:
+        report = report.merged(p[1])
+    return Selection(plan.size, s, e, report, predicate, resolve, comm)
+
+
+def _pack_runs(s: np.ndarray, e: np.ndarray, a: int, b: int, packed: bool = True
+               ) -> tuple[Any, ...]:
+    """Runs within rows ``[a, b)`` as sent to the other ranks: the runs, or
+    (``packed``) a bitmap of the rows where that is smaller (many short
+    runs)."""
+    if 16 * len(s) <= (b - a) // 8 + 64 or not packed:
+        return ("runs", s, e)
+    d = np.zeros(b - a + 1, np.int8)
+    d[s - a] = 1
+    d[e - a] -= 1
+    return ("bits", a, b - a, np.packbits(np.cumsum(d[:-1], dtype=np.int8).astype(bool)))
+
+
+def _unpack_runs(packed: tuple[Any, ...]) -> tuple[np.ndarray, np.ndarray]:
+    if packed[0] == "runs":
+        return packed[1], packed[2]
+    _, a, n, bits = packed
+    return _runs_of(np.unpackbits(bits, count=n).astype(bool), a)
+
+
+def _where_task(spec: Any, arrays: dict[str, Any], piece_bytes: int
+                ) -> tuple[np.ndarray, np.ndarray, Report]:
+    """One dask task: open the Files by path, find the runs of its cells."""
+    files: dict[str, Any] = {}
+
+    def column(path: str, name: str) -> Any:
+        if path not in files:
+            files[path] = _opener.open_file(path)
+        return files[path][name]
+
+    try:
+        pred = from_spec(spec, column)
+        plan = Plan(pred, [], arrays)
+        return _scan_runs(plan, 0, plan.ncells, piece_bytes)
+    finally:
+        for f in files.values():
+            f.close()
+
+
+def _evaluate_dask(predicate: Predicate, resolve: Callable[[str], Column],
+                   piece_bytes: int) -> Selection:
+    import dask
+
+    plan = Plan(predicate, [])
+    spec = predicate._spec()
+    task = dask.delayed(_where_task, pure=True)
+    tasks = [task(spec, _parallel.sub_arrays(plan, k0, k1), piece_bytes)
+             for k0, k1 in _parallel.groups(plan, _parallel.GROUP_BYTES)]
+    parts = dask.compute(*tasks)
+    s, e = _merge_runs([p[0] for p in parts], [p[1] for p in parts])
+    report = new_report(plan, "query")
+    scan(plan, 0, plan.ncells, [], report, None, piece_bytes)  # what the tasks read
     report.selected = int(np.sum(e - s))
     return Selection(plan.size, s, e, report, predicate, resolve)
 
@@ -348,7 +521,8 @@ def as_predicate(expr: Any, resolve: Callable[[str], Column]) -> Predicate:
                     f"{type(expr).__name__}")
 
 
-def where(source: Any, expr: Any, *, piece_bytes: int | None = None) -> Selection:
+def where(source: Any, expr: Any, *, piece_bytes: int | None = None,
+          parallel: bool | None = None, dask: bool = False) -> Selection:
     """The rows of ``source`` where ``expr`` holds, skipping the chunks
     whose statistics decide it.
 
@@ -359,10 +533,26 @@ def where(source: Any, expr: Any, *, piece_bytes: int | None = None) -> Selectio
         :meth:`Selection.read`).
     expr : Predicate or str
         The condition (see :func:`parse` for the string form).  All the
-        columns it references must have the same length.
+        columns it references must have the same length.  Names in a
+        string are looked up in ``source``; for a Column, in its group
+        first, then in its File.
     piece_bytes : int, optional
         The most column data held in memory at once (default
         :data:`PIECE_BYTES`).
+    parallel : bool, optional
+        Under MPI (the columns' File opened with ``comm=``): by default (or
+        True) the query is collective -- rank 0 reads the statistics and
+        broadcasts the plan, each rank scans a contiguous share of the
+        cells of about equal work, and the runs are gathered in rank order,
+        so every rank gets the same, sorted Selection (whose
+        :meth:`Selection.read` is collective too).  False: this rank
+        evaluates the whole query alone, with no communication (other ranks
+        need not call).
+    dask : bool
+        Evaluate the cells as dask tasks, one per group of cells (about
+        64 MiB of column data), each
+        opening the File by path (read-only: what is committed), computed
+        now with the current dask scheduler.  Never collective.
 
     Returns
     -------
@@ -370,11 +560,10 @@ def where(source: Any, expr: Any, *, piece_bytes: int | None = None) -> Selectio
 
     Notes
     -----
-    Under MPI each rank evaluates the whole query by itself, with no
-    communication -- but looking up a name in a File opened with ``comm=``
-    opens the column collectively, so a string expression (or
-    :meth:`Selection.read` by name) must then be used on every rank.  A
-    predicate built from columns already open is independent.
+    Looking up a name in a File opened with ``comm=`` opens the column
+    collectively, so a string expression (or :meth:`Selection.read` by
+    name) must be used on every rank even with ``parallel=False``; a
+    predicate built from columns already open is then independent.
 
     Examples
     --------
@@ -387,4 +576,7 @@ def where(source: Any, expr: Any, *, piece_bytes: int | None = None) -> Selectio
     """
     resolve = _resolver(source)
     pred = as_predicate(expr, resolve)
-    return _evaluate(pred, resolve, piece_bytes)
+    comm = _parallel.comm_of(pred.fields)
+    if dask or parallel is False:
+        comm = None
+    return _evaluate(pred, resolve, piece_bytes, comm, dask)

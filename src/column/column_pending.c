@@ -12,12 +12,15 @@
  *               nseg x { int64 offset, int64 length, uint32 crc },
  *               int64 nrun, nrun x { int64 first, int64 nacc, nacc x {
  *               int64 count, int64 nan, 8 bytes min, 8 bytes max,
- *               double sum } } }
+ *               exact sum: uint64 w0, ((w0 >> 16) & 255) x uint64 } } }
  * where each run holds the accumulators the writes held for the blob's
  * chunks first, first + 1, ... (nacc = their number x nmemb; partial
  * chunks merge with the committing handle's; chunks in no run hold
  * nothing), and nrun = 2^64 - 1 (no runs follow) when the writer ran out of
- * memory for them (the blob's statistics are then unknown).
+ * memory for them (the blob's statistics are then unknown).  The exact sum
+ * is the accumulator's fixed point (stats_xsum.h: w0 = inf flags | first
+ * digit << 8 | digits << 16 | negative << 24, then the magnitude's 32-bit
+ * digits), so that sums merge without losing a bit whatever the split.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -30,27 +33,31 @@
 
 static void put_acc(cf__wire_out *o, const cf__acc *a)
 {
-    uint64_t v[2], sum;
+    uint64_t v[2], w[CF__XSUM_WIRE_WORDS];
     memcpy(v, &a->v, sizeof v);
-    memcpy(&sum, &a->sum, sizeof sum);
     cf__wire_put_u64(o, (uint64_t)a->count);
     cf__wire_put_u64(o, (uint64_t)a->nan);
     cf__wire_put_u64(o, v[0]);
     cf__wire_put_u64(o, v[1]);
-    cf__wire_put_u64(o, sum);
+    int nw = cf__xsum_to_words(&a->xs, w);
+    for (int k = 0; k < nw; k++) cf__wire_put_u64(o, w[k]);
 }
 
+/* -1: truncated; -2: an exact sum no writer could have sent. */
 static int get_acc(cf__wire_in *in, cf__acc *a)
 {
-    uint64_t count, nan, v[2], sum;
+    uint64_t count, nan, v[2], w[CF__XSUM_WIRE_WORDS];
     if (cf__wire_get_u64(in, &count) || cf__wire_get_u64(in, &nan) || cf__wire_get_u64(in, &v[0]) ||
-        cf__wire_get_u64(in, &v[1]) || cf__wire_get_u64(in, &sum))
+        cf__wire_get_u64(in, &v[1]) || cf__wire_get_u64(in, &w[0]))
         return -1;
+    int nw = 1 + (int)((w[0] >> 16) & 0xffu);
+    if (nw > CF__XSUM_WIRE_WORDS) return -2;
+    for (int k = 1; k < nw; k++)
+        if (cf__wire_get_u64(in, &w[k])) return -1;
     a->count = (int64_t)count;
     a->nan = (int64_t)nan;
     memcpy(&a->v, v, sizeof v);
-    memcpy(&a->sum, &sum, sizeof sum);
-    return 0;
+    return cf__xsum_from_words(&a->xs, w, nw) ? -2 : 0;
 }
 
 static int blob_touched(const cf_column *c, int64_t i)
@@ -192,8 +199,11 @@ int cf_column_pending_merge(cf_column *c, const void *buf, size_t len, cf_error 
                 return CF_FAIL(err, CF_EFORMAT, "%s: pending write state has the wrong number of statistics "
                                "for blob %llu", c->path, (unsigned long long)blob);
             for (uint64_t k = 0; k < nacc; k++) {
-                if (get_acc(&scan, &a))
-                    return CF_FAIL(err, CF_EFORMAT, "%s: pending write state is truncated", c->path);
+                int got = get_acc(&scan, &a);
+                if (got == -1) return CF_FAIL(err, CF_EFORMAT, "%s: pending write state is truncated", c->path);
+                if (got)
+                    return CF_FAIL(err, CF_EFORMAT, "%s: pending write state has a damaged exact sum for blob %llu",
+                                   c->path, (unsigned long long)blob);
                 /* No writer counts less than nothing, or more NaNs than values. */
                 if (a.count < 0 || a.nan < 0 || a.nan > a.count)
                     return CF_FAIL(err, CF_EFORMAT, "%s: pending write state has impossible statistics for "

@@ -152,7 +152,10 @@ void cf__column_add_to_chunks(const cf_column *c, cf__acc *acc, int64_t k0, int6
         int64_t k = elem / chunk_elems;
         int64_t m = (k + 1) * chunk_elems - elem;
         if (m > n) m = n;
-        cf__acc_add(acc + (k - k0) * nmemb, nmemb, elem % nmemb, p, m, &c->h.dtype);
+        cf__acc *a = acc + (k - k0) * nmemb;
+        /* a new chunk starts from the scale of the one before (speed only) */
+        if (k > k0 && a[0].hint == 0.0) a[0].hint = a[-nmemb].hint;
+        cf__acc_add(a, nmemb, elem % nmemb, p, m, &c->h.dtype);
         p += m * w;
         elem += m;
         n -= m;
@@ -174,7 +177,11 @@ void cf__column_stats_add(cf_column *c, int64_t b, int64_t elem, const unsigned 
     int64_t chunk_elems = c->stat.stats.chunk_rows * c->h.nmemb;
     int64_t k0 = elem / chunk_elems, k1 = (elem + n - 1) / chunk_elems + 1;
     cf__acc *acc = cf__stats_chunks(&c->stat.stats, b, k0, k1);
-    if (acc) cf__column_add_to_chunks(c, acc, k0, elem, p, n);
+    if (!acc) return;
+    /* a new chunk starts from the scale of the one before (speed only) */
+    const cf__acc *prev = k0 > 0 && acc[0].hint == 0.0 ? cf__stats_peek(&c->stat.stats, b, k0 - 1) : NULL;
+    if (prev) acc[0].hint = prev[0].hint;
+    cf__column_add_to_chunks(c, acc, k0, elem, p, n);
 }
 
 /* ---- statistics accessors -------------------------------------------- */
@@ -235,7 +242,7 @@ void cf__column_fill_stats(const cf_column *c, const cf__acc *a, cf_chunk_stats 
     out->ordered = cls != 0;
     out->count = a->count;
     out->nan_count = a->nan;
-    out->sum = a->sum;
+    out->sum = cf__acc_sum(a);
     out->min = out->max = NAN;
     if (a->count > a->nan) {
         if (cls == 'i') {

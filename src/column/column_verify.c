@@ -18,7 +18,8 @@
 #include "column_handle.h"
 
 /* Recorded and recomputed statistics agree: counts and extremes exactly,
- * sums up to the rounding that a different summation order may give. */
+ * sums up to the last bits (older colfile rounded its sums in the order
+ * the values came). */
 static int same_acc(const cf__acc *a, const cf__acc *b, const cf__dtype *d)
 {
     if (a->count != b->count || a->nan != b->nan) return 0;
@@ -26,7 +27,7 @@ static int same_acc(const cf__acc *a, const cf__acc *b, const cf__dtype *d)
     if (k && a->count > a->nan && memcmp(&a->v, &b->v, sizeof a->v) != 0) {
         if (k != 'f' || a->v.f.min != b->v.f.min || a->v.f.max != b->v.f.max) return 0;
     }
-    double x = a->sum, y = b->sum;
+    double x = cf__acc_sum(a), y = cf__acc_sum(b);
     if (x == y || (isnan(x) && isnan(y))) return 1;
     double scale = fabs(x) > fabs(y) ? fabs(x) : fabs(y);
     return fabs(x - y) <= 1e-9 * scale + 1e-300 || (isinf(x) && isinf(y) && (x > 0) == (y > 0));

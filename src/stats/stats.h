@@ -17,6 +17,7 @@
 #include "colfile.h"
 #include "dtype.h"
 #include "header.h"
+#include "stats_xsum.h"
 
 /* where older colfile kept the statistics text: read, never written */
 #define CF__STATS_NAME "colfile-stats-v1"
@@ -25,8 +26,10 @@
  * signed ints in i.min/i.max, unsigned (and bool) in u.min/u.max, floats
  * (f2 f4 f8, widened exactly) in f.min/f.max over the non-NaN values.
  * Complex and S columns keep count (and nan for complex: either part NaN)
- * only.  sum is a double over the non-NaN values (floats), the values
- * (ints; exact only below 2^53), or the number of true values (bool). */
+ * only.  xs holds the exact sum of the non-NaN values (floats), the values
+ * (ints) or the number of true values (bool): whatever the order values and
+ * partial accumulators arrive in, it holds the same number, and
+ * cf__acc_sum rounds it to the same double. */
 typedef struct cf__acc {
     int64_t count;     /* values seen, NaNs included; 0 means min/max unset */
     int64_t nan;       /* NaN values */
@@ -35,8 +38,13 @@ typedef struct cf__acc {
         struct { uint64_t min, max; } u;
         struct { double min, max; } f; /* if every value was NaN: min > max */
     } v;
-    double sum;
+    cf__xsum xs;
+    double hint;       /* the AVX2 row folder's last largest |x| (0: none): speed only, never data */
 } cf__acc;
+
+/* The sum as the statistics text spells it: the exact sum rounded to the
+ * nearest double (0.0 for kinds without sums). */
+double cf__acc_sum(const cf__acc *a);
 
 /* Which union member a dtype uses: 'i', 'u' (unsigned and bool), 'f'
  * (f2/f4/f8), or 0 (complex, S: count and nan only). */
@@ -57,8 +65,8 @@ void cf__acc_add(cf__acc *acc, int64_t nmemb, int64_t component0, const void *da
                  const cf__dtype *d);
 
 /* As cf__acc_add, with (avx2 1) or without (avx2 0) the AVX2 kernels; 1
- * only if the CPU has AVX2.  For the tests: both give the same count, nan,
- * min and max, and sums that differ at most in the last bits. */
+ * only if the CPU has AVX2.  For the tests: both give the same
+ * accumulators. */
 void cf__acc_add_simd(cf__acc *acc, int64_t nmemb, int64_t component0, const void *data, int64_t n,
                       const cf__dtype *d, int avx2);
 
@@ -145,7 +153,7 @@ int cf__stats_blob_whole(const cf__stats *s, int64_t b);
  *   and one line per chunk k and component j of that blob:
  *   <k> <j> count=<n> nan=<n> min=<v> max=<v> sum=<v>
  * Values print exactly: integers in decimal, floats with %.17g (nan, inf,
- * -inf spelled so), sum with %.17g; for kinds with no min/max (complex, S)
+ * -inf spelled so), sum (the exact sum correctly rounded) with %.17g; for kinds with no min/max (complex, S)
  * min= and max= are '-'.  The blob line is the staleness key, as in
  * colfile-v1: a blob's statistics are trusted only if the header still
  * says the same rows and rawsum for it (and DTYPE/NMEMB match). */

@@ -15,12 +15,13 @@
  *   independent lanes.  8-byte integer min/max need a 64-bit compare, which
  *   SSE2 lacks: those kernels use AVX2 when the CPU has it (checked per
  *   call, as checksum.c does for SSE4.2) and four scalar lanes otherwise;
- *   f4 uses AVX2 too (SSE2 spends its time widening to double for sums).
+ *   f4 uses AVX2 too.
  *   Other targets (or -DCF__STATS_NO_SIMD) get portable lane loops.
  * - native f4 and f8 in rows of 1 to 4 values (masses, positions,
  *   velocities: most of what simulations write) are folded in place with
- *   AVX2 (cf__float_rows_avx2), optimistically: without NaN masks, which a
- *   block needs only when its sums come out NaN.
+ *   AVX2 (cf__float_rows_avx2), min, max and exact sums in one pass,
+ *   optimistically: without NaN masks, which a block needs only when its
+ *   sums come out NaN.
  * - everything else -- non-native byte order, f2, unaligned data, vectors
  *   (nmemb > 1) -- is gathered (one component at a time), byte swapped and
  *   widened into a small stack buffer, block by block, and handed to the
@@ -28,16 +29,18 @@
  *   sees only a few values per call, are folded value by value instead.
  *   Nothing allocates.
  *
- * Semantics (all paths agree bit for bit on count, nan, min and max):
+ * Semantics (all paths agree bit for bit on count, nan, min, max and sum):
  * - count counts every value, NaN included; nan counts NaNs (complex:
  *   either part NaN).  S columns keep count only.
  * - floats: min/max over the non-NaN values, in the order -inf < ... <
  *   -0.0 < +0.0 < ... < +inf (so merges are deterministic whatever the
  *   split); a chunk of NaNs only keeps min = +inf > max = -inf.  The sum of
- *   the non-NaN values in double (+inf and -inf together give NaN).
- * - integers: sums are exact integer sums per block of at most 2^20 values,
- *   rounded once to double; blocks, calls and merges add in double, so a
- *   sum is exact while its partial sums stay below 2^53 in magnitude.
+ *   the non-NaN values is kept exactly (stats_xsum.h; +inf and -inf
+ *   together give NaN): by the AVX2 row folder in its one pass, otherwise
+ *   by cf__float_sums before the kernels, which keep count, nan, min and
+ *   max only.
+ * - integers: the kernels' exact integer block sums go to the exact
+ *   accumulator, so sums are exact whatever their size and split.
  * - bool: min/max over 0/1 (any non-zero byte is true); sum = true count.
  */
 #include "stats.h"
@@ -70,6 +73,10 @@ void cf__acc_init(cf__acc *a, const cf__dtype *d)
 
 static void cf__acc_merge_class(cf__acc *into, const cf__acc *from, char cls)
 {
+    if (cls) {
+        cf__xsum f = from->xs; /* normalising changes the representation, never the value */
+        cf__xsum_merge(&into->xs, &f);
+    }
     switch (cls) {
     case 'i': cf__merge_i(into, from); break;
     case 'u': cf__merge_u(into, from); break;
@@ -81,6 +88,11 @@ static void cf__acc_merge_class(cf__acc *into, const cf__acc *from, char cls)
 void cf__acc_merge(cf__acc *into, const cf__acc *from, const cf__dtype *d)
 {
     cf__acc_merge_class(into, from, cf__acc_class(d));
+}
+
+double cf__acc_sum(const cf__acc *a)
+{
+    return cf__xsum_round(&a->xs);
 }
 
 /* IEEE binary16 -> float, exactly (NaN payloads kept); selects instead of
@@ -118,7 +130,7 @@ static int cf__stats_have_avx2(void)
 static inline void cf__add1_i(cf__acc *a, int64_t v)
 {
     a->count++;
-    a->sum += (double)v;
+    cf__xsum_add_i64(&a->xs, v);
     if (v < a->v.i.min) a->v.i.min = v;
     if (v > a->v.i.max) a->v.i.max = v;
 }
@@ -126,7 +138,7 @@ static inline void cf__add1_i(cf__acc *a, int64_t v)
 static inline void cf__add1_u(cf__acc *a, uint64_t v)
 {
     a->count++;
-    a->sum += (double)v;
+    cf__xsum_add_u64(&a->xs, v);
     if (v < a->v.u.min) a->v.u.min = v;
     if (v > a->v.u.max) a->v.u.max = v;
 }
@@ -138,7 +150,6 @@ static inline void cf__add1_f(cf__acc *a, double v)
         a->nan++;
         return;
     }
-    a->sum += v;
     if (cf__f_below(v, a->v.f.min)) a->v.f.min = v;
     if (cf__f_below(a->v.f.max, v)) a->v.f.max = v;
 }
@@ -272,6 +283,39 @@ static void cf__stage_one(cf__acc *a, int type, const unsigned char *src, int sw
     cf__add1(a, type, e.b);
 }
 
+/* The exact sums of float values (f2, f4, f8): every value that is not
+ * NaN goes into its component's exact accumulator, one at a time (the
+ * kernels and row folders keep count, nan, min and max). */
+static void cf__float_sums(cf__acc *acc, int64_t nmemb, int64_t c0, const unsigned char *p, int64_t n, int type,
+                           int swap, int avx2)
+{
+    if (!swap && (type == CF__ST_f8 || type == CF__ST_f4)) {
+        cf__float_sums_native(acc, nmemb, c0, p, (size_t)n, type == CF__ST_f4, avx2);
+        return;
+    }
+    int64_t comp = c0;
+    size_t w = (size_t)cf__stats_types[type].width;
+    for (int64_t k = 0; k < n; k++) {
+        unsigned char e[8];
+        memcpy(e, p + (size_t)k * w, w);
+        if (swap) cf__swap_inplace(e, w, 1);
+        double v;
+        if (type == CF__ST_f8) {
+            memcpy(&v, e, sizeof v);
+        } else if (type == CF__ST_f4) {
+            float f;
+            memcpy(&f, e, sizeof f);
+            v = (double)f;
+        } else {
+            uint16_t h;
+            memcpy(&h, e, sizeof h);
+            v = (double)cf__stats_half(h);
+        }
+        if (v == v) cf__xsum_add_f8(&acc[comp].xs, v);
+        if (++comp == nmemb) comp = 0;
+    }
+}
+
 /* Elements per span of the vector path: each component of a span is
  * gathered and folded as one run. */
 #define CF__SPAN ((int64_t)1 << 15)
@@ -302,16 +346,17 @@ void cf__acc_add_simd(cf__acc *acc, int64_t nmemb, int64_t component0, const voi
     const unsigned char *p = data;
     size_t w = (size_t)ty->width;
     int swap = d->order != cf__dtype_native_order() && ty->swap_unit > 1;
-
 #if defined(CF__STATS_AVX2)
     if (avx2 && nmemb <= 4 && (type == CF__ST_f8 || type == CF__ST_f4) && !swap && (uintptr_t)p % w == 0 &&
         n >= 64) {
+        /* one pass: count, nan, min, max and the exact sums */
         size_t used = cf__float_rows_avx2(acc, nmemb, c0, p, (size_t)n, type == CF__ST_f4);
         p += used * w; /* whole rows: the next value is component c0 again */
         n -= (int64_t)used;
         if (n == 0) return;
     }
 #endif
+    if (type == CF__ST_f8 || type == CF__ST_f4 || type == CF__ST_f2) cf__float_sums(acc, nmemb, c0, p, n, type, swap, avx2);
 
     if (nmemb == 1) {
         if (!swap && type != CF__ST_f2 && (uintptr_t)p % ty->align == 0) {

@@ -43,6 +43,9 @@ static inline void cf__acc_init_class(cf__acc *a, char cls)
     }
 }
 
+/* The merges below leave the sums alone: kernels add theirs to the
+ * exact accumulator directly, and cf__acc_merge merges those. */
+
 /* Counts add without overflowing: no data reaches 2^63 values, but a
  * merged accumulator may come from another process (column_pending.c) in
  * damaged bytes, and merging must stay defined for those too. */
@@ -70,7 +73,6 @@ static inline int cf__f_below(double a, double b)
 static inline void cf__merge_i(cf__acc *into, const cf__acc *from)
 {
     CF__MERGE_COUNTS(into, from);
-    into->sum += from->sum;
     if (from->v.i.min < into->v.i.min) into->v.i.min = from->v.i.min;
     if (from->v.i.max > into->v.i.max) into->v.i.max = from->v.i.max;
 }
@@ -78,7 +80,6 @@ static inline void cf__merge_i(cf__acc *into, const cf__acc *from)
 static inline void cf__merge_u(cf__acc *into, const cf__acc *from)
 {
     CF__MERGE_COUNTS(into, from);
-    into->sum += from->sum;
     if (from->v.u.min < into->v.u.min) into->v.u.min = from->v.u.min;
     if (from->v.u.max > into->v.u.max) into->v.u.max = from->v.u.max;
 }
@@ -86,7 +87,6 @@ static inline void cf__merge_u(cf__acc *into, const cf__acc *from)
 static inline void cf__merge_f(cf__acc *into, const cf__acc *from)
 {
     CF__MERGE_COUNTS(into, from);
-    into->sum += from->sum;
     if (cf__f_below(from->v.f.min, into->v.f.min)) into->v.f.min = from->v.f.min;
     if (cf__f_below(into->v.f.max, from->v.f.max)) into->v.f.max = from->v.f.max;
 }
@@ -152,10 +152,11 @@ typedef void (*cf__kernel_fn)(cf__acc *a, const void *p, size_t n, int avx2);
 CF__STATS_TYPES(CF__KERNEL_DECL)
 #undef CF__KERNEL_DECL
 
-/* Floats.  The result of the fast loops is fixed up for the sign of zero:
+/* Floats (count, nan, min, max: their sums are added exactly, value by
+ * value, by cf__acc_add_simd before the kernels run).  The result of the fast loops is fixed up for the sign of zero:
  * if the smallest value is a zero, it is -0.0 exactly when some value is
  * -0.0 (and the largest zero is +0.0 when some value is +0.0). */
-static inline void cf__float_part(cf__acc *a, double mn, double mx, double s, int64_t nn, size_t n, unsigned zeros)
+static inline void cf__float_part(cf__acc *a, double mn, double mx, int64_t nn, size_t n, unsigned zeros)
 {
     cf__acc part;
     if (mn == 0) mn = zeros & 2u ? -0.0 : 0.0;
@@ -164,7 +165,6 @@ static inline void cf__float_part(cf__acc *a, double mn, double mx, double s, in
     part.nan = nn;
     part.v.f.min = mn;
     part.v.f.max = mx;
-    part.sum = s;
     cf__merge_f(a, &part);
 }
 
@@ -179,9 +179,15 @@ size_t cf__f8_interleaved(cf__acc *acc, int64_t nmemb, int64_t c0, const double 
 #endif
 #if defined(CF__STATS_AVX2)
 /* Rows of 1 to 4 native f8 (or f4 if f4) at an aligned address, with
- * AVX2; returns the values consumed, a multiple of nmemb. */
+ * AVX2, exact sums included (one pass); returns the values consumed, a
+ * multiple of nmemb. */
 size_t cf__float_rows_avx2(cf__acc *acc, int64_t nmemb, int64_t c0, const void *x, size_t n, int f4);
 #endif
+
+/* The exact sums of n native f4 (f4 1) or f8 values, rows of nmemb
+ * components, the first value being component c0 (stats_fsum.c); avx2:
+ * the CPU has AVX2. */
+void cf__float_sums_native(cf__acc *acc, int64_t nmemb, int64_t c0, const void *p, size_t n, int f4, int avx2);
 
 /* ------------------------------------------------------------------ */
 /* Chunk layout (stats_layout.c)                                        */

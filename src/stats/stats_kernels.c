@@ -43,6 +43,17 @@ static unsigned cf__zeros64(const double *x, size_t n)
     return (zand >> 63 ? 0u : 1u) | (zor >> 63 ? 2u : 0u);
 }
 
+/* Exact block sums of integers into the exact accumulator. */
+static inline void cf__kadd_i(cf__xsum *x, int64_t s)
+{
+    cf__xsum_add_i64(x, s);
+}
+
+static inline void cf__kadd_u(cf__xsum *x, uint64_t s)
+{
+    cf__xsum_add_u64(x, s);
+}
+
 /* 1-4 byte integers: one fused loop, auto-vectorised. */
 #define CF__KERNEL_NARROW(t, T, cls, lo, hi, S)                                   \
     void cf__k_##t(cf__acc *a, const void *p, size_t n, int avx2)                 \
@@ -61,8 +72,8 @@ static unsigned cf__zeros64(const double *x, size_t n)
         part.nan = 0;                                                             \
         part.v.cls.min = mn;                                                      \
         part.v.cls.max = mx;                                                      \
-        part.sum = (double)s;                                                     \
         cf__merge_##cls(a, &part);                                                \
+        cf__kadd_##cls(&a->xs, s);                                                \
     }
 
 /* 8-byte integers work on unsigned keys k = bits ^ flip (flip = 2^63 for
@@ -172,12 +183,13 @@ static void cf__wide(cf__acc *a, const uint64_t *x, size_t n, uint64_t flip, cha
         st.hs += k >> 32;
         st.ls += k & UINT64_C(0xffffffff);
     }
-    /* sum of values = sum of keys - n * flip; flip is 0 or 2^63 */
-    double hi = flip ? (double)cf__u2i(st.hs - (uint64_t)n * (flip >> 32)) : (double)st.hs;
+    /* sum of values = 2^32 hs + ls - n * flip (flip is 0 or 2^63), exactly */
+    cf__xsum_add_shifted(&a->xs, st.hs, CF__XSUM_ONE + 32, 0);
+    cf__xsum_add_shifted(&a->xs, st.ls, CF__XSUM_ONE, 0);
+    if (flip) cf__xsum_add_shifted(&a->xs, (uint64_t)n, CF__XSUM_ONE + 63, 1);
     cf__acc part;
     part.count = (int64_t)n;
     part.nan = 0;
-    part.sum = hi * 4294967296.0 + (double)st.ls;
     if (cls == 'i') {
         part.v.i.min = cf__u2i(st.kmin ^ flip);
         part.v.i.max = cf__u2i(st.kmax ^ flip);
@@ -272,23 +284,22 @@ void cf__k_f8(cf__acc *a, const void *p, size_t n, int avx2)
         mn = v < mn ? v : mn;
         mx = v > mx ? v : mx;
     }
-    cf__float_part(a, mn, mx, s, nn, n, mn == 0 || mx == 0 ? cf__zeros64(x, n) : 0);
+    (void)s; /* the sum is added exactly elsewhere */
+    cf__float_part(a, mn, mx, nn, n, mn == 0 || mx == 0 ? cf__zeros64(x, n) : 0);
 }
 
 #if defined(CF__STATS_AVX2)
-/* f4 with AVX2 (the SSE2 loop spends most of its time widening floats for
- * the double sum): whole groups of 16; returns how many it consumed. */
+/* f4 with AVX2 (min, max and NaNs of eight floats at a time, without
+ * widening: the sums are added exactly elsewhere): whole groups of 16;
+ * returns how many it consumed. */
 __attribute__((target("avx2")))
-static size_t cf__f4_avx2(const float *x, size_t n, float *mn, float *mx, double *s, int64_t *nn)
+static size_t cf__f4_avx2(const float *x, size_t n, float *mn, float *mx, int64_t *nn)
 {
     __m256 vmn[2], vmx[2];
-    __m256d vs[2][2];
     __m256i vc[2];
     for (int u = 0; u < 2; u++) {
         vmn[u] = _mm256_set1_ps(INFINITY);
         vmx[u] = _mm256_set1_ps(-INFINITY);
-        vs[u][0] = _mm256_setzero_pd();
-        vs[u][1] = _mm256_setzero_pd();
         vc[u] = _mm256_setzero_si256();
     }
     size_t i = 0;
@@ -297,21 +308,15 @@ static size_t cf__f4_avx2(const float *x, size_t n, float *mn, float *mx, double
             __m256 v = _mm256_loadu_ps(x + i + 8 * u);
             __m256 bad = _mm256_cmp_ps(v, v, _CMP_UNORD_Q);
             vc[u] = _mm256_sub_epi32(vc[u], _mm256_castps_si256(bad));
-            __m256 g = _mm256_andnot_ps(bad, v);
-            vs[u][0] = _mm256_add_pd(vs[u][0], _mm256_cvtps_pd(_mm256_castps256_ps128(g)));
-            vs[u][1] = _mm256_add_pd(vs[u][1], _mm256_cvtps_pd(_mm256_extractf128_ps(g, 1)));
             vmn[u] = _mm256_min_ps(v, vmn[u]);
             vmx[u] = _mm256_max_ps(v, vmx[u]);
         }
     }
     float t[2][2][8];
-    double d[2][2][4];
     int32_t c[2][8];
     for (int u = 0; u < 2; u++) {
         _mm256_storeu_ps(t[0][u], vmn[u]);
         _mm256_storeu_ps(t[1][u], vmx[u]);
-        _mm256_storeu_pd(d[u][0], vs[u][0]);
-        _mm256_storeu_pd(d[u][1], vs[u][1]);
         _mm256_storeu_si256((__m256i *)(void *)c[u], vc[u]);
     }
     for (int u = 0; u < 2; u++) {
@@ -320,7 +325,6 @@ static size_t cf__f4_avx2(const float *x, size_t n, float *mn, float *mx, double
             *mx = t[1][u][l] > *mx ? t[1][u][l] : *mx;
             *nn += c[u][l];
         }
-        for (int l = 0; l < 4; l++) *s += d[u][0][l] + d[u][1][l];
     }
     return i;
 }
@@ -334,7 +338,7 @@ void cf__k_f4(cf__acc *a, const void *p, size_t n, int avx2)
     int64_t nn = 0;
     size_t i = 0;
 #if defined(CF__STATS_AVX2)
-    if (n >= 32 && avx2) i = cf__f4_avx2(x, n, &mn, &mx, &s, &nn);
+    if (n >= 32 && avx2) i = cf__f4_avx2(x, n, &mn, &mx, &nn);
 #endif
 #if defined(CF__STATS_SSE2)
     if (n - i >= 8) {
@@ -414,7 +418,8 @@ void cf__k_f4(cf__acc *a, const void *p, size_t n, int avx2)
         mn = v < mn ? v : mn;
         mx = v > mx ? v : mx;
     }
-    cf__float_part(a, mn, mx, s, nn, n, mn == 0 || mx == 0 ? cf__zeros32(x, n) : 0);
+    (void)s; /* the sum is added exactly elsewhere */
+    cf__float_part(a, mn, mx, nn, n, mn == 0 || mx == 0 ? cf__zeros32(x, n) : 0);
 }
 
 #define CF__KERNEL_FLOAT(t, T, cls, lo, hi, P) /* written out above */
@@ -442,8 +447,8 @@ void cf__k_f4(cf__acc *a, const void *p, size_t n, int avx2)
         part.nan = 0;                                                             \
         part.v.u.min = n && ntrue == n ? 1 : 0;                                   \
         part.v.u.max = ntrue ? 1 : 0;                                             \
-        part.sum = (double)ntrue;                                                 \
         if (n) cf__merge_u(a, &part);                                             \
+        cf__xsum_add_u64(&a->xs, ntrue);                                          \
     }
 
 #define CF__KERNEL(t, k, T, cat, cls, lo, hi, par) CF__KERNEL_##cat(t, T, cls, lo, hi, par)

@@ -286,7 +286,7 @@ int cf__stats_format(const cf__stats *s, const cf__header *h, char **text, size_
                 }
                 memcpy(o, " sum=", 5);
                 o += 5;
-                if (cls) o += cf__fmt_double(o, 32, a->sum);
+                if (cls) o += cf__fmt_double(o, 32, cf__acc_sum(a));
                 else *o++ = '-';
                 *o++ = '\n';
                 *o = '\0';
@@ -450,7 +450,9 @@ static const char *cf__parse_chunk_line(const char *p, const char *e, char cls, 
         } else if (CF__NAME_IS("sum")) {
             bit = 16;
             if (cls) {
-                if (cf__parse_double(vs, ve, &r->a.sum)) return "bad sum";
+                double v;
+                if (cf__parse_double(vs, ve, &v)) return "bad sum";
+                cf__xsum_set_f8(&r->a.xs, v);
             } else if (ve - vs != 1 || *vs != '-') {
                 return "sum must be '-' for this dtype";
             }

@@ -78,7 +78,7 @@ void cf__index_rec_acc(const unsigned char *rec, int64_t j, char cls, int64_t co
         out->v.f.min = bitsd(mn);
         out->v.f.max = bitsd(mx);
     }
-    out->sum = bitsd(get64(p + 24));
+    cf__xsum_set_f8(&out->xs, bitsd(get64(p + 24)));
 }
 
 /* A record's statistics fields from nmemb accumulators (NULL: zeros). */
@@ -99,7 +99,7 @@ static void put_accs(unsigned char *rec, const cf__acc *a, int64_t nmemb, char c
             put64(p + 8, dbits(a[j].v.f.min));
             put64(p + 16, dbits(a[j].v.f.max));
         }
-        put64(p + 24, dbits(a[j].sum));
+        put64(p + 24, dbits(cf__acc_sum(&a[j])));
     }
 }
 

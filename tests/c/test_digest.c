@@ -68,12 +68,12 @@ static void compare_stats(cf_column *a, cf_column *b, int exact, const char *wha
         for (int64_t j = 0; j < a->h.nmemb; j++) {
             int ok = x[j].count == y[j].count && x[j].nan == y[j].nan &&
                      memcmp(&x[j].v, &y[j].v, sizeof x[j].v) == 0;
-            if (exact) ok = ok && same_double(x[j].sum, y[j].sum);
-            else ok = ok && fabs(x[j].sum - y[j].sum) <= 1e-12 * (fabs(x[j].sum) + 1e3 * (double)x[j].count);
+            if (exact) ok = ok && same_double(cf__acc_sum(&x[j]), cf__acc_sum(&y[j]));
+            else ok = ok && fabs(cf__acc_sum(&x[j]) - cf__acc_sum(&y[j])) <= 1e-12 * (fabs(cf__acc_sum(&x[j])) + 1e3 * (double)x[j].count);
             if (!ok) {
                 fprintf(stderr, "%s: chunk %lld component %lld: count %lld/%lld nan %lld/%lld sum %.17g/%.17g\n",
                         what, (long long)k, (long long)j, (long long)x[j].count, (long long)y[j].count,
-                        (long long)x[j].nan, (long long)y[j].nan, x[j].sum, y[j].sum);
+                        (long long)x[j].nan, (long long)y[j].nan, cf__acc_sum(&x[j]), cf__acc_sum(&y[j]));
                 cf_test_failures++;
                 return;
             }

@@ -237,7 +237,7 @@ static void ref_add(ref_acc *ref, int64_t nmemb, int64_t c0, const unsigned char
             case 4: { int32_t x; memcpy(&x, e, 4); v = x; break; }
             default: memcpy(&v, e, 8); break;
             }
-            a->sum += (double)v;
+            cf__xsum_add_i64(&a->xs, v);
             r->abs += fabs((double)v);
             if (v < a->v.i.min) a->v.i.min = v;
             if (v > a->v.i.max) a->v.i.max = v;
@@ -249,7 +249,7 @@ static void ref_add(ref_acc *ref, int64_t nmemb, int64_t c0, const unsigned char
             case 4: { uint32_t x; memcpy(&x, e, 4); v = x; break; }
             default: memcpy(&v, e, 8); break;
             }
-            a->sum += (double)v;
+            cf__xsum_add_u64(&a->xs, v);
             r->abs += (double)v;
             if (v < a->v.u.min) a->v.u.min = v;
             if (v > a->v.u.max) a->v.u.max = v;
@@ -262,7 +262,7 @@ static void ref_add(ref_acc *ref, int64_t nmemb, int64_t c0, const unsigned char
                 a->nan++;
                 continue;
             }
-            a->sum += v;
+            cf__xsum_add_f8(&a->xs, v);
             if (isinf(v)) r->has_inf = 1;
             else r->abs += fabs(v);
             if (below(v, a->v.f.min)) a->v.f.min = v;
@@ -288,10 +288,10 @@ static int acc_matches(const cf__acc *got, const ref_acc *want, const cf__dtype 
     if (cls == 'u') ok = ok && got->v.u.min == w->v.u.min && got->v.u.max == w->v.u.max;
     if (cls == 'f') ok = ok && same_double(got->v.f.min, w->v.f.min) && same_double(got->v.f.max, w->v.f.max);
     if (cls) {
-        if (exact_sum || want->has_inf) ok = ok && same_double(got->sum, w->sum);
-        else ok = ok && fabs(got->sum - w->sum) <= 1e-12 * want->abs;
+        if (exact_sum || want->has_inf) ok = ok && same_double(cf__acc_sum(got), cf__acc_sum(w));
+        else ok = ok && fabs(cf__acc_sum(got) - cf__acc_sum(w)) <= 1e-12 * want->abs;
     } else {
-        ok = ok && got->sum == 0;
+        ok = ok && cf__acc_sum(got) == 0;
     }
     if (!ok) {
         char tok[CF_DTYPE_MAX];
@@ -299,9 +299,9 @@ static int acc_matches(const cf__acc *got, const ref_acc *want, const cf__dtype 
         fprintf(stderr, "%s %s: got count=%lld nan=%lld min=%.17g/%lld max=%.17g/%lld sum=%.17g\n"
                         "%*s want count=%lld nan=%lld min=%.17g/%lld max=%.17g/%lld sum=%.17g\n",
                 what, tok, (long long)got->count, (long long)got->nan, got->v.f.min, (long long)got->v.i.min,
-                got->v.f.max, (long long)got->v.i.max, got->sum, (int)(strlen(what) + strlen(tok) + 1), "",
+                got->v.f.max, (long long)got->v.i.max, cf__acc_sum(got), (int)(strlen(what) + strlen(tok) + 1), "",
                 (long long)w->count, (long long)w->nan, w->v.f.min, (long long)w->v.i.min, w->v.f.max,
-                (long long)w->v.i.max, w->sum);
+                (long long)w->v.i.max, cf__acc_sum(w));
     }
     return ok;
 }
@@ -310,7 +310,7 @@ static int acc_matches(const cf__acc *got, const ref_acc *want, const cf__dtype 
 static int acc_same(const cf__acc *a, const cf__acc *b)
 {
     return a->count == b->count && a->nan == b->nan && memcmp(&a->v, &b->v, sizeof a->v) == 0 &&
-           same_double(a->sum, b->sum);
+           same_double(cf__acc_sum(a), cf__acc_sum(b));
 }
 
 static const char *all_dtypes[] = { "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f2",
@@ -335,7 +335,7 @@ static void test_class_and_init(void)
         cf__acc_init(&a, &d);
         CHECK_EQ_INT(a.count, 0);
         CHECK_EQ_INT(a.nan, 0);
-        CHECK(a.sum == 0);
+        CHECK(cf__acc_sum(&a) == 0);
         if (cases[i].cls == 'i') {
             CHECK(a.v.i.min == INT64_MAX && a.v.i.max == INT64_MIN);
         } else if (cases[i].cls == 'u') {
@@ -453,7 +453,7 @@ static void test_component_offset(void)
     CHECK_EQ_INT(a[1].count, 4);
     CHECK_EQ_INT(a[1].v.i.min, -30);
     CHECK_EQ_INT(a[1].v.i.max, 60);
-    CHECK(a[1].sum == -30 + 0 + 30 + 60);
+    CHECK(cf__acc_sum(&a[1]) == -30 + 0 + 30 + 60);
     CHECK_EQ_INT(a[0].count, 3);
     CHECK_EQ_INT(a[2].count, 3);
     CHECK_EQ_INT(a[2].v.i.min, -20);
@@ -497,11 +497,11 @@ static void float_case(const cf__dtype *d, const double *vals, int nv, int64_t n
     cf__acc_init(&a, d);
     cf__acc_add(&a, 1, 0, buf, n, d);
     int ok = a.count == n && a.nan == want_nan && same_double(a.v.f.min, want_min) &&
-             same_double(a.v.f.max, want_max) && same_double(a.sum, want_sum);
+             same_double(a.v.f.max, want_max) && same_double(cf__acc_sum(&a), want_sum);
     if (!ok) {
         fprintf(stderr, "%s (w%lld, n=%lld): count=%lld nan=%lld min=%g(%d) max=%g(%d) sum=%g\n", what,
                 (long long)d->width, (long long)n, (long long)a.count, (long long)a.nan, a.v.f.min,
-                signbit(a.v.f.min) != 0, a.v.f.max, signbit(a.v.f.max) != 0, a.sum);
+                signbit(a.v.f.min) != 0, a.v.f.max, signbit(a.v.f.max) != 0, cf__acc_sum(&a));
         cf_test_failures++;
     }
     free(buf);
@@ -653,19 +653,19 @@ static void test_int_sums(void)
     cf__acc a;
     cf__acc_init(&a, &d);
     cf__acc_add(&a, 1, 0, v, 39, &d);   /* 20 x MAX + 19 x MIN = 20 * MAX - 19 * MAX - 19 */
-    CHECK(a.sum == (double)INT64_MAX - 19.0);
+    CHECK(cf__acc_sum(&a) == (double)INT64_MAX - 19.0);
     CHECK_EQ_INT(a.v.i.min, INT64_MIN);
     CHECK_EQ_INT(a.v.i.max, INT64_MAX);
     cf__acc_init(&a, &d);
     cf__acc_add(&a, 1, 0, v + 1, 38, &d);   /* 19 x (MIN + MAX) = -19 */
-    CHECK(a.sum == -19.0);
+    CHECK(cf__acc_sum(&a) == -19.0);
 
     cf__dtype du = dt(">u8");
     uint64_t u[33];
     for (int i = 0; i < 33; i++) u[i] = UINT64_MAX;   /* the same either order */
     cf__acc_init(&a, &du);
     cf__acc_add(&a, 1, 0, u, 33, &du);
-    CHECK(a.sum == 33.0 * 18446744073709551616.0);   /* exact sum 33 * 2^64 - 33, rounded once */
+    CHECK(cf__acc_sum(&a) == 33.0 * 18446744073709551616.0);   /* exact sum 33 * 2^64 - 33, rounded once */
     CHECK(a.v.u.min == UINT64_MAX && a.v.u.max == UINT64_MAX);
 
     /* bool: true bytes, min/max over 0/1 */
@@ -674,14 +674,14 @@ static void test_int_sums(void)
     for (int i = 0; i < 100; i++) bits[i] = (unsigned char)(i % 4 == 0 ? 0 : i);
     cf__acc_init(&a, &b);
     cf__acc_add(&a, 1, 0, bits, 100, &b);
-    CHECK(a.sum == 75);
+    CHECK(cf__acc_sum(&a) == 75);
     CHECK(a.v.u.min == 0 && a.v.u.max == 1);
     cf__acc_init(&a, &b);
     cf__acc_add(&a, 1, 0, bits + 1, 3, &b);
-    CHECK(a.v.u.min == 1 && a.v.u.max == 1 && a.sum == 3);
+    CHECK(a.v.u.min == 1 && a.v.u.max == 1 && cf__acc_sum(&a) == 3);
     cf__acc_init(&a, &b);
     cf__acc_add(&a, 1, 0, bits, 1, &b);
-    CHECK(a.v.u.min == 0 && a.v.u.max == 0 && a.sum == 0);
+    CHECK(a.v.u.min == 0 && a.v.u.max == 0 && cf__acc_sum(&a) == 0);
 
     /* S: count only */
     cf__dtype s = dt("|S4");
@@ -774,13 +774,13 @@ static void test_merge_associativity(void)
                         const cf__acc *x = ms[m];
                         int ok = x->count == one[j].count && x->nan == one[j].nan &&
                                  memcmp(&x->v, &one[j].v, sizeof x->v) == 0;
-                        if (cls && cls != 'f') ok = ok && x->sum == one[j].sum;   /* exact */
-                        if (cls == 'f' && !same_double(x->sum, one[j].sum))
-                            ok = ok && fabs(x->sum - one[j].sum) <= 1e-12 * (fabs(one[j].sum) + 1e3 * (double)n);
+                        if (cls && cls != 'f') ok = ok && cf__acc_sum(x) == cf__acc_sum(&one[j]);   /* exact */
+                        if (cls == 'f' && !same_double(cf__acc_sum(x), cf__acc_sum(&one[j])))
+                            ok = ok && fabs(cf__acc_sum(x) - cf__acc_sum(&one[j])) <= 1e-12 * (fabs(cf__acc_sum(&one[j])) + 1e3 * (double)n);
                         if (!ok) {
                             fprintf(stderr, "merge %s nmemb %lld n %lld parts %d comp %d (%s): sum %.17g vs %.17g\n",
                                     toks[t], (long long)nmemb, (long long)n, np, j, m ? "tree" : "linear",
-                                    x->sum, one[j].sum);
+                                    cf__acc_sum(x), cf__acc_sum(&one[j]));
                             cf_test_failures++;
                         }
                     }

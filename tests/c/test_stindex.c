@@ -113,7 +113,7 @@ static void test_bytes_as_specified(void)
     /* the accumulator view of a record */
     cf__acc a;
     cf__index_rec_acc(t0, 1, 'i', 256, &a);
-    CHECK(a.count == 256 && a.nan == 0 && a.v.i.min == -255 && a.v.i.max == 0 && a.sum == -(255.0 * 256 / 2));
+    CHECK(a.count == 256 && a.nan == 0 && a.v.i.min == -255 && a.v.i.max == 0 && cf__acc_sum(&a) == -(255.0 * 256 / 2));
 
     cf__index_geom g;
     CHECK_OK(cf__index_parse_head(&g, buf, len, (int64_t)len, "t", &err), &err);

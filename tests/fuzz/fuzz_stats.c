@@ -30,11 +30,11 @@ static int same_acc(const cf__acc *a, const cf__acc *b, char cls)
 {
     if (a->count != b->count || a->nan != b->nan) return 0;
     switch (cls) {
-    case 'i': return a->v.i.min == b->v.i.min && a->v.i.max == b->v.i.max && fuzz_same_double(a->sum, b->sum);
-    case 'u': return a->v.u.min == b->v.u.min && a->v.u.max == b->v.u.max && fuzz_same_double(a->sum, b->sum);
+    case 'i': return a->v.i.min == b->v.i.min && a->v.i.max == b->v.i.max && fuzz_same_double(cf__acc_sum(a), cf__acc_sum(b));
+    case 'u': return a->v.u.min == b->v.u.min && a->v.u.max == b->v.u.max && fuzz_same_double(cf__acc_sum(a), cf__acc_sum(b));
     case 'f':
         return fuzz_same_double(a->v.f.min, b->v.f.min) && fuzz_same_double(a->v.f.max, b->v.f.max) &&
-               fuzz_same_double(a->sum, b->sum);
+               fuzz_same_double(cf__acc_sum(a), cf__acc_sum(b));
     default: return 1;
     }
 }

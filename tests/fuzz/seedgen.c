@@ -134,14 +134,14 @@ static void pending_state(cf__wire_out *o, const cf__header *h, const cf__stats 
         cf__wire_put_u64(o, (uint64_t)nacc);
         const cf__acc *acc = s->blob[b].nrun ? s->blob[b].run[0].acc : NULL;
         for (int64_t k = 0; k < nacc; k++) {
-            uint64_t v[2], sum;
+            uint64_t v[2], w[CF__XSUM_WIRE_WORDS];
             memcpy(v, &acc[k].v, sizeof v);
-            memcpy(&sum, &acc[k].sum, sizeof sum);
             cf__wire_put_u64(o, (uint64_t)acc[k].count);
             cf__wire_put_u64(o, (uint64_t)acc[k].nan);
             cf__wire_put_u64(o, v[0]);
             cf__wire_put_u64(o, v[1]);
-            cf__wire_put_u64(o, sum);
+            int nw = cf__xsum_to_words(&acc[k].xs, w);
+            for (int i = 0; i < nw; i++) cf__wire_put_u64(o, w[i]);
         }
     }
 }

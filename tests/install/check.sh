@@ -7,8 +7,8 @@
 # and no MPI hint, and with pkg-config.  Each program must link the MPI
 # colfile was built with, and run without LD_LIBRARY_PATH: snapshot alone,
 # mpi_snapshot under MPIEXEC (that MPI's) written on 4 ranks and read on 3.
-# Finally find_package with an MPI that does not exist must say why it
-# fails.
+# With the Fortran module built, examples/fortran too.  Finally
+# find_package with an MPI that does not exist must say why it fails.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -91,6 +91,35 @@ cc -std=c11 $("$pc" --cflags colfile-bigfile-mpi) "$root/examples/c/bigfile_snap
 [ "$("$pc" --variable=mpiexec colfile-mpi)" -ef "$mpiexec" ] ||
     fail "colfile-mpi.pc: mpiexec is '$("$pc" --variable=mpiexec colfile-mpi)', not $mpiexec"
 run_examples "$work/pc" pkg-config
+
+# The Fortran module, when the build has it: examples/fortran with
+# find_package(colfile COMPONENTS Fortran) and with pkg-config, built by
+# the compiler colfile was built with (.mod files belong to one compiler).
+if "$pc" --exists colfile-fortran; then
+    fc=$("$pc" --variable=fortran_compiler colfile-fortran)
+    rm -rf "$work/fcmake" "$work/fbin"
+    log "$work/fcmake.log" cmake -S "$root/examples/fortran" -B "$work/fcmake" -DCMAKE_PREFIX_PATH="$prefix" \
+        -DCMAKE_INSTALL_PREFIX="$work/fbin" -DCMAKE_Fortran_COMPILER="$fc"
+    log "$work/fcmake-build.log" cmake --build "$work/fcmake"
+    log "$work/fcmake-install.log" cmake --install "$work/fcmake"
+    # shellcheck disable=SC2046
+    log "$work/fpc.log" "$fc" $("$pc" --cflags colfile-fortran) "$root/examples/fortran/snapshot.f90" \
+        $("$pc" --libs colfile-fortran) -o "$work/pc/fsnapshot"
+    for exe in "$work/fbin/bin/fsnapshot" "$work/pc/fsnapshot"; do
+        check_links "$exe"
+        out=$(ldd "$exe")
+        grep -q "libcolfile_fortran.so.0 => $prefix/" <<< "$out" || fail "$exe: libcolfile_fortran not from $prefix"
+        log "$work/out/fsnapshot-write.log" "$exe" write "$work/out/fsnapshot" 3000
+        out=$("$exe" read "$work/out/fsnapshot") || fail "$exe read failed"
+        grep -q "read 3000 particles at time 0.50: 0 wrong" <<< "$out" || fail "$exe: $out"
+        echo "fortran: $exe: $out"
+    done
+    for m in colfile.mod colfile_c.mod; do
+        [ -f "$prefix/include/colfile/fortran/$m" ] || fail "$m not installed"
+    done
+else
+    echo "fortran: colfile was built without its Fortran module: not checked"
+fi
 
 # An MPI that is not there: find_package(colfile COMPONENTS mpi) fails
 # and says why.

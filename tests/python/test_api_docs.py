@@ -12,7 +12,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 API = ROOT / "docs" / "api"
-HEADERS = ["include/colfile.h", "include/colfile_mpi.h", "include/colfile_binding.h"]
+HEADERS = ["include/colfile.h", "include/colfile_mpi.h", "include/colfile_binding.h", "include/colfile_stream.h"]
 
 
 @pytest.fixture(scope="module")

@@ -55,6 +55,7 @@ def _functions(text: str, marker: str | None) -> dict[str, int]:
 def header_functions() -> dict[str, int]:
     found = _functions((INCLUDE / "colfile.h").read_text(), "CF_API")
     found.update(_functions((INCLUDE / "colfile_binding.h").read_text(), "CF_API"))
+    found.update(_functions((INCLUDE / "colfile_stream.h").read_text(), "CF_API"))
     found.update(_functions((INCLUDE / "colfile_errors.h").read_text(), "CF__ERRORS_API"))
     return found
 
@@ -67,7 +68,7 @@ def test_parser_sees_the_api() -> None:
     assert funcs["cf_file_open"] == 4
     assert funcs["cf_error_name"] == 1
     declared = sum(len(re.findall(r"^\s*CF_API\b", _strip_comments(
-        (INCLUDE / h).read_text()), re.M)) for h in ("colfile.h", "colfile_binding.h"))
+        (INCLUDE / h).read_text()), re.M)) for h in ("colfile.h", "colfile_binding.h", "colfile_stream.h"))
     assert len(funcs) == declared + 2  # + cf_error_name, cf_error_text
 
 

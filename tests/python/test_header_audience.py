@@ -73,8 +73,20 @@ def test_headers_say_who_they_are_for() -> None:
 def test_both_headers_are_installed() -> None:
     cmake = (INCLUDE.parent / "CMakeLists.txt").read_text()
     line = next(ln for ln in cmake.splitlines() if "install(FILES include/colfile.h" in ln)
-    for header in ("colfile.h", "colfile_errors.h", "colfile_binding.h"):
+    for header in ("colfile.h", "colfile_errors.h", "colfile_binding.h", "colfile_stream.h"):
         assert f"include/{header}" in line, header
+
+
+def test_streams_have_a_header_of_their_own() -> None:
+    """Task-local streams are a concept of their own, for the programs that
+    write them: colfile_stream.h (over colfile.h), not more functions in
+    the user's manual; the MPI layer's header brings it with it."""
+    stream = exported("colfile_stream.h")
+    assert "cf_stream_append" in stream and "cf_stream_open" in stream
+    assert not set(stream) & set(exported("colfile.h") + exported("colfile_binding.h"))
+    assert not [n for n in exported("colfile.h") if n.startswith("cf_stream")]
+    assert '#include "colfile_stream.h"' not in (INCLUDE / "colfile.h").read_text()
+    assert '#include "colfile_stream.h"' in (INCLUDE / "colfile_mpi.h").read_text()
 
 
 def _declarations(header: str) -> list[tuple[str, str, str]]:

@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # The public headers: colfile.h, its error list and colfile_binding.h are below every layer;
 # colfile_mpi.h is the mpi layer's own header.
-PUBLIC = {"colfile.h": None, "colfile_errors.h": None, "colfile_binding.h": None,
+PUBLIC = {"colfile.h": None, "colfile_errors.h": None, "colfile_binding.h": None, "colfile_stream.h": None,
           "colfile_mpi.h": "mpi"}
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)

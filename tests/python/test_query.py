@@ -107,10 +107,9 @@ def test_fields_and_predicates(wfile: Any) -> None:
         _ = (x < 3) and (x > 1)
     with pytest.raises(TypeError, match="no truth value"):
         bool(x)
-    with pytest.raises(TypeError, match="two columns"):
-        _ = x < pos.field(0)
-    with pytest.raises(TypeError, match="two columns"):
-        _ = x == x
+    # two columns compare (numpy's comparison of the two arrays)
+    assert str(x < pos.field(0)) == "m < pos[0]"
+    assert str(x == x) == "m == m"
     for bad in ("3", None, 1j, [1, 2], np.array([1, 2])):
         with pytest.raises(TypeError, match="real number"):
             _ = x < bad
@@ -157,7 +156,10 @@ def exprfile(wfile: Any) -> Any:
     ("Mass == -0", "Mass == 0"),
     ("Mass != +3", "Mass != 3"),
     ("10 <= Mass < 20", "(Mass >= 10) & (Mass < 20)"),
-    ("0 < Mass <= ID", None),  # two columns: an error below
+    ("0 < Mass <= ID", "(Mass > 0) & (Mass <= ID)"),
+    ("Mass + 1 > 2", "Mass + 1 > 2"),
+    ("Mass > 2 ** 10", "Mass > 1024"),
+    ("1/Position[0] / 2 > ID", "1/Position[0] / 2 > ID"),
     ("(Position[0] > 100) & (ID < 5000)", "(Position[0] > 100) & (ID < 5000)"),
     ("Position[-1] < 1e300", "Position[2] < 1e+300"),
     ("'1/Position'[1] >= 2", "1/Position[1] >= 2"),
@@ -166,33 +168,27 @@ def exprfile(wfile: Any) -> Any:
     ("ID < 123456789012345678901234567890", "ID < 123456789012345678901234567890"),
     ("ID < --3", "ID < 3"),
     ("ID == True", "ID == True"),
+    ("ID == +True", "ID == True"),
     ("((ID > 1))", "ID > 1"),
     ("  ID > 1  ", "ID > 1"),
 ])
-def test_parse(exprfile: Any, text: str, expected: str | None) -> None:
-    if expected is None:
-        with pytest.raises(q.ExpressionError, match="two columns"):
-            q.parse(text, exprfile.__getitem__)
-        return
+def test_parse(exprfile: Any, text: str, expected: str) -> None:
     assert str(q.parse(text, exprfile.__getitem__)) == expected
 
 
 @pytest.mark.parametrize("text, message", [
-    ("__import__('os').system('true')", "function calls are not allowed"),
-    ("Mass.sum() > 1", "function calls are not allowed"),
+    ("__import__('os').system('true')", "unknown function '__import__'"),
+    ("Mass.sum() > 1", "attribute access"),
     ("Mass.real > 1", "attribute access"),
     ("(Mass > 1) and (ID < 2)", "use & and |"),
     ("(Mass > 1) or (ID < 2)", "use & and |"),
-    ("not (Mass > 1)", "'not' \\(use ~\\)"),
-    ("Mass + 1 > 2", "arithmetic operators are not allowed"),
-    ("Mass > 1 + 1", "arithmetic operators are not allowed"),
-    ("Mass > 2 ** 10", "arithmetic operators are not allowed"),
+    ("not (Mass > 1)", "'not' is not allowed \\(use ~\\)"),
     ("Mass > 1 & ID < 2", "bind more tightly than comparisons"),
     ("Mass > 1 | ID < 2", "bind more tightly than comparisons"),
-    ("Mass in [1, 2]", "In is not allowed"),
-    ("Mass is 1", "Is is not allowed"),
-    ("Mass > 'a'", "a quoted string names a column"),
-    ("Mass > 1j", "is not a real number"),
+    ("Mass in [1, 2]", "use isin"),
+    ("Mass is 1", "'is' is not allowed"),
+    ("Mass > 'a'", "no column 'a'"),
+    ("Mass > 1j", "1j is not a real number"),
     ("Mass > None", "None is not a real number"),
     ("Mass", "a column alone is not a condition"),
     ("3", "a number alone"),
@@ -204,14 +200,14 @@ def test_parse(exprfile: Any, text: str, expected: str | None) -> None:
     ("Position[0:2] > 1", "a component is an integer"),
     ("Position[ID] > 1", "a component is an integer"),
     ("Nope > 1", "no column 'Nope'"),
-    ("(lambda: 1)() > 1", "function calls"),
-    ("[Mass][0] > 1", "not allowed"),
+    ("(lambda: 1)() > 1", "lambda is not allowed"),
+    ("[Mass][0] > 1", "lists are only allowed in isin"),
     ("Mass > (1 if True else 2)", "if-else is not allowed"),
     ("Mass >", "invalid syntax"),
     ("Mass > 1;", "invalid syntax"),
     ("import os", "invalid syntax"),
     ("", "invalid syntax"),
-    ("(x := 1) > 0", "':=' is not allowed"),
+    ("(Mass := 1) > 0", "':' is not allowed"),
 ])
 def test_parse_rejects(exprfile: Any, text: str, message: str) -> None:
     with pytest.raises(q.ExpressionError, match=message):

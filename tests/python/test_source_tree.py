@@ -44,7 +44,7 @@ TESTED_BY: dict[str, list[str]] = {
     "src/column/file.c": ["tests/c/test_column.c", "tests/python/test_file.py"],
     "src/column/file_attrs.c": ["tests/c/test_file_attrs.c"],
     "src/column/remove.c": ["tests/c/test_remove.c"],
-    "src/column/rename.c": ["tests/c/test_rename.c", "tests/c/noofd/test_rename.c"],
+    "src/column/rename.c": ["tests/c/test_rename.c"],
     "src/commit/committer.c": ["tests/c/test_committer.c"],
     "src/commit/writer_lock.c": ["tests/c/test_writer_lock.c"],
     "src/common/checksum.c": ["tests/c/test_checksum.c"],
@@ -68,6 +68,7 @@ TESTED_BY: dict[str, list[str]] = {
     "src/mpi/mpi_column.c": ["tests/mpi/test_mpi_collectives.c"],
     "src/mpi/mpi_io.c": ["tests/mpi/test_mpi_io.c", "tests/mpi/test_mpi_overlap.c"],
     "src/mpi/mpi_many.c": ["tests/mpi/test_mpi_collectives.c"],
+    "src/mpi/mpi_stream.c": ["tests/mpi/test_mpi_stream.c"],
     "src/plan/plan.c": ["tests/c/test_plan.c"],
     "src/stats/stats_accum.c": ["tests/c/test_stats.c"],
     "src/stats/stindex.c": ["tests/c/test_stindex.c"],
@@ -75,6 +76,12 @@ TESTED_BY: dict[str, list[str]] = {
     "src/stats/stats_layout.c": ["tests/c/test_stats.c"],
     "src/stats/stats_rows.c": ["tests/c/test_stats_kernels.c"],
     "src/stats/stats_text.c": ["tests/c/test_stats.c"],
+    "src/stats/stats_fsum.c": ["tests/c/test_xsum.c"],
+    "src/stats/stats_xsum.c": ["tests/c/test_xsum.c"],
+    "src/stream/stream_layout.c": ["tests/c/test_stream_layout.c"],
+    "src/stream/stream_read.c": ["tests/c/test_stream_read.c"],
+    "src/stream/stream_table.c": ["tests/c/test_stream_layout.c"],
+    "src/stream/stream_write.c": ["tests/c/test_stream_write.c"],
 }
 
 # The programs a source file builds (its main), as the tests run them.

@@ -17,6 +17,8 @@
     colfile join DST SRC...            concatenate Files along rows
     colfile convert SRC DST            HDF5 file <-> colfile File, zarr group -> File
     colfile iosim [PATH]               time parallel create/write/read (mpiexec)
+    colfile stream ACTION PATH [NAME]  streams: ls, dump (layout), split (per task)
+    colfile defrag PATH NAME           rewrite a stream as an ordinary column
 
 Every subcommand is a module of this package with ``add_parser(sub)`` and
 ``run(args) -> int``.  Errors are one line ``colfile: error: <message>`` on
@@ -39,8 +41,8 @@ from typing import Any, NoReturn, Sequence
 
 import colfile
 
-from . import (attrs, cat, check, convert, cp, index, iosim, join, ls, mv, query, repair, rm,
-               sample, stats)
+from . import (attrs, cat, check, convert, cp, defrag, index, iosim, join, ls, mv, query,
+               repair, rm, sample, stats, stream)
 from ._common import CliError, UsageError
 
 __all__ = ["main", "build_parser"]
@@ -68,6 +70,8 @@ examples:
   colfile join all part0 part1
   colfile convert snapshot.h5 snapshot    HDF5 -> colfile (and back)
   mpiexec -n 4 colfile iosim --load medium   parallel I/O throughput
+  colfile stream dump run particles       a stream's tasks, files and chunks
+  colfile defrag run particles            the stream as a column bigfile reads
 
 Run 'colfile COMMAND --help' for the options of a command; 'python -m
 colfile' is the same tool.  COLUMN arguments of ls, check, index and
@@ -139,7 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands",
                                 parser_class=_Parser)
     for mod in (ls, cat, attrs, check, repair, stats, index, query, rm, mv, cp, sample, join,
-                convert, iosim):
+                convert, iosim, stream, defrag):
         p = mod.add_parser(sub)
         p.set_defaults(_run=mod.run)
     return parser

@@ -40,20 +40,25 @@ matching rows of the --columns (default: the columns named in EXPR), as
 aligned text (the default) or CSV, formatted as 'colfile cat' does.  Rows
 come out in row order.
 
-EXPR compares columns with numbers and combines the comparisons with
-& (and), | (or), ~ (not) and parentheses, as numpy does:
+EXPR compares expressions of columns and numbers and combines the
+comparisons with & (and), | (or), ~ (not) and parentheses, as numpy does:
 
   (Position[0] > 100) & (ID < 5000)       Position[0]: element 0 of each row
   10 <= Mass < 20                         chained comparisons
+  Position[0]**2 + Position[1]**2 < 100   arithmetic: + - * / // % ** and -x
+  (ID % 2 == 0) & (log10(Mass) > 10)      abs sqrt exp log log10 floor
+  isin(ID, [3, 17, 42])                   one of the numbers
   ~(Flag == 1) | (Mass != 0)              NaN compares false except with !=
-  ('1/Mass' > 1e10)                       quote names that are not identifiers
+  1/Position[0] > 5                       a path written plainly (x / 2 divides)
+  ('odd name' > 1e10)                     quote other names
 
-Comparisons are < <= > >= == !=, always between a column and a number;
-nothing else (arithmetic, calls, and/or) is accepted.  Names are column
-names of the File, or of GROUP with --group.  Results are exact (numpy's
-comparison on the stored values); the per-chunk statistics only decide
-which chunks need to be read: a chunk whose minimum and maximum exclude the
-condition is skipped, one whose range satisfies it whole is taken without
+Comparisons are < <= > >= == !=; values have numpy's semantics (integer
+division, wrapping, NaN).  Names are column names of the File, or of GROUP
+with --group.  Results are exact (numpy's
+evaluation on the stored values); the per-chunk statistics only decide
+which chunks need to be read: a chunk whose minimum and maximum (carried
+through the arithmetic by interval arithmetic) exclude the condition is
+skipped, one whose range satisfies it whole is taken without
 reading the condition's columns.  Chunks with unknown statistics (Files
 written by bigfile: run 'colfile index') are read.  --report tells what was
 skipped."""

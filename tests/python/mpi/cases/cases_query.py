@@ -166,9 +166,9 @@ def test_errors_are_agreed(comm: Any, snapshot: Any, monkeypatch: Any) -> None:
 
 
 def test_where_under_mpi(comm: Any, snapshot: Any) -> None:
-    """where() with a string looks names up in the File, which under comm=
-    is collective: every rank calls.  With a predicate built from columns
-    already open it is independent: only some ranks need to call."""
+    """where() under comm= is collective by default (every rank calls and
+    gets the whole selection).  With parallel=False and a predicate built
+    from columns already open it is independent: only some ranks call."""
     path, data = snapshot
     expected = (data["id"] >= 1000) & (data["id"] < 1500) & (data["x"] > 5)
     with colfile.File(path, comm=comm) as f:
@@ -176,7 +176,8 @@ def test_where_under_mpi(comm: Any, snapshot: Any) -> None:
         np.testing.assert_array_equal(sel.rows, np.flatnonzero(expected))
         ids, x = f["id"], f["x"]  # collective opens
         if comm.rank % 2 == 0:
-            sel = colfile.where(f, ids.field().between(1000, 1500) & (x.field() > 5))
+            sel = colfile.where(f, ids.field().between(1000, 1500) & (x.field() > 5),
+                                parallel=False)
             np.testing.assert_array_equal(sel.rows, np.flatnonzero(expected))
             np.testing.assert_array_equal(sel.read(x), data["x"][expected])
             assert sel.report.skipped > 0

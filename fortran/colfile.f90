@@ -1,0 +1,775 @@
+! colfile - the Fortran 2008 interface of libcolfile (docs/fortran.md).
+! Files, columns of every dtype (vector columns as arrays (nmemb, rows),
+! passed to C without a copy), row ranges (row numbers start at 0, as in
+! the format and the C and Python APIs), attributes and listing.  Every subroutine
+! takes optional stat and errmsg: stat gets 0 or a negative
+! COLFILE_E* code, errmsg the message; without stat a failure stops the
+! program with the message.
+module colfile
+  use, intrinsic :: iso_c_binding
+  use colfile_c
+  implicit none
+  private
+
+  public :: colfile_file, colfile_column
+  public :: COLFILE_OK, COLFILE_EIO, COLFILE_ENOENT, COLFILE_EEXIST, COLFILE_ENAME, &
+    COLFILE_EDTYPE, COLFILE_ECAST, COLFILE_EFORMAT, COLFILE_ERANGE, COLFILE_ENOMEM, &
+    COLFILE_EARG, COLFILE_ECHECKSUM, COLFILE_EREADONLY, COLFILE_ESHORT, COLFILE_ENOTFILE, &
+    COLFILE_EKIND, COLFILE_ETORN, COLFILE_EBUSY, COLFILE_EREPLACED
+  public :: colfile_open, colfile_create, colfile_close, colfile_list, colfile_remove, &
+    colfile_path, colfile_is_open
+  public :: colfile_column_create, colfile_column_open, colfile_column_close, &
+    colfile_column_flush, colfile_size, colfile_nmemb, colfile_nfile, colfile_dtype, &
+    colfile_name, colfile_column_is_open
+  public :: colfile_write, colfile_read, colfile_read_rows, colfile_read_step
+  public :: colfile_attr_set, colfile_attr_get, colfile_attr_names, colfile_attr_delete, &
+    colfile_attr_count
+
+  ! Flags of colfile_open (include/colfile.h, enum cf_open_flags): READ or
+  ! WRITE, combined with iany([...]) or +.
+  integer, parameter, public :: COLFILE_OPEN_READ = 0, COLFILE_OPEN_WRITE = 1, COLFILE_OPEN_CREATE = 2, &
+    COLFILE_OPEN_EXCL = 4, COLFILE_OPEN_TRUNCATE = 8, COLFILE_OPEN_NODURABLE = 32, COLFILE_OPEN_TORN_OK = 64, &
+    COLFILE_OPEN_VERIFY = 128, COLFILE_OPEN_NOLOCK = 256, COLFILE_OPEN_NOLOCKING = 512, COLFILE_OPEN_NOMMAP = 1024
+
+  include 'colfile_rw_generic.inc'
+
+  interface colfile_attr_set
+    module procedure attr_set_i4, attr_set_i8, attr_set_r4, attr_set_r8, &
+      attr_set_i4_1, attr_set_i8_1, attr_set_r4_1, attr_set_r8_1, attr_set_str
+  end interface colfile_attr_set
+  interface colfile_attr_get
+    module procedure attr_get_i4, attr_get_i8, attr_get_r4, attr_get_r8, &
+      attr_get_i4_1, attr_get_i8_1, attr_get_r4_1, attr_get_r8_1, attr_get_str
+  end interface colfile_attr_get
+
+  interface
+    function cf_file_open(out, path, flags, err) bind(c, name='cf_file_open')
+      import :: c_ptr, c_char, c_int, cf_error_t
+      type(c_ptr), intent(out) :: out
+      character(kind=c_char), intent(in) :: path(*)
+      integer(c_int), value :: flags
+      type(cf_error_t), intent(inout) :: err
+      integer(c_int) :: cf_file_open
+    end function cf_file_open
+    subroutine cf_file_close(f) bind(c, name='cf_file_close')
+      import :: c_ptr
+      type(c_ptr), value :: f
+    end subroutine cf_file_close
+    function cf_file_path(f) bind(c, name='cf_file_path')
+      import :: c_ptr
+      type(c_ptr), value :: f
+      type(c_ptr) :: cf_file_path
+    end function cf_file_path
+    function cf_file_list(f, names, count, err) bind(c, name='cf_file_list')
+      import :: c_ptr, c_int, c_int64_t, cf_error_t
+      type(c_ptr), value :: f
+      type(c_ptr), intent(out) :: names
+      integer(c_int64_t), intent(out) :: count
+      type(cf_error_t), intent(inout) :: err
+      integer(c_int) :: cf_file_list
+    end function cf_file_list
+    function cf_file_remove_group(f, name, err) bind(c, name='cf_file_remove_group')
+      import :: c_ptr, c_char, c_int, cf_error_t
+      type(c_ptr), value :: f
+      character(kind=c_char), intent(in) :: name(*)
+      type(cf_error_t), intent(inout) :: err
+      integer(c_int) :: cf_file_remove_group
+    end function cf_file_remove_group
+    function cf_column_create(out, f, name, dtype, nmemb, size, nfile, err) &
+        bind(c, name='cf_column_create')
+      import :: c_ptr, c_char, c_int, c_int64_t, cf_error_t
+      type(c_ptr), intent(out) :: out
+      type(c_ptr), value :: f
+      character(kind=c_char), intent(in) :: name(*), dtype(*)
+      integer(c_int64_t), value :: nmemb, size, nfile
+      type(cf_error_t), intent(inout) :: err
+      integer(c_int) :: cf_column_create
+    end function cf_column_create
+    function cf_column_open(out, f, name, err) bind(c, name='cf_column_open')
+      import :: c_ptr, c_char, c_int, cf_error_t
+      type(c_ptr), intent(out) :: out
+      type(c_ptr), value :: f
+      character(kind=c_char), intent(in) :: name(*)
+      type(cf_error_t), intent(inout) :: err
+      integer(c_int) :: cf_column_open
+    end function cf_column_open
+    function cf_column_close(c, err) bind(c, name='cf_column_close')
+      import :: c_ptr, c_int, cf_error_t
+      type(c_ptr), value :: c
+      type(cf_error_t), intent(inout) :: err
+      integer(c_int) :: cf_column_close
+    end function cf_column_close
+    function cf_column_flush(c, err) bind(c, name='cf_column_flush')
+      import :: c_ptr, c_int, cf_error_t
+      type(c_ptr), value :: c
+      type(cf_error_t), intent(inout) :: err
+      integer(c_int) :: cf_column_flush
+    end function cf_column_flush
+    function cf_column_size(c) bind(c, name='cf_column_size')
+      import :: c_ptr, c_int64_t
+      type(c_ptr), value :: c
+      integer(c_int64_t) :: cf_column_size
+    end function cf_column_size
+    function cf_column_nfile(c) bind(c, name='cf_column_nfile')
+      import :: c_ptr, c_int64_t
+      type(c_ptr), value :: c
+      integer(c_int64_t) :: cf_column_nfile
+    end function cf_column_nfile
+    function cf_column_name(c) bind(c, name='cf_column_name')
+      import :: c_ptr
+      type(c_ptr), value :: c
+      type(c_ptr) :: cf_column_name
+    end function cf_column_name
+    function cf_column_rw(c, start, count, buf, dtype, row_stride, elem_stride, err) &
+        bind(c, name='cf_column_write')
+      import :: c_ptr, c_char, c_int, c_int64_t, cf_error_t
+      type(c_ptr), value :: c, buf
+      integer(c_int64_t), value :: start, count, row_stride, elem_stride
+      character(kind=c_char), intent(in) :: dtype(*)
+      type(cf_error_t), intent(inout) :: err
+      integer(c_int) :: cf_column_rw
+    end function cf_column_rw
+    function cf_column_read(c, start, count, buf, dtype, row_stride, elem_stride, err) &
+        bind(c, name='cf_column_read')
+      import :: c_ptr, c_char, c_int, c_int64_t, cf_error_t
+      type(c_ptr), value :: c, buf
+      integer(c_int64_t), value :: start, count, row_stride, elem_stride
+      character(kind=c_char), intent(in) :: dtype(*)
+      type(cf_error_t), intent(inout) :: err
+      integer(c_int) :: cf_column_read
+    end function cf_column_read
+    function cf_column_read_rows(c, rows, count, buf, dtype, row_stride, elem_stride, err) &
+        bind(c, name='cf_column_read_rows')
+      import :: c_ptr, c_char, c_int, c_int64_t, cf_error_t
+      type(c_ptr), value :: c, rows, buf
+      integer(c_int64_t), value :: count, row_stride, elem_stride
+      character(kind=c_char), intent(in) :: dtype(*)
+      type(cf_error_t), intent(inout) :: err
+      integer(c_int) :: cf_column_read_rows
+    end function cf_column_read_rows
+    function cf_column_read_step(c, start, step, count, buf, dtype, row_stride, elem_stride, err) &
+        bind(c, name='cf_column_read_step')
+      import :: c_ptr, c_char, c_int, c_int64_t, cf_error_t
+      type(c_ptr), value :: c, buf
+      integer(c_int64_t), value :: start, step, count, row_stride, elem_stride
+      character(kind=c_char), intent(in) :: dtype(*)
+      type(cf_error_t), intent(inout) :: err
+      integer(c_int) :: cf_column_read_step
+    end function cf_column_read_step
+    function cf_column_attr_set(c, name, dtype, nmemb, data, err) bind(c, name='cf_column_attr_set')
+      import :: c_ptr, c_char, c_int, c_int64_t, cf_error_t
+      type(c_ptr), value :: c, data
+      character(kind=c_char), intent(in) :: name(*), dtype(*)
+      integer(c_int64_t), value :: nmemb
+      type(cf_error_t), intent(inout) :: err
+      integer(c_int) :: cf_column_attr_set
+    end function cf_column_attr_set
+    function cf_column_attr_set_string(c, name, value, err) bind(c, name='cf_column_attr_set_string')
+      import :: c_ptr, c_char, c_int, cf_error_t
+      type(c_ptr), value :: c
+      character(kind=c_char), intent(in) :: name(*), value(*)
+      type(cf_error_t), intent(inout) :: err
+      integer(c_int) :: cf_column_attr_set_string
+    end function cf_column_attr_set_string
+    function cf_column_attr_get(c, name, dtype, nmemb, data, err) bind(c, name='cf_column_attr_get')
+      import :: c_ptr, c_char, c_int, c_int64_t, cf_error_t
+      type(c_ptr), value :: c
+      character(kind=c_char), intent(in) :: name(*)
+      type(c_ptr), intent(out) :: dtype, data
+      integer(c_int64_t), intent(out) :: nmemb
+      type(cf_error_t), intent(inout) :: err
+      integer(c_int) :: cf_column_attr_get
+    end function cf_column_attr_get
+    function cf_column_attr_get_as(c, name, dtype, buf, capacity, nmemb, err) &
+        bind(c, name='cf_column_attr_get_as')
+      import :: c_ptr, c_char, c_int, c_int64_t, cf_error_t
+      type(c_ptr), value :: c, buf, nmemb
+      character(kind=c_char), intent(in) :: name(*), dtype(*)
+      integer(c_int64_t), value :: capacity
+      type(cf_error_t), intent(inout) :: err
+      integer(c_int) :: cf_column_attr_get_as
+    end function cf_column_attr_get_as
+    function cf_column_attr_get_string(c, name, value, len, err) bind(c, name='cf_column_attr_get_string')
+      import :: c_ptr, c_char, c_int, c_size_t, cf_error_t
+      type(c_ptr), value :: c
+      character(kind=c_char), intent(in) :: name(*)
+      type(c_ptr), intent(out) :: value
+      integer(c_size_t), intent(out) :: len
+      type(cf_error_t), intent(inout) :: err
+      integer(c_int) :: cf_column_attr_get_string
+    end function cf_column_attr_get_string
+    function cf_column_attr_delete(c, name, err) bind(c, name='cf_column_attr_delete')
+      import :: c_ptr, c_char, c_int, cf_error_t
+      type(c_ptr), value :: c
+      character(kind=c_char), intent(in) :: name(*)
+      type(cf_error_t), intent(inout) :: err
+      integer(c_int) :: cf_column_attr_delete
+    end function cf_column_attr_delete
+    function cf_column_attr_names(c, names, count, err) bind(c, name='cf_column_attr_names')
+      import :: c_ptr, c_int, c_int64_t, cf_error_t
+      type(c_ptr), value :: c
+      type(c_ptr), intent(out) :: names
+      integer(c_int64_t), intent(out) :: count
+      type(cf_error_t), intent(inout) :: err
+      integer(c_int) :: cf_column_attr_names
+    end function cf_column_attr_names
+    subroutine cf_free(p) bind(c, name='cf_free')
+      import :: c_ptr
+      type(c_ptr), value :: p
+    end subroutine cf_free
+  end interface
+
+contains
+
+  ! ---------------------------------------------------------------- Files
+
+  ! Open the File at `path`; flags: COLFILE_OPEN_READ (the default),
+  ! COLFILE_OPEN_WRITE, with COLFILE_OPEN_CREATE, COLFILE_OPEN_EXCL, ... as in C.
+  subroutine colfile_open(f, path, flags, stat, errmsg)
+    type(colfile_file), intent(out) :: f
+    character(len=*), intent(in) :: path
+    integer, intent(in), optional :: flags
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    type(cf_error_t) :: err
+    integer(c_int) :: fl
+    fl = COLFILE_OPEN_READ
+    if (present(flags)) fl = int(flags, c_int)
+    call cf_finish(cf_file_open(f%ptr, f_c_string(path), fl, err), err, stat, errmsg)
+  end subroutine colfile_open
+
+  ! Open the File at `path` for writing, making it (mkdir -p) if absent.
+  subroutine colfile_create(f, path, stat, errmsg)
+    type(colfile_file), intent(out) :: f
+    character(len=*), intent(in) :: path
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    call colfile_open(f, path, ior(COLFILE_OPEN_WRITE, COLFILE_OPEN_CREATE), stat, errmsg)
+  end subroutine colfile_create
+
+  ! Release the handle (columns opened on it stay valid).
+  subroutine colfile_close(f, stat, errmsg)
+    type(colfile_file), intent(inout) :: f
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    if (c_associated(f%ptr)) call cf_file_close(f%ptr)
+    f%ptr = c_null_ptr
+    call cf_no_error(stat)
+  end subroutine colfile_close
+
+  logical function colfile_is_open(f)
+    type(colfile_file), intent(in) :: f
+    colfile_is_open = c_associated(f%ptr)
+  end function colfile_is_open
+
+  function colfile_path(f) result(r)
+    type(colfile_file), intent(in) :: f
+    character(len=:), allocatable :: r
+    r = ''
+    if (c_associated(f%ptr)) r = c_f_string(cf_file_path(f%ptr))
+  end function colfile_path
+
+  ! The columns of the File, depth first ("group/name"), blank padded.
+  subroutine colfile_list(f, names, stat, errmsg)
+    type(colfile_file), intent(in) :: f
+    character(len=:), allocatable, intent(out) :: names(:)
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    type(cf_error_t) :: err
+    type(c_ptr) :: list
+    integer(c_int64_t) :: count
+    integer(c_int) :: rc
+    rc = cf_file_list(f%ptr, list, count, err)
+    if (rc == 0) then
+      call c_f_names(list, count, names)
+    else
+      allocate(character(len=0) :: names(0))
+    end if
+    call cf_finish(rc, err, stat, errmsg)
+  end subroutine colfile_list
+
+  ! Remove the column or group `name` and everything below it.
+  subroutine colfile_remove(f, name, stat, errmsg)
+    type(colfile_file), intent(in) :: f
+    character(len=*), intent(in) :: name
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    type(cf_error_t) :: err
+    call cf_finish(cf_file_remove_group(f%ptr, f_c_string(name), err), err, stat, errmsg)
+  end subroutine colfile_remove
+
+  ! -------------------------------------------------------------- Columns
+
+  ! Create (or replace) column `name` ("group/name" makes the groups) of
+  ! dtype ("f8", "i4", "S8", ...) with `size` rows of `nmemb` elements
+  ! (default 1) in `nfile` blobs (default 1), open for writing.
+  subroutine colfile_column_create(c, f, name, dtype, size, nmemb, nfile, stat, errmsg)
+    type(colfile_column), intent(out) :: c
+    type(colfile_file), intent(in) :: f
+    character(len=*), intent(in) :: name, dtype
+    integer(c_int64_t), intent(in) :: size
+    integer(c_int64_t), intent(in), optional :: nmemb, nfile
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    type(cf_error_t) :: err
+    integer(c_int64_t) :: nm, nf
+    nm = 1
+    nf = 1
+    if (present(nmemb)) nm = nmemb
+    if (present(nfile)) nf = nfile
+    call cf_finish(cf_column_create(c%ptr, f%ptr, f_c_string(name), f_c_string(dtype), nm, size, nf, err), &
+      err, stat, errmsg)
+  end subroutine colfile_column_create
+
+  ! Open column `name`, or "." / "group/." for the attributes of the File
+  ! or of a group.  Writable if the File is.
+  subroutine colfile_column_open(c, f, name, stat, errmsg)
+    type(colfile_column), intent(out) :: c
+    type(colfile_file), intent(in) :: f
+    character(len=*), intent(in) :: name
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    type(cf_error_t) :: err
+    call cf_finish(cf_column_open(c%ptr, f%ptr, f_c_string(name), err), err, stat, errmsg)
+  end subroutine colfile_column_open
+
+  ! Commit and release the column (the handle is released on failure too).
+  subroutine colfile_column_close(c, stat, errmsg)
+    type(colfile_column), intent(inout) :: c
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    type(cf_error_t) :: err
+    integer(c_int) :: rc
+    rc = 0
+    if (c_associated(c%ptr)) rc = cf_column_close(c%ptr, err)
+    c%ptr = c_null_ptr
+    call cf_finish(rc, err, stat, errmsg)
+  end subroutine colfile_column_close
+
+  subroutine colfile_column_flush(c, stat, errmsg)
+    type(colfile_column), intent(inout) :: c
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    type(cf_error_t) :: err
+    call cf_finish(cf_column_flush(c%ptr, err), err, stat, errmsg)
+  end subroutine colfile_column_flush
+
+  logical function colfile_column_is_open(c)
+    type(colfile_column), intent(in) :: c
+    colfile_column_is_open = c_associated(c%ptr)
+  end function colfile_column_is_open
+
+  ! Accessors: on a handle that is not open, -1 (numbers) or '' (strings).
+
+  ! Rows of the column.
+  integer(c_int64_t) function colfile_size(c)
+    type(colfile_column), intent(in) :: c
+    colfile_size = -1
+    if (c_associated(c%ptr)) colfile_size = cf_column_size(c%ptr)
+  end function colfile_size
+
+  ! Elements per row.
+  integer(c_int64_t) function colfile_nmemb(c)
+    type(colfile_column), intent(in) :: c
+    colfile_nmemb = -1
+    if (c_associated(c%ptr)) colfile_nmemb = cf_column_nmemb(c%ptr)
+  end function colfile_nmemb
+
+  integer(c_int64_t) function colfile_nfile(c)
+    type(colfile_column), intent(in) :: c
+    colfile_nfile = -1
+    if (c_associated(c%ptr)) colfile_nfile = cf_column_nfile(c%ptr)
+  end function colfile_nfile
+
+  ! The normalised dtype ("<f8").
+  function colfile_dtype(c) result(r)
+    type(colfile_column), intent(in) :: c
+    character(len=:), allocatable :: r
+    r = ''
+    if (c_associated(c%ptr)) r = c_f_string(cf_column_dtype(c%ptr))
+  end function colfile_dtype
+
+  function colfile_name(c) result(r)
+    type(colfile_column), intent(in) :: c
+    character(len=:), allocatable :: r
+    r = ''
+    if (c_associated(c%ptr)) r = c_f_string(cf_column_name(c%ptr))
+  end function colfile_name
+
+  ! ----------------------------------------------------------- Row ranges
+
+  subroutine rw_write(c, start, rank, nelem, dim1, p, dtype, width, is_str, stat, errmsg)
+    type(colfile_column), intent(inout) :: c
+    integer(c_int64_t), intent(in) :: start, nelem, dim1
+    integer, intent(in) :: rank, width
+    type(c_ptr), intent(in) :: p
+    character(len=*), intent(in) :: dtype
+    logical, intent(in) :: is_str
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    type(cf_error_t) :: err
+    character(kind=c_char, len=:), allocatable :: cdt
+    integer(c_int64_t) :: count, row_stride, w
+    logical :: ok
+    character(kind=c_char), allocatable, target :: copy(:)
+    w = width
+    ! S values: the width is the character length ('S' comes in).
+    if (is_str) then
+      cdt = f_c_string(str_dtype(width))
+    else
+      cdt = f_c_string(dtype)
+    end if
+    call rw_layout(c, rank, nelem, dim1, w, count, row_stride, ok, stat, errmsg)
+    if (.not. ok) return
+    if (is_str) then
+      call strings_to_c(p, nelem, w, copy)
+      call cf_finish(cf_column_rw(c%ptr, start, count, c_loc(copy), cdt, row_stride, w, err), &
+        err, stat, errmsg)
+    else
+      call cf_finish(cf_column_rw(c%ptr, start, count, p, cdt, row_stride, w, err), &
+        err, stat, errmsg)
+    end if
+  end subroutine rw_write
+
+  subroutine rw_read(c, start, rank, nelem, dim1, p, dtype, width, is_str, stat, errmsg)
+    type(colfile_column), intent(inout) :: c
+    integer(c_int64_t), intent(in) :: start, nelem, dim1
+    integer, intent(in) :: rank, width
+    type(c_ptr), intent(in) :: p
+    character(len=*), intent(in) :: dtype
+    logical, intent(in) :: is_str
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    type(cf_error_t) :: err
+    character(kind=c_char, len=:), allocatable :: cdt
+    integer(c_int64_t) :: count, row_stride, w
+    integer(c_int) :: rc
+    logical :: ok
+    w = width
+    ! S values: the width is the character length ('S' comes in).
+    if (is_str) then
+      cdt = f_c_string(str_dtype(width))
+    else
+      cdt = f_c_string(dtype)
+    end if
+    call rw_layout(c, rank, nelem, dim1, w, count, row_stride, ok, stat, errmsg)
+    if (.not. ok) return
+    rc = cf_column_read(c%ptr, start, count, p, cdt, row_stride, w, err)
+    if (rc == 0 .and. is_str) call strings_from_c(p, nelem * w)
+    call cf_finish(rc, err, stat, errmsg)
+  end subroutine rw_read
+
+  ! colfile_read_rows (listed: the `a` rows at rows_p) and colfile_read_step
+  ! (rows a, a+b, ...): as many rows as the array holds.
+  subroutine rw_select(c, listed, rows_p, a, b, rank, nelem, dim1, p, dtype, width, is_str, stat, errmsg)
+    type(colfile_column), intent(inout) :: c
+    logical, intent(in) :: listed, is_str
+    type(c_ptr), intent(in) :: rows_p, p
+    integer(c_int64_t), intent(in) :: a, b, nelem, dim1
+    integer, intent(in) :: rank, width
+    character(len=*), intent(in) :: dtype
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    type(cf_error_t) :: err
+    character(kind=c_char, len=:), allocatable :: cdt
+    integer(c_int64_t) :: count, row_stride, w
+    integer(c_int) :: rc
+    logical :: ok
+    w = width
+    if (is_str) then
+      cdt = f_c_string(str_dtype(width))
+    else
+      cdt = f_c_string(dtype)
+    end if
+    call rw_layout(c, rank, nelem, dim1, w, count, row_stride, ok, stat, errmsg)
+    if (.not. ok) return
+    if (listed) then
+      if (count /= a) then
+        call cf_fail(COLFILE_EARG, colfile_name(c) // ': ' // trim(i64toa(a)) // ' rows listed for an array of ' &
+          // trim(i64toa(count)) // ' rows', stat, errmsg)
+        return
+      end if
+      rc = cf_column_read_rows(c%ptr, rows_p, count, p, cdt, row_stride, w, err)
+    else
+      rc = cf_column_read_step(c%ptr, a, b, count, p, cdt, row_stride, w, err)
+    end if
+    if (rc == 0 .and. is_str) call strings_from_c(p, nelem * w)
+    call cf_finish(rc, err, stat, errmsg)
+  end subroutine rw_select
+
+  function i64toa(i) result(r)
+    integer(c_int64_t), intent(in) :: i
+    character(len=24) :: r
+    write(r, '(i0)') i
+  end function i64toa
+
+  include 'colfile_rw.inc'
+
+  ! ----------------------------------------------------------- Attributes
+
+  subroutine attr_set_raw(c, name, dtype, n, p, stat, errmsg)
+    type(colfile_column), intent(inout) :: c
+    character(len=*), intent(in) :: name, dtype
+    integer(c_int64_t), intent(in) :: n
+    type(c_ptr), intent(in) :: p
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    type(cf_error_t) :: err
+    call cf_finish(cf_column_attr_set(c%ptr, f_c_string(name), f_c_string(dtype), n, p, err), &
+      err, stat, errmsg)
+  end subroutine attr_set_raw
+
+  subroutine attr_set_i4(c, name, value, stat, errmsg)
+    type(colfile_column), intent(inout) :: c
+    character(len=*), intent(in) :: name
+    integer(c_int32_t), intent(in), target :: value
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    call attr_set_raw(c, name, 'i4', 1_c_int64_t, c_loc(value), stat, errmsg)
+  end subroutine attr_set_i4
+  subroutine attr_set_i8(c, name, value, stat, errmsg)
+    type(colfile_column), intent(inout) :: c
+    character(len=*), intent(in) :: name
+    integer(c_int64_t), intent(in), target :: value
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    call attr_set_raw(c, name, 'i8', 1_c_int64_t, c_loc(value), stat, errmsg)
+  end subroutine attr_set_i8
+  subroutine attr_set_r4(c, name, value, stat, errmsg)
+    type(colfile_column), intent(inout) :: c
+    character(len=*), intent(in) :: name
+    real(c_float), intent(in), target :: value
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    call attr_set_raw(c, name, 'f4', 1_c_int64_t, c_loc(value), stat, errmsg)
+  end subroutine attr_set_r4
+  subroutine attr_set_r8(c, name, value, stat, errmsg)
+    type(colfile_column), intent(inout) :: c
+    character(len=*), intent(in) :: name
+    real(c_double), intent(in), target :: value
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    call attr_set_raw(c, name, 'f8', 1_c_int64_t, c_loc(value), stat, errmsg)
+  end subroutine attr_set_r8
+  subroutine attr_set_i4_1(c, name, value, stat, errmsg)
+    type(colfile_column), intent(inout) :: c
+    character(len=*), intent(in) :: name
+    integer(c_int32_t), intent(in), target, contiguous :: value(:)
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    call attr_set_raw(c, name, 'i4', size(value, kind=c_int64_t), c_loc(value), stat, errmsg)
+  end subroutine attr_set_i4_1
+  subroutine attr_set_i8_1(c, name, value, stat, errmsg)
+    type(colfile_column), intent(inout) :: c
+    character(len=*), intent(in) :: name
+    integer(c_int64_t), intent(in), target, contiguous :: value(:)
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    call attr_set_raw(c, name, 'i8', size(value, kind=c_int64_t), c_loc(value), stat, errmsg)
+  end subroutine attr_set_i8_1
+  subroutine attr_set_r4_1(c, name, value, stat, errmsg)
+    type(colfile_column), intent(inout) :: c
+    character(len=*), intent(in) :: name
+    real(c_float), intent(in), target, contiguous :: value(:)
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    call attr_set_raw(c, name, 'f4', size(value, kind=c_int64_t), c_loc(value), stat, errmsg)
+  end subroutine attr_set_r4_1
+  subroutine attr_set_r8_1(c, name, value, stat, errmsg)
+    type(colfile_column), intent(inout) :: c
+    character(len=*), intent(in) :: name
+    real(c_double), intent(in), target, contiguous :: value(:)
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    call attr_set_raw(c, name, 'f8', size(value, kind=c_int64_t), c_loc(value), stat, errmsg)
+  end subroutine attr_set_r8_1
+
+  ! A string attribute (stored as Python stores a str); trailing blanks
+  ! are dropped.
+  subroutine attr_set_str(c, name, value, stat, errmsg)
+    type(colfile_column), intent(inout) :: c
+    character(len=*), intent(in) :: name, value
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    type(cf_error_t) :: err
+    call cf_finish(cf_column_attr_set_string(c%ptr, f_c_string(name), f_c_string(value), err), &
+      err, stat, errmsg)
+  end subroutine attr_set_str
+
+  ! Elements of attribute `name` (0 with stat /= 0 if absent).
+  integer(c_int64_t) function colfile_attr_count(c, name, stat, errmsg)
+    type(colfile_column), intent(inout) :: c
+    character(len=*), intent(in) :: name
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    type(cf_error_t) :: err
+    type(c_ptr) :: dtype, data
+    integer(c_int) :: rc
+    colfile_attr_count = 0
+    rc = cf_column_attr_get(c%ptr, f_c_string(name), dtype, colfile_attr_count, data, err)
+    if (rc /= 0) colfile_attr_count = 0
+    call cf_finish(rc, err, stat, errmsg)
+  end function colfile_attr_count
+
+  ! Read attribute `name` converted to `dtype` into n elements at p; with
+  ! exact, it must have exactly n elements.
+  subroutine attr_get_raw(c, name, dtype, n, p, stat, errmsg)
+    type(colfile_column), intent(inout) :: c
+    character(len=*), intent(in) :: name, dtype
+    integer(c_int64_t), intent(in) :: n
+    type(c_ptr), intent(in) :: p
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    type(cf_error_t) :: err
+    call cf_finish(cf_column_attr_get_as(c%ptr, f_c_string(name), f_c_string(dtype), p, n, c_null_ptr, err), &
+      err, stat, errmsg)
+  end subroutine attr_get_raw
+
+  subroutine attr_get_i4(c, name, value, stat, errmsg)
+    type(colfile_column), intent(inout) :: c
+    character(len=*), intent(in) :: name
+    integer(c_int32_t), intent(inout), target :: value
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    call attr_get_raw(c, name, 'i4', 1_c_int64_t, c_loc(value), stat, errmsg)
+  end subroutine attr_get_i4
+  subroutine attr_get_i8(c, name, value, stat, errmsg)
+    type(colfile_column), intent(inout) :: c
+    character(len=*), intent(in) :: name
+    integer(c_int64_t), intent(inout), target :: value
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    call attr_get_raw(c, name, 'i8', 1_c_int64_t, c_loc(value), stat, errmsg)
+  end subroutine attr_get_i8
+  subroutine attr_get_r4(c, name, value, stat, errmsg)
+    type(colfile_column), intent(inout) :: c
+    character(len=*), intent(in) :: name
+    real(c_float), intent(inout), target :: value
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    call attr_get_raw(c, name, 'f4', 1_c_int64_t, c_loc(value), stat, errmsg)
+  end subroutine attr_get_r4
+  subroutine attr_get_r8(c, name, value, stat, errmsg)
+    type(colfile_column), intent(inout) :: c
+    character(len=*), intent(in) :: name
+    real(c_double), intent(inout), target :: value
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    call attr_get_raw(c, name, 'f8', 1_c_int64_t, c_loc(value), stat, errmsg)
+  end subroutine attr_get_r8
+
+  ! Arrays: allocated to the attribute's length.
+  subroutine attr_get_i4_1(c, name, value, stat, errmsg)
+    type(colfile_column), intent(inout) :: c
+    character(len=*), intent(in) :: name
+    integer(c_int32_t), allocatable, target, intent(out) :: value(:)
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    integer(c_int64_t) :: n
+    call attr_len(c, name, n, stat, errmsg)
+    allocate(value(max(n, 0_c_int64_t)))
+    if (n < 0) return
+    call attr_get_raw(c, name, 'i4', n, c_loc(value), stat, errmsg)
+  end subroutine attr_get_i4_1
+  subroutine attr_get_i8_1(c, name, value, stat, errmsg)
+    type(colfile_column), intent(inout) :: c
+    character(len=*), intent(in) :: name
+    integer(c_int64_t), allocatable, target, intent(out) :: value(:)
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    integer(c_int64_t) :: n
+    call attr_len(c, name, n, stat, errmsg)
+    allocate(value(max(n, 0_c_int64_t)))
+    if (n < 0) return
+    call attr_get_raw(c, name, 'i8', n, c_loc(value), stat, errmsg)
+  end subroutine attr_get_i8_1
+  subroutine attr_get_r4_1(c, name, value, stat, errmsg)
+    type(colfile_column), intent(inout) :: c
+    character(len=*), intent(in) :: name
+    real(c_float), allocatable, target, intent(out) :: value(:)
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    integer(c_int64_t) :: n
+    call attr_len(c, name, n, stat, errmsg)
+    allocate(value(max(n, 0_c_int64_t)))
+    if (n < 0) return
+    call attr_get_raw(c, name, 'f4', n, c_loc(value), stat, errmsg)
+  end subroutine attr_get_r4_1
+  subroutine attr_get_r8_1(c, name, value, stat, errmsg)
+    type(colfile_column), intent(inout) :: c
+    character(len=*), intent(in) :: name
+    real(c_double), allocatable, target, intent(out) :: value(:)
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    integer(c_int64_t) :: n
+    call attr_len(c, name, n, stat, errmsg)
+    allocate(value(max(n, 0_c_int64_t)))
+    if (n < 0) return
+    call attr_get_raw(c, name, 'f8', n, c_loc(value), stat, errmsg)
+  end subroutine attr_get_r8_1
+
+  ! The element count of attribute `name` into n, or -1 (and stat/errmsg
+  ! set) if it cannot be read.
+  subroutine attr_len(c, name, n, stat, errmsg)
+    type(colfile_column), intent(inout) :: c
+    character(len=*), intent(in) :: name
+    integer(c_int64_t), intent(out) :: n
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    type(cf_error_t) :: err
+    type(c_ptr) :: dtype, data
+    integer(c_int) :: rc
+    rc = cf_column_attr_get(c%ptr, f_c_string(name), dtype, n, data, err)
+    if (rc /= 0) n = -1
+    call cf_finish(rc, err, stat, errmsg)
+  end subroutine attr_len
+
+  ! A string attribute, allocated to its length.
+  subroutine attr_get_str(c, name, value, stat, errmsg)
+    type(colfile_column), intent(inout) :: c
+    character(len=*), intent(in) :: name
+    character(len=:), allocatable, intent(out) :: value
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    type(cf_error_t) :: err
+    type(c_ptr) :: p
+    integer(c_size_t) :: n
+    integer(c_int) :: rc
+    rc = cf_column_attr_get_string(c%ptr, f_c_string(name), p, n, err)
+    if (rc == 0) then
+      value = c_f_string(p)
+      call cf_free(p)
+    else
+      value = ''
+    end if
+    call cf_finish(rc, err, stat, errmsg)
+  end subroutine attr_get_str
+
+  subroutine colfile_attr_names(c, names, stat, errmsg)
+    type(colfile_column), intent(inout) :: c
+    character(len=:), allocatable, intent(out) :: names(:)
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    type(cf_error_t) :: err
+    type(c_ptr) :: list
+    integer(c_int64_t) :: count
+    integer(c_int) :: rc
+    rc = cf_column_attr_names(c%ptr, list, count, err)
+    if (rc == 0) then
+      call c_f_names(list, count, names)
+    else
+      allocate(character(len=0) :: names(0))
+    end if
+    call cf_finish(rc, err, stat, errmsg)
+  end subroutine colfile_attr_names
+
+  subroutine colfile_attr_delete(c, name, stat, errmsg)
+    type(colfile_column), intent(inout) :: c
+    character(len=*), intent(in) :: name
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    type(cf_error_t) :: err
+    call cf_finish(cf_column_attr_delete(c%ptr, f_c_string(name), err), err, stat, errmsg)
+  end subroutine colfile_attr_delete
+
+end module colfile

@@ -1,0 +1,439 @@
+! colfile_mpi - the collective layer (include/colfile_mpi.h) for Fortran.
+! Every procedure is collective over `comm`, a Fortran MPI communicator
+! handle (MPI_COMM_WORLD of `use mpi` or mpif.h, or any other integer
+! handle); the C side converts it with MPI_Comm_f2c, so this module needs
+! no MPI Fortran bindings itself.  Every rank gets the same stat; the
+! message names the failing rank.  Close Files with colfile_close (module
+! colfile) on each rank.
+module colfile_mpi
+  use, intrinsic :: iso_c_binding
+  use colfile_c
+  implicit none
+  private
+
+  public :: colfile_mpi_open, colfile_mpi_list, colfile_mpi_column_create, colfile_mpi_column_open, &
+    colfile_mpi_column_close, colfile_mpi_grow, colfile_mpi_write, colfile_mpi_read, colfile_mpi_attr_set
+
+  ! How collective writes are planned (include/colfile_mpi.h,
+  ! struct cf_mpi_options; zero: the default).
+  type, bind(c), public :: colfile_mpi_options
+    integer(c_int) :: mode = 0
+    integer(c_int64_t) :: concurrency = 0
+    integer(c_int64_t) :: nfile = 0
+    integer(c_int64_t) :: blob_bytes = 0
+    integer(c_int) :: align_blobs_to_ranks = 0
+    integer(c_int64_t) :: group_bytes = 0
+    integer(c_int64_t) :: small_bytes = 0
+  end type colfile_mpi_options
+
+  ! Values of colfile_mpi_options%mode (enum cf_io_mode).
+  integer(c_int), parameter, public :: COLFILE_IO_AUTO = 0, COLFILE_IO_THROTTLED = 1, &
+    COLFILE_IO_AGGREGATED = 2
+
+  include 'colfile_mpi_rw_generic.inc'
+
+  interface colfile_mpi_attr_set
+    module procedure mpi_attr_set_i4_0, mpi_attr_set_i4_1, mpi_attr_set_i8_0, mpi_attr_set_i8_1, &
+      mpi_attr_set_r4_0, mpi_attr_set_r4_1, mpi_attr_set_r8_0, mpi_attr_set_r8_1, mpi_attr_set_str
+  end interface colfile_mpi_attr_set
+
+  interface
+    function cf_f_mpi_file_open(out, comm, path, flags, err) bind(c, name='cf_f_mpi_file_open')
+      import :: c_ptr, c_char, c_int, cf_error_t
+      type(c_ptr), intent(out) :: out
+      integer(c_int), value :: comm, flags
+      character(kind=c_char), intent(in) :: path(*)
+      type(cf_error_t), intent(inout) :: err
+      integer(c_int) :: cf_f_mpi_file_open
+    end function cf_f_mpi_file_open
+    function cf_f_mpi_file_list(f, comm, names, count, err) bind(c, name='cf_f_mpi_file_list')
+      import :: c_ptr, c_int, c_int64_t, cf_error_t
+      type(c_ptr), value :: f
+      integer(c_int), value :: comm
+      type(c_ptr), intent(out) :: names
+      integer(c_int64_t), intent(out) :: count
+      type(cf_error_t), intent(inout) :: err
+      integer(c_int) :: cf_f_mpi_file_list
+    end function cf_f_mpi_file_list
+    function cf_f_mpi_column_create(out, f, comm, name, dtype, nmemb, local_rows, opt, first_row, err) &
+        bind(c, name='cf_f_mpi_column_create')
+      import :: c_ptr, c_char, c_int, c_int64_t, cf_error_t
+      type(c_ptr), intent(out) :: out
+      type(c_ptr), value :: f, opt
+      integer(c_int), value :: comm
+      character(kind=c_char), intent(in) :: name(*), dtype(*)
+      integer(c_int64_t), value :: nmemb, local_rows
+      integer(c_int64_t), intent(out) :: first_row
+      type(cf_error_t), intent(inout) :: err
+      integer(c_int) :: cf_f_mpi_column_create
+    end function cf_f_mpi_column_create
+    function cf_f_mpi_column_open(out, f, comm, name, err) bind(c, name='cf_f_mpi_column_open')
+      import :: c_ptr, c_char, c_int, cf_error_t
+      type(c_ptr), intent(out) :: out
+      type(c_ptr), value :: f
+      integer(c_int), value :: comm
+      character(kind=c_char), intent(in) :: name(*)
+      type(cf_error_t), intent(inout) :: err
+      integer(c_int) :: cf_f_mpi_column_open
+    end function cf_f_mpi_column_open
+    function cf_f_mpi_column_write(c, comm, start, count, buf, dtype, row_stride, elem_stride, opt, err) &
+        bind(c, name='cf_f_mpi_column_write')
+      import :: c_ptr, c_char, c_int, c_int64_t, cf_error_t
+      type(c_ptr), value :: c, buf, opt
+      integer(c_int), value :: comm
+      integer(c_int64_t), value :: start, count, row_stride, elem_stride
+      character(kind=c_char), intent(in) :: dtype(*)
+      type(cf_error_t), intent(inout) :: err
+      integer(c_int) :: cf_f_mpi_column_write
+    end function cf_f_mpi_column_write
+    function cf_f_mpi_column_read(c, comm, start, count, buf, dtype, row_stride, elem_stride, opt, err) &
+        bind(c, name='cf_f_mpi_column_read')
+      import :: c_ptr, c_char, c_int, c_int64_t, cf_error_t
+      type(c_ptr), value :: c, buf, opt
+      integer(c_int), value :: comm
+      integer(c_int64_t), value :: start, count, row_stride, elem_stride
+      character(kind=c_char), intent(in) :: dtype(*)
+      type(cf_error_t), intent(inout) :: err
+      integer(c_int) :: cf_f_mpi_column_read
+    end function cf_f_mpi_column_read
+    function cf_f_mpi_column_grow(c, f, comm, local_rows, opt, first_row, err) bind(c, name='cf_f_mpi_column_grow')
+      import :: c_ptr, c_int, c_int64_t, cf_error_t
+      type(c_ptr), intent(inout) :: c
+      type(c_ptr), value :: f, opt
+      integer(c_int), value :: comm
+      integer(c_int64_t), value :: local_rows
+      integer(c_int64_t), intent(out) :: first_row
+      type(cf_error_t), intent(inout) :: err
+      integer(c_int) :: cf_f_mpi_column_grow
+    end function cf_f_mpi_column_grow
+    function cf_f_mpi_column_attr_set(c, comm, name, dtype, nmemb, data, err) &
+        bind(c, name='cf_f_mpi_column_attr_set')
+      import :: c_ptr, c_char, c_int, c_int64_t, cf_error_t
+      type(c_ptr), value :: c, data
+      integer(c_int), value :: comm
+      character(kind=c_char), intent(in) :: name(*), dtype(*)
+      integer(c_int64_t), value :: nmemb
+      type(cf_error_t), intent(inout) :: err
+      integer(c_int) :: cf_f_mpi_column_attr_set
+    end function cf_f_mpi_column_attr_set
+    function cf_f_mpi_column_close(c, comm, err) bind(c, name='cf_f_mpi_column_close')
+      import :: c_ptr, c_int, cf_error_t
+      type(c_ptr), value :: c
+      integer(c_int), value :: comm
+      type(cf_error_t), intent(inout) :: err
+      integer(c_int) :: cf_f_mpi_column_close
+    end function cf_f_mpi_column_close
+  end interface
+
+contains
+
+  function opt_ptr(options) result(p)
+    type(colfile_mpi_options), intent(in), optional, target :: options
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (present(options)) p = c_loc(options)
+  end function opt_ptr
+
+  ! Open (flags: those of colfile_open) the File on every rank of comm.
+  subroutine colfile_mpi_open(f, comm, path, flags, stat, errmsg)
+    type(colfile_file), intent(out) :: f
+    integer, intent(in) :: comm
+    character(len=*), intent(in) :: path
+    integer, intent(in), optional :: flags
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    type(cf_error_t) :: err
+    integer(c_int) :: fl
+    fl = 0
+    if (present(flags)) fl = int(flags, c_int)
+    call cf_finish(cf_f_mpi_file_open(f%ptr, int(comm, c_int), f_c_string(path), fl, err), err, stat, errmsg)
+  end subroutine colfile_mpi_open
+
+  subroutine colfile_mpi_list(f, comm, names, stat, errmsg)
+    type(colfile_file), intent(in) :: f
+    integer, intent(in) :: comm
+    character(len=:), allocatable, intent(out) :: names(:)
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    type(cf_error_t) :: err
+    type(c_ptr) :: list
+    integer(c_int64_t) :: count
+    integer(c_int) :: rc
+    rc = cf_f_mpi_file_list(f%ptr, int(comm, c_int), list, count, err)
+    if (rc == 0) then
+      call c_f_names(list, count, names)
+    else
+      allocate(character(len=0) :: names(0))
+    end if
+    call cf_finish(rc, err, stat, errmsg)
+  end subroutine colfile_mpi_list
+
+  ! Create column `name` with local_rows rows from this rank (the size is
+  ! their sum); first_row gets this rank's first row.
+  subroutine colfile_mpi_column_create(c, f, comm, name, dtype, local_rows, nmemb, first_row, options, &
+      stat, errmsg)
+    type(colfile_column), intent(out) :: c
+    type(colfile_file), intent(in) :: f
+    integer, intent(in) :: comm
+    character(len=*), intent(in) :: name, dtype
+    integer(c_int64_t), intent(in) :: local_rows
+    integer(c_int64_t), intent(in), optional :: nmemb
+    integer(c_int64_t), intent(out), optional :: first_row
+    type(colfile_mpi_options), intent(in), optional, target :: options
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    type(cf_error_t) :: err
+    integer(c_int64_t) :: nm, first
+    nm = 1
+    if (present(nmemb)) nm = nmemb
+    first = 0
+    call cf_finish(cf_f_mpi_column_create(c%ptr, f%ptr, int(comm, c_int), f_c_string(name), f_c_string(dtype), &
+      nm, local_rows, opt_ptr(options), first, err), err, stat, errmsg)
+    if (present(first_row)) first_row = first
+  end subroutine colfile_mpi_column_create
+
+  subroutine colfile_mpi_column_open(c, f, comm, name, stat, errmsg)
+    type(colfile_column), intent(out) :: c
+    type(colfile_file), intent(in) :: f
+    integer, intent(in) :: comm
+    character(len=*), intent(in) :: name
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    type(cf_error_t) :: err
+    call cf_finish(cf_f_mpi_column_open(c%ptr, f%ptr, int(comm, c_int), f_c_string(name), err), err, stat, errmsg)
+  end subroutine colfile_mpi_column_open
+
+  ! Merge every rank's writes and commit once; the handles are released.
+  subroutine colfile_mpi_column_close(c, comm, stat, errmsg)
+    type(colfile_column), intent(inout) :: c
+    integer, intent(in) :: comm
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    type(cf_error_t) :: err
+    integer(c_int) :: rc
+    rc = cf_f_mpi_column_close(c%ptr, int(comm, c_int), err)
+    c%ptr = c_null_ptr
+    call cf_finish(rc, err, stat, errmsg)
+  end subroutine colfile_mpi_column_close
+
+  ! Append local_rows rows from each rank; first_row: this rank's first.
+  subroutine colfile_mpi_grow(c, f, comm, local_rows, first_row, options, stat, errmsg)
+    type(colfile_column), intent(inout) :: c
+    type(colfile_file), intent(in) :: f
+    integer, intent(in) :: comm
+    integer(c_int64_t), intent(in) :: local_rows
+    integer(c_int64_t), intent(out), optional :: first_row
+    type(colfile_mpi_options), intent(in), optional, target :: options
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    type(cf_error_t) :: err
+    integer(c_int64_t) :: first
+    first = 0
+    call cf_finish(cf_f_mpi_column_grow(c%ptr, f%ptr, int(comm, c_int), local_rows, opt_ptr(options), first, err), &
+      err, stat, errmsg)
+    if (present(first_row)) first_row = first
+  end subroutine colfile_mpi_grow
+
+  subroutine mpi_rw_write(c, comm, start, rank, nelem, dim1, p, dtype, width, is_str, options, stat, errmsg)
+    type(colfile_column), intent(inout) :: c
+    integer, intent(in) :: comm, rank, width
+    integer(c_int64_t), intent(in) :: start, nelem, dim1
+    type(c_ptr), intent(in) :: p
+    character(len=*), intent(in) :: dtype
+    logical, intent(in) :: is_str
+    type(colfile_mpi_options), intent(in), optional, target :: options
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    type(cf_error_t) :: err
+    character(kind=c_char, len=:), allocatable :: cdt
+    integer(c_int64_t) :: count, row_stride, w
+    integer(c_int) :: rc
+    integer :: lstat
+    character(len=512) :: lmsg
+    logical :: ok
+    character(kind=c_char), allocatable, target :: copy(:)
+    w = width
+    ! S values: the width is the character length ('S' comes in).
+    if (is_str) then
+      cdt = f_c_string(str_dtype(width))
+    else
+      cdt = f_c_string(dtype)
+    end if
+    ! A shape error on one rank must not leave the others waiting: the
+    ! write goes ahead with a count the C layer refuses on every rank.
+    call rw_layout(c, rank, nelem, dim1, w, count, row_stride, ok, lstat, lmsg)
+    if (.not. ok) then
+      count = -1
+      row_stride = w
+    end if
+    if (is_str .and. ok) then
+      call strings_to_c(p, nelem, w, copy)
+      rc = cf_f_mpi_column_write(c%ptr, int(comm, c_int), start, count, c_loc(copy), cdt, &
+        row_stride, w, opt_ptr(options), err)
+    else
+      rc = cf_f_mpi_column_write(c%ptr, int(comm, c_int), start, count, p, cdt, &
+        row_stride, w, opt_ptr(options), err)
+    end if
+    call mpi_finish(rc, err, ok, lmsg, stat, errmsg)
+  end subroutine mpi_rw_write
+
+  subroutine mpi_rw_read(c, comm, start, rank, nelem, dim1, p, dtype, width, is_str, options, stat, errmsg)
+    type(colfile_column), intent(inout) :: c
+    integer, intent(in) :: comm, rank, width
+    integer(c_int64_t), intent(in) :: start, nelem, dim1
+    type(c_ptr), intent(in) :: p
+    character(len=*), intent(in) :: dtype
+    logical, intent(in) :: is_str
+    type(colfile_mpi_options), intent(in), optional, target :: options
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    type(cf_error_t) :: err
+    character(kind=c_char, len=:), allocatable :: cdt
+    integer(c_int64_t) :: count, row_stride, w
+    integer(c_int) :: rc
+    integer :: lstat
+    character(len=512) :: lmsg
+    logical :: ok
+    w = width
+    ! S values: the width is the character length ('S' comes in).
+    if (is_str) then
+      cdt = f_c_string(str_dtype(width))
+    else
+      cdt = f_c_string(dtype)
+    end if
+    call rw_layout(c, rank, nelem, dim1, w, count, row_stride, ok, lstat, lmsg)
+    if (.not. ok) then
+      count = -1
+      row_stride = w
+    end if
+    rc = cf_f_mpi_column_read(c%ptr, int(comm, c_int), start, count, p, cdt, row_stride, w, &
+      opt_ptr(options), err)
+    if (rc == 0 .and. is_str) call strings_from_c(p, nelem * w)
+    call mpi_finish(rc, err, ok, lmsg, stat, errmsg)
+  end subroutine mpi_rw_read
+
+  ! The outcome of a collective read or write: on the rank whose array
+  ! did not fit the column, its own message (the others get the C layer's).
+  subroutine mpi_finish(rc, err, ok, lmsg, stat, errmsg)
+    integer(c_int), intent(in) :: rc
+    type(cf_error_t), intent(in) :: err
+    logical, intent(in) :: ok
+    character(len=*), intent(in) :: lmsg
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    if (ok .or. rc == 0) then
+      call cf_finish(rc, err, stat, errmsg)
+    else
+      call cf_fail(int(rc), trim(lmsg), stat, errmsg)
+    end if
+  end subroutine mpi_finish
+
+  include 'colfile_mpi_rw.inc'
+
+  ! Attributes set collectively (rank 0's value is stored).
+  subroutine mpi_attr_raw(c, comm, name, dtype, n, p, stat, errmsg)
+    type(colfile_column), intent(inout) :: c
+    integer, intent(in) :: comm
+    character(len=*), intent(in) :: name, dtype
+    integer(c_int64_t), intent(in) :: n
+    type(c_ptr), intent(in) :: p
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    type(cf_error_t) :: err
+    call cf_finish(cf_f_mpi_column_attr_set(c%ptr, int(comm, c_int), f_c_string(name), f_c_string(dtype), &
+      n, p, err), err, stat, errmsg)
+  end subroutine mpi_attr_raw
+
+  subroutine mpi_attr_set_i4_0(c, comm, name, value, stat, errmsg)
+    type(colfile_column), intent(inout) :: c
+    integer, intent(in) :: comm
+    character(len=*), intent(in) :: name
+    integer(c_int32_t), intent(in), target :: value
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    call mpi_attr_raw(c, comm, name, 'i4', 1_c_int64_t, c_loc(value), stat, errmsg)
+  end subroutine mpi_attr_set_i4_0
+  subroutine mpi_attr_set_i4_1(c, comm, name, value, stat, errmsg)
+    type(colfile_column), intent(inout) :: c
+    integer, intent(in) :: comm
+    character(len=*), intent(in) :: name
+    integer(c_int32_t), intent(in), target, contiguous :: value(:)
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    call mpi_attr_raw(c, comm, name, 'i4', size(value, kind=c_int64_t), c_loc(value), stat, errmsg)
+  end subroutine mpi_attr_set_i4_1
+  subroutine mpi_attr_set_i8_0(c, comm, name, value, stat, errmsg)
+    type(colfile_column), intent(inout) :: c
+    integer, intent(in) :: comm
+    character(len=*), intent(in) :: name
+    integer(c_int64_t), intent(in), target :: value
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    call mpi_attr_raw(c, comm, name, 'i8', 1_c_int64_t, c_loc(value), stat, errmsg)
+  end subroutine mpi_attr_set_i8_0
+  subroutine mpi_attr_set_i8_1(c, comm, name, value, stat, errmsg)
+    type(colfile_column), intent(inout) :: c
+    integer, intent(in) :: comm
+    character(len=*), intent(in) :: name
+    integer(c_int64_t), intent(in), target, contiguous :: value(:)
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    call mpi_attr_raw(c, comm, name, 'i8', size(value, kind=c_int64_t), c_loc(value), stat, errmsg)
+  end subroutine mpi_attr_set_i8_1
+  subroutine mpi_attr_set_r4_0(c, comm, name, value, stat, errmsg)
+    type(colfile_column), intent(inout) :: c
+    integer, intent(in) :: comm
+    character(len=*), intent(in) :: name
+    real(c_float), intent(in), target :: value
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    call mpi_attr_raw(c, comm, name, 'f4', 1_c_int64_t, c_loc(value), stat, errmsg)
+  end subroutine mpi_attr_set_r4_0
+  subroutine mpi_attr_set_r4_1(c, comm, name, value, stat, errmsg)
+    type(colfile_column), intent(inout) :: c
+    integer, intent(in) :: comm
+    character(len=*), intent(in) :: name
+    real(c_float), intent(in), target, contiguous :: value(:)
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    call mpi_attr_raw(c, comm, name, 'f4', size(value, kind=c_int64_t), c_loc(value), stat, errmsg)
+  end subroutine mpi_attr_set_r4_1
+  subroutine mpi_attr_set_r8_0(c, comm, name, value, stat, errmsg)
+    type(colfile_column), intent(inout) :: c
+    integer, intent(in) :: comm
+    character(len=*), intent(in) :: name
+    real(c_double), intent(in), target :: value
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    call mpi_attr_raw(c, comm, name, 'f8', 1_c_int64_t, c_loc(value), stat, errmsg)
+  end subroutine mpi_attr_set_r8_0
+  subroutine mpi_attr_set_r8_1(c, comm, name, value, stat, errmsg)
+    type(colfile_column), intent(inout) :: c
+    integer, intent(in) :: comm
+    character(len=*), intent(in) :: name
+    real(c_double), intent(in), target, contiguous :: value(:)
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    call mpi_attr_raw(c, comm, name, 'f8', size(value, kind=c_int64_t), c_loc(value), stat, errmsg)
+  end subroutine mpi_attr_set_r8_1
+
+  subroutine mpi_attr_set_str(c, comm, name, value, stat, errmsg)
+    type(colfile_column), intent(inout) :: c
+    integer, intent(in) :: comm
+    character(len=*), intent(in) :: name, value
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    type(cf_error_t) :: err
+    character(kind=c_char), allocatable, target :: bytes(:)
+    integer :: i, n
+    n = len_trim(value)
+    allocate(bytes(max(n, 1)))
+    bytes = c_null_char
+    do i = 1, n
+      bytes(i) = value(i:i)
+    end do
+    call cf_finish(cf_f_mpi_column_attr_set(c%ptr, int(comm, c_int), f_c_string(name), f_c_string('a1'), &
+      int(max(n, 1), c_int64_t), c_loc(bytes), err), err, stat, errmsg)
+  end subroutine mpi_attr_set_str
+
+end module colfile_mpi

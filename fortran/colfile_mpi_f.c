@@ -1,0 +1,66 @@
+/* colfile_mpi_f.c - the C side of the Fortran module colfile_mpi: the
+ * collective functions of colfile_mpi.h with the communicator as a Fortran
+ * handle (MPI_Fint, what `use mpi` and mpif.h give), converted here with
+ * MPI_Comm_f2c, so that the module needs no MPI Fortran bindings. */
+#include <mpi.h>
+
+#include "colfile_mpi.h"
+
+/* Exported for the Fortran module only; not part of the C API. */
+#define CF_F_API __attribute__((visibility("default")))
+
+CF_F_API int cf_f_mpi_file_open(cf_file **out, MPI_Fint comm, const char *path, int flags, cf_error *err)
+{
+    return cf_mpi_file_open(out, MPI_Comm_f2c(comm), path, flags, err);
+}
+
+CF_F_API int cf_f_mpi_file_list(cf_file *f, MPI_Fint comm, char ***names, int64_t *count, cf_error *err)
+{
+    return cf_mpi_file_list(f, MPI_Comm_f2c(comm), names, count, err);
+}
+
+CF_F_API int cf_f_mpi_column_create(cf_column **out, cf_file *f, MPI_Fint comm, const char *name,
+                                    const char *dtype, int64_t nmemb, int64_t local_rows,
+                                    const cf_mpi_options *opt, int64_t *first_row, cf_error *err)
+{
+    return cf_mpi_column_create(out, f, MPI_Comm_f2c(comm), name, dtype, nmemb, local_rows, opt,
+                                first_row, err);
+}
+
+CF_F_API int cf_f_mpi_column_open(cf_column **out, cf_file *f, MPI_Fint comm, const char *name, cf_error *err)
+{
+    return cf_mpi_column_open(out, f, MPI_Comm_f2c(comm), name, err);
+}
+
+CF_F_API int cf_f_mpi_column_write(cf_column *c, MPI_Fint comm, int64_t start, int64_t count,
+                                   const void *buf, const char *buf_dtype, int64_t row_stride,
+                                   int64_t elem_stride, const cf_mpi_options *opt, cf_error *err)
+{
+    return cf_mpi_column_write(c, MPI_Comm_f2c(comm), start, count, buf, buf_dtype, row_stride,
+                               elem_stride, opt, err);
+}
+
+CF_F_API int cf_f_mpi_column_read(cf_column *c, MPI_Fint comm, int64_t start, int64_t count, void *buf,
+                                  const char *buf_dtype, int64_t row_stride, int64_t elem_stride,
+                                  const cf_mpi_options *opt, cf_error *err)
+{
+    return cf_mpi_column_read(c, MPI_Comm_f2c(comm), start, count, buf, buf_dtype, row_stride,
+                              elem_stride, opt, err);
+}
+
+CF_F_API int cf_f_mpi_column_grow(cf_column **c, cf_file *f, MPI_Fint comm, int64_t local_rows,
+                                  const cf_mpi_options *opt, int64_t *first_row, cf_error *err)
+{
+    return cf_mpi_column_grow(c, f, MPI_Comm_f2c(comm), local_rows, opt, first_row, err);
+}
+
+CF_F_API int cf_f_mpi_column_attr_set(cf_column *c, MPI_Fint comm, const char *name, const char *dtype,
+                                      int64_t nmemb, const void *data, cf_error *err)
+{
+    return cf_mpi_column_attr_set(c, MPI_Comm_f2c(comm), name, dtype, nmemb, data, err);
+}
+
+CF_F_API int cf_f_mpi_column_close(cf_column *c, MPI_Fint comm, cf_error *err)
+{
+    return cf_mpi_column_close(c, MPI_Comm_f2c(comm), err);
+}

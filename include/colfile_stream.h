@@ -1,0 +1,211 @@
+/* colfile_stream.h - task-local streams (docs/format.md 8.7, docs/streams.md).
+ *
+ * A stream is a column whose writers do not know their sizes in advance:
+ * each of its tasks (an MPI rank, or one of several tasks a serial program
+ * writes for) appends rows to its own logical stream, any number of times,
+ * with no communication, into a few physical files shared by neighbouring
+ * tasks, in chunks aligned to the file system's block size.  A commit
+ * (cf_stream_flush, cf_stream_close) records how far every task got; a
+ * crash leaves the stream absent or at its last commit.  Readers read one
+ * task's rows, or all rows as one column: task 0's, then task 1's, ...
+ *
+ * The conventions of colfile.h hold.  colfile_mpi.h has the collective
+ * open, flush and close over a communicator; the functions marked
+ * "binding" below are what that layer and the Python package use to move
+ * task state between processes.
+ */
+#ifndef COLFILE_STREAM_H
+#define COLFILE_STREAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "colfile.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The largest chunk and the most files of a stream (docs/format.md 8.7). */
+#define CF_STREAM_CHUNK_MAX ((int64_t)1 << 40)
+#define CF_STREAM_FILES_MAX 16777216
+#define CF_STREAM_TASKS_MAX 2147483647
+/* The chunk a stream gets when none is asked for, rounded up to the
+ * alignment. */
+#define CF_STREAM_CHUNK_DEFAULT ((int64_t)1 << 20)
+
+/* How a stream's tasks are laid out in its physical files. */
+typedef struct cf_stream_layout {
+    int64_t tasks;  /* P: tasks (1 .. CF_STREAM_TASKS_MAX) */
+    int64_t files;  /* M: physical files (1 .. min(P, CF_STREAM_FILES_MAX)) */
+    int64_t chunk;  /* C: bytes per chunk, a multiple of align */
+    int64_t align;  /* A: the alignment of chunks (the file system's block) */
+} cf_stream_layout;
+
+/* ------------------------------------------------------------------ */
+/* The layout arithmetic (no I/O, no communication)                    */
+/* ------------------------------------------------------------------ */
+
+/* The physical file that holds task `task` of `tasks` tasks over `files`
+ * files, with the first task of that file in *first and its task count in
+ * *count (either may be NULL); -1 when an argument is out of range. */
+CF_API int64_t cf_stream_file_of(int64_t tasks, int64_t files, int64_t task, int64_t *first, int64_t *count);
+
+/* The byte offset, in its physical file, of chunk `block` of task `task`:
+ * (block * tasks_in_file + local_task) * chunk; -1 when out of range or
+ * beyond 2^62. */
+CF_API int64_t cf_stream_chunk_offset(const cf_stream_layout *layout, int64_t task, int64_t block);
+
+/* Fill *out for `tasks` tasks: `files` (0: one), `chunk` (0:
+ * CF_STREAM_CHUNK_DEFAULT) and `align` (0: st_blksize of the File's
+ * directory); the chunk is rounded up to a multiple of the alignment.
+ * CF_EARG naming the value out of range. */
+CF_API int cf_stream_layout_choose(cf_stream_layout *out, cf_file *f, int64_t tasks, int64_t files,
+                                   int64_t chunk, int64_t align, cf_error *err);
+
+/* ------------------------------------------------------------------ */
+/* Writing                                                             */
+/* ------------------------------------------------------------------ */
+
+typedef struct cf_stream_writer cf_stream_writer;
+typedef struct cf_stream_task cf_stream_task;
+
+/* Create stream `name` in File f (opened for writing): rows of `dtype`
+ * (a column dtype, docs/format.md 4.3) with `nmemb` elements each, or
+ * opaque bytes with dtype "raw" (nmemb 1).  Takes the writer lock of the
+ * name and makes a hidden staging directory; nothing is visible at `name`
+ * until the first commit, which replaces an existing stream there (never a
+ * column: CF_EKIND).  CF_EBUSY when another writer holds the name. */
+CF_API int cf_stream_create(cf_stream_writer **out, cf_file *f, const char *name, const char *dtype,
+                            int64_t nmemb, const cf_stream_layout *layout, cf_error *err);
+
+/* Reopen the committed stream `name` of f to append more (a job that
+ * restarts from its last checkpoint): the layout, dtype and nmemb are the
+ * stream's (cf_stream_writer_info), and each task continues after its
+ * committed rows; whatever a crash left beyond them is written over.  Takes
+ * the writer lock as cf_stream_create does.  CF_ENOENT when there is no
+ * stream, CF_EKIND for a column, CF_EFORMAT for a damaged table. */
+CF_API int cf_stream_reopen(cf_stream_writer **out, cf_file *f, const char *name, cf_error *err);
+
+/* The layout, dtype (normalised, or "raw") and nmemb of a writer (any
+ * pointer may be NULL). */
+CF_API void cf_stream_writer_info(const cf_stream_writer *w, cf_stream_layout *layout, char dtype[CF_DTYPE_MAX],
+                                  int64_t *nmemb);
+
+/* A handle for writing task `task` (0 .. tasks-1) of w: it opens (and
+ * creates) the task's physical file.  A task has at most one handle; it
+ * belongs to w and is freed by cf_stream_close or cf_stream_discard.
+ * CF_EARG for a task out of range, CF_EBUSY for one already open. */
+CF_API int cf_stream_task_open(cf_stream_task **out, cf_stream_writer *w, int64_t task, cf_error *err);
+
+/* Append `count` rows (dtype "raw": bytes) at the end of the task's
+ * stream, with no communication: chunk after chunk, each at the offset
+ * cf_stream_chunk_offset gives.  The rows are part of the stream at the
+ * next commit.  CF_EIO naming the physical file on a failed write; the
+ * task then refuses further appends (CF_EIO) and its committed rows stay. */
+CF_API int cf_stream_append(cf_stream_task *t, const void *rows, int64_t count, cf_error *err);
+
+/* The rows appended to the task so far (committed or not). */
+CF_API int64_t cf_stream_task_rows(const cf_stream_task *t);
+
+/* Commit: make every task opened through w durable and record how far each
+ * got in colfile-stream-v1 (docs/format.md 8.7); the first commit makes the
+ * stream visible.  Tasks never opened keep their last committed rows (none
+ * at first). */
+CF_API int cf_stream_flush(cf_stream_writer *w, cf_error *err);
+
+/* Commit as cf_stream_flush, then release w, its tasks and the lock.  w is
+ * freed even on failure. */
+CF_API int cf_stream_close(cf_stream_writer *w, cf_error *err);
+
+/* Release w without committing: what the last commit recorded stays (a
+ * stream never committed is removed).  Accepts NULL. */
+CF_API void cf_stream_discard(cf_stream_writer *w);
+
+/* Binding: the directory the tasks write in (the staging directory until
+ * the first commit, then the stream's). */
+CF_API const char *cf_stream_writer_dir(const cf_stream_writer *w);
+
+/* Binding: a writer on another process for a stream that `owner` (made by
+ * cf_stream_create) is writing in directory `dir`: it opens tasks there and
+ * never commits nor locks; its tasks' states go to the owner
+ * (cf_stream_task_state, cf_stream_commit_states).  Every process must
+ * pass the same dtype, nmemb and layout.  When `dir` holds a committed
+ * table (a stream reopened by cf_stream_reopen), its tasks continue after
+ * their committed rows as the owner's do; a table of another layout or row
+ * type is refused (CF_EARG). */
+CF_API int cf_stream_join(cf_stream_writer **out, cf_file *f, const char *name, const char *dir, const char *dtype,
+                          int64_t nmemb, const cf_stream_layout *layout, cf_error *err);
+
+/* Binding: fsync the task's physical file (unless the File is not
+ * durable) and write its state (task, bytes, chunk CRC32Cs; little-endian)
+ * into buf (cap bytes; buf may be NULL with cap 0 to learn the size);
+ * *len is the size.  CF_ERANGE when cap is too small. */
+CF_API int cf_stream_task_state(cf_stream_task *t, void *buf, int64_t cap, int64_t *len, cf_error *err);
+
+/* Binding: the owner records the states (concatenated results of
+ * cf_stream_task_state, len bytes) and commits as cf_stream_flush.  A state
+ * that would take a task backwards (fewer bytes, another CRC of a chunk
+ * committed whole) is refused with CF_EARG, committing nothing. */
+CF_API int cf_stream_commit_states(cf_stream_writer *w, const void *states, int64_t len, cf_error *err);
+
+/* ------------------------------------------------------------------ */
+/* Reading                                                             */
+/* ------------------------------------------------------------------ */
+
+typedef struct cf_stream_reader cf_stream_reader;
+
+/* Open the committed stream `name` of f for reading.  CF_ENOENT when there
+ * is none, CF_EKIND when `name` is a column, CF_EFORMAT naming the file and
+ * line when its table is damaged. */
+CF_API int cf_stream_open(cf_stream_reader **out, cf_file *f, const char *name, cf_error *err);
+
+/* Release a reader.  Accepts NULL. */
+CF_API void cf_stream_reader_close(cf_stream_reader *r);
+
+/* The stream's layout, dtype (normalised, or "raw"), elements per row and
+ * commit count (any pointer may be NULL). */
+CF_API void cf_stream_info(const cf_stream_reader *r, cf_stream_layout *layout, char dtype[CF_DTYPE_MAX],
+                           int64_t *nmemb, int64_t *commit);
+
+/* The bytes of one row (nmemb x width; 1 for "raw"). */
+CF_API int64_t cf_stream_row_bytes(const cf_stream_reader *r);
+
+/* Rows of the whole stream (every task's). */
+CF_API int64_t cf_stream_size(const cf_stream_reader *r);
+
+/* Committed rows of task `task`, and its first row in the global view;
+ * -1 for a task out of range. */
+CF_API int64_t cf_stream_task_size(const cf_stream_reader *r, int64_t task);
+CF_API int64_t cf_stream_task_start(const cf_stream_reader *r, int64_t task);
+
+/* Check each chunk's CRC32C when a read covers all its committed bytes
+ * (CF_ECHECKSUM naming the file, task and chunk on a mismatch). */
+CF_API void cf_stream_set_verify(cf_stream_reader *r, int on);
+
+/* Read rows start .. start+count-1 of task `task` into buf (count x
+ * row bytes, the stream's dtype).  CF_ERANGE beyond the task's rows,
+ * CF_ESHORT/CF_ENOENT naming a physical file that lacks committed bytes. */
+CF_API int cf_stream_read_task(cf_stream_reader *r, int64_t task, int64_t start, int64_t count, void *buf,
+                               cf_error *err);
+
+/* Read rows start .. start+count-1 of the global view (task 0's rows, then
+ * task 1's, ...) into buf, as cf_stream_read_task. */
+CF_API int cf_stream_read(cf_stream_reader *r, int64_t start, int64_t count, void *buf, cf_error *err);
+
+/* Where chunk `block` of task `task` is: its physical file, offset, the
+ * committed bytes in it and their CRC32C.  CF_ERANGE when the task has no
+ * such chunk. */
+CF_API int cf_stream_chunk(const cf_stream_reader *r, int64_t task, int64_t block, int64_t *file,
+                           int64_t *offset, int64_t *bytes, uint32_t *crc, cf_error *err);
+
+/* The streams of File f (directories holding colfile-stream-v1 and no
+ * header, found by the listing walk of docs/format.md 2.3), sorted; free
+ * with cf_names_free. */
+CF_API int cf_file_list_streams(cf_file *f, char ***names, int64_t *count, cf_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,220 @@
+"""Task-local streams (``include/colfile_stream.h``, docs/format.md 8.7):
+the layout arithmetic, writers and their tasks, task states handed
+between processes, readers.
+
+Writer, task and reader handles are opaque to the rest of colfile; a
+writer is released by :func:`close` or :func:`discard` (which also free
+its tasks), a reader by :func:`reader_close`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .._ffi import encode, encode_name, ffi, lib, string
+from ._errors import check, new_error
+from .memory import ptr, take_string_list
+
+__all__ = [
+    "file_of", "chunk_offset", "layout_choose", "create", "reopen", "writer_info", "join", "writer_dir", "task_open",
+    "append", "task_rows", "task_state", "commit_states", "flush", "close", "discard",
+    "open", "reader_close", "info", "size", "task_size", "task_start", "set_verify",
+    "read_task", "read", "chunk", "list_streams",
+]
+
+Layout = tuple[int, int, int, int]  # tasks, files, chunk, align
+
+
+def _layout(layout: Layout) -> Any:
+    c = ffi.new("cf_stream_layout *")
+    c.tasks, c.files, c.chunk, c.align = (int(v) for v in layout)
+    return c
+
+
+def file_of(tasks: int, files: int, task: int) -> tuple[int, int, int]:
+    """(file, first task of that file, tasks in it); file -1 out of range."""
+    first = ffi.new("int64_t *")
+    count = ffi.new("int64_t *")
+    f = lib().cf_stream_file_of(tasks, files, task, first, count)
+    return int(f), int(first[0]), int(count[0])
+
+
+def chunk_offset(layout: Layout, task: int, block: int) -> int:
+    """Offset of chunk ``block`` of ``task`` in its file (-1 out of range)."""
+    return int(lib().cf_stream_chunk_offset(_layout(layout), task, block))
+
+
+def layout_choose(fh: Any, tasks: int, files: int, chunk: int, align: int) -> Layout:
+    """``cf_stream_layout_choose``: (tasks, files, chunk, align)."""
+    out = ffi.new("cf_stream_layout *")
+    err = new_error()
+    check(lib().cf_stream_layout_choose(out, fh, tasks, files, chunk, align, err), err, "create")
+    return int(out.tasks), int(out.files), int(out.chunk), int(out.align)
+
+
+def create(fh: Any, name: str, dtype: str, nmemb: int, layout: Layout) -> Any:
+    """``cf_stream_create``: the owner's writer handle."""
+    out = ffi.new("cf_stream_writer **")
+    err = new_error()
+    check(lib().cf_stream_create(out, fh, encode_name(name), dtype.encode(), nmemb, _layout(layout), err),
+          err, "create")
+    return out[0]
+
+
+def reopen(fh: Any, name: str) -> Any:
+    """``cf_stream_reopen``: the owner's writer of a committed stream."""
+    out = ffi.new("cf_stream_writer **")
+    err = new_error()
+    check(lib().cf_stream_reopen(out, fh, encode_name(name), err), err, "column")
+    return out[0]
+
+
+def writer_info(w: Any) -> tuple[Layout, str, int]:
+    """(layout, dtype token or "raw", nmemb) of a writer."""
+    lay = ffi.new("cf_stream_layout *")
+    dt = ffi.new("char[16]")
+    nmemb = ffi.new("int64_t *")
+    lib().cf_stream_writer_info(w, lay, dt, nmemb)
+    return ((int(lay.tasks), int(lay.files), int(lay.chunk), int(lay.align)), ffi.string(dt).decode(),
+            int(nmemb[0]))
+
+
+def join(fh: Any, name: str, directory: str, dtype: str, nmemb: int, layout: Layout) -> Any:
+    """``cf_stream_join``: a writer on another process of the owner's stream."""
+    out = ffi.new("cf_stream_writer **")
+    err = new_error()
+    check(lib().cf_stream_join(out, fh, encode_name(name), encode(directory), dtype.encode(), nmemb,
+                               _layout(layout), err), err, "create")
+    return out[0]
+
+
+def writer_dir(w: Any) -> str:
+    """Where the writer's tasks write (``cf_stream_writer_dir``)."""
+    return string(lib().cf_stream_writer_dir(w))
+
+
+def task_open(w: Any, task: int) -> Any:
+    """``cf_stream_task_open``: the task's handle (owned by ``w``)."""
+    out = ffi.new("cf_stream_task **")
+    err = new_error()
+    check(lib().cf_stream_task_open(out, w, task, err), err, "create")
+    return out[0]
+
+
+def append(t: Any, rows: np.ndarray, count: int) -> None:
+    """``cf_stream_append`` of ``count`` rows from the C-contiguous array
+    ``rows`` (already in the stream's dtype)."""
+    err = new_error()
+    check(lib().cf_stream_append(t, ptr(rows) if count else ffi.NULL, count, err), err, "column")
+
+
+def task_rows(t: Any) -> int:
+    """Rows appended to the task so far."""
+    return int(lib().cf_stream_task_rows(t))
+
+
+def task_state(t: Any) -> bytes:
+    """``cf_stream_task_state``: the task's file made durable, and its state."""
+    n = ffi.new("int64_t *")
+    err = new_error()
+    L = lib()
+    check(L.cf_stream_task_state(t, ffi.NULL, 0, n, err), err, "column")
+    buf = bytearray(int(n[0]))
+    check(L.cf_stream_task_state(t, ffi.from_buffer(buf), len(buf), n, err), err, "column")
+    return bytes(buf)
+
+
+def commit_states(w: Any, states: bytes) -> None:
+    """``cf_stream_commit_states``: the owner commits these states."""
+    err = new_error()
+    check(lib().cf_stream_commit_states(w, states, len(states), err), err, "column")
+
+
+def flush(w: Any) -> None:
+    """``cf_stream_flush``: commit every task opened through ``w``."""
+    err = new_error()
+    check(lib().cf_stream_flush(w, err), err, "column")
+
+
+def close(w: Any) -> None:
+    """``cf_stream_close``: commit, then release ``w`` (also on failure)."""
+    err = new_error()
+    check(lib().cf_stream_close(w, err), err, "column")
+
+
+def discard(w: Any) -> None:
+    """``cf_stream_discard``: release ``w`` without committing."""
+    lib().cf_stream_discard(w)
+
+
+def open(fh: Any, name: str) -> Any:  # noqa: A001
+    """``cf_stream_open``: a reader of the committed stream."""
+    out = ffi.new("cf_stream_reader **")
+    err = new_error()
+    check(lib().cf_stream_open(out, fh, encode_name(name), err), err, "column")
+    return out[0]
+
+
+def reader_close(r: Any) -> None:
+    lib().cf_stream_reader_close(r)
+
+
+def info(r: Any) -> dict[str, Any]:
+    """The layout, dtype token (or ``"raw"``), nmemb and commit count."""
+    lay = ffi.new("cf_stream_layout *")
+    dt = ffi.new("char[16]")
+    nmemb = ffi.new("int64_t *")
+    commit = ffi.new("int64_t *")
+    lib().cf_stream_info(r, lay, dt, nmemb, commit)
+    return {"tasks": int(lay.tasks), "files": int(lay.files), "chunk": int(lay.chunk),
+            "align": int(lay.align), "dtype": ffi.string(dt).decode(), "nmemb": int(nmemb[0]),
+            "commit": int(commit[0])}
+
+
+def size(r: Any) -> int:
+    return int(lib().cf_stream_size(r))
+
+
+def task_size(r: Any, task: int) -> int:
+    return int(lib().cf_stream_task_size(r, task))
+
+
+def task_start(r: Any, task: int) -> int:
+    return int(lib().cf_stream_task_start(r, task))
+
+
+def set_verify(r: Any, on: bool) -> None:
+    lib().cf_stream_set_verify(r, 1 if on else 0)
+
+
+def read_task(r: Any, task: int, start: int, count: int, out: np.ndarray) -> None:
+    """``cf_stream_read_task`` into the C-contiguous array ``out``."""
+    err = new_error()
+    check(lib().cf_stream_read_task(r, task, start, count, ptr(out) if count else ffi.NULL, err), err,
+          "column")
+
+
+def read(r: Any, start: int, count: int, out: np.ndarray) -> None:
+    """``cf_stream_read`` (the global view) into the C-contiguous ``out``."""
+    err = new_error()
+    check(lib().cf_stream_read(r, start, count, ptr(out) if count else ffi.NULL, err), err, "column")
+
+
+def chunk(r: Any, task: int, block: int) -> tuple[int, int, int, int]:
+    """(file, offset, committed bytes, CRC32C) of a task's chunk."""
+    f = ffi.new("int64_t *")
+    off = ffi.new("int64_t *")
+    n = ffi.new("int64_t *")
+    crc = ffi.new("uint32_t *")
+    err = new_error()
+    check(lib().cf_stream_chunk(r, task, block, f, off, n, crc, err), err, "column")
+    return int(f[0]), int(off[0]), int(n[0]), int(crc[0])
+
+
+def list_streams(fh: Any) -> list[str]:
+    """The File's streams (``cf_file_list_streams``), sorted."""
+    err = new_error()
+    L = lib()
+    return take_string_list(lambda names, count: check(L.cf_file_list_streams(fh, names, count, err), err))

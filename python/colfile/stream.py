@@ -1,0 +1,434 @@
+"""Task-local streams: every task appends rows of unknown count, with no
+communication, into a few shared physical files; a commit records how far
+each task got (docs/streams.md, docs/format.md 8.7).
+
+Writing, serially for several tasks::
+
+    with colfile.File("run", "a") as f:
+        with colfile.stream.create(f, "log", "<f8", tasks=4) as w:
+            w.task(2).append(np.arange(10.0))
+            w.flush()                        # a checkpoint: committed, still open
+
+and under MPI (``File(..., comm=comm)``), one task per rank::
+
+    with colfile.stream.create(f, "particles", "<f4", nmemb=3) as w:
+        w.append(positions)                  # this rank's task; no communication
+
+Reading, by any number of processes::
+
+    s = colfile.stream.open(f, "particles")
+    s.task(3)          # task 3's rows, in the order it appended them
+    s[1000:2000]       # the global view: task 0's rows, then task 1's, ...
+    s.to_dask()
+
+The C and Python writers share the core, so the same appends give the same
+bytes whichever wrote them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from . import mpi as _mpi
+from ._core import stream as _s
+from ._dtypes import token
+from .errors import DTypeError, InvalidArgumentError
+
+from .file import File
+
+if TYPE_CHECKING:
+    import dask.array
+
+__all__ = ["create", "reopen", "open", "list_streams", "StreamWriter", "StreamTask", "Stream"]
+
+
+def _row_dtype(dtype: Any) -> tuple[str, np.dtype[Any]]:
+    """(the token C gets, the numpy dtype of one element)."""
+    if isinstance(dtype, str) and dtype == "raw":
+        return "raw", np.dtype(np.uint8)
+    dt = np.dtype(dtype)
+    return token(dt).decode(), dt
+
+
+def _nodes(comm: Any) -> int:
+    """One physical file per node: the ranks that share memory (as
+    cf_mpi_stream_files counts them, so C and Python choose alike)."""
+    split = getattr(comm, "Split_type", None)
+    if split is None:
+        return 1
+    from mpi4py import MPI  # noqa: PLC0415 -- only reached under mpi4py
+    node = split(MPI.COMM_TYPE_SHARED)
+    try:
+        return int(comm.allreduce(1 if node.rank == 0 else 0))
+    finally:
+        node.Free()
+
+
+class StreamTask:
+    """One task's logical stream (made by :meth:`StreamWriter.task`)."""
+
+    def __init__(self, writer: StreamWriter, handle: Any, index: int) -> None:
+        self._writer = writer
+        self._h = handle
+        #: the task's number
+        self.index = index
+
+    def append(self, rows: Any) -> None:
+        """Append ``rows`` (an array of the stream's dtype, shape ``(n,)``
+        or ``(n, nmemb)``; bytes for a raw stream) at the end of the task's
+        stream.  No communication; part of the stream at the next commit."""
+        self._writer._check_open()
+        w = self._writer
+        if w.raw:  # any bytes: of a bytes-like object, or of an array as it is in memory
+            arr = np.frombuffer(rows if isinstance(rows, (bytes, bytearray, memoryview))
+                                else np.ascontiguousarray(rows).tobytes(), np.uint8)
+        else:
+            arr = np.asarray(rows)
+            if arr.dtype != w.dtype:
+                try:  # numpy's same_kind rule: no float to int, no complex to float
+                    arr = arr.astype(w.dtype, casting="same_kind")
+                except TypeError as exc:
+                    raise DTypeError(f"{w.name}: cannot append {arr.dtype} rows to a stream of {w.dtype}: "
+                                     f"{exc}") from None
+            arr = np.ascontiguousarray(arr)
+        if w.nmemb > 1 and arr.size % w.nmemb:
+            raise InvalidArgumentError(f"{w.name}: {arr.size} values are not whole rows of {w.nmemb}")
+        _s.append(self._h, arr, arr.size // w.nmemb)
+
+    @property
+    def rows(self) -> int:
+        """Rows appended so far (committed or not)."""
+        return _s.task_rows(self._h)
+
+
+class StreamWriter:
+    """A stream being written (made by :func:`create`).  Commits with
+    :meth:`flush` and :meth:`close`; a writer dropped without them leaves
+    the stream at its last commit (absent if never committed)."""
+
+    def __init__(self, file: File, name: str, tok: str, dt: np.dtype[Any], nmemb: int,
+                 handle: Any, layout: tuple[int, int, int, int], owner: bool) -> None:
+        self.file = file
+        self.name = name
+        self.dtype = dt
+        self.nmemb = nmemb
+        self.raw = tok == "raw"
+        self.tasks, self.files, self.chunk, self.align = layout
+        self._h = handle
+        self._owner = owner
+        self._comm = file._comm
+        self._tasks: dict[int, StreamTask] = {}
+
+    def _check_open(self) -> None:
+        if self._h is None:
+            raise ValueError(f"stream {self.name!r} is closed")
+
+    def task(self, index: int | None = None) -> StreamTask:
+        """The writer of task ``index`` (under MPI: this rank's, the
+        default; serially: any task, 0 by default)."""
+        self._check_open()
+        if not self._comm.serial:
+            if index not in (None, self._comm.rank):
+                raise InvalidArgumentError(f"{self.name}: under comm= rank {self._comm.rank} writes task "
+                                           f"{self._comm.rank} only, not {index}")
+            index = self._comm.rank
+        index = 0 if index is None else int(index)
+        t = self._tasks.get(index)
+        if t is None:
+            t = StreamTask(self, _s.task_open(self._h, index), index)
+            self._tasks[index] = t
+        return t
+
+    def append(self, rows: Any) -> None:
+        """``task().append(rows)``: this rank's task under MPI, task 0
+        serially."""
+        self.task().append(rows)
+
+    def flush(self) -> None:
+        """Commit what every task has appended (collective under MPI): each
+        task's file is made durable and the table replaced atomically; the
+        first commit makes the stream visible."""
+        self._check_open()
+        if self._comm.serial:
+            _s.flush(self._h)
+            return
+        comm = self._comm
+        state = _mpi.agree(comm, lambda: _s.task_state(self.task()._h))
+        states = comm.comm.gather(state, root=0)
+        _mpi.agree(comm, lambda: _s.commit_states(self._h, b"".join(states)), root=0)
+
+    def close(self) -> None:
+        """Commit (:meth:`flush`) and release the writer (also on failure)."""
+        if self._h is None:
+            return
+        try:
+            self.flush()
+        finally:
+            self.discard()
+
+    def discard(self) -> None:
+        """Release the writer without committing."""
+        if self._h is not None:
+            _s.discard(self._h)
+            self._h = None
+            self._tasks.clear()
+
+    def __enter__(self) -> StreamWriter:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if exc[0] is None:
+            self.close()
+        else:
+            self.discard()
+
+
+def create(file: File, name: str, dtype: Any, *, nmemb: int = 1, tasks: int | None = None,
+           files: int = 0, chunk: int = 0, align: int = 0) -> StreamWriter:
+    """Create stream ``name`` in the writable ``file``.
+
+    Parameters
+    ----------
+    dtype : numpy dtype or ``"raw"``
+        The element type (a column dtype), or opaque bytes.
+    nmemb : int
+        Elements per row.
+    tasks : int, optional
+        Serially, the number of tasks (default 1).  Under ``comm=`` every
+        rank is one task (``tasks`` must then be the communicator's size).
+    files : int
+        Physical files (0: one serially, one per node under MPI).
+    chunk, align : int
+        Bytes per chunk (0: 1 MiB) and their alignment (0: the File's
+        ``st_blksize``).
+
+    Until the first commit nothing is visible at ``name``; an existing
+    stream there is replaced then.
+    """
+    tok, dt = _row_dtype(dtype)
+    comm = file._comm
+    fh = file._h
+    if comm.serial:
+        layout = _s.layout_choose(fh, 1 if tasks is None else int(tasks), files, chunk, align)
+        return StreamWriter(file, name, tok, dt, nmemb, _s.create(fh, name, tok, nmemb, layout), layout, True)
+    if tasks not in (None, comm.size):
+        raise InvalidArgumentError(f"{name}: under comm= there is one task per rank ({comm.size}), "
+                                   f"not {tasks}")
+    if files == 0:
+        files = _nodes(comm.comm)
+    return _collective(file, name, lambda: _s.create(fh, name, tok, nmemb, _s.layout_choose(
+        fh, comm.size, files, chunk, align)))
+
+
+def reopen(file: File, name: str) -> StreamWriter:
+    """Reopen the committed stream ``name`` of the writable ``file`` to
+    append more: a job restarting from its last checkpoint.  Its dtype and
+    layout are the stream's; every task continues after its committed
+    rows (what a crash left beyond them is written over).  Under
+    ``comm=`` collective, one task per rank: the stream must have as many
+    tasks as the communicator has ranks."""
+    comm = file._comm
+    if comm.serial:
+        h = _s.reopen(file._h, name)
+        layout, tok, nmemb = _s.writer_info(h)
+        return StreamWriter(file, name, tok, _row_dtype(tok)[1], nmemb, h, layout, True)
+
+    def make() -> Any:
+        h = _s.reopen(file._h, name)
+        tasks = _s.writer_info(h)[0][0]
+        if tasks != comm.size:
+            _s.discard(h)
+            raise InvalidArgumentError(f"{file.path}/{name}: a stream of {tasks} tasks, written by "
+                                       f"{comm.size} ranks (one task per rank)")
+        return h
+
+    return _collective(file, name, make)
+
+
+def _collective(file: File, name: str, make: Any) -> StreamWriter:
+    """Under ``comm=``: rank 0 makes the owner's writer (``make()``), the
+    others join it in its directory, and each rank opens its task."""
+    comm = file._comm
+    fh = file._h
+    made: list[Any] = []
+
+    def owner() -> tuple[tuple[int, int, int, int], str, int, str]:
+        made.append(make())
+        layout, tok, nmemb = _s.writer_info(made[0])
+        return layout, tok, nmemb, _s.writer_dir(made[0])
+
+    layout, tok, nmemb, where = _mpi.agree(comm, owner, root=0)
+    is_owner = comm.rank == 0
+
+    def join() -> tuple[Any, Any]:
+        h = made[0] if is_owner else _s.join(fh, name, where, tok, nmemb, layout)
+        try:
+            return h, _s.task_open(h, comm.rank)
+        except Exception:
+            if not is_owner:
+                _s.discard(h)
+            raise
+
+    try:
+        h, th = _mpi.agree(comm, join, undo=lambda ht: _s.discard(ht[0]) if ht and not is_owner else None)
+    except Exception:
+        if made:
+            _s.discard(made[0])
+        raise
+    w = StreamWriter(file, name, tok, _row_dtype(tok)[1], nmemb, h, layout, is_owner)
+    w._tasks[comm.rank] = StreamTask(w, th, comm.rank)
+    return w
+
+
+class Stream:
+    """A committed stream, read-only: per task (:meth:`task`) or as one
+    column (the global view: task 0's rows, then task 1's, ...), with
+    numpy slicing and :meth:`to_dask`."""
+
+    def __init__(self, file: File, name: str, verify: bool = False) -> None:
+        self.file = file
+        self.name = name
+        self._path = str(file.path)
+        self._h = _s.open(file._h, name)
+        _s.set_verify(self._h, verify)
+        self._verify = verify
+        meta = _s.info(self._h)
+        self.tasks: int = meta["tasks"]
+        self.files: int = meta["files"]
+        self.chunk: int = meta["chunk"]
+        self.align: int = meta["align"]
+        self.commit: int = meta["commit"]
+        self.nmemb: int = meta["nmemb"]
+        self.raw = meta["dtype"] == "raw"
+        self.dtype = np.dtype(np.uint8) if self.raw else np.dtype(meta["dtype"])
+        self.size = _s.size(self._h)
+
+    # -- the array protocol of the global view ---------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return (self.size,) if self.nmemb == 1 else (self.size, self.nmemb)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def __len__(self) -> int:
+        return self.size
+
+    def _empty(self, n: int) -> np.ndarray:
+        return np.empty((n,) if self.nmemb == 1 else (n, self.nmemb), self.dtype)
+
+    def read(self, start: int = 0, count: int | None = None) -> np.ndarray:
+        """Rows ``start .. start+count-1`` of the global view."""
+        count = self.size - start if count is None else count
+        out = self._empty(count)
+        _s.read(self._check(), start, count, out)
+        return out
+
+    def __getitem__(self, key: Any) -> np.ndarray:
+        rest: tuple[Any, ...] = ()
+        if isinstance(key, tuple):
+            key, rest = (key[0], key[1:]) if key else (slice(None), ())
+        if isinstance(key, (int, np.integer)):
+            i = int(key) + (self.size if key < 0 else 0)
+            if not 0 <= i < self.size:
+                raise IndexError(f"{self.name}: row {key} out of range for {self.size} rows")
+            out = self.read(i, 1)[0]
+        elif isinstance(key, slice):
+            lo, hi, step = key.indices(self.size)
+            if step > 0:
+                out = self.read(lo, max(0, hi - lo))[::step] if hi > lo else self._empty(0)
+            else:
+                out = self.read(hi + 1, lo - hi)[::-1][::-step] if lo > hi else self._empty(0)
+        else:
+            idx = np.asarray(key)
+            if idx.dtype == bool:
+                idx = np.flatnonzero(idx)
+            idx = np.where(idx < 0, idx + self.size, idx).astype(np.int64)
+            if idx.size and (idx.min() < 0 or idx.max() >= self.size):
+                raise IndexError(f"{self.name}: an index is out of range for {self.size} rows")
+            out = self._empty(idx.size)
+            for k, i in enumerate(idx):
+                out[k] = self.read(int(i), 1)[0]
+        return out[(slice(None),) + rest] if rest else out
+
+    def to_dask(self, chunks: Any = "auto") -> dask.array.Array:
+        """The global view as a dask array (each block read by its task)."""
+        import dask.array as da  # noqa: PLC0415 -- dask is optional
+
+        return da.from_array(self, chunks=chunks, asarray=False, fancy=False, lock=False)
+
+    def __reduce__(self) -> Any:
+        return (_reopen, (self._path, self.name, self._verify))
+
+    # -- per task -----------------------------------------------------------
+    def task(self, index: int) -> np.ndarray:
+        """Task ``index``'s committed rows, in the order it appended them."""
+        n = _s.task_size(self._check(), index)
+        if n < 0:
+            raise IndexError(f"{self.name}: no task {index} (of {self.tasks})")
+        out = self._empty(n)
+        _s.read_task(self._h, index, 0, n, out)
+        return out
+
+    def task_size(self, index: int) -> int:
+        """Committed rows of task ``index``."""
+        return _s.task_size(self._check(), index)
+
+    def task_start(self, index: int) -> int:
+        """Task ``index``'s first row in the global view."""
+        return _s.task_start(self._check(), index)
+
+    def task_chunks(self, index: int) -> list[dict[str, int]]:
+        """Where task ``index``'s chunks are: file, offset, bytes, crc32c."""
+        n = self.task_size(index) * self.nmemb * self.dtype.itemsize
+        out = []
+        for b in range(-(-n // self.chunk)):
+            f, off, used, crc = _s.chunk(self._h, index, b)
+            out.append({"file": f, "offset": off, "bytes": used, "crc32c": crc})
+        return out
+
+    def _check(self) -> Any:
+        if self._h is None:
+            raise ValueError(f"stream {self.name!r} is closed")
+        return self._h
+
+    def close(self) -> None:
+        if self._h is not None:
+            _s.reader_close(self._h)
+            self._h = None
+
+    def __enter__(self) -> Stream:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def __repr__(self) -> str:
+        return (f"<colfile.stream.Stream {self.name!r} {self.dtype} x{self.nmemb}, {self.size} rows "
+                f"from {self.tasks} tasks in {self.files} files>")
+
+
+def _reopen(path: str, name: str, verify: bool) -> Stream:
+    return Stream(File(path, "r"), name, verify)
+
+
+def open(file: File, name: str, *, verify: bool = False) -> Stream:  # noqa: A001
+    """The committed stream ``name`` of ``file`` (any process; no
+    communication).  ``verify`` checks each chunk read whole against its
+    CRC32C."""
+    return Stream(file, name, verify)
+
+
+def list_streams(file: File) -> list[str]:
+    """The streams of ``file``, sorted (they are not among its columns)."""
+    return _s.list_streams(file._h)
+
