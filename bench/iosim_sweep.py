@@ -3,7 +3,7 @@
     .venv/bin/python bench/iosim_sweep.py [--ranks 1,2,4] [--loads small,medium,large]
         [--modes throttled,aggregated,auto] [--repeats 3] [--c-iosim build/release/colfile-iosim]
         [--durable-load medium] [--cost-us 1000] [--cost-ranks 4] [--scratch DIR]
-        [--markdown bench/results/iosim.md]
+        [--markdown bench/results/iosim.md] [--plot sweep.png]
 
 One run prints four tables, all measured in the same run:
 
@@ -240,6 +240,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--scratch", help="directory for the request-cost runs and the libraries "
                                      "built (default: $TMPDIR)")
     p.add_argument("--markdown", help="file whose iosim section to replace")
+    p.add_argument("--plot", help="draw the page-cache write and read bandwidth against ranks, "
+                                  "per load, layer and mode, into this image (.png, .pdf, "
+                                  ".svg; needs matplotlib: pip install colfile[plot]); the "
+                                  "read figure goes beside it, named with -read")
     p.add_argument("--prime-factor", type=float, default=2.0,
                    help="each rank touches and frees this many times the bytes it writes "
                         "just before its write (default 2; 0: off; see the docstring)")
@@ -428,6 +432,13 @@ def sweep(args: argparse.Namespace, argv: list[str] | None, scratch: Path) -> in
     if args.markdown:
         replace_section(Path(args.markdown), section, "<!-- iosim:begin -->",
                         "<!-- iosim:end -->")
+    if args.plot:
+        from colfile import plots  # only here: the sweep itself needs no colfile import
+
+        out = Path(args.plot)
+        for phase, path in (("write", out), ("read", out.with_stem(out.stem + "-read"))):
+            plots.save(plots.sweep_figure(results, phase), str(path))
+            print(f"{phase} bandwidth drawn in {path}")
     return 0
 
 

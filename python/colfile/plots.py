@@ -1,6 +1,7 @@
 """Pictures of a File with matplotlib (``pip install colfile[plot]``):
 per-chunk minimum/maximum bands of a column along its rows, histograms, and
-the bandwidth of each ``iosim`` phase.  Each function returns a
+the bandwidth of each ``iosim`` phase, and of a sweep of ``iosim`` runs over
+rank counts, loads and modes.  Each function returns a
 :class:`matplotlib.figure.Figure` drawn with the Agg backend (no display
 needed); :func:`save` writes it to a file.  :func:`text_histogram` draws a
 histogram as text for a terminal and needs nothing more than numpy.
@@ -12,7 +13,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["stats_figure", "histogram_figure", "iosim_figure", "save", "text_histogram"]
+__all__ = ["stats_figure", "histogram_figure", "iosim_figure", "sweep_figure", "save",
+           "text_histogram"]
 
 
 def _figure() -> Any:
@@ -115,6 +117,41 @@ def iosim_figure(report: dict[str, Any]) -> Any:
     ax.set_title(f"colfile iosim: {report['ranks']} ranks, {nbytes / 1e9:.3g} GB, "
                  f"mode {report['mode_used']}, nfile {report['nfile']}, "
                  f"create {float(report['create_seconds']):.3g} s")
+    return fig
+
+
+def sweep_figure(results: dict[tuple[str, int, str, str], dict[str, Any]],
+                 phase: str = "write") -> Any:
+    """Bandwidth (decimal GB/s) of one phase (``"write"`` or ``"read"``)
+    against the number of ranks, one panel per load, one line per layer and
+    mode: ``results`` maps ``(load, ranks, layer, mode)`` to an iosim
+    ``--json`` report (``bench/iosim_sweep.py`` measures them).  x of each
+    panel: ``ranks``; y: ``<phase> bandwidth (GB/s)``."""
+    if phase not in ("write", "read"):
+        raise ValueError(f"phase must be 'write' or 'read', not {phase!r}")
+    if not results:
+        raise ValueError("no iosim results to draw")
+    loads = list(dict.fromkeys(key[0] for key in results))
+    fig = _figure()
+    axes = fig.subplots(1, len(loads), squeeze=False)[0]
+    for ax, load in zip(axes, loads):
+        lines: dict[tuple[str, str], list[tuple[int, float]]] = {}
+        for (lo, n, layer, mode), report in results.items():
+            if lo == load:
+                lines.setdefault((layer, mode), []).append((n, float(report[f"{phase}_GBps"])))
+        for (layer, mode), points in lines.items():
+            points.sort()
+            ax.plot([n for n, _ in points], [v for _, v in points], marker="o",
+                    label=f"{layer} {mode}")
+        ax.set_xscale("log", base=2)
+        ranks = sorted({key[1] for key in results if key[0] == load})
+        ax.set_xticks(ranks, [str(n) for n in ranks])
+        ax.minorticks_off()
+        ax.set_xlabel("ranks")
+        ax.set_ylabel(f"{phase} bandwidth (GB/s)")
+        ax.set_title(f"load {load}")
+        ax.set_ylim(bottom=0)
+    axes[-1].legend(fontsize="small")
     return fig
 
 

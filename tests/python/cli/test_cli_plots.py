@@ -150,3 +150,34 @@ def test_iosim_plot(cli, tmp_path):
     assert status == 0, err
     assert "write" in text
     _is_picture(out)
+
+
+def test_sweep_figure_draws_every_configuration(tmp_path):
+    """bench/iosim_sweep.py --plot: bandwidth against ranks, a panel per
+    load, a line per layer and mode, each point the report's figure."""
+    results = {}
+    for load in ("small", "large"):
+        for n in (1, 2, 4):
+            for layer in ("C", "Python"):
+                for mode in ("throttled", "aggregated"):
+                    results[(load, n, layer, mode)] = {"write_GBps": n * 0.5 + (mode == "aggregated"),
+                                                       "read_GBps": n * 2.0}
+    fig = plots.sweep_figure(results, "write")
+    axes = fig.get_axes()
+    assert [ax.get_title() for ax in axes] == ["load small", "load large"]
+    for ax in axes:
+        assert (ax.get_xlabel(), ax.get_ylabel()) == ("ranks", "write bandwidth (GB/s)")
+        lines = {ln.get_label(): ln for ln in ax.get_lines()}
+        assert sorted(lines) == ["C aggregated", "C throttled", "Python aggregated",
+                                 "Python throttled"]
+        assert list(lines["C aggregated"].get_xdata()) == [1, 2, 4]
+        assert list(lines["C aggregated"].get_ydata()) == [1.5, 2.0, 3.0]
+    read = plots.sweep_figure(results, "read")
+    assert read.get_axes()[0].get_ylabel() == "read bandwidth (GB/s)"
+    path = tmp_path / "sweep.png"
+    plots.save(fig, str(path))
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 5000
+    with pytest.raises(ValueError, match="phase must be"):
+        plots.sweep_figure(results, "create")
+    with pytest.raises(ValueError, match="no iosim results"):
+        plots.sweep_figure({}, "write")
