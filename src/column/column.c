@@ -275,7 +275,6 @@ int cf__column_truncate_blob_keep(cf_column *c, int64_t i, int keep, cf_error *e
     return rc;
 }
 
-int cf__column_truncate_blob(cf_column *c, int64_t i, cf_error *err) { return cf__column_truncate_blob_keep(c, i, 0, err); }
 
 /* Remove blob files numbered >= nfile left by an earlier, larger column. */
 int cf__column_remove_stale_blobs(const char *dir, int64_t nfile, int *removed, cf_error *err)

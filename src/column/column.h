@@ -76,7 +76,10 @@ void cf__column_drop_kept(cf_column *c);
  * them with O_CREAT), not all by the creating handle: before the first
  * commit, the committing handle makes the ones nobody wrote (empty), so
  * that the header lists only files that exist. */
-int cf__column_create_unwritten(cf_column *c, cf_error *err);
+/* Blobs from `from` on: a staged column's first commit passes 0, a commit
+ * of blobs an append added (which their writers make too) the committed
+ * count. */
+int cf__column_create_unwritten(cf_column *c, int64_t from, cf_error *err);
 
 /* Before the first use of c->crc / c->crc_known or of the statistics of a
  * handle opened from the File catalog: check the stamps of colfile-v1 (and

@@ -416,7 +416,7 @@ static int commit_staged(cf_column *c, cf_error *err)
     size_t nmeta = 0, nkept;
     int rc, *keep = c->durable ? kept : NULL;
     for (size_t j = 0; j < 8; j++) kept[j] = -1;
-    if ((rc = cf__column_create_unwritten(c, err))) return rc;
+    if ((rc = cf__column_create_unwritten(c, 0, err))) return rc;
     /* once published (even if a later step fails) its header lists them all */
     c->commit.listed_nfile = c->h.nfile;
     meta[nmeta++] = "header";
@@ -493,6 +493,11 @@ int cf_column_flush(cf_column *c, cf_error *err)
         if ((rc = commit_staged(c, err))) return rc;
     } else {
         if ((rc = cf__column_sync_blobs(c, err))) return rc;
+        /* an append's blobs are made by their writers; the header lists
+         * only files that exist, so the ones nobody wrote are made here */
+        if (c->h.nfile > c->commit.committed_nfile &&
+            (rc = cf__column_create_unwritten(c, c->commit.committed_nfile, err)))
+            return rc;
         int meta = c->commit.header_dirty || c->commit.ext_dirty;
         /* Blobs this commit adds are new directory entries: they must be
          * durable before the header that lists them can be, or a crash

@@ -52,9 +52,6 @@ void cf__column_close_fd(cf_column *c);
  * first `keep` entries of crc/crc_known. */
 int cf__column_layout_blobs(cf_column *c, int64_t keep, cf_error *err);
 
-/* Create or truncate blob i to zero bytes. */
-int cf__column_truncate_blob(cf_column *c, int64_t i, cf_error *err);
-
 /* Remove the blobs grow added for rows this handle will never commit now
  * (column_commit.c says when; with now_only_alone, only if no other handle
  * writes them). */

@@ -132,9 +132,9 @@ int cf__column_sync_blobs(cf_column *c, cf_error *err)
     return 0;
 }
 
-int cf__column_create_unwritten(cf_column *c, cf_error *err)
+int cf__column_create_unwritten(cf_column *c, int64_t from, cf_error *err)
 {
-    for (int64_t i = 0; i < c->h.nfile; i++) {
+    for (int64_t i = from; i < c->h.nfile; i++) {
         if ((c->sums.made && c->sums.made[i]) || (c->io.fd >= 0 && c->io.fd_blob == i)) continue;
         char *p = cf__column_blob_path(c, i);
         if (!p) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);

@@ -324,15 +324,18 @@ int cf_column_grow(cf_column *c, int64_t rows, int64_t nfile, cf_error *err)
     if ((rc = cf__stats_grow(&c->stat.stats, &c->h, old, c->path, err))) return rc;
     c->fresh = 0;
     cf__column_close_fd(c);
-    /* New blobs start empty (a crash may have left longer ones); the
-     * header that covers them is committed by the next flush, after their
-     * data, so until then readers see the column without them. */
-    for (int64_t i = old; i < n; i++)
-        if ((rc = cf__column_truncate_blob(c, i, err))) {
-            c->commit.failed = 1; /* the header must not list blobs that are not there */
-            cf__column_drop_new_blobs(c, 1);
-            return rc;
-        }
+    /* New blobs start empty: files a crash left at their names (never
+     * listed by a committed header) go, found by one listing of the
+     * column directory.  Each new blob is then made by its first writer
+     * (one metadata call per blob and writer, none here), and the commit
+     * makes those nobody wrote (cf__column_create_unwritten).  The header
+     * that covers them is committed by the next flush, after their data,
+     * so until then readers see the column without them. */
+    int stale = 0;
+    if ((rc = cf__column_remove_stale_blobs(c->dir, old, &stale, err))) {
+        c->commit.failed = 1;
+        return rc;
+    }
     c->commit.header_dirty = 1;
     c->commit.ext_dirty = 1;
     return 0;

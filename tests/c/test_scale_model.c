@@ -158,6 +158,48 @@ static void test_create_makes_one_blob_file(void)
     cf_file_close(f);
 }
 
+/* An append of the 10^12 rows in 89,407 blobs (what the plan gives at
+ * P = 10^5) to a committed column of one blob: the growing handle makes
+ * none of the new blob files (their writers do); the commit makes the
+ * ones nobody wrote, so that the header lists only files that exist. */
+static void test_grow_makes_no_blob_file(void)
+{
+    char path[4096], col[4200];
+    snprintf(path, sizeof path, "%s/A", cf_test_dir());
+    snprintf(col, sizeof col, "%s/g", path);
+    cf_file *f = NULL;
+    cf_error err;
+    CHECK_OK(cf_file_open(&f, path, CF_OPEN_WRITE | CF_OPEN_CREATE | CF_OPEN_NODURABLE, &err), &err);
+    cf_column *c = NULL;
+    CHECK_OK(cf_column_create(&c, f, "g", "f8", 3, 10, 1, &err), &err);
+    CHECK_OK(cf_column_close(c, &err), &err);
+    CHECK_OK(cf_column_open(&c, f, "g", &err), &err);
+    CHECK_OK(cf_column_grow(c, ROWS, 89407, &err), &err);
+    CHECK_EQ_INT(cf_column_nfile(c), 89408);
+    CHECK_EQ_INT(count_blob_files(col), 1);
+    cf_column_discard(c);
+    cf_column_close(c, NULL);
+    CHECK_EQ_INT(count_blob_files(col), 1);
+    /* a small append of three blobs, one of them written: the commit makes
+     * the two others, empty (short: their rows were never written) */
+    CHECK_OK(cf_column_open(&c, f, "g", &err), &err);
+    CHECK_OK(cf_column_grow(c, 30, 3, &err), &err);
+    CHECK_EQ_INT(count_blob_files(col), 1);
+    double v[30] = { 0 };
+    CHECK_OK(cf_column_write(c, 20, 10, v, NULL, 24, 8, &err), &err);
+    CHECK_EQ_INT(count_blob_files(col), 2);
+    CHECK_OK(cf_column_close(c, &err), &err);
+    CHECK_EQ_INT(count_blob_files(col), 4);
+    CHECK_OK(cf_column_open(&c, f, "g", &err), &err);
+    unsigned st = 0;
+    CHECK_OK(cf_column_verify_blob(c, 2, &st, &err), &err);
+    CHECK_EQ_INT(st, CF_BLOB_OK);
+    CHECK_OK(cf_column_verify_blob(c, 3, &st, &err), &err);
+    CHECK_EQ_INT(st & CF_BLOB_SHORT, CF_BLOB_SHORT);
+    cf_column_close(c, NULL);
+    cf_file_close(f);
+}
+
 /* What a rank hands to rank 0 at a close: its pending state, measured for
  * a replica that wrote 1 and 201 statistics chunks of a column. */
 static void test_pending_state_per_chunk(void)
@@ -257,4 +299,5 @@ static void test_read_only_snapshot_leaves_statistics_out(void)
 }
 
 CF_TESTS(CF_TEST(test_read_only_snapshot_leaves_statistics_out), CF_TEST(test_plan_one_blob_per_rank), CF_TEST(test_replica_memory_and_snapshot),
-         CF_TEST(test_create_makes_one_blob_file), CF_TEST(test_pending_state_per_chunk))
+         CF_TEST(test_create_makes_one_blob_file), CF_TEST(test_grow_makes_no_blob_file),
+         CF_TEST(test_pending_state_per_chunk))
