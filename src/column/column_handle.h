@@ -125,6 +125,8 @@ typedef struct cf__column_stat {
                            that writes none removes it */
     struct cf__ccrc *ccrc; /* chunk CRC32C known to this handle
                            (column_index.c), NULL until any */
+    int ccrc_nomem;     /* no memory to record that a blob's were lost:
+                           every chunk CRC32C of the handle is unknown */
 } cf__column_stat;
 
 /* The attributes (column_attrs.c). */

@@ -17,6 +17,7 @@
 #include "error.h"
 #include "fsutil.h"
 #include "stindex.h"
+#include "wire.h"
 
 /* What a handle knows of the index file it reads. */
 typedef struct cf__index_reader {
@@ -43,6 +44,9 @@ typedef struct {
 typedef struct cf__ccrc_blob {
     int64_t n, cap;
     cf__ccrc_e *e;
+    int lost; /* bytes were written that no entry describes (no memory
+                 for them, here or in a handle whose pieces were merged):
+                 every chunk unknown until the blob's next first write */
 } cf__ccrc_blob;
 
 typedef struct cf__ccrc {
@@ -540,7 +544,7 @@ void cf__column_ccrc_reset_blob(cf_column *c, int64_t b)
     cf__ccrc *t = c->stat.ccrc;
     if (!t || b >= t->nfile) return;
     free(t->blob[b].e);
-    t->blob[b] = (cf__ccrc_blob){ 0, 0, NULL };
+    t->blob[b] = (cf__ccrc_blob){ 0, 0, NULL, 0 };
 }
 
 /* The entries of blob b, held from now on; NULL without memory. */
@@ -552,7 +556,7 @@ static cf__ccrc_blob *ccrc_blob(cf_column *c, int64_t b)
         int64_t nf = c->h.nfile > b ? c->h.nfile : b + 1;
         cf__ccrc_blob *nb = realloc(t->blob, sizeof *nb * (size_t)nf);
         if (!nb) return NULL;
-        for (int64_t i = t->nfile; i < nf; i++) nb[i] = (cf__ccrc_blob){ 0, 0, NULL };
+        for (int64_t i = t->nfile; i < nf; i++) nb[i] = (cf__ccrc_blob){ 0, 0, NULL, 0 };
         t->blob = nb;
         t->nfile = nf;
     }
@@ -592,6 +596,17 @@ static cf__ccrc_e *ccrc_entry(cf__ccrc_blob *x, int64_t k)
     return &x->e[i];
 }
 
+/* Blob b's chunk CRC32C unknown until its next first write: entries
+ * dropped, later pieces (merged from other handles) ignored.  Without
+ * memory even for that, every chunk of the handle is unknown (ccrc_nomem). */
+static void lose_blob(cf_column *c, int64_t b)
+{
+    cf__column_ccrc_reset_blob(c, b);
+    cf__ccrc_blob *x = ccrc_blob(c, b);
+    if (x) x->lost = 1;
+    else c->stat.ccrc_nomem = 1;
+}
+
 void cf__column_ccrc_add(cf_column *c, int64_t b, int64_t off, const unsigned char *p, int64_t n, uint32_t *sum,
                          uint32_t *crc)
 {
@@ -600,7 +615,7 @@ void cf__column_ccrc_add(cf_column *c, int64_t b, int64_t off, const unsigned ch
     if (!blob) {
         if (sum) cf__sum_crc32c(sum, crc, p, (size_t)n);
         else *crc = cf__crc32c_update(*crc, p, (size_t)n);
-        cf__column_ccrc_reset_blob(c, b);
+        if (cb > 0) lose_blob(c, b);
         return;
     }
     while (n > 0) {
@@ -612,7 +627,7 @@ void cf__column_ccrc_add(cf_column *c, int64_t b, int64_t off, const unsigned ch
         cf__ccrc_e *x = ccrc_entry(blob, k);
         if (!x) {
             /* no memory: this blob's chunks unknown, never wrong */
-            cf__column_ccrc_reset_blob(c, b);
+            lose_blob(c, b);
             blob = NULL;
         } else if (x->lo < 0) {
             /* pieces that did not join: unknown */
@@ -643,7 +658,9 @@ void cf__column_ccrc_add(cf_column *c, int64_t b, int64_t off, const unsigned ch
 int cf__column_ccrc_get(const cf_column *c, int64_t b, int64_t kk, uint32_t *crc)
 {
     const cf__ccrc *t = c->stat.ccrc;
-    if (!t || b >= t->nfile || kk >= chunks_of(c, b, c->stat.stats.chunk_rows)) return 0;
+    if (!t || c->stat.ccrc_nomem || b >= t->nfile || t->blob[b].lost ||
+        kk >= chunks_of(c, b, c->stat.stats.chunk_rows))
+        return 0;
     int found;
     int64_t i = ccrc_find(&t->blob[b], kk, &found);
     if (!found) return 0;
@@ -653,4 +670,73 @@ int cf__column_ccrc_get(const cf_column *c, int64_t b, int64_t kk, uint32_t *crc
     if (x->lo != 0 || x->hi != rows * c->rowbytes) return 0;
     *crc = x->crc;
     return 1;
+}
+
+/* ---- chunk CRC32C pieces in the pending write state ------------------ */
+
+int64_t cf__column_ccrc_npieces(const cf_column *c, int64_t b)
+{
+    const cf__ccrc *t = c->stat.ccrc;
+    if (c->stat.ccrc_nomem) return -1;
+    if (!t || b >= t->nfile) return 0;
+    if (t->blob[b].lost) return -1;
+    int64_t n = 0;
+    for (int64_t i = 0; i < t->blob[b].n; i++) n += t->blob[b].e[i].lo != t->blob[b].e[i].hi;
+    return n;
+}
+
+void cf__column_ccrc_put(const cf_column *c, int64_t b, cf__wire_out *o)
+{
+    const cf__ccrc *t = c->stat.ccrc;
+    if (!t || b >= t->nfile || c->stat.ccrc_nomem || t->blob[b].lost) return;
+    for (int64_t i = 0; i < t->blob[b].n; i++) {
+        const cf__ccrc_e *x = &t->blob[b].e[i];
+        if (x->lo == x->hi) continue;
+        cf__wire_put_u64(o, (uint64_t)x->k);
+        cf__wire_put_u64(o, x->lo < 0 ? UINT64_MAX : (uint64_t)x->lo);
+        cf__wire_put_u64(o, (uint64_t)x->hi);
+        cf__wire_put_u32(o, x->crc);
+    }
+}
+
+int64_t cf__column_ccrc_chunk_bytes(const cf_column *c, int64_t b, int64_t k)
+{
+    int64_t cr = c->stat.stats.chunk_rows;
+    if (k < 0 || k >= chunks_of(c, b, cr)) return -1;
+    int64_t rows = c->h.rows[b] - k * cr;
+    return (rows < cr ? rows : cr) * c->rowbytes;
+}
+
+void cf__column_ccrc_join(cf_column *c, int64_t b, int64_t k, int64_t lo, int64_t hi, uint32_t crc)
+{
+    cf__ccrc_blob *blob = c->stat.ccrc_nomem ? NULL : ccrc_blob(c, b);
+    if (!blob) {
+        c->stat.ccrc_nomem = 1;
+        return;
+    }
+    if (blob->lost) return;
+    if (lo == -2) { /* the other handle lost them */
+        lose_blob(c, b);
+        return;
+    }
+    cf__ccrc_e *x = ccrc_entry(blob, k);
+    if (!x) {
+        lose_blob(c, b);
+    } else if (x->lo < 0) {
+        /* pieces that did not join: unknown */
+    } else if (lo < 0) {
+        x->lo = -1;
+    } else if (x->lo == x->hi) {
+        x->lo = lo;
+        x->hi = hi;
+        x->crc = crc;
+    } else if (x->hi == lo) {
+        x->crc = cf__crc32c_combine(x->crc, crc, (uint64_t)(hi - lo));
+        x->hi = hi;
+    } else if (hi == x->lo) {
+        x->crc = cf__crc32c_combine(crc, x->crc, (uint64_t)(x->hi - x->lo));
+        x->lo = lo;
+    } else {
+        x->lo = -1; /* overlapping or apart: unknown, never wrong */
+    }
 }

@@ -10,6 +10,8 @@
 
 #include "column.h"
 
+struct cf__wire_out;
+
 /* Chunks from which a commit writes the index (smaller columns have their
  * statistics in the text alone: one file less per commit). */
 #define CF__INDEX_MIN_CHUNKS 1024
@@ -76,5 +78,17 @@ int cf__column_chunk_crc(cf_column *c, int64_t b, int64_t kk, uint32_t *crc);
 int cf__column_ccrc_get(const cf_column *c, int64_t b, int64_t kk, uint32_t *crc);
 
 void cf__column_ccrc_free(cf_column *c);
+
+/* The chunk CRC32C pieces of a pending write state (column_pending.c):
+ * those blob b's writes (and scans) gave this handle, -1 when it lost
+ * track of some (then none are sent and the receiver forgets the blob's);
+ * put them (k, lo, hi, crc each; lo 2^64 - 1 for pieces that did not
+ * join); the bytes of chunk k of blob b (-1: no such chunk); and join one
+ * piece to the receiving handle's, as a write of those bytes would (lo -1:
+ * pieces that did not join, -2: the sender lost track of blob b). */
+int64_t cf__column_ccrc_npieces(const cf_column *c, int64_t b);
+void cf__column_ccrc_put(const cf_column *c, int64_t b, struct cf__wire_out *o);
+int64_t cf__column_ccrc_chunk_bytes(const cf_column *c, int64_t b, int64_t k);
+void cf__column_ccrc_join(cf_column *c, int64_t b, int64_t k, int64_t lo, int64_t hi, uint32_t crc);
 
 #endif

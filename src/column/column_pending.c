@@ -21,6 +21,15 @@
  * is the accumulator's fixed point (stats_xsum.h: w0 = inf flags | first
  * digit << 8 | digits << 16 | negative << 24, then the magnitude's 32-bit
  * digits), so that sums merge without losing a bit whatever the split.
+ * Then
+ *   "CCR1", int64 n, n x { int64 blob, int64 k, int64 lo, int64 hi, uint32 crc }
+ * the chunk CRC32C pieces of the entries' blobs: bytes [lo, hi) of chunk k
+ * have CRC32C crc (lo = 2^64 - 1: pieces that did not join; k = 2^64 - 1:
+ * the writer lost track of the blob's).  The committing handle joins them
+ * to its own in the order they come (rank order, at an MPI close), so a
+ * chunk that several writers tiled ends with its CRC32C known (combined,
+ * as cf__crc32c_combine does); a state without this part makes the
+ * entries' chunk CRC32C unknown.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -106,6 +115,34 @@ int cf_column_pending_export(cf_column *c, void **buf, size_t *len, cf_error *er
             cf__wire_put_u64(&o, (uint64_t)bs->run[r].lo);
             cf__wire_put_u64(&o, (uint64_t)nacc);
             for (int64_t k = 0; k < nacc; k++) put_acc(&o, &bs->run[r].acc[k]);
+        }
+    }
+    int64_t pieces = 0;
+    for (int64_t i = 0; i < c->h.nfile; i++) {
+        if (!blob_touched(c, i)) continue;
+        int64_t n = cf__column_ccrc_npieces(c, i);
+        pieces += n < 0 ? 1 : n;
+    }
+    cf__wire_put(&o, "CCR1", 4);
+    cf__wire_put_u64(&o, (uint64_t)pieces);
+    for (int64_t i = 0; i < c->h.nfile; i++) {
+        if (!blob_touched(c, i)) continue;
+        if (cf__column_ccrc_npieces(c, i) >= 0) {
+            /* each piece: blob, then what cf__column_ccrc_put writes */
+            cf__wire_out one = { NULL, 0, 0, 0 };
+            cf__column_ccrc_put(c, i, &one);
+            for (size_t at = 0; !one.failed && at < one.len; at += 28) {
+                cf__wire_put_u64(&o, (uint64_t)i);
+                cf__wire_put(&o, one.p + at, 28);
+            }
+            if (one.failed) o.failed = 1;
+            free(one.p);
+        } else {
+            cf__wire_put_u64(&o, (uint64_t)i);
+            cf__wire_put_u64(&o, UINT64_MAX);
+            cf__wire_put_u64(&o, 0);
+            cf__wire_put_u64(&o, 0);
+            cf__wire_put_u32(&o, 0);
         }
     }
     if (o.failed) {
@@ -212,6 +249,30 @@ int cf_column_pending_merge(cf_column *c, const void *buf, size_t len, cf_error 
             }
         }
     }
+    /* the chunk CRC32C pieces, if any */
+    uint64_t npieces = 0;
+    int with_pieces = scan.end - scan.p >= 4 && memcmp(scan.p, "CCR1", 4) == 0;
+    if (with_pieces) {
+        scan.p += 4;
+        if (cf__wire_get_u64(&scan, &npieces) || npieces > (uint64_t)(scan.end - scan.p) / 36)
+            return CF_FAIL(err, CF_EFORMAT, "%s: pending write state is truncated", c->path);
+        for (uint64_t q = 0; q < npieces; q++) {
+            uint64_t blob, k, lo, hi;
+            uint32_t crc;
+            cf__wire_get_u64(&scan, &blob);
+            cf__wire_get_u64(&scan, &k);
+            cf__wire_get_u64(&scan, &lo);
+            cf__wire_get_u64(&scan, &hi);
+            cf__wire_get_u32(&scan, &crc);
+            int64_t bytes = blob < nfile && k != UINT64_MAX && k <= INT64_MAX
+                ? cf__column_ccrc_chunk_bytes(c, (int64_t)blob, (int64_t)k) : -1;
+            int fits = blob < nfile && (k == UINT64_MAX ? lo == 0 && hi == 0
+                     : bytes >= 0 && hi <= (uint64_t)bytes && (lo == UINT64_MAX || lo < hi));
+            if (!fits)
+                return CF_FAIL(err, CF_EFORMAT, "%s: pending write state names chunk bytes outside blob %llu",
+                               c->path, (unsigned long long)blob);
+        }
+    }
     if (scan.p != scan.end)
         return CF_FAIL(err, CF_EFORMAT, "%s: pending write state has trailing bytes", c->path);
     int rc;
@@ -231,9 +292,10 @@ int cf_column_pending_merge(cf_column *c, const void *buf, size_t len, cf_error 
         /* The first news of a blob since the last commit replaces its
          * statistics, as a local first write would. */
         if (cf__column_first_touch(c, (int64_t)blob)) cf__column_stats_reset_blob(c, (int64_t)blob);
-        /* another handle's bytes: the chunk CRC32C this one knows may not
-         * be theirs (chunks are then known again from a scan) */
-        cf__column_ccrc_reset_blob(c, (int64_t)blob);
+        /* another handle's bytes, whose chunk CRC32C pieces follow (a
+         * state without them: the chunks this one knows may not be theirs,
+         * known again from a scan) */
+        if (!with_pieces) cf__column_ccrc_reset_blob(c, (int64_t)blob);
         c->h.sums[blob] += delta;
         if (c->sums.made) c->sums.made[blob] = 1;   /* its writer made it */
         c->commit.header_dirty = 1;
@@ -270,6 +332,20 @@ int cf_column_pending_merge(cf_column *c, const void *buf, size_t len, cf_error 
                 get_acc(&in, &a);
                 if (acc) cf__acc_merge(&acc[k], &a, &c->h.dtype);
             }
+        }
+    }
+    if (with_pieces) {
+        in.p += 12;
+        for (uint64_t q = 0; q < npieces; q++) {
+            uint64_t blob, k, lo, hi;
+            uint32_t crc;
+            cf__wire_get_u64(&in, &blob);
+            cf__wire_get_u64(&in, &k);
+            cf__wire_get_u64(&in, &lo);
+            cf__wire_get_u64(&in, &hi);
+            cf__wire_get_u32(&in, &crc);
+            if (k == UINT64_MAX) cf__column_ccrc_join(c, (int64_t)blob, 0, -2, 0, 0);
+            else cf__column_ccrc_join(c, (int64_t)blob, (int64_t)k, lo == UINT64_MAX ? -1 : (int64_t)lo, (int64_t)hi, crc);
         }
     }
     return 0;

@@ -224,9 +224,10 @@ static void test_merge_damaged_statistics(void)
     CHECK_OK(cf_column_close(b, &err), &err);
     /* "CFP1", nfile, chunk rows, entries; blob, sum, overflow, 1 segment;
      * one run: first chunk, nacc; then the first accumulator: count, nan,
-     * min, max, then the exact sum -1: a header word and one digit. */
+     * min, max, then the exact sum -1: a header word and one digit; then
+     * "CCR1" and the one chunk's CRC32C piece. */
     size_t count_at = 4 + 8 + 8 + 8 + 8 + 4 + 1 + 8 + 20 + 8 + 8 + 8;
-    CHECK(len == count_at + 48);
+    CHECK(len == count_at + 48 + 4 + 8 + 36);
     unsigned char *bad = malloc(len);
     memcpy(bad, buf, len);
     put_le64(bad + count_at, UINT64_MAX); /* count -1 */
