@@ -694,7 +694,7 @@ void cf__column_ccrc_put(const cf_column *c, int64_t b, cf__wire_out *o)
         if (x->lo == x->hi) continue;
         cf__wire_put_u64(o, (uint64_t)x->k);
         cf__wire_put_u64(o, x->lo < 0 ? UINT64_MAX : (uint64_t)x->lo);
-        cf__wire_put_u64(o, (uint64_t)x->hi);
+        cf__wire_put_u64(o, x->lo < 0 ? 0 : (uint64_t)x->hi); /* (one form for unknown) */
         cf__wire_put_u32(o, x->crc);
     }
 }

@@ -82,8 +82,8 @@ void cf__column_ccrc_free(cf_column *c);
 /* The chunk CRC32C pieces of a pending write state (column_pending.c):
  * those blob b's writes (and scans) gave this handle, -1 when it lost
  * track of some (then none are sent and the receiver forgets the blob's);
- * put them (k, lo, hi, crc each; lo 2^64 - 1 for pieces that did not
- * join); the bytes of chunk k of blob b (-1: no such chunk); and join one
+ * put them (k, lo, hi, crc each; lo 2^64 - 1 and hi 0 for pieces that
+ * did not join); the bytes of chunk k of blob b (-1: no such chunk); and join one
  * piece to the receiving handle's, as a write of those bytes would (lo -1:
  * pieces that did not join, -2: the sender lost track of blob b). */
 int64_t cf__column_ccrc_npieces(const cf_column *c, int64_t b);

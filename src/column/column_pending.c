@@ -24,8 +24,8 @@
  * Then
  *   "CCR1", int64 n, n x { int64 blob, int64 k, int64 lo, int64 hi, uint32 crc }
  * the chunk CRC32C pieces of the entries' blobs: bytes [lo, hi) of chunk k
- * have CRC32C crc (lo = 2^64 - 1: pieces that did not join; k = 2^64 - 1:
- * the writer lost track of the blob's).  The committing handle joins them
+ * have CRC32C crc (lo = 2^64 - 1, hi = 0: pieces that did not join;
+ * k = 2^64 - 1, lo = hi = 0: the writer lost track of the blob's).  The committing handle joins them
  * to its own in the order they come (rank order, at an MPI close), so a
  * chunk that several writers tiled ends with its CRC32C known (combined,
  * as cf__crc32c_combine does); a state without this part makes the
@@ -267,7 +267,7 @@ int cf_column_pending_merge(cf_column *c, const void *buf, size_t len, cf_error 
             int64_t bytes = blob < nfile && k != UINT64_MAX && k <= INT64_MAX
                 ? cf__column_ccrc_chunk_bytes(c, (int64_t)blob, (int64_t)k) : -1;
             int fits = blob < nfile && (k == UINT64_MAX ? lo == 0 && hi == 0
-                     : bytes >= 0 && hi <= (uint64_t)bytes && (lo == UINT64_MAX || lo < hi));
+                     : bytes >= 0 && hi <= (uint64_t)bytes && (lo == UINT64_MAX ? hi == 0 : lo < hi));
             if (!fits)
                 return CF_FAIL(err, CF_EFORMAT, "%s: pending write state names chunk bytes outside blob %llu",
                                c->path, (unsigned long long)blob);

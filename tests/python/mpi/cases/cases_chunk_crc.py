@@ -1,7 +1,8 @@
 """Chunks that several ranks wrote (``colfile.mpi``): the close joins the
 ranks' CRC32C pieces of each chunk, so every chunk of the chunk index has
-its CRC32C, and a verifying read of part of a blob checks a chunk split
-between ranks -- and detects a flipped byte in it."""
+its CRC32C -- the index is byte for byte the one a serial write of the same
+rows makes -- and a verifying read of part of a blob checks a chunk split
+between ranks, and detects a flipped byte in it."""
 
 from __future__ import annotations
 
@@ -45,6 +46,11 @@ def test_chunks_split_between_ranks_verify(comm: Any, shared: Path, nfile: int) 
 
 
 def check_on_rank0(path: Path, starts: list[int], nfile: int) -> None:
+    serial = path.with_name(path.name + "-serial")
+    with colfile.File(serial, "w") as f:
+        f.create("x", data=values(0, TOTAL), nfile=nfile, chunk_rows=CHUNK)
+    index = "x/colfile-index-v1"
+    assert (path / index).read_bytes() == (serial / index).read_bytes()
     with colfile.File(path) as f:
         col = f["x"]
         assert ci.info(col)["state"] == "current"
