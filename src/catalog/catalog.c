@@ -5,7 +5,7 @@
  * The per-column files stay the truth; this is a cache whose every use is
  * checked (docs/format.md, "The catalog", states the rule and why it is
  * sound).  Wire format (wire.h, little endian):
- *   "CFCAT1\n" NUL;
+ *   "CFCAT2\n" NUL; u64 the File's generation (generation.c);
  *   u64 D; D directories: bytes path relative to the root ("" for the root,
  *     NUL included), stamp;
  *   u64 C; C columns, names strictly increasing (strcmp): bytes name (NUL
@@ -199,6 +199,7 @@ static int parse(cf__catalog *cat)
 {
     cf__wire_in in = { cat->buf + MAGIC_LEN, cat->buf + cat->len - 4 };
     uint64_t nd, nc;
+    if (cf__wire_get_u64(&in, &cat->generation)) return -1;
     if (cf__wire_get_u64(&in, &nd) || nd > (uint64_t)(in.end - in.p) / 64) return -1;
     cat->dirs = calloc(nd ? (size_t)nd : 1, sizeof *cat->dirs);
     if (!cat->dirs) return -1;
@@ -322,6 +323,8 @@ cf__catalog *cf__catalog_load(const char *root, int root_fd)
     uint32_t crc;
     if (cf__wire_get_u32(&tail, &crc) || cf__crc32c_update(0, cat->buf, len - 4) != crc) goto bad;
     if (parse(cat) != 0) goto bad;
+    /* a writer changed the File's listing since it was built */
+    if (!cf__cat_generation_still(cat)) goto bad;
     return cat;
 bad:
     cf__catalog_free(cat);
@@ -372,6 +375,13 @@ const cat_col *cf__cat_find(const cf__catalog *cat, const char *name)
         else hi = mid;
     }
     return NULL;
+}
+
+int cf__cat_generation_still(const cf__catalog *cat)
+{
+    uint64_t now;
+    return cf__cat_generation_at(cat->root_fd, CF__CATALOG_DIR "/" CF__GENERATION_NAME, &now) == 0 &&
+           now == cat->generation;
 }
 
 int cf__stamp_still(const char *path, const cf__stamp *s)

@@ -14,6 +14,8 @@
  * root, which the catalog itself records, only when it is first made). */
 #define CF__CATALOG_DIR ".colfile-catalog"
 #define CF__CATALOG_NAME "colfile-catalog-v1"
+/* The File's generation: this file's size (generation.c). */
+#define CF__GENERATION_NAME "generation"
 
 /* The mark an interrupted commit leaves in a column directory
  * (column_commit.c writes and clears it); the catalog never caches a
@@ -101,6 +103,12 @@ typedef struct cf__catalog_col_attrs {
  * not depend on them; docs/format.md 8.5).  0: the listing is not usable.
  * CF_ENOMEM. */
 int cf__catalog_attrs(const cf__catalog *cat, const char *root, cf__catalog_col_attrs **out, size_t *count);
+
+/* After adding, removing or replacing a column or group of the File at
+ * root: append one byte to its generation file (docs/format.md 8.5), so
+ * that no catalog built before is used again.  Never fails the change (a
+ * cache): where the byte cannot be appended, the stamps alone decide. */
+void cf__catalog_bump(const char *root);
 
 /* Rebuild the catalog of the File at root from a fresh scan (reusing the
  * entries of `old`, which may be NULL, that still validate) and replace it

@@ -49,6 +49,7 @@ typedef struct build {
     const char *root;
     const cf__catalog *old;
     int fine;
+    uint64_t generation;   /* the File's, read before the walk */
     int probed;            /* probe_clock gave `probe`: a reading of the file clock */
     struct timespec probe; /* ... taken after every change this update may trust */
     atomic_int racy;       /* stamps found too new to trust */
@@ -432,6 +433,7 @@ static void put_text(cf__wire_out *o, const char *s, size_t n)
 static void serialize(build *b, cf__wire_out *o)
 {
     cf__wire_put(o, MAGIC, MAGIC_LEN);
+    cf__wire_put_u64(o, b->generation);
     cf__wire_put_u64(o, (uint64_t)b->ndirs);
     for (size_t i = 0; i < b->ndirs; i++) {
         put_text(o, b->dirs[i].path, strlen(b->dirs[i].path));
@@ -511,6 +513,18 @@ static int build_all(build *b)
     return scanned;
 }
 
+/* build_all, after reading the File's generation (before the walk: a
+ * writer that changes the listing during it bumps the generation after
+ * the change, so this catalog is not used).  Nonzero: no catalog. */
+static int build_with_generation(build *b, const char *dir)
+{
+    char path[PATH_MAX];
+    if (cf__cat_full_path(path, sizeof path, dir, CF__GENERATION_NAME, NULL) ||
+        cf__cat_generation_at(AT_FDCWD, path, &b->generation) != 0)
+        return -1;
+    return build_all(b);
+}
+
 int cf__catalog_update(const char *root, const cf__catalog *old, int durable, cf_error *err)
 {
     char *dir = cf__cat_catalog_dir(root);
@@ -556,7 +570,7 @@ int cf__catalog_update(const char *root, const cf__catalog *old, int durable, cf
      * waited for (a few ms: one tick of the coarse clock and its lag). */
     b.probed = b.fine && probe_clock(dir, &b.probe);
     if (b.fine && !b.probed) wait_for_clock();
-    int scanned = build_all(&b);
+    int scanned = build_with_generation(&b, dir);
     if (b.probed && atomic_load(&b.racy) && !b.failed) {
         /* stamps newer than the probe (changes during the update): again,
          * after the wait, as without a probe */
@@ -567,7 +581,7 @@ int cf__catalog_update(const char *root, const cf__catalog *old, int durable, cf
         b.fine = 1;
         atomic_init(&b.racy, 0);
         wait_for_clock();
-        scanned = build_all(&b);
+        scanned = build_with_generation(&b, dir);
     }
     cf__wire_out o = { NULL, 0, 0, 0 };
     if (b.failed) {

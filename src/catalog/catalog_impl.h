@@ -11,7 +11,7 @@
 
 #include "catalog.h"
 
-#define MAGIC "CFCAT1\n"
+#define MAGIC "CFCAT2\n"
 #define MAGIC_LEN 8
 /* Larger metadata files are stamped but not copied into the catalog. */
 #define INLINE_MAX ((size_t)64 * 1024)
@@ -52,6 +52,7 @@ struct cf__catalog {
     cat_col *cols;
     size_t ncols;
     uint64_t *dir_index; /* storage of every cols[i].dirs */
+    uint64_t generation; /* the File's generation when it was built */
     int root_fd;         /* the root directory, for short relative lookups */
 };
 
@@ -86,6 +87,16 @@ int cf__cat_fine_timestamps(const char *root);
  * strictly older than `before` (by 2 s where timestamps are coarse, or
  * where this one looks coarse: whole seconds). */
 int cf__cat_trusted(const stamp *s, const struct timespec *before, int fine);
+
+/* ---- the File's generation (generation.c) -------------------------------- */
+
+/* The generation (the size of the generation file at path below dfd; 0
+ * when there is none): 0, or -1 when it is not a regular file or cannot
+ * be looked at. */
+int cf__cat_generation_at(int dfd, const char *path, uint64_t *gen);
+
+/* 1 if the File's generation is still the one the catalog was built at. */
+int cf__cat_generation_still(const cf__catalog *cat);
 
 /* ---- shared helpers (catalog.c) ------------------------------------------ */
 

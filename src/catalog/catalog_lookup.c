@@ -113,7 +113,8 @@ static int64_t elapsed_ns(const struct timespec *a)
 
 int cf__catalog_list(const cf__catalog *cat, const char *root, char ***names, int64_t *count)
 {
-    if (!cat || !cf__cat_same_root(cat, root)) return 0;
+    /* the generation first: a change it shows is one the stamps may not */
+    if (!cat || !cf__cat_same_root(cat, root) || !cf__cat_generation_still(cat)) return 0;
     if (cat->ndirs < PAR_MIN) {
         if (!dirs_still_at(cat)) return 0;
     } else {
@@ -174,7 +175,7 @@ static int check_attrs(const cf__catalog *cat, size_t i, cf__catalog_col_attrs *
 
 int cf__catalog_attrs(const cf__catalog *cat, const char *root, cf__catalog_col_attrs **out, size_t *count)
 {
-    if (!cat || !cf__cat_same_root(cat, root)) return 0;
+    if (!cat || !cf__cat_same_root(cat, root) || !cf__cat_generation_still(cat)) return 0;
     cf__catalog_col_attrs *e = calloc(cat->ncols ? cat->ncols : 1, sizeof *e);
     if (!e) return CF_ENOMEM;
     if (cat->ndirs + cat->ncols < PAR_MIN) {

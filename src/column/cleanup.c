@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "catalog.h"
 #include "column.h"
 #include "error.h"
 #include "file.h"
@@ -135,7 +136,7 @@ static void handle_entry(const char *dir, const char *name, const struct stat *s
             if (final && !cf__exists(final) && memchr(leaf, '~', len) == NULL) {
                 note(r, "%s: previous version of a column whose replacement never arrived: %s", p,
                      r->dry_run ? "would restore it" : "restored it");
-                if (!r->dry_run) (void)rename(p, final);
+                if (!r->dry_run && rename(p, final) == 0) cf__catalog_bump(r->f->path);
             } else {
                 note(r, "%s: previous version of a replaced column: %s", p, verb);
                 if (!r->dry_run) (void)cf__remove_tree(p, NULL);

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "catalog.h"
 #include "column_data.h"
 #include "column_index.h"
 #include "stindex.h"
@@ -294,6 +295,18 @@ int cf__column_check_replaceable(const char *dir, cf_error *err)
     return rc;
 }
 
+/* The listing changed (a column published or replaced): the File's
+ * generation goes up (docs/format.md 8.5).  The root is the column's path
+ * without its name. */
+static void bump_generation(const cf_column *c)
+{
+    size_t pl = strlen(c->path), nl = strlen(c->name);
+    if (nl + 1 >= pl || c->path[pl - nl - 1] != '/' || strcmp(c->path + pl - nl, c->name) != 0) return;
+    char *root = strndup(c->path, pl - nl - 1);
+    if (root) cf__catalog_bump(root);
+    free(root);
+}
+
 /* Move the staging directory, complete and durable, to the column's name:
  * the one step that makes the new version visible.  An old version is
  * swapped out in the same step where the kernel can (RENAME_EXCHANGE),
@@ -338,6 +351,7 @@ static int publish(cf_column *c, cf_error *err)
         }
     }
     if (c->durable) rc = fsync_parent(c->path, err);
+    bump_generation(c);
     free(c->dir);
     c->dir = strdup(c->path);
     char *attr_dir = strdup(c->path);

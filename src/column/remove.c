@@ -76,6 +76,14 @@ typedef struct {
     const char *root, *what;
 } content_check;
 
+/* 1 if dir is root's catalog directory. */
+static int is_catalog_dir(const char *dir, const char *root)
+{
+    size_t rl = strlen(root);
+    while (rl > 1 && root[rl - 1] == '/') rl--;
+    return strncmp(dir, root, rl) == 0 && dir[rl] == '/' && strcmp(dir + rl + 1, CF__CATALOG_DIR) == 0;
+}
+
 static int check_entry(void *ctx, const char *dir, const char *p, const char *name, cf_error *err)
 {
     const content_check *c = ctx;
@@ -88,6 +96,8 @@ static int check_entry(void *ctx, const char *dir, const char *p, const char *na
         rc = cf__check_only_format_content(p, c->root, c->what, err);
     } else if (S_ISLNK(st.st_mode) && strcmp(name, CF__CATALOG_DIR) == 0 && strcmp(dir, c->root) == 0) {
         /* a link where the catalog belongs: moved away, never followed */
+    } else if (S_ISREG(st.st_mode) && strcmp(name, CF__GENERATION_NAME) == 0 && is_catalog_dir(dir, c->root)) {
+        /* the File's generation (docs/format.md 8.5) */
     } else if (!S_ISREG(st.st_mode) || !cf__is_format_file_name(name)) {
         rc = CF_FAIL(err, CF_ENOTFILE, "%s: refusing to %s: '%s' is not part of a colfile/bigfile File", c->root,
                      c->what, p);
@@ -327,6 +337,7 @@ int cf_file_remove(cf_file *f, const char *name, cf_error *err)
         /* with the lock held no writer can publish a new version here */
         if (!has_header(dir)) rc = CF_FAIL(err, CF_ENOENT, "%s: no column '%s'", f->path, name);
         else rc = discard_column(dir, CF__DURABLE(f), (f->flags & CF_OPEN_NOLOCKING) != 0, err);
+        if (rc == 0) cf__catalog_bump(f->path);
     }
     cf__lock_release(&lk);
     free(dir);
@@ -354,6 +365,7 @@ int cf_file_remove_group(cf_file *f, const char *name, cf_error *err)
             rc = CF_FAIL(err, cf__errno_code(e), "%s: cannot move the group out of the way: %s", dir, strerror(e));
         }
         if (rc == 0 && CF__DURABLE(f)) rc = cf__fsync_path(parent, err);
+        if (rc == 0) cf__catalog_bump(f->path);
         /* the lock files below went with it: let go before deleting them
          * (the leaf's lock in the parent marks the leftover as live) */
         dir_locks_release(&locks);

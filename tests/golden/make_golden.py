@@ -250,8 +250,8 @@ def write_file(root: str) -> None:
 
 # ------------------------------------------------------------- catalog
 
-CATALOG = """The catalog of the golden File (8.5) in canonical form: every stamp
-seven zeros, and the directories in bytewise order of their paths (a
+CATALOG = """The catalog of the golden File (8.5) in canonical form: generation 0
+(the File has no generation file), every stamp seven zeros, and the directories in bytewise order of their paths (a
 writer records them in the order its walk meets them, which depends on the
 file system), the columns' indices and the CRC32C following from that."""
 
@@ -285,7 +285,8 @@ def catalog(root: str) -> bytes:
 
     walk("")
     dirs.sort(key=str.encode)
-    out = b"CFCAT1\n\0" + _u64(len(dirs))
+    # generation 0: no writer of the File has bumped it
+    out = b"CFCAT2\n\0" + _u64(0) + _u64(len(dirs))
     for d in dirs:
         out += _text(d.encode()) + ZERO_STAMP
     out += _u64(len(names))

@@ -266,10 +266,11 @@ def _take_text(buf: bytes, pos: int) -> tuple[bytes, int]:
 
 def parse_catalog(buf: bytes) -> dict[str, Any]:
     """A strict reader of 8.5: the whole file, nothing left over."""
-    assert buf[:8] == b"CFCAT1\n\0"
+    assert buf[:8] == b"CFCAT2\n\0"
     (crc,) = struct.unpack_from("<I", buf, len(buf) - 4)
     assert crc == gen.crc32c(buf[:-4]), "CRC32C of everything before it"
-    pos = 8
+    (generation,) = struct.unpack_from("<Q", buf, 8)
+    pos = 16
 
     def u64() -> int:
         nonlocal pos
@@ -300,7 +301,7 @@ def parse_catalog(buf: bytes) -> dict[str, Any]:
                 files.append((state, st, data))
         cols.append({"name": name, "chain": chain, "complete": complete, "files": files})
     assert pos == len(buf) - 4, "nothing between the columns and the CRC32C"
-    return {"dirs": dirs, "cols": cols}
+    return {"generation": generation, "dirs": dirs, "cols": cols}
 
 
 def write_catalog(cat: dict[str, Any], stamp_of: Any) -> bytes:
@@ -310,7 +311,7 @@ def write_catalog(cat: dict[str, Any], stamp_of: Any) -> bytes:
     u64 = gen._u64
     order = sorted(range(len(cat["dirs"])), key=lambda i: cat["dirs"][i][0])
     new_index = {old: new for new, old in enumerate(order)}
-    out = b"CFCAT1\n\0" + u64(len(order))
+    out = b"CFCAT2\n\0" + u64(cat["generation"]) + u64(len(order))
     for i in order:
         path = cat["dirs"][i][0]
         out += gen._text(path) + stamp_of(path.decode())
