@@ -596,7 +596,33 @@ static void test_large_catalog_read_whole(void)
     cf_file_close(ro);
 }
 
-CF_TESTS(CF_TEST(test_catalog_serves_and_matches), CF_TEST(test_large_catalog_read_whole),
+/* The File's generation: each bump appends one byte (making the catalog
+ * directory if needed); a link where the catalog directory belongs is not
+ * followed. */
+static void test_generation_bumps(void)
+{
+    char root[4200], gen[4400], link_root[4200], target[4400];
+    snprintf(root, sizeof root, "%s/gen", cf_test_dir());
+    snprintf(gen, sizeof gen, "%s/" CF__CATALOG_DIR "/" CF__GENERATION_NAME, root);
+    CHECK(mkdir(root, 0777) == 0);
+    struct stat st;
+    CHECK(stat(gen, &st) != 0);
+    cf__catalog_bump(root);
+    cf__catalog_bump(root);
+    CHECK(stat(gen, &st) == 0 && S_ISREG(st.st_mode));
+    CHECK_EQ_INT(st.st_size, 2);
+    snprintf(link_root, sizeof link_root, "%s/linked", cf_test_dir());
+    snprintf(target, sizeof target, "%s/elsewhere", cf_test_dir());
+    CHECK(mkdir(link_root, 0777) == 0 && mkdir(target, 0777) == 0);
+    char link[4400];
+    snprintf(link, sizeof link, "%s/" CF__CATALOG_DIR, link_root);
+    CHECK(symlink(target, link) == 0);
+    cf__catalog_bump(link_root);
+    snprintf(gen, sizeof gen, "%s/" CF__GENERATION_NAME, target);
+    CHECK(stat(gen, &st) != 0);
+}
+
+CF_TESTS(CF_TEST(test_catalog_serves_and_matches), CF_TEST(test_generation_bumps), CF_TEST(test_large_catalog_read_whole),
          CF_TEST(test_changes_right_after_updates_seen), CF_TEST(test_updates_during_changes_in_place), CF_TEST(test_in_place_rewrite_seen),
          CF_TEST(test_checksums_and_statistics_checked_when_used),
          CF_TEST(test_tree_changes_seen), CF_TEST(test_damaged_catalog_ignored),
