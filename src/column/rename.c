@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "catalog.h"
 #include "error.h"
 #include "file.h"
 #include "fsutil.h"
@@ -89,7 +90,7 @@ int cf_file_rename(cf_file *f, const char *src, const char *dst, cf_error *err)
     char *from = cf__path_join(f->path, src), *to = cf__path_join(f->path, dst);
     char *to_parent = NULL, *from_parent = NULL, *first_new = NULL;
     cf__lock lk_from = CF__LOCK_NONE, lk_to = CF__LOCK_NONE;
-    int made_parent = 0;
+    int made_parent = 0, renamed = 0;
     if (!from || !to) {
         rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", f->path);
         goto done;
@@ -145,11 +146,16 @@ int cf_file_rename(cf_file *f, const char *src, const char *dst, cf_error *err)
     } else if (rename(from, to) != 0) {
         int e = errno;
         rc = CF_FAIL(err, cf__errno_code(e), "%s: cannot rename '%s' to '%s': %s", f->path, src, dst, strerror(e));
-    } else if (CF__DURABLE(f)) {
-        /* a rename between two directories is durable once both are */
-        rc = cf__fsync_path(to_parent, err);
-        if (rc == 0 && strcmp(to_parent, from_parent) != 0) rc = cf__fsync_path(from_parent, err);
+    } else {
+        renamed = 1;
+        if (CF__DURABLE(f)) {
+            /* a rename between two directories is durable once both are */
+            rc = cf__fsync_path(to_parent, err);
+            if (rc == 0 && strcmp(to_parent, from_parent) != 0) rc = cf__fsync_path(from_parent, err);
+        }
     }
+    /* the listing changed: the File's generation goes up (format.md 8.5) */
+    if (renamed) cf__catalog_bump(f->path);
 done:
     cf__lock_release(&lk_to);
     cf__lock_release(&lk_from);

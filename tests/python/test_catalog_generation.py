@@ -47,10 +47,14 @@ def test_writers_bump_the_generation(tmp_path: Path, lib: Any) -> None:
         assert _generation(root) == 5
         f.create("c", data=np.arange(2))
     assert _generation(root) == 6
+    colfile.File(root, "a").close()
     # the catalog a writer's close leaves records the generation it saw
     assert _recorded(root) == 6
     with colfile.File(root) as f:
         assert sorted(f.keys()) == ["c"]
+    from colfile.cli import main
+    assert main(["mv", str(root), "c", "h/d"]) == 0  # a rename
+    assert _generation(root) == 7
 
 
 def test_a_new_generation_retires_the_catalog(tmp_path: Path, lib: Any) -> None:
