@@ -258,6 +258,18 @@ CF_API int cf_file_list(cf_file *f, char ***names, int64_t *count, cf_error *err
  * catalog stamps). */
 CF_API int cf_file_catalog_update(cf_file *f, cf_error *err);
 
+/* 1 once cf_file_list (or cf_file_column_attrs, which lists) of this handle
+ * found the File's columns not to be those its catalog lists although the
+ * File's generation is the one the catalog recorded (docs/format.md 8.5):
+ * a writer that does not record generations (bigfile, a copy made by hand
+ * or with cp -r, colfile before generations) changed the listing.  That
+ * listing was read from the directories and is right; but on file systems
+ * whose directory timestamps lag behind other clients (Lustre, GPFS,
+ * BeeGFS, NFS) a later listing may take the stale catalog for current:
+ * rebuild it (`colfile index`, cf_file_catalog_update) or remove
+ * .colfile-catalog/.  0 otherwise, and for NULL. */
+CF_API int cf_file_catalog_stale(const cf_file *f);
+
 /* Free a list returned by cf_file_list or cf_column_attr_names. NULL ok. */
 CF_API void cf_names_free(char **names, int64_t count);
 

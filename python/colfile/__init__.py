@@ -59,6 +59,7 @@ from .errors import (
     StorageError,
     TornError,
 )
+from ._warnings import CatalogWarning
 from .file import File, FileSystemWarning, Group, TornWarning
 from .locking import LockingWarning
 from .histograms import histogram, histogram2d, histogramdd
@@ -153,6 +154,7 @@ __all__ = [
     "StorageError",
     "TornError",
     "TornWarning",
+    "CatalogWarning",
     "FileSystemWarning",
     "LockingWarning",
 ]

@@ -76,6 +76,7 @@ const char *cf_file_fs_type(const cf_file *f);
 const char *cf_file_lock_scope(const cf_file *f);
 int cf_file_list(cf_file *f, char ***names, int64_t *count, cf_error *err);
 int cf_file_catalog_update(cf_file *f, cf_error *err);
+int cf_file_catalog_stale(const cf_file *f);
 void cf_names_free(char **names, int64_t count);
 int cf_file_remove(cf_file *f, const char *name, cf_error *err);
 int cf_file_remove_group(cf_file *f, const char *name, cf_error *err);

@@ -29,7 +29,7 @@ from ._constants import (
 )
 from ._dtypes import as_array, column_dtype
 from ._ints import INT64_MAX, NFILE_MAX, column_bytes, whole
-from ._warnings import TornWarning
+from ._warnings import CatalogWarning, TornWarning
 from ._group import _UNSET
 from .column import Column
 from .errors import CF_EEXIST, CF_EREADONLY, ColumnExistsError, ColumnNotFoundError, InvalidArgumentError, ReadOnlyError, TornError
@@ -94,6 +94,17 @@ class FileColumns:
             return True  # the directory is there; its attribute files are not fine
         return bool(self._on_root(run)) if self._coll_meta else run()
 
+    @property
+    def catalog_stale(self) -> bool:
+        """True once a listing of this File (on this rank: under MPI rank
+        0 lists for a collective read) found its catalog
+        (``.colfile-catalog/``) stale without the File's generation showing
+        it (see :class:`~colfile.CatalogWarning`, which a read-only File
+        gives): ``colfile index``, or the close of a writable File,
+        rebuilds it."""
+        with self._lock:
+            return _cf.catalog_stale(self._check_open())
+
     @staticmethod
     def _is_column(h: Any, name: str) -> bool:
         """True if ``name`` opens as a column on File handle ``h``."""
@@ -110,17 +121,31 @@ class FileColumns:
         return self._same("column name", prep)
 
     def _list(self) -> list[str]:
-        def run() -> list[str]:
+        def run() -> tuple[list[str], bool]:
             with self._lock:
-                return _cf.list_names(self._check_open())
+                h = self._check_open()
+                return _cf.list_names(h), _cf.catalog_stale(h)
 
         self._check_open()
         self._settle()
         if self._coll_meta:
             self._enter("listing (collective_metadata=True)")
-            names = list(self._on_root(run))
+            names, stale = self._on_root(run)
+            names = list(names)
         else:
-            names = run()  # independent under MPI: this rank lists
+            names, stale = run()  # independent under MPI: this rank lists
+        # once per read-only File (a writable one's close rebuilds the
+        # catalog), on rank 0 only (every rank may see it)
+        if (stale and self._mode == "r" and self._comm.rank == 0
+                and not getattr(self, "_catalog_warned", False)):
+            self._catalog_warned = True
+            warnings.warn(
+                f"{self._path}: the catalog (.colfile-catalog/) lists other columns than the "
+                "File holds, though the File's generation shows no colfile writer changed them: "
+                "a writer that does not record it (bigfile, a copy, an older colfile) did. "
+                "This listing was read from the directories; on Lustre, GPFS, BeeGFS or NFS a "
+                f"later one may trust the stale catalog: run `colfile index {self._path}` to "
+                "rebuild it", CatalogWarning, stacklevel=3)
         # Columns this File created and has not committed yet are staged
         # out of sight of other readers, but this File shows them.
         with self._lock:

@@ -64,6 +64,14 @@ typedef struct cf__catalog cf__catalog;
 cf__catalog *cf__catalog_load(const char *root, int root_fd);
 void cf__catalog_free(cf__catalog *cat);
 
+/* 1 if `names` (count, sorted: a fresh walk of the File at root) is not
+ * the catalog's listing although the File's generation is still the one
+ * the catalog recorded: a writer that does not bump it (bigfile, a copy
+ * made by hand, colfile before generations) changed the listing, and on
+ * file systems whose directory stamps lag behind other clients the
+ * catalog could have hidden that (docs/format.md 8.5). */
+int cf__catalog_listing_stale(const cf__catalog *cat, const char *root, char *const *names, int64_t count);
+
 /* The column names, sorted, if every directory stamp the listing depends on
  * matches a fresh lstat: returns 1 and a list to free with cf_names_free.
  * 0: not usable (list the directories).  CF_ENOMEM. */

@@ -144,6 +144,17 @@ int cf__catalog_list(const cf__catalog *cat, const char *root, char ***names, in
     return 1;
 }
 
+int cf__catalog_listing_stale(const cf__catalog *cat, const char *root, char *const *names, int64_t count)
+{
+    /* a changed generation is a colfile writer's change: the next one's
+     * close rebuilds the catalog, nothing to say */
+    if (!cat || count < 0 || !cf__cat_same_root(cat, root) || !cf__cat_generation_still(cat)) return 0;
+    if ((uint64_t)count != cat->ncols) return 1;
+    for (size_t i = 0; i < cat->ncols; i++)
+        if (strcmp(names[i], cat->cols[i].name) != 0) return 1;
+    return 0;
+}
+
 /* The catalog slots of the attribute files, in cf__catalog_attrs order. */
 static const int attr_slots[3] = { CF__CAT_ATTR_V1, CF__CAT_ATTR_V2, CF__CAT_ATTRS_EXT };
 

@@ -235,9 +235,15 @@ int cf_file_list(cf_file *f, char ***names, int64_t *count, cf_error *err)
         return rc;
     }
     if (l.count) qsort(l.items, (size_t)l.count, sizeof *l.items, compare_names);
+    if (cf__catalog_listing_stale(f->catalog, f->path, l.items, l.count)) atomic_store(&f->catalog_stale, 1);
     *names = l.items;
     *count = l.count;
     return 0;
+}
+
+int cf_file_catalog_stale(const cf_file *f)
+{
+    return f ? atomic_load(&((cf_file *)f)->catalog_stale) : 0;
 }
 
 int cf_file_catalog_update(cf_file *f, cf_error *err)

@@ -3,6 +3,7 @@
 #define CF_FILE_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -14,6 +15,9 @@ struct cf_file {
     int writable;
     int flags;     /* the cf_open_flags it was opened with */
     cf__catalog *catalog; /* loaded at open (NULL: none or unusable); read only */
+    /* 1 once a listing found the catalog's listing changed without the
+     * File's generation (cf_file_catalog_stale) */
+    atomic_int catalog_stale;
     /* The directories this handle's writable columns live in, each with
      * its lock file (writer_lock.h: kept open while columns lock through
      * it), tidied at the catalog update and at close.  Guarded by

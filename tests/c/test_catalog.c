@@ -328,6 +328,14 @@ static void test_tree_changes_seen(void)
             put_file("g/header", "DTYPE: <i8\nNMEMB: 0\nNFILE: 0\n", 29);
         }
         CHECK_EQ_INT(listing_served(f), 0);
+        /* a listing change without a new generation is a writer that does
+         * not record it: the listing says so (cf_file_remove bumps it) */
+        char **names;
+        int64_t n;
+        CHECK_EQ_INT(cf_file_catalog_stale(f), 0);
+        CHECK_OK(cf_file_list(f, &names, &n, &err), &err);
+        cf_names_free(names, n);
+        CHECK_EQ_INT(cf_file_catalog_stale(f), round != 1);
         check_same_as_files(f);
         cf_file_close(f);
     }

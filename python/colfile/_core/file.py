@@ -72,6 +72,13 @@ def list_names(h: Any) -> list[str]:
         L.cf_file_list(h, names, count, err), err))
 
 
+def catalog_stale(h: Any) -> bool:
+    """True once a listing of ``h`` found the File's catalog listing other
+    columns than the File holds although the File's generation did not
+    change (``cf_file_catalog_stale``)."""
+    return bool(lib().cf_file_catalog_stale(h))
+
+
 def cleanup(h: Any, dry_run: bool, force: bool) -> list[str]:
     """Remove what interrupted writers left (``cf_file_cleanup``): one line
     per item found."""

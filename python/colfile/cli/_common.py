@@ -144,6 +144,17 @@ def _is_group(f: Any, name: str) -> bool:
         raise CliError(f"{f.path}: bad group name {name!r}: {exc}") from None
 
 
+def catalog_note(f: Any) -> str | None:
+    """The line ``ls -l`` and ``check`` print when a listing of ``f`` found
+    its catalog stale (:attr:`colfile.File.catalog_stale`), else None."""
+    if not f.catalog_stale:
+        return None
+    return (f"{f.path}: the catalog (.colfile-catalog/) is stale: a writer that does not "
+            "record the File's generation (bigfile, a copy, an older colfile) changed its "
+            "columns. This listing was read from the directories; on Lustre, GPFS, BeeGFS "
+            f"or NFS a later one may miss the change: run `colfile index {f.path}`")
+
+
 def select_columns(f: Any, names: Sequence[str], listing: list[str] | None = None,
                    ) -> list[str]:
     """Resolve command line names to column names.

@@ -21,6 +21,7 @@ from ._common import (
     add_progress_and_mpi,
     blob_id,
     blob_path,
+    catalog_note,
     dump_json,
     fmt_bytes,
     fmt_rows,
@@ -327,9 +328,13 @@ def _run(args: Any) -> int:
     f = open_file(args.path, comm=comm, torn="warn", verify=False)
     with f, warnings.catch_warnings():
         warnings.simplefilter("ignore", colfile.TornWarning)
+        warnings.simplefilter("ignore", colfile.CatalogWarning)  # a note below
         names = select_columns(f, args.columns)
         cols: list[tuple[str, Any]] = []
         notes: list[str] = []
+        stale = catalog_note(f)
+        if stale:
+            notes.append(stale)
         before: dict[str, Any] = {}
         for name in names:
             where = f"{os.path.join(f.path, name)}: column {name!r}"

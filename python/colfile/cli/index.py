@@ -8,6 +8,7 @@ import argparse
 import os
 import sys
 import time
+import warnings
 from typing import Any
 
 import colfile
@@ -162,9 +163,12 @@ def run(args: Any) -> int:
     mode = "r" if args.dry_run else "r+"
 
     try:
-        if comm is None:
-            return _run_serial(args, mode, t0)
-        return _run_parallel(args, comm, c, mode, t0, quiet)
+        with warnings.catch_warnings():
+            if not args.dry_run:  # a stale catalog is what this rebuilds
+                warnings.simplefilter("ignore", colfile.CatalogWarning)
+            if comm is None:
+                return _run_serial(args, mode, t0)
+            return _run_parallel(args, comm, c, mode, t0, quiet)
     except (colfile.Error, OSError, CliError) as exc:
         if isinstance(exc, colfile.NoSuchFileError) and not isinstance(
                 exc, colfile.ReplacedError) and not os.path.isdir(args.path):

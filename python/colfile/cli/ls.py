@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from typing import Any
 
 import colfile
@@ -13,6 +14,7 @@ from ._common import (
     UsageError,
     add_file_and_columns,
     blob_id,
+    catalog_note,
     blob_path,
     column_nbytes,
     dump_json,
@@ -53,6 +55,10 @@ With -l each column is followed by its attributes (name, dtype[nmemb],
 value, shortened) and one line per blob: the rows it holds, the bigfile
 byte sum and its fold as recorded in the header, and the CRC32C recorded
 by colfile ('-' when unknown, e.g. for Files written by bigfile).
+When the File's columns were changed by a writer that does not keep its
+catalog current (bigfile, cp -r, changes by hand), a 'note:' line says so
+(with -l on stdout, else on stderr; JSON: 'catalog_stale'): run
+'colfile index FILE' to rebuild the catalog.
 JSON output always lists every selected column; --json -l adds 'attrs' and
 'blobs'.  Non-finite floats appear as "nan"/"inf"/"-inf", complex values
 as [real, imag]."""
@@ -268,6 +274,10 @@ def render(f: Any, cols: list[dict[str, Any]], args: Any, out: Any) -> None:
     if bad:
         summary += f", {bad} could not be opened"
     print(summary, file=out)
+    note = catalog_note(f)
+    if note:
+        # with -l on stdout, with the listing; else on stderr
+        print("note: " + note, file=out if args.long else sys.stderr)
 
 
 # ---------------------------------------------------------------------------
@@ -277,7 +287,8 @@ def run(args: Any) -> int:
     if args.depth is not None and args.depth < 1:
         raise UsageError(f"--depth must be 1 or more, not {args.depth}")
     out = sys.stdout
-    with open_file(args.path) as f:
+    with open_file(args.path) as f, warnings.catch_warnings():
+        warnings.simplefilter("ignore", colfile.CatalogWarning)  # said below
         names = sorted(select_columns(f, args.columns),
                        key=lambda s: s.encode("utf-8", "surrogateescape"))
         cols = [describe(f, n, args.long) for n in names]
@@ -299,6 +310,8 @@ def run(args: Any) -> int:
                                               "value": a["value"]} for a in c["attrs"]}
             doc["columns"] = cols
             doc["total_bytes"] = sum(c.get("nbytes", 0) for c in cols)
+            if f.catalog_stale:
+                doc["catalog_stale"] = catalog_note(f)
             dump_json(jsonable(doc), out)
         else:
             render(f, cols, args, out)
