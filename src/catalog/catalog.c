@@ -311,6 +311,7 @@ cf__catalog *cf__catalog_load(const char *root, int root_fd)
         return NULL;
     }
     cat->root_fd = root_fd;
+    atomic_init(&cat->fine, -1);
     char *text = NULL;
     size_t len = 0;
     /* a link is never followed (docs/format.md 2.2); a non-regular file,

@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdatomic.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -54,6 +55,9 @@ struct cf__catalog {
     uint64_t *dir_index; /* storage of every cols[i].dirs */
     uint64_t generation; /* the File's generation when it was built */
     int root_fd;         /* the root directory, for short relative lookups */
+    /* whether the File's file system gives timestamps fine enough to
+     * prove freshness (cf__cat_fine_timestamps): -1 not asked yet */
+    atomic_int fine;
 };
 
 /* ---- stamps and the racy-timestamp rule (catalog.c) ---------------------- */

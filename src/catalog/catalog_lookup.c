@@ -111,10 +111,77 @@ static int64_t elapsed_ns(const struct timespec *a)
     return (int64_t)(b.tv_sec - a->tv_sec) * 1000000000 + (b.tv_nsec - a->tv_nsec);
 }
 
+static int compare_strs(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* 1 if the root's subdirectories (not hidden, links not followed) are
+ * exactly the top-level directories the catalog recorded.  Where
+ * timestamps cannot prove freshness (the root's stamp may lag behind
+ * another client's change), the entries of the root still show a
+ * top-level column or group that a writer not recording the generation
+ * (bigfile) added or removed: one directory read. */
+static int root_entries_match(const cf__catalog *cat)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < cat->ndirs; i++)
+        if (cat->dirs[i].path[0] && !strchr(cat->dirs[i].path, '/')) n++;
+    const char **top = malloc((n ? n : 1) * sizeof *top);
+    if (!top) return 0;
+    n = 0;
+    for (size_t i = 0; i < cat->ndirs; i++)
+        if (cat->dirs[i].path[0] && !strchr(cat->dirs[i].path, '/')) top[n++] = cat->dirs[i].path;
+    qsort(top, n, sizeof *top, compare_strs);
+    int fd = openat(cat->root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0) close(fd);
+        free(top);
+        return 0;
+    }
+    int ok = 1;
+    size_t seen = 0;
+    struct dirent *ent;
+    while (ok && (ent = readdir(d)) != NULL) {
+        if (ent->d_name[0] == '.') continue;
+        int is_dir;
+#if defined(DT_DIR) && defined(DT_UNKNOWN)
+        if (ent->d_type != DT_UNKNOWN) is_dir = ent->d_type == DT_DIR;
+        else
+#endif
+        {
+            struct stat st;
+            is_dir = fstatat(cat->root_fd, ent->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+        }
+        if (!is_dir) continue;
+        const char *key = ent->d_name;
+        ok = bsearch(&key, top, n, sizeof *top, compare_strs) != NULL;
+        seen++;
+    }
+    closedir(d);
+    free(top);
+    return ok && seen == n;
+}
+
+/* Where the File's timestamps are coarse or per client (docs/format.md
+ * 8.5), the root's entries too must be the recorded ones. */
+static int coarse_evidence_holds(const cf__catalog *cat, const char *root)
+{
+    cf__catalog *mut = (cf__catalog *)cat; /* a cached answer only */
+    int fine = atomic_load(&mut->fine);
+    if (fine < 0) {
+        fine = cf__cat_fine_timestamps(root);
+        atomic_store(&mut->fine, fine);
+    }
+    return fine || root_entries_match(cat);
+}
+
 int cf__catalog_list(const cf__catalog *cat, const char *root, char ***names, int64_t *count)
 {
     /* the generation first: a change it shows is one the stamps may not */
     if (!cat || !cf__cat_same_root(cat, root) || !cf__cat_generation_still(cat)) return 0;
+    if (!coarse_evidence_holds(cat, root)) return 0;
     if (cat->ndirs < PAR_MIN) {
         if (!dirs_still_at(cat)) return 0;
     } else {
@@ -187,6 +254,7 @@ static int check_attrs(const cf__catalog *cat, size_t i, cf__catalog_col_attrs *
 int cf__catalog_attrs(const cf__catalog *cat, const char *root, cf__catalog_col_attrs **out, size_t *count)
 {
     if (!cat || !cf__cat_same_root(cat, root) || !cf__cat_generation_still(cat)) return 0;
+    if (!coarse_evidence_holds(cat, root)) return 0;
     cf__catalog_col_attrs *e = calloc(cat->ncols ? cat->ncols : 1, sizeof *e);
     if (!e) return CF_ENOMEM;
     if (cat->ndirs + cat->ncols < PAR_MIN) {

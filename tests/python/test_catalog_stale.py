@@ -8,7 +8,11 @@ the directories (so the listing is right), warns once
 which rebuilds the catalog."""
 from __future__ import annotations
 
+import json
+import os
 import shutil
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 from typing import Any
@@ -18,6 +22,8 @@ import pytest
 
 import colfile
 from colfile.cli import main
+from shims import shim_library
+from test_golden import CANONICAL, _copy, _lstat_stamp, parse_catalog, write_catalog
 
 bigfile = pytest.importorskip("bigfile")
 
@@ -139,3 +145,65 @@ def test_a_writable_file_rebuilds_it_without_warning(tmp_path: Path, lib: Any) -
     assert not [w for w in caught if issubclass(w.category, colfile.CatalogWarning)]
     keys, warned, stale = _keys(root)
     assert keys == ["a", "g/b", "new"] and not warned and not stale
+
+
+_LIST = """
+import json, sys, warnings
+import colfile
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    with colfile.File(sys.argv[1]) as f:  # the bulk attribute read lists too
+        with_attrs = sorted(f.column_attrs())
+    with colfile.File(sys.argv[1]) as f:
+        keys = f.keys()
+        stale = f.catalog_stale
+assert with_attrs == keys, (with_attrs, keys)
+print(json.dumps({"keys": keys, "stale": stale,
+                  "warned": sum(issubclass(w.category, colfile.CatalogWarning) for w in caught)}))
+"""
+
+
+def _list_in(root: Path, preload: Path | None) -> dict[str, Any]:
+    env = dict(os.environ)
+    if preload is not None:
+        env["LD_PRELOAD"] = str(preload)
+    out = subprocess.run([sys.executable, "-c", _LIST, str(root)], env=env, check=True,
+                         capture_output=True, text=True, timeout=120).stdout
+    return json.loads(out.splitlines()[-1])
+
+
+def test_coarse_timestamps_the_root_entries_show_a_new_group(
+        tmp_path: Path, tmp_path_factory: Any, lib: Any) -> None:
+    """Where timestamps cannot prove freshness (here: a statfs shim reporting
+    Lustre), a catalog whose every stamp still matches -- as on a client
+    whose view of the root's timestamps has not caught up with another
+    node's bigfile writer -- is used for the listing only while the root's
+    subdirectories are the recorded ones.  The catalog here has the stamps
+    of the File as it is, but not the group crc2/ copied in after it was
+    built (the cheapest way to make a stamp that does not show a change on
+    a local file system): a local file system's reader trusts it; with the
+    shim the group is listed and the catalog called stale."""
+    golden = _copy(tmp_path)
+    shutil.copytree(golden / "crc", golden / "crc2")  # the writer on "another node"
+    cat = parse_catalog(CANONICAL.read_bytes())
+    (golden / ".colfile-catalog").mkdir()
+    tmp = golden / ".colfile-catalog" / "new"
+    tmp.write_bytes(write_catalog(cat, _lstat_stamp(golden)))
+    os.rename(tmp, golden / ".colfile-catalog" / "colfile-catalog-v1")
+    listed = sorted(n.decode() for n in (c["name"] for c in cat["cols"]))
+    fine = _list_in(golden, None)
+    assert fine["keys"] == listed and not fine["stale"] and fine["warned"] == 0
+    shim = shim_library(tmp_path_factory, "catalog", "fstypeshim")
+    coarse = _list_in(golden, shim)
+    added = sorted("crc2/" + n[len("crc/"):] for n in listed if n.startswith("crc/"))
+    assert added and coarse["keys"] == sorted(listed + added)
+    assert coarse["stale"] and coarse["warned"] == 1
+    # A catalog that lists every top-level directory is used there too:
+    # a column copied into an existing group behind its stamps is the
+    # limit (docs/format.md 8.5: `colfile index` after such writers).
+    shutil.rmtree(golden / "crc2")
+    shutil.copytree(golden / "crc" / "check", golden / "crc" / "check2")
+    tmp.write_bytes(write_catalog(cat, _lstat_stamp(golden)))
+    os.rename(tmp, golden / ".colfile-catalog" / "colfile-catalog-v1")
+    again = _list_in(golden, shim)
+    assert again["keys"] == listed and not again["stale"] and again["warned"] == 0

@@ -22,7 +22,8 @@ MAX_LINES = 850
 TESTED_BY: dict[str, list[str]] = {
     "src/catalog/catalog.c": ["tests/c/test_catalog.c"],
     "src/catalog/catalog_build.c": ["tests/c/test_catalog_build.c"],
-    "src/catalog/catalog_lookup.c": ["tests/c/test_catalog.c", "tests/c/test_file_attrs.c"],
+    "src/catalog/catalog_lookup.c": ["tests/c/test_catalog.c", "tests/c/test_file_attrs.c",
+                                     "tests/python/test_catalog_stale.py"],
     "src/catalog/generation.c": ["tests/c/test_catalog.c", "tests/python/test_catalog_generation.py"],
     "src/catalog/names.c": ["tests/c/test_names.c"],
     "src/column/attr_values.c": ["tests/c/test_attr_values.c"],
