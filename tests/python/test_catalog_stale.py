@@ -124,10 +124,19 @@ def test_ls_and_check_print_a_note(tmp_path: Path, lib: Any, capsys: Any) -> Non
     assert main(["check", str(root)]) == 0
     out = capsys.readouterr().out
     assert any(line.startswith("note:") and "colfile index" in line for line in out.splitlines())
+    assert main(["ls", str(root)]) == 0  # without -l: on stderr
+    got = capsys.readouterr()
+    assert "note:" not in got.out and "colfile index" in got.err
+    assert main(["ls", "--json", str(root)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert "new" in [c["name"] for c in doc["columns"]] and "colfile index" in doc["catalog_stale"]
     assert main(["index", str(root)]) == 0
     capsys.readouterr()
     assert main(["ls", "-l", str(root)]) == 0
-    assert "note:" not in capsys.readouterr().out
+    got = capsys.readouterr()
+    assert "note:" not in got.out and "note:" not in got.err
+    assert main(["ls", "--json", str(root)]) == 0
+    assert "catalog_stale" not in json.loads(capsys.readouterr().out)
 
 
 def test_a_writable_file_rebuilds_it_without_warning(tmp_path: Path, lib: Any) -> None:
