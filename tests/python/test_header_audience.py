@@ -15,9 +15,11 @@ INCLUDE = Path(__file__).resolve().parents[2] / "include"
 # the ones a simulation code calls.  The count below is what such a
 # program needs today (65: renaming a column, beside removing one, is a
 # user's call: a code writes a snapshot under a scratch name and renames
-# it when done).  Raise it only for a call that user makes; what only
-# the MPI layer or a language binding calls goes to colfile_binding.h.
-USER_FUNCTIONS_MAX = 65
+# it when done; 66: cf_file_catalog_stale, the C reader's twin of Python's
+# CatalogWarning, tells it to rebuild with cf_file_catalog_update).  Raise
+# it only for a call that user makes; what only the MPI layer or a
+# language binding calls goes to colfile_binding.h.
+USER_FUNCTIONS_MAX = 66
 
 # Names that are plumbing by their nature: moving a handle between
 # processes, fork helpers, deferred commits, the parallel plan.
