@@ -163,7 +163,7 @@ enum cf_open_flags {
      * least 2 CPUs and the ranks of the node (the MPI layers count them;
      * serially 1) may run on at least 2 CPUs each; otherwise on the writing
      * thread, piece by piece after its copy.  The file's bytes are the same
-     * either way (docs/performance.md, "Digest placement"). */
+     * either way (docs/performance.md, "Design choices"). */
     CF_OPEN_DIGEST_INLINE = 0x800, /* always on the writing thread */
     CF_OPEN_DIGEST_HELPER = 0x1000 /* on a helper thread for large writes
                                       (not with DIGEST_INLINE: CF_EARG) */
