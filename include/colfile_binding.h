@@ -39,8 +39,8 @@ CF_API int cf_digest_choose(int64_t own_cpus, int64_t node_cpus, int64_t ranks_p
 
 /* The parallel layers tell a File handle how many ranks share its node
  * (MPI_COMM_TYPE_SHARED) and how many CPUs those ranks may run on
- * together (the union of their affinity masks); a File opened without
- * them counts 1 rank and its own CPUs.  Decides the auto placement of
+ * together (the union of their affinity masks; 0 if unknown: then its
+ * own CPUs); a File opened without them counts 1 rank and its own CPUs.  Decides the auto placement of
  * the columns opened or created after the call. */
 CF_API void cf_file_set_node(cf_file *f, int64_t ranks_per_node, int64_t node_cpus);
 

@@ -39,7 +39,8 @@ void cf_file_set_node(cf_file *f, int64_t ranks_per_node, int64_t node_cpus)
 {
     if (!f) return;
     f->ranks_per_node = ranks_per_node < 1 ? 1 : ranks_per_node;
-    f->node_cpus = node_cpus < 1 ? 1 : node_cpus;
+    /* unknown (0): as if the node's ranks shared this process's CPUs */
+    f->node_cpus = node_cpus < 1 ? f->own_cpus : node_cpus;
     cf__file_place_digest(f);
 }
 
