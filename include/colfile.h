@@ -156,7 +156,17 @@ enum cf_open_flags {
                                 with O_TRUNC): a read copying out of a map of
                                 the cut range gets SIGBUS, where pread gives
                                 CF_ESHORT (docs/reliability.md).  Large reads
-                                of cached data are then slower. */
+                                of cached data are then slower. */,
+    /* Where a write computes its byte sums, CRC32C and statistics (the
+     * digest).  Neither flag (auto): on a helper thread beside the writing
+     * one when a core is free for it, i.e. when the process may run on at
+     * least 2 CPUs and the ranks of the node (the MPI layers count them;
+     * serially 1) may run on at least 2 CPUs each; otherwise on the writing
+     * thread, piece by piece after its copy.  The file's bytes are the same
+     * either way (docs/performance.md, "Design choices"). */
+    CF_OPEN_DIGEST_INLINE = 0x800, /* always on the writing thread */
+    CF_OPEN_DIGEST_HELPER = 0x1000 /* on a helper thread for large writes
+                                      (not with DIGEST_INLINE: CF_EARG) */
 };
 
 /* Open the File at `path` (a directory).  On success *out owns a new handle

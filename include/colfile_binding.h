@@ -29,6 +29,26 @@ extern "C" {
 /* Files and handles in bindings                                      */
 /* ------------------------------------------------------------------ */
 
+/* Digest placement (CF_OPEN_DIGEST_*).  1 if a write should digest on a
+ * helper thread, 0 if on the writing thread: helper only when this
+ * process may run on at least 2 CPUs (own_cpus, its affinity mask) and
+ * the CPUs the ranks of its node may run on together (node_cpus) are at
+ * least twice those ranks (ranks_per_node), so that every rank's helper
+ * finds a core no rank needs.  Arguments below 1 count as 1. */
+CF_API int cf_digest_choose(int64_t own_cpus, int64_t node_cpus, int64_t ranks_per_node);
+
+/* The parallel layers tell a File handle how many ranks share its node
+ * (MPI_COMM_TYPE_SHARED) and how many CPUs those ranks may run on
+ * together (the union of their affinity masks; 0 if unknown: then its
+ * own CPUs); a File opened without them counts 1 rank and its own CPUs.  Decides the auto placement of
+ * the columns opened or created after the call. */
+CF_API void cf_file_set_node(cf_file *f, int64_t ranks_per_node, int64_t node_cpus);
+
+/* The digest placement of the columns f opens now: "inline" or "helper"
+ * (as chosen by CF_OPEN_DIGEST_* or else by cf_digest_choose).  A static
+ * string. */
+CF_API const char *cf_file_digest_placement(const cf_file *f);
+
 /* In a child made by fork(2) while f was open in the parent: close the
  * child's copies of the writer-lock files f keeps open (one per directory
  * its columns were written in; docs/format.md 8.3) without unlocking

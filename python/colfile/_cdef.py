@@ -60,7 +60,9 @@ enum cf_open_flags {
     CF_OPEN_VERIFY   = 0x80,
     CF_OPEN_NOLOCK   = 0x100,
     CF_OPEN_NOLOCKING = 0x200,
-    CF_OPEN_NOMMAP   = 0x400
+    CF_OPEN_NOMMAP   = 0x400,
+    CF_OPEN_DIGEST_INLINE = 0x800,
+    CF_OPEN_DIGEST_HELPER = 0x1000
 };
 int cf_file_open(cf_file **out, const char *path, int flags, cf_error *err);
 void cf_file_close(cf_file *f);
@@ -197,6 +199,9 @@ int cf_column_chunk_stats(const cf_column *c, int64_t k, int64_t component, cf_c
 int cf_column_index_blob(cf_column *c, int64_t i, cf_error *err);
 
 /* colfile_binding.h */
+int cf_digest_choose(int64_t own_cpus, int64_t node_cpus, int64_t ranks_per_node);
+void cf_file_set_node(cf_file *f, int64_t ranks_per_node, int64_t node_cpus);
+const char *cf_file_digest_placement(const cf_file *f);
 void cf_file_forget_locks(cf_file *f);
 void cf_column_forget(cf_column *c);
 int cf_file_column_attrs(cf_file *f, void **buf, size_t *len, cf_error *err);

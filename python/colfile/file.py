@@ -34,6 +34,8 @@ from ._deferred import Committer
 from ._core import file as _cf
 from ._constants import (
     CF_OPEN_CREATE,
+    CF_OPEN_DIGEST_HELPER,
+    CF_OPEN_DIGEST_INLINE,
     CF_OPEN_EXCL,
     CF_OPEN_NODURABLE,
     CF_OPEN_NOLOCKING,
@@ -87,7 +89,12 @@ def _reopen_file(abspath: str, torn_ok: bool, verify: bool) -> File:
     return File(abspath, "r", torn="warn" if torn_ok else "raise", verify=verify)
 
 
-def _open_flags(mode: str, durable: Any, torn: str, verify: Any, locking: Any = True) -> int:
+#: File(digest=...): the cf_open_flags of each placement
+DIGESTS = {"auto": 0, "inline": CF_OPEN_DIGEST_INLINE, "helper": CF_OPEN_DIGEST_HELPER}
+
+
+def _open_flags(mode: str, durable: Any, torn: str, verify: Any, locking: Any = True,
+                digest: Any = "auto") -> int:
     """The cf_file_open flags of File's arguments (ValueError if invalid)."""
     flags = MODES.get(mode) if type(mode) is str else None
     if flags is None:
@@ -105,7 +112,10 @@ def _open_flags(mode: str, durable: Any, torn: str, verify: Any, locking: Any = 
         flags |= CF_OPEN_NODURABLE
     if verify:
         flags |= CF_OPEN_VERIFY
-    return flags
+    place = DIGESTS.get(digest) if type(digest) is str else None
+    if place is None:
+        raise ValueError(f"invalid digest={digest!r}: use 'auto', 'inline' or 'helper'")
+    return flags | place
 
 
 #: threading.RLock is a Python function returning this type
@@ -317,6 +327,16 @@ class File(FileColumns, FileCommit, Group):
         and File attributes collective, with rank 0 alone reading metadata
         files for all ranks (h5py's ``all_coll_metadata_ops``): the
         metadata load then does not grow with the number of ranks.
+    digest : {'auto', 'inline', 'helper'}, default 'auto'
+        Where a write computes its byte sums, CRC32C and statistics:
+        ``'inline'`` on the writing thread, piece by piece after copying
+        it; ``'helper'`` on a helper thread beside it (for large writes),
+        which is faster while a core is idle and slower when every core
+        runs a rank; ``'auto'`` a helper only when this process may run on
+        at least 2 CPUs and the ranks of its node (under ``comm=``, those
+        sharing memory; else 1) may run on at least 2 CPUs each.  The
+        bytes written are the same either way; :attr:`digest_placement`
+        tells the choice (docs/performance.md).
 
     Notes
     -----
@@ -363,7 +383,7 @@ class File(FileColumns, FileCommit, Group):
                  verify: bool = False, deferred: bool = False,
                  mpi_timeout: float | None = None,
                  collective_metadata: bool = False,
-                 locking: bool | str = True) -> None:
+                 locking: bool | str = True, digest: str = "auto") -> None:
         # A File is the group of its root; it does not store itself (no
         # reference cycle, so dropping the last reference frees it at once).
         self._prefix = ""
@@ -415,22 +435,23 @@ class File(FileColumns, FileCommit, Group):
             # in a fresh process every Python function run costs several
             # microseconds more than its work (bench/cold_reads.py)
             flags = MODES.get(mode) if type(mode) is str else None
-            if flags is None or torn != "raise" or not durable or verify or locking is not True:
-                flags = _open_flags(mode, durable, torn, verify, locking)
+            if flags is None or torn != "raise" or not durable or verify or locking is not True \
+                    or digest != "auto":
+                flags = _open_flags(mode, durable, torn, verify, locking, digest)
             handle = _cf.open(path, flags)
         else:
-            def prep() -> tuple[str, str, bool, str, bool, Any]:
-                _open_flags(mode, durable, torn, verify, locking)
+            def prep() -> tuple[str, str, bool, str, bool, Any, Any]:
+                _open_flags(mode, durable, torn, verify, locking, digest)
                 if deferred:
                     raise ValueError("deferred=True is for serial Files: under comm= "
                                      "closing a column is collective")
                 _cf.encode_path(path)  # a NUL byte: the error agreed on every rank
-                return self._path, mode, bool(durable), torn, bool(verify), locking
+                return self._path, mode, bool(durable), torn, bool(verify), locking, digest
 
             # every rank must be given the same path and options
             try:
                 self._same("File path and options", prep)
-                flags = _open_flags(mode, durable, torn, verify, locking)
+                flags = _open_flags(mode, durable, torn, verify, locking, digest)
                 handle = _mpi.open_file(self._comm, path, flags)
             except BaseException:
                 if self._comm.owned:
@@ -666,6 +687,13 @@ class File(FileColumns, FileCommit, Group):
         fail: Lustre ``noflock``; open with ``locking=False``) or
         ``'unknown'``.  See :mod:`colfile.locking`."""
         return _cf.lock_scope(self._check_open())
+
+    @property
+    def digest_placement(self) -> str:
+        """Where this handle's writes digest their bytes: ``'inline'`` or
+        ``'helper'`` (``digest=``, or what ``'auto'`` chose for this
+        process; ranks may differ where their CPUs do)."""
+        return _cf.digest_placement(self._check_open())
 
     @property
     def fs_type(self) -> str:

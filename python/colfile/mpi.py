@@ -119,6 +119,8 @@ from ._core import dtype as _cdtype
 from ._core import file as _cf
 from ._core import plan as _plan
 from ._constants import (
+    CF_OPEN_DIGEST_HELPER,
+    CF_OPEN_DIGEST_INLINE,
     CF_OPEN_NOCHECK,
     CF_OPEN_NODURABLE,
     CF_OPEN_NOLOCK,
@@ -401,7 +403,7 @@ def open_file(comm: Comm, path: str | bytes | os.PathLike[str], flags: int) -> A
         return lambda: _cf.open(path, fl)
 
     if comm.size == 1:
-        return agree(comm, opener(flags))
+        return _on_node(comm, flags, agree(comm, opener(flags)))
     box: list[Any] = []
 
     def root_open() -> None:
@@ -409,10 +411,32 @@ def open_file(comm: Comm, path: str | bytes | os.PathLike[str], flags: int) -> A
 
     agree(comm, root_open, root=0)
     if comm.rank == 0:
-        return agree(comm, lambda: box[0], undo=_cf.close)
-    # The other ranks keep the behaviour bits (durability, torn, verify).
-    keep = CF_OPEN_WRITE | CF_OPEN_NODURABLE | CF_OPEN_TORN_OK | CF_OPEN_VERIFY | CF_OPEN_NOLOCK | CF_OPEN_NOLOCKING
-    return agree(comm, opener((flags & keep) | CF_OPEN_NOCHECK), undo=_cf.close)
+        return _on_node(comm, flags, agree(comm, lambda: box[0], undo=_cf.close))
+    # The other ranks keep the behaviour bits (durability, torn, verify,
+    # where writes digest).
+    keep = (CF_OPEN_WRITE | CF_OPEN_NODURABLE | CF_OPEN_TORN_OK | CF_OPEN_VERIFY | CF_OPEN_NOLOCK
+            | CF_OPEN_NOLOCKING | CF_OPEN_DIGEST_INLINE | CF_OPEN_DIGEST_HELPER)
+    return _on_node(comm, flags, agree(comm, opener((flags & keep) | CF_OPEN_NOCHECK), undo=_cf.close))
+
+
+def _on_node(comm: Comm, flags: int, fh: Any) -> Any:
+    """Tell File handle ``fh`` how many ranks share this node
+    (``MPI_COMM_TYPE_SHARED``) and how many CPUs they may run on together
+    (the union of their affinity masks), as cf_mpi_file_open does: the
+    digest placement depends on them.  Collective; returns ``fh``."""
+    split = getattr(comm.comm, "Split_type", None)
+    if split is None or flags & (CF_OPEN_DIGEST_INLINE | CF_OPEN_DIGEST_HELPER):
+        return fh  # a stand-in without MPI (alone), or a placement given
+    from mpi4py import MPI  # noqa: PLC0415 -- only reached under mpi4py
+    node = split(MPI.COMM_TYPE_SHARED)
+    try:
+        mine = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+        masks = node.allgather(mine)
+    finally:
+        node.Free()
+    known = all(m is not None for m in masks)
+    _cf.set_node(fh, len(masks), len(set().union(*masks)) if known else 0)
+    return fh
 
 
 def replicate(comm: Comm, fh: Any, make: Callable[[], Any]) -> Any:

@@ -152,6 +152,7 @@ struct cf_column {
     int durable;        /* fsync before each commit (no CF_OPEN_NODURABLE) */
     int verify;         /* reads check the CRC32C of blobs they cover whole */
     int no_mmap;        /* CF_OPEN_NOMMAP: reads never map blobs (readmap.h) */
+    int digest_helper;  /* large writes digest on a helper thread (placement.c) */
     cf__header h;
     char dtype_token[CF_DTYPE_MAX];
     int64_t rowbytes;   /* nmemb * width */

@@ -133,6 +133,7 @@ int cf__column_new_for(cf_column **out, cf_file *f, const char *name, cf_error *
     c->durable = CF__DURABLE(f);
     c->verify = (f->flags & CF_OPEN_VERIFY) != 0;
     c->no_mmap = (f->flags & CF_OPEN_NOMMAP) != 0;
+    c->digest_helper = f->digest_helper;
     c->commit.nolock = (f->flags & CF_OPEN_NOLOCK) != 0;
     c->commit.lock.off = (f->flags & CF_OPEN_NOLOCKING) != 0;
     *out = c;

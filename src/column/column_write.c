@@ -122,7 +122,8 @@ static const unsigned char *piece_at(const cf_column *c, const buffer_view *v, i
 /* Write `count` rows from `start`, taken from the caller's buffer starting
  * at flat element e0 of the view.  Each piece's bytes get their byte sum,
  * CRC32C and statistics (cf__digest, one pass) while they are in cache: on
- * this thread for small writes, on a helper thread (digest.h) overlapping
+ * this thread for small writes and where the File places the digest
+ * inline (placement.c), else on a helper thread (digest.h) overlapping
  * the copy into the file for large ones.  There the next piece is handed
  * over before the current one is written, so the helper goes from one to
  * the next without waiting to be woken. */
@@ -140,7 +141,9 @@ static int write_range(cf_column *c, int64_t start, int64_t count, const buffer_
      * the helper (cf__digester_stop at `done` waits for the last ones). */
     uint32_t sum = 0, crc = 0;
     int64_t chunk_bytes = CF__CHUNK_BYTES;
-    if (count * c->rowbytes >= CF__DIGEST_MIN_BYTES && cf__digester_start(&dg, c, NULL) == 0) {
+    /* (placed inline, the pieces are digested here one by one: the same
+     * bytes, in the same order, so the same sums, CRCs and statistics) */
+    if (c->digest_helper && count * c->rowbytes >= CF__DIGEST_MIN_BYTES && cf__digester_start(&dg, c, NULL) == 0) {
         chunk_bytes = CF__DIGEST_CHUNK_BYTES;
         /* Two buffers: one being digested and written while the next is filled. */
         if (!v->direct && (!(pair[0] = malloc((size_t)chunk_bytes)) || !(pair[1] = malloc((size_t)chunk_bytes)))) {

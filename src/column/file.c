@@ -31,6 +31,8 @@ int cf_file_open(cf_file **out, const char *path, int flags, cf_error *err)
         return CF_FAIL(err, CF_EARG, "%s: CREATE, EXCL and TRUNCATE need CF_OPEN_WRITE", path);
     if ((flags & CF_OPEN_NOCHECK) && (flags & (CF_OPEN_CREATE | CF_OPEN_EXCL | CF_OPEN_TRUNCATE)))
         return CF_FAIL(err, CF_EARG, "%s: NOCHECK cannot be combined with CREATE, EXCL or TRUNCATE", path);
+    if ((flags & CF_OPEN_DIGEST_INLINE) && (flags & CF_OPEN_DIGEST_HELPER))
+        return CF_FAIL(err, CF_EARG, "%s: DIGEST_INLINE and DIGEST_HELPER exclude each other", path);
     int rc;
     if ((rc = cf__file_path_check(path, err))) return rc;
     /* The directory opened in the common case (it exists): the catalog is
@@ -62,6 +64,9 @@ int cf_file_open(cf_file **out, const char *path, int flags, cf_error *err)
     }
     f->writable = writable;
     f->flags = flags;
+    f->own_cpus = f->node_cpus = cf__cpus_allowed();
+    f->ranks_per_node = 1;
+    cf__file_place_digest(f);
     pthread_mutex_init(&f->lock_dirs_mu, NULL);
     /* the catalog of what is there (not where we just emptied or made the
      * directory, nor on the ranks that only vouch for rank 0's open) */

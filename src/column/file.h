@@ -27,7 +27,19 @@ struct cf_file {
     uint64_t *lock_dir_hashes;
     int64_t n_lock_dirs, cap_lock_dirs;
     pthread_mutex_t lock_dirs_mu;
+    /* Digest placement (placement.c): the CPUs this process may run on,
+     * the ranks sharing its node and the CPUs they may run on together
+     * (cf_file_set_node; serially 1 and own_cpus), and the choice: 1 if
+     * large writes digest on a helper thread. */
+    int64_t own_cpus, node_cpus, ranks_per_node;
+    int digest_helper;
 };
+
+/* The CPUs the calling thread may run on (its affinity mask). */
+int64_t cf__cpus_allowed(void);
+
+/* Set f->digest_helper from f's flags and counts. */
+void cf__file_place_digest(cf_file *f);
 
 /* The lock-file object of directory `dir` (len bytes), where a writable
  * column of f lives: a new reference (writer_lock.h), or NULL when out of

@@ -47,6 +47,11 @@ static const char usage[] =
     "  --mode throttled|aggregated|auto   how ranks write (default auto)\n"
     "  --nfile K                  blobs (default 0: automatic)\n"
     "  --concurrency C            ranks doing I/O at once (default 64)\n"
+    "  --digest auto|inline|helper   where a write computes its sums, CRC32C\n"
+    "                             and statistics: on the writing thread, on a\n"
+    "                             helper thread, or (auto, the default) on a\n"
+    "                             helper only when the ranks of the node leave\n"
+    "                             a core free for it (JSON digest_used)\n"
     "  --durable                  fsync every commit (default: the page cache\n"
     "                             only, CF_OPEN_NODURABLE)\n"
     "  --json                     print one JSON object\n"
@@ -58,8 +63,8 @@ static const char usage[] =
 
 typedef struct {
     int64_t rows, nmemb, nfile, concurrency;
-    const char *dtype, *path, *mode_name;
-    int mode, json, keep, durable;
+    const char *dtype, *path, *mode_name, *digest_name;
+    int mode, json, keep, durable, digest; /* digest: CF_OPEN_DIGEST_* or 0 */
     int load, shape; /* --load given; --rows, --dtype or --nmemb given */
 } settings;
 
@@ -74,6 +79,8 @@ static int parse(int argc, char **argv, settings *s, int rank)
     s->path = NULL;
     s->mode = CF_IO_AUTO;
     s->mode_name = "auto";
+    s->digest = 0;
+    s->digest_name = "auto";
     s->json = s->keep = s->durable = 0;
     s->load = s->shape = 0;
     int64_t *target;
@@ -104,6 +111,13 @@ static int parse(int argc, char **argv, settings *s, int rank)
             else if (strcmp(v, "auto") == 0) s->mode = CF_IO_AUTO;
             else goto bad;
             s->mode_name = v;
+        } else if (strcmp(a, "--digest") == 0 && v) {
+            i++;
+            if (strcmp(v, "inline") == 0) s->digest = CF_OPEN_DIGEST_INLINE;
+            else if (strcmp(v, "helper") == 0) s->digest = CF_OPEN_DIGEST_HELPER;
+            else if (strcmp(v, "auto") == 0) s->digest = 0;
+            else goto bad;
+            s->digest_name = v;
         } else if (strcmp(a, "--dtype") == 0 && v) {
             i++;
             s->dtype = v;
@@ -328,16 +342,22 @@ int main(int argc, char **argv)
     cf_column *c = NULL;
     int64_t first = 0, nfile = 0, bad = 0, bad_total = 0;
     double t_create = 0, t_write = 0, t_data = 0, t_read = 0, cpu_write = 0;
-    int rc;
+    int rc, helper = 0, helpers = 0;
+    const char *digest_used = "inline";
 
     /* create */
     MPI_Barrier(comm);
     double t0 = MPI_Wtime();
-    rc = cf_mpi_file_open(&f, comm, path, CF_OPEN_WRITE | CF_OPEN_CREATE | (s.durable ? 0 : CF_OPEN_NODURABLE), &err);
+    rc = cf_mpi_file_open(&f, comm, path, CF_OPEN_WRITE | CF_OPEN_CREATE | s.digest | (s.durable ? 0 : CF_OPEN_NODURABLE),
+                          &err);
     if (rc == 0) rc = cf_mpi_column_create(&c, f, comm, COLUMN, dtype, s.nmemb, s.rows, &opt, &first, &err);
     t_create = slowest(t0, comm);
     if (rc) goto fail;
     nfile = cf_column_nfile(c);
+    /* each rank's placement (its own CPUs may differ): "mixed" if they do */
+    helper = strcmp(cf_file_digest_placement(f), "helper") == 0;
+    MPI_Allreduce(&helper, &helpers, 1, MPI_INT, MPI_SUM, comm);
+    digest_used = helpers == nranks ? "helper" : helpers == 0 ? "inline" : "mixed";
 
     /* write (and commit) */
     fill(data, local_bytes, (uint64_t)(first * rowbytes));
@@ -381,9 +401,10 @@ int main(int argc, char **argv)
     if (rank == 0 && s.json) {
         printf("{\"ranks\": %d, \"rows_per_rank\": %" PRId64 ", \"rows\": %" PRId64 ", \"dtype\": \"%s\", "
                "\"nmemb\": %" PRId64 ", \"bytes\": %" PRId64 ", \"mode\": \"%s\", \"mode_used\": \"%s\", "
-               "\"nfile\": %" PRId64 ", \"concurrency\": %" PRId64 ", \"durable\": %s, \"path\": ",
+               "\"nfile\": %" PRId64 ", \"concurrency\": %" PRId64 ", \"digest\": \"%s\", \"digest_used\": \"%s\", "
+               "\"durable\": %s, \"path\": ",
                nranks, s.rows, s.rows * nranks, dtype, s.nmemb, total_bytes, s.mode_name, used, nfile, conc,
-               s.durable ? "true" : "false");
+               s.digest_name, digest_used, s.durable ? "true" : "false");
         print_json_string(path);
         printf(", \"kept\": %s, "
                "\"create_seconds\": %.6f, \"write_seconds\": %.6f, \"write_data_seconds\": %.6f, \"write_GBps\": %.6f, "
@@ -394,8 +415,9 @@ int main(int argc, char **argv)
     } else if (rank == 0) {
         printf("colfile-iosim: %d ranks x %" PRId64 " rows of %s x %" PRId64 " = %" PRId64 " bytes\n", nranks, s.rows,
                dtype, s.nmemb, total_bytes);
-        printf("  mode %s (%s), nfile %" PRId64 ", concurrency %" PRId64 ", %s, File %s%s\n", s.mode_name, used, nfile,
-               conc, s.durable ? "durable" : "page cache", path, s.keep ? " (kept)" : "");
+        printf("  mode %s (%s), nfile %" PRId64 ", concurrency %" PRId64 ", digest %s (%s), %s, File %s%s\n",
+               s.mode_name, used, nfile, conc, s.digest_name, digest_used, s.durable ? "durable" : "page cache", path,
+               s.keep ? " (kept)" : "");
         printf("  create %10.4f s\n", t_create);
         printf("  write  %10.4f s %10.3f GB/s (data %.4f s, then the commit)\n", t_write, gbps(total_bytes, t_write),
                t_data);

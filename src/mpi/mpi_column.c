@@ -22,16 +22,17 @@ int cf_mpi_file_open(cf_file **out, MPI_Comm comm, const char *path, int flags, 
     if (rc) return rc;
     /* The others trust rank 0, which creates or truncates once; they keep
      * the bits that change how their handle behaves (durability, torn
-     * columns, verified reads, the shared lock). */
+     * columns, verified reads, the shared lock, where writes digest). */
     cf_file *f = NULL;
     int keep = CF_OPEN_WRITE | CF_OPEN_NODURABLE | CF_OPEN_TORN_OK | CF_OPEN_VERIFY | CF_OPEN_NOLOCK | CF_OPEN_NOLOCKING |
-               CF_OPEN_NOMMAP;
+               CF_OPEN_NOMMAP | CF_OPEN_DIGEST_INLINE | CF_OPEN_DIGEST_HELPER;
     rc = rank == 0 ? cf_file_open(&f, path, flags, &e)
                    : cf_file_open(&f, path, (flags & keep) | CF_OPEN_NOCHECK, &e);
     if ((rc = cf__mpi_agree(comm, rc, &e, err))) {
         cf_file_close(f);
         return rc;
     }
+    cf__mpi_set_node(f, comm);
     *out = f;
     return 0;
 }

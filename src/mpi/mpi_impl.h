@@ -182,4 +182,8 @@ int cf__mpi_find_overlap(const int64_t *ranges, int size, span *spans, int *lo, 
 /* Append len bytes to the growing buffer *buf (*used of *cap). */
 int cf__mpi_grow_append(unsigned char **buf, size_t *used, size_t *cap, const void *p, size_t len);
 
+/* Tell f how many ranks of comm share this node and the CPUs they may
+ * run on together (cf_file_set_node).  Collective over comm. */
+void cf__mpi_set_node(cf_file *f, MPI_Comm comm);
+
 #endif

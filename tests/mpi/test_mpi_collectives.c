@@ -106,8 +106,10 @@ static void test_counts_per_column(void)
     report("one column: create + write + close", n_create + n_write + n_close);
     report("one group attribute: open + set + close", n_gopen + n_attr + n_gclose);
     /* Each agreement round costs milliseconds when ranks are
-     * oversubscribed: these were 2, 7, 6, 6, 5, 6 and 2. */
-    AT_MOST(n_open, 2);
+     * oversubscribed: these were 2, 7, 6, 6, 5, 6 and 2.  Opening adds
+     * one round among the ranks of each node (their CPUs, for the digest
+     * placement; none with CF_OPEN_DIGEST_*). */
+    AT_MOST(n_open, 3);
     AT_MOST(n_create, 4);
     AT_MOST(n_write, 5);
     AT_MOST(n_close, 4);

@@ -16,6 +16,7 @@ from .memory import take_bytes, take_string_list
 
 __all__ = [
     "encode_path", "open", "close", "forget_locks", "fs_type", "lock_scope", "list_names",
+    "digest_choose", "digest_placement", "set_node",
     "cleanup", "catalog_update", "column_attrs", "remove", "remove_group", "name_check",
 ]
 
@@ -57,6 +58,25 @@ def forget_locks(h: Any) -> None:
 def fs_type(h: Any) -> str:
     """The file system holding the File (``cf_file_fs_type``)."""
     return string(lib().cf_file_fs_type(h))
+
+
+def digest_choose(own_cpus: int, node_cpus: int, ranks_per_node: int) -> str:
+    """The automatic digest placement, "helper" or "inline", of a process
+    that may run on ``own_cpus`` CPUs, on a node whose ``ranks_per_node``
+    ranks may run on ``node_cpus`` CPUs together (``cf_digest_choose``)."""
+    return "helper" if lib().cf_digest_choose(own_cpus, node_cpus, ranks_per_node) else "inline"
+
+
+def digest_placement(h: Any) -> str:
+    """Where the columns File handle ``h`` opens now digest their writes:
+    "inline" or "helper" (``cf_file_digest_placement``)."""
+    return string(lib().cf_file_digest_placement(h))
+
+
+def set_node(h: Any, ranks_per_node: int, node_cpus: int) -> None:
+    """Tell File handle ``h`` how many ranks share its node and how many
+    CPUs they may run on together (``cf_file_set_node``)."""
+    lib().cf_file_set_node(h, ranks_per_node, node_cpus)
 
 
 def lock_scope(h: Any) -> str:

@@ -99,6 +99,11 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                    help="blobs (default 0: automatic)")
     p.add_argument("--concurrency", type=_count, default=0, metavar="C",
                    help="ranks doing I/O at once (default 64)")
+    p.add_argument("--digest", choices=("auto", "inline", "helper"), default="auto",
+                   help="where a write computes its sums, CRC32C and statistics: on "
+                        "the writing thread, on a helper thread, or (auto, the default) "
+                        "on a helper only when the ranks of the node leave a core free "
+                        "for it (JSON digest_used)")
     p.add_argument("--durable", action="store_true",
                    help="fsync every commit (default: the page cache only, durable=False)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -222,12 +227,15 @@ def run(args: Any, before_write: Callable[[], None] | None = None) -> int:
         rowsview = data.view(base).reshape((rows, nmemb) if nmemb > 1 else (rows,))
 
         t0 = timer.start()
-        f = colfile.File(path, "a", comm=comm, durable=args.durable)
+        f = colfile.File(path, "a", comm=comm, durable=args.durable, digest=args.digest)
         try:
             col = f.create(COLUMN, (base, nmemb) if nmemb > 1 else base,
                            size=rows * nranks, nfile=args.nfile or None)
             t_create = timer.slowest(t0)
             nfile = col.nfile
+            # each rank's placement (its own CPUs may differ): "mixed" if they do
+            places = set(c.allgather(f.digest_placement))
+            digest_used = places.pop() if len(places) == 1 else "mixed"
 
             if before_write is not None:
                 before_write()
@@ -269,7 +277,8 @@ def run(args: Any, before_write: Callable[[], None] | None = None) -> int:
         report = {"ranks": nranks, "rows_per_rank": rows, "rows": rows * nranks,
                   "dtype": base.str, "nmemb": nmemb, "bytes": total_bytes,
                   "mode": args.mode, "mode_used": used, "nfile": nfile,
-                  "concurrency": conc, "durable": bool(args.durable), "path": path,
+                  "concurrency": conc, "digest": args.digest, "digest_used": digest_used,
+                  "durable": bool(args.durable), "path": path,
                   "kept": bool(args.keep),
                   "create_seconds": round(t_create, 6),
                   "write_seconds": round(t_write, 6), "write_data_seconds": round(t_data, 6),
@@ -286,6 +295,7 @@ def run(args: Any, before_write: Callable[[], None] | None = None) -> int:
             print(f"colfile iosim: {nranks} ranks x {rows} rows of {base.str} x {nmemb} "
                   f"= {total_bytes} bytes")
             print(f"  mode {args.mode} ({used}), nfile {nfile}, concurrency {conc}, "
+                  f"digest {args.digest} ({digest_used}), "
                   f"{'durable' if args.durable else 'page cache'}, "
                   f"File {path}{' (kept)' if args.keep else ''}")
             print(f"  create {t_create:10.4f} s")

@@ -19,7 +19,7 @@ PY = [sys.executable, "-m", "colfile.cli", "iosim"]
 
 #: The report's fields that describe the run (not its timings or path).
 SAME = ("ranks", "rows_per_rank", "rows", "dtype", "nmemb", "bytes", "mode", "mode_used",
-        "nfile", "concurrency", "durable", "kept", "mismatched_bytes", "verified")
+        "nfile", "concurrency", "digest", "digest_used", "durable", "kept", "mismatched_bytes", "verified")
 
 
 def both(nranks: int, *args: str, tmp: Path) -> dict[str, subprocess.CompletedProcess[str]]:
@@ -70,13 +70,14 @@ def c_options() -> set[str]:
 
 def test_same_options(lib: Any) -> None:
     """Both --help texts list the same options (--mpi, the choice of using
-    mpi4py, is Python's own); the benchmarks' memory priming is no option
-    of either (bench/ has it)."""
+    mpi4py, and --plot, a matplotlib picture of the report, are Python's
+    own); the benchmarks' memory priming is no option of either (bench/ has
+    it)."""
     mpiexec()
     py, c = python_options(), c_options()
-    assert py - {"--mpi"} == c, (py ^ c)
+    assert py - {"--mpi", "--plot"} == c, (py ^ c)
     assert {"--load", "--rows", "--dtype", "--nmemb", "--mode", "--nfile", "--concurrency",
-            "--durable", "--json", "--keep", "--help"} == c
+            "--digest", "--durable", "--json", "--keep", "--help"} == c
     assert not any("prime" in o for o in py | c)
 
 
