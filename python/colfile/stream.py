@@ -41,6 +41,8 @@ from .file import File
 if TYPE_CHECKING:
     import dask.array
 
+    import colfile
+
 __all__ = ["create", "reopen", "open", "list_streams", "StreamWriter", "StreamTask", "Stream"]
 
 
@@ -108,7 +110,7 @@ class StreamWriter:
     :meth:`flush` and :meth:`close`; a writer dropped without them leaves
     the stream at its last commit (absent if never committed)."""
 
-    def __init__(self, file: File, name: str, tok: str, dt: np.dtype[Any], nmemb: int,
+    def __init__(self, file: colfile.File, name: str, tok: str, dt: np.dtype[Any], nmemb: int,
                  handle: Any, layout: tuple[int, int, int, int], owner: bool) -> None:
         self.file = file
         self.name = name
@@ -185,7 +187,7 @@ class StreamWriter:
             self.discard()
 
 
-def create(file: File, name: str, dtype: Any, *, nmemb: int = 1, tasks: int | None = None,
+def create(file: colfile.File, name: str, dtype: Any, *, nmemb: int = 1, tasks: int | None = None,
            files: int = 0, chunk: int = 0, align: int = 0) -> StreamWriter:
     """Create stream ``name`` in the writable ``file``.
 
@@ -222,7 +224,7 @@ def create(file: File, name: str, dtype: Any, *, nmemb: int = 1, tasks: int | No
         fh, comm.size, files, chunk, align)))
 
 
-def reopen(file: File, name: str) -> StreamWriter:
+def reopen(file: colfile.File, name: str) -> StreamWriter:
     """Reopen the committed stream ``name`` of the writable ``file`` to
     append more: a job restarting from its last checkpoint.  Its dtype and
     layout are the stream's; every task continues after its committed
@@ -247,7 +249,7 @@ def reopen(file: File, name: str) -> StreamWriter:
     return _collective(file, name, make)
 
 
-def _collective(file: File, name: str, make: Any) -> StreamWriter:
+def _collective(file: colfile.File, name: str, make: Any) -> StreamWriter:
     """Under ``comm=``: rank 0 makes the owner's writer (``make()``), the
     others join it in its directory, and each rank opens its task."""
     comm = file._comm
@@ -287,7 +289,7 @@ class Stream:
     column (the global view: task 0's rows, then task 1's, ...), with
     numpy slicing and :meth:`to_dask`."""
 
-    def __init__(self, file: File, name: str, verify: bool = False) -> None:
+    def __init__(self, file: colfile.File, name: str, verify: bool = False) -> None:
         self.file = file
         self.name = name
         self._path = str(file.path)
@@ -421,14 +423,14 @@ def _reopen(path: str, name: str, verify: bool) -> Stream:
     return Stream(File(path, "r"), name, verify)
 
 
-def open(file: File, name: str, *, verify: bool = False) -> Stream:  # noqa: A001
+def open(file: colfile.File, name: str, *, verify: bool = False) -> Stream:  # noqa: A001
     """The committed stream ``name`` of ``file`` (any process; no
     communication).  ``verify`` checks each chunk read whole against its
     CRC32C."""
     return Stream(file, name, verify)
 
 
-def list_streams(file: File) -> list[str]:
+def list_streams(file: colfile.File) -> list[str]:
     """The streams of ``file``, sorted (they are not among its columns)."""
     return _s.list_streams(file._h)
 
