@@ -652,10 +652,13 @@ def _same_ops(lib: Any, where: str) -> None:
 
 def _tree(where: str) -> dict[str, bytes]:
     out = {}
-    for root, _, files in os.walk(where):
+    for root, dirs, files in os.walk(where):
+        # colfile's extension files (CRC32C, statistics) and hidden
+        # directories (.colfile-catalog/: the catalog and the generation)
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
         for fn in files:
             if fn.startswith("colfile-") or fn.startswith("."):
-                continue  # colfile's extension files (CRC32C)
+                continue
             p = os.path.join(root, fn)
             out[os.path.relpath(p, where)] = open(p, "rb").read()
     return out
