@@ -218,10 +218,11 @@ def test_crash_harness_under(tmp_path: Path, model: str) -> None:
 #: An open defect: without RENAME_EXCHANGE a column's name is absent for a
 #: moment while it is replaced, and a column open can then give up with
 #: "replaced 8 times while it was being opened" (column_open.c,
-#: open_version: its retries do not wait; suspected: it keeps its hold of
-#: the old version when taking hold again fails, so the absent name counts
-#: as moved) instead of finding the new version or "no column" (seen twice
-#: in loaded runs as a harness op-error on `rmr g/`).  Reproduce with
+#: open_version, whose retries do not wait) instead of finding the new
+#: version or "no column" (seen twice in loaded runs as a harness op-error
+#: on `rmr g/`).  A name simply absent while an open waits gives "no
+#: column" (checked with the delay shim), so eight versions in a row were
+#: seen without a header.  Reproduce with
 #: tests/concurrency/run_concurrency.py --fs noexchange --round-seconds 3
 #: --startup 1.5 --budget 15 --seed 1; remove this mark with the fix.
 _NOEXCHANGE_OPEN_RETRY = pytest.mark.xfail(
