@@ -33,3 +33,16 @@ def shim_library(factory: pytest.TempPathFactory, subdir: str, name: str,
                     str(REPO / "tests" / subdir / f"{name}.c"), *libs],
                    check=True, capture_output=True)
     return out
+
+
+def crash_build() -> Path:
+    """The C build whose tests/crash/faultshim.so the crash-shim tests load
+    (COLFILE_C_BUILD, build/release or build/crash): the shim counts and
+    fails file-system calls by name, so it is not compiled here.  Without
+    one the test is skipped (and fails under CI, which must run it)."""
+    for cand in (os.environ.get("COLFILE_C_BUILD"), REPO / "build" / "release", REPO / "build" / "crash"):
+        if cand and (Path(cand) / "tests" / "crash" / "faultshim.so").exists():
+            return Path(cand).resolve()
+    if os.environ.get("CI"):
+        pytest.fail("no build with tests/crash/faultshim.so (CI must run this)")
+    pytest.skip("no build with tests/crash/faultshim.so")

@@ -17,26 +17,18 @@ from pathlib import Path
 import pytest
 
 from childenv import child_env
+from shims import crash_build
 
 REPO = Path(__file__).resolve().parents[2]
 CRASH = REPO / "tests" / "crash"
 MPIEXEC = Path(sys.executable).parent / "mpiexec"
 
 
-def _build() -> Path:
-    for cand in (os.environ.get("COLFILE_C_BUILD"), REPO / "build" / "release", REPO / "build" / "crash"):
-        if cand and (Path(cand) / "tests" / "crash" / "faultshim.so").exists():
-            return Path(cand).resolve()
-    if os.environ.get("CI"):
-        pytest.fail("no build with tests/crash/faultshim.so (CI must run this)")
-    pytest.skip("no build with tests/crash/faultshim.so")
-
-
 def _append_ops(tmp_path: Path, nranks: int, nfile: int) -> dict[int, Counter[tuple[str, str]]]:
     """Per rank: (operation class, blob name) -> count, for the collective
     append of `nfile` blobs to column `a` (created before, with one blob,
     in a job of its own: only the append is counted)."""
-    build = _build()
+    build = crash_build()
     if not MPIEXEC.exists():
         if os.environ.get("CI"):
             pytest.fail(f"no mpiexec next to {sys.executable}")

@@ -16,25 +16,17 @@ from pathlib import Path
 import pytest
 
 from childenv import child_env
+from shims import crash_build
 
 REPO = Path(__file__).resolve().parents[2]
 CRASH = REPO / "tests" / "crash"
 MPIEXEC = Path(sys.executable).parent / "mpiexec"
 
 
-def _build() -> Path:
-    for cand in (os.environ.get("COLFILE_C_BUILD"), REPO / "build" / "release", REPO / "build" / "crash"):
-        if cand and (Path(cand) / "tests" / "crash" / "faultshim.so").exists():
-            return Path(cand).resolve()
-    if os.environ.get("CI"):
-        pytest.fail("no build with tests/crash/faultshim.so (CI must run this)")
-    pytest.skip("no build with tests/crash/faultshim.so")
-
-
 def _blob_ops(tmp_path: Path, writer: str, nranks: int, nfile: int) -> dict[int, Counter[tuple[str, str]]]:
     """Per rank: (operation class, blob name) -> count, for one collective
     create of column `a` with `nfile` blobs."""
-    build = _build()
+    build = crash_build()
     if not MPIEXEC.exists():
         if os.environ.get("CI"):
             pytest.fail(f"no mpiexec next to {sys.executable}")
