@@ -393,28 +393,40 @@ def from_hdf5(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
         return tmp
 
     tmp = _on_root(comm, prepare)
-    written: list[str] = []
     try:
         with h5py.File(src, "r") as h5:
             groups, datasets = _plan_hdf5(h5, src)
-            with File(tmp, "w", durable=durable, comm=comm) as f:
-                _copy_attrs_in(h5, f.attrs, f"{src}: /")
-                for name in groups:
-                    _copy_attrs_in(h5[name], f.require_group(name).attrs, f"{src}: /{name}")
-                for name, ds in datasets:
-                    written += _dataset_in(f, name, ds, src, nfile, chunk_rows, batch_bytes,
-                                           comm)
-            if verify:
-                def check() -> None:
-                    with File(tmp, "r") as f:
-                        for name, ds in datasets:
-                            _verify_dataset(f, name, ds, src, batch_bytes, comm)
-                _everywhere(comm, check)
-        _on_root(comm, lambda: _publish(tmp, dst, durable))
+            return _copy_in(src, dst, tmp, h5, [(name, h5[name]) for name in groups], datasets,
+                            nfile=nfile, chunk_rows=chunk_rows, verify=verify, durable=durable,
+                            batch_bytes=batch_bytes, comm=comm)
     except BaseException:
         if rank == 0:
             _remove(tmp)
         raise
+
+
+def _copy_in(src: str, dst: str, tmp: str, top: Any, groups: list[tuple[str, Any]],
+             datasets: list[tuple[str, Any]], *, nfile: int | None, chunk_rows: int | None,
+             verify: bool, durable: bool, batch_bytes: int, comm: Any) -> list[str]:
+    """The copy every source format shares (HDF5, zarr): the attributes of
+    ``top`` and of each group, each dataset as columns in the new File
+    ``tmp``, then (``verify``) every rank reads its share back and compares,
+    and rank 0 renames ``tmp`` to ``dst``.  Returns the columns written;
+    the caller removes ``tmp`` on an error."""
+    written: list[str] = []
+    with File(tmp, "w", durable=durable, comm=comm) as f:
+        _copy_attrs_in(top, f.attrs, f"{src}: /")
+        for name, node in groups:
+            _copy_attrs_in(node, f.require_group(name).attrs, f"{src}: /{name}")
+        for name, ds in datasets:
+            written += _dataset_in(f, name, ds, src, nfile, chunk_rows, batch_bytes, comm)
+    if verify:
+        def check() -> None:
+            with File(tmp, "r") as f:
+                for name, ds in datasets:
+                    _verify_dataset(f, name, ds, src, batch_bytes, comm)
+        _everywhere(comm, check)
+    _on_root(comm, lambda: _publish(tmp, dst, durable))
     return written
 
 

@@ -23,10 +23,8 @@ from typing import Any
 import numpy as np
 import zarr
 
-from .convert import (BATCH_BYTES, ConvertError, _check_attrs, _copy_attrs_in,
-                      _dataset_in, _element_dtype, _everywhere, _on_root,
-                      _prepare_destination, _publish, _remove, _verify_dataset)
-from .file import File
+from .convert import (BATCH_BYTES, ConvertError, _check_attrs, _copy_in, _element_dtype,
+                      _on_root, _prepare_destination, _remove)
 
 __all__ = ["from_zarr"]
 
@@ -138,29 +136,15 @@ def from_zarr(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
         return tmp
 
     tmp = _on_root(comm, prepare)
-    written: list[str] = []
     try:
         try:
             root = zarr.open_group(src, mode="r")
         except Exception as exc:  # zarr's own errors for a missing or bad zarr.json
             raise ConvertError(f"{src}: not a readable zarr group ({exc})") from None
         top, groups, arrays = _plan_zarr(root, src)
-        with File(tmp, "w", durable=durable, comm=comm) as f:
-            _copy_attrs_in(top, f.attrs, f"{src}: /")
-            for name, node in groups:
-                _copy_attrs_in(node, f.require_group(name).attrs, f"{src}: /{name}")
-            for name, node in arrays:
-                written += _dataset_in(f, name, node, src, nfile, chunk_rows, batch_bytes,
-                                       comm)
-        if verify:
-            def check() -> None:
-                with File(tmp, "r") as f:
-                    for name, node in arrays:
-                        _verify_dataset(f, name, node, src, batch_bytes, comm)
-            _everywhere(comm, check)
-        _on_root(comm, lambda: _publish(tmp, dst, durable))
+        return _copy_in(src, dst, tmp, top, groups, arrays, nfile=nfile, chunk_rows=chunk_rows,
+                        verify=verify, durable=durable, batch_bytes=batch_bytes, comm=comm)
     except BaseException:
         if rank == 0:
             _remove(tmp)
         raise
-    return written
