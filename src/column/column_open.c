@@ -149,22 +149,25 @@ int cf__column_new_for(cf_column **out, cf_file *f, const char *name, cf_error *
 #define CF__OPEN_TRIES 8
 
 /* Hold the column's directory and read its header there (*text, *len):
- * the version the handle reads from now on (column_version.h). */
+ * the version the handle reads from now on (column_version.h).  A
+ * directory that lost its header because it was taken away from the name
+ * sends it back to the name: a new version there is opened, nothing there
+ * (removed meanwhile) is no column. */
 static int open_version(cf_column *c, const cf_file *f, const char *name, char **text, size_t *len,
                         struct stat *hst, cf_error *err)
 {
     for (int tries = 1;; tries++) {
         int rc = cf__version_hold(c, err);
+        if (rc == CF_ENOENT) break;
         if (rc == 0) rc = cf__version_read_stat(c, "header", text, len, hst, err);
         if (rc != CF_ENOENT) return rc;
-        if (cf__version_moved(c)) {
-            if (tries < CF__OPEN_TRIES) continue;
+        if (!cf__version_moved(c)) break;
+        if (tries == CF__OPEN_TRIES)
             return CF_FAIL(err, CF_EREPLACED, "%s: column '%s' was replaced %d times while it was being "
                            "opened (other processes keep publishing new versions): try again", c->path, name,
                            CF__OPEN_TRIES);
-        }
-        return CF_FAIL(err, CF_ENOENT, "%s: no column '%s' in File %s", c->path, name, f->path);
     }
+    return CF_FAIL(err, CF_ENOENT, "%s: no column '%s' in File %s", c->path, name, f->path);
 }
 
 static int open_once(cf_column **out, cf_file *f, const char *name, cf_error *err)

@@ -12,6 +12,9 @@
  *   CF_DELAY_MATCH   only paths whose last component contains this text
  *                    (e.g. ".colfile-v1.tmp." to hold a writer between
  *                    its header's rename and colfile-v1's)
+ *   CF_DELAY_NOTE    file that gets a line with the path of each call
+ *                    when its sleep begins (a test waits for it to know
+ *                    that the process is held)
  *
  * Calls through a directory descriptor are in scope when the descriptor's
  * path (/proc/self/fd) is.  renameat2 reaches the kernel through
@@ -37,6 +40,7 @@ static size_t g_scope_len;
 static long g_max_us = 5000;
 static long g_min_us;
 static char g_match[256];
+static char g_note[PATH_MAX];
 static double g_prob = 1.0;
 static uint64_t g_state;
 static int g_ready;
@@ -59,6 +63,8 @@ static void init(void)
         g_min_us = strtol(s, NULL, 10);
     if ((s = getenv("CF_DELAY_MATCH")) && strlen(s) < sizeof g_match)
         strcpy(g_match, s);
+    if ((s = getenv("CF_DELAY_NOTE")) && strlen(s) < sizeof g_note)
+        strcpy(g_note, s);
     if ((s = getenv("CF_DELAY_PROB")))
         g_prob = strtod(s, NULL);
     g_state = (s = getenv("CF_DELAY_SEED")) ? strtoull(s, NULL, 10) : 0;
@@ -128,6 +134,14 @@ static void maybe_delay(int dirfd, const char *path)
     long lo = g_min_us < g_max_us ? g_min_us : g_max_us;
     long us = lo + (long)(next_random() % (uint64_t)(g_max_us - lo + 1));
     struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
+    if (g_note[0]) {
+        /* (fopen reaches the kernel without the wrappers below) */
+        FILE *note = fopen(g_note, "a");
+        if (note) {
+            fprintf(note, "%s\n", path);
+            fclose(note);
+        }
+    }
     while (nanosleep(&ts, &ts) != 0)
         ;
 }

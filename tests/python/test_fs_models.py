@@ -215,24 +215,8 @@ def test_crash_harness_under(tmp_path: Path, model: str) -> None:
         assert answered.get("noexchange renameat2", 0) > 0, answered
 
 
-#: An open defect: without RENAME_EXCHANGE a column's name is absent for a
-#: moment while it is replaced, and a column open can then give up with
-#: "replaced 8 times while it was being opened" (column_open.c,
-#: open_version, whose retries do not wait) instead of finding the new
-#: version or "no column" (seen twice in loaded runs as a harness op-error
-#: on `rmr g/`).  A name simply absent while an open waits gives "no
-#: column" (checked with the delay shim), so eight versions in a row were
-#: seen without a header.  Reproduce with
-#: tests/concurrency/run_concurrency.py --fs noexchange --round-seconds 3
-#: --startup 1.5 --budget 15 --seed 1; remove this mark with the fix.
-_NOEXCHANGE_OPEN_RETRY = pytest.mark.xfail(
-    reason="open defect: a column open retries without waiting while the name is absent "
-           "(no RENAME_EXCHANGE) and reports EREPLACED", raises=AssertionError, strict=False)
-
-
 @pytest.mark.parametrize("model,locking", [("noflock", "on"), ("noflock", "off"), ("nodelocal", "on"),
-                                           pytest.param("noexchange", "on",
-                                                        marks=_NOEXCHANGE_OPEN_RETRY)])
+                                           ("noexchange", "on")])
 def test_concurrency_harness_under(tmp_path: Path, model: str, locking: str) -> None:
     """Live processes on one File under each model: every snapshot, read
     and query a version.  Where locks exclude no one, one process writes
