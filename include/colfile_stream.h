@@ -199,6 +199,13 @@ CF_API int cf_stream_read(cf_stream_reader *r, int64_t start, int64_t count, voi
 CF_API int cf_stream_chunk(const cf_stream_reader *r, int64_t task, int64_t block, int64_t *file,
                            int64_t *offset, int64_t *bytes, uint32_t *crc, cf_error *err);
 
+/* Verify chunk `block` of task `task`: read its committed bytes and
+ * compare their CRC32C with the one the table records.  0 when intact;
+ * CF_ECHECKSUM on a mismatch, CF_ESHORT when the physical file ends before
+ * them, CF_ENOENT when the file is missing, each naming the file, task,
+ * chunk and offset (colfile check).  CF_ERANGE when there is no such chunk. */
+CF_API int cf_stream_check_chunk(cf_stream_reader *r, int64_t task, int64_t block, cf_error *err);
+
 /* The streams of File f (directories holding colfile-stream-v1 and no
  * header, found by the listing walk of docs/format.md 2.3), sorted; free
  * with cf_names_free. */

@@ -138,7 +138,9 @@ static int file_fd(cf_stream_reader *r, int64_t file, char path[], size_t cap, c
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0) {
         int e = errno;
-        return CF_FAIL(err, cf__errno_code(e), "%s: cannot open the stream's physical file: %s", path, strerror(e));
+        int rc = CF_FAIL(err, cf__errno_code(e), "%s: cannot open the stream's physical file: %s", path, strerror(e));
+        errno = e; /* for the caller's own message */
+        return rc;
     }
     r->fds[file] = fd;
     return fd;
@@ -175,6 +177,41 @@ static int read_bytes(cf_stream_reader *r, int64_t task, int64_t at, int64_t n, 
         n -= take;
     }
     return 0;
+}
+
+int cf_stream_check_chunk(cf_stream_reader *r, int64_t task, int64_t block, cf_error *err)
+{
+    int64_t file, off, n;
+    uint32_t want;
+    int rc = cf_stream_chunk(r, task, block, &file, &off, &n, &want, err);
+    if (rc) return rc;
+    char path[4200];
+    int fd = file_fd(r, file, path, sizeof path, NULL);
+    if (fd < 0) {
+        int e = errno;
+        return CF_FAIL(err, fd, "%s: task %lld, chunk %lld (offset %lld, %lld bytes): cannot open the physical "
+                       "file: %s", path, (long long)task, (long long)block, (long long)off, (long long)n, strerror(e));
+    }
+    /* in pieces: a chunk may be far larger than what is worth allocating */
+    enum { PIECE = 1 << 20 };
+    unsigned char *buf = malloc(n < PIECE ? (size_t)n : PIECE);
+    if (!buf) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", path);
+    uint32_t crc = 0;
+    for (int64_t at = 0; at < n && rc == 0;) {
+        size_t take = n - at < PIECE ? (size_t)(n - at) : PIECE, got;
+        if ((rc = cf__pread_all(fd, buf, take, off + at, &got, path, err))) break;
+        crc = cf__crc32c_update(crc, buf, got);
+        at += (int64_t)got;
+        if (got < take)
+            rc = CF_FAIL(err, CF_ESHORT, "%s: task %lld, chunk %lld (offset %lld, %lld bytes): the file ends at %lld",
+                         path, (long long)task, (long long)block, (long long)off, (long long)n, (long long)(off + at));
+    }
+    free(buf);
+    if (rc == 0 && crc != want)
+        rc = CF_FAIL(err, CF_ECHECKSUM, "%s: task %lld, chunk %lld (offset %lld, %lld bytes): CRC32C %08x, the table "
+                     "records %08x", path, (long long)task, (long long)block, (long long)off, (long long)n,
+                     (unsigned)crc, (unsigned)want);
+    return rc;
 }
 
 int cf_stream_read_task(cf_stream_reader *r, int64_t task, int64_t start, int64_t count, void *buf, cf_error *err)

@@ -21,7 +21,7 @@ __all__ = [
     "file_of", "chunk_offset", "layout_choose", "create", "reopen", "writer_info", "join", "writer_dir", "task_open",
     "append", "task_rows", "task_state", "commit_states", "flush", "close", "discard",
     "open", "reader_close", "info", "size", "task_size", "task_start", "set_verify",
-    "read_task", "read", "chunk", "list_streams",
+    "read_task", "read", "chunk", "check_chunk", "list_streams",
 ]
 
 Layout = tuple[int, int, int, int]  # tasks, files, chunk, align
@@ -211,6 +211,13 @@ def chunk(r: Any, task: int, block: int) -> tuple[int, int, int, int]:
     err = new_error()
     check(lib().cf_stream_chunk(r, task, block, f, off, n, crc, err), err, "column")
     return int(f[0]), int(off[0]), int(n[0]), int(crc[0])
+
+
+def check_chunk(r: Any, task: int, block: int) -> None:
+    """``cf_stream_check_chunk``: raise when the chunk's committed bytes
+    are missing, cut short or do not match its CRC32C."""
+    err = new_error()
+    check(lib().cf_stream_check_chunk(r, task, block, err), err, "column")
 
 
 def list_streams(fh: Any) -> list[str]:

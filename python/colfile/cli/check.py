@@ -13,6 +13,7 @@ import numpy as np
 import colfile
 from colfile import chunkindex
 from colfile import mpi as cmpi
+from colfile import stream_check
 
 from ._common import (
     CliError,
@@ -32,7 +33,7 @@ from ._common import (
 )
 from ._launch import communicator
 
-HELP = "verify every blob against its header sums and CRC32C"
+HELP = "verify every blob against its header sums and CRC32C, and every stream chunk"
 
 DESCRIPTION = """\
 Read every blob (data file) of every column, or of the COLUMNs and groups
@@ -56,6 +57,13 @@ blob is reported with its file path, the rows it holds and what is wrong:
                   chunk index colfile-index-v1 of a large column fails its
                   checks: queries plan from the text statistics
   cannot open     the column's metadata (header, attributes) is unreadable
+
+Streams (docs/streams.md) are checked too, all of them or those named (a
+stream's name, or a group or pattern they are below): every committed chunk
+of every task is read and compared with the CRC32C its table records.  A
+damaged chunk is reported with its physical file, task, chunk, offset and
+the task's rows it holds (part of) as missing, short or crc mismatch; a
+table that cannot be read as cannot open.
 
 colfile repair recomputes what the data still holds (sums, CRC32C,
 statistics).  These are listed as notes, not damage:
@@ -85,7 +93,7 @@ itself overwrote give one too (its sum counts every byte ever written)."""
 
 EPILOG = """\
 Under MPI (mpiexec -n N colfile check ..., or --mpi) the blobs are shared
-out over the ranks and rank 0 prints the report.
+out over the ranks, rank 0 checks the streams and prints the report.
 
 exit status:
   0  every blob checked is intact
@@ -329,7 +337,8 @@ def _run(args: Any) -> int:
     with f, warnings.catch_warnings():
         warnings.simplefilter("ignore", colfile.TornWarning)
         warnings.simplefilter("ignore", colfile.CatalogWarning)  # a note below
-        names = select_columns(f, args.columns)
+        stream_names, column_args = stream_check.select(f, args.columns)
+        names = select_columns(f, column_args) if column_args or not args.columns else []
         cols: list[tuple[str, Any]] = []
         notes: list[str] = []
         stale = catalog_note(f)
@@ -503,6 +512,20 @@ def _run(args: Any) -> int:
                     if "SUM_MISMATCH" in status:
                         how = "crc32c ok; byte sum counts rows rewritten in place"
                     say(f"{where}: ok ({how})")
+        # streams, on rank 0: every committed chunk against its CRC32C
+        streams = [stream_check.check(f, n) for n in stream_names] if c.rank == 0 else []
+        stream_report = [e for d in streams for e in d["problems"]]
+        for e in stream_report:
+            at = "" if e["task"] is None else (
+                f" task {e['task']} chunk {e['chunk']} (its rows {e['task_rows'][0]}.."
+                f"{e['task_rows'][1] - 1}, {e['bytes']} bytes at {e['offset']})")
+            say(f"{e['path']}: stream {e['stream']!r}{at}: "
+                + "; ".join(p["message"] for p in e["problems"]))
+        if verbose:
+            for d in streams:
+                for e in d["intact"]:
+                    say(f"{e['path']}: stream {e['stream']!r} task {e['task']} chunk {e['chunk']}: "
+                        "ok (crc32c ok)")
         for line in leftovers:
             say("note: " + line.replace(": would remove", ": left by an interrupted writer "
                                         "(colfile repair removes it)")
@@ -514,7 +537,7 @@ def _run(args: Any) -> int:
         nbroken = column_kinds.count("cannot open")
         ntorn = column_kinds.count("torn")
         nmeta = column_kinds.count("damaged metadata")
-        ok = not report
+        ok = not report and not stream_report
         if comm is not None and c.size > 1:
             comm.bcast(ok, root=0)
         if args.json and not quiet:
@@ -536,15 +559,26 @@ def _run(args: Any) -> int:
                 "ranks": c.size,
                 "seconds": round(elapsed, 6),
                 "problems": report,
+                "streams_checked": len(streams),
+                "stream_chunks_checked": sum(d["chunks"] for d in streams),
+                "stream_bytes_checked": sum(d["bytes"] for d in streams),
+                "damaged_stream_chunks": sum(1 for e in stream_report if e["task"] is not None),
+                "damaged_streams": sorted({e["stream"] for e in stream_report}),
+                "stream_problems": stream_report,
             }
             if args.verbose:
                 doc["intact"] = intact
+                doc["stream_intact"] = [e for d in streams for e in d["intact"]]
             dump_json(doc, out)
         elif not quiet:
             size = f"{nbytes} bytes" + (f" ({fmt_bytes(nbytes)})" if nbytes >= 1024 else "")
             line = (f"checked {ncols} column{'s' if ncols != 1 else ''}, "
                     f"{nblobs} blob{'s' if nblobs != 1 else ''}, {size} "
                     f"in {elapsed:.2f} s" + (f" on {c.size} ranks" if c.size > 1 else "") + ": ")
+            if streams:
+                nchunks = sum(d["chunks"] for d in streams)
+                line = line[:-2] + (f" and {len(streams)} stream{'s' if len(streams) != 1 else ''}, "
+                                    f"{nchunks} chunk{'s' if nchunks != 1 else ''}: ")
             if ok:
                 line += "all good"
             else:
@@ -559,7 +593,15 @@ def _run(args: Any) -> int:
                     parts.append(f"{nmeta} column{'s' if nmeta != 1 else ''} with damaged metadata")
                 nc = len(bad_columns)
                 line += "DAMAGE FOUND: " + ", ".join(parts) + (
-                    f" in {nc} column{'s' if nc != 1 else ''}")
+                    f" in {nc} column{'s' if nc != 1 else ''}" if nc else "")
+                nchunk = sum(1 for e in stream_report if e["task"] is not None)
+                nopen = len(stream_report) - nchunk
+                ns = len({e["stream"] for e in stream_report})
+                if stream_report:
+                    line += ("; " if nc else "") + ", ".join(
+                        ([f"{nchunk} damaged chunk{'s' if nchunk != 1 else ''}"] if nchunk else [])
+                        + ([f"{nopen} unreadable stream table{'s' if nopen != 1 else ''}"] if nopen else [])
+                    ) + f" in {ns} stream{'s' if ns != 1 else ''}"
             if crc_unknown:
                 line += (f"; {crc_unknown} blob{'s' if crc_unknown != 1 else ''} without a "
                          "recorded CRC32C checked by byte sum only")
