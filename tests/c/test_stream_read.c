@@ -122,6 +122,11 @@ static void test_damage(void)
     CHECK_FAILS(cf_stream_read(r, 0, 2000, buf, &err), CF_ECHECKSUM, &err, "task 3, chunk 1");
     CHECK_OK(cf_stream_read_task(r, 3, 0, 512, buf, &err), &err);   /* chunk 0 is intact */
     CHECK_OK(cf_stream_read_task(r, 3, 520, 100, buf, &err), &err); /* part of a chunk: not checked */
+    /* colfile check's question, chunk by chunk */
+    CHECK_OK(cf_stream_check_chunk(r, 3, 0, &err), &err);
+    CHECK_FAILS(cf_stream_check_chunk(r, 3, 1, &err), CF_ECHECKSUM, &err, "task 3, chunk 1 (offset 1536, 388 bytes)");
+    CHECK_FAILS(cf_stream_check_chunk(r, 3, 2, &err), CF_ERANGE, &err, "no chunk 2");
+    CHECK_OK(cf_stream_check_chunk(r, 6, 3, &err), &err);
     cf_stream_reader_close(r);
     /* the file cut short in task 6's last chunk (file 2, slot 3*3+2) */
     snprintf(path, sizeof path, "%s/f/raw/colfile-stream-data-000002", cf_test_dir());
@@ -129,10 +134,14 @@ static void test_damage(void)
     CHECK_OK(cf_stream_open(&r, f, "raw", &err), &err);
     CHECK_OK(cf_stream_read_task(r, 6, 1536, 100, buf, &err), &err);
     CHECK_FAILS(cf_stream_read_task(r, 6, 1536, 101, buf, &err), CF_ESHORT, &err, "colfile-stream-data-000002");
+    CHECK_FAILS(cf_stream_check_chunk(r, 6, 3, &err), CF_ESHORT, &err, "task 6, chunk 3 (offset 5632, 264 bytes)");
+    CHECK_OK(cf_stream_check_chunk(r, 6, 2, &err), &err);
     cf_stream_reader_close(r);
     CHECK(unlink(path) == 0);
     CHECK_OK(cf_stream_open(&r, f, "raw", &err), &err);
     CHECK_FAILS(cf_stream_read_task(r, 5, 0, 1, buf, &err), CF_ENOENT, &err, "colfile-stream-data-000002");
+    CHECK_FAILS(cf_stream_check_chunk(r, 5, 0, &err), CF_ENOENT, &err, "task 5, chunk 0");
+    CHECK_OK(cf_stream_check_chunk(r, 3, 0, &err), &err);
     CHECK_OK(cf_stream_read_task(r, 3, 0, 900, buf, &err), &err); /* other files still read */
     cf_stream_reader_close(r);
     /* the table damaged: the stream does not open */
