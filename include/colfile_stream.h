@@ -199,6 +199,16 @@ CF_API int cf_stream_read(cf_stream_reader *r, int64_t start, int64_t count, voi
 CF_API int cf_stream_chunk(const cf_stream_reader *r, int64_t task, int64_t block, int64_t *file,
                            int64_t *offset, int64_t *bytes, uint32_t *crc, cf_error *err);
 
+/* Statistics of component `component` of chunk `block` of task `task`,
+ * computed as the task appended: the elements of the rows that start in
+ * the chunk (blob: the task, first_row: the first of those rows in the
+ * global view, rows: how many, possibly 0), as cf_column_chunk_stats gives
+ * a column's.  valid is 0 when the stream records none (a raw stream, or
+ * one written before streams kept statistics).  CF_ERANGE when there is no
+ * such chunk or component. */
+CF_API int cf_stream_chunk_stats(const cf_stream_reader *r, int64_t task, int64_t block, int64_t component,
+                                 cf_chunk_stats *out, cf_error *err);
+
 /* Verify chunk `block` of task `task`: read its committed bytes and
  * compare their CRC32C with the one the table records.  0 when intact;
  * CF_ECHECKSUM on a mismatch, CF_ESHORT when the physical file ends before

@@ -314,6 +314,8 @@ int cf_stream_read_task(cf_stream_reader *r, int64_t task, int64_t start, int64_
 int cf_stream_read(cf_stream_reader *r, int64_t start, int64_t count, void *buf, cf_error *err);
 int cf_stream_chunk(const cf_stream_reader *r, int64_t task, int64_t block, int64_t *file,
                            int64_t *offset, int64_t *bytes, uint32_t *crc, cf_error *err);
+int cf_stream_chunk_stats(const cf_stream_reader *r, int64_t task, int64_t block, int64_t component,
+                                 cf_chunk_stats *out, cf_error *err);
 int cf_stream_check_chunk(cf_stream_reader *r, int64_t task, int64_t block, cf_error *err);
 int cf_file_list_streams(cf_file *f, char ***names, int64_t *count, cf_error *err);
 

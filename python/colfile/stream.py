@@ -27,12 +27,14 @@ bytes whichever wrote them.
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from . import mpi as _mpi
 from ._core import stream as _s
+from ._core.integrity import CHUNK_STATS_DTYPE
 from ._dtypes import token
 from .errors import DTypeError, InvalidArgumentError
 
@@ -391,6 +393,51 @@ class Stream:
             f, off, used, crc = _s.chunk(self._h, index, b)
             out.append({"file": f, "offset": off, "bytes": used, "crc32c": crc})
         return out
+
+    # -- statistics ---------------------------------------------------------
+    def chunk_stats(self, component: int | None = None) -> np.ndarray:
+        """The per-chunk statistics of the global view, computed as each
+        task appended: one record per chunk of each task, in row order
+        (task 0's chunks, then task 1's, ...), with the fields of
+        ``Column.chunk_stats`` (``blob`` is the task; ``first_row`` and
+        ``rows`` the rows that start in the chunk, counted in the global
+        view; a chunk that a long row only passes through has none).
+        ``valid`` is False for a stream that records no statistics (raw,
+        or written before streams kept them).  By default all components:
+        shape ``(nchunks, nmemb)`` for ``nmemb > 1``."""
+        h = self._check()
+        comps = list(range(self.nmemb)) if component is None else [int(component) % self.nmemb]
+        if component is not None and not -self.nmemb <= int(component) < self.nmemb:
+            raise IndexError(f"{self.name}: component {component} is out of range for {self.nmemb}")
+        rowbytes = self.nmemb * self.dtype.itemsize
+        recs = []
+        for t in range(self.tasks):
+            for b in range(-(-self.task_size(t) * rowbytes // self.chunk)):
+                recs.append([_s.chunk_stats(h, t, b, j) for j in comps])
+        out = np.zeros((len(recs), len(comps)), CHUNK_STATS_DTYPE)
+        for r, row in enumerate(recs):
+            for i, rec in enumerate(row):
+                out[r, i] = rec
+        return out[:, 0] if component is not None or self.nmemb == 1 else out
+
+    def stats(self) -> dict[str, Any]:
+        """The whole global view's statistics per component, folded from
+        the chunks' (no data read): ``count``, ``nan_count``, ``min``,
+        ``max`` (doubles rounded outward, NaN when there is no ordered
+        value) and ``sum`` (each chunk's exact sum, correctly rounded,
+        added with ``math.fsum``) as arrays of ``nmemb``.  ValueError
+        for a stream that records no statistics."""
+        cs = self.chunk_stats()
+        cs = cs.reshape(len(cs), self.nmemb)
+        if len(cs) and not cs["valid"].all():
+            raise ValueError(f"{self.name}: the stream records no statistics (raw, or written before "
+                             "streams kept them)")
+        with np.errstate(invalid="ignore"):
+            mn = np.fmin.reduce(cs["min"], axis=0, initial=np.nan) if len(cs) else np.full(self.nmemb, np.nan)
+            mx = np.fmax.reduce(cs["max"], axis=0, initial=np.nan) if len(cs) else np.full(self.nmemb, np.nan)
+        sums = np.array([math.fsum(cs["sum"][:, j]) for j in range(self.nmemb)])
+        return {"count": cs["count"].sum(axis=0), "nan_count": cs["nan_count"].sum(axis=0),
+                "min": mn, "max": mx, "sum": sums}
 
     def _check(self) -> Any:
         if self._h is None:

@@ -7,12 +7,28 @@
 #include <stdint.h>
 
 #include "colfile_stream.h"
+#include "dtype.h"
+#include "stats.h"
 
 #define CF__STREAM_TABLE "colfile-stream-v1"
 #define CF__STREAM_DATA_PREFIX "colfile-stream-data-"
 
+/* The statistics of one component of one chunk: the elements of the rows
+ * that start in the chunk.  min/max hold the bits of the accumulator's
+ * union member (int64, uint64 or double by the dtype's class); sum is the
+ * exact sum correctly rounded. */
+typedef struct cf__stream_stat {
+    int64_t count, nan;
+    uint64_t min, max;
+    double sum;
+} cf__stream_stat;
+
+/* Bytes of one cf__stream_stat in a task state. */
+#define CF__STREAM_STAT_BYTES 40
+
 /* What colfile-stream-v1 holds: the layout, the row type and, per task,
- * its committed bytes and the CRC32C of each of its chunks. */
+ * its committed bytes and the CRC32C of each of its chunks; from version
+ * 2 on also each chunk's statistics. */
 typedef struct cf__stream_table {
     char dtype[CF_DTYPE_MAX]; /* normalised token, or "raw" */
     int64_t nmemb;
@@ -22,7 +38,28 @@ typedef struct cf__stream_table {
     int64_t commit;           /* commits so far */
     int64_t *bytes;           /* [tasks] committed bytes */
     uint32_t **crcs;          /* [tasks] ceil(bytes / chunk) CRC32Cs, or NULL */
+    int stats;                /* 1: per-chunk statistics recorded (version 2; never for raw) */
+    char cls;                 /* cf__acc_class of the dtype (0 for raw) */
+    cf__dtype dt;             /* the dtype parsed (not for raw) */
+    cf__stream_stat **st;     /* [tasks] chunks x nmemb statistics, or NULL (stats only) */
 } cf__stream_table;
+
+/* The first row of task-local rows starting at or after byte `at`. */
+static inline int64_t cf__stream_row_at(int64_t at, int64_t rowbytes)
+{
+    return at / rowbytes + (at % rowbytes != 0);
+}
+
+void cf__stream_stat_from_acc(const cf__acc *a, cf__stream_stat *out);
+/* min/max rounded outward to doubles, as cf_column_chunk_stats gives them. */
+void cf__stream_stat_fill(const cf__stream_stat *s, char cls, cf_chunk_stats *out);
+/* The table line "S <chunk> <component> count= nan= min= max= sum=\n"
+ * into out; its length. */
+int cf__stream_stat_format(char *out, size_t cap, int64_t chunk, int64_t component, char cls,
+                           const cf__stream_stat *s);
+/* Parse that line at *p (moved past it); -1 unless exactly as written. */
+int cf__stream_stat_parse(const char **p, const char *end, int64_t chunk, int64_t component, char cls,
+                          cf__stream_stat *s);
 
 /* Check a layout: CF_EARG naming `context` and the value out of range. */
 int cf__stream_layout_check(const cf_stream_layout *l, const char *context, cf_error *err);
@@ -42,9 +79,10 @@ int cf__stream_table_init(cf__stream_table *t, const char *dtype, int64_t nmemb,
                           const char *context, cf_error *err);
 void cf__stream_table_free(cf__stream_table *t);
 
-/* Set task `task` to `bytes` bytes with these chunk CRCs (copied). */
+/* Set task `task` to `bytes` bytes with these chunk CRCs and, when the
+ * table has statistics, chunks x nmemb statistics (both copied). */
 int cf__stream_table_set(cf__stream_table *t, int64_t task, int64_t bytes, const uint32_t *crcs,
-                         const char *context, cf_error *err);
+                         const cf__stream_stat *st, const char *context, cf_error *err);
 
 /* The bytes of colfile-stream-v1 (malloc'd) for t. */
 int cf__stream_table_format(const cf__stream_table *t, char **text, size_t *len, const char *context,

@@ -3,6 +3,7 @@
  * located by the layout arithmetic alone; and the streams of a File. */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,6 +127,31 @@ int cf_stream_chunk(const cf_stream_reader *r, int64_t task, int64_t block, int6
     if (offset) *offset = cf_stream_chunk_offset(&t->layout, task, block);
     if (bytes) *bytes = rest < t->layout.chunk ? rest : t->layout.chunk;
     if (crc) *crc = t->crcs[task][block];
+    return 0;
+}
+
+int cf_stream_chunk_stats(const cf_stream_reader *r, int64_t task, int64_t block, int64_t component,
+                          cf_chunk_stats *out, cf_error *err)
+{
+    if (!r || !out) return CF_FAIL(err, CF_EARG, "cf_stream_chunk_stats: NULL argument");
+    const cf__stream_table *t = &r->table;
+    int rc = cf_stream_chunk(r, task, block, NULL, NULL, NULL, NULL, err);
+    if (rc) return rc;
+    if (component < 0 || component >= t->nmemb)
+        return CF_FAIL(err, CF_ERANGE, "%s: no component %lld (%lld components)", r->path, (long long)component,
+                       (long long)t->nmemb);
+    const int64_t R = t->rowbytes, C = t->layout.chunk;
+    int64_t first = cf__stream_row_at(block * C, R), stop = cf__stream_row_at((block + 1) * C, R);
+    int64_t rows = t->bytes[task] / R;
+    if (stop > rows) stop = rows;
+    memset(out, 0, sizeof *out);
+    out->blob = task;
+    out->first_row = r->start[task] + first;
+    out->rows = stop > first ? stop - first : 0;
+    out->min = out->max = NAN;
+    out->ordered = t->cls != 0;
+    out->valid = t->stats;
+    if (t->stats) cf__stream_stat_fill(&t->st[task][block * t->nmemb + component], t->cls, out);
     return 0;
 }
 

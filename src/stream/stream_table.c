@@ -30,6 +30,9 @@ int cf__stream_table_init(cf__stream_table *t, const char *dtype, int64_t nmemb,
                            CF__COLUMN_S_MAX, (long long)d.width);
         cf__dtype_format(&d, t->dtype);
         t->width = d.width;
+        t->dt = d;
+        t->cls = cf__acc_class(&d);
+        t->stats = 1; /* a new typed stream records statistics */
         if (nmemb < 1 || nmemb > 2147483647)
             return CF_FAIL(err, CF_EARG, "%s: nmemb must be in 1..2147483647, got %lld", context, (long long)nmemb);
     }
@@ -39,7 +42,8 @@ int cf__stream_table_init(cf__stream_table *t, const char *dtype, int64_t nmemb,
     t->layout = *layout;
     t->bytes = calloc((size_t)layout->tasks, sizeof *t->bytes);
     t->crcs = calloc((size_t)layout->tasks, sizeof *t->crcs);
-    if (!t->bytes || !t->crcs) {
+    t->st = calloc((size_t)layout->tasks, sizeof *t->st);
+    if (!t->bytes || !t->crcs || !t->st) {
         cf__stream_table_free(t);
         return CF_FAIL(err, CF_ENOMEM, "%s: out of memory for %lld tasks", context, (long long)layout->tasks);
     }
@@ -50,6 +54,10 @@ void cf__stream_table_free(cf__stream_table *t)
 {
     if (t->crcs)
         for (int64_t i = 0; i < t->layout.tasks; i++) free(t->crcs[i]);
+    if (t->st)
+        for (int64_t i = 0; i < t->layout.tasks; i++) free(t->st[i]);
+    free(t->st);
+    t->st = NULL;
     free(t->crcs);
     free(t->bytes);
     t->crcs = NULL;
@@ -57,7 +65,7 @@ void cf__stream_table_free(cf__stream_table *t)
 }
 
 int cf__stream_table_set(cf__stream_table *t, int64_t task, int64_t bytes, const uint32_t *crcs,
-                         const char *context, cf_error *err)
+                         const cf__stream_stat *st, const char *context, cf_error *err)
 {
     if (task < 0 || task >= t->layout.tasks)
         return CF_FAIL(err, CF_EARG, "%s: task %lld out of range 0..%lld", context, (long long)task,
@@ -71,6 +79,20 @@ int cf__stream_table_set(cf__stream_table *t, int64_t task, int64_t bytes, const
         if ((uint64_t)n > SIZE_MAX / sizeof *copy || !(copy = malloc((size_t)n * sizeof *copy)))
             return CF_FAIL(err, CF_ENOMEM, "%s: out of memory for %lld chunk CRCs", context, (long long)n);
         memcpy(copy, crcs, (size_t)n * sizeof *copy);
+    }
+    if (t->stats) {
+        cf__stream_stat *sc = NULL;
+        if (n > 0) {
+            if ((uint64_t)n > SIZE_MAX / sizeof *sc / (uint64_t)t->nmemb ||
+                !(sc = malloc((size_t)n * (size_t)t->nmemb * sizeof *sc))) {
+                free(copy);
+                return CF_FAIL(err, CF_ENOMEM, "%s: out of memory for %lld chunks' statistics", context,
+                               (long long)n);
+            }
+            memcpy(sc, st, (size_t)n * (size_t)t->nmemb * sizeof *sc);
+        }
+        free(t->st[task]);
+        t->st[task] = sc;
     }
     free(t->crcs[task]);
     t->crcs[task] = copy;
@@ -114,7 +136,7 @@ static void putf(text_buf *b, const char *fmt, long long v)
 int cf__stream_table_format(const cf__stream_table *t, char **text, size_t *len, const char *context, cf_error *err)
 {
     text_buf b = { NULL, 0, 0, 0 };
-    put(&b, "COLFILE-STREAM: 1\nDTYPE: ", 25);
+    put(&b, t->stats ? "COLFILE-STREAM: 2\nDTYPE: " : "COLFILE-STREAM: 1\nDTYPE: ", 25);
     put(&b, t->dtype, strlen(t->dtype));
     putf(&b, "\nNMEMB: %lld\n", t->nmemb);
     putf(&b, "TASKS: %lld\n", t->layout.tasks);
@@ -132,6 +154,12 @@ int cf__stream_table_format(const cf__stream_table *t, char **text, size_t *len,
             put(&b, tmp, (size_t)n);
         }
         put(&b, "\n", 1);
+        for (int64_t k = 0; t->stats && k < chunks; k++)
+            for (int64_t j = 0; j < t->nmemb; j++) {
+                char line[256];
+                n = cf__stream_stat_format(line, sizeof line, k, j, t->cls, &t->st[r][k * t->nmemb + j]);
+                put(&b, line, (size_t)n);
+            }
     }
     if (!b.failed) {
         char tmp[32];
@@ -226,7 +254,11 @@ int cf__stream_table_parse(cf__stream_table *t, const char *text, size_t len, co
         return CF_FAIL(err, CF_EFORMAT, "%s: the checksum line does not match the table", path);
     c.end = seal;
     int rc;
-    if ((rc = literal(&c, "COLFILE-STREAM: 1\n")) || (rc = literal(&c, "DTYPE: "))) return rc;
+    /* version 1: no statistics; 2: each chunk's after its task line */
+    int version = c.end - c.p > 17 && memcmp(c.p, "COLFILE-STREAM: 2\n", 18) == 0 ? 2 : 1;
+    if ((rc = literal(&c, version == 2 ? "COLFILE-STREAM: 2\n" : "COLFILE-STREAM: 1\n")) ||
+        (rc = literal(&c, "DTYPE: ")))
+        return rc;
     const char *eol = memchr(c.p, '\n', (size_t)(c.end - c.p));
     if (!eol || eol - c.p >= CF_DTYPE_MAX) return bad(&c, "a DTYPE token expected");
     char token[CF_DTYPE_MAX];
@@ -253,7 +285,13 @@ int cf__stream_table_parse(cf__stream_table *t, const char *text, size_t len, co
         return bad(&c, "DTYPE not normalised");
     }
     t->commit = commit;
+    if (version == 2 && !t->stats) {
+        cf__stream_table_free(t);
+        return bad(&c, "statistics for a raw stream");
+    }
+    t->stats = version == 2;
     uint32_t *crcs = NULL;
+    cf__stream_stat *st = NULL;
     size_t cap = 0;
     for (int64_t r = 0; r < l.tasks; r++) {
         int64_t task, bytes;
@@ -272,28 +310,44 @@ int cf__stream_table_parse(cf__stream_table *t, const char *text, size_t len, co
             rc = bad(&c, "fewer chunk CRCs than the byte count needs");
             goto fail;
         }
+        if (t->stats && n > 0 && nmemb > (c.end - c.p) / 32 / n) { /* a statistics line takes more than 32 bytes */
+            rc = bad(&c, "fewer statistics lines than the chunks need");
+            goto fail;
+        }
         if ((size_t)n > cap) {
             uint32_t *p = realloc(crcs, (size_t)n * sizeof *p);
-            if (!p) {
+            if (p) crcs = p;
+            cf__stream_stat *q = p && t->stats ? realloc(st, (size_t)n * (size_t)nmemb * sizeof *q) : NULL;
+            if (q) st = q;
+            if (!p || (t->stats && !q)) {
                 rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", path);
                 goto fail;
             }
-            crcs = p;
             cap = (size_t)n;
         }
         for (int64_t k = 0; k < n; k++)
             if ((rc = literal(&c, " ")) || (rc = hex8(&c, &crcs[k]))) goto fail;
         if ((rc = literal(&c, "\n"))) goto fail;
-        if ((rc = cf__stream_table_set(t, r, bytes, crcs, path, err))) goto fail;
+        for (int64_t k = 0; t->stats && k < n; k++)
+            for (int64_t j = 0; j < nmemb; j++) {
+                if (cf__stream_stat_parse(&c.p, c.end, k, j, t->cls, &st[k * nmemb + j])) {
+                    rc = bad(&c, "a chunk's statistics line expected, as colfile writes it");
+                    goto fail;
+                }
+                c.line++;
+            }
+        if ((rc = cf__stream_table_set(t, r, bytes, crcs, st, path, err))) goto fail;
     }
     if (c.p != c.end) {
         rc = bad(&c, "more lines than tasks");
         goto fail;
     }
     free(crcs);
+    free(st);
     return 0;
 fail:
     free(crcs);
+    free(st);
     cf__stream_table_free(t);
     return rc;
 }

@@ -32,6 +32,12 @@ struct cf_stream_task {
     uint32_t *crcs;   /* running CRC32C of each chunk */
     int64_t cap;
     int failed;       /* a write failed: no more appends */
+    /* statistics (tables that keep them): the chunks before `open` are
+     * final in st (scap chunks x nmemb); the rows starting in chunk `open`
+     * are folded into acc (nmemb accumulators) */
+    cf__stream_stat *st;
+    int64_t scap, open;
+    cf__acc *acc;
 };
 
 struct cf_stream_writer {
@@ -68,6 +74,8 @@ static void writer_free(cf_stream_writer *w)
             cf_stream_task *t = w->tasks[i];
             if (!t) continue;
             free(t->crcs);
+            free(t->st);
+            free(t->acc);
             free(t);
         }
     free(w->tasks);
@@ -265,6 +273,92 @@ const char *cf_stream_writer_dir(const cf_stream_writer *w)
     return w ? w->dir : NULL;
 }
 
+/* Room for the statistics of chunks 0 .. upto-1. */
+static int stats_room(cf_stream_task *t, int64_t upto, cf_error *err)
+{
+    const cf__stream_table *tb = &t->w->table;
+    if (upto <= t->scap) return 0;
+    int64_t cap = t->scap ? t->scap * 2 : 4;
+    while (cap < upto) cap *= 2;
+    cf__stream_stat *p = NULL;
+    if ((uint64_t)cap <= SIZE_MAX / sizeof *p / (uint64_t)tb->nmemb)
+        p = realloc(t->st, (size_t)cap * (size_t)tb->nmemb * sizeof *p);
+    if (!p) return CF_FAIL(err, CF_ENOMEM, "%s: task %lld: out of memory for statistics", t->w->path, (long long)t->task);
+    t->st = p;
+    t->scap = cap;
+    return 0;
+}
+
+/* Fold `count` rows that start at task byte `at` into the statistics:
+ * each row to the chunk its first byte lies in. */
+static int stats_add(cf_stream_task *t, int64_t at, const unsigned char *rows, int64_t count, cf_error *err)
+{
+    const cf__stream_table *tb = &t->w->table;
+    const int64_t R = tb->rowbytes, C = tb->layout.chunk, m = tb->nmemb;
+    for (int64_t i = 0; i < count;) {
+        int64_t k = (at + i * R) / C;
+        if (k != t->open) { /* the open chunk is final; chunks without a row start stay empty */
+            int rc = stats_room(t, k, err);
+            if (rc) return rc;
+            for (int64_t j = 0; j < m; j++) cf__stream_stat_from_acc(&t->acc[j], &t->st[t->open * m + j]);
+            memset(t->st + (t->open + 1) * m, 0, (size_t)((k - t->open - 1) * m) * sizeof *t->st);
+            for (int64_t j = 0; j < m; j++) cf__acc_init(&t->acc[j], &tb->dt);
+            t->open = k;
+        }
+        int64_t stop = cf__stream_row_at((k + 1) * C - at, R); /* the first row starting in a later chunk */
+        int64_t take = (stop < count ? stop : count) - i;
+        cf__acc_add(t->acc, m, 0, rows + i * R, take * m, &tb->dt);
+        i += take;
+    }
+    return 0;
+}
+
+/* A task continuing after committed bytes: the final chunks' statistics
+ * from the table, the open chunk's accumulators from its rows read back
+ * (the table keeps sums rounded; the accumulators must stay exact). */
+static int stats_resume(cf_stream_task *t, cf_error *err)
+{
+    const cf__stream_table *tb = &t->w->table;
+    const int64_t R = tb->rowbytes, C = tb->layout.chunk, m = tb->nmemb;
+    if (!(t->acc = malloc((size_t)m * sizeof *t->acc)))
+        return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", t->w->path);
+    for (int64_t j = 0; j < m; j++) cf__acc_init(&t->acc[j], &tb->dt);
+    t->open = 0;
+    if (t->bytes == 0) return 0;
+    int64_t n = cf__stream_chunks(t->bytes, C);
+    int rc = stats_room(t, n, err);
+    if (rc) return rc;
+    memcpy(t->st, tb->st[t->task], (size_t)(n * m) * sizeof *t->st);
+    t->open = (t->bytes - R) / C;
+    int64_t first = cf__stream_row_at(t->open * C, R), rows = t->bytes / R - first;
+    const char *path = t->w->fpaths[t->file];
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) {
+        int e = errno;
+        return CF_FAIL(err, cf__errno_code(e), "%s: cannot read task %lld's last rows back: %s", path,
+                       (long long)t->task, strerror(e));
+    }
+    unsigned char *row = malloc((size_t)R);
+    if (!row) rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", path);
+    /* row by row: a row may run over into the next chunk, elsewhere in the file */
+    for (int64_t r = first; rc == 0 && r < first + rows; r++) {
+        for (int64_t done = 0; rc == 0 && done < R;) {
+            int64_t at = r * R + done, within = at % C;
+            int64_t take = C - within < R - done ? C - within : R - done;
+            size_t got;
+            rc = cf__pread_all(fd, row + done, (size_t)take,
+                               cf_stream_chunk_offset(&tb->layout, t->task, at / C) + within, &got, path, err);
+            if (rc == 0 && (int64_t)got < take)
+                rc = CF_FAIL(err, CF_ESHORT, "%s: task %lld: the committed rows end early", path, (long long)t->task);
+            done += take;
+        }
+        if (rc == 0) cf__acc_add(t->acc, m, 0, row, m, &tb->dt);
+    }
+    free(row);
+    close(fd);
+    return rc;
+}
+
 int cf_stream_task_open(cf_stream_task **out, cf_stream_writer *w, int64_t task, cf_error *err)
 {
     if (!out || !w) return CF_FAIL(err, CF_EARG, "cf_stream_task_open: NULL argument");
@@ -309,6 +403,14 @@ int cf_stream_task_open(cf_stream_task **out, cf_stream_writer *w, int64_t task,
         memcpy(t->crcs, w->table.crcs[task], (size_t)n * sizeof *t->crcs);
         t->cap = n;
     }
+    int rc = w->table.stats ? stats_resume(t, err) : 0;
+    if (rc) {
+        free(t->crcs);
+        free(t->st);
+        free(t->acc);
+        free(t);
+        return rc;
+    }
     w->tasks[task] = t;
     *out = t;
     return 0;
@@ -333,7 +435,7 @@ int cf_stream_append(cf_stream_task *t, const void *rows, int64_t count, cf_erro
                        (long long)count);
     const int64_t chunk = w->table.layout.chunk;
     const unsigned char *p = rows;
-    int64_t left = count * w->table.rowbytes;
+    int64_t left = count * w->table.rowbytes, at0 = t->bytes;
     while (left > 0) {
         int64_t block = t->bytes / chunk, within = t->bytes % chunk;
         int64_t take = chunk - within < left ? chunk - within : left;
@@ -361,13 +463,46 @@ int cf_stream_append(cf_stream_task *t, const void *rows, int64_t count, cf_erro
         p += take;
         left -= take;
     }
+    if (w->table.stats) {
+        int rc = stats_add(t, at0, rows, count, err);
+        if (rc) t->failed = 1;
+        return rc;
+    }
     return 0;
 }
 
-/* The state of t into buf (24 + 4 x chunks bytes). */
+/* The state of t into buf (24 + 4 x chunks bytes, and 40 x chunks x nmemb
+ * of statistics when the table keeps them). */
+static int64_t state_stat_bytes(const cf__stream_table *tb, int64_t chunks)
+{
+    return tb->stats ? CF__STREAM_STAT_BYTES * chunks * tb->nmemb : 0;
+}
+
 static int64_t state_bytes(const cf_stream_task *t)
 {
-    return 24 + 4 * cf__stream_chunks(t->bytes, t->w->table.layout.chunk);
+    int64_t n = cf__stream_chunks(t->bytes, t->w->table.layout.chunk);
+    return 24 + 4 * n + state_stat_bytes(&t->w->table, n);
+}
+
+static void put_stat(unsigned char *p, const cf__stream_stat *s)
+{
+    uint64_t sum;
+    memcpy(&sum, &s->sum, sizeof sum);
+    put_le(p, (uint64_t)s->count, 8);
+    put_le(p + 8, (uint64_t)s->nan, 8);
+    put_le(p + 16, s->min, 8);
+    put_le(p + 24, s->max, 8);
+    put_le(p + 32, sum, 8);
+}
+
+static void get_stat(const unsigned char *p, cf__stream_stat *s)
+{
+    uint64_t sum = get_le(p + 32, 8);
+    s->count = (int64_t)get_le(p, 8);
+    s->nan = (int64_t)get_le(p + 8, 8);
+    s->min = get_le(p + 16, 8);
+    s->max = get_le(p + 24, 8);
+    memcpy(&s->sum, &sum, sizeof s->sum);
 }
 
 static void pack_state(const cf_stream_task *t, unsigned char *p)
@@ -377,6 +512,15 @@ static void pack_state(const cf_stream_task *t, unsigned char *p)
     put_le(p + 8, (uint64_t)t->bytes, 8);
     put_le(p + 16, (uint64_t)n, 8);
     for (int64_t k = 0; k < n; k++) put_le(p + 24 + 4 * k, t->crcs[k], 4);
+    const cf__stream_table *tb = &t->w->table;
+    unsigned char *q = p + 24 + 4 * n;
+    for (int64_t k = 0; tb->stats && k < n; k++)
+        for (int64_t j = 0; j < tb->nmemb; j++, q += CF__STREAM_STAT_BYTES) {
+            cf__stream_stat s = { 0, 0, 0, 0, 0.0 };
+            if (k < t->open) s = t->st[k * tb->nmemb + j];
+            else if (k == t->open) cf__stream_stat_from_acc(&t->acc[j], &s);
+            put_stat(q, &s);
+        }
 }
 
 int cf_stream_task_state(cf_stream_task *t, void *buf, int64_t cap, int64_t *len, cf_error *err)
@@ -403,13 +547,14 @@ static int take_state(const cf_stream_writer *w, const unsigned char **at, int64
                       int64_t *bytes, const unsigned char **crcs, cf_error *err)
 {
     const unsigned char *p = *at;
+    const cf__stream_table *t = &w->table;
     if (*left < 24) return CF_FAIL(err, CF_EARG, "%s: a task state is cut short", w->path);
     uint64_t r = get_le(p, 8), b = get_le(p + 8, 8), n = get_le(p + 16, 8);
-    if (n > (uint64_t)(*left - 24) / 4) return CF_FAIL(err, CF_EARG, "%s: a task state is cut short", w->path);
+    uint64_t per = 4 + (t->stats ? (uint64_t)CF__STREAM_STAT_BYTES * (uint64_t)t->nmemb : 0);
+    if (n > (uint64_t)(*left - 24) / per) return CF_FAIL(err, CF_EARG, "%s: a task state is cut short", w->path);
     const unsigned char *raw = p + 24;
-    *at = raw + 4 * n;
-    *left -= 24 + 4 * (int64_t)n;
-    const cf__stream_table *t = &w->table;
+    *at = raw + per * n;
+    *left -= 24 + (int64_t)(per * n);
     if (r >= (uint64_t)t->layout.tasks || b > (uint64_t)INT64_MAX || b % (uint64_t)t->rowbytes != 0 ||
         n != (uint64_t)cf__stream_chunks((int64_t)b, t->layout.chunk))
         return CF_FAIL(err, CF_EARG, "%s: a task state is not valid for this stream (task %llu, %llu bytes)", w->path,
@@ -510,12 +655,20 @@ int cf_stream_commit_states(cf_stream_writer *w, const void *states, int64_t len
             if (rc) return rc;
             if (pass == 0) continue;
             int64_t n = cf__stream_chunks(bytes, w->table.layout.chunk);
+            int64_t ns = w->table.stats ? n * w->table.nmemb : 0;
             uint32_t *crcs = n ? malloc((size_t)n * sizeof *crcs) : NULL;
-            if (n && !crcs) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", w->path);
+            cf__stream_stat *st = ns ? malloc((size_t)ns * sizeof *st) : NULL;
+            if ((n && !crcs) || (ns && !st)) {
+                free(crcs);
+                free(st);
+                return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", w->path);
+            }
             for (int64_t k = 0; k < n; k++)
                 crcs[k] = (uint32_t)get_le(raw + 4 * k, 4);
-            rc = cf__stream_table_set(&w->table, task, bytes, crcs, w->path, err);
+            for (int64_t k = 0; k < ns; k++) get_stat(raw + 4 * n + CF__STREAM_STAT_BYTES * k, &st[k]);
+            rc = cf__stream_table_set(&w->table, task, bytes, crcs, st, w->path, err);
             free(crcs);
+            free(st);
             if (rc) return rc;
         }
     }

@@ -310,7 +310,7 @@ static void test_states_between_writers(void)
     owner = new_stream(f, "three", 1, 1);
     CHECK_OK(cf_stream_task_open(&t, owner, 0, &err), &err);
     append_range(t, 0, 0, 600, 600);
-    unsigned char early[64];
+    unsigned char early[256]; /* 24 + a CRC and the statistics of each chunk */
     CHECK_OK(cf_stream_task_state(t, early, sizeof early, &n, &err), &err);
     CHECK_OK(cf_stream_flush(owner, &err), &err);
     append_range(t, 0, 600, 700, 100);

@@ -21,7 +21,7 @@ __all__ = [
     "file_of", "chunk_offset", "layout_choose", "create", "reopen", "writer_info", "join", "writer_dir", "task_open",
     "append", "task_rows", "task_state", "commit_states", "flush", "close", "discard",
     "open", "reader_close", "info", "size", "task_size", "task_start", "set_verify",
-    "read_task", "read", "chunk", "check_chunk", "list_streams",
+    "read_task", "read", "chunk", "check_chunk", "chunk_stats", "list_streams",
 ]
 
 Layout = tuple[int, int, int, int]  # tasks, files, chunk, align
@@ -218,6 +218,16 @@ def check_chunk(r: Any, task: int, block: int) -> None:
     are missing, cut short or do not match its CRC32C."""
     err = new_error()
     check(lib().cf_stream_check_chunk(r, task, block, err), err, "column")
+
+
+def chunk_stats(r: Any, task: int, block: int, component: int) -> tuple[Any, ...]:
+    """``cf_stream_chunk_stats``: ``(blob, first_row, rows, valid, ordered,
+    count, nan_count, min, max, sum)``, blob being the task."""
+    st = ffi.new("cf_chunk_stats *")
+    err = new_error()
+    check(lib().cf_stream_chunk_stats(r, task, block, component, st, err), err, "column")
+    return (st.blob, st.first_row, st.rows, st.valid, st.ordered, st.count, st.nan_count, st.min, st.max,
+            st.sum)
 
 
 def list_streams(fh: Any) -> list[str]:
