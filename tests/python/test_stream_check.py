@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -158,3 +159,44 @@ os.kill(os.getpid(), signal.SIGKILL)
     with colfile.File(path, "r") as f:
         assert cs.list_streams(f) == ["g/s"]
         np.testing.assert_array_equal(cs.open(f, "g/s", verify=True).task(3), np.arange(1500) + 3000)
+
+
+def _crc32c(data: bytes) -> int:
+    crc = 0xFFFFFFFF
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 & -(crc & 1))
+    return crc ^ 0xFFFFFFFF
+
+
+def test_statistics_are_checked(tmp_path: Path, cli: Cli) -> None:
+    """Streams of every kind pass with the statistics their writers
+    recorded; a recorded statistic that disagrees with the rows (its table
+    resealed) is a stats mismatch of that chunk."""
+    path = tmp_path / "f"
+    rng = np.random.default_rng(5)
+    f4 = rng.normal(size=3000).astype("<f4")
+    f4[::7] = np.nan
+    kinds = {"f4": f4, "i8": np.array([2**62 + 1, -(2**63), 7, 2**63 - 1] * 200, "<i8"),
+             "b1": rng.random(5000) < 0.3, "c8": (f4 + 1j * f4[::-1]).astype("<c8"),
+             "u2": np.arange(3000, dtype="<u2"), "S3": np.array([b"ab", b"xyz"] * 700, "S3")}
+    with colfile.File(path, "w") as f:
+        for name, data in kinds.items():
+            with cs.create(f, name, data.dtype, tasks=3, chunk=512, align=512) as w:
+                for t in range(3):
+                    w.task(t).append(data[t * len(data) // 4:(t + 1) * len(data) // 3])
+    rc, doc = report(cli, path)
+    assert rc == 0 and doc["streams_checked"] == 6, doc["stream_problems"]
+    table = path / "f4/colfile-stream-v1"
+    body = table.read_text().split("CRC32C: ")[0]
+    line = re.compile(r"^S 2 0 count=\d+ nan=\d+ min=\S+ max=\S+ sum=(\S+)$", re.M).search(
+        body, body.index("\n1 "))  # task 1's chunk 2
+    assert line
+    bad = body[:line.start()] + line.group(0).replace(f"sum={line.group(1)}", "sum=12345") + body[line.end():]
+    table.write_text(bad + f"CRC32C: {_crc32c(bad.encode()):08x}\n")
+    rc, doc = report(cli, path)
+    assert rc == 1 and doc["damaged_streams"] == ["f4"]
+    (e,) = doc["stream_problems"]
+    assert (e["task"], e["chunk"]) == (1, 2) and e["problems"][0]["kind"] == "stats mismatch"
+    assert "component 0: recorded sum disagree" in e["problems"][0]["message"]

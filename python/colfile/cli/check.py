@@ -62,8 +62,10 @@ Streams (docs/streams.md) are checked too, all of them or those named (a
 stream's name, or a group or pattern they are below): every committed chunk
 of every task is read and compared with the CRC32C its table records.  A
 damaged chunk is reported with its physical file, task, chunk, offset and
-the task's rows it holds (part of) as missing, short or crc mismatch; a
-table that cannot be read as cannot open.
+the task's rows it holds (part of) as missing, short or crc mismatch, or
+as stats mismatch when the statistics recorded for it disagree with the
+rows (checked for tasks whose chunks are intact); a table that cannot be
+read as cannot open.
 
 colfile repair recomputes what the data still holds (sums, CRC32C,
 statistics).  These are listed as notes, not damage:
