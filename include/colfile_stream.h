@@ -94,13 +94,18 @@ CF_API void cf_stream_writer_info(const cf_stream_writer *w, cf_stream_layout *l
 
 /* A handle for writing task `task` (0 .. tasks-1) of w: it opens (and
  * creates) the task's physical file.  A task has at most one handle; it
- * belongs to w and is freed by cf_stream_close or cf_stream_discard.
- * CF_EARG for a task out of range, CF_EBUSY for one already open. */
+ * belongs to w and is freed by cf_stream_close or cf_stream_discard.  A
+ * task continuing after committed rows (a reopened stream that keeps
+ * statistics) reads the rows of its last chunk back to go on with that
+ * chunk's statistics exactly.  CF_EARG for a task out of range, CF_EBUSY
+ * for one already open, CF_ESHORT or CF_ENOENT naming the physical file
+ * when those rows cannot be read. */
 CF_API int cf_stream_task_open(cf_stream_task **out, cf_stream_writer *w, int64_t task, cf_error *err);
 
 /* Append `count` rows (dtype "raw": bytes) at the end of the task's
  * stream, with no communication: chunk after chunk, each at the offset
- * cf_stream_chunk_offset gives.  The rows are part of the stream at the
+ * cf_stream_chunk_offset gives, folding them into their chunks'
+ * statistics (docs/format.md 8.7) in the same call.  The rows are part of the stream at the
  * next commit.  CF_EIO naming the physical file on a failed write; the
  * task then refuses further appends (CF_EIO) and its committed rows stay. */
 CF_API int cf_stream_append(cf_stream_task *t, const void *rows, int64_t count, cf_error *err);
