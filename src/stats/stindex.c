@@ -81,8 +81,8 @@ void cf__index_rec_acc(const unsigned char *rec, int64_t j, char cls, int64_t co
     cf__xsum_set_f8(&out->xs, bitsd(get64(p + 24)));
 }
 
-/* A record's statistics fields from nmemb accumulators (NULL: zeros). */
-static void put_accs(unsigned char *rec, const cf__acc *a, int64_t nmemb, char cls)
+/* (stindex.h) */
+void cf__index_put_stats(unsigned char *rec, const cf__acc *a, int64_t nmemb, char cls)
 {
     memset(rec + 8, 0, (size_t)(32 * nmemb));
     if (!a) return;
@@ -143,7 +143,7 @@ int cf__index_build(const cf__stats *s, const cf__header *h, const char *token, 
             uint32_t flags = (a ? CF__INDEX_STATS : 0) | (known && known[k] ? CF__INDEX_CRC : 0);
             put32(rec, known && known[k] ? crc[k] : 0);
             put32(rec + 4, flags);
-            put_accs(rec, a, nmemb, cls);
+            cf__index_put_stats(rec, a, nmemb, cls);
         }
     }
     /* each level above: merged children, and the CRC32C of their page */
@@ -165,7 +165,7 @@ int cf__index_build(const cf__stats *s, const cf__header *h, const char *token, 
             rows[i] = total; /* i <= c0: read already */
             put32(rec, cf__crc32c_update(0, buf + offset[l] + c0 * rb, (size_t)((c1 - c0) * rb)));
             put32(rec + 4, all);
-            put_accs(rec, all ? acc : NULL, nmemb, cls);
+            cf__index_put_stats(rec, all ? acc : NULL, nmemb, cls);
         }
     }
     free(rows);

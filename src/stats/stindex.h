@@ -72,6 +72,9 @@ int cf__index_parse_head(cf__index_geom *g, const unsigned char *buf, size_t len
 /* Component j of a record as an accumulator of count values (the rows
  * below it), for a column of class cls (cf__acc_class). */
 void cf__index_rec_acc(const unsigned char *rec, int64_t j, char cls, int64_t count, cf__acc *out);
+/* A record's statistics fields (after its CRC32C and flags) from nmemb
+ * accumulators, for a column of class cls (NULL: zeros). */
+void cf__index_put_stats(unsigned char *rec, const cf__acc *a, int64_t nmemb, char cls);
 uint32_t cf__index_rec_crc(const unsigned char *rec);
 uint32_t cf__index_rec_flags(const unsigned char *rec);
 

@@ -1,0 +1,179 @@
+/* test_index_parts.c - the levels of colfile-index-v1 above the chunks
+ * built from ranges of records held by different processes
+ * (src/stats/stindex_part.h): cut each level at arbitrary points, each
+ * range summarised into pieces, the pieces of a page joined (in order, or
+ * as a tree): every parent record and the head's top CRC32C come out as
+ * cf__index_build writes them, byte for byte, for an f8 column with NaNs,
+ * partial chunks, an empty blob and a blob without statistics. */
+#include "harness.h"
+
+#include <math.h>
+
+#include "checksum.h"
+#include "stindex.h"
+#include "stindex_part.h"
+
+enum { NMEMB = 2, NFILE = 4, CHUNK = 2 };
+static const int64_t ROWS[NFILE] = { 70001, 0, 60000, 1235 };
+
+static uint32_t le32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t rng = 0x9e3779b97f4a7c15u;
+static uint64_t next(void)
+{
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    return rng;
+}
+
+/* The statistics of the column, chunk CRC32C known for two thirds of the
+ * chunks; blob 3 unusable (no statistics in the index). */
+static void make(cf__stats *s, cf__header *h, uint32_t **crc, unsigned char **known, int64_t *nchunks)
+{
+    cf_error err;
+    memset(s, 0, sizeof *s);
+    memset(h, 0, sizeof *h);
+    CHECK_OK(cf__header_alloc(h, NFILE, "t", &err), &err);
+    CHECK_OK(cf__dtype_parse("<f8", CF__DTYPE_HEADER, &h->dtype, "t", &err), &err);
+    h->nmemb = NMEMB;
+    for (int b = 0; b < NFILE; b++) h->rows[b] = ROWS[b];
+    CHECK_OK(cf__stats_alloc(s, h, CHUNK, "t", &err), &err);
+    int64_t row = 0;
+    for (int64_t b = 0; b < NFILE; b++) {
+        int64_t nc = cf__stats_blob_chunks(s, b);
+        cf__acc *a = nc ? cf__stats_chunks(s, b, 0, nc) : NULL;
+        for (int64_t k = 0; k < nc; k++) {
+            int64_t n = ROWS[b] - k * CHUNK < CHUNK ? ROWS[b] - k * CHUNK : CHUNK;
+            double v[CHUNK * NMEMB];
+            for (int64_t i = 0; i < n; i++, row++) {
+                v[i * NMEMB] = row % 97 == 5 ? NAN : (double)row * 0.1 - 1e6;
+                v[i * NMEMB + 1] = row % 1000 == 7 ? 1e300 : row % 1000 == 8 ? -1e300 : 1.0 / (double)(row + 1);
+            }
+            cf__acc_add(a + NMEMB * k, NMEMB, 0, v, n * NMEMB, &h->dtype);
+        }
+        s->valid[b] = 1;
+    }
+    *nchunks = s->first_chunk[NFILE];
+    *crc = malloc((size_t)*nchunks * sizeof **crc);
+    *known = malloc((size_t)*nchunks);
+    for (int64_t k = 0; k < *nchunks; k++) {
+        (*crc)[k] = (uint32_t)next();
+        (*known)[k] = k % 3 != 1;
+    }
+}
+
+/* Join pieces p[0 .. n) of one page: left to right, or as a tree. */
+static void join(cf__index_piece *p, int64_t n, int tree, const cf__dtype *dt)
+{
+    if (!tree) {
+        for (int64_t i = 1; i < n; i++) cf__index_piece_join(&p[0], &p[i], NMEMB, dt);
+        return;
+    }
+    for (int64_t step = 1; step < n; step *= 2)
+        for (int64_t i = 0; i + step < n; i += 2 * step) cf__index_piece_join(&p[i], &p[i + step], NMEMB, dt);
+}
+
+/* Level l (count records at rec, rows each) cut at ncut random points:
+ * the parent records the pieces make, compared with want (the level above
+ * as built); *up gets their rows. */
+static void check_level(const unsigned char *rec, int64_t count, const int64_t *rows, int ncut, int tree,
+                        const cf__dtype *dt, const unsigned char *want, int64_t fanout, int64_t *up, uint32_t *crc)
+{
+    const int64_t rb = cf__index_rec_bytes(NMEMB);
+    int64_t cuts[66];
+    cuts[0] = 0;
+    for (int i = 1; i <= ncut; i++) cuts[i] = (int64_t)(next() % (uint64_t)(count + 1));
+    cuts[ncut + 1] = count;
+    for (int i = 1; i <= ncut + 1; i++) /* sort (insertion) */
+        for (int j = i; j > 0 && cuts[j] < cuts[j - 1]; j--) {
+            int64_t t = cuts[j];
+            cuts[j] = cuts[j - 1];
+            cuts[j - 1] = t;
+        }
+    /* every range's pieces, in order */
+    int64_t np = 0, cap = count / fanout + ncut + 4;
+    cf__index_piece *all = calloc((size_t)cap, sizeof *all);
+    cf_error err;
+    for (int i = 0; i <= ncut; i++) {
+        cf__index_piece *p = NULL;
+        int64_t n = 0, lo = cuts[i], hi = cuts[i + 1];
+        CHECK_OK(cf__index_pieces(rec + lo * rb, lo, hi - lo, rows + lo, NMEMB, dt, fanout, &p, &n, "t", &err), &err);
+        CHECK(np + n <= cap);
+        memcpy(all + np, p, (size_t)n * sizeof *p);
+        np += n;
+        free(p); /* the accumulators now belong to all[] */
+    }
+    int64_t pages = (count + fanout - 1) / fanout, page = 0, bad = 0;
+    unsigned char out[8 + 32 * NMEMB];
+    for (int64_t i = 0; i < np; page++) {
+        int64_t j = i;
+        while (j < np && all[j].page == all[i].page) j++;
+        CHECK_EQ_INT(all[i].page, page);
+        join(all + i, j - i, tree, dt);
+        int64_t want_n = count - page * fanout < fanout ? count - page * fanout : fanout;
+        CHECK_EQ_INT(all[i].n, want_n);
+        if (up) up[page] = all[i].rows;
+        if (crc) *crc = all[i].crc;
+        if (want) {
+            cf__index_piece_record(&all[i], NMEMB, dt, out);
+            bad += memcmp(out, want + page * rb, (size_t)rb) != 0;
+        }
+        i = j;
+    }
+    CHECK_EQ_INT(page, pages);
+    CHECK_EQ_INT(bad, 0);
+    cf__index_pieces_free(all, np);
+}
+
+static void test_upper_levels_from_pieces(void)
+{
+    cf__stats s;
+    cf__header h;
+    uint32_t *crc = NULL;
+    unsigned char *known = NULL, *buf = NULL, usable[NFILE] = { 1, 1, 1, 0 };
+    int64_t nchunks = 0;
+    size_t len = 0;
+    cf_error err;
+    make(&s, &h, &crc, &known, &nchunks);
+    CHECK_OK(cf__index_build(&s, &h, "<f8", usable, crc, known, &buf, &len, "t", &err), &err);
+    cf__index_geom g;
+    CHECK_OK(cf__index_parse_head(&g, buf, len, (int64_t)len, "t", &err), &err);
+    CHECK_EQ_INT(g.nlevels, 3); /* 65,619 chunks: pages of pages */
+    const int64_t rb = cf__index_rec_bytes(NMEMB);
+    int64_t *rows = malloc((size_t)nchunks * sizeof *rows), *up = malloc((size_t)nchunks * sizeof *up);
+    const int cuts[] = { 0, 1, 7, 64 };
+    for (size_t c = 0; c < sizeof cuts / sizeof *cuts; c++) {
+        for (int tree = 0; tree < 2; tree++) {
+            for (int64_t b = 0, k = 0; b < NFILE; b++)
+                for (int64_t kk = 0; kk * CHUNK < ROWS[b]; kk++, k++)
+                    rows[k] = ROWS[b] - kk * CHUNK < CHUNK ? ROWS[b] - kk * CHUNK : CHUNK;
+            for (int l = 0; l + 1 < g.nlevels; l++) {
+                check_level(buf + g.offset[l], g.count[l], rows, cuts[c], tree, &h.dtype, buf + g.offset[l + 1],
+                            g.fanout, up, NULL);
+                memcpy(rows, up, (size_t)g.count[l + 1] * sizeof *rows);
+            }
+            /* the head's CRC32C of the top level, from pieces of it */
+            uint32_t top = 0;
+            int l = g.nlevels - 1;
+            check_level(buf + g.offset[l], g.count[l], rows, cuts[c], tree, &h.dtype, NULL, g.fanout, NULL, &top);
+            CHECK_EQ_INT(top, le32(buf + 72));
+        }
+    }
+    /* the blob without statistics leaves its parents without them */
+    const unsigned char *last = buf + g.offset[1] + (g.count[1] - 1) * rb;
+    CHECK_EQ_INT(cf__index_rec_flags(last) & CF__INDEX_STATS, 0);
+    CHECK_EQ_INT(cf__index_rec_flags(buf + g.offset[1]) & CF__INDEX_STATS, CF__INDEX_STATS);
+    CHECK_FAILS(cf__index_pieces(buf, 0, 1, NULL, NMEMB, &h.dtype, 256, &(cf__index_piece *){ NULL },
+                                 &(int64_t){ 0 }, "col", &err), CF_EARG, &err, "col: ");
+    free(rows);
+    free(up);
+    free(buf);
+    free(crc);
+    free(known);
+    cf__stats_free(&s);
+    cf__header_free(&h);
+}
+
+CF_TESTS(CF_TEST(test_upper_levels_from_pieces))
