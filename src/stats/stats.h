@@ -138,6 +138,11 @@ void cf__stats_reset_blob(cf__stats *s, int64_t b);
  * to it could not be counted), until cf__stats_reset_blob. */
 void cf__stats_lose_blob(cf__stats *s, int64_t b);
 
+/* 1 if chunks [k0, k1) of blob b are all held and the blob's statistics
+ * are not lost: a holder of some of a blob's chunks (the owner of them at
+ * a collective close) says so for its part of cf__stats_blob_whole. */
+int cf__stats_holds(const cf__stats *s, int64_t b, int64_t k0, int64_t k1);
+
 /* 1 if every chunk of blob b is held (statistics can describe it whole). */
 int cf__stats_blob_whole(const cf__stats *s, int64_t b);
 

@@ -233,6 +233,17 @@ void cf__stats_lose_blob(cf__stats *s, int64_t b)
     s->blob[b].lost = 1;
 }
 
+int cf__stats_holds(const cf__stats *s, int64_t b, int64_t k0, int64_t k1)
+{
+    if (b < 0 || b >= s->nfile || s->blob[b].lost || k0 < 0 || k1 > cf__stats_blob_chunks(s, b)) return 0;
+    if (k1 <= k0 || s->nmemb == 0) return 1;
+    /* runs are sorted, disjoint and never adjacent: one must cover it all */
+    const cf__blob_stats *bs = &s->blob[b];
+    for (int64_t r = 0; r < bs->nrun; r++)
+        if (bs->run[r].lo <= k0 && k1 <= bs->run[r].lo + bs->run[r].n) return 1;
+    return 0;
+}
+
 int cf__stats_blob_whole(const cf__stats *s, int64_t b)
 {
     int64_t nc = cf__stats_blob_chunks(s, b);

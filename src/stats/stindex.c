@@ -103,6 +103,70 @@ void cf__index_put_stats(unsigned char *rec, const cf__acc *a, int64_t nmemb, ch
     }
 }
 
+int cf__index_layout(int64_t nchunks, int64_t nmemb, int64_t *count, int64_t *offset, int64_t *size)
+{
+    const int64_t rb = cf__index_rec_bytes(nmemb), f = CF__INDEX_FANOUT;
+    int nl = cf__index_levels(nchunks, f, count);
+    if (count[nl - 1] > f) return 0;
+    int64_t at = CF__INDEX_HEAD + 16 * nl + 4;
+    /* the top level first: a planner reads the coarse levels together */
+    for (int l = nl - 1; l >= 0; l--) {
+        offset[l] = at;
+        at += count[l] * rb;
+    }
+    *size = at;
+    return nl;
+}
+
+void cf__index_level0(const cf__stats *s, const cf__header *h, const unsigned char *ok, int64_t k0, int64_t k1,
+                      const uint32_t *crc, const unsigned char *known, unsigned char *out)
+{
+    const int64_t nmemb = h->nmemb, rb = cf__index_rec_bytes(nmemb);
+    const char cls = cf__acc_class(&h->dtype);
+    int64_t lo = 0, hi = h->nfile; /* the blob of chunk k0: first_chunk[b] <= k0 < first_chunk[b + 1] */
+    while (hi - lo > 1) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (s->first_chunk[mid] <= k0) lo = mid;
+        else hi = mid;
+    }
+    for (int64_t b = lo, k = k0; b < h->nfile && k < k1; b++) {
+        for (int64_t kk = k - s->first_chunk[b]; k < s->first_chunk[b + 1] && k < k1; kk++, k++) {
+            unsigned char *rec = out + (k - k0) * rb;
+            const cf__acc *a = ok[b] ? cf__stats_peek(s, b, kk) : NULL;
+            int has = known && known[k - k0];
+            put32(rec, has ? crc[k - k0] : 0);
+            put32(rec + 4, (a ? CF__INDEX_STATS : 0) | (has ? CF__INDEX_CRC : 0));
+            cf__index_put_stats(rec, a, nmemb, cls);
+        }
+    }
+}
+
+void cf__index_put_head(unsigned char *hd, const char *token, int64_t nmemb, int64_t nfile, int64_t chunk_rows,
+                        int64_t nchunks, uint32_t top_crc)
+{
+    int64_t count[CF__INDEX_LEVELS_MAX], offset[CF__INDEX_LEVELS_MAX], size = 0;
+    int nl = cf__index_layout(nchunks, nmemb, count, offset, &size);
+    memset(hd, 0, CF__INDEX_HEAD);
+    memcpy(hd, CF__INDEX_MAGIC, 8);
+    put32(hd + 8, CF__INDEX_VERSION);
+    put32(hd + 12, CF__INDEX_HEAD);
+    memcpy(hd + 16, token, strlen(token));
+    put64(hd + 32, (uint64_t)nmemb);
+    put64(hd + 40, (uint64_t)nfile);
+    put64(hd + 48, (uint64_t)chunk_rows);
+    put64(hd + 56, (uint64_t)nchunks);
+    put32(hd + 64, (uint32_t)CF__INDEX_FANOUT);
+    put32(hd + 68, (uint32_t)nl);
+    put32(hd + 72, top_crc);
+    put64(hd + 80, (uint64_t)size);
+    put32(hd + 124, cf__crc32c_update(0, hd, 124));
+    for (int l = 0; l < nl; l++) {
+        put64(hd + CF__INDEX_HEAD + 16 * l, (uint64_t)offset[l]);
+        put64(hd + CF__INDEX_HEAD + 16 * l + 8, (uint64_t)count[l]);
+    }
+    put32(hd + CF__INDEX_HEAD + 16 * nl, cf__crc32c_update(0, hd + CF__INDEX_HEAD, (size_t)(16 * nl)));
+}
+
 int cf__index_build(const cf__stats *s, const cf__header *h, const char *token, const unsigned char *usable,
                     const uint32_t *crc, const unsigned char *known, unsigned char **out, size_t *len,
                     const char *path, cf_error *err)
@@ -110,22 +174,17 @@ int cf__index_build(const cf__stats *s, const cf__header *h, const char *token, 
     const int64_t nmemb = h->nmemb, rb = cf__index_rec_bytes(nmemb), f = CF__INDEX_FANOUT;
     const int64_t nchunks = s->first_chunk ? s->first_chunk[h->nfile] : 0;
     const char cls = cf__acc_class(&h->dtype);
-    int64_t count[CF__INDEX_LEVELS_MAX], offset[CF__INDEX_LEVELS_MAX];
-    int nl = cf__index_levels(nchunks, f, count);
-    if (count[nl - 1] > f) return CF_FAIL(err, CF_EARG, "%s: too many chunks for an index", path);
+    int64_t count[CF__INDEX_LEVELS_MAX], offset[CF__INDEX_LEVELS_MAX], size = 0;
+    int nl = cf__index_layout(nchunks, nmemb, count, offset, &size);
+    if (nl == 0) return CF_FAIL(err, CF_EARG, "%s: too many chunks for an index", path);
     if (strlen(token) > 16) return CF_FAIL(err, CF_EARG, "%s: dtype token too long for an index", path);
-    int64_t table_end = CF__INDEX_HEAD + 16 * nl + 4, size = table_end;
-    /* the top level first: a planner reads the coarse levels together */
-    for (int l = nl - 1; l >= 0; l--) {
-        offset[l] = size;
-        size += count[l] * rb;
-    }
-    unsigned char *buf = calloc(1, (size_t)size);
+    unsigned char *buf = calloc(1, (size_t)size), *ok = malloc((size_t)(h->nfile ? h->nfile : 1));
     int64_t *rows = malloc(sizeof *rows * (size_t)(count[0] ? count[0] : 1));
     cf__acc *acc = malloc(sizeof *acc * (size_t)(nmemb ? nmemb : 1));
     cf__acc *child = malloc(sizeof *child * (size_t)(nmemb ? nmemb : 1));
-    if (!buf || !rows || !acc || !child) {
+    if (!buf || !ok || !rows || !acc || !child) {
         free(buf);
+        free(ok);
         free(rows);
         free(acc);
         free(child);
@@ -134,18 +193,14 @@ int cf__index_build(const cf__stats *s, const cf__header *h, const char *token, 
     /* level 0: one record per chunk, blob by blob */
     for (int64_t b = 0, k = 0; b < h->nfile; b++) {
         int64_t nc = cf__stats_blob_chunks(s, b);
-        int ok = s->valid[b] && (!usable || usable[b]) && cf__stats_blob_whole(s, b);
+        ok[b] = s->valid[b] && (!usable || usable[b]) && cf__stats_blob_whole(s, b);
         for (int64_t kk = 0; kk < nc; kk++, k++) {
-            unsigned char *rec = buf + offset[0] + k * rb;
             int64_t r = h->rows[b] - kk * s->chunk_rows;
             rows[k] = r < s->chunk_rows ? r : s->chunk_rows;
-            const cf__acc *a = ok ? cf__stats_peek(s, b, kk) : NULL;
-            uint32_t flags = (a ? CF__INDEX_STATS : 0) | (known && known[k] ? CF__INDEX_CRC : 0);
-            put32(rec, known && known[k] ? crc[k] : 0);
-            put32(rec + 4, flags);
-            cf__index_put_stats(rec, a, nmemb, cls);
         }
     }
+    if (nchunks) cf__index_level0(s, h, ok, 0, nchunks, crc, known, buf + offset[0]);
+    free(ok);
     /* each level above: merged children, and the CRC32C of their page */
     for (int l = 0; l + 1 < nl; l++) {
         for (int64_t i = 0; i < count[l + 1]; i++) {
@@ -171,25 +226,8 @@ int cf__index_build(const cf__stats *s, const cf__header *h, const char *token, 
     free(rows);
     free(acc);
     free(child);
-    unsigned char *hd = buf;
-    memcpy(hd, CF__INDEX_MAGIC, 8);
-    put32(hd + 8, CF__INDEX_VERSION);
-    put32(hd + 12, CF__INDEX_HEAD);
-    memcpy(hd + 16, token, strlen(token));
-    put64(hd + 32, (uint64_t)nmemb);
-    put64(hd + 40, (uint64_t)h->nfile);
-    put64(hd + 48, (uint64_t)s->chunk_rows);
-    put64(hd + 56, (uint64_t)nchunks);
-    put32(hd + 64, (uint32_t)f);
-    put32(hd + 68, (uint32_t)nl);
-    put32(hd + 72, cf__crc32c_update(0, buf + offset[nl - 1], (size_t)(count[nl - 1] * rb)));
-    put64(hd + 80, (uint64_t)size);
-    put32(hd + 124, cf__crc32c_update(0, hd, 124));
-    for (int l = 0; l < nl; l++) {
-        put64(hd + CF__INDEX_HEAD + 16 * l, (uint64_t)offset[l]);
-        put64(hd + CF__INDEX_HEAD + 16 * l + 8, (uint64_t)count[l]);
-    }
-    put32(hd + CF__INDEX_HEAD + 16 * nl, cf__crc32c_update(0, hd + CF__INDEX_HEAD, (size_t)(16 * nl)));
+    cf__index_put_head(buf, token, nmemb, h->nfile, s->chunk_rows, nchunks,
+                       cf__crc32c_update(0, buf + offset[nl - 1], (size_t)(count[nl - 1] * rb)));
     *out = buf;
     *len = (size_t)size;
     return 0;

@@ -52,6 +52,28 @@ typedef struct cf__index_geom {
  * (at least 1). */
 int cf__index_levels(int64_t nchunks, int64_t fanout, int64_t *count);
 
+/* Where the levels of an index of nchunks chunks of nmemb components lie:
+ * count[l] records at offset[l] (the top level first, after the head and
+ * the level table), *size bytes in all.  Returns the number of levels, 0
+ * when the top level would hold more than a page (too many chunks). */
+int cf__index_layout(int64_t nchunks, int64_t nmemb, int64_t *count, int64_t *offset, int64_t *size);
+
+/* The level-0 records of chunks [k0, k1) (the column's chunk numbering)
+ * into out ((k1 - k0) records): statistics from s where ok[b] says blob b
+ * has them (per blob: valid and whole, decided by the caller, who may hold
+ * only some of a blob's chunks: then the ranks holding the others agree
+ * on it), CRC32C crc[k - k0] where known[k - k0] (both may be NULL).  The
+ * bytes are those cf__index_build writes at offset[0] + k * record bytes,
+ * so holders of disjoint ranges can write them side by side. */
+void cf__index_level0(const cf__stats *s, const cf__header *h, const unsigned char *ok, int64_t k0, int64_t k1,
+                      const uint32_t *crc, const unsigned char *known, unsigned char *out);
+
+/* The head and level table (cf__index_layout's offset[nlevels - 1] bytes
+ * before the top level) of an index of nchunks chunks whose top level's
+ * records have CRC32C top_crc; token at most 16 bytes. */
+void cf__index_put_head(unsigned char *hd, const char *token, int64_t nmemb, int64_t nfile, int64_t chunk_rows,
+                        int64_t nchunks, uint32_t top_crc);
+
 /* The bytes of colfile-index-v1 for the statistics s of header h (token
  * its DTYPE), with chunk CRC32C values crc[k] where known[k] (both may be
  * NULL: none known; k in the column's chunk order, cf_column_chunk_stats's

@@ -4,7 +4,10 @@
  * range summarised into pieces, the pieces of a page joined (in order, or
  * as a tree): every parent record and the head's top CRC32C come out as
  * cf__index_build writes them, byte for byte, for an f8 column with NaNs,
- * partial chunks, an empty blob and a blob without statistics. */
+ * partial chunks, an empty blob and a blob without statistics; and the
+ * whole file assembled from owners of chunk ranges (level 0 side by side,
+ * the levels above from pieces, the head from the top CRC32C) is the file
+ * cf__index_build writes. */
 #include "harness.h"
 
 #include <math.h>
@@ -176,4 +179,85 @@ static void test_upper_levels_from_pieces(void)
     cf__header_free(&h);
 }
 
-CF_TESTS(CF_TEST(test_upper_levels_from_pieces))
+/* The whole file from owners of chunk ranges, each holding only its
+ * chunks' statistics: the blobs' "has statistics" agreed from their
+ * holders' parts (cf__stats_holds), level 0 written side by side, the
+ * levels above from pieces, the head from the top level's CRC32C. */
+static void test_index_from_owners(void)
+{
+    cf__stats s;
+    cf__header h;
+    uint32_t *crc = NULL;
+    unsigned char *known = NULL, *buf = NULL, usable[NFILE] = { 1, 1, 1, 0 };
+    int64_t nchunks = 0;
+    size_t len = 0;
+    cf_error err;
+    make(&s, &h, &crc, &known, &nchunks);
+    CHECK_OK(cf__index_build(&s, &h, "<f8", usable, crc, known, &buf, &len, "t", &err), &err);
+    int64_t count[CF__INDEX_LEVELS_MAX], offset[CF__INDEX_LEVELS_MAX], size = 0;
+    int nl = cf__index_layout(nchunks, NMEMB, count, offset, &size);
+    CHECK_EQ_INT(size, (int64_t)len);
+    const int64_t rb = cf__index_rec_bytes(NMEMB);
+    enum { P = 6 };
+    /* owner ranges: one inside a blob, one across the empty blob, one a single chunk */
+    const int64_t cut[P + 1] = { 0, 1000, 34999, 35002, 35003, 65000, nchunks };
+    unsigned char ok[NFILE] = { 1, 1, 1, 1 }, *file = calloc(1, len);
+    cf__stats own[P];
+    for (int r = 0; r < P; r++) {
+        CHECK_OK(cf__stats_alloc(&own[r], &h, CHUNK, "t", &err), &err);
+        for (int64_t b = 0; b < NFILE; b++) {
+            int64_t k0 = cut[r] - s.first_chunk[b], k1 = cut[r + 1] - s.first_chunk[b];
+            if (k0 < 0) k0 = 0;
+            if (k1 > cf__stats_blob_chunks(&s, b)) k1 = cf__stats_blob_chunks(&s, b);
+            own[r].valid[b] = s.valid[b];
+            if (k1 <= k0) continue;
+            cf__acc *a = cf__stats_chunks(&own[r], b, k0, k1);
+            for (int64_t k = k0; k < k1; k++) memcpy(a + (k - k0) * NMEMB, cf__stats_peek(&s, b, k), NMEMB * sizeof *a);
+            /* this owner's part of the blob's agreement (an AND over its holders) */
+            ok[b] &= own[r].valid[b] && usable[b] && cf__stats_holds(&own[r], b, k0, k1);
+            CHECK_EQ_INT(cf__stats_holds(&own[r], b, k0, k1 + (k1 < cf__stats_blob_chunks(&s, b))),
+                         k1 == cf__stats_blob_chunks(&s, b));
+        }
+    }
+    for (int64_t b = 0; b < NFILE; b++) CHECK_EQ_INT(ok[b], b != 3);
+    for (int r = 0; r < P; r++)
+        cf__index_level0(&own[r], &h, ok, cut[r], cut[r + 1], crc + cut[r], known + cut[r],
+                         file + offset[0] + cut[r] * rb);
+    CHECK(memcmp(file + offset[0], buf + offset[0], (size_t)(nchunks * rb)) == 0);
+    /* the levels above, from each owner's pieces, joined page by page */
+    int64_t *rows = malloc((size_t)nchunks * sizeof *rows);
+    for (int64_t b = 0, k = 0; b < NFILE; b++)
+        for (int64_t kk = 0; kk * CHUNK < ROWS[b]; kk++, k++) rows[k] = ROWS[b] - kk * CHUNK < CHUNK ? ROWS[b] - kk * CHUNK : CHUNK;
+    for (int l = 0; l + 1 < nl; l++) {
+        cf__index_piece *all = calloc((size_t)(count[l + 1] + P), sizeof *all);
+        int64_t np = 0;
+        for (int r = 0; r < P; r++) {
+            int64_t lo = l == 0 ? cut[r] : count[l] * r / P, hi = l == 0 ? cut[r + 1] : count[l] * (r + 1) / P, n = 0;
+            cf__index_piece *p = NULL;
+            CHECK_OK(cf__index_pieces(file + offset[l] + lo * rb, lo, hi - lo, rows + lo, NMEMB, &h.dtype,
+                                      CF__INDEX_FANOUT, &p, &n, "t", &err), &err);
+            memcpy(all + np, p, (size_t)n * sizeof *p);
+            np += n;
+            free(p);
+        }
+        for (int64_t i = 0, j; i < np; i = j) {
+            for (j = i + 1; j < np && all[j].page == all[i].page; j++) cf__index_piece_join(&all[i], &all[j], NMEMB, &h.dtype);
+            cf__index_piece_record(&all[i], NMEMB, &h.dtype, file + offset[l + 1] + all[i].page * rb);
+            rows[all[i].page] = all[i].rows;
+        }
+        cf__index_pieces_free(all, np);
+    }
+    cf__index_put_head(file, "<f8", NMEMB, NFILE, CHUNK, nchunks,
+                       cf__crc32c_update(0, file + offset[nl - 1], (size_t)(count[nl - 1] * rb)));
+    CHECK(memcmp(file, buf, len) == 0);
+    for (int r = 0; r < P; r++) cf__stats_free(&own[r]);
+    free(rows);
+    free(file);
+    free(buf);
+    free(crc);
+    free(known);
+    cf__stats_free(&s);
+    cf__header_free(&h);
+}
+
+CF_TESTS(CF_TEST(test_upper_levels_from_pieces), CF_TEST(test_index_from_owners))
