@@ -15,8 +15,17 @@
  *     one per blob;
  *   - a rank's pending state grows with the chunks it wrote (what rank 0
  *     gathers at a close today is proportional to the chunks written: the
- *     page says so and gives the number per chunk). */
+ *     page says so and gives the number per chunk);
+ *   - split by chunk owner (pending_split.h, owners at the ranks' first
+ *     rows: chunk_owner.h), what the committing rank would receive is a
+ *     summary per rank and per blob written plus at most one chunk's
+ *     statistics: it does not grow with the chunks written, and for the
+ *     10^12-row layout it is O(M + P) bytes (test_chunk_owner shows rank 0
+ *     owns at most one other rank's chunk there). */
 #include "harness.h"
+
+#include "chunk_owner.h"
+#include "pending_split.h"
 
 #include <dirent.h>
 #include <malloc.h>
@@ -298,6 +307,93 @@ static void test_read_only_snapshot_leaves_statistics_out(void)
     cf_file_close(f);
 }
 
+/* Writers 0..W-1 (rank w writes rows [w * R, (w + 1) * R) of an f8x3
+ * column of 4 blobs, 64-row chunks); ranks 1.. send to rank 0 either their
+ * whole pending states (*whole) or, split by owner, their summaries and
+ * the parts rank 0 owns (*to0); *entries: blob entries summarised, *parts0:
+ * parts rank 0 receives. */
+enum { SPLIT_W = 8 };
+static void split_close(cf_file *f, const char *name, int64_t R, size_t *whole, size_t *to0, int64_t *entries,
+                        int64_t *parts0)
+{
+    cf_error err;
+    cf_column *c = NULL;
+    *whole = *to0 = 0;
+    *entries = *parts0 = 0;
+    CHECK_OK(cf_column_create(&c, f, name, "f8", 3, SPLIT_W * R, 4, &err), &err);
+    if (!c) return;
+    CHECK_OK(cf_column_set_chunk_rows(c, 64, &err), &err);
+    void *meta = NULL;
+    size_t mlen = 0;
+    CHECK_OK(cf_column_export_meta(c, &meta, &mlen, &err), &err);
+    int64_t first[SPLIT_W], cut[SPLIT_W + 1], blob_rows[4];
+    for (int w = 0; w < SPLIT_W; w++) first[w] = w * R;
+    cf__owner_cuts(first, SPLIT_W, SPLIT_W * R, cut);
+    for (int b = 0; b < 4; b++) blob_rows[b] = cf_plan_share(SPLIT_W * R, 4, b, NULL);
+    double *v = malloc((size_t)R * 3 * sizeof *v);
+    for (int w = 1; w < SPLIT_W; w++) {
+        cf_column *r = NULL;
+        CHECK_OK(cf_column_open_meta(&r, f, meta, mlen, &err), &err);
+        for (int64_t i = 0; i < R * 3; i++) v[i] = (double)(w * R * 3 + i) * 0.37;
+        CHECK_OK(cf_column_write(r, w * R, R, v, NULL, 24, 8, &err), &err);
+        void *st = NULL, *sum = NULL;
+        size_t len = 0, slen = 0;
+        cf__pending_part *parts = NULL;
+        int64_t n = 0;
+        CHECK_OK(cf_column_pending_export(r, &st, &len, &err), &err);
+        CHECK_OK(cf__pending_split(st, len, 4, blob_rows, 3, cut, SPLIT_W, name, &sum, &slen, &parts, &n, &err), &err);
+        *whole += len;
+        *to0 += slen;
+        *entries += (int64_t)((slen - 40) / 49); /* one segment per blob here */
+        for (int64_t i = 0; i < n; i++)
+            if (parts[i].rank == 0) {
+                *to0 += parts[i].len;
+                ++*parts0;
+            }
+        cf__pending_parts_free(parts, n);
+        free(sum);
+        cf_free(st);
+        cf_column_discard(r);
+        cf_column_close(r, NULL);
+    }
+    free(v);
+    cf_free(meta);
+    cf_column_discard(c);
+    cf_column_close(c, NULL);
+}
+
+static void test_split_close_rank0_bytes(void)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/S", cf_test_dir());
+    cf_file *f = NULL;
+    cf_error err;
+    CHECK_OK(cf_file_open(&f, path, CF_OPEN_WRITE | CF_OPEN_CREATE | CF_OPEN_NODURABLE, &err), &err);
+    size_t whole[2], to0[2];
+    int64_t entries[2], parts0[2];
+    /* 1000 and 16,040 rows per rank: 16 and 251 chunks, neither rank
+     * boundary on a chunk boundary */
+    split_close(f, "s0", 1000, &whole[0], &to0[0], &entries[0], &parts0[0]);
+    split_close(f, "s1", 16040, &whole[1], &to0[1], &entries[1], &parts0[1]);
+    printf("split close: whole states %zu -> %zu bytes, rank 0 receives %zu -> %zu bytes (%lld blob entries, "
+           "%lld parts)\n", whole[0], whole[1], to0[0], to0[1], (long long)entries[1], (long long)parts0[1]);
+    CHECK(whole[1] > 10 * whole[0]); /* today's gather follows the chunks */
+    CHECK(parts0[0] <= 1 && parts0[1] <= 1);
+    CHECK(entries[0] == entries[1] && entries[1] <= SPLIT_W); /* each rank writes one blob or two */
+    /* summaries (40 bytes a rank, 49 a blob entry) and one chunk's part */
+    CHECK(to0[1] <= (size_t)(40 * (SPLIT_W - 1) + 49 * entries[1]) + 512);
+    CHECK(to0[1] <= to0[0] + 64);
+    /* The 10^12-row layout (P = 10^5 ranks, M = 89,407 blobs, one blob
+     * per rank, one segment each): at most one chunk from another rank
+     * for rank 0 (test_chunk_owner). */
+    const int64_t P = 100000, M = cf_plan_nfile(ROWS * 24, P, 0);
+    double bound = 40.0 * (double)P + 49.0 * (double)P + 512.0;
+    printf("split close at 10^12 rows: rank 0 receives at most %.1f MB (P = %lld, M = %lld)\n", bound / 1e6,
+           (long long)P, (long long)M);
+    CHECK(M <= P && bound < 16e6);
+    cf_file_close(f);
+}
+
 CF_TESTS(CF_TEST(test_read_only_snapshot_leaves_statistics_out), CF_TEST(test_plan_one_blob_per_rank), CF_TEST(test_replica_memory_and_snapshot),
          CF_TEST(test_create_makes_one_blob_file), CF_TEST(test_grow_makes_no_blob_file),
-         CF_TEST(test_pending_state_per_chunk))
+         CF_TEST(test_pending_state_per_chunk), CF_TEST(test_split_close_rank0_bytes))
