@@ -18,19 +18,12 @@
 #include <unistd.h>
 
 #include "catalog.h"
+#include "column_dir.h"
 #include "error.h"
 #include "file.h"
 #include "fsutil.h"
 #include "names.h"
 #include "writer_lock.h"
-
-static int has_header(const char *dir)
-{
-    char *p = cf__path_join(dir, "header");
-    int r = p && cf__exists(p);
-    free(p);
-    return r;
-}
 
 static char *parent_of(const char *path)
 {
@@ -188,35 +181,6 @@ static int lock_tree(dir_locks *l, const char *dir, const char *also_leaf, int d
 
 /* ---- columns -------------------------------------------------------------- */
 
-/* Take the writer lock of the column at dir through f (so that f's own
- * open handles of it count as writers too). */
-static int lock_column(cf_file *f, const char *dir, cf__lock *lk, cf_error *err)
-{
-    const char *slash = strrchr(dir, '/');
-    lk->off = (f->flags & CF_OPEN_NOLOCKING) != 0;
-    if (slash && !lk->off) lk->via = cf__file_lock_dir(f, dir, (size_t)(slash - dir));
-    return cf__lock_take(lk, dir, 0, err);
-}
-
-/* 1 if the column directory holds nothing but its own format files (no
- * directory, no foreign file, no lock file of columns below it). */
-static int only_own_files(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d) return 0;
-    int only = 1;
-    struct dirent *ent;
-    while (only && (ent = readdir(d)) != NULL) {
-        const char *nm = ent->d_name;
-        if (strcmp(nm, ".") == 0 || strcmp(nm, "..") == 0) continue;
-        struct stat st;
-        only = strncmp(nm, ".colfile", 8) != 0 && cf__is_format_file_name(nm) &&
-               fstatat(dirfd(d), nm, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
-    }
-    closedir(d);
-    return only;
-}
-
 /* 1 if `name`, a regular file of a column directory, is the column's own:
  * a format file, but not the hidden ones of the columns below it. */
 static int column_owns(const char *name)
@@ -284,7 +248,7 @@ static int discard_column(const char *dir, int durable, int nolocking, cf_error 
     if (!parent) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", dir);
     const char *leaf = leaf_of(dir);
     int rc = 0;
-    if (only_own_files(dir)) {
+    if (cf__column_dir_only_own(dir)) {
         char *trash = NULL;
         rc = trash_name(parent, leaf, 0, &trash, err);
         if (rc == 0 && rename(dir, trash) != 0) {
@@ -328,14 +292,14 @@ int cf_file_remove(cf_file *f, const char *name, cf_error *err)
     int rc = check_removable(f, name, &dir, err);
     if (rc) return rc;
     cf__lock lk = CF__LOCK_NONE;
-    if (!cf__is_dir(dir) || !has_header(dir)) {
+    if (!cf__is_dir(dir) || !cf__column_dir_has_header(dir)) {
         rc = cf__is_dir(dir) ? CF_FAIL(err, CF_ENOENT, "%s: no column '%s' ('%s' is a group: remove it with everything "
                                        "below it with cf_file_remove_group, del f['%s/'] in Python, "
                                        "colfile rm -r)", f->path, name, name, name)
                              : CF_FAIL(err, CF_ENOENT, "%s: no column '%s'", f->path, name);
-    } else if ((rc = lock_column(f, dir, &lk, err)) == 0) {
+    } else if ((rc = cf__column_dir_lock(f, dir, &lk, err)) == 0) {
         /* with the lock held no writer can publish a new version here */
-        if (!has_header(dir)) rc = CF_FAIL(err, CF_ENOENT, "%s: no column '%s'", f->path, name);
+        if (!cf__column_dir_has_header(dir)) rc = CF_FAIL(err, CF_ENOENT, "%s: no column '%s'", f->path, name);
         else rc = discard_column(dir, CF__DURABLE(f), (f->flags & CF_OPEN_NOLOCKING) != 0, err);
         if (rc == 0) cf__catalog_bump(f->path);
     }
@@ -357,7 +321,7 @@ int cf_file_remove_group(cf_file *f, const char *name, cf_error *err)
     } else if (!cf__is_dir(dir)) {
         rc = CF_FAIL(err, CF_ENOENT, "%s: no group or column '%s'", f->path, name);
     } else if ((rc = cf__check_only_format_content(dir, dir, "remove it", err)) == 0 &&
-               (rc = lock_column(f, dir, &lk, err)) == 0 && (rc = lock_tree(&locks, dir, NULL, 0, err)) == 0 &&
+               (rc = cf__column_dir_lock(f, dir, &lk, err)) == 0 && (rc = lock_tree(&locks, dir, NULL, 0, err)) == 0 &&
                (rc = trash_name(parent, leaf_of(dir), 0, &trash, err)) == 0) {
         /* every writer below is excluded: one rename takes it all away */
         if (rename(dir, trash) != 0) {
@@ -448,9 +412,9 @@ int cf__has_stray_blobs(const char *dir)
 int cf__discard_stray_blobs(cf_file *f, const char *dir, cf_error *err)
 {
     cf__lock lk = CF__LOCK_NONE;
-    int rc = lock_column(f, dir, &lk, err);
+    int rc = cf__column_dir_lock(f, dir, &lk, err);
     /* under the lock: a writer may have published a column here since */
-    if (rc == 0 && !has_header(dir)) {
+    if (rc == 0 && !cf__column_dir_has_header(dir)) {
         char *parent = parent_of(dir);
         if (!parent) rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", dir);
         else rc = discard_files_keep_dir(dir, parent, leaf_of(dir), CF__DURABLE(f), err);

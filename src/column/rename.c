@@ -17,46 +17,12 @@
 #include <unistd.h>
 
 #include "catalog.h"
+#include "column_dir.h"
 #include "error.h"
 #include "file.h"
 #include "fsutil.h"
 #include "names.h"
 #include "writer_lock.h"
-
-static int rename_has_header(const char *dir)
-{
-    char *p = cf__path_join(dir, "header");
-    int r = p && cf__exists(p);
-    free(p);
-    return r;
-}
-
-/* 1 if dir holds nothing but regular format files of its own column (no
- * directory: no column below it, no foreign file, no hidden companion). */
-static int rename_only_own_files(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d) return 0;
-    int only = 1;
-    struct dirent *ent;
-    while (only && (ent = readdir(d)) != NULL) {
-        const char *nm = ent->d_name;
-        if (strcmp(nm, ".") == 0 || strcmp(nm, "..") == 0) continue;
-        struct stat st;
-        only = strncmp(nm, ".colfile", 8) != 0 && cf__is_format_file_name(nm) &&
-               fstatat(dirfd(d), nm, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
-    }
-    closedir(d);
-    return only;
-}
-
-static int rename_lock(cf_file *f, const char *dir, cf__lock *lk, cf_error *err)
-{
-    const char *slash = strrchr(dir, '/');
-    lk->off = (f->flags & CF_OPEN_NOLOCKING) != 0;
-    if (slash && !lk->off) lk->via = cf__file_lock_dir(f, dir, (size_t)(slash - dir));
-    return cf__lock_take(lk, dir, 0, err);
-}
 
 static int is_attr_name(const char *name)
 {
@@ -101,13 +67,13 @@ int cf_file_rename(cf_file *f, const char *src, const char *dst, cf_error *err)
         rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", f->path);
         goto done;
     }
-    if (!cf__is_dir(from) || !rename_has_header(from)) {
+    if (!cf__is_dir(from) || !cf__column_dir_has_header(from)) {
         rc = cf__is_dir(from) ? CF_FAIL(err, CF_EKIND, "%s: '%s' is a group, not a column (only columns are "
                                         "renamed)", f->path, src)
                               : CF_FAIL(err, CF_ENOENT, "%s: no column '%s'", f->path, src);
         goto done;
     }
-    if (!rename_only_own_files(from)) {
+    if (!cf__column_dir_only_own(from)) {
         rc = CF_FAIL(err, CF_EKIND, "%s: column '%s' has columns or other files below it; it is not renamed",
                      f->path, src);
         goto done;
@@ -137,9 +103,9 @@ int cf_file_rename(cf_file *f, const char *src, const char *dst, cf_error *err)
         made_parent = 1;
         if ((rc = cf__mkdirs_durable(to_parent, CF__DURABLE(f), err))) goto done;
     }
-    if ((rc = rename_lock(f, from, &lk_from, err)) || (rc = rename_lock(f, to, &lk_to, err))) goto done;
+    if ((rc = cf__column_dir_lock(f, from, &lk_from, err)) || (rc = cf__column_dir_lock(f, to, &lk_to, err))) goto done;
     /* under both locks: what the checks saw still holds */
-    if (!rename_has_header(from)) {
+    if (!cf__column_dir_has_header(from)) {
         rc = CF_FAIL(err, CF_ENOENT, "%s: no column '%s'", f->path, src);
     } else if (lstat(to, &st) == 0) {
         rc = CF_FAIL(err, CF_EEXIST, "%s: '%s' already exists; nothing renamed", f->path, dst);

@@ -79,6 +79,7 @@ TESTED_BY: dict[str, list[str]] = {
     "src/stats/stindex_part.c": ["tests/c/test_index_parts.c"],
     "src/plan/chunk_owner.c": ["tests/c/test_chunk_owner.c"],
     "src/column/pending_split.c": ["tests/c/test_pending_split.c"],
+    "src/column/column_dir.c": ["tests/c/test_column_dir.c"],
     "src/stats/stats_accum.c": ["tests/c/test_stats.c"],
     "src/stats/stindex.c": ["tests/c/test_stindex.c"],
     "src/stats/stats_kernels.c": ["tests/c/test_stats_kernels.c"],
