@@ -358,6 +358,27 @@ def _attrs_of(f: File, names: Sequence[str]) -> tuple[Any, dict[str, Any]]:
     return f.attrs, {g: _group_attrs(f, g) for g in _groups(names)}
 
 
+def _each_column(columns: Sequence[str] | None, names: list[str],
+                 plan_of: Callable[[File, str, Any], _Plan]) -> Callable[[list[File]], Any]:
+    """The plan builder of a tool that reads one source File: ``names`` gets
+    the columns resolved there; header-only blocks are copied as such,
+    columns with data are planned by ``plan_of(f, name, col)``, attribute
+    blocks go with the File's and groups' attributes."""
+    def build(files: list[File]) -> tuple[list[_Plan], Any, dict[str, Any]]:
+        f = files[0]
+        names.extend(_resolve(f, columns))
+        plans = []
+        for name in names:
+            col = f[name]
+            if col.kind == "header-only":
+                plans.append(_Plan(name, None, 0, None, None, col.attrs, None))
+            elif col.kind == "data":
+                plans.append(plan_of(f, name, col))
+        fattrs, gattrs = _attrs_of(f, names)
+        return plans, fattrs, gattrs
+    return build
+
+
 # ---------------------------------------------------------------------------
 # the tools
 
@@ -387,35 +408,22 @@ def copy(src: str, dst: str, columns: Sequence[str] | None = None, *,
     _check_nfile(nfile)
     names: list[str] = []
 
-    def build(files: list[File]) -> tuple[list[_Plan], Any, dict[str, Any]]:
-        f = files[0]
-        names.extend(_resolve(f, columns))
-        plans = []
-        for name in names:
-            col = f[name]
-            if col.kind == "header-only":
-                plans.append(_Plan(name, None, 0, None, None, col.attrs, None))
-                continue
-            if col.kind != "data":
-                continue
-            _convertible(f.path, name, col.dtype, dt)
+    def plan_of(f: File, name: str, col: Any) -> _Plan:
+        _convertible(f.path, name, col.dtype, dt)
 
-            def rows(col: Any = col) -> Iterator[np.ndarray]:
-                for _, r in _chunks(col, chunk_bytes):
-                    yield _convert(r, dt)
+        def rows() -> Iterator[np.ndarray]:
+            for _, r in _chunks(col, chunk_bytes):
+                yield _convert(r, dt)
 
-            def part(lo: int, hi: int, col: Any = col) -> Iterator[tuple[int, np.ndarray]]:
-                step = _chunk_rows(col, chunk_bytes)
-                for start in range(lo, hi, step):
-                    yield start, _convert(col.read(start, min(hi, start + step)), dt)
+        def part(lo: int, hi: int) -> Iterator[tuple[int, np.ndarray]]:
+            step = _chunk_rows(col, chunk_bytes)
+            for start in range(lo, hi, step):
+                yield start, _convert(col.read(start, min(hi, start + step)), dt)
 
-            plans.append(_Plan(name, _out_dtype(col, dt), col.size,
-                               nfile, None if nfile else list(col.blob_rows),
-                               col.attrs, rows, part))
-        fattrs, gattrs = _attrs_of(f, names)
-        return plans, fattrs, gattrs
+        return _Plan(name, _out_dtype(col, dt), col.size, nfile, None if nfile else list(col.blob_rows),
+                     col.attrs, rows, part)
 
-    _run([src], dst, overwrite, build, comm)
+    _run([src], dst, overwrite, _each_column(columns, names, plan_of), comm)
     return names
 
 
@@ -466,30 +474,18 @@ def sample(src: str, dst: str, columns: Sequence[str] | None = None, *,
             stop = min(col.size, start + step)
             yield start, stop, _sample_mask(start, stop, every, fraction, rng)
 
-    def build(files: list[File]) -> tuple[list[_Plan], Any, dict[str, Any]]:
-        f = files[0]
-        names.extend(_resolve(f, columns))
-        plans = []
-        for name in names:
-            col = f[name]
-            if col.kind == "header-only":
-                plans.append(_Plan(name, None, 0, None, None, col.attrs, None))
-                continue
-            if col.kind != "data":
-                continue
-            kept = sum(int(m.sum()) for _, _, m in masks(col))
+    def plan_of(f: File, name: str, col: Any) -> _Plan:
+        kept = sum(int(m.sum()) for _, _, m in masks(col))
 
-            def rows(col: Any = col) -> Iterator[np.ndarray]:
-                for start, stop, m in masks(col):
-                    yield col.read(start, stop)[m]
+        def rows() -> Iterator[np.ndarray]:
+            for start, stop, m in masks(col):
+                yield col.read(start, stop)[m]
 
-            n = nfile if nfile is not None else col.nfile
-            n = max(1, min(n, kept)) if kept else 1
-            plans.append(_Plan(name, _out_dtype(col, None), kept, n, None, col.attrs, rows))
-        fattrs, gattrs = _attrs_of(f, names)
-        return plans, fattrs, gattrs
+        n = nfile if nfile is not None else col.nfile
+        n = max(1, min(n, kept)) if kept else 1
+        return _Plan(name, _out_dtype(col, None), kept, n, None, col.attrs, rows)
 
-    _run([src], dst, overwrite, build)
+    _run([src], dst, overwrite, _each_column(columns, names, plan_of))
     return names
 
 
