@@ -190,6 +190,34 @@ def _element_dtype(dt: np.dtype[Any], where: str) -> np.dtype[Any]:
     return np.dtype(dt.str)
 
 
+def _check_columns_of(dt: np.dtype, shape: tuple[int, ...], where: str, noun: str) -> None:
+    """Refuse, naming ``where``, an array (an HDF5 ``dataset``, a zarr
+    ``array``) that cannot become columns: more than 1-d with fields, more
+    than 2-d without (rows x components), a field name colfile cannot store
+    or a field of more than one dimension, an element type without a
+    colfile dtype."""
+    ndim = len(shape)
+    if dt.names is not None:
+        if ndim != 1:
+            raise ConvertError(f"{where}: a compound {noun} of {ndim} dimensions is not supported (only 1-d)")
+        for field in dt.names:
+            fdt = dt.fields[field][0]
+            fwhere = f"{where}: field {field!r}"
+            if not field or "/" in field or field.startswith(".") or any(c.isspace() for c in field):
+                raise ConvertError(f"{fwhere}: a name colfile cannot store")
+            base, fshape = (fdt.subdtype if fdt.subdtype else (fdt, ()))
+            if len(fshape) > 1 or fshape == (0,):
+                raise ConvertError(f"{fwhere}: a field of shape {fshape} is not supported")
+            _element_dtype(base, fwhere)
+        return
+    if ndim not in (1, 2):
+        raise ConvertError(f"{where}: a {noun} of {ndim} dimensions is not supported "
+                           "(only 1-d, and 2-d as rows x components)")
+    if ndim == 2 and shape[1] == 0:
+        raise ConvertError(f"{where}: a 2-d {noun} of zero components is not supported")
+    _element_dtype(dt, where)
+
+
 def _to_colfile_attr(value: Any, where: str) -> Any:
     """An h5py attribute value as colfile stores it."""
     if isinstance(value, str):
@@ -297,29 +325,7 @@ def _plan_hdf5(h5: Any, src: str) -> tuple[list[str], list[tuple[str, Any]]]:
             return
         if not isinstance(obj, h5py.Dataset):
             raise ConvertError(f"{where}: a {type(obj).__name__} is not supported")
-        dt = obj.dtype
-        if dt.names is not None:
-            if obj.ndim != 1:
-                raise ConvertError(f"{where}: a compound dataset of {obj.ndim} dimensions "
-                                   "is not supported (only 1-d)")
-            for field in dt.names:
-                fdt = dt.fields[field][0]
-                fwhere = f"{where}: field {field!r}"
-                if not field or "/" in field or field.startswith(".") or \
-                        any(c.isspace() for c in field):
-                    raise ConvertError(f"{fwhere}: a name colfile cannot store")
-                base, shape = (fdt.subdtype if fdt.subdtype else (fdt, ()))
-                if len(shape) > 1 or shape == (0,):
-                    raise ConvertError(f"{fwhere}: a field of shape {shape} is not supported")
-                _element_dtype(base, fwhere)
-        else:
-            if obj.ndim not in (1, 2):
-                raise ConvertError(f"{where}: a dataset of {obj.ndim} dimensions is not "
-                                   "supported (only 1-d, and 2-d as rows x components)")
-            if obj.ndim == 2 and obj.shape[1] == 0:
-                raise ConvertError(f"{where}: a 2-d dataset of zero components is not "
-                                   "supported")
-            _element_dtype(dt, where)
+        _check_columns_of(obj.dtype, obj.shape, where, "dataset")
         datasets.append((name, obj))
 
     _check_attrs(h5, f"{src}: /")

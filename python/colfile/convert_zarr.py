@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import zarr
 
-from .convert import (BATCH_BYTES, ConvertError, _check_attrs, _copy_in, _element_dtype,
+from .convert import (BATCH_BYTES, ConvertError, _check_attrs, _check_columns_of, _copy_in,
                       _on_root, _prepare_destination, _remove)
 
 __all__ = ["from_zarr"]
@@ -94,26 +94,7 @@ def _plan_zarr(root: Any, src: str) -> tuple[_Node, list[tuple[str, _Node]],
         if isinstance(obj, zarr.Group):
             groups.append((name, node))
             continue
-        dt = node.dtype
-        if dt.names is not None:
-            if node.ndim != 1:
-                raise ConvertError(f"{where}: a structured array of {node.ndim} dimensions "
-                                   "is not supported (only 1-d)")
-            for field in dt.names:
-                fdt = dt.fields[field][0]
-                base, shape = (fdt.subdtype if fdt.subdtype else (fdt, ()))
-                if "/" in field or field.startswith(".") or any(c.isspace() for c in field) \
-                        or len(shape) > 1 or shape == (0,):
-                    raise ConvertError(f"{where}: field {field!r} is not supported")
-                _element_dtype(base, f"{where}: field {field!r}")
-        else:
-            if node.ndim not in (1, 2):
-                raise ConvertError(f"{where}: an array of {node.ndim} dimensions is not "
-                                   "supported (only 1-d, and 2-d as rows x components)")
-            if node.ndim == 2 and node.shape[1] == 0:
-                raise ConvertError(f"{where}: a 2-d array of zero components is not "
-                                   "supported")
-            _element_dtype(dt, where)
+        _check_columns_of(node.dtype, node.shape, where, "array")
         arrays.append((name, node))
     return top, groups, arrays
 
