@@ -6,33 +6,18 @@
 # of /usr/lib/gcc/<triplet>/12 missing from the unpacked tree is linked in,
 # so gcc-12 (the same Debian version) must be installed.  The wrapper adds
 # the unpacked libgfortran to the link path and the run path.  Needs no
-# root: `apt-get download` and `dpkg -x` (root only runs `apt-get update`
-# when the package lists are empty).  Reuses DIR when it is complete.
+# root (tools/debian_unpack.sh).  Reuses DIR when it is complete.
 set -euo pipefail
 dir=$1
 wrapper="$dir/bin/gfortran"
 if [ -x "$wrapper" ]; then echo "$wrapper"; exit 0; fi
-command -v apt-get > /dev/null && command -v dpkg > /dev/null ||
-    { echo "fetch_gfortran.sh: needs apt-get and dpkg (a Debian-like system)" >&2; exit 1; }
 triplet=$(gcc -dumpmachine 2>/dev/null || echo x86_64-linux-gnu)
 sysgcc="/usr/lib/gcc/$triplet/12"
 [ -d "$sysgcc" ] ||
     { echo "fetch_gfortran.sh: needs gcc-12 installed ($sysgcc is missing)" >&2; exit 1; }
 rm -rf "$dir"
-mkdir -p "$dir/debs" "$dir/bin"
-pkgs="gfortran-12 libgfortran-12-dev libgfortran5"
-if ! (cd "$dir/debs" && apt-get download $pkgs) > "$dir/download.log" 2>&1; then
-    if [ "$(id -u)" = 0 ]; then
-        apt-get update > "$dir/update.log" 2>&1
-        (cd "$dir/debs" && apt-get download $pkgs) > "$dir/download.log" 2>&1 ||
-            { cat "$dir/download.log" >&2; exit 1; }
-    else
-        cat "$dir/download.log" >&2
-        echo "fetch_gfortran.sh: apt-get download failed (run apt-get update once as root)" >&2
-        exit 1
-    fi
-fi
-for deb in "$dir"/debs/*.deb; do dpkg -x "$deb" "$dir/root"; done
+mkdir -p "$dir/bin"
+"$(dirname "$0")/debian_unpack.sh" fetch_gfortran.sh "$dir" gfortran-12 libgfortran-12-dev libgfortran5
 gcclib="$dir/root/usr/lib/gcc/$triplet/12"
 mkdir -p "$gcclib"
 for entry in "$sysgcc"/*; do
