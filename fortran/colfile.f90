@@ -33,14 +33,7 @@ module colfile
 
   include 'colfile_rw_generic.inc'
 
-  interface colfile_attr_set
-    module procedure attr_set_i4, attr_set_i8, attr_set_r4, attr_set_r8, &
-      attr_set_i4_1, attr_set_i8_1, attr_set_r4_1, attr_set_r8_1, attr_set_str
-  end interface colfile_attr_set
-  interface colfile_attr_get
-    module procedure attr_get_i4, attr_get_i8, attr_get_r4, attr_get_r8, &
-      attr_get_i4_1, attr_get_i8_1, attr_get_r4_1, attr_get_r8_1, attr_get_str
-  end interface colfile_attr_get
+  include 'colfile_attr_generic.inc'
 
   interface
     function cf_file_open(out, path, flags, err) bind(c, name='cf_file_open')
@@ -408,27 +401,11 @@ contains
     integer, intent(out), optional :: stat
     character(len=*), intent(inout), optional :: errmsg
     type(cf_error_t) :: err
-    character(kind=c_char, len=:), allocatable :: cdt
-    integer(c_int64_t) :: count, row_stride, w
-    logical :: ok
-    character(kind=c_char), allocatable, target :: copy(:)
-    w = width
-    ! S values: the width is the character length ('S' comes in).
-    if (is_str) then
-      cdt = f_c_string(str_dtype(width))
-    else
-      cdt = f_c_string(dtype)
-    end if
-    call rw_layout(c, rank, nelem, dim1, w, count, row_stride, ok, stat, errmsg)
-    if (.not. ok) return
-    if (is_str) then
-      call strings_to_c(p, nelem, w, copy)
-      call cf_finish(cf_column_rw(c%ptr, start, count, c_loc(copy), cdt, row_stride, w, err), &
-        err, stat, errmsg)
-    else
-      call cf_finish(cf_column_rw(c%ptr, start, count, p, cdt, row_stride, w, err), &
-        err, stat, errmsg)
-    end if
+    type(rw_call), target :: r
+    call rw_begin(r, c, rank, nelem, dim1, p, dtype, width, is_str, .false.)
+    if (rw_refused(r, stat, errmsg)) return
+    call rw_end(r, cf_column_rw(c%ptr, start, r%count, r%buf, r%dtype, r%row_stride, r%width, err), &
+      err, stat, errmsg)
   end subroutine rw_write
 
   subroutine rw_read(c, start, rank, nelem, dim1, p, dtype, width, is_str, stat, errmsg)
@@ -441,22 +418,11 @@ contains
     integer, intent(out), optional :: stat
     character(len=*), intent(inout), optional :: errmsg
     type(cf_error_t) :: err
-    character(kind=c_char, len=:), allocatable :: cdt
-    integer(c_int64_t) :: count, row_stride, w
-    integer(c_int) :: rc
-    logical :: ok
-    w = width
-    ! S values: the width is the character length ('S' comes in).
-    if (is_str) then
-      cdt = f_c_string(str_dtype(width))
-    else
-      cdt = f_c_string(dtype)
-    end if
-    call rw_layout(c, rank, nelem, dim1, w, count, row_stride, ok, stat, errmsg)
-    if (.not. ok) return
-    rc = cf_column_read(c%ptr, start, count, p, cdt, row_stride, w, err)
-    if (rc == 0 .and. is_str) call strings_from_c(p, nelem * w)
-    call cf_finish(rc, err, stat, errmsg)
+    type(rw_call), target :: r
+    call rw_begin(r, c, rank, nelem, dim1, p, dtype, width, is_str, .true.)
+    if (rw_refused(r, stat, errmsg)) return
+    call rw_end(r, cf_column_read(c%ptr, start, r%count, r%buf, r%dtype, r%row_stride, r%width, err), &
+      err, stat, errmsg)
   end subroutine rw_read
 
   ! colfile_read_rows (listed: the `a` rows at rows_p) and colfile_read_step
@@ -471,30 +437,21 @@ contains
     integer, intent(out), optional :: stat
     character(len=*), intent(inout), optional :: errmsg
     type(cf_error_t) :: err
-    character(kind=c_char, len=:), allocatable :: cdt
-    integer(c_int64_t) :: count, row_stride, w
+    type(rw_call), target :: r
     integer(c_int) :: rc
-    logical :: ok
-    w = width
-    if (is_str) then
-      cdt = f_c_string(str_dtype(width))
-    else
-      cdt = f_c_string(dtype)
-    end if
-    call rw_layout(c, rank, nelem, dim1, w, count, row_stride, ok, stat, errmsg)
-    if (.not. ok) return
+    call rw_begin(r, c, rank, nelem, dim1, p, dtype, width, is_str, .true.)
+    if (rw_refused(r, stat, errmsg)) return
     if (listed) then
-      if (count /= a) then
+      if (r%count /= a) then
         call cf_fail(COLFILE_EARG, colfile_name(c) // ': ' // trim(i64toa(a)) // ' rows listed for an array of ' &
-          // trim(i64toa(count)) // ' rows', stat, errmsg)
+          // trim(i64toa(r%count)) // ' rows', stat, errmsg)
         return
       end if
-      rc = cf_column_read_rows(c%ptr, rows_p, count, p, cdt, row_stride, w, err)
+      rc = cf_column_read_rows(c%ptr, rows_p, r%count, r%buf, r%dtype, r%row_stride, r%width, err)
     else
-      rc = cf_column_read_step(c%ptr, a, b, count, p, cdt, row_stride, w, err)
+      rc = cf_column_read_step(c%ptr, a, b, r%count, r%buf, r%dtype, r%row_stride, r%width, err)
     end if
-    if (rc == 0 .and. is_str) call strings_from_c(p, nelem * w)
-    call cf_finish(rc, err, stat, errmsg)
+    call rw_end(r, rc, err, stat, errmsg)
   end subroutine rw_select
 
   function i64toa(i) result(r)
@@ -518,71 +475,6 @@ contains
     call cf_finish(cf_column_attr_set(c%ptr, f_c_string(name), f_c_string(dtype), n, p, err), &
       err, stat, errmsg)
   end subroutine attr_set_raw
-
-  subroutine attr_set_i4(c, name, value, stat, errmsg)
-    type(colfile_column), intent(inout) :: c
-    character(len=*), intent(in) :: name
-    integer(c_int32_t), intent(in), target :: value
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    call attr_set_raw(c, name, 'i4', 1_c_int64_t, c_loc(value), stat, errmsg)
-  end subroutine attr_set_i4
-  subroutine attr_set_i8(c, name, value, stat, errmsg)
-    type(colfile_column), intent(inout) :: c
-    character(len=*), intent(in) :: name
-    integer(c_int64_t), intent(in), target :: value
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    call attr_set_raw(c, name, 'i8', 1_c_int64_t, c_loc(value), stat, errmsg)
-  end subroutine attr_set_i8
-  subroutine attr_set_r4(c, name, value, stat, errmsg)
-    type(colfile_column), intent(inout) :: c
-    character(len=*), intent(in) :: name
-    real(c_float), intent(in), target :: value
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    call attr_set_raw(c, name, 'f4', 1_c_int64_t, c_loc(value), stat, errmsg)
-  end subroutine attr_set_r4
-  subroutine attr_set_r8(c, name, value, stat, errmsg)
-    type(colfile_column), intent(inout) :: c
-    character(len=*), intent(in) :: name
-    real(c_double), intent(in), target :: value
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    call attr_set_raw(c, name, 'f8', 1_c_int64_t, c_loc(value), stat, errmsg)
-  end subroutine attr_set_r8
-  subroutine attr_set_i4_1(c, name, value, stat, errmsg)
-    type(colfile_column), intent(inout) :: c
-    character(len=*), intent(in) :: name
-    integer(c_int32_t), intent(in), target, contiguous :: value(:)
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    call attr_set_raw(c, name, 'i4', size(value, kind=c_int64_t), c_loc(value), stat, errmsg)
-  end subroutine attr_set_i4_1
-  subroutine attr_set_i8_1(c, name, value, stat, errmsg)
-    type(colfile_column), intent(inout) :: c
-    character(len=*), intent(in) :: name
-    integer(c_int64_t), intent(in), target, contiguous :: value(:)
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    call attr_set_raw(c, name, 'i8', size(value, kind=c_int64_t), c_loc(value), stat, errmsg)
-  end subroutine attr_set_i8_1
-  subroutine attr_set_r4_1(c, name, value, stat, errmsg)
-    type(colfile_column), intent(inout) :: c
-    character(len=*), intent(in) :: name
-    real(c_float), intent(in), target, contiguous :: value(:)
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    call attr_set_raw(c, name, 'f4', size(value, kind=c_int64_t), c_loc(value), stat, errmsg)
-  end subroutine attr_set_r4_1
-  subroutine attr_set_r8_1(c, name, value, stat, errmsg)
-    type(colfile_column), intent(inout) :: c
-    character(len=*), intent(in) :: name
-    real(c_double), intent(in), target, contiguous :: value(:)
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    call attr_set_raw(c, name, 'f8', size(value, kind=c_int64_t), c_loc(value), stat, errmsg)
-  end subroutine attr_set_r8_1
 
   ! A string attribute (stored as Python stores a str); trailing blanks
   ! are dropped.
@@ -625,88 +517,7 @@ contains
       err, stat, errmsg)
   end subroutine attr_get_raw
 
-  subroutine attr_get_i4(c, name, value, stat, errmsg)
-    type(colfile_column), intent(inout) :: c
-    character(len=*), intent(in) :: name
-    integer(c_int32_t), intent(inout), target :: value
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    call attr_get_raw(c, name, 'i4', 1_c_int64_t, c_loc(value), stat, errmsg)
-  end subroutine attr_get_i4
-  subroutine attr_get_i8(c, name, value, stat, errmsg)
-    type(colfile_column), intent(inout) :: c
-    character(len=*), intent(in) :: name
-    integer(c_int64_t), intent(inout), target :: value
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    call attr_get_raw(c, name, 'i8', 1_c_int64_t, c_loc(value), stat, errmsg)
-  end subroutine attr_get_i8
-  subroutine attr_get_r4(c, name, value, stat, errmsg)
-    type(colfile_column), intent(inout) :: c
-    character(len=*), intent(in) :: name
-    real(c_float), intent(inout), target :: value
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    call attr_get_raw(c, name, 'f4', 1_c_int64_t, c_loc(value), stat, errmsg)
-  end subroutine attr_get_r4
-  subroutine attr_get_r8(c, name, value, stat, errmsg)
-    type(colfile_column), intent(inout) :: c
-    character(len=*), intent(in) :: name
-    real(c_double), intent(inout), target :: value
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    call attr_get_raw(c, name, 'f8', 1_c_int64_t, c_loc(value), stat, errmsg)
-  end subroutine attr_get_r8
-
-  ! Arrays: allocated to the attribute's length.
-  subroutine attr_get_i4_1(c, name, value, stat, errmsg)
-    type(colfile_column), intent(inout) :: c
-    character(len=*), intent(in) :: name
-    integer(c_int32_t), allocatable, target, intent(out) :: value(:)
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    integer(c_int64_t) :: n
-    call attr_len(c, name, n, stat, errmsg)
-    allocate(value(max(n, 0_c_int64_t)))
-    if (n < 0) return
-    call attr_get_raw(c, name, 'i4', n, c_loc(value), stat, errmsg)
-  end subroutine attr_get_i4_1
-  subroutine attr_get_i8_1(c, name, value, stat, errmsg)
-    type(colfile_column), intent(inout) :: c
-    character(len=*), intent(in) :: name
-    integer(c_int64_t), allocatable, target, intent(out) :: value(:)
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    integer(c_int64_t) :: n
-    call attr_len(c, name, n, stat, errmsg)
-    allocate(value(max(n, 0_c_int64_t)))
-    if (n < 0) return
-    call attr_get_raw(c, name, 'i8', n, c_loc(value), stat, errmsg)
-  end subroutine attr_get_i8_1
-  subroutine attr_get_r4_1(c, name, value, stat, errmsg)
-    type(colfile_column), intent(inout) :: c
-    character(len=*), intent(in) :: name
-    real(c_float), allocatable, target, intent(out) :: value(:)
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    integer(c_int64_t) :: n
-    call attr_len(c, name, n, stat, errmsg)
-    allocate(value(max(n, 0_c_int64_t)))
-    if (n < 0) return
-    call attr_get_raw(c, name, 'f4', n, c_loc(value), stat, errmsg)
-  end subroutine attr_get_r4_1
-  subroutine attr_get_r8_1(c, name, value, stat, errmsg)
-    type(colfile_column), intent(inout) :: c
-    character(len=*), intent(in) :: name
-    real(c_double), allocatable, target, intent(out) :: value(:)
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    integer(c_int64_t) :: n
-    call attr_len(c, name, n, stat, errmsg)
-    allocate(value(max(n, 0_c_int64_t)))
-    if (n < 0) return
-    call attr_get_raw(c, name, 'f8', n, c_loc(value), stat, errmsg)
-  end subroutine attr_get_r8_1
+  include 'colfile_attr.inc'
 
   ! The element count of attribute `name` into n, or -1 (and stat/errmsg
   ! set) if it cannot be read.

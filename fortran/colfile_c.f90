@@ -40,6 +40,21 @@ module colfile_c
   public :: f_c_string, c_f_string, c_f_names, cf_finish, cf_fail, cf_no_error
   public :: cf_column_dtype, cf_column_nmemb
   public :: int_dtype, str_dtype, rw_layout, strings_to_c, strings_from_c
+  public :: rw_begin, rw_refused, rw_end
+
+  ! One read or write of a Fortran array, between rw_begin (the buffer
+  ! dtype, the rows and strides the array's shape gives, S values made C
+  ! strings) and rw_end (S values made Fortran strings, the outcome).  The
+  ! C call in between is the caller's: serial or collective.
+  type, public :: rw_call
+    character(kind=c_char, len=:), allocatable :: dtype  ! NUL terminated
+    integer(c_int64_t) :: count = 0, row_stride = 0, width = 0, nelem = 0
+    type(c_ptr) :: buf = c_null_ptr, data = c_null_ptr
+    logical :: ok = .false., is_str = .false., reading = .false.
+    integer :: lstat = 0
+    character(len=512) :: lmsg = ''
+    character(kind=c_char), allocatable :: copy(:)
+  end type rw_call
 
   interface
     function c_strlen(s) bind(c, name='strlen')
@@ -226,6 +241,66 @@ contains
     row_stride = nmemb * width
     ok = .true.
   end subroutine rw_layout
+
+  ! Prepare call r for `nelem` elements at p (rank, first dimension dim1)
+  ! of Fortran type `dtype` (S values: 'S', `width` their length) for
+  ! column c.  When the shape does not fit, r%ok is false with the message
+  ! kept, and r%count is -1: a collective call then goes ahead so that the
+  ! C layer refuses it on every rank rather than leave the others waiting.
+  subroutine rw_begin(r, c, rank, nelem, dim1, p, dtype, width, is_str, reading)
+    type(rw_call), intent(out), target :: r
+    type(colfile_column), intent(in) :: c
+    integer, intent(in) :: rank, width
+    integer(c_int64_t), intent(in) :: nelem, dim1
+    type(c_ptr), intent(in) :: p
+    character(len=*), intent(in) :: dtype
+    logical, intent(in) :: is_str, reading
+    r%width = width
+    r%nelem = nelem
+    r%data = p
+    r%buf = p
+    r%is_str = is_str
+    r%reading = reading
+    if (is_str) then
+      r%dtype = f_c_string(str_dtype(width))
+    else
+      r%dtype = f_c_string(dtype)
+    end if
+    call rw_layout(c, rank, nelem, dim1, r%width, r%count, r%row_stride, r%ok, r%lstat, r%lmsg)
+    if (.not. r%ok) then
+      r%count = -1
+      r%row_stride = r%width
+    else if (is_str .and. .not. reading) then
+      call strings_to_c(p, nelem, r%width, r%copy)
+      r%buf = c_loc(r%copy)
+    end if
+  end subroutine rw_begin
+
+  ! For a call no other rank waits on: true (and stat/errmsg set) if the
+  ! shape did not fit, so that the caller returns without calling C.
+  logical function rw_refused(r, stat, errmsg)
+    type(rw_call), intent(in) :: r
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    rw_refused = .not. r%ok
+    if (rw_refused) call cf_fail(r%lstat, trim(r%lmsg), stat, errmsg)
+  end function rw_refused
+
+  ! The outcome rc of the C call made for r: S values read become blank
+  ! padded; a rank whose array did not fit reports its own message.
+  subroutine rw_end(r, rc, err, stat, errmsg)
+    type(rw_call), intent(in) :: r
+    integer(c_int), intent(in) :: rc
+    type(cf_error_t), intent(in) :: err
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    if (rc == 0 .and. r%is_str .and. r%reading) call strings_from_c(r%data, r%nelem * r%width)
+    if (r%ok .or. rc == 0) then
+      call cf_finish(rc, err, stat, errmsg)
+    else
+      call cf_fail(int(rc), trim(r%lmsg), stat, errmsg)
+    end if
+  end subroutine rw_end
 
   ! A copy of `n` blank-padded strings of `width` bytes at p with the
   ! trailing blanks of each made NULs (numpy's padding of S values).

@@ -32,10 +32,7 @@ module colfile_mpi
 
   include 'colfile_mpi_rw_generic.inc'
 
-  interface colfile_mpi_attr_set
-    module procedure mpi_attr_set_i4_0, mpi_attr_set_i4_1, mpi_attr_set_i8_0, mpi_attr_set_i8_1, &
-      mpi_attr_set_r4_0, mpi_attr_set_r4_1, mpi_attr_set_r8_0, mpi_attr_set_r8_1, mpi_attr_set_str
-  end interface colfile_mpi_attr_set
+  include 'colfile_mpi_attr_generic.inc'
 
   interface
     function cf_f_mpi_file_open(out, comm, path, flags, err) bind(c, name='cf_f_mpi_file_open')
@@ -245,36 +242,11 @@ contains
     integer, intent(out), optional :: stat
     character(len=*), intent(inout), optional :: errmsg
     type(cf_error_t) :: err
-    character(kind=c_char, len=:), allocatable :: cdt
-    integer(c_int64_t) :: count, row_stride, w
-    integer(c_int) :: rc
-    integer :: lstat
-    character(len=512) :: lmsg
-    logical :: ok
-    character(kind=c_char), allocatable, target :: copy(:)
-    w = width
-    ! S values: the width is the character length ('S' comes in).
-    if (is_str) then
-      cdt = f_c_string(str_dtype(width))
-    else
-      cdt = f_c_string(dtype)
-    end if
-    ! A shape error on one rank must not leave the others waiting: the
-    ! write goes ahead with a count the C layer refuses on every rank.
-    call rw_layout(c, rank, nelem, dim1, w, count, row_stride, ok, lstat, lmsg)
-    if (.not. ok) then
-      count = -1
-      row_stride = w
-    end if
-    if (is_str .and. ok) then
-      call strings_to_c(p, nelem, w, copy)
-      rc = cf_f_mpi_column_write(c%ptr, int(comm, c_int), start, count, c_loc(copy), cdt, &
-        row_stride, w, opt_ptr(options), err)
-    else
-      rc = cf_f_mpi_column_write(c%ptr, int(comm, c_int), start, count, p, cdt, &
-        row_stride, w, opt_ptr(options), err)
-    end if
-    call mpi_finish(rc, err, ok, lmsg, stat, errmsg)
+    type(rw_call), target :: r
+    ! A shape error on one rank goes ahead with count -1 (rw_begin).
+    call rw_begin(r, c, rank, nelem, dim1, p, dtype, width, is_str, .false.)
+    call rw_end(r, cf_f_mpi_column_write(c%ptr, int(comm, c_int), start, r%count, r%buf, r%dtype, &
+      r%row_stride, r%width, opt_ptr(options), err), err, stat, errmsg)
   end subroutine mpi_rw_write
 
   subroutine mpi_rw_read(c, comm, start, rank, nelem, dim1, p, dtype, width, is_str, options, stat, errmsg)
@@ -288,45 +260,11 @@ contains
     integer, intent(out), optional :: stat
     character(len=*), intent(inout), optional :: errmsg
     type(cf_error_t) :: err
-    character(kind=c_char, len=:), allocatable :: cdt
-    integer(c_int64_t) :: count, row_stride, w
-    integer(c_int) :: rc
-    integer :: lstat
-    character(len=512) :: lmsg
-    logical :: ok
-    w = width
-    ! S values: the width is the character length ('S' comes in).
-    if (is_str) then
-      cdt = f_c_string(str_dtype(width))
-    else
-      cdt = f_c_string(dtype)
-    end if
-    call rw_layout(c, rank, nelem, dim1, w, count, row_stride, ok, lstat, lmsg)
-    if (.not. ok) then
-      count = -1
-      row_stride = w
-    end if
-    rc = cf_f_mpi_column_read(c%ptr, int(comm, c_int), start, count, p, cdt, row_stride, w, &
-      opt_ptr(options), err)
-    if (rc == 0 .and. is_str) call strings_from_c(p, nelem * w)
-    call mpi_finish(rc, err, ok, lmsg, stat, errmsg)
+    type(rw_call), target :: r
+    call rw_begin(r, c, rank, nelem, dim1, p, dtype, width, is_str, .true.)
+    call rw_end(r, cf_f_mpi_column_read(c%ptr, int(comm, c_int), start, r%count, r%buf, r%dtype, &
+      r%row_stride, r%width, opt_ptr(options), err), err, stat, errmsg)
   end subroutine mpi_rw_read
-
-  ! The outcome of a collective read or write: on the rank whose array
-  ! did not fit the column, its own message (the others get the C layer's).
-  subroutine mpi_finish(rc, err, ok, lmsg, stat, errmsg)
-    integer(c_int), intent(in) :: rc
-    type(cf_error_t), intent(in) :: err
-    logical, intent(in) :: ok
-    character(len=*), intent(in) :: lmsg
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    if (ok .or. rc == 0) then
-      call cf_finish(rc, err, stat, errmsg)
-    else
-      call cf_fail(int(rc), trim(lmsg), stat, errmsg)
-    end if
-  end subroutine mpi_finish
 
   include 'colfile_mpi_rw.inc'
 
@@ -344,78 +282,7 @@ contains
       n, p, err), err, stat, errmsg)
   end subroutine mpi_attr_raw
 
-  subroutine mpi_attr_set_i4_0(c, comm, name, value, stat, errmsg)
-    type(colfile_column), intent(inout) :: c
-    integer, intent(in) :: comm
-    character(len=*), intent(in) :: name
-    integer(c_int32_t), intent(in), target :: value
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    call mpi_attr_raw(c, comm, name, 'i4', 1_c_int64_t, c_loc(value), stat, errmsg)
-  end subroutine mpi_attr_set_i4_0
-  subroutine mpi_attr_set_i4_1(c, comm, name, value, stat, errmsg)
-    type(colfile_column), intent(inout) :: c
-    integer, intent(in) :: comm
-    character(len=*), intent(in) :: name
-    integer(c_int32_t), intent(in), target, contiguous :: value(:)
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    call mpi_attr_raw(c, comm, name, 'i4', size(value, kind=c_int64_t), c_loc(value), stat, errmsg)
-  end subroutine mpi_attr_set_i4_1
-  subroutine mpi_attr_set_i8_0(c, comm, name, value, stat, errmsg)
-    type(colfile_column), intent(inout) :: c
-    integer, intent(in) :: comm
-    character(len=*), intent(in) :: name
-    integer(c_int64_t), intent(in), target :: value
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    call mpi_attr_raw(c, comm, name, 'i8', 1_c_int64_t, c_loc(value), stat, errmsg)
-  end subroutine mpi_attr_set_i8_0
-  subroutine mpi_attr_set_i8_1(c, comm, name, value, stat, errmsg)
-    type(colfile_column), intent(inout) :: c
-    integer, intent(in) :: comm
-    character(len=*), intent(in) :: name
-    integer(c_int64_t), intent(in), target, contiguous :: value(:)
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    call mpi_attr_raw(c, comm, name, 'i8', size(value, kind=c_int64_t), c_loc(value), stat, errmsg)
-  end subroutine mpi_attr_set_i8_1
-  subroutine mpi_attr_set_r4_0(c, comm, name, value, stat, errmsg)
-    type(colfile_column), intent(inout) :: c
-    integer, intent(in) :: comm
-    character(len=*), intent(in) :: name
-    real(c_float), intent(in), target :: value
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    call mpi_attr_raw(c, comm, name, 'f4', 1_c_int64_t, c_loc(value), stat, errmsg)
-  end subroutine mpi_attr_set_r4_0
-  subroutine mpi_attr_set_r4_1(c, comm, name, value, stat, errmsg)
-    type(colfile_column), intent(inout) :: c
-    integer, intent(in) :: comm
-    character(len=*), intent(in) :: name
-    real(c_float), intent(in), target, contiguous :: value(:)
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    call mpi_attr_raw(c, comm, name, 'f4', size(value, kind=c_int64_t), c_loc(value), stat, errmsg)
-  end subroutine mpi_attr_set_r4_1
-  subroutine mpi_attr_set_r8_0(c, comm, name, value, stat, errmsg)
-    type(colfile_column), intent(inout) :: c
-    integer, intent(in) :: comm
-    character(len=*), intent(in) :: name
-    real(c_double), intent(in), target :: value
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    call mpi_attr_raw(c, comm, name, 'f8', 1_c_int64_t, c_loc(value), stat, errmsg)
-  end subroutine mpi_attr_set_r8_0
-  subroutine mpi_attr_set_r8_1(c, comm, name, value, stat, errmsg)
-    type(colfile_column), intent(inout) :: c
-    integer, intent(in) :: comm
-    character(len=*), intent(in) :: name
-    real(c_double), intent(in), target, contiguous :: value(:)
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    call mpi_attr_raw(c, comm, name, 'f8', size(value, kind=c_int64_t), c_loc(value), stat, errmsg)
-  end subroutine mpi_attr_set_r8_1
+  include 'colfile_mpi_attr.inc'
 
   subroutine mpi_attr_set_str(c, comm, name, value, stat, errmsg)
     type(colfile_column), intent(inout) :: c
