@@ -8,8 +8,15 @@
 module colfile
   use, intrinsic :: iso_c_binding
   use colfile_c
+  use colfile_streams
   implicit none
   private
+
+  ! Streams (module colfile_streams; written collectively with colfile_mpi).
+  public :: colfile_stream, colfile_stream_reader, colfile_stream_open, colfile_stream_close, &
+    colfile_stream_list, colfile_stream_size, colfile_stream_ntasks, colfile_stream_task_size, &
+    colfile_stream_task_start, colfile_stream_dtype, colfile_stream_nmemb, colfile_stream_rows, &
+    colfile_stream_is_open, colfile_stream_append, colfile_stream_read, colfile_stream_read_task
 
   public :: colfile_file, colfile_column
   public :: COLFILE_OK, COLFILE_EIO, COLFILE_ENOENT, COLFILE_EEXIST, COLFILE_ENAME, &

@@ -39,7 +39,7 @@ module colfile_c
 
   public :: f_c_string, c_f_string, c_f_names, cf_finish, cf_fail, cf_no_error
   public :: cf_column_dtype, cf_column_nmemb
-  public :: int_dtype, str_dtype, rw_layout, strings_to_c, strings_from_c
+  public :: int_dtype, int_dtype_for, str_dtype, rw_layout, strings_to_c, strings_from_c
   public :: rw_begin, rw_refused, rw_end
 
   ! One read or write of a Fortran array, between rw_begin (the buffer
@@ -190,14 +190,23 @@ contains
     type(colfile_column), intent(in) :: c
     integer, intent(in) :: width
     character(len=:), allocatable :: r
-    character(len=:), allocatable :: col
-    r = 'i' // itoa(width)
-    if (.not. c_associated(c%ptr)) return
-    col = c_f_string(cf_column_dtype(c%ptr))
-    if (len(col) >= 3) then
-      if (col(2:2) == 'u' .and. col(3:) == itoa(width)) r = 'u' // itoa(width)
+    if (c_associated(c%ptr)) then
+      r = int_dtype_for(c_f_string(cf_column_dtype(c%ptr)), width)
+    else
+      r = 'i' // itoa(width)
     end if
   end function int_dtype
+
+  ! The same for data of dtype `col` (a stream's).
+  function int_dtype_for(col, width) result(r)
+    character(len=*), intent(in) :: col
+    integer, intent(in) :: width
+    character(len=:), allocatable :: r
+    r = 'i' // itoa(width)
+    if (len_trim(col) >= 3) then
+      if (col(2:2) == 'u' .and. trim(col(3:)) == itoa(width)) r = 'u' // itoa(width)
+    end if
+  end function int_dtype_for
 
   function str_dtype(n) result(r)
     integer, intent(in) :: n

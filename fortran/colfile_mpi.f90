@@ -8,11 +8,14 @@
 module colfile_mpi
   use, intrinsic :: iso_c_binding
   use colfile_c
+  use colfile_streams, only: colfile_stream, c_dtype_string
   implicit none
   private
 
   public :: colfile_mpi_open, colfile_mpi_list, colfile_mpi_column_create, colfile_mpi_column_open, &
     colfile_mpi_column_close, colfile_mpi_grow, colfile_mpi_write, colfile_mpi_read, colfile_mpi_attr_set
+  public :: colfile_mpi_stream_create, colfile_mpi_stream_reopen, colfile_mpi_stream_flush, &
+    colfile_mpi_stream_close, colfile_mpi_stream_discard
 
   ! How collective writes are planned (include/colfile_mpi.h,
   ! struct cf_mpi_options; zero: the default).
@@ -35,6 +38,46 @@ module colfile_mpi
   include 'colfile_mpi_attr_generic.inc'
 
   interface
+    function cf_f_mpi_stream_create(out, task, dtype_out, f, comm, name, dtype, nmemb, files, chunk, align, err) &
+        bind(c, name='cf_f_mpi_stream_create')
+      import :: c_ptr, c_char, c_int, c_int64_t, cf_error_t
+      type(c_ptr), intent(out) :: out, task
+      character(kind=c_char), intent(out) :: dtype_out(16)
+      type(c_ptr), value :: f
+      integer(c_int), value :: comm
+      character(kind=c_char), intent(in) :: name(*), dtype(*)
+      integer(c_int64_t), value :: nmemb, files, chunk, align
+      type(cf_error_t), intent(inout) :: err
+      integer(c_int) :: cf_f_mpi_stream_create
+    end function cf_f_mpi_stream_create
+    function cf_f_mpi_stream_reopen(out, task, dtype_out, nmemb, f, comm, name, err) &
+        bind(c, name='cf_f_mpi_stream_reopen')
+      import :: c_ptr, c_char, c_int, c_int64_t, cf_error_t
+      type(c_ptr), intent(out) :: out, task
+      character(kind=c_char), intent(out) :: dtype_out(16)
+      integer(c_int64_t), intent(out) :: nmemb
+      type(c_ptr), value :: f
+      integer(c_int), value :: comm
+      character(kind=c_char), intent(in) :: name(*)
+      type(cf_error_t), intent(inout) :: err
+      integer(c_int) :: cf_f_mpi_stream_reopen
+    end function cf_f_mpi_stream_reopen
+    function cf_mpi_stream_flush(s, err) bind(c, name='cf_mpi_stream_flush')
+      import :: c_ptr, c_int, cf_error_t
+      type(c_ptr), value :: s
+      type(cf_error_t), intent(inout) :: err
+      integer(c_int) :: cf_mpi_stream_flush
+    end function cf_mpi_stream_flush
+    function cf_mpi_stream_close(s, err) bind(c, name='cf_mpi_stream_close')
+      import :: c_ptr, c_int, cf_error_t
+      type(c_ptr), value :: s
+      type(cf_error_t), intent(inout) :: err
+      integer(c_int) :: cf_mpi_stream_close
+    end function cf_mpi_stream_close
+    subroutine cf_mpi_stream_discard(s) bind(c, name='cf_mpi_stream_discard')
+      import :: c_ptr
+      type(c_ptr), value :: s
+    end subroutine cf_mpi_stream_discard
     function cf_f_mpi_file_open(out, comm, path, flags, err) bind(c, name='cf_f_mpi_file_open')
       import :: c_ptr, c_char, c_int, cf_error_t
       type(c_ptr), intent(out) :: out
@@ -265,6 +308,112 @@ contains
     call rw_end(r, cf_f_mpi_column_read(c%ptr, int(comm, c_int), start, r%count, r%buf, r%dtype, &
       r%row_stride, r%width, opt_ptr(options), err), err, stat, errmsg)
   end subroutine mpi_rw_read
+
+  ! ------------------------------------------------------------ Streams
+
+  ! Create stream `name` (docs/streams.md) with one task per rank: rows of
+  ! `dtype` with nmemb elements (default 1), or dtype "raw" for bytes;
+  ! files (default: one per node), chunk and align (bytes; default 1 MiB and
+  ! the File's block size) lay it out.  Each rank then appends to its task
+  ! with colfile_stream_append, with no communication.
+  subroutine colfile_mpi_stream_create(s, f, comm, name, dtype, nmemb, files, chunk, align, stat, errmsg)
+    type(colfile_stream), intent(out) :: s
+    type(colfile_file), intent(in) :: f
+    integer, intent(in) :: comm
+    character(len=*), intent(in) :: name, dtype
+    integer(c_int64_t), intent(in), optional :: nmemb, files, chunk, align
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    type(cf_error_t) :: err
+    character(kind=c_char) :: dt(16)
+    integer(c_int) :: rc
+    s%nmemb = 1
+    if (present(nmemb)) s%nmemb = nmemb
+    rc = cf_f_mpi_stream_create(s%mpi, s%task, dt, f%ptr, int(comm, c_int), f_c_string(name), f_c_string(dtype), &
+      s%nmemb, opt_i64(files), opt_i64(chunk), opt_i64(align), err)
+    call stream_made(s, rc, dt, name)
+    call cf_finish(rc, err, stat, errmsg)
+  end subroutine colfile_mpi_stream_create
+
+  ! Reopen the committed stream `name` to append more (a job restarting
+  ! from a checkpoint): each rank continues its task after its committed
+  ! rows.  The stream must have one task per rank.
+  subroutine colfile_mpi_stream_reopen(s, f, comm, name, stat, errmsg)
+    type(colfile_stream), intent(out) :: s
+    type(colfile_file), intent(in) :: f
+    integer, intent(in) :: comm
+    character(len=*), intent(in) :: name
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    type(cf_error_t) :: err
+    character(kind=c_char) :: dt(16)
+    integer(c_int) :: rc
+    rc = cf_f_mpi_stream_reopen(s%mpi, s%task, dt, s%nmemb, f%ptr, int(comm, c_int), f_c_string(name), err)
+    call stream_made(s, rc, dt, name)
+    call cf_finish(rc, err, stat, errmsg)
+  end subroutine colfile_mpi_stream_reopen
+
+  subroutine stream_made(s, rc, dt, name)
+    type(colfile_stream), intent(inout) :: s
+    integer(c_int), intent(in) :: rc
+    character(kind=c_char), intent(in) :: dt(16)
+    character(len=*), intent(in) :: name
+    s%name = trim(name)
+    if (rc == 0) then
+      s%dtype = c_dtype_string(dt)
+    else
+      s%mpi = c_null_ptr
+      s%task = c_null_ptr
+    end if
+  end subroutine stream_made
+
+  ! Commit what every rank has appended (collective over the stream's
+  ! communicator); the first commit makes the stream visible.  The stream
+  ! stays open: a checkpoint.
+  subroutine colfile_mpi_stream_flush(s, stat, errmsg)
+    type(colfile_stream), intent(inout) :: s
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    type(cf_error_t) :: err
+    if (.not. c_associated(s%mpi)) then
+      call cf_fail(COLFILE_EARG, 'the stream is not open for writing', stat, errmsg)
+      return
+    end if
+    call cf_finish(cf_mpi_stream_flush(s%mpi, err), err, stat, errmsg)
+  end subroutine colfile_mpi_stream_flush
+
+  ! Commit as colfile_mpi_stream_flush, then release the stream (also on
+  ! failure).
+  subroutine colfile_mpi_stream_close(s, stat, errmsg)
+    type(colfile_stream), intent(inout) :: s
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    type(cf_error_t) :: err
+    integer(c_int) :: rc
+    if (.not. c_associated(s%mpi)) then
+      call cf_fail(COLFILE_EARG, 'the stream is not open for writing', stat, errmsg)
+      return
+    end if
+    rc = cf_mpi_stream_close(s%mpi, err)
+    s%mpi = c_null_ptr
+    s%task = c_null_ptr
+    call cf_finish(rc, err, stat, errmsg)
+  end subroutine colfile_mpi_stream_close
+
+  ! Release the stream without committing (collective): it stays at its
+  ! last commit, absent if never committed.
+  subroutine colfile_mpi_stream_discard(s)
+    type(colfile_stream), intent(inout) :: s
+    if (c_associated(s%mpi)) call cf_mpi_stream_discard(s%mpi)
+    s%mpi = c_null_ptr
+    s%task = c_null_ptr
+  end subroutine colfile_mpi_stream_discard
+
+  integer(c_int64_t) function opt_i64(v)
+    integer(c_int64_t), intent(in), optional :: v
+    opt_i64 = 0
+    if (present(v)) opt_i64 = v
+  end function opt_i64
 
   include 'colfile_mpi_rw.inc'
 

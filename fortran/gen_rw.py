@@ -3,7 +3,8 @@
 Fortran modules (one per Fortran type, kind and rank): reads and writes in
 colfile_rw.inc (module colfile) and colfile_mpi_rw.inc (module
 colfile_mpi), attribute setters and getters in colfile_attr.inc and
-colfile_mpi_attr.inc, with their interface lists in *_generic.inc.  Run
+colfile_mpi_attr.inc, stream appends and reads in colfile_stream_rw.inc
+(module colfile_streams), with their interface lists in *_generic.inc.  Run
 after changing this file; the files are committed, so building needs no
 Python.  `--check` fails if they differ."""
 import os
@@ -185,14 +186,49 @@ def attrs():
     return generic, HEADER + "\n".join(procs), mgeneric, HEADER + "\n".join(mprocs)
 
 
+def streams():
+    """colfile_stream_append (a task's stream), colfile_stream_read (the
+    global view) and colfile_stream_read_task (one task's rows)."""
+    generic, procs = [], []
+    for op, head, extra, call in (
+            ("append", "s, data", [], "stream_append(s"),
+            ("read", "r, start, data", ["  integer(c_int64_t), intent(in) :: start"],
+             "stream_read(r, -1_c_int64_t, start"),
+            ("read_task", "r, task, start, data", ["  integer(c_int64_t), intent(in) :: task, start"],
+             "stream_read(r, task, start")):
+        names = []
+        for suffix, decl, dt, width in TYPES:
+            dt = dt.replace("int_dtype(c, ", "int_dtype_for(s%dtype, " if op == "append"
+                            else "int_dtype_for(r%dtype, ")
+            for rank, shape in RANKS:
+                name = f"cf_f_stream_{op}_{suffix}_{rank}"
+                names.append(name)
+                intent = "in" if op == "append" else "inout"
+                handle = ("  type(colfile_stream), intent(inout) :: s" if op == "append"
+                          else "  type(colfile_stream_reader), intent(inout) :: r")
+                procs.append("\n".join([
+                    f"subroutine {name}({head}, stat, errmsg)",
+                    handle,
+                    *extra,
+                    f"  {decl}, intent({intent}), target, contiguous :: data{shape}",
+                    *STAT_ARGS,
+                    f"  call {call}, {rank}, size(data, kind=c_int64_t), size(data, 1, kind=c_int64_t), &",
+                    f"    c_loc(data), {dt}, {width}, {'.true.' if suffix == 's' else '.false.'}, stat, errmsg)",
+                    f"end subroutine {name}"]) + "\n")
+        generic.append(interface(f"colfile_stream_{op}", names))
+    return HEADER + "\n".join(generic), HEADER + "\n".join(procs)
+
+
 def main():
     g, p = serial()
+    sg, sp = streams()
     mg, mp = mpi()
     ag, ap, mag, map_ = attrs()
     files = {"colfile_rw_generic.inc": g, "colfile_rw.inc": p,
              "colfile_mpi_rw_generic.inc": mg, "colfile_mpi_rw.inc": mp,
              "colfile_attr_generic.inc": ag, "colfile_attr.inc": ap,
-             "colfile_mpi_attr_generic.inc": mag, "colfile_mpi_attr.inc": map_}
+             "colfile_mpi_attr_generic.inc": mag, "colfile_mpi_attr.inc": map_,
+             "colfile_stream_generic.inc": sg, "colfile_stream_rw.inc": sp}
     check = "--check" in sys.argv
     stale = []
     for name, text in files.items():

@@ -1,0 +1,419 @@
+! colfile_streams - task-local streams (include/colfile_stream.h,
+! docs/streams.md) for Fortran: appending arrays to a task's stream
+! (independent, no communication: the stream is created, flushed and closed
+! collectively by module colfile_mpi), and reading one task's rows or the
+! global view.  Arrays are converted between their Fortran type and the
+! stream's dtype as column reads and writes convert.  Module colfile
+! passes on everything here; programs use colfile.
+module colfile_streams
+  use, intrinsic :: iso_c_binding
+  use colfile_c
+  implicit none
+  private
+
+  public :: colfile_stream_open, colfile_stream_close, colfile_stream_list, colfile_stream_size, &
+    colfile_stream_ntasks, colfile_stream_task_size, colfile_stream_task_start, colfile_stream_dtype, &
+    colfile_stream_nmemb, colfile_stream_rows, colfile_stream_is_open
+  public :: colfile_stream_append, colfile_stream_read, colfile_stream_read_task
+
+  ! A stream being written: this task's handle (colfile_mpi_stream_create
+  ! or colfile_mpi_stream_reopen).
+  type, public :: colfile_stream
+    type(c_ptr) :: mpi = c_null_ptr   ! the collective stream (cf_mpi_stream)
+    type(c_ptr) :: task = c_null_ptr  ! this rank's task (cf_stream_task)
+    character(len=16) :: dtype = ''   ! normalised, or "raw"
+    integer(c_int64_t) :: nmemb = 0
+    character(len=:), allocatable :: name
+  end type colfile_stream
+
+  ! A committed stream opened for reading.
+  type, public :: colfile_stream_reader
+    type(c_ptr) :: ptr = c_null_ptr
+    character(len=16) :: dtype = ''
+    integer(c_int64_t) :: nmemb = 0, ntasks = 0
+    character(len=:), allocatable :: name
+  end type colfile_stream_reader
+
+  ! include/colfile_stream.h: cf_stream_layout.
+  type, bind(c), public :: cf_stream_layout_t
+    integer(c_int64_t) :: tasks = 0, files = 0, chunk = 0, align = 0
+  end type cf_stream_layout_t
+
+  public :: c_dtype_string
+
+  include 'colfile_stream_generic.inc'
+
+  interface
+    function cf_stream_open(out, f, name, err) bind(c, name='cf_stream_open')
+      import :: c_ptr, c_char, c_int, cf_error_t
+      type(c_ptr), intent(out) :: out
+      type(c_ptr), value :: f
+      character(kind=c_char), intent(in) :: name(*)
+      type(cf_error_t), intent(inout) :: err
+      integer(c_int) :: cf_stream_open
+    end function cf_stream_open
+    subroutine cf_stream_reader_close(r) bind(c, name='cf_stream_reader_close')
+      import :: c_ptr
+      type(c_ptr), value :: r
+    end subroutine cf_stream_reader_close
+    subroutine cf_stream_info(r, layout, dtype, nmemb, commit) bind(c, name='cf_stream_info')
+      import :: c_ptr, c_char, c_int64_t, cf_stream_layout_t
+      type(c_ptr), value :: r
+      type(cf_stream_layout_t), intent(out) :: layout
+      character(kind=c_char), intent(out) :: dtype(16)
+      integer(c_int64_t), intent(out) :: nmemb, commit
+    end subroutine cf_stream_info
+    function cf_stream_size(r) bind(c, name='cf_stream_size')
+      import :: c_ptr, c_int64_t
+      type(c_ptr), value :: r
+      integer(c_int64_t) :: cf_stream_size
+    end function cf_stream_size
+    function cf_stream_task_size(r, task) bind(c, name='cf_stream_task_size')
+      import :: c_ptr, c_int64_t
+      type(c_ptr), value :: r
+      integer(c_int64_t), value :: task
+      integer(c_int64_t) :: cf_stream_task_size
+    end function cf_stream_task_size
+    function cf_stream_task_start(r, task) bind(c, name='cf_stream_task_start')
+      import :: c_ptr, c_int64_t
+      type(c_ptr), value :: r
+      integer(c_int64_t), value :: task
+      integer(c_int64_t) :: cf_stream_task_start
+    end function cf_stream_task_start
+    function cf_stream_task_rows(t) bind(c, name='cf_stream_task_rows')
+      import :: c_ptr, c_int64_t
+      type(c_ptr), value :: t
+      integer(c_int64_t) :: cf_stream_task_rows
+    end function cf_stream_task_rows
+    function cf_stream_append(t, rows, count, err) bind(c, name='cf_stream_append')
+      import :: c_ptr, c_int, c_int64_t, cf_error_t
+      type(c_ptr), value :: t, rows
+      integer(c_int64_t), value :: count
+      type(cf_error_t), intent(inout) :: err
+      integer(c_int) :: cf_stream_append
+    end function cf_stream_append
+    function cf_stream_read(r, start, count, buf, err) bind(c, name='cf_stream_read')
+      import :: c_ptr, c_int, c_int64_t, cf_error_t
+      type(c_ptr), value :: r, buf
+      integer(c_int64_t), value :: start, count
+      type(cf_error_t), intent(inout) :: err
+      integer(c_int) :: cf_stream_read
+    end function cf_stream_read
+    function cf_stream_read_task(r, task, start, count, buf, err) bind(c, name='cf_stream_read_task')
+      import :: c_ptr, c_int, c_int64_t, cf_error_t
+      type(c_ptr), value :: r, buf
+      integer(c_int64_t), value :: task, start, count
+      type(cf_error_t), intent(inout) :: err
+      integer(c_int) :: cf_stream_read_task
+    end function cf_stream_read_task
+    function cf_file_list_streams(f, names, count, err) bind(c, name='cf_file_list_streams')
+      import :: c_ptr, c_int, c_int64_t, cf_error_t
+      type(c_ptr), value :: f
+      type(c_ptr), intent(out) :: names
+      integer(c_int64_t), intent(out) :: count
+      type(cf_error_t), intent(inout) :: err
+      integer(c_int) :: cf_file_list_streams
+    end function cf_file_list_streams
+    function cf_dtype_normalize(dtype, out, err) bind(c, name='cf_dtype_normalize')
+      import :: c_char, c_int, cf_error_t
+      character(kind=c_char), intent(in) :: dtype(*)
+      character(kind=c_char), intent(out) :: out(16)
+      type(cf_error_t), intent(inout) :: err
+      integer(c_int) :: cf_dtype_normalize
+    end function cf_dtype_normalize
+    function cf_dtype_itemsize(dtype, itemsize, err) bind(c, name='cf_dtype_itemsize')
+      import :: c_char, c_int, c_int64_t, cf_error_t
+      character(kind=c_char), intent(in) :: dtype(*)
+      integer(c_int64_t), intent(out) :: itemsize
+      type(cf_error_t), intent(inout) :: err
+      integer(c_int) :: cf_dtype_itemsize
+    end function cf_dtype_itemsize
+    function cf_dtype_convert(dst, dst_stride, to, src, src_stride, from, count, err) &
+        bind(c, name='cf_dtype_convert')
+      import :: c_ptr, c_char, c_int, c_int64_t, cf_error_t
+      type(c_ptr), value :: dst, src
+      integer(c_int64_t), value :: dst_stride, src_stride, count
+      character(kind=c_char), intent(in) :: to(*), from(*)
+      type(cf_error_t), intent(inout) :: err
+      integer(c_int) :: cf_dtype_convert
+    end function cf_dtype_convert
+  end interface
+
+contains
+
+  ! A dtype of CF_DTYPE_MAX bytes from C as a Fortran string.
+  function c_dtype_string(chars) result(r)
+    character(kind=c_char), intent(in) :: chars(16)
+    character(len=16) :: r
+    integer :: i
+    r = ''
+    do i = 1, 16
+      if (chars(i) == c_null_char) exit
+      r(i:i) = chars(i)
+    end do
+  end function c_dtype_string
+
+  ! Open the committed stream `name` of File f for reading.
+  subroutine colfile_stream_open(r, f, name, stat, errmsg)
+    type(colfile_stream_reader), intent(out) :: r
+    type(colfile_file), intent(in) :: f
+    character(len=*), intent(in) :: name
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    type(cf_error_t) :: err
+    type(cf_stream_layout_t) :: layout
+    character(kind=c_char) :: dt(16)
+    integer(c_int64_t) :: commit
+    integer(c_int) :: rc
+    rc = cf_stream_open(r%ptr, f%ptr, f_c_string(name), err)
+    if (rc == 0) then
+      call cf_stream_info(r%ptr, layout, dt, r%nmemb, commit)
+      r%dtype = c_dtype_string(dt)
+      r%ntasks = layout%tasks
+      r%name = trim(name)
+    end if
+    call cf_finish(rc, err, stat, errmsg)
+  end subroutine colfile_stream_open
+
+  subroutine colfile_stream_close(r, stat, errmsg)
+    type(colfile_stream_reader), intent(inout) :: r
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    if (c_associated(r%ptr)) call cf_stream_reader_close(r%ptr)
+    r%ptr = c_null_ptr
+    call cf_no_error(stat)
+  end subroutine colfile_stream_close
+
+  logical function colfile_stream_is_open(r)
+    type(colfile_stream_reader), intent(in) :: r
+    colfile_stream_is_open = c_associated(r%ptr)
+  end function colfile_stream_is_open
+
+  ! The streams of File f, sorted, blank padded.
+  subroutine colfile_stream_list(f, names, stat, errmsg)
+    type(colfile_file), intent(in) :: f
+    character(len=:), allocatable, intent(out) :: names(:)
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    type(cf_error_t) :: err
+    type(c_ptr) :: list
+    integer(c_int64_t) :: count
+    integer(c_int) :: rc
+    rc = cf_file_list_streams(f%ptr, list, count, err)
+    if (rc == 0) then
+      call c_f_names(list, count, names)
+    else
+      allocate(character(len=0) :: names(0))
+    end if
+    call cf_finish(rc, err, stat, errmsg)
+  end subroutine colfile_stream_list
+
+  ! Accessors of a reader: on one that is not open, -1 or ''.
+
+  ! Rows of the global view (every task's).
+  integer(c_int64_t) function colfile_stream_size(r)
+    type(colfile_stream_reader), intent(in) :: r
+    colfile_stream_size = -1
+    if (c_associated(r%ptr)) colfile_stream_size = cf_stream_size(r%ptr)
+  end function colfile_stream_size
+
+  integer(c_int64_t) function colfile_stream_ntasks(r)
+    type(colfile_stream_reader), intent(in) :: r
+    colfile_stream_ntasks = -1
+    if (c_associated(r%ptr)) colfile_stream_ntasks = r%ntasks
+  end function colfile_stream_ntasks
+
+  ! Committed rows of task `task` (0 .. ntasks-1), and its first row in the
+  ! global view; -1 for a task out of range.
+  integer(c_int64_t) function colfile_stream_task_size(r, task)
+    type(colfile_stream_reader), intent(in) :: r
+    integer(c_int64_t), intent(in) :: task
+    colfile_stream_task_size = -1
+    if (c_associated(r%ptr)) colfile_stream_task_size = cf_stream_task_size(r%ptr, task)
+  end function colfile_stream_task_size
+
+  integer(c_int64_t) function colfile_stream_task_start(r, task)
+    type(colfile_stream_reader), intent(in) :: r
+    integer(c_int64_t), intent(in) :: task
+    colfile_stream_task_start = -1
+    if (c_associated(r%ptr)) colfile_stream_task_start = cf_stream_task_start(r%ptr, task)
+  end function colfile_stream_task_start
+
+  ! The stream's dtype ("<f8", or "raw") and elements per row.
+  function colfile_stream_dtype(r) result(d)
+    type(colfile_stream_reader), intent(in) :: r
+    character(len=:), allocatable :: d
+    d = trim(r%dtype)
+  end function colfile_stream_dtype
+
+  integer(c_int64_t) function colfile_stream_nmemb(r)
+    type(colfile_stream_reader), intent(in) :: r
+    colfile_stream_nmemb = -1
+    if (c_associated(r%ptr)) colfile_stream_nmemb = r%nmemb
+  end function colfile_stream_nmemb
+
+  ! Rows appended to this task so far (committed or not); -1 if not open.
+  integer(c_int64_t) function colfile_stream_rows(s)
+    type(colfile_stream), intent(in) :: s
+    colfile_stream_rows = -1
+    if (c_associated(s%task)) colfile_stream_rows = cf_stream_task_rows(s%task)
+  end function colfile_stream_rows
+
+  ! ---------------------------------------------------------- Transfers
+
+  ! The rows an array of nelem elements (rank, first dimension dim1, width
+  ! bytes each) holds for a stream of `sdtype` with nmemb elements a row,
+  ! and the bytes of those rows in the stream's dtype.  A raw stream takes
+  ! the array's bytes as they are.
+  subroutine stream_shape(name, sdtype, nmemb, rank, nelem, dim1, width, rows, bytes, ok, stat, errmsg)
+    character(len=*), intent(in) :: name, sdtype
+    integer(c_int64_t), intent(in) :: nmemb, nelem, dim1, width
+    integer, intent(in) :: rank
+    integer(c_int64_t), intent(out) :: rows, bytes
+    logical, intent(out) :: ok
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    type(cf_error_t) :: err
+    integer(c_int64_t) :: item
+    integer(c_int) :: rc
+    ok = .false.
+    rows = 0
+    bytes = 0
+    if (trim(sdtype) == 'raw') then
+      rows = nelem * width
+      bytes = rows
+      ok = .true.
+      return
+    end if
+    if (rank == 2 .and. dim1 /= nmemb) then
+      call cf_fail(COLFILE_EARG, name // ': a stream of ' // trim(i64s(nmemb)) // &
+        ' elements per row: the array''s first dimension is ' // trim(i64s(dim1)), stat, errmsg)
+      return
+    end if
+    if (mod(nelem, nmemb) /= 0) then
+      call cf_fail(COLFILE_EARG, name // ': an array of ' // trim(i64s(nelem)) // &
+        ' elements does not hold whole rows of ' // trim(i64s(nmemb)) // ' elements', stat, errmsg)
+      return
+    end if
+    rc = cf_dtype_itemsize(f_c_string(sdtype), item, err)
+    if (rc /= 0) then
+      call cf_finish(rc, err, stat, errmsg)
+      return
+    end if
+    rows = nelem / nmemb
+    bytes = nelem * item
+    ok = .true.
+  end subroutine stream_shape
+
+  ! Whether the array's dtype (S values: 'S', width their length) is the
+  ! stream's, byte for byte; cdt gets it normalised and NUL terminated.
+  logical function same_dtype(sdtype, dtype, width, is_str, cdt)
+    character(len=*), intent(in) :: sdtype, dtype
+    integer, intent(in) :: width
+    logical, intent(in) :: is_str
+    character(kind=c_char, len=:), allocatable, intent(out) :: cdt
+    type(cf_error_t) :: err
+    character(kind=c_char) :: norm(16)
+    if (is_str) then
+      cdt = f_c_string(str_dtype(width))
+    else
+      cdt = f_c_string(dtype)
+    end if
+    same_dtype = trim(sdtype) == 'raw'
+    if (same_dtype) return
+    if (cf_dtype_normalize(cdt, norm, err) /= 0) return
+    same_dtype = trim(c_dtype_string(norm)) == trim(sdtype)
+  end function same_dtype
+
+  ! Append the array (nelem elements at p) to the task's stream.
+  subroutine stream_append(s, rank, nelem, dim1, p, dtype, width, is_str, stat, errmsg)
+    type(colfile_stream), intent(inout) :: s
+    integer, intent(in) :: rank, width
+    integer(c_int64_t), intent(in) :: nelem, dim1
+    type(c_ptr), intent(in) :: p
+    character(len=*), intent(in) :: dtype
+    logical, intent(in) :: is_str
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    type(cf_error_t) :: err
+    character(kind=c_char, len=:), allocatable :: cdt
+    character(kind=c_char), allocatable, target :: copy(:), conv(:)
+    integer(c_int64_t) :: rows, bytes, w
+    type(c_ptr) :: src
+    integer(c_int) :: rc
+    logical :: ok
+    if (.not. c_associated(s%task)) then
+      call cf_fail(COLFILE_EARG, 'the stream is not open for writing', stat, errmsg)
+      return
+    end if
+    w = width
+    call stream_shape(s%name, s%dtype, s%nmemb, rank, nelem, dim1, w, rows, bytes, ok, stat, errmsg)
+    if (.not. ok) return
+    src = p
+    ! S values go with NUL padding, as numpy pads them.
+    if (is_str .and. trim(s%dtype) /= 'raw') then
+      call strings_to_c(p, nelem, w, copy)
+      src = c_loc(copy)
+    end if
+    if (same_dtype(s%dtype, dtype, width, is_str, cdt)) then
+      rc = cf_stream_append(s%task, src, rows, err)
+    else
+      allocate(conv(max(bytes, 1_c_int64_t)))
+      rc = cf_dtype_convert(c_loc(conv), bytes / max(nelem, 1_c_int64_t), f_c_string(s%dtype), src, w, cdt, &
+        nelem, err)
+      if (rc == 0) rc = cf_stream_append(s%task, c_loc(conv), rows, err)
+    end if
+    call cf_finish(rc, err, stat, errmsg)
+  end subroutine stream_append
+
+  ! Read rows from `start` of task `task` (-1: of the global view) into
+  ! the array (nelem elements at p).
+  subroutine stream_read(r, task, start, rank, nelem, dim1, p, dtype, width, is_str, stat, errmsg)
+    type(colfile_stream_reader), intent(inout) :: r
+    integer(c_int64_t), intent(in) :: task, start, nelem, dim1
+    integer, intent(in) :: rank, width
+    type(c_ptr), intent(in) :: p
+    character(len=*), intent(in) :: dtype
+    logical, intent(in) :: is_str
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    type(cf_error_t) :: err
+    character(kind=c_char, len=:), allocatable :: cdt
+    character(kind=c_char), allocatable, target :: conv(:)
+    integer(c_int64_t) :: rows, bytes, w
+    type(c_ptr) :: dst
+    integer(c_int) :: rc
+    logical :: ok, same
+    if (.not. c_associated(r%ptr)) then
+      call cf_fail(COLFILE_EARG, 'the stream is not open', stat, errmsg)
+      return
+    end if
+    w = width
+    call stream_shape(r%name, r%dtype, r%nmemb, rank, nelem, dim1, w, rows, bytes, ok, stat, errmsg)
+    if (.not. ok) return
+    same = same_dtype(r%dtype, dtype, width, is_str, cdt)
+    dst = p
+    if (.not. same) then
+      allocate(conv(max(bytes, 1_c_int64_t)))
+      dst = c_loc(conv)
+    end if
+    if (task < 0) then
+      rc = cf_stream_read(r%ptr, start, rows, dst, err)
+    else
+      rc = cf_stream_read_task(r%ptr, task, start, rows, dst, err)
+    end if
+    if (rc == 0 .and. .not. same) &
+      rc = cf_dtype_convert(p, w, cdt, dst, bytes / max(nelem, 1_c_int64_t), f_c_string(r%dtype), nelem, err)
+    if (rc == 0 .and. is_str .and. trim(r%dtype) /= 'raw') call strings_from_c(p, nelem * w)
+    call cf_finish(rc, err, stat, errmsg)
+  end subroutine stream_read
+
+  function i64s(i) result(r)
+    integer(c_int64_t), intent(in) :: i
+    character(len=24) :: r
+    write(r, '(i0)') i
+  end function i64s
+
+  include 'colfile_stream_rw.inc'
+
+end module colfile_streams
