@@ -14,6 +14,8 @@ module colfile_mpi
 
   public :: colfile_mpi_open, colfile_mpi_list, colfile_mpi_column_create, colfile_mpi_column_open, &
     colfile_mpi_column_close, colfile_mpi_grow, colfile_mpi_write, colfile_mpi_read, colfile_mpi_attr_set
+  public :: colfile_mpi_column_create_many, colfile_mpi_write_add, colfile_mpi_write_many, &
+    colfile_mpi_column_close_many
   public :: colfile_mpi_stream_create, colfile_mpi_stream_reopen, colfile_mpi_stream_flush, &
     colfile_mpi_stream_close, colfile_mpi_stream_discard
 
@@ -33,11 +35,71 @@ module colfile_mpi
   integer(c_int), parameter, public :: COLFILE_IO_AUTO = 0, COLFILE_IO_THROTTLED = 1, &
     COLFILE_IO_AGGREGATED = 2
 
+  ! A snapshot's writes, collected by colfile_mpi_write_add and made by
+  ! colfile_mpi_write_many in one collective.
+  type, public :: colfile_mpi_writes
+    private
+    type(write_entry), allocatable :: e(:)
+    integer :: n = 0
+  end type colfile_mpi_writes
+
+  type :: write_entry
+    type(c_ptr) :: column = c_null_ptr, data = c_null_ptr
+    integer(c_int64_t) :: start = 0, count = 0, row_stride = 0, elem_stride = 0
+    character(kind=c_char) :: dtype(16) = c_null_char
+    logical :: ok = .true.
+    character(len=512) :: lmsg = ''
+    character(kind=c_char), allocatable :: copy(:)  ! S values, NUL padded
+  end type write_entry
+
+  ! include/colfile_mpi.h: cf_mpi_column_spec and cf_mpi_write_spec.
+  type, bind(c) :: column_spec_t
+    type(c_ptr) :: name = c_null_ptr, dtype = c_null_ptr
+    integer(c_int64_t) :: nmemb = 0, local_rows = 0
+    type(c_ptr) :: column = c_null_ptr
+    integer(c_int64_t) :: first_row = 0
+  end type column_spec_t
+  type, bind(c) :: write_spec_t
+    type(c_ptr) :: column = c_null_ptr
+    integer(c_int64_t) :: start = 0, count = 0
+    type(c_ptr) :: buf = c_null_ptr, buf_dtype = c_null_ptr
+    integer(c_int64_t) :: row_stride = 0, elem_stride = 0
+  end type write_spec_t
+
+  interface colfile_mpi_column_create_many
+    module procedure create_many_rows, create_many_same_rows
+  end interface colfile_mpi_column_create_many
+
   include 'colfile_mpi_rw_generic.inc'
+  include 'colfile_mpi_many_generic.inc'
 
   include 'colfile_mpi_attr_generic.inc'
 
   interface
+    function cf_f_mpi_column_create_many(f, comm, specs, n, opt, err) bind(c, name='cf_f_mpi_column_create_many')
+      import :: c_ptr, c_int, c_int64_t, cf_error_t
+      type(c_ptr), value :: f, specs, opt
+      integer(c_int), value :: comm
+      integer(c_int64_t), value :: n
+      type(cf_error_t), intent(inout) :: err
+      integer(c_int) :: cf_f_mpi_column_create_many
+    end function cf_f_mpi_column_create_many
+    function cf_f_mpi_column_write_many(w, n, comm, opt, err) bind(c, name='cf_f_mpi_column_write_many')
+      import :: c_ptr, c_int, c_int64_t, cf_error_t
+      type(c_ptr), value :: w, opt
+      integer(c_int64_t), value :: n
+      integer(c_int), value :: comm
+      type(cf_error_t), intent(inout) :: err
+      integer(c_int) :: cf_f_mpi_column_write_many
+    end function cf_f_mpi_column_write_many
+    function cf_f_mpi_column_close_many(cols, n, comm, err) bind(c, name='cf_f_mpi_column_close_many')
+      import :: c_ptr, c_int, c_int64_t, cf_error_t
+      type(c_ptr), value :: cols
+      integer(c_int64_t), value :: n
+      integer(c_int), value :: comm
+      type(cf_error_t), intent(inout) :: err
+      integer(c_int) :: cf_f_mpi_column_close_many
+    end function cf_f_mpi_column_close_many
     function cf_f_mpi_stream_create(out, task, dtype_out, f, comm, name, dtype, nmemb, files, chunk, align, err) &
         bind(c, name='cf_f_mpi_stream_create')
       import :: c_ptr, c_char, c_int, c_int64_t, cf_error_t
@@ -309,6 +371,229 @@ contains
       r%row_stride, r%width, opt_ptr(options), err), err, stat, errmsg)
   end subroutine mpi_rw_read
 
+  ! ------------------------------------------------------------ Snapshots
+
+  ! colfile_mpi_column_create of every column of a snapshot in one
+  ! collective: names(i), dtypes(i), nmemb(i) (default 1) the same on every
+  ! rank, local_rows(i) (or one local_rows for all) this rank's rows;
+  ! cols(i) gets the handle, first_rows(i) this rank's first row.  On
+  ! failure no column is created.
+  subroutine create_many_rows(cols, f, comm, names, dtypes, local_rows, nmemb, first_rows, options, stat, errmsg)
+    type(colfile_column), intent(inout) :: cols(:)
+    type(colfile_file), intent(in) :: f
+    integer, intent(in) :: comm
+    character(len=*), intent(in) :: names(:), dtypes(:)
+    integer(c_int64_t), intent(in) :: local_rows(:)
+    integer(c_int64_t), intent(in), optional :: nmemb(:)
+    integer(c_int64_t), intent(out), optional :: first_rows(:)
+    type(colfile_mpi_options), intent(in), optional, target :: options
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    type(cf_error_t) :: err
+    type(column_spec_t), allocatable, target :: specs(:)
+    character(kind=c_char), allocatable, target :: nbuf(:, :), dbuf(:, :)
+    integer(c_int64_t) :: n, pass
+    integer(c_int) :: rc
+    integer :: i
+    logical :: fits
+    n = size(names, kind=c_int64_t)
+    fits = size(dtypes) == n .and. size(local_rows) == n .and. size(cols) == n
+    if (present(nmemb)) fits = fits .and. size(nmemb) == n
+    if (present(first_rows)) fits = fits .and. size(first_rows) == n
+    allocate(specs(max(n, 1_c_int64_t)), nbuf(len(names) + 1, max(n, 1_c_int64_t)), &
+      dbuf(len(dtypes) + 1, max(size(dtypes), 1)))
+    pass = -1  ! lists of different lengths: every rank fails ("bad list")
+    if (fits) then
+      pass = n
+      do i = 1, int(n)
+        call c_chars(names(i), nbuf(:, i))
+        call c_chars(dtypes(i), dbuf(:, i))
+        specs(i)%name = c_loc(nbuf(1, i))
+        specs(i)%dtype = c_loc(dbuf(1, i))
+        specs(i)%nmemb = 1
+        if (present(nmemb)) specs(i)%nmemb = nmemb(i)
+        specs(i)%local_rows = local_rows(i)
+      end do
+    end if
+    rc = cf_f_mpi_column_create_many(f%ptr, int(comm, c_int), c_loc(specs), pass, opt_ptr(options), err)
+    if (fits) then
+      do i = 1, int(n)
+        cols(i)%ptr = specs(i)%column
+        if (present(first_rows)) first_rows(i) = specs(i)%first_row
+      end do
+    end if
+    if (rc /= 0 .and. .not. fits) then
+      call cf_fail(int(rc), 'colfile_mpi_column_create_many: names, dtypes, local_rows, nmemb, first_rows ' // &
+        'and cols differ in length', stat, errmsg)
+    else
+      call cf_finish(rc, err, stat, errmsg)
+    end if
+  end subroutine create_many_rows
+
+  subroutine create_many_same_rows(cols, f, comm, names, dtypes, local_rows, nmemb, first_rows, options, &
+      stat, errmsg)
+    type(colfile_column), intent(inout) :: cols(:)
+    type(colfile_file), intent(in) :: f
+    integer, intent(in) :: comm
+    character(len=*), intent(in) :: names(:), dtypes(:)
+    integer(c_int64_t), intent(in) :: local_rows
+    integer(c_int64_t), intent(in), optional :: nmemb(:)
+    integer(c_int64_t), intent(out), optional :: first_rows(:)
+    type(colfile_mpi_options), intent(in), optional, target :: options
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    integer(c_int64_t) :: rows(size(names))
+    rows = local_rows
+    call create_many_rows(cols, f, comm, names, dtypes, rows, nmemb, first_rows, options, stat, errmsg)
+  end subroutine create_many_same_rows
+
+  ! s without trailing blanks and NUL terminated into out.
+  subroutine c_chars(s, out)
+    character(len=*), intent(in) :: s
+    character(kind=c_char), intent(out) :: out(:)
+    integer :: i
+    out = c_null_char
+    do i = 1, len_trim(s)
+      out(i) = s(i:i)
+    end do
+  end subroutine c_chars
+
+  ! Add the write of `nelem` elements (rank, first dimension dim1) of
+  ! Fortran type dtype to the list: p(1) is the first element, p(2) the
+  ! next along the first dimension, p(3) the first of the next column
+  ! (c_null_ptr when there is none), so that any section is described by
+  ! its strides and never copied (S values are, to be NUL padded).  A
+  ! shape that does not fit the column is kept to fail the collective
+  ! write on every rank.
+  subroutine writes_add(w, c, start, rank, nelem, dim1, p, dtype, width, is_str)
+    type(colfile_mpi_writes), intent(inout) :: w
+    type(colfile_column), intent(in) :: c
+    integer(c_int64_t), intent(in) :: start, nelem, dim1
+    integer, intent(in) :: rank, width
+    type(c_ptr), intent(in) :: p(3)
+    character(len=*), intent(in) :: dtype
+    logical, intent(in) :: is_str
+    type(write_entry), allocatable :: grown(:)
+    type(write_entry) :: e
+    character(kind=c_char), allocatable, target :: gathered(:)
+    character(kind=c_char), pointer :: chars(:)
+    integer(c_int64_t) :: wb, rs, es, k, addr, d1
+    integer :: lstat
+    wb = width
+    e%column = c%ptr
+    e%start = start
+    if (is_str) then
+      call c_chars(str_dtype(width), e%dtype)
+    else
+      call c_chars(dtype, e%dtype)
+    end if
+    call rw_layout(c, rank, nelem, dim1, wb, e%count, rs, e%ok, lstat, e%lmsg)
+    if (.not. e%ok) then
+      e%count = -1
+      e%row_stride = wb
+      e%elem_stride = wb
+    else
+      ! rw_layout's row_stride is nmemb elements of width wb
+      es = wb
+      if (c_associated(p(2))) es = address(p(2)) - address(p(1))
+      if (rank == 2 .and. c_associated(p(3))) then
+        rs = address(p(3)) - address(p(1))
+      else
+        rs = (rs / wb) * es
+      end if
+      e%data = p(1)
+      e%elem_stride = es
+      e%row_stride = rs
+      if (is_str .and. nelem > 0) then
+        ! gather the strings in array element order, then NUL pad them
+        allocate(gathered(nelem * wb))
+        d1 = dim1
+        if (rank == 1) d1 = nelem
+        do k = 0, nelem - 1
+          addr = address(p(1)) + mod(k, d1) * es
+          if (rank == 2) addr = addr + (k / d1) * rs
+          call c_f_pointer(transfer(addr, c_null_ptr), chars, [wb])
+          gathered(k * wb + 1:(k + 1) * wb) = chars
+        end do
+        call strings_to_c(c_loc(gathered), nelem, wb, e%copy)
+        e%elem_stride = wb
+        e%row_stride = (nelem / max(e%count, 1_c_int64_t)) * wb
+      end if
+    end if
+    if (.not. allocated(w%e)) allocate(w%e(4))
+    if (w%n == size(w%e)) then
+      allocate(grown(2 * w%n))
+      grown(1:w%n) = w%e(1:w%n)
+      call move_alloc(grown, w%e)
+    end if
+    w%n = w%n + 1
+    w%e(w%n) = e
+  end subroutine writes_add
+
+  integer(c_int64_t) function address(p)
+    type(c_ptr), intent(in) :: p
+    address = transfer(p, 0_c_int64_t)
+  end function address
+
+  ! Write everything added to w in one collective (throttled: each rank
+  ! all its columns in its turn; options%concurrency ranks at once), then
+  ! empty w.  The arrays must still hold what was added.  Every rank must
+  ! have added the same columns in the same order.
+  subroutine colfile_mpi_write_many(w, comm, options, stat, errmsg)
+    type(colfile_mpi_writes), intent(inout), target :: w
+    integer, intent(in) :: comm
+    type(colfile_mpi_options), intent(in), optional, target :: options
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    type(cf_error_t) :: err
+    type(write_spec_t), allocatable, target :: specs(:)
+    integer(c_int) :: rc
+    integer :: i, bad
+    allocate(specs(max(w%n, 1)))
+    bad = 0
+    do i = 1, w%n
+      associate (e => w%e(i))
+        specs(i)%column = e%column
+        specs(i)%start = e%start
+        specs(i)%count = e%count
+        specs(i)%buf = e%data
+        if (allocated(e%copy)) specs(i)%buf = c_loc(e%copy)
+        specs(i)%buf_dtype = c_loc(e%dtype)
+        specs(i)%row_stride = e%row_stride
+        specs(i)%elem_stride = e%elem_stride
+        if (.not. e%ok .and. bad == 0) bad = i
+      end associate
+    end do
+    rc = cf_f_mpi_column_write_many(c_loc(specs), int(w%n, c_int64_t), int(comm, c_int), opt_ptr(options), err)
+    if (bad > 0 .and. rc /= 0) then
+      call cf_fail(int(rc), trim(w%e(bad)%lmsg), stat, errmsg)
+    else
+      call cf_finish(rc, err, stat, errmsg)
+    end if
+    if (allocated(w%e)) deallocate(w%e)
+    w%n = 0
+  end subroutine colfile_mpi_write_many
+
+  ! colfile_mpi_column_close of every column in one collective (the same
+  ! columns in the same order on every rank); every handle is released.
+  subroutine colfile_mpi_column_close_many(cols, comm, stat, errmsg)
+    type(colfile_column), intent(inout), target :: cols(:)
+    integer, intent(in) :: comm
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    type(cf_error_t) :: err
+    type(c_ptr), allocatable, target :: ptrs(:)
+    integer(c_int) :: rc
+    integer :: i
+    allocate(ptrs(max(size(cols), 1)))
+    do i = 1, size(cols)
+      ptrs(i) = cols(i)%ptr
+      cols(i)%ptr = c_null_ptr
+    end do
+    rc = cf_f_mpi_column_close_many(c_loc(ptrs), size(cols, kind=c_int64_t), int(comm, c_int), err)
+    call cf_finish(rc, err, stat, errmsg)
+  end subroutine colfile_mpi_column_close_many
+
   ! ------------------------------------------------------------ Streams
 
   ! Create stream `name` (docs/streams.md) with one task per rank: rows of
@@ -416,6 +701,7 @@ contains
   end function opt_i64
 
   include 'colfile_mpi_rw.inc'
+  include 'colfile_mpi_many.inc'
 
   ! Attributes set collectively (rank 0's value is stored).
   subroutine mpi_attr_raw(c, comm, name, dtype, n, p, stat, errmsg)

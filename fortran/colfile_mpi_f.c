@@ -68,6 +68,23 @@ CF_F_API int cf_f_mpi_column_close(cf_column *c, MPI_Fint comm, cf_error *err)
     return cf_mpi_column_close(c, MPI_Comm_f2c(comm), err);
 }
 
+CF_F_API int cf_f_mpi_column_create_many(cf_file *f, MPI_Fint comm, cf_mpi_column_spec *specs, int64_t n,
+                                         const cf_mpi_options *opt, cf_error *err)
+{
+    return cf_mpi_column_create_many(f, MPI_Comm_f2c(comm), specs, n, opt, err);
+}
+
+CF_F_API int cf_f_mpi_column_write_many(const cf_mpi_write_spec *w, int64_t n, MPI_Fint comm,
+                                        const cf_mpi_options *opt, cf_error *err)
+{
+    return cf_mpi_column_write_many(w, n, MPI_Comm_f2c(comm), opt, err);
+}
+
+CF_F_API int cf_f_mpi_column_close_many(cf_column **cols, int64_t n, MPI_Fint comm, cf_error *err)
+{
+    return cf_mpi_column_close_many(cols, n, MPI_Comm_f2c(comm), err);
+}
+
 /* Streams: the handle, this rank's task, and the stream's dtype (normalised,
  * or "raw") and nmemb, which the Fortran side needs to convert arrays. */
 static int stream_row_type(cf_file *f, const char *name, char dtype[CF_DTYPE_MAX], int64_t *nmemb, cf_error *err)

@@ -3,7 +3,8 @@
 Fortran modules (one per Fortran type, kind and rank): reads and writes in
 colfile_rw.inc (module colfile) and colfile_mpi_rw.inc (module
 colfile_mpi), attribute setters and getters in colfile_attr.inc and
-colfile_mpi_attr.inc, stream appends and reads in colfile_stream_rw.inc
+colfile_mpi_attr.inc, the writes of a snapshot in colfile_mpi_many.inc,
+stream appends and reads in colfile_stream_rw.inc
 (module colfile_streams), with their interface lists in *_generic.inc.  Run
 after changing this file; the files are committed, so building needs no
 Python.  `--check` fails if they differ."""
@@ -186,6 +187,37 @@ def attrs():
     return generic, HEADER + "\n".join(procs), mgeneric, HEADER + "\n".join(mprocs)
 
 
+def write_add():
+    """colfile_mpi_write_add: one write of a snapshot (colfile_mpi_write_many)
+    from any array section, described by the addresses of its first
+    element, the next along dimension 1 and the first of column 2."""
+    names, procs = [], []
+    for suffix, decl, dt, width in TYPES:
+        for rank, shape in RANKS:
+            name = f"cf_f_mpi_write_add_{suffix}_{rank}"
+            names.append(name)
+            if rank == 1:
+                locs = ["  if (size(data) > 0) p(1) = c_loc(data(1))",
+                        "  if (size(data) > 1) p(2) = c_loc(data(2))"]
+            else:
+                locs = ["  if (size(data) > 0) p(1) = c_loc(data(1, 1))",
+                        "  if (size(data) > 0 .and. size(data, 1) > 1) p(2) = c_loc(data(2, 1))",
+                        "  if (size(data) > 0 .and. size(data, 2) > 1) p(3) = c_loc(data(1, 2))"]
+            procs.append("\n".join([
+                f"subroutine {name}(w, c, start, data)",
+                "  type(colfile_mpi_writes), intent(inout) :: w",
+                "  type(colfile_column), intent(in) :: c",
+                "  integer(c_int64_t), intent(in) :: start",
+                f"  {decl}, intent(in), target :: data{shape}",
+                "  type(c_ptr) :: p(3)",
+                "  p = c_null_ptr",
+                *locs,
+                f"  call writes_add(w, c, start, {rank}, size(data, kind=c_int64_t), size(data, 1, kind=c_int64_t), &",
+                f"    p, {dt}, {width}, {'.true.' if suffix == 's' else '.false.'})",
+                f"end subroutine {name}"]) + "\n")
+    return HEADER + interface("colfile_mpi_write_add", names), HEADER + "\n".join(procs)
+
+
 def streams():
     """colfile_stream_append (a task's stream), colfile_stream_read (the
     global view) and colfile_stream_read_task (one task's rows)."""
@@ -222,13 +254,15 @@ def streams():
 def main():
     g, p = serial()
     sg, sp = streams()
+    wg, wp = write_add()
     mg, mp = mpi()
     ag, ap, mag, map_ = attrs()
     files = {"colfile_rw_generic.inc": g, "colfile_rw.inc": p,
              "colfile_mpi_rw_generic.inc": mg, "colfile_mpi_rw.inc": mp,
              "colfile_attr_generic.inc": ag, "colfile_attr.inc": ap,
              "colfile_mpi_attr_generic.inc": mag, "colfile_mpi_attr.inc": map_,
-             "colfile_stream_generic.inc": sg, "colfile_stream_rw.inc": sp}
+             "colfile_stream_generic.inc": sg, "colfile_stream_rw.inc": sp,
+             "colfile_mpi_many_generic.inc": wg, "colfile_mpi_many.inc": wp}
     check = "--check" in sys.argv
     stale = []
     for name, text in files.items():
