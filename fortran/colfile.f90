@@ -9,8 +9,19 @@ module colfile
   use, intrinsic :: iso_c_binding
   use colfile_c
   use colfile_streams
+  use colfile_integrity
   implicit none
   private
+
+  ! Statistics, verification and repair (module colfile_integrity).
+  public :: colfile_stats, colfile_chunk_rows, colfile_chunk_count, colfile_chunk_stats, colfile_set_chunk_rows, &
+    colfile_set_statistics, colfile_set_verify, colfile_ext_state, colfile_verify_blob, colfile_verify, &
+    colfile_index_blob, colfile_repair, colfile_stream_chunk_stats, colfile_stream_check_chunk
+  public :: COLFILE_BLOB_OK, COLFILE_BLOB_MISSING, COLFILE_BLOB_SHORT, COLFILE_BLOB_LONG, COLFILE_BLOB_SUM_MISMATCH, &
+    COLFILE_BLOB_CRC_MISMATCH, COLFILE_BLOB_CRC_UNKNOWN, COLFILE_BLOB_STATS_MISMATCH, COLFILE_BLOB_STATS_DAMAGED, &
+    COLFILE_EXT_CURRENT, COLFILE_EXT_ABSENT, COLFILE_EXT_UNBOUND, COLFILE_EXT_STALE, COLFILE_EXT_DAMAGED, &
+    COLFILE_EXT_UPDATING, COLFILE_EXT_TORN, COLFILE_REPAIR_SUMS, COLFILE_REPAIR_CRC, COLFILE_REPAIR_TRUNCATED, &
+    COLFILE_REPAIR_STRAY, COLFILE_REPAIR_TORN
 
   ! Streams (module colfile_streams; written collectively with colfile_mpi).
   public :: colfile_stream, colfile_stream_reader, colfile_stream_open, colfile_stream_close, &
