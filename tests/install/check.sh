@@ -114,7 +114,7 @@ if "$pc" --exists colfile-fortran; then
         grep -q "read 3000 particles at time 0.50: 0 wrong" <<< "$out" || fail "$exe: $out"
         echo "fortran: $exe: $out"
     done
-    for m in colfile.mod colfile_c.mod; do
+    for m in colfile.mod colfile_c.mod colfile_streams.mod colfile_integrity.mod; do
         [ -f "$prefix/include/colfile/fortran/$m" ] || fail "$m not installed"
     done
 else
