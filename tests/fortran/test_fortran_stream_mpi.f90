@@ -180,6 +180,8 @@ contains
     integer(c_int64_t), allocatable :: id(:), gid(:)
     character(len=6), allocatable :: tag(:), want_tag(:), gtag(:)
     character(len=:), allocatable :: names(:)
+    real(c_float), allocatable :: gpos4(:, :)
+    character(len=8), allocatable :: gtag8(:)
     integer(c_int64_t) :: t, n, first, total
     call colfile_stream_list(f, names)
     call check(size(names) == 3, 'three streams listed')
@@ -198,6 +200,12 @@ contains
     call colfile_stream_read(rp, 0_c_int64_t, gpos)
     call colfile_stream_read(ri, 0_c_int64_t, gid)
     call colfile_stream_read(rt, 0_c_int64_t, gtag)
+    ! converted as they are read: f8 to real(4), S6 to character(len=8)
+    allocate(gpos4(3, total), gtag8(total))
+    call colfile_stream_read(rp, 0_c_int64_t, gpos4)
+    call colfile_stream_read(rt, 0_c_int64_t, gtag8)
+    call check(all(gpos4 == real(gpos, c_float)), 'pos read as real(4)')
+    call check(all(gtag8 == gtag), 'tag read as character(len=8)')
     first = 0
     do t = 0, ntasks - 1
       n = rows_of(which, t)
