@@ -23,7 +23,9 @@ module colfile
     COLFILE_EXT_UPDATING, COLFILE_EXT_TORN, COLFILE_REPAIR_SUMS, COLFILE_REPAIR_CRC, COLFILE_REPAIR_TRUNCATED, &
     COLFILE_REPAIR_STRAY, COLFILE_REPAIR_TORN
 
-  ! Streams (module colfile_streams; written collectively with colfile_mpi).
+  ! Streams (module colfile_streams; under MPI colfile_mpi creates, flushes and closes them).
+  public :: colfile_stream_writer, colfile_stream_create, colfile_stream_reopen, colfile_stream_task, &
+    colfile_stream_flush, colfile_stream_discard
   public :: colfile_stream, colfile_stream_reader, colfile_stream_open, colfile_stream_close, &
     colfile_stream_list, colfile_stream_size, colfile_stream_ntasks, colfile_stream_task_size, &
     colfile_stream_task_start, colfile_stream_dtype, colfile_stream_nmemb, colfile_stream_rows, &

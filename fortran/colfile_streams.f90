@@ -1,7 +1,8 @@
 ! colfile_streams - task-local streams (include/colfile_stream.h,
 ! docs/streams.md) for Fortran: appending arrays to a task's stream
-! (independent, no communication: the stream is created, flushed and closed
-! collectively by module colfile_mpi), and reading one task's rows or the
+! (independent, no communication), a serial writer of several tasks (under
+! MPI the stream is created, flushed and closed collectively by module
+! colfile_mpi, one task per rank), and reading one task's rows or the
 ! global view.  Arrays are converted between their Fortran type and the
 ! stream's dtype as column reads and writes convert.  Module colfile
 ! passes on everything here; programs use colfile.
@@ -11,13 +12,16 @@ module colfile_streams
   implicit none
   private
 
+  public :: colfile_stream_create, colfile_stream_reopen, colfile_stream_task, colfile_stream_flush, &
+    colfile_stream_discard
   public :: colfile_stream_open, colfile_stream_close, colfile_stream_list, colfile_stream_size, &
     colfile_stream_ntasks, colfile_stream_task_size, colfile_stream_task_start, colfile_stream_dtype, &
     colfile_stream_nmemb, colfile_stream_rows, colfile_stream_is_open
   public :: colfile_stream_append, colfile_stream_read, colfile_stream_read_task
 
-  ! A stream being written: this task's handle (colfile_mpi_stream_create
-  ! or colfile_mpi_stream_reopen).
+  ! A task of a stream being written (colfile_stream_task of a serial
+  ! writer, or this rank's from colfile_mpi_stream_create or
+  ! colfile_mpi_stream_reopen).
   type, public :: colfile_stream
     type(c_ptr) :: mpi = c_null_ptr   ! the collective stream (cf_mpi_stream)
     type(c_ptr) :: task = c_null_ptr  ! this rank's task (cf_stream_task)
@@ -25,6 +29,15 @@ module colfile_streams
     integer(c_int64_t) :: nmemb = 0
     character(len=:), allocatable :: name
   end type colfile_stream
+
+  ! A stream written serially (colfile_stream_create or
+  ! colfile_stream_reopen): its tasks are written through colfile_stream_task.
+  type, public :: colfile_stream_writer
+    type(c_ptr) :: ptr = c_null_ptr
+    character(len=16) :: dtype = ''
+    integer(c_int64_t) :: nmemb = 0, ntasks = 0
+    character(len=:), allocatable :: name
+  end type colfile_stream_writer
 
   ! A committed stream opened for reading.
   type, public :: colfile_stream_reader
@@ -41,9 +54,70 @@ module colfile_streams
 
   public :: c_dtype_string
 
+  interface colfile_stream_close
+    module procedure reader_close, writer_close
+  end interface colfile_stream_close
+
   include 'colfile_stream_generic.inc'
 
   interface
+    function cf_stream_layout_choose(out, f, tasks, files, chunk, align, err) bind(c, name='cf_stream_layout_choose')
+      import :: c_ptr, c_int, c_int64_t, cf_error_t, cf_stream_layout_t
+      type(cf_stream_layout_t), intent(out) :: out
+      type(c_ptr), value :: f
+      integer(c_int64_t), value :: tasks, files, chunk, align
+      type(cf_error_t), intent(inout) :: err
+      integer(c_int) :: cf_stream_layout_choose
+    end function cf_stream_layout_choose
+    function cf_stream_create(out, f, name, dtype, nmemb, layout, err) bind(c, name='cf_stream_create')
+      import :: c_ptr, c_char, c_int, c_int64_t, cf_error_t, cf_stream_layout_t
+      type(c_ptr), intent(out) :: out
+      type(c_ptr), value :: f
+      character(kind=c_char), intent(in) :: name(*), dtype(*)
+      integer(c_int64_t), value :: nmemb
+      type(cf_stream_layout_t), intent(in) :: layout
+      type(cf_error_t), intent(inout) :: err
+      integer(c_int) :: cf_stream_create
+    end function cf_stream_create
+    function cf_stream_reopen(out, f, name, err) bind(c, name='cf_stream_reopen')
+      import :: c_ptr, c_char, c_int, cf_error_t
+      type(c_ptr), intent(out) :: out
+      type(c_ptr), value :: f
+      character(kind=c_char), intent(in) :: name(*)
+      type(cf_error_t), intent(inout) :: err
+      integer(c_int) :: cf_stream_reopen
+    end function cf_stream_reopen
+    subroutine cf_stream_writer_info(w, layout, dtype, nmemb) bind(c, name='cf_stream_writer_info')
+      import :: c_ptr, c_char, c_int64_t, cf_stream_layout_t
+      type(c_ptr), value :: w
+      type(cf_stream_layout_t), intent(out) :: layout
+      character(kind=c_char), intent(out) :: dtype(16)
+      integer(c_int64_t), intent(out) :: nmemb
+    end subroutine cf_stream_writer_info
+    function cf_stream_task_open(out, w, task, err) bind(c, name='cf_stream_task_open')
+      import :: c_ptr, c_int, c_int64_t, cf_error_t
+      type(c_ptr), intent(out) :: out
+      type(c_ptr), value :: w
+      integer(c_int64_t), value :: task
+      type(cf_error_t), intent(inout) :: err
+      integer(c_int) :: cf_stream_task_open
+    end function cf_stream_task_open
+    function cf_stream_flush(w, err) bind(c, name='cf_stream_flush')
+      import :: c_ptr, c_int, cf_error_t
+      type(c_ptr), value :: w
+      type(cf_error_t), intent(inout) :: err
+      integer(c_int) :: cf_stream_flush
+    end function cf_stream_flush
+    function cf_stream_close(w, err) bind(c, name='cf_stream_close')
+      import :: c_ptr, c_int, cf_error_t
+      type(c_ptr), value :: w
+      type(cf_error_t), intent(inout) :: err
+      integer(c_int) :: cf_stream_close
+    end function cf_stream_close
+    subroutine cf_stream_discard(w) bind(c, name='cf_stream_discard')
+      import :: c_ptr
+      type(c_ptr), value :: w
+    end subroutine cf_stream_discard
     function cf_stream_open(out, f, name, err) bind(c, name='cf_stream_open')
       import :: c_ptr, c_char, c_int, cf_error_t
       type(c_ptr), intent(out) :: out
@@ -153,6 +227,133 @@ contains
     end do
   end function c_dtype_string
 
+  ! ------------------------------------------------------------ Writing
+
+  ! Create stream `name` in File f (open for writing) for `tasks` tasks
+  ! (default 1): rows of `dtype` with nmemb elements (default 1), or "raw"
+  ! bytes; files (default 1), chunk and align (bytes; default 1 MiB and the
+  ! File's block size) lay it out.  Nothing is visible at `name` until the
+  ! first flush, which replaces a stream there.
+  subroutine colfile_stream_create(w, f, name, dtype, nmemb, tasks, files, chunk, align, stat, errmsg)
+    type(colfile_stream_writer), intent(out) :: w
+    type(colfile_file), intent(in) :: f
+    character(len=*), intent(in) :: name, dtype
+    integer(c_int64_t), intent(in), optional :: nmemb, tasks, files, chunk, align
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    type(cf_error_t) :: err
+    type(cf_stream_layout_t) :: layout
+    integer(c_int64_t) :: nm
+    integer(c_int) :: rc
+    nm = 1
+    if (present(nmemb)) nm = nmemb
+    rc = cf_stream_layout_choose(layout, f%ptr, opt(tasks, 1_c_int64_t), opt(files, 0_c_int64_t), &
+      opt(chunk, 0_c_int64_t), opt(align, 0_c_int64_t), err)
+    if (rc == 0) rc = cf_stream_create(w%ptr, f%ptr, f_c_string(name), f_c_string(dtype), nm, layout, err)
+    call writer_made(w, rc, name)
+    call cf_finish(rc, err, stat, errmsg)
+  end subroutine colfile_stream_create
+
+  ! Reopen the committed stream `name` to append more: each task continues
+  ! after its committed rows; the layout and row type are the stream's.
+  subroutine colfile_stream_reopen(w, f, name, stat, errmsg)
+    type(colfile_stream_writer), intent(out) :: w
+    type(colfile_file), intent(in) :: f
+    character(len=*), intent(in) :: name
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    type(cf_error_t) :: err
+    integer(c_int) :: rc
+    rc = cf_stream_reopen(w%ptr, f%ptr, f_c_string(name), err)
+    call writer_made(w, rc, name)
+    call cf_finish(rc, err, stat, errmsg)
+  end subroutine colfile_stream_reopen
+
+  subroutine writer_made(w, rc, name)
+    type(colfile_stream_writer), intent(inout) :: w
+    integer(c_int), intent(in) :: rc
+    character(len=*), intent(in) :: name
+    type(cf_stream_layout_t) :: layout
+    character(kind=c_char) :: dt(16)
+    w%name = trim(name)
+    if (rc /= 0) then
+      w%ptr = c_null_ptr
+      return
+    end if
+    call cf_stream_writer_info(w%ptr, layout, dt, w%nmemb)
+    w%dtype = c_dtype_string(dt)
+    w%ntasks = layout%tasks
+  end subroutine writer_made
+
+  ! s gets task `task` (0 .. tasks-1) of w, to append to; it belongs to w
+  ! and goes with it at colfile_stream_close or colfile_stream_discard.
+  subroutine colfile_stream_task(s, w, task, stat, errmsg)
+    type(colfile_stream), intent(out) :: s
+    type(colfile_stream_writer), intent(inout) :: w
+    integer(c_int64_t), intent(in) :: task
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    type(cf_error_t) :: err
+    integer(c_int) :: rc
+    if (.not. c_associated(w%ptr)) then
+      call cf_fail(COLFILE_EARG, 'the stream is not open for writing', stat, errmsg)
+      return
+    end if
+    rc = cf_stream_task_open(s%task, w%ptr, task, err)
+    if (rc /= 0) s%task = c_null_ptr
+    s%dtype = w%dtype
+    s%nmemb = w%nmemb
+    s%name = w%name
+    call cf_finish(rc, err, stat, errmsg)
+  end subroutine colfile_stream_task
+
+  ! Commit what every task has appended; the first commit makes the stream
+  ! visible.  The stream stays open (a checkpoint).
+  subroutine colfile_stream_flush(w, stat, errmsg)
+    type(colfile_stream_writer), intent(inout) :: w
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    type(cf_error_t) :: err
+    if (.not. c_associated(w%ptr)) then
+      call cf_fail(COLFILE_EARG, 'the stream is not open for writing', stat, errmsg)
+      return
+    end if
+    call cf_finish(cf_stream_flush(w%ptr, err), err, stat, errmsg)
+  end subroutine colfile_stream_flush
+
+  ! Commit, then release the writer and its tasks (also on failure).
+  subroutine writer_close(w, stat, errmsg)
+    type(colfile_stream_writer), intent(inout) :: w
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    type(cf_error_t) :: err
+    integer(c_int) :: rc
+    if (.not. c_associated(w%ptr)) then
+      call cf_no_error(stat)
+      return
+    end if
+    rc = cf_stream_close(w%ptr, err)
+    w%ptr = c_null_ptr
+    call cf_finish(rc, err, stat, errmsg)
+  end subroutine writer_close
+
+  ! Release the writer without committing: the stream stays at its last
+  ! commit (absent if never committed).
+  subroutine colfile_stream_discard(w)
+    type(colfile_stream_writer), intent(inout) :: w
+    if (c_associated(w%ptr)) call cf_stream_discard(w%ptr)
+    w%ptr = c_null_ptr
+  end subroutine colfile_stream_discard
+
+  integer(c_int64_t) function opt(v, default)
+    integer(c_int64_t), intent(in), optional :: v
+    integer(c_int64_t), intent(in) :: default
+    opt = default
+    if (present(v)) opt = v
+  end function opt
+
+  ! ------------------------------------------------------------ Reading
+
   ! Open the committed stream `name` of File f for reading.
   subroutine colfile_stream_open(r, f, name, stat, errmsg)
     type(colfile_stream_reader), intent(out) :: r
@@ -175,14 +376,14 @@ contains
     call cf_finish(rc, err, stat, errmsg)
   end subroutine colfile_stream_open
 
-  subroutine colfile_stream_close(r, stat, errmsg)
+  subroutine reader_close(r, stat, errmsg)
     type(colfile_stream_reader), intent(inout) :: r
     integer, intent(out), optional :: stat
     character(len=*), intent(inout), optional :: errmsg
     if (c_associated(r%ptr)) call cf_stream_reader_close(r%ptr)
     r%ptr = c_null_ptr
     call cf_no_error(stat)
-  end subroutine colfile_stream_close
+  end subroutine reader_close
 
   logical function colfile_stream_is_open(r)
     type(colfile_stream_reader), intent(in) :: r

@@ -1,6 +1,7 @@
 """Streams across languages: streams a Fortran MPI program appended to (one
 task per rank, a different number of rows on each, reopened and appended
-to) read from Python exactly, and streams Python wrote read from Fortran,
+to) and streams a serial Fortran program wrote for three tasks
+(tests/fortran/test_fortran_stream_serial.f90) read from Python exactly, and streams Python wrote read from Fortran,
 per task and as the global view (tests/fortran/test_fortran_stream_mpi.f90,
 built in $COLFILE_C_BUILD).  Row k of task t: pos = t*1000 + k + j/4
 (j = 1..3), id = t*100000 + k, tag = b't<t>r<k>'."""
@@ -20,13 +21,13 @@ import colfile.stream
 MPIEXEC = os.path.join(os.path.dirname(sys.executable), "mpiexec")
 
 
-def _program() -> str:
+def _program(name: str = "test_fortran_stream_mpi") -> str:
     build = os.environ.get("COLFILE_C_BUILD")
-    exe = os.path.join(build, "test_fortran_stream_mpi") if build else ""
+    exe = os.path.join(build, name) if build else ""
     if not os.path.exists(exe) or not os.path.exists(MPIEXEC):
         if os.environ.get("CI") and os.path.exists(os.path.join(build or "", "fortran_cross")):
-            pytest.fail("no test_fortran_stream_mpi or no mpiexec in a build with the Fortran modules")
-        pytest.skip("no test_fortran_stream_mpi in $COLFILE_C_BUILD (built with -DCOLFILE_FORTRAN=ON and MPI)")
+            pytest.fail(f"no {name} or no mpiexec in a build with the Fortran modules")
+        pytest.skip(f"no {name} in $COLFILE_C_BUILD (built with -DCOLFILE_FORTRAN=ON and MPI)")
     return exe
 
 
@@ -69,6 +70,23 @@ def test_fortran_streams_read_by_python(tmp_path, nranks) -> None:
                 got = s.task(t)
                 assert got.dtype == np.dtype(dtype)
                 np.testing.assert_array_equal(got, want[t], err_msg=f"{name} task {t}")
+            np.testing.assert_array_equal(s[:], np.concatenate(want), err_msg=name)
+            s.close()
+
+
+def test_fortran_serial_streams_read_by_python(tmp_path) -> None:
+    path = str(tmp_path / "f")
+    p = subprocess.run([_program("test_fortran_stream_serial"), path], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True, timeout=120)
+    assert p.returncode == 0 and "test_fortran_stream_serial: ok" in p.stdout, p.stdout
+    counts = [4, 2, 7]
+    with colfile.File(path) as f:
+        for name in ("pos", "id", "tag"):
+            s = colfile.stream.open(f, name, verify=True)
+            assert s.tasks == 3
+            want = [rows(t, 0, n)[name] for t, n in enumerate(counts)]
+            for t in range(3):
+                np.testing.assert_array_equal(s.task(t), want[t], err_msg=f"{name} task {t}")
             np.testing.assert_array_equal(s[:], np.concatenate(want), err_msg=name)
             s.close()
 
