@@ -116,7 +116,7 @@ class FileColumns:
         def prep() -> str:
             self._check_open()
             if not self._comm.serial:
-                _name_check(full)
+                _name_check(full, self.path)
             return full
         return self._same("column name", prep)
 
@@ -189,7 +189,7 @@ class FileColumns:
                 self._checked_name(full)
             elif not serial:
                 self._check_open()
-                _name_check(full)
+                _name_check(full, self.path)
             if self._cols:
                 col = self._cols.get(full)
                 if col is not None and not col.closed:
@@ -350,7 +350,7 @@ class FileColumns:
         def prep() -> dict[str, Any]:
             self._check_open()
             if not serial:
-                _name_check(full)
+                _name_check(full, self.path)
             # before an open handle of ours on the name is closed; the core
             # checks what is on disk under the column's lock (make())
             self._refuse_existing(full, overwrite)
@@ -573,7 +573,7 @@ class FileColumns:
         directory does not exist."""
         with self._lock:
             h = self._check_open()
-            _name_check(full)
+            _name_check(full, self.path)
             col = self._attr_cols.get(full)
             if col is not None and not col.closed:
                 return col

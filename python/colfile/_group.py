@@ -107,7 +107,7 @@ class Group:
         if not isinstance(name, str):
             raise TypeError(f"column names are str, not {type(name).__name__}")
         if not name:
-            _name_check(name)  # the core's InvalidNameError: never the group itself
+            _name_check(name, self._file.path)  # the core's InvalidNameError: never the group itself
         return self._prefix + name
 
     @property

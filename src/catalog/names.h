@@ -16,6 +16,10 @@ int cf__is_format_file_name(const char *name);
  * puts in it (".colfile-v1.tmp.<pid>.<8 hex>" and the like). */
 #define CF__PATH_ROOM 96
 
+/* cf_name_check of a name given for the File at `root`, the message
+ * starting with root: which File the name was refused in. */
+int cf__name_check_in(const char *root, const char *name, cf_error *err);
+
 /* Check that the column, group or attribute-block `name` (already accepted
  * by cf_name_check) stays inside the File whose directory is `root`:
  *  - root/name plus CF__PATH_ROOM fits PATH_MAX;

@@ -96,7 +96,7 @@ int cf_column_create_ex(cf_column **out, cf_file *f, const char *name,
 {
     int rc;
     if (!out || !f || !name) return CF_FAIL(err, CF_EARG, "cf_column_create: NULL argument");
-    if ((rc = cf_name_check(name, err))) return rc;
+    if ((rc = cf__name_check_in(f->path, name, err))) return rc;
     if (!f->writable)
         return CF_FAIL(err, CF_EREADONLY, "%s: File is open read-only; cannot create '%s'", f->path, name);
     if (flags & ~(unsigned)CF_CREATE_REPLACE)

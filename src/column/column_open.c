@@ -122,7 +122,7 @@ int cf__column_new_for(cf_column **out, cf_file *f, const char *name, cf_error *
 {
     int rc;
     if (!out || !f || !name) return CF_FAIL(err, CF_EARG, "cf_column_open: NULL argument");
-    if ((rc = cf_name_check(name, err))) return rc;
+    if ((rc = cf__name_check_in(f->path, name, err))) return rc;
     char *dir = cf__column_attr_dir_of(f, name);
     char *path = cf__column_is_attrs_only_name(name) ? (dir ? strdup(dir) : NULL) : cf__path_join(f->path, name);
     cf_column *c = dir && path ? cf__column_new(name, path, dir) : NULL;

@@ -276,7 +276,7 @@ static int check_removable(cf_file *f, const char *name, char **dir, cf_error *e
 {
     int rc;
     if (!f || !name) return CF_FAIL(err, CF_EARG, "cf_file_remove: NULL argument");
-    if ((rc = cf_name_check(name, err))) return rc;
+    if ((rc = cf__name_check_in(f->path, name, err))) return rc;
     if (!f->writable) return CF_FAIL(err, CF_EREADONLY, "%s: File is open read-only; cannot remove '%s'", f->path, name);
     size_t nl = strlen(name);
     if (strcmp(name, ".") == 0 || (nl >= 2 && strcmp(name + nl - 2, "/.") == 0))

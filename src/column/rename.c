@@ -34,7 +34,7 @@ static int check_names(cf_file *f, const char *src, const char *dst, cf_error *e
 {
     int rc;
     if (!f || !src || !dst) return CF_FAIL(err, CF_EARG, "cf_file_rename: NULL argument");
-    if ((rc = cf_name_check(src, err)) || (rc = cf_name_check(dst, err))) return rc;
+    if ((rc = cf__name_check_in(f->path, src, err)) || (rc = cf__name_check_in(f->path, dst, err))) return rc;
     if (!f->writable)
         return CF_FAIL(err, CF_EREADONLY, "%s: File is open read-only; cannot rename '%s'", f->path, src);
     if (is_attr_name(src) || is_attr_name(dst))

@@ -10,6 +10,7 @@ import os
 from typing import Any
 
 from .._ffi import _FS_ENCODING, encode, encode_name, environment_open_flags, ffi, lib, string
+from ..errors import InvalidNameError
 from ._errors import check, new_error
 from .._constants import CF_CLEANUP_DRY_RUN, CF_CLEANUP_FORCE
 from .memory import take_bytes, take_string_list
@@ -141,7 +142,14 @@ def remove_group(h: Any, name: str) -> None:
     check(lib().cf_file_remove_group(h, encode_name(name), err), err, "column")
 
 
-def name_check(name: str) -> None:
-    """The core's rules for column and group names (``cf_name_check``)."""
+def name_check(name: str, where: str | None = None) -> None:
+    """The core's rules for column and group names (``cf_name_check``);
+    the message starts with ``where`` (the File's path) when given, as the
+    core's own refusals of a name do."""
     err = new_error()
-    check(lib().cf_name_check(encode_name(name), err), err)
+    try:
+        check(lib().cf_name_check(encode_name(name), err), err)
+    except InvalidNameError as exc:
+        if where is None:
+            raise
+        raise type(exc)(f"{where}: {exc}", exc.code) from None
