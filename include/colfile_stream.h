@@ -154,6 +154,49 @@ CF_API int cf_stream_task_state(cf_stream_task *t, void *buf, int64_t cap, int64
  * committed whole) is refused with CF_EARG, committing nothing. */
 CF_API int cf_stream_commit_states(cf_stream_writer *w, const void *states, int64_t len, cf_error *err);
 
+/* Binding: a commit in parts, for many processes (colfile_mpi.h), so that
+ * no process holds every task's chunk CRC32Cs and statistics.  The table
+ * a commit writes is the owner's first lines (cf_stream_part_begin), then
+ * each task's lines in task order (cf_stream_task_part), then a checksum
+ * line over all of them (cf_stream_part_end): the same bytes as
+ * cf_stream_flush of the same appends.  The owner makes a hidden temporary
+ * file in the stream's directory holding its lines; any writer of the
+ * stream writes tasks' lines at their offsets (cf_stream_part_write); the
+ * owner seals it and renames it over the table, so nothing is visible
+ * before that rename (docs/format.md 8.7).  Once an owner has committed in
+ * parts, cf_stream_flush and cf_stream_commit_states refuse (CF_EARG): its
+ * table no longer holds the other tasks. */
+
+/* Binding: fsync the task's physical file (unless the File is not
+ * durable) and give the task's lines of the next table (malloc'd, free
+ * with cf_free; *len bytes, no terminator counted) and their CRC32C. */
+CF_API int cf_stream_task_part(cf_stream_task *t, char **text, int64_t *len, uint32_t *crc, cf_error *err);
+
+/* Binding, owner only: start a commit in parts: a new hidden temporary
+ * file in the stream's directory holding the table's first lines (COMMIT
+ * counting on); its path (*tmp, free with cf_free), the length and CRC32C
+ * of those lines. */
+CF_API int cf_stream_part_begin(cf_stream_writer *w, char **tmp, int64_t *len, uint32_t *crc, cf_error *err);
+
+/* Binding: write len bytes at offset of the temporary file `tmp` that the
+ * owner's cf_stream_part_begin made (w: any writer of the stream), then
+ * fsync it when `sync` (and the File is durable).  CF_EARG for a path that
+ * is not such a file, CF_EIO naming it when the write fails. */
+CF_API int cf_stream_part_write(cf_stream_writer *w, const char *tmp, int64_t offset, const void *bytes,
+                                int64_t len, int sync, cf_error *err);
+
+/* Binding, owner only: end a commit in parts.  With ok, append the
+ * checksum line (crc: the CRC32C of the first len bytes; the callers make
+ * sure every part was written, CF_ESHORT when the file ends before len), fsync, and rename the file over the table
+ * (the first commit publishes the stream).  Without ok, or on any failure,
+ * remove the temporary file: the last commit stays. */
+CF_API int cf_stream_part_end(cf_stream_writer *w, const char *tmp, int64_t len, uint32_t crc, int ok,
+                              cf_error *err);
+
+/* Binding: the CRC32C of A followed by B, from crc(A), crc(B) and B's
+ * length (to join parts' CRCs in any grouping). */
+CF_API uint32_t cf_stream_crc32c_join(uint32_t crc_a, uint32_t crc_b, int64_t len_b);
+
 /* ------------------------------------------------------------------ */
 /* Reading                                                             */
 /* ------------------------------------------------------------------ */

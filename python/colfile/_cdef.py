@@ -299,6 +299,13 @@ int cf_stream_join(cf_stream_writer **out, cf_file *f, const char *name, const c
                           int64_t nmemb, const cf_stream_layout *layout, cf_error *err);
 int cf_stream_task_state(cf_stream_task *t, void *buf, int64_t cap, int64_t *len, cf_error *err);
 int cf_stream_commit_states(cf_stream_writer *w, const void *states, int64_t len, cf_error *err);
+int cf_stream_task_part(cf_stream_task *t, char **text, int64_t *len, uint32_t *crc, cf_error *err);
+int cf_stream_part_begin(cf_stream_writer *w, char **tmp, int64_t *len, uint32_t *crc, cf_error *err);
+int cf_stream_part_write(cf_stream_writer *w, const char *tmp, int64_t offset, const void *bytes,
+                                int64_t len, int sync, cf_error *err);
+int cf_stream_part_end(cf_stream_writer *w, const char *tmp, int64_t len, uint32_t crc, int ok,
+                              cf_error *err);
+uint32_t cf_stream_crc32c_join(uint32_t crc_a, uint32_t crc_b, int64_t len_b);
 typedef struct cf_stream_reader cf_stream_reader;
 int cf_stream_open(cf_stream_reader **out, cf_file *f, const char *name, cf_error *err);
 void cf_stream_reader_close(cf_stream_reader *r);

@@ -2,7 +2,9 @@
  * 8.7): each rank is one task.  Rank 0 creates the stream (lock, staging
  * directory) and shares the layout and directory; every rank opens its
  * task there and appends with the core, with no communication; a flush
- * gathers the ranks' task states at rank 0, which commits. */
+ * writes the table in parts (colfile_stream.h): rank 0 the head and the
+ * checksum line, the last rank of each physical file its ranks' lines, so
+ * that no rank receives every task's chunk CRC32Cs and statistics. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,53 +145,164 @@ cf_stream_task *cf_mpi_stream_task(cf_mpi_stream *s)
     return s ? s->task : NULL;
 }
 
+/* (bytes, CRC32C) of consecutive parts of the table, joined in rank
+ * order: MPI calls it with the lower ranks' pair in `in`. */
+static void join_parts(void *in, void *inout, int *n, MPI_Datatype *type)
+{
+    (void)type;
+    const int64_t *a = in;
+    int64_t *b = inout;
+    for (int i = 0; i < *n; i++, a += 2, b += 2) {
+        b[1] = cf_stream_crc32c_join((uint32_t)a[1], (uint32_t)b[1], b[0]);
+        b[0] += a[0];
+    }
+}
+
+#define TAG_PART_LEN 0x5cf2
+#define TAG_PART 0x5cf3
+
+/* A member of a physical file's ranks hands its lines and where they go
+ * (bytes before them in the table's body) to the file's last rank, in
+ * pieces of at most CF_MPI_PIECE_BYTES. */
+static void send_part(MPI_Comm comm, int leader, const char *text, int64_t len, int64_t before)
+{
+    int64_t head[2] = { len, before };
+    MPI_Send(head, 2, MPI_INT64_T, leader, TAG_PART_LEN, comm);
+    for (int64_t at = 0; at < len;) {
+        int64_t n = len - at < CF_MPI_PIECE_BYTES ? len - at : CF_MPI_PIECE_BYTES;
+        MPI_Send(text + at, (int)n, MPI_BYTE, leader, TAG_PART, comm);
+        at += n;
+    }
+}
+
+/* The last rank of a physical file's ranks [first, me] writes their lines,
+ * in rank order, to the temporary table after its `hlen` bytes of head,
+ * through a buffer that grows to at most CF_MPI_PIECE_BYTES.  With rc != 0
+ * (no table to write to, or a write failed) the members' pieces are still
+ * received, and dropped.  Returns rc or the first failure. */
+static int write_parts(cf_mpi_stream *s, const char *tmp, int64_t hlen, int first, const char *mine, int64_t mylen,
+                       int64_t mybefore, int rc, cf_error *e)
+{
+    MPI_Comm comm = s->comm;
+    int me = rank_of(comm);
+    char *buf = NULL;
+    int64_t cap = 0, used = 0, at = -1;
+    for (int from = first; from <= me; from++) {
+        int64_t head[2] = { mylen, mybefore };
+        if (from < me) MPI_Recv(head, 2, MPI_INT64_T, from, TAG_PART_LEN, comm, MPI_STATUS_IGNORE);
+        if (at < 0) at = hlen + head[1];
+        for (int64_t done = 0; done < head[0];) {
+            int64_t n = head[0] - done < CF_MPI_PIECE_BYTES ? head[0] - done : CF_MPI_PIECE_BYTES;
+            if (rc == 0 && used + n > CF_MPI_PIECE_BYTES) {
+                rc = cf_stream_part_write(s->w, tmp, at, buf, used, 0, e);
+                at += used;
+                used = 0;
+            }
+            if (used + n > cap) {
+                int64_t want = cap ? cap : 4096;
+                while (want < used + n) want *= 2;
+                if (want > CF_MPI_PIECE_BYTES) want = CF_MPI_PIECE_BYTES;
+                char *p = realloc(buf, (size_t)want);
+                if (p) buf = p, cap = want;
+                else if (rc == 0) rc = FAIL(e, CF_ENOMEM, "rank %d: out of memory for %lld bytes of the table", me,
+                                            (long long)want);
+            }
+            if (from == me) {
+                if (rc == 0) memcpy(buf + used, mine + done, (size_t)n);
+            } else if (used + n <= cap) {
+                MPI_Recv(buf + used, (int)n, MPI_BYTE, from, TAG_PART, comm, MPI_STATUS_IGNORE);
+            } else { /* no room even to drop it, and the member waits to send: a hang is worse */
+                MPI_Abort(comm, CF_ENOMEM);
+            }
+            if (rc == 0) used += n;
+            done += n;
+        }
+    }
+    if (rc == 0) rc = cf_stream_part_write(s->w, tmp, at, buf, used, 1, e);
+    free(buf);
+    return rc;
+}
+
 int cf_mpi_stream_flush(cf_mpi_stream *s, cf_error *err)
 {
     cf_error e;
     error_init(&e);
     MPI_Comm comm = s->comm;
-    int rank = rank_of(comm), size = size_of(comm), rc;
-    /* each rank: its file made durable and its state */
+    int rank = rank_of(comm), rc;
+    /* each rank: its file made durable and its task's lines of the table */
+    char *text = NULL, *tmp = NULL;
     int64_t len = 0;
-    unsigned char *state = NULL;
-    rc = cf_stream_task_state(s->task, NULL, 0, &len, &e);
-    if (rc == 0 && len > MSG_MAX) rc = FAIL(&e, CF_ERANGE, "task %d: a state of %lld bytes", rank, (long long)len);
-    if (rc == 0 && !(state = malloc((size_t)len))) rc = FAIL(&e, CF_ENOMEM, "task %d: out of memory", rank);
-    if (rc == 0) rc = cf_stream_task_state(s->task, state, len, &len, &e);
+    uint32_t crc = 0;
+    rc = cf_stream_task_part(s->task, &text, &len, &crc, &e);
     if ((rc = cf__mpi_agree(comm, rc, &e, err))) {
-        free(state);
+        cf_free(text);
         return rc;
     }
-    /* rank 0 gathers them all and commits */
-    int n = (int)len, *counts = NULL, *displs = NULL;
-    unsigned char *all = NULL;
+    /* where each rank's lines go (after the head, in rank order), and the
+     * length and CRC32C of them all at rank 0, by a reduction: rank 0
+     * receives O(log P) pairs, never the lines */
+    MPI_Datatype pair;
+    MPI_Op op;
+    MPI_Type_contiguous(2, MPI_INT64_T, &pair);
+    MPI_Type_commit(&pair);
+    MPI_Op_create(join_parts, 0, &op);
+    int64_t mine[2] = { len, (int64_t)crc }, body[2] = { 0, 0 }, before = 0;
+    MPI_Reduce(mine, body, 1, pair, op, 0, comm);
+    MPI_Exscan(&len, &before, 1, MPI_INT64_T, MPI_SUM, comm);
+    if (rank == 0) before = 0; /* Exscan leaves rank 0's undefined */
+    MPI_Op_free(&op);
+    MPI_Type_free(&pair);
+    /* rank 0 starts the temporary table with the head; every rank learns
+     * its path and the head's length */
+    int64_t hlen = 0, shared_len = 0;
+    uint32_t hcrc = 0;
+    unsigned char *packed = NULL;
     if (rank == 0) {
-        counts = malloc((size_t)size * sizeof *counts);
-        displs = malloc((size_t)size * sizeof *displs);
-    }
-    MPI_Gather(&n, 1, MPI_INT, counts, 1, MPI_INT, 0, comm);
-    int64_t total = 0;
-    if (rank == 0) {
-        if (!counts || !displs) rc = FAIL(&e, CF_ENOMEM, "out of memory for %d task states", size);
-        for (int r = 0; rc == 0 && r < size; r++) {
-            displs[r] = (int)total;
-            total += counts[r];
-            if (total > MSG_MAX) rc = FAIL(&e, CF_ERANGE, "task states of %lld bytes and more", (long long)total);
+        rc = cf_stream_part_begin(s->w, &tmp, &hlen, &hcrc, &e);
+        if (rc == 0) {
+            shared_len = 8 + (int64_t)strlen(tmp) + 1;
+            if (!(packed = malloc((size_t)shared_len))) rc = FAIL(&e, CF_ENOMEM, "out of memory");
+            else {
+                memcpy(packed, &hlen, 8);
+                memcpy(packed + 8, tmp, (size_t)shared_len - 8);
+            }
+            if (rc) cf_stream_part_end(s->w, tmp, 0, 0, 0, NULL);
         }
-        if (rc == 0 && !(all = malloc((size_t)total + 1))) rc = FAIL(&e, CF_ENOMEM, "out of memory");
     }
-    /* every rank learns whether rank 0 can take the states */
+    int got = 0;
+    if ((rc = cf__mpi_root_share(comm, rc, &e, (void **)&packed, &shared_len, &got, &e, err))) {
+        cf_free(text);
+        cf_free(tmp);
+        return rc;
+    }
+    rc = got;
+    const char *path = NULL;
+    if (rc == 0) {
+        memcpy(&hlen, packed, 8);
+        path = (const char *)packed + 8;
+    }
+    /* the ranks of one physical file are neighbours: its last rank writes
+     * their lines, so the temporary table is opened once per file */
+    int64_t first = 0, count = 0;
+    cf_stream_layout l;
+    cf_stream_writer_info(s->w, &l, NULL, NULL);
+    cf_stream_file_of(l.tasks, l.files, rank, &first, &count);
+    int leader = (int)(first + count - 1);
+    if (rank != leader) send_part(comm, leader, text, len, before);
+    else rc = write_parts(s, path, hlen, (int)first, text, len, before, rc, &e);
+    cf_free(text);
+    int agreed = cf__mpi_agree(comm, rc, &e, err);
+    /* rank 0 seals and renames, or removes the temporary table */
     int64_t unused = 0;
-    if ((rc = cf__mpi_root_result(comm, rc, &e, &unused, err))) goto done;
-    MPI_Gatherv(state, n, MPI_BYTE, all, counts, displs, MPI_BYTE, 0, comm);
-    if (rank == 0) rc = cf_stream_commit_states(s->w, all, total, &e);
-    rc = cf__mpi_root_result(comm, rc, &e, &unused, err);
-done:
-    free(state);
-    free(all);
-    free(counts);
-    free(displs);
-    return rc;
+    rc = 0;
+    if (rank == 0) {
+        uint32_t all = cf_stream_crc32c_join(hcrc, (uint32_t)body[1], body[0]);
+        rc = cf_stream_part_end(s->w, tmp, hlen + body[0], all, agreed == 0, &e);
+    }
+    free(packed);
+    cf_free(tmp);
+    if (agreed) return agreed;
+    return cf__mpi_root_result(comm, rc, &e, &unused, err);
 }
 
 int cf_mpi_stream_close(cf_mpi_stream *s, cf_error *err)

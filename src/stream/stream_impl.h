@@ -88,6 +88,19 @@ int cf__stream_table_set(cf__stream_table *t, int64_t task, int64_t bytes, const
 int cf__stream_table_format(const cf__stream_table *t, char **text, size_t *len, const char *context,
                             cf_error *err);
 
+/* The pieces of those bytes, for a table written in parts: the lines
+ * before the tasks' (with COMMIT `commit`), the lines of one task (its
+ * line, then stat(arg, chunk, component, &s) for each statistics line of
+ * a table that keeps them), and the checksum line over all bytes before it
+ * (17 bytes and a NUL).  Head, every task's lines in task order and the
+ * seal are cf__stream_table_format's bytes. */
+int cf__stream_table_head(const cf__stream_table *t, int64_t commit, char **text, size_t *len, const char *context,
+                          cf_error *err);
+int cf__stream_table_task_lines(const cf__stream_table *t, int64_t task, int64_t bytes, const uint32_t *crcs,
+                                void (*stat)(const void *, int64_t, int64_t, cf__stream_stat *), const void *arg,
+                                char **text, size_t *len, const char *context, cf_error *err);
+void cf__stream_table_seal(uint32_t crc, char out[18]);
+
 /* Parse colfile-stream-v1 (len bytes; path for messages) into *t. */
 int cf__stream_table_parse(cf__stream_table *t, const char *text, size_t len, const char *path, cf_error *err);
 

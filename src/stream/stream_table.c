@@ -133,47 +133,90 @@ static void putf(text_buf *b, const char *fmt, long long v)
     put(b, tmp, (size_t)n);
 }
 
+static void put_head(text_buf *b, const cf__stream_table *t, int64_t commit)
+{
+    put(b, t->stats ? "COLFILE-STREAM: 2\nDTYPE: " : "COLFILE-STREAM: 1\nDTYPE: ", 25);
+    put(b, t->dtype, strlen(t->dtype));
+    putf(b, "\nNMEMB: %lld\n", t->nmemb);
+    putf(b, "TASKS: %lld\n", t->layout.tasks);
+    putf(b, "FILES: %lld\n", t->layout.files);
+    putf(b, "CHUNK: %lld\n", t->layout.chunk);
+    putf(b, "ALIGN: %lld\n", t->layout.align);
+    putf(b, "COMMIT: %lld\n", commit);
+}
+
+/* Task r's line and its chunks' statistics lines (st: chunks x nmemb, or
+ * a function of (chunk, component) when st is NULL and stat is not). */
+static void put_task(text_buf *b, const cf__stream_table *t, int64_t r, int64_t bytes, const uint32_t *crcs,
+                     const cf__stream_stat *st, void (*stat)(const void *, int64_t, int64_t, cf__stream_stat *),
+                     const void *arg)
+{
+    char tmp[64];
+    int n = snprintf(tmp, sizeof tmp, "%lld %lld", (long long)r, (long long)bytes);
+    put(b, tmp, (size_t)n);
+    int64_t chunks = cf__stream_chunks(bytes, t->layout.chunk);
+    for (int64_t k = 0; k < chunks; k++) {
+        n = snprintf(tmp, sizeof tmp, " %08" PRIx32, crcs[k]);
+        put(b, tmp, (size_t)n);
+    }
+    put(b, "\n", 1);
+    for (int64_t k = 0; t->stats && k < chunks; k++)
+        for (int64_t j = 0; j < t->nmemb; j++) {
+            char line[256];
+            cf__stream_stat one;
+            if (st) one = st[k * t->nmemb + j];
+            else stat(arg, k, j, &one);
+            n = cf__stream_stat_format(line, sizeof line, k, j, t->cls, &one);
+            put(b, line, (size_t)n);
+        }
+}
+
+static int text_done(text_buf *b, char **text, size_t *len, const char *context, cf_error *err)
+{
+    if (!b->failed && !b->p) put(b, "", 0); /* an empty text is still a string */
+    if (b->failed) {
+        free(b->p);
+        return CF_FAIL(err, CF_ENOMEM, "%s: out of memory for the stream table", context);
+    }
+    *text = b->p;
+    *len = b->len;
+    return 0;
+}
+
+void cf__stream_table_seal(uint32_t crc, char out[18])
+{
+    snprintf(out, 18, "CRC32C: %08" PRIx32 "\n", crc);
+}
+
 int cf__stream_table_format(const cf__stream_table *t, char **text, size_t *len, const char *context, cf_error *err)
 {
     text_buf b = { NULL, 0, 0, 0 };
-    put(&b, t->stats ? "COLFILE-STREAM: 2\nDTYPE: " : "COLFILE-STREAM: 1\nDTYPE: ", 25);
-    put(&b, t->dtype, strlen(t->dtype));
-    putf(&b, "\nNMEMB: %lld\n", t->nmemb);
-    putf(&b, "TASKS: %lld\n", t->layout.tasks);
-    putf(&b, "FILES: %lld\n", t->layout.files);
-    putf(&b, "CHUNK: %lld\n", t->layout.chunk);
-    putf(&b, "ALIGN: %lld\n", t->layout.align);
-    putf(&b, "COMMIT: %lld\n", t->commit);
-    for (int64_t r = 0; r < t->layout.tasks && !b.failed; r++) {
-        char tmp[64];
-        int n = snprintf(tmp, sizeof tmp, "%lld %lld", (long long)r, (long long)t->bytes[r]);
-        put(&b, tmp, (size_t)n);
-        int64_t chunks = cf__stream_chunks(t->bytes[r], t->layout.chunk);
-        for (int64_t k = 0; k < chunks; k++) {
-            n = snprintf(tmp, sizeof tmp, " %08" PRIx32, t->crcs[r][k]);
-            put(&b, tmp, (size_t)n);
-        }
-        put(&b, "\n", 1);
-        for (int64_t k = 0; t->stats && k < chunks; k++)
-            for (int64_t j = 0; j < t->nmemb; j++) {
-                char line[256];
-                n = cf__stream_stat_format(line, sizeof line, k, j, t->cls, &t->st[r][k * t->nmemb + j]);
-                put(&b, line, (size_t)n);
-            }
-    }
+    put_head(&b, t, t->commit);
+    for (int64_t r = 0; r < t->layout.tasks && !b.failed; r++)
+        put_task(&b, t, r, t->bytes[r], t->crcs[r], t->stats ? t->st[r] : NULL, NULL, NULL);
     if (!b.failed) {
-        char tmp[32];
-        uint32_t crc = cf__crc32c_update(0, b.p, b.len);
-        int n = snprintf(tmp, sizeof tmp, "CRC32C: %08" PRIx32 "\n", crc);
-        put(&b, tmp, (size_t)n);
+        char seal[18];
+        cf__stream_table_seal(cf__crc32c_update(0, b.p, b.len), seal);
+        put(&b, seal, 17);
     }
-    if (b.failed) {
-        free(b.p);
-        return CF_FAIL(err, CF_ENOMEM, "%s: out of memory for the stream table", context);
-    }
-    *text = b.p;
-    *len = b.len;
-    return 0;
+    return text_done(&b, text, len, context, err);
+}
+
+int cf__stream_table_head(const cf__stream_table *t, int64_t commit, char **text, size_t *len, const char *context,
+                          cf_error *err)
+{
+    text_buf b = { NULL, 0, 0, 0 };
+    put_head(&b, t, commit);
+    return text_done(&b, text, len, context, err);
+}
+
+int cf__stream_table_task_lines(const cf__stream_table *t, int64_t task, int64_t bytes, const uint32_t *crcs,
+                                void (*stat)(const void *, int64_t, int64_t, cf__stream_stat *), const void *arg,
+                                char **text, size_t *len, const char *context, cf_error *err)
+{
+    text_buf b = { NULL, 0, 0, 0 };
+    put_task(&b, t, task, bytes, crcs, NULL, stat, arg);
+    return text_done(&b, text, len, context, err);
 }
 
 /* A strict reader of the table: each line exactly as written. */

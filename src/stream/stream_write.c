@@ -22,36 +22,8 @@
 #include "owner.h"
 #include "platform.h"
 #include "stream_impl.h"
+#include "stream_writer.h"
 #include "writer_lock.h"
-
-struct cf_stream_task {
-    cf_stream_writer *w;
-    int64_t task;
-    int64_t file;     /* its physical file: w->fds[file], w->fpaths[file] */
-    int64_t bytes;    /* appended so far */
-    uint32_t *crcs;   /* running CRC32C of each chunk */
-    int64_t cap;
-    int failed;       /* a write failed: no more appends */
-    /* statistics (tables that keep them): the chunks before `open` are
-     * final in st (scap chunks x nmemb); the rows starting in chunk `open`
-     * are folded into acc (nmemb accumulators) */
-    cf__stream_stat *st;
-    int64_t scap, open;
-    cf__acc *acc;
-};
-
-struct cf_stream_writer {
-    char *path;       /* File path / name: where the stream is published */
-    char *dir;        /* where the tasks write: staging until published */
-    int owner;        /* made by cf_stream_create: locks and commits */
-    int staged;       /* not yet published */
-    int durable;
-    cf__lock lock;
-    cf__stream_table table;
-    cf_stream_task **tasks; /* [tasks]: opened through this handle */
-    int *fds;               /* [files]: opened at a first task, shared by its tasks */
-    char **fpaths;          /* [files]: their paths as opened */
-};
 
 /* Task states travel between processes little-endian. */
 static void put_le(unsigned char *p, uint64_t v, int n)
@@ -516,9 +488,8 @@ static void pack_state(const cf_stream_task *t, unsigned char *p)
     unsigned char *q = p + 24 + 4 * n;
     for (int64_t k = 0; tb->stats && k < n; k++)
         for (int64_t j = 0; j < tb->nmemb; j++, q += CF__STREAM_STAT_BYTES) {
-            cf__stream_stat s = { 0, 0, 0, 0, 0.0 };
-            if (k < t->open) s = t->st[k * tb->nmemb + j];
-            else if (k == t->open) cf__stream_stat_from_acc(&t->acc[j], &s);
+            cf__stream_stat s;
+            cf__stream_task_stat(t, k, j, &s);
             put_stat(q, &s);
         }
 }
@@ -576,7 +547,7 @@ static int take_state(const cf_stream_writer *w, const unsigned char **at, int64
 
 /* Move the staging directory to the stream's name (an old stream there is
  * swapped out and removed), as a column's first commit does. */
-static int publish(cf_stream_writer *w, cf_error *err)
+int cf__stream_publish(cf_stream_writer *w, cf_error *err)
 {
     char *old = NULL;
     int rc;
@@ -626,7 +597,7 @@ static int write_table(cf_stream_writer *w, cf_error *err)
         if (rc == 0 && w->durable) rc = cf__fsync_fd(fd, w->dir, err);
         if (fd >= 0) close(fd);
         if (rc == 0 && w->durable) rc = cf__fsync_path(w->dir, err);
-        if (rc == 0) rc = publish(w, err);
+        if (rc == 0) rc = cf__stream_publish(w, err);
     } else if (rc == 0) {
         /* physical files a task made since the last commit (a reopened
          * stream) are in the directory before a table that counts on them */
@@ -644,6 +615,9 @@ int cf_stream_commit_states(cf_stream_writer *w, const void *states, int64_t len
     if (!w || len < 0 || (len > 0 && !states)) return CF_FAIL(err, CF_EARG, "cf_stream_commit_states: bad argument");
     if (!w->owner)
         return CF_FAIL(err, CF_EARG, "%s: only the writer that created the stream commits it", w->path);
+    if (w->parted)
+        return CF_FAIL(err, CF_EARG, "%s: committed in parts (cf_stream_part_begin); its commits go on in parts",
+                       w->path);
     /* check every state first: a bad one commits nothing */
     for (int pass = 0; pass < 2; pass++) {
         const unsigned char *at = states;

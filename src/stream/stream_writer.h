@@ -1,0 +1,56 @@
+/* stream_writer.h - a stream's writer and its tasks (internal to
+ * src/stream/): stream_write.c appends and commits whole tables,
+ * stream_part.c commits in parts written by many processes. */
+#ifndef CF_STREAM_WRITER_H
+#define CF_STREAM_WRITER_H
+
+#include "stats.h"
+#include "stream_impl.h"
+#include "writer_lock.h"
+
+struct cf_stream_task {
+    cf_stream_writer *w;
+    int64_t task;
+    int64_t file;     /* its physical file: w->fds[file], w->fpaths[file] */
+    int64_t bytes;    /* appended so far */
+    uint32_t *crcs;   /* running CRC32C of each chunk */
+    int64_t cap;
+    int failed;       /* a write failed: no more appends */
+    /* statistics (tables that keep them): the chunks before `open` are
+     * final in st (scap chunks x nmemb); the rows starting in chunk `open`
+     * are folded into acc (nmemb accumulators) */
+    cf__stream_stat *st;
+    int64_t scap, open;
+    cf__acc *acc;
+};
+
+struct cf_stream_writer {
+    char *path;       /* File path / name: where the stream is published */
+    char *dir;        /* where the tasks write: staging until published */
+    int owner;        /* made by cf_stream_create: locks and commits */
+    int staged;       /* not yet published */
+    int durable;
+    int parted;       /* committed in parts: the table holds only the owner's tasks */
+    cf__lock lock;
+    cf__stream_table table;
+    cf_stream_task **tasks; /* [tasks]: opened through this handle */
+    int *fds;               /* [files]: opened at a first task, shared by its tasks */
+    char **fpaths;          /* [files]: their paths as opened */
+};
+
+/* Statistics of component j of chunk k of t as the next commit records
+ * them: final chunks from st, the open chunk from its accumulators, none
+ * beyond. */
+static inline void cf__stream_task_stat(const cf_stream_task *t, int64_t k, int64_t j, cf__stream_stat *s)
+{
+    const cf__stream_table *tb = &t->w->table;
+    cf__stream_stat none = { 0, 0, 0, 0, 0.0 };
+    *s = none;
+    if (k < t->open) *s = t->st[k * tb->nmemb + j];
+    else if (k == t->open) cf__stream_stat_from_acc(&t->acc[j], s);
+}
+
+/* Publish the staging directory at the stream's name (stream_write.c). */
+int cf__stream_publish(cf_stream_writer *w, cf_error *err);
+
+#endif
