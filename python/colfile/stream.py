@@ -439,12 +439,52 @@ class Stream:
         return {"count": cs["count"].sum(axis=0), "nan_count": cs["nan_count"].sum(axis=0),
                 "min": mn, "max": mx, "sum": sums}
 
+    # -- queries (colfile.stream_query) ---------------------------------------
+    def _column(self) -> Any:
+        from .stream_query import StreamColumn  # noqa: PLC0415 -- the query engine loads on use
+
+        self._check()
+        if getattr(self, "_as_column", None) is None:
+            self._as_column = StreamColumn(self)
+        return self._as_column
+
+    def field(self, j: int | None = None) -> Any:
+        """The global view's values (component ``j`` of a vector stream)
+        as a lazy :class:`~colfile.query.Field`, for predicates and
+        :func:`colfile.histogram`."""
+        return self._column().field(j)
+
+    def _query_resolver(self) -> Any:
+        return self._column()._query_resolver()
+
+    def where(self, expr: Any, *, piece_bytes: int | None = None) -> Any:
+        """The rows of the global view where ``expr`` holds, as
+        :func:`colfile.where` gives them for a column (a
+        :class:`~colfile.query.Selection`; the stream is named by its name
+        or last path component: ``s.where("x[0] > 3")``), skipping chunks
+        by the statistics each task recorded.  No communication."""
+        from .stream_query import where  # noqa: PLC0415
+
+        return where(self, expr, piece_bytes=piece_bytes)
+
+    def histogram(self, component: int | None = None, bins: Any = 10, range: Any = None,  # noqa: A002
+                  where: Any = None, weights: Any = None, density: bool = False, *,
+                  return_report: bool = False, piece_bytes: int | None = None) -> Any:
+        """:func:`colfile.histogram` of the global view (of component
+        ``component`` of a vector stream) over the rows where ``where``
+        holds, skipping chunks by their statistics."""
+        from .stream_query import histogram  # noqa: PLC0415
+
+        return histogram(self, component, bins, range, where, weights, density,
+                         return_report=return_report, piece_bytes=piece_bytes)
+
     def _check(self) -> Any:
         if self._h is None:
             raise ValueError(f"stream {self.name!r} is closed")
         return self._h
 
     def close(self) -> None:
+        self._as_column = None
         if self._h is not None:
             _s.reader_close(self._h)
             self._h = None
