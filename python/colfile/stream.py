@@ -124,6 +124,7 @@ class StreamWriter:
         self._owner = owner
         self._comm = file._comm
         self._tasks: dict[int, StreamTask] = {}
+        self._fcomm: Any = None  # under MPI: the ranks of this rank's physical file
 
     def _check_open(self) -> None:
         if self._h is None:
@@ -158,10 +159,44 @@ class StreamWriter:
         if self._comm.serial:
             _s.flush(self._h)
             return
+        self._flush_parts()
+
+    def _flush_parts(self) -> None:
+        """The commit under MPI, in parts (``cf_stream_task_part``; as
+        ``cf_mpi_stream_flush`` does): rank 0 writes the table's head and
+        checksum line, the last rank of each physical file its ranks'
+        lines, so no rank receives every task's chunk CRCs and statistics;
+        rank 0 gets one (length, CRC32C) pair per rank."""
         comm = self._comm
-        state = _mpi.agree(comm, lambda: _s.task_state(self.task()._h))
-        states = comm.comm.gather(state, root=0)
-        _mpi.agree(comm, lambda: _s.commit_states(self._h, b"".join(states)), root=0)
+        mc = comm.comm
+        text, crc = _mpi.agree(comm, lambda: _s.task_part(self.task()._h))
+        pairs = mc.gather((len(text), crc), root=0)
+        before = mc.exscan(len(text)) if comm.size > 1 else 0
+        before = before or 0
+        tmp, hlen, hcrc = _mpi.agree(comm, lambda: _s.part_begin(self._h), root=0)
+        if self._fcomm is None:  # the ranks of one physical file (neighbours)
+            self._fcomm = mc.Split(_s.file_of(self.tasks, self.files, comm.rank)[0], comm.rank)
+        fc = self._fcomm
+        parts = fc.gather((before, text), root=fc.size - 1)
+
+        def write() -> None:
+            _s.part_write(self._h, tmp, hlen + parts[0][0], b"".join(t for _, t in parts), True)
+
+        try:
+            _mpi.agree(comm, write if fc.rank == fc.size - 1 else None)
+        except Exception:
+            if comm.rank == 0:
+                _s.part_end(self._h, tmp, 0, 0, False)
+            raise
+
+        def end() -> None:
+            total, all_crc = hlen, hcrc
+            for n, c in pairs:
+                all_crc = _s.crc32c_join(all_crc, c, n)
+                total += n
+            _s.part_end(self._h, tmp, total, all_crc, True)
+
+        _mpi.agree(comm, end, root=0)
 
     def close(self) -> None:
         """Commit (:meth:`flush`) and release the writer (also on failure)."""
@@ -178,6 +213,9 @@ class StreamWriter:
             _s.discard(self._h)
             self._h = None
             self._tasks.clear()
+        if self._fcomm is not None:
+            self._fcomm.Free()
+            self._fcomm = None
 
     def __enter__(self) -> StreamWriter:
         return self

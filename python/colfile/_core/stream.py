@@ -9,6 +9,7 @@ its tasks), a reader by :func:`reader_close`.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -19,7 +20,8 @@ from .memory import ptr, take_string_list
 
 __all__ = [
     "file_of", "chunk_offset", "layout_choose", "create", "reopen", "writer_info", "join", "writer_dir", "task_open",
-    "append", "task_rows", "task_state", "commit_states", "flush", "close", "discard",
+    "append", "task_rows", "task_state", "commit_states", "task_part", "part_begin", "part_write", "part_end",
+    "crc32c_join", "flush", "close", "discard",
     "open", "reader_close", "info", "size", "task_size", "task_start", "set_verify",
     "read_task", "read", "chunk", "check_chunk", "chunk_stats", "list_streams",
 ]
@@ -130,6 +132,52 @@ def commit_states(w: Any, states: bytes) -> None:
     """``cf_stream_commit_states``: the owner commits these states."""
     err = new_error()
     check(lib().cf_stream_commit_states(w, states, len(states), err), err, "column")
+
+
+def task_part(t: Any) -> tuple[bytes, int]:
+    """``cf_stream_task_part``: the task's file made durable, and its lines
+    of the next table with their CRC32C."""
+    text = ffi.new("char **")
+    n = ffi.new("int64_t *")
+    crc = ffi.new("uint32_t *")
+    err = new_error()
+    L = lib()
+    check(L.cf_stream_task_part(t, text, n, crc, err), err, "column")
+    try:
+        return bytes(ffi.buffer(text[0], int(n[0]))), int(crc[0])
+    finally:
+        L.cf_free(text[0])
+
+
+def part_begin(w: Any) -> tuple[str, int, int]:
+    """``cf_stream_part_begin``: (temporary table, its head's length and CRC32C)."""
+    tmp = ffi.new("char **")
+    n = ffi.new("int64_t *")
+    crc = ffi.new("uint32_t *")
+    err = new_error()
+    L = lib()
+    check(L.cf_stream_part_begin(w, tmp, n, crc, err), err, "column")
+    try:
+        return os.fsdecode(ffi.string(tmp[0])), int(n[0]), int(crc[0])
+    finally:
+        L.cf_free(tmp[0])
+
+
+def part_write(w: Any, tmp: str, offset: int, data: bytes, sync: bool) -> None:
+    """``cf_stream_part_write``: bytes of the table at ``offset`` of ``tmp``."""
+    err = new_error()
+    check(lib().cf_stream_part_write(w, encode(tmp), offset, data, len(data), int(sync), err), err, "column")
+
+
+def part_end(w: Any, tmp: str, length: int, crc: int, ok: bool) -> None:
+    """``cf_stream_part_end``: seal and rename (ok), or remove ``tmp``."""
+    err = new_error()
+    check(lib().cf_stream_part_end(w, encode(tmp), length, crc, int(ok), err), err, "column")
+
+
+def crc32c_join(a: int, b: int, len_b: int) -> int:
+    """``cf_stream_crc32c_join``: the CRC32C of A then B."""
+    return int(lib().cf_stream_crc32c_join(a, b, len_b))
 
 
 def flush(w: Any) -> None:
