@@ -71,12 +71,17 @@ static int sibling_leaf(const char *name, const char *prefix, const char **leaf,
     return 1;
 }
 
-static int has_header(const char *dir)
+static int has_file(const char *dir, const char *name)
 {
-    char *p = cf__path_join(dir, "header");
+    char *p = cf__path_join(dir, name);
     int r = p && cf__exists(p);
     free(p);
     return r;
+}
+
+static int has_header(const char *dir)
+{
+    return has_file(dir, "header");
 }
 
 static void visit(const char *dir, report *r, int depth);
@@ -165,9 +170,10 @@ static void handle_entry(const char *dir, const char *name, const struct stat *s
             if (!r->dry_run) (void)unlink(p);
         }
     } else if (S_ISREG(st->st_mode) && name[0] == '.' && strstr(name, ".tmp.")) {
-        /* .<metadata name>.tmp.<pid>.<hex> inside a column or group. */
+        /* .<metadata name>.tmp.<pid>.<hex> inside a column, stream or
+         * group; a column's or stream's writer holds the lock of its name */
         int live;
-        if (has_header(dir)) {
+        if (has_header(dir) || has_file(dir, "colfile-stream-v1")) {
             const char *slash = strrchr(dir, '/');
             char *parent = slash ? strndup(dir, (size_t)(slash - dir)) : strdup(".");
             const char *col = slash ? slash + 1 : dir;
