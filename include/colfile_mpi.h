@@ -371,9 +371,13 @@ CF_API int cf_mpi_stream_reopen(cf_mpi_stream **out, cf_file *f, MPI_Comm comm, 
 CF_API cf_stream_task *cf_mpi_stream_task(cf_mpi_stream *s);
 
 /* Commit what every rank has appended: each rank makes its physical file
- * durable and sends its task state (cf_stream_task_state) to rank 0, which
- * commits them all (cf_stream_commit_states); the first commit makes the
- * stream visible.  A checkpoint: the stream stays open. */
+ * durable and gives its task's lines of the table (cf_stream_task_part);
+ * the last rank of each physical file writes its ranks' lines into rank
+ * 0's temporary table (cf_stream_part_begin, cf_stream_part_write), and
+ * rank 0, which receives only O(log P) (length, CRC32C) pairs, seals and
+ * renames it (cf_stream_part_end): the bytes of a serial commit, nothing
+ * visible before the rename.  The first commit makes the stream visible.
+ * A checkpoint: the stream stays open. */
 CF_API int cf_mpi_stream_flush(cf_mpi_stream *s, cf_error *err);
 
 /* cf_mpi_stream_flush, then release s on every rank (also on failure). */
