@@ -104,7 +104,7 @@ static void check_level(const unsigned char *rec, int64_t count, const int64_t *
         int64_t n = 0, lo = cuts[i], hi = cuts[i + 1];
         CHECK_OK(cf__index_pieces(rec + lo * rb, lo, hi - lo, rows + lo, NMEMB, dt, fanout, &p, &n, "t", &err), &err);
         CHECK(np + n <= cap);
-        memcpy(all + np, p, (size_t)n * sizeof *p);
+        if (n > 0) memcpy(all + np, p, (size_t)n * sizeof *p); /* (an empty range has no pieces: p may be NULL) */
         np += n;
         free(p); /* the accumulators now belong to all[] */
     }
