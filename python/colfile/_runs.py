@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from . import _indexing
+from . import _fetch, _indexing
 
-__all__ = ["RUN_BYTES", "rows_of", "slice_runs", "read"]
+__all__ = ["RUN_BYTES", "UNIT_BYTES", "rows_of", "slice_runs", "units", "read"]
 
 #: Runs of selected rows of at least this many bytes are read by
 #: :meth:`Selection.read <colfile.Selection.read>` as contiguous ranges;
@@ -53,15 +53,54 @@ def slice_runs(starts: np.ndarray, stops: np.ndarray, lo: int, hi: int
     return s.astype(np.int64), e.astype(np.int64)
 
 
+#: :func:`read` reads in units spanning at most this many bytes of the
+#: column (a long run may exceed it): one scattered read per unit for its
+#: short runs, and the read-ahead window (:mod:`colfile._fetch`) moves unit
+#: by unit.
+UNIT_BYTES = 4 << 20
+
+
+def units(starts: np.ndarray, stops: np.ndarray, rowbytes: int) -> np.ndarray:
+    """Where the runs are cut into units of :func:`read`: the index of the
+    first run of each unit.  A unit ends at a gap of at least
+    :data:`colfile._fetch.GAP_BYTES` (what is fetched stops there) and where
+    the runs cross a multiple of :data:`UNIT_BYTES`.
+
+    >>> units(np.array([0, 10, 10**6]), np.array([5, 20, 10**6 + 1]), 8)
+    array([0, 2])
+    """
+    if not len(starts):
+        return np.zeros(0, np.int64)
+    gap_rows = -(-_fetch.GAP_BYTES // rowbytes)
+    unit_rows = max(1, UNIT_BYTES // rowbytes)
+    cut = np.ones(len(starts), bool)
+    cut[1:] = (starts[1:] - stops[:-1] >= gap_rows) | \
+        (starts[1:] // unit_rows != starts[:-1] // unit_rows)
+    return np.flatnonzero(cut)
+
+
 def read(col: Any, starts: np.ndarray, stops: np.ndarray, out: np.ndarray) -> None:
-    """Read the rows of the runs of column ``col`` into ``out`` (in order):
-    long runs as contiguous reads, the others with one scattered read."""
+    """Read the rows of the runs of column ``col`` into ``out`` (in order),
+    unit by unit (:func:`units`), each announced to the kernel before it is
+    read (:class:`colfile._fetch.Ahead`): in a unit, long runs as
+    contiguous reads, the others with one scattered read."""
     lengths = stops - starts
     if not len(lengths):
         return
     rowbytes = col.itemsize * max(col.nmemb, 1)
     long_ = lengths * rowbytes >= RUN_BYTES
     pos = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    first = units(starts, stops, rowbytes)
+    last = np.append(first[1:], len(starts))
+    spans = [(col, int(starts[u]), int(stops[v - 1])) for u, v in zip(first.tolist(), last.tolist())]
+    with _fetch.Ahead(spans) as ahead:
+        for i, (u, v) in enumerate(zip(first.tolist(), last.tolist())):
+            ahead.at(i)
+            _read_unit(col, starts[u:v], stops[u:v], pos[u:v], lengths[u:v], long_[u:v], out)
+
+
+def _read_unit(col: Any, starts: np.ndarray, stops: np.ndarray, pos: np.ndarray,
+               lengths: np.ndarray, long_: np.ndarray, out: np.ndarray) -> None:
     for s, e, p in zip(starts[long_].tolist(), stops[long_].tolist(), pos[long_].tolist()):
         col.read(s, e, out=out[p:p + e - s])
     if long_.all():

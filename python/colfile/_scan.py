@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import chunkindex
+from . import _fetch, chunkindex
 from ._core.integrity import CHUNK_STATS_DTYPE
 from ._expr import ALL, NONE, OPS, SOME, Field, Predicate
 
@@ -425,7 +425,11 @@ def scan(plan: Plan, k_lo: int, k_hi: int, want: Sequence[Field], report: Report
     and ``blocks``: the rows read, by ``id(column)`` -- always the columns of
     ``want``, plus those needed to decide undecided comparisons.  With
     ``visit`` None nothing is read (the report is filled in all the same:
-    what is read depends only on the plan).
+    what is read depends only on the plan).  The kernel is told which byte
+    ranges the next pieces read before they are read
+    (:class:`colfile._fetch.Ahead`): it fetches those, gaps under
+    :data:`colfile._fetch.GAP_BYTES` filled, while this piece is filtered,
+    and nothing past them.
     """
     pb = int(piece_bytes)
     state = plan.state
@@ -460,8 +464,8 @@ def scan(plan: Plan, k_lo: int, k_hi: int, want: Sequence[Field], report: Report
         change[1:] = (key_state[1:] != key_state[:-1]) | (bits[1:] != bits[:-1])
     starts = np.flatnonzero(change)
     ends = np.append(starts[1:], k_hi - k_lo)
-    leaf_ids = [id(leaf) for leaf in plan.leaves]
-    leaf_all = plan.leaf_state == ALL
+    # the pieces to read, in order: (state, k0, k1, columns, a, b)
+    pieces: list[tuple[int, int, int, list[int], int, int]] = []
     for r0, r1 in zip(starts.tolist(), ends.tolist()):
         s = int(key_state[r0])
         if s == NONE:
@@ -475,9 +479,22 @@ def scan(plan: Plan, k_lo: int, k_hi: int, want: Sequence[Field], report: Report
         for a in range(a_run, b_run, step):
             b = min(b_run, a + step)
             report.bytes_read += (b - a) * rowbytes
-            if visit is None:
-                continue
-            blocks = {k: plan.columns[k].read(a, b) for k in read_keys}
+            if visit is not None:
+                pieces.append((s, k0, k1, read_keys, a, b))
+    if visit is None or not pieces:
+        return
+    leaf_ids = [id(leaf) for leaf in plan.leaves]
+    leaf_all = plan.leaf_state == ALL
+    # what the pieces read, announced to the kernel ahead of the reads
+    reads = [(plan.columns[k], a, b) for _, _, _, keys, a, b in pieces for k in keys]
+    with _fetch.Ahead(reads) as ahead:
+        r = 0
+        for s, k0, k1, read_keys, a, b in pieces:
+            blocks = {}
+            for k in read_keys:
+                ahead.at(r)
+                r += 1
+                blocks[k] = plan.columns[k].read(a, b)
             if s == ALL:
                 visit(a, b, None, blocks)
                 continue
@@ -493,5 +510,3 @@ def scan(plan: Plan, k_lo: int, k_hi: int, want: Sequence[Field], report: Report
             assert plan.predicate is not None
             mask = np.asarray(plan.predicate._eval(vals), bool)
             visit(a, b, mask, blocks)
-
-
