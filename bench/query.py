@@ -3,6 +3,12 @@
     .venv/bin/python bench/query.py [--rows 16777216] [--repeats 5] [--write-repeats 21]
         [--chunk-rows 65536] [--fraction 0.01] [--bins 64] [--dir DIR] [--keep]
         [--callgrind BUILD] [--markdown docs/performance.md]
+    .venv/bin/python bench/query.py --scale [options of bench/query_scale.py]
+
+``--scale`` runs bench/query_scale.py instead: spherical cuts on a snapshot in
+Morton order at 0.1%, 1% and 10% selectivity, colfile against a full read
+with a numpy mask and against ADIOS2's query, warm and cold (see its
+docstring).  Without it:
 
 One run, in one process, on one snapshot it writes first:
 
@@ -530,6 +536,10 @@ def update_markdown(path: Path, section: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if "--scale" in argv:  # spherical cuts at several selectivities, and ADIOS2
+        import query_scale  # noqa: E402  (bench/query_scale.py)
+        argv.remove("--scale")
+        return query_scale.main(argv)
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
                                 epilog="See the module docstring (bench/query.py) for details.")

@@ -31,11 +31,12 @@ import numpy as np
 __all__ = ["GAP_BYTES", "AHEAD_BYTES", "Ahead", "join_ranges"]
 
 #: Ranges of one blob closer than this are fetched as one range, the gap
-#: with them.  A split costs the device one more request -- about 0.1 ms
-#: for a random read on an SSD or a virtual disk at queue depth 1, the
-#: time it takes to stream 128 to 256 KiB -- and 128 KiB is also what the
-#: kernel's default read-ahead window would have read past the first range
-#: anyway.  A gap below that costs less to read than to skip.
+#: with them.  A split costs the device one more request: a random 4 KiB
+#: read took 0.4-0.6 ms on the virtual disk of the development machine,
+#: which streams 0.5-0.8 GB/s (the time of 200-500 KiB), and takes about
+#: 0.08 ms on an NVMe SSD streaming 2-3 GB/s (160-240 KiB).  128 KiB is
+#: below both break-even points, and it is what the kernel's default
+#: read-ahead window would have read past the first range anyway.
 GAP_BYTES = 128 << 10
 
 #: The most bytes announced ahead of the read in progress: enough to keep

@@ -211,6 +211,8 @@ class Selection:
            [8, 9]])
     >>> sel.read(["x", "v"])["x"]
     array([4, 8, 9, 9])
+    >>> sel["x"]
+    array([4, 8, 9, 9])
     >>> f.close()
     """
 
@@ -269,9 +271,12 @@ class Selection:
         array, as :class:`~colfile.Dataset` gives).
 
         Only the selected rows are read: runs of at least
-        :data:`RUN_BYTES` as contiguous ranges, the other rows with one
-        scattered read (``cf_column_read_rows``).  Any column of the same
-        length can be read, not only those of the predicate.
+        :data:`RUN_BYTES` as contiguous ranges, the other rows with
+        scattered reads (``cf_column_read_rows``), in units of at most 4 MiB
+        whose byte ranges are announced to the kernel ahead of the reads
+        (selected rows less than 128 KiB apart fetched as one range, nothing
+        past them: docs/query.md, "What is read from disk").  Any column of
+        the same length can be read, not only those of the predicate.
 
         Under MPI (a selection made by :func:`where` on a File opened with
         ``comm=``) the call is collective: each rank reads an even share of
@@ -297,6 +302,14 @@ class Selection:
         parts = _mpi.agree(comm, lambda: self._read_runs(names, dtype, s, e),
                            collect=not share)
         return parts if share else np.concatenate(parts)
+
+    def __getitem__(self, names: Any) -> np.ndarray:
+        """``sel["Mass"]``, ``sel[["ID", "Mass"]]``: :meth:`read` of those
+        columns (collective under MPI, as :meth:`read`)."""
+        if not isinstance(names, (str, list, tuple, ColumnBase)):
+            raise TypeError(f"a Selection is indexed by column names, not "
+                            f"{type(names).__name__}: use .rows for the row numbers")
+        return self.read(list(names) if isinstance(names, tuple) else names)
 
     def share_rows(self) -> np.ndarray:
         """The rows of this rank's share under MPI (all rows otherwise): the

@@ -220,3 +220,21 @@ def test_reads_equal_numpy(scratch: str, monkeypatch: Any, seed: int, n: int, ch
         hw, ew = np.histogram(v[mask, 1], bins=7, range=(-2, 2))
         assert np.array_equal(h, hw) and np.array_equal(e, ew)
     shutil.rmtree(path, ignore_errors=True)
+
+
+def test_selection_indexed_by_names(tmp_path: Path) -> None:
+    """``sel[name]`` and ``sel[[names]]`` read the selected rows, as read()."""
+    x = np.array([4, 8, 1, 9, 9, 0])
+    v = np.arange(12.0).reshape(6, 2)
+    with colfile.File(str(tmp_path / "f"), "w") as f:
+        f.create("x", data=x)
+        f.create("G/v", data=v)
+        sel = colfile.where(f, "x > 3")
+        assert np.array_equal(sel["G/v"], v[x > 3])
+        both = sel[["x", "G/v"]]
+        assert both.dtype.names == ("x", "G/v")
+        assert np.array_equal(both["x"], x[x > 3]) and np.array_equal(both["G/v"], v[x > 3])
+        assert np.array_equal(sel[("x",)]["x"], x[x > 3])
+        assert np.array_equal(sel[f["x"]], x[x > 3])
+        with pytest.raises(TypeError, match="indexed by column names"):
+            sel[0]
