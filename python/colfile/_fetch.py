@@ -47,6 +47,10 @@ AHEAD_BYTES = 16 << 20
 
 _WILLNEED = getattr(os, "POSIX_FADV_WILLNEED", None)
 
+#: Blob files of one column held open at once for announcing (a column may
+#: have thousands of blobs; descriptors are a limited resource).
+_OPEN_BLOBS = 8
+
 
 def join_ranges(starts: np.ndarray, stops: np.ndarray, gap: int
                 ) -> tuple[np.ndarray, np.ndarray]:
@@ -79,6 +83,10 @@ class _Blobs:
 
     def fd(self, i: int) -> int | None:
         if i not in self.fds:
+            if len(self.fds) >= _OPEN_BLOBS:  # reads go forward: the oldest is done
+                old = self.fds.pop(next(iter(self.fds)))
+                if old is not None:
+                    os.close(old)
             try:
                 self.fds[i] = os.open(os.path.join(self.dir, f"{i:06X}"),
                                       os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))

@@ -238,3 +238,25 @@ def test_selection_indexed_by_names(tmp_path: Path) -> None:
         assert np.array_equal(sel[f["x"]], x[x > 3])
         with pytest.raises(TypeError, match="indexed by column names"):
             sel[0]
+
+
+def test_ahead_holds_few_descriptors(tmp_path: Path) -> None:
+    """A read over many blobs holds at most a few of them open to announce
+    them (a column may have more blobs than a process may open files)."""
+    x = np.arange(3000.0)
+    with colfile.File(str(tmp_path / "f"), "w") as f:
+        f.create("x", data=x, nfile=300, chunk_rows=5)
+    fds = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else None
+    with colfile.File(str(tmp_path / "f")) as f:
+        col = f["x"]
+        reads = [(col, a, a + 10) for a in range(0, 3000, 10)]
+        with _fetch.Ahead(reads, ahead_bytes=1 << 30) as ahead:
+            ahead.at(0)
+            assert not ahead.enabled or ahead.done == len(reads)
+            assert all(len(b.fds) <= _fetch._OPEN_BLOBS for b in ahead.blobs.values())
+            if fds is not None:
+                assert len(os.listdir("/proc/self/fd")) <= fds + _fetch._OPEN_BLOBS + 4
+        sel = colfile.where(f, "x % 7 == 1")
+        assert np.array_equal(sel["x"], x[x % 7 == 1])
+        assert np.array_equal(colfile.histogram(col, bins=5, where="x % 7 == 1")[0],
+                              np.histogram(x[x % 7 == 1], bins=5)[0])
