@@ -19,11 +19,13 @@ a full read with a numpy mask, and against ADIOS2's block-statistics query.
 2. **Query.**  For each fraction f of ``--fractions``, a sphere whose
    volume is f of the box (centre random, inside the box):
    ``(Position[0]-cx)**2 + (Position[1]-cy)**2 + (Position[2]-cz)**2 < r**2``
-   and the Mass of the selected rows.  Three ways, each returning the row
+   and the Mass of the selected rows.  Four ways, each returning the row
    numbers and the Mass values:
 
    * **colfile**: ``colfile.where`` (the chunk statistics skip the chunks
      outside the sphere by interval arithmetic) then ``sel["Mass"]``;
+   * **no hints**: the same without announcing the reads to the kernel
+     (``colfile._fetch`` switched off: the kernel's read-ahead alone);
    * **full read**: ``Position[:]`` and ``Mass[:]`` read whole from the
      same File, the mask computed with numpy;
    * **adios2**: ADIOS2's query API (``adios2.bindings.Query``, an XML
@@ -147,7 +149,7 @@ def sphere(fraction: float, rng: np.random.Generator) -> tuple[list[float], floa
 
 
 # ---------------------------------------------------------------------------
-# the three ways
+# the ways
 
 
 def way_colfile(snap: str, c: list[float], r: float) -> tuple[np.ndarray, np.ndarray, Any]:
@@ -156,6 +158,19 @@ def way_colfile(snap: str, c: list[float], r: float) -> tuple[np.ndarray, np.nda
                 f"(Position[2] - {c[2]!r})**2 < {r * r!r}")
         sel = colfile.where(f["1/"], expr)
         return sel.rows, sel["Mass"], sel.report
+
+
+def way_colfile_unhinted(snap: str, c: list[float], r: float
+                         ) -> tuple[np.ndarray, np.ndarray, Any]:
+    """As way_colfile, without announcing the reads to the kernel (its own
+    read-ahead only): what colfile._fetch changes."""
+    from colfile import _fetch
+    saved = _fetch._WILLNEED
+    _fetch._WILLNEED = None
+    try:
+        return way_colfile(snap, c, r)
+    finally:
+        _fetch._WILLNEED = saved
 
 
 def way_full(snap: str, c: list[float], r: float) -> tuple[np.ndarray, np.ndarray, Any]:
@@ -304,6 +319,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
             rows_w, mass_w = np.flatnonzero(want), mass[want]
             ways: dict[str, Callable[[], Any]] = {
                 "colfile": lambda c=c, r=r: way_colfile(snap, c, r),
+                "no hints": lambda c=c, r=r: way_colfile_unhinted(snap, c, r),
                 "full read": lambda c=c, r=r: way_full(snap, c, r)}
             if adios is not None:
                 ways["adios2"] = lambda c=c, r=r, a=adios: a(c, r)
@@ -324,7 +340,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
                     t = median(v["t"])
                     disk = median([float(x) for x in v["disk"]])
                     note = ""
-                    if k == "colfile":
+                    if k in ("colfile", "no hints"):
                         note = (f"; {extra.scanned + extra.all_match} of {extra.chunks} cells read, "
                                 f"{100 * extra.bytes_read / max(extra.bytes_total, 1):.2f}% of "
                                 "Position")
@@ -358,8 +374,9 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
 def markdown(args: argparse.Namespace, argv: list[str], rows: list[dict[str, Any]], n: int,
              has_adios: bool, used: int) -> str:
     command = " ".join(shlex.quote(x) for x in argv)
-    head = "| sphere | cache | rows selected | colfile | full read + numpy | full / colfile |"
-    sep = "|---|---|---|---|---|---|"
+    head = ("| sphere | cache | rows selected | colfile | colfile without hints | "
+            "full read + numpy | full / colfile |")
+    sep = "|---|---|---|---|---|---|---|"
     if has_adios:
         head += " adios2 query | adios2 / colfile |"
         sep += "---|---|"
@@ -384,7 +401,7 @@ def markdown(args: argparse.Namespace, argv: list[str], rows: list[dict[str, Any
             return s + (f", disk {100 * v['disk_median'] / used:.2f}%" if cold else "")
         t0 = res["colfile"]["median"]
         line = (f"| {100 * row['frac']:g}% | {row['cache']} | {row['selected']} | "
-                f"{cell('colfile')} | {cell('full read')} | "
+                f"{cell('colfile')} | {cell('no hints')} | {cell('full read')} | "
                 f"{res['full read']['median'] / t0:.1f}x |")
         if has_adios:
             line += f" {cell('adios2')} | {res['adios2']['median'] / t0:.2f}x |"

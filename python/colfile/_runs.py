@@ -13,7 +13,8 @@ __all__ = ["RUN_BYTES", "UNIT_BYTES", "rows_of", "slice_runs", "units", "read"]
 
 #: Runs of selected rows of at least this many bytes are read by
 #: :meth:`Selection.read <colfile.Selection.read>` as contiguous ranges;
-#: shorter ones go through one scattered read (``cf_column_read_rows``).
+#: shorter ones go through one scattered read (``cf_column_read_rows``) per
+#: unit (:func:`units`).
 RUN_BYTES = 64 << 10
 
 

@@ -24,7 +24,9 @@ A query uses them as an index:
   without being read; SOME cells are read -- only the columns whose
   comparisons are undecided there, adjacent cells coalesced into one read,
   in pieces of at most :data:`PIECE_BYTES` -- and evaluated exactly with
-  numpy.
+  numpy.  The byte ranges of the next pieces are announced to the kernel
+  before they are read (:mod:`colfile._fetch`): it fetches them while a
+  piece is filtered, and nothing past them.
 
 Results are exact: identical to evaluating the same comparisons with numpy on
 the full arrays as stored (``col[:] < 3``), NaNs included (NaN compares
