@@ -131,7 +131,11 @@ class Ahead:
         self.done = 0  # entries announced: 0..done-1
         self.bytes = 0  # bytes announced (gaps included)
         self.enabled = _WILLNEED is not None and len(reads) > 0
-        sizes = [(b - a) * col.itemsize * max(col.nmemb, 1) for col, a, b in reads]
+        rowbytes: dict[int, int] = {}
+        for col, _, _ in reads:
+            if id(col) not in rowbytes:
+                rowbytes[id(col)] = col.itemsize * max(col.nmemb, 1)
+        sizes = [(b - a) * rowbytes[id(col)] for col, a, b in reads]
         self.cum = np.concatenate([[0], np.cumsum(np.asarray(sizes, np.int64))])
 
     def __enter__(self) -> Ahead:
