@@ -260,3 +260,27 @@ def test_ahead_holds_few_descriptors(tmp_path: Path) -> None:
         assert np.array_equal(sel["x"], x[x % 7 == 1])
         assert np.array_equal(colfile.histogram(col, bins=5, where="x % 7 == 1")[0],
                               np.histogram(x[x % 7 == 1], bins=5)[0])
+
+
+def test_long_runs_are_announced_piece_by_piece(tmp_path: Path, monkeypatch: Any) -> None:
+    """A run longer than a unit is read and announced in units, so the
+    announcements move along it instead of asking for all of it at once."""
+    monkeypatch.setattr(_runs, "UNIT_BYTES", 8000)
+    monkeypatch.setattr(_fetch, "AHEAD_BYTES", 16000)
+    x = np.arange(20000.0)
+    with colfile.File(str(tmp_path / "f"), "w") as f:
+        f.create("x", data=x, nfile=3)
+    seen: list[int] = []
+    real = _fetch.Ahead.at
+
+    def at(self: Any, i: int) -> None:
+        real(self, i)
+        seen.append(int(self.cum[self.done] - self.cum[i]))
+
+    monkeypatch.setattr(_fetch.Ahead, "at", at)
+    with colfile.File(str(tmp_path / "f")) as f:
+        out = np.empty(19000)
+        _runs.read(f["x"], np.array([500]), np.array([19500]), out)
+        assert np.array_equal(out, x[500:19500])
+    assert len(seen) == 19
+    assert max(seen) <= 16000 + 8000
