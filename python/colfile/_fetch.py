@@ -39,11 +39,13 @@ __all__ = ["GAP_BYTES", "AHEAD_BYTES", "Ahead", "join_ranges"]
 #: read-ahead window would have read past the first range anyway.
 GAP_BYTES = 128 << 10
 
-#: The most bytes announced ahead of the read in progress: enough to keep
-#: a device streaming at a few GB/s busy for several ms while a piece is
-#: filtered, small enough that the pages are still cached when the read
-#: comes (they are ordinary page-cache pages, evicted like any other).
-AHEAD_BYTES = 16 << 20
+#: The most bytes announced ahead of the read in progress: two units of
+#: Selection.read (:data:`colfile._runs.UNIT_BYTES`), eight pieces of a
+#: query's scan; enough to keep a device streaming at a few GB/s busy for
+#: several ms while a piece is filtered, small enough that the pages are
+#: still cached when the read comes (they are ordinary page-cache pages,
+#: evicted like any other).
+AHEAD_BYTES = 32 << 20
 
 _WILLNEED = getattr(os, "POSIX_FADV_WILLNEED", None)
 

@@ -274,7 +274,7 @@ class Selection:
 
         Only the selected rows are read: runs of at least
         :data:`RUN_BYTES` as contiguous ranges, the other rows with
-        scattered reads (``cf_column_read_rows``), in units of at most 4 MiB
+        scattered reads (``cf_column_read_rows``), in units of at most 16 MiB
         whose byte ranges are announced to the kernel ahead of the reads
         (selected rows less than 128 KiB apart fetched as one range, nothing
         past them: docs/query.md, "What is read from disk").  Any column of
