@@ -23,12 +23,14 @@ announced and the reads are as before.
 from __future__ import annotations
 
 import os
+import queue
+import threading
 from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 
-__all__ = ["GAP_BYTES", "AHEAD_BYTES", "Ahead", "join_ranges"]
+__all__ = ["GAP_BYTES", "AHEAD_BYTES", "STREAM_BYTES", "Ahead", "join_ranges"]
 
 #: Ranges of one blob closer than this are fetched as one range, the gap
 #: with them.  A split costs the device one more request: a random 4 KiB
@@ -49,9 +51,24 @@ AHEAD_BYTES = 32 << 20
 
 _WILLNEED = getattr(os, "POSIX_FADV_WILLNEED", None)
 
-#: Blob files of one column held open at once for announcing (a column may
-#: have thousands of blobs; descriptors are a limited resource).
+#: A range at least this long (after joining) is not announced: the
+#: kernel's own read-ahead streams a long sequential read faster than the
+#: announcements do (a cold 56 MB read of two runs took 77 ms through
+#: read-ahead and 123 ms announced, on the development machine), and what
+#: it reads past the end of such a range is a small part of it.
+STREAM_BYTES = 8 << 20
+
+#: Blob files held open at once for announcing (a column may have
+#: thousands of blobs; descriptors are a limited resource).
 _OPEN_BLOBS = 8
+
+#: Once this much is to be announced, a helper thread announces it
+#: (:class:`_Helper`); smaller reads do it themselves (no thread started).
+_HELPER_BYTES = 4 << 20
+
+#: The helper announces in pieces of at most this many bytes, in order, so
+#: the reader finds the first ones fetched first.
+_PIECE_BYTES = 2 << 20
 
 
 def join_ranges(starts: np.ndarray, stops: np.ndarray, gap: int
@@ -72,29 +89,83 @@ def join_ranges(starts: np.ndarray, stops: np.ndarray, gap: int
     return starts[first], stops[last]
 
 
+class _Files:
+    """Blob files opened read-only to announce their ranges (never read or
+    written through), at most :data:`_OPEN_BLOBS` at a time: announcements
+    go forward, so the file used longest ago is closed first."""
+
+    def __init__(self) -> None:
+        self.fds: dict[str, int | None] = {}
+
+    def fd(self, path: str) -> int | None:
+        if path in self.fds:
+            return self.fds[path]
+        if len(self.fds) >= _OPEN_BLOBS:
+            old = self.fds.pop(next(iter(self.fds)))
+            if old is not None:
+                os.close(old)
+        try:
+            fd: int | None = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        except OSError:  # a hint only: the read will say what is wrong
+            fd = None
+        self.fds[path] = fd
+        return fd
+
+    def announce(self, path: str, off: int, n: int) -> None:
+        fd = self.fd(path)
+        if fd is None:
+            return
+        try:
+            os.posix_fadvise(fd, off, n, _WILLNEED)  # type: ignore[arg-type]
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        for fd in self.fds.values():
+            if fd is not None:
+                os.close(fd)
+        self.fds.clear()
+
+
+class _Helper(threading.Thread):
+    """Makes the announcements in order, off the reading thread: for a
+    range of many MiB, ``posix_fadvise`` returns only once the device has
+    taken most of the requests (its queue is full until then), which would
+    stop the reader for as long as the read takes."""
+
+    def __init__(self, files: _Files) -> None:
+        super().__init__(name="colfile-fetch", daemon=True)
+        self.files = files
+        self.jobs: queue.SimpleQueue[tuple[str, int, int] | None] = queue.SimpleQueue()
+        self.stopping = False
+
+    def run(self) -> None:
+        while True:
+            job = self.jobs.get()
+            if job is None or self.stopping:
+                return
+            self.files.announce(*job)
+
+    def stop(self) -> None:
+        """Drop what is not announced yet and wait for the announcement in
+        progress (at most :data:`_PIECE_BYTES`)."""
+        self.stopping = True
+        self.jobs.put(None)
+        self.join()
+
+
 class _Blobs:
-    """The blob files of one column, opened read-only when first
-    announced (never written through), with the first row of each."""
+    """Where the rows of one column are: its blob files and the first row
+    of each."""
 
     def __init__(self, col: Any) -> None:
         self.dir = col.path
         self.rowbytes = col.itemsize * max(col.nmemb, 1)
         rows = np.asarray(col.blob_rows, np.int64)
         self.first = np.concatenate([[0], np.cumsum(rows)]).astype(np.int64)
-        self.fds: dict[int, int | None] = {}
 
-    def fd(self, i: int) -> int | None:
-        if i not in self.fds:
-            if len(self.fds) >= _OPEN_BLOBS:  # reads go forward: the oldest is done
-                old = self.fds.pop(next(iter(self.fds)))
-                if old is not None:
-                    os.close(old)
-            try:
-                self.fds[i] = os.open(os.path.join(self.dir, f"{i:06X}"),
-                                      os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-            except OSError:  # a hint only: the read will say what is wrong
-                self.fds[i] = None
-        return self.fds[i]
+    def path(self, i: int) -> str:
+        return os.path.join(self.dir, f"{i:06X}")
 
     def spans(self, a: int, b: int) -> Iterable[tuple[int, int, int]]:
         """``(blob, offset, length)`` in bytes of rows ``[a, b)``."""
@@ -106,12 +177,6 @@ class _Blobs:
             a = end
             i += 1
 
-    def close(self) -> None:
-        for fd in self.fds.values():
-            if fd is not None:
-                os.close(fd)
-        self.fds.clear()
-
 
 class Ahead:
     """Announces the reads of a list to the kernel, a bounded window ahead.
@@ -120,8 +185,11 @@ class Ahead:
     will be read.  Before reading entry ``i``, call :meth:`at` with ``i``:
     entries ``i`` and after, up to :data:`AHEAD_BYTES` of them (and at
     least ``i + 1``), not yet announced, are announced, per blob file, as
-    byte ranges with gaps under :data:`GAP_BYTES` filled.  Use as a
-    context manager (closes the blob files it opened).
+    byte ranges with gaps under :data:`GAP_BYTES` filled.  Small lists are
+    announced by the calling thread; once :data:`_HELPER_BYTES` are to be
+    announced, a helper thread makes the announcements, in pieces of at
+    most :data:`_PIECE_BYTES` (see :class:`_Helper`).  Use as a context
+    manager (stops the helper, closes the blob files it opened).
     """
 
     def __init__(self, reads: list[tuple[Any, int, int]], ahead_bytes: int | None = None,
@@ -130,6 +198,8 @@ class Ahead:
         self.ahead = AHEAD_BYTES if ahead_bytes is None else int(ahead_bytes)
         self.gap = GAP_BYTES if gap_bytes is None else int(gap_bytes)
         self.blobs: dict[int, _Blobs] = {}
+        self.files = _Files()
+        self.helper: _Helper | None = None
         self.done = 0  # entries announced: 0..done-1
         self.bytes = 0  # bytes announced (gaps included)
         self.enabled = _WILLNEED is not None and len(reads) > 0
@@ -147,8 +217,10 @@ class Ahead:
         self.close()
 
     def close(self) -> None:
-        for b in self.blobs.values():
-            b.close()
+        if self.helper is not None:
+            self.helper.stop()
+            self.helper = None
+        self.files.close()
 
     def _blobs(self, col: Any) -> _Blobs:
         k = id(col)
@@ -170,26 +242,35 @@ class Ahead:
         j = max(self.done, i)
         if end <= j:
             return
-        pending: dict[tuple[int, int], list[tuple[int, int]]] = {}
-        for col, a, b in self.reads[j:end]:
+        pending: dict[tuple[int, int], list[tuple[int, int, int]]] = {}
+        for r, (col, a, b) in enumerate(self.reads[j:end], start=j):
             bl = self._blobs(col)
             for blob, off, nb in bl.spans(a, b):
-                pending.setdefault((id(col), blob), []).append((off, off + nb))
+                pending.setdefault((id(col), blob), []).append((off, off + nb, r))
         self.done = end
+        jobs: list[tuple[int, str, int, int]] = []  # (first read, path, offset, length)
         for (k, blob), spans in pending.items():
-            fd = self.blobs[k].fd(blob)
-            if fd is None:
-                continue
-            s = np.asarray([x[0] for x in spans], np.int64)
-            e = np.asarray([x[1] for x in spans], np.int64)
-            order = np.argsort(s, kind="stable")
-            s, e = s[order], e[order]
+            sp = np.asarray(spans, np.int64).reshape(-1, 3)
+            sp = sp[np.argsort(sp[:, 0], kind="stable")]
+            s, r = sp[:, 0], sp[:, 2]
             # overlapping or touching spans (components read apart) join too
-            e = np.maximum.accumulate(e)
-            s, e = join_ranges(s, e, self.gap)
-            for off, stop in zip(s.tolist(), e.tolist()):
-                try:
-                    os.posix_fadvise(fd, off, stop - off, _WILLNEED)  # type: ignore[arg-type]
-                except OSError:
-                    break
+            e = np.maximum.accumulate(sp[:, 1])
+            heads = np.concatenate([[0], np.flatnonzero(s[1:] - e[:-1] >= self.gap) + 1])
+            tails = np.append(heads[1:], len(s)) - 1
+            first = np.minimum.reduceat(r, heads)
+            path = self.blobs[k].path(blob)
+            for off, stop, fr in zip(s[heads].tolist(), e[tails].tolist(), first.tolist()):
+                if stop - off >= STREAM_BYTES:
+                    continue  # the kernel's read-ahead streams it faster
+                for p in range(off, stop, _PIECE_BYTES):
+                    jobs.append((fr, path, p, min(stop, p + _PIECE_BYTES) - p))
                 self.bytes += stop - off
+        jobs.sort(key=lambda job: (job[0], job[2]))  # in the order of the reads
+        if self.helper is None and self.bytes >= _HELPER_BYTES:
+            self.helper = _Helper(self.files)
+            self.helper.start()
+        for _, path, off, nb in jobs:
+            if self.helper is not None:
+                self.helper.jobs.put((path, off, nb))
+            else:
+                self.files.announce(path, off, nb)

@@ -9,7 +9,7 @@ import numpy as np
 
 from . import _fetch, _indexing
 
-__all__ = ["RUN_BYTES", "UNIT_BYTES", "rows_of", "slice_runs", "split_runs", "units", "read"]
+__all__ = ["RUN_BYTES", "UNIT_BYTES", "rows_of", "slice_runs", "units", "read"]
 
 #: Runs of selected rows of at least this many bytes are read by
 #: :meth:`Selection.read <colfile.Selection.read>` as contiguous ranges;
@@ -55,10 +55,9 @@ def slice_runs(starts: np.ndarray, stops: np.ndarray, lo: int, hi: int
 
 
 #: :func:`read` reads in units spanning at most this many bytes of the
-#: column (longer runs are cut): one scattered read per unit for its short
-#: runs, and the read-ahead window (:mod:`colfile._fetch`) moves unit by
-#: unit.  Twice the size from which libcolfile copies a cached range on two
-#: threads (8 MiB), so that cutting long runs keeps that speed.
+#: column (a long run may exceed it): one scattered read per unit for its
+#: short runs, and the read-ahead window (:mod:`colfile._fetch`) moves unit
+#: by unit.
 UNIT_BYTES = 16 << 20
 
 
@@ -81,34 +80,16 @@ def units(starts: np.ndarray, stops: np.ndarray, rowbytes: int) -> np.ndarray:
     return np.flatnonzero(cut)
 
 
-def split_runs(starts: np.ndarray, stops: np.ndarray, most: int
-               ) -> tuple[np.ndarray, np.ndarray]:
-    """The runs with those longer than ``most`` rows cut into pieces of
-    ``most`` rows (the last one shorter).
-
-    >>> split_runs(np.array([0, 20]), np.array([3, 30]), 4)
-    (array([ 0, 20, 24, 28]), array([ 3, 24, 28, 30]))
-    """
-    lengths = stops - starts
-    pieces = -(-lengths // most)
-    if not len(lengths) or int(pieces.max()) <= 1:
-        return starts, stops
-    run = np.repeat(np.arange(len(starts)), pieces)
-    k = np.arange(len(run)) - np.repeat(np.cumsum(pieces) - pieces, pieces)
-    s = starts[run] + k * most
-    return s.astype(np.int64), np.minimum(s + most, stops[run]).astype(np.int64)
-
-
 def read(col: Any, starts: np.ndarray, stops: np.ndarray, out: np.ndarray) -> None:
     """Read the rows of the runs of column ``col`` into ``out`` (in order),
-    unit by unit (:func:`units`; runs longer than a unit cut first), each
-    announced to the kernel before it is read
-    (:class:`colfile._fetch.Ahead`): in a unit, long runs as contiguous
-    reads, the others with one scattered read."""
+    unit by unit (:func:`units`), each announced to the kernel before it
+    is read (:class:`colfile._fetch.Ahead`; ranges of
+    :data:`colfile._fetch.STREAM_BYTES` or more are left to its
+    read-ahead): in a unit, long runs as contiguous reads, the others with
+    one scattered read."""
     if not len(starts):
         return
     rowbytes = col.itemsize * max(col.nmemb, 1)
-    starts, stops = split_runs(starts, stops, max(1, UNIT_BYTES // rowbytes))
     lengths = stops - starts
     long_ = lengths * rowbytes >= RUN_BYTES
     pos = np.concatenate([[0], np.cumsum(lengths)[:-1]])

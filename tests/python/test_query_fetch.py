@@ -251,36 +251,54 @@ def test_ahead_holds_few_descriptors(tmp_path: Path) -> None:
         col = f["x"]
         reads = [(col, a, a + 10) for a in range(0, 3000, 10)]
         with _fetch.Ahead(reads, ahead_bytes=1 << 30) as ahead:
-            ahead.at(0)
+            ahead.at(0)  # 24 KB: announced by this thread, 300 blobs
+            assert ahead.helper is None
             assert not ahead.enabled or ahead.done == len(reads)
-            assert all(len(b.fds) <= _fetch._OPEN_BLOBS for b in ahead.blobs.values())
+            assert len(ahead.files.fds) <= _fetch._OPEN_BLOBS
             if fds is not None:
                 assert len(os.listdir("/proc/self/fd")) <= fds + _fetch._OPEN_BLOBS + 4
+            ahead.close()
+            assert len(ahead.files.fds) == 0
         sel = colfile.where(f, "x % 7 == 1")
         assert np.array_equal(sel["x"], x[x % 7 == 1])
         assert np.array_equal(colfile.histogram(col, bins=5, where="x % 7 == 1")[0],
                               np.histogram(x[x % 7 == 1], bins=5)[0])
 
 
-def test_long_runs_are_announced_piece_by_piece(tmp_path: Path, monkeypatch: Any) -> None:
-    """A run longer than a unit is read and announced in units, so the
-    announcements move along it instead of asking for all of it at once."""
-    monkeypatch.setattr(_runs, "UNIT_BYTES", 8000)
-    monkeypatch.setattr(_fetch, "AHEAD_BYTES", 16000)
-    x = np.arange(20000.0)
+def test_long_ranges_are_left_to_the_kernel(tmp_path: Path) -> None:
+    """A range of STREAM_BYTES or more (after joining) is not announced:
+    the kernel's read-ahead streams it; shorter ones are."""
+    x = np.arange(4 << 20, dtype="f8")  # 32 MiB
     with colfile.File(str(tmp_path / "f"), "w") as f:
-        f.create("x", data=x, nfile=3)
-    seen: list[int] = []
-    real = _fetch.Ahead.at
-
-    def at(self: Any, i: int) -> None:
-        real(self, i)
-        seen.append(int(self.cum[self.done] - self.cum[i]))
-
-    monkeypatch.setattr(_fetch.Ahead, "at", at)
+        f.create("x", data=x)
     with colfile.File(str(tmp_path / "f")) as f:
-        out = np.empty(19000)
-        _runs.read(f["x"], np.array([500]), np.array([19500]), out)
-        assert np.array_equal(out, x[500:19500])
-    assert len(seen) == 19
-    assert max(seen) <= 16000 + 8000
+        col = f["x"]
+        step = _fetch.STREAM_BYTES // 8
+        with _fetch.Ahead([(col, 0, step)], ahead_bytes=1 << 30) as ahead:
+            ahead.at(0)
+            assert ahead.bytes == 0 and ahead.done == 1
+        with _fetch.Ahead([(col, 0, step - 1), (col, step + 100000, 2 * step)]) as ahead:
+            ahead.at(0)
+            assert not ahead.enabled or ahead.bytes == 8 * (2 * step - 100001)
+        out = np.empty(3 * step)
+        _runs.read(col, np.array([0]), np.array([3 * step]), out)
+        assert np.array_equal(out, x[:3 * step])
+
+
+def test_helper_announces_large_reads_in_order(tmp_path: Path) -> None:
+    """Past _HELPER_BYTES the helper thread announces, in pieces, every
+    range; closing stops it (no thread left behind)."""
+    x = np.arange(3 << 20, dtype="f8")  # 24 MiB
+    with colfile.File(str(tmp_path / "f"), "w") as f:
+        f.create("x", data=x, nfile=2)
+        f.create("y", data=x[::-1].copy(), nfile=3)
+    with colfile.File(str(tmp_path / "f")) as f:
+        reads = [(f[nm], a, a + (1 << 18)) for a in range(0, 3 << 20, 1 << 18) for nm in "xy"]
+        with _fetch.Ahead(reads, ahead_bytes=8 << 20) as ahead:
+            for i in range(len(reads)):
+                ahead.at(i)
+            if ahead.enabled:
+                assert ahead.helper is not None and ahead.helper.is_alive()
+                assert ahead.bytes == 2 * x.nbytes
+        assert ahead.helper is None
+        assert not [t for t in __import__("threading").enumerate() if t.name == "colfile-fetch"]
