@@ -276,7 +276,7 @@ def test_long_ranges_are_left_to_the_kernel(tmp_path: Path) -> None:
         step = _fetch.STREAM_BYTES // 8
         with _fetch.Ahead([(col, 0, step)], ahead_bytes=1 << 30) as ahead:
             ahead.at(0)
-            assert ahead.bytes == 0 and ahead.done == 1
+            assert ahead.bytes == 0 and (ahead.done == 1 or not ahead.enabled)
         with _fetch.Ahead([(col, 0, step - 1), (col, step + 100000, 2 * step)]) as ahead:
             ahead.at(0)
             assert not ahead.enabled or ahead.bytes == 8 * (2 * step - 100001)
