@@ -12,6 +12,8 @@ default 128 KiB window).  Pages announced with WILLNEED are read exactly
 find them in the page cache (or in flight) and start no read-ahead of
 their own.  Announcing the next ranges while the current one is read and
 filtered keeps the device busy: the data arrives while the CPU works.
+Long ranges (:data:`STREAM_BYTES`) are the exception: the kernel's
+read-ahead streams those best, and its overshoot is small beside them.
 
 The reads themselves stay exact (the rows needed, through
 ``cf_column_read``/``cf_column_read_rows``): what :class:`Ahead` changes
