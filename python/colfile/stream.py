@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import mpi as _mpi
+from . import stream_query as _sq
 from ._core import stream as _s
 from ._core.integrity import CHUNK_STATS_DTYPE
 from ._dtypes import token
@@ -479,11 +480,9 @@ class Stream:
 
     # -- queries (colfile.stream_query) ---------------------------------------
     def _column(self) -> Any:
-        from .stream_query import StreamColumn  # noqa: PLC0415 -- the query engine loads on use
-
         self._check()
         if getattr(self, "_as_column", None) is None:
-            self._as_column = StreamColumn(self)
+            self._as_column = _sq.StreamColumn(self)
         return self._as_column
 
     def field(self, j: int | None = None) -> Any:
@@ -501,9 +500,7 @@ class Stream:
         :class:`~colfile.query.Selection`; the stream is named by its name
         or last path component: ``s.where("x[0] > 3")``), skipping chunks
         by the statistics each task recorded.  No communication."""
-        from .stream_query import where  # noqa: PLC0415
-
-        return where(self, expr, piece_bytes=piece_bytes)
+        return _sq.where(self, expr, piece_bytes=piece_bytes)
 
     def histogram(self, component: int | None = None, bins: Any = 10, range: Any = None,  # noqa: A002
                   where: Any = None, weights: Any = None, density: bool = False, *,
@@ -511,9 +508,7 @@ class Stream:
         """:func:`colfile.histogram` of the global view (of component
         ``component`` of a vector stream) over the rows where ``where``
         holds, skipping chunks by their statistics."""
-        from .stream_query import histogram  # noqa: PLC0415
-
-        return histogram(self, component, bins, range, where, weights, density,
+        return _sq.histogram(self, component, bins, range, where, weights, density,
                          return_report=return_report, piece_bytes=piece_bytes)
 
     def _check(self) -> Any:

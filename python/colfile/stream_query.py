@@ -190,10 +190,9 @@ class StreamColumn(ColumnBase):
             if name in (self._name, base):
                 return self
             if name not in others:
-                from .stream import Stream  # noqa: PLC0415 -- stream imports this module
-
                 try:
-                    others[name] = StreamColumn(Stream(stream.file, name, stream._verify))
+                    # (the stream's own class: stream.py imports this module)
+                    others[name] = StreamColumn(type(stream)(stream.file, name, stream._verify))
                 except Error as exc:
                     raise KeyError(f"{name!r}: not this stream ({self._name!r}) and no stream of "
                                    f"its File: {exc}") from None
