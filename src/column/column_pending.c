@@ -290,8 +290,12 @@ int cf_column_pending_merge(cf_column *c, const void *buf, size_t len, cf_error 
         cf__wire_get_u8(&in, &overflow);
         cf__wire_get_u64(&in, &nseg);
         /* The first news of a blob since the last commit replaces its
-         * statistics, as a local first write would. */
-        if (cf__column_first_touch(c, (int64_t)blob)) cf__column_stats_reset_blob(c, (int64_t)blob);
+         * statistics, as a local first write would.  An entry without
+         * writes (no segments, no byte-sum delta: a chunk owner's part,
+         * pending_split.h) carries accumulators of chunks only and adds
+         * to what the handle holds, however many parts of a blob come. */
+        int news = nseg > 0 || delta != 0 || overflow;
+        if (news && cf__column_first_touch(c, (int64_t)blob)) cf__column_stats_reset_blob(c, (int64_t)blob);
         /* another handle's bytes, whose chunk CRC32C pieces follow (a
          * state without them: the chunks this one knows may not be theirs,
          * known again from a scan) */
