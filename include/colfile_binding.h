@@ -158,6 +158,70 @@ CF_API int cf_column_pending_export(cf_column *c, void **buf, size_t *len, cf_er
  * CF_EARG if the blob count differs, CF_EREADONLY. */
 CF_API int cf_column_pending_merge(cf_column *c, const void *buf, size_t len, cf_error *err);
 
+/* ---- Closing by chunk owners (a collective close of a large column) ----
+ * The committing handle needs per-blob facts only (header, blob CRC32C);
+ * the statistics and chunk CRC32C of each chunk go to one owner among the
+ * writers (the rank whose rows the chunk starts in, the ranks' rows cut
+ * at the first row each wrote), which writes the chunk's record of
+ * colfile-index-v1 into the staging directory itself and hands the
+ * committing handle one summary per page of records above it.  These
+ * calls are the steps; colfile_mpi and colfile.mpi run them. */
+
+/* As cf_column_pending_export, leaving the handle as it is. */
+CF_API int cf_column_pending_peek(cf_column *c, void **buf, size_t *len, cf_error *err);
+
+/* The first row this handle's uncommitted writes touch (-1: none); call
+ * it before cf_column_pending_export, which forgets them. */
+CF_API int64_t cf_column_pending_first_row(const cf_column *c);
+
+/* Cuts of the rows between nranks owners (nranks + 1 values) from the
+ * first row each wrote (first[r] < 0: none): rank r owns the chunks that
+ * start in [cut[r], cut[r + 1]). */
+CF_API void cf_plan_owner_cuts(const int64_t *first, int64_t nranks, int64_t total, int64_t *cut);
+
+/* Cut a pending state (bytes of cf_column_pending_export or _peek of a
+ * handle of this column) into *summary (per blob: byte-sum delta and
+ * written ranges, for the committing handle) and one part per owner
+ * (accumulators and chunk CRC32C pieces of its chunks), concatenated in
+ * rank order into *parts, part_len[r] bytes for rank r (nranks entries).
+ * Merging the summary and then the parts (cf_column_pending_merge) gives
+ * what merging the state gives.  Free both with cf_free.  CF_EFORMAT,
+ * CF_EARG, CF_ENOMEM. */
+CF_API int cf_column_pending_split(const cf_column *c, const void *state, size_t len, const int64_t *cut,
+                                   int64_t nranks, void **summary, size_t *slen, void **parts, int64_t *part_len,
+                                   cf_error *err);
+
+/* 1 if the column has more chunk records (chunks x nmemb) than the
+ * statistics text holds: the size at which a close by chunk owners pays. */
+CF_API int cf_column_owners_wanted(const cf_column *c);
+
+/* holds[b] (nfile entries): 0 where rank owns chunks of blob b whose
+ * statistics this handle does not hold (after merging its parts). */
+CF_API void cf_column_owner_holds(const cf_column *c, const int64_t *cut, int64_t nranks, int64_t rank,
+                                  unsigned char *holds);
+
+/* The committing handle, after merging every summary and its own parts,
+ * with holds[] the minimum over the ranks: *owners_write 1 when the
+ * owners write the index (a new column's first commit whose statistics
+ * go to the index alone, every written blob covered exactly by its
+ * writes); valid[b] then says which blobs' statistics are known and
+ * *dir is the staging directory the owners write into.  0 leaves the
+ * handle as it was (merge the parts of the other owners instead). */
+CF_API int cf_column_owner_plan(cf_column *c, const unsigned char *holds, unsigned char *valid, int *owners_write,
+                                const char **dir, cf_error *err);
+
+/* An owner: write the index records of the chunks it owns into
+ * dir/colfile-index-v1 (valid from cf_column_owner_plan) and return the
+ * summaries of their pages (*pieces, *plen bytes; cf_free). */
+CF_API int cf_column_owner_index_write(cf_column *c, const char *dir, const unsigned char *valid, const int64_t *cut,
+                                       int64_t nranks, int64_t rank, void **pieces, size_t *plen, cf_error *err);
+
+/* The committing handle: every owner's pieces, concatenated in rank
+ * order; its commit then writes the index's head and upper levels into
+ * the file the owners wrote.  CF_EFORMAT when they do not cover every
+ * chunk once. */
+CF_API int cf_column_owner_index_finish(cf_column *c, const void *pieces, size_t len, cf_error *err);
+
 /* Take the torn marker a writable handle was opened over (with
  * CF_OPEN_TORN_OK) for an in-place update under way by this caller's own
  * writers, not for an interrupted one: writers whose write states will all

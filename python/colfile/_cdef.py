@@ -220,6 +220,20 @@ uint32_t cf_checksum_fold(uint32_t raw);
 int cf_column_blob_crc32c(const cf_column *c, int64_t i, uint32_t *crc);
 int cf_column_pending_export(cf_column *c, void **buf, size_t *len, cf_error *err);
 int cf_column_pending_merge(cf_column *c, const void *buf, size_t len, cf_error *err);
+int cf_column_pending_peek(cf_column *c, void **buf, size_t *len, cf_error *err);
+int64_t cf_column_pending_first_row(const cf_column *c);
+void cf_plan_owner_cuts(const int64_t *first, int64_t nranks, int64_t total, int64_t *cut);
+int cf_column_pending_split(const cf_column *c, const void *state, size_t len, const int64_t *cut,
+                                   int64_t nranks, void **summary, size_t *slen, void **parts, int64_t *part_len,
+                                   cf_error *err);
+int cf_column_owners_wanted(const cf_column *c);
+void cf_column_owner_holds(const cf_column *c, const int64_t *cut, int64_t nranks, int64_t rank,
+                                  unsigned char *holds);
+int cf_column_owner_plan(cf_column *c, const unsigned char *holds, unsigned char *valid, int *owners_write,
+                                const char **dir, cf_error *err);
+int cf_column_owner_index_write(cf_column *c, const char *dir, const unsigned char *valid, const int64_t *cut,
+                                       int64_t nranks, int64_t rank, void **pieces, size_t *plen, cf_error *err);
+int cf_column_owner_index_finish(cf_column *c, const void *pieces, size_t len, cf_error *err);
 int cf_column_adopt_update(cf_column *c, cf_error *err);
 int cf_column_export_meta(cf_column *c, void **buf, size_t *len, cf_error *err);
 int cf_column_open_meta(cf_column **out, cf_file *f, const void *buf, size_t len, cf_error *err);

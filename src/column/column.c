@@ -89,6 +89,8 @@ void cf__column_free(cf_column *c)
     cf__header_free(&c->h);
     free(c->first_row);
     cf__stats_free(&c->stat.stats);
+    free(c->stat.owner_valid);
+    free(c->stat.owner_index);
     free(c->stat.stats_text);
     free(c->stat.stats_bad);
     free(c->ext.deferred);
@@ -366,7 +368,9 @@ static int settle_blob(cf_column *c, int64_t i, cf_error *err)
     if (!w->overflow && w->count == 1 && w->segments[0].offset == 0 && w->segments[0].length == bytes) {
         c->sums.crc[i] = w->segments[0].crc;
         c->sums.crc_known[i] = 1;
-        c->stat.stats.valid[i] = !c->stat.stats_off && cf__stats_blob_whole(&c->stat.stats, i);
+        /* at a close by chunk owners, they hold the statistics */
+        c->stat.stats.valid[i] = !c->stat.stats_off && (c->stat.owner_valid ? c->stat.owner_valid[i] != 0
+                                                         : cf__stats_blob_whole(&c->stat.stats, i));
         return 0;
     }
     c->sums.crc_known[i] = 0;

@@ -127,6 +127,13 @@ typedef struct cf__column_stat {
                            (column_index.c), NULL until any */
     int ccrc_nomem;     /* no memory to record that a blob's were lost:
                            every chunk CRC32C of the handle is unknown */
+    /* a collective close by chunk owners (column_owners.c): */
+    unsigned char *owner_valid; /* NULL, or nfile flags: blob b's statistics
+                           are whole, as its owners hold them */
+    unsigned char *owner_index; /* NULL, or the index's head and the levels
+                           above the chunks, whose records the owners wrote */
+    size_t owner_index_len;
+    int64_t owner_index_size; /* the whole file's bytes */
 } cf__column_stat;
 
 /* The attributes (column_attrs.c). */

@@ -41,6 +41,11 @@ int cf__column_index_wanted(const cf_column *c);
  * (in a staging directory: written in place, *keep its descriptor). */
 int cf__column_write_index(cf_column *c, int private_, int *keep, cf_error *err);
 
+/* The index whose chunk records the owners of a collective close wrote
+ * into the staging directory (column_owners.c): its head and upper
+ * levels, stamped as cf__column_write_index stamps. */
+int cf__column_write_owner_index(cf_column *c, int *keep, cf_error *err);
+
 /* Take the statistics (and chunk CRC32C) of blobs that have none from a
  * current index, if there is one: a text without chunk lines (a large
  * column) leaves them to it.  Never an error for a damaged index (its

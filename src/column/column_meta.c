@@ -95,6 +95,12 @@ int cf_column_export_meta(cf_column *c, void **buf, size_t *len, cf_error *err)
         cf__wire_put_u64(&o, (uint64_t)fstamp.sec);
         cf__wire_put_u64(&o, (uint64_t)fstamp.nsec);
     }
+    /* the chunk size, which a text of head lines alone does not carry to
+     * a reader when the chunks are many (format.md 8.4) */
+    if (c->kind == CF_KIND_DATA && c->writable && !c->stat.stats_pending && c->stat.stats.chunk_rows > 0) {
+        cf__wire_put_u64(&o, 2);
+        cf__wire_put_u64(&o, (uint64_t)c->stat.stats.chunk_rows);
+    }
     if (o.failed) {
         free(o.p);
         rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
@@ -111,6 +117,30 @@ done:
     return rc;
 }
 
+/* The optional fields at a snapshot's end, each after its tag: 1, where
+ * a read-only exporter's statistics are to be fetched (the stamp of the
+ * colfile-v1 it trusted); 2, a writable exporter's rows per chunk.  0 if
+ * they are damaged. */
+static int snapshot_tail(cf__wire_in *in, uint64_t kind, size_t sl, uint64_t *fetch, uint64_t *fsec,
+                         uint64_t *fnsec, uint64_t *chunk_rows)
+{
+    while (in->p != in->end) {
+        uint64_t tag;
+        if (cf__wire_get_u64(in, &tag) || kind != CF_KIND_DATA) return 0;
+        if (tag == 1 && !*fetch && !*chunk_rows) {
+            if (cf__wire_get_u64(in, fsec) || cf__wire_get_u64(in, fnsec) || *fsec > INT64_MAX ||
+                *fnsec >= 1000000000u || sl)
+                return 0;
+            *fetch = 1;
+        } else if (tag == 2 && !*chunk_rows) {
+            if (cf__wire_get_u64(in, chunk_rows) || *chunk_rows < 1 || *chunk_rows > ((uint64_t)1 << 40)) return 0;
+        } else {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 int cf_column_open_meta(cf_column **out, cf_file *f, const void *buf, size_t len, cf_error *err)
 {
     if (!out || !f || (!buf && len)) return CF_FAIL(err, CF_EARG, "cf_column_open_meta: NULL argument");
@@ -118,7 +148,7 @@ int cf_column_open_meta(cf_column **out, cf_file *f, const void *buf, size_t len
     uint64_t kind;
     const unsigned char *name, *header, *ext, *stats, *attrs, *v1, *stage;
     size_t nl, hl, xl, sl, al, vl, tl;
-    uint64_t committed, id[2], stamp[3], fetch = 0, fsec = 0, fnsec = 0;
+    uint64_t committed, id[2], stamp[3], fetch = 0, fsec = 0, fnsec = 0, chunk_rows = 0;
     if (len < 4 || memcmp(buf, "CFM1", 4) != 0)
         return CF_FAIL(err, CF_EFORMAT, "%s: column metadata snapshot has a bad signature", f->path);
     in.p += 4;
@@ -129,9 +159,7 @@ int cf_column_open_meta(cf_column **out, cf_file *f, const void *buf, size_t len
         cf__wire_get_bytes(&in, &stage, &tl) || cf__wire_get_u64(&in, &committed) ||
         cf__wire_get_u64(&in, &id[0]) || cf__wire_get_u64(&in, &id[1]) || cf__wire_get_u64(&in, &stamp[0]) ||
         cf__wire_get_u64(&in, &stamp[1]) || cf__wire_get_u64(&in, &stamp[2]) ||
-        (in.p != in.end && (cf__wire_get_u64(&in, &fetch) || fetch != 1 || cf__wire_get_u64(&in, &fsec) ||
-                            cf__wire_get_u64(&in, &fnsec) || fsec > INT64_MAX || fnsec >= 1000000000u ||
-                            kind != CF_KIND_DATA || sl)) ||
+        !snapshot_tail(&in, kind, sl, &fetch, &fsec, &fnsec, &chunk_rows) ||
         in.p != in.end ||
         kind > CF_KIND_ATTRS_ONLY || nl == 0 || memchr(name, 0, nl))
         return CF_FAIL(err, CF_EFORMAT, "%s: column metadata snapshot is damaged", f->path);
@@ -156,6 +184,15 @@ int cf_column_open_meta(cf_column **out, cf_file *f, const void *buf, size_t len
         if ((rc = cf__column_apply_ext(c, xl ? (const char *)ext : NULL, xl, c->path, &legacy, err))) goto fail;
         if (legacy && (rc = cf__column_apply_stats(c, sl ? (const char *)stats : NULL, sl, c->path, err)))
             goto fail;
+        /* the exporter's chunks, where the text could not say them */
+        if (chunk_rows && c->kind == CF_KIND_DATA && !c->stat.stats_pending &&
+            c->stat.stats.chunk_rows != (int64_t)chunk_rows) {
+            cf__stats fresh;
+            memset(&fresh, 0, sizeof fresh);
+            if ((rc = cf__stats_alloc(&fresh, &c->h, (int64_t)chunk_rows, c->path, err))) goto fail;
+            cf__stats_free(&c->stat.stats);
+            c->stat.stats = fresh;
+        }
         c->commit.committed_nfile = committed < (uint64_t)c->h.nfile ? (int64_t)committed : c->h.nfile;
         if (fetch && c->kind == CF_KIND_DATA) {
             c->stat.stats_fetch = 1;

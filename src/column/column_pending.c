@@ -75,9 +75,10 @@ static int blob_touched(const cf_column *c, int64_t i)
     return c->h.sums[i] != c->sums.committed_sums[i] || (w && (w->count || w->overflow));
 }
 
-int cf_column_pending_export(cf_column *c, void **buf, size_t *len, cf_error *err)
+/* The state's bytes into *out (the handle unchanged but for its blobs
+ * made durable). */
+static int build_state(cf_column *c, cf__wire_out *out, cf_error *err)
 {
-    if (!c || !buf || !len) return CF_FAIL(err, CF_EARG, "cf_column_pending_export: NULL argument");
     if (c->kind != CF_KIND_DATA) return CF_FAIL(err, CF_EKIND, "%s: not a data column", c->path);
     if (c->commit.failed)
         return CF_FAIL(err, CF_EIO, "%s: an earlier write through this handle failed: its rows cannot be "
@@ -149,6 +150,27 @@ int cf_column_pending_export(cf_column *c, void **buf, size_t *len, cf_error *er
         free(o.p);
         return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
     }
+    *out = o;
+    return 0;
+}
+
+int cf_column_pending_peek(cf_column *c, void **buf, size_t *len, cf_error *err)
+{
+    if (!c || !buf || !len) return CF_FAIL(err, CF_EARG, "cf_column_pending_peek: NULL argument");
+    cf__wire_out o = { NULL, 0, 0, 0 };
+    int rc = build_state(c, &o, err);
+    if (rc) return rc;
+    *buf = o.p;
+    *len = o.len;
+    return 0;
+}
+
+int cf_column_pending_export(cf_column *c, void **buf, size_t *len, cf_error *err)
+{
+    if (!c || !buf || !len) return CF_FAIL(err, CF_EARG, "cf_column_pending_export: NULL argument");
+    cf__wire_out o = { NULL, 0, 0, 0 };
+    int rc = build_state(c, &o, err);
+    if (rc) return rc;
     /* The state now travels in the buffer: this handle is clean. */
     if (c->h.nfile) memcpy(c->h.sums, c->sums.committed_sums, (size_t)c->h.nfile * sizeof *c->h.sums);
     if (c->sums.writes) {

@@ -23,7 +23,7 @@ static void discard_pending(cf_column *c)
  * consecutive ranks holding at most CF_MPI_ROUND_BYTES together (MPI
  * counts are int), at least one rank each.  round_end: where the round
  * starting at r0 ends (*r1), and its bytes. */
-static int64_t round_end(const int64_t *lens, int size, int r0, int *r1)
+int64_t cf__mpi_round_end(const int64_t *lens, int size, int r0, int *r1)
 {
     int64_t bytes = 0;
     int r = r0;
@@ -33,11 +33,11 @@ static int64_t round_end(const int64_t *lens, int size, int r0, int *r1)
 }
 
 /* The bytes of the largest round: what rank 0's receive buffer holds. */
-static int64_t largest_round(const int64_t *lens, int size)
+int64_t cf__mpi_largest_round(const int64_t *lens, int size)
 {
     int64_t most = 0;
     for (int r0 = 0, r1; r0 < size; r0 = r1) {
-        int64_t bytes = round_end(lens, size, r0, &r1);
+        int64_t bytes = cf__mpi_round_end(lens, size, r0, &r1);
         if (bytes > most) most = bytes;
     }
     return most;
@@ -45,7 +45,7 @@ static int64_t largest_round(const int64_t *lens, int size)
 
 /* Rank 0's MPI_Gatherv layout of round [r0, r1): the ranks of the round
  * packed from offset 0, every other rank sending nothing. */
-static void round_layout(const int64_t *lens, int size, int r0, int r1, int *counts, int *displs)
+void cf__mpi_round_layout(const int64_t *lens, int size, int r0, int r1, int *counts, int *displs)
 {
     int64_t off = 0;
     for (int r = 0; r < size; r++) {
@@ -81,7 +81,7 @@ static int gather_pending(cf_column *c, MPI_Comm comm, int need, int lrc, int *m
 
     int64_t mine = (int64_t)plen;
     MPI_Allgather(&mine, 1, MPI_INT64_T, lens, 1, MPI_INT64_T, comm);
-    int64_t biggest = largest_round(lens, size);
+    int64_t biggest = cf__mpi_largest_round(lens, size);
     if (rank == 0) {
         recv = malloc(biggest > 0 ? (size_t)biggest : 1);
         counts = malloc((size_t)size * sizeof *counts);
@@ -91,8 +91,8 @@ static int gather_pending(cf_column *c, MPI_Comm comm, int need, int lrc, int *m
     int64_t unused = 0;
     if ((rc = cf__mpi_root_result(comm, lrc, e, &unused, err))) goto done;
     for (int r0 = 0, r1; r0 < size; r0 = r1) {
-        (void)round_end(lens, size, r0, &r1);
-        if (rank == 0) round_layout(lens, size, r0, r1, counts, displs);
+        (void)cf__mpi_round_end(lens, size, r0, &r1);
+        if (rank == 0) cf__mpi_round_layout(lens, size, r0, r1, counts, displs);
         int in = rank >= r0 && rank < r1;
         MPI_Gatherv(pending, in ? (int)plen : 0, MPI_BYTE, recv, counts, displs, MPI_BYTE, 0, comm);
         if (rank == 0)
@@ -128,12 +128,14 @@ static uint64_t mix_flag(uint64_t h, int flag) { return (h ^ (uint64_t)(flag + 1
 
 /* What a rank holds for column i of a close: a handle (HAVE) that needs
  * its write state gathered (NEED). */
-enum { HAVE = 1, NEED = 2 };
+enum { HAVE = 1, NEED = 2, OWNERS = 4 };
 
 static int handle_flags(const cf_column *c)
 {
     if (!c) return 0;
-    return HAVE | (cf_column_kind(c) == CF_KIND_DATA && cf_column_writable(c) ? NEED : 0);
+    if (cf_column_kind(c) != CF_KIND_DATA || !cf_column_writable(c)) return HAVE;
+    /* large columns close by chunk owners (mpi_owners.c) */
+    return HAVE | NEED | (cf_column_owners_wanted(c) && !cf__mpi_close_gather_all ? OWNERS : 0);
 }
 
 /* Does this rank hold a NULL handle (or one that needs no gathering) where
@@ -164,7 +166,7 @@ static int merge_states(cf_column **cols, const int *flags, int64_t n, const uns
 {
     int lrc = 0;
     for (int64_t i = 0; i < n && lrc == 0; i++) {
-        if (!(flags[i] & NEED)) continue;
+        if ((flags[i] & (NEED | OWNERS)) != NEED) continue;
         uint64_t len;
         memcpy(&len, p, sizeof len);
         lrc = cf_column_pending_merge(cols[i], p + sizeof len, (size_t)len, e);
@@ -192,12 +194,13 @@ static int close_columns(cf_column **cols, int64_t n, MPI_Comm comm, const char 
     unsigned char *state = NULL, *recv = NULL;
     size_t used = 0, cap = 0;
     int64_t nhave = 0, nneed = 0;
-    uint64_t have_h = 14695981039346656037u, need_h = have_h;
+    uint64_t have_h = 14695981039346656037u, need_h = have_h, own_h = have_h;
     for (int64_t i = 0; i < n; i++) {
         int fl = handle_flags(cols[i]);
         if (flags) flags[i] = fl;
         have_h = mix_flag(have_h, (fl & HAVE) != 0);
         need_h = mix_flag(need_h, (fl & NEED) != 0);
+        own_h = mix_flag(own_h, (fl & OWNERS) != 0);
         nhave += (fl & HAVE) != 0;
         nneed += (fl & NEED) != 0;
     }
@@ -211,7 +214,7 @@ static int close_columns(cf_column **cols, int64_t n, MPI_Comm comm, const char 
         if (lrc == 0) lrc = r2;
     }
     for (int64_t i = 0; flags && rank != 0 && lrc == 0 && i < n; i++) {
-        if (!(flags[i] & NEED)) continue;
+        if ((flags[i] & (NEED | OWNERS)) != NEED) continue;
         void *p = NULL;
         size_t len = 0;
         uint64_t len64;
@@ -225,9 +228,9 @@ static int close_columns(cf_column **cols, int64_t n, MPI_Comm comm, const char 
                        cf_column_path(cols[i]), used);
         cf_free(p);
     }
-    int64_t v[10] = { lrc ? size - rank : 0, (int64_t)have_h, ~(int64_t)have_h, (int64_t)need_h, ~(int64_t)need_h,
-                      nhave, nneed, (int64_t)used, n, ~n }, m[10];
-    MPI_Allreduce(v, m, 10, MPI_INT64_T, MPI_MAX, comm);
+    int64_t v[12] = { lrc ? size - rank : 0, (int64_t)have_h, ~(int64_t)have_h, (int64_t)need_h, ~(int64_t)need_h,
+                      nhave, nneed, (int64_t)used, n, ~n, (int64_t)own_h, ~(int64_t)own_h }, m[12];
+    MPI_Allreduce(v, m, 12, MPI_INT64_T, MPI_MAX, comm);
     if (m[8] != ~m[9]) {
         if (lrc == 0) lrc = FAIL(&e, CF_EARG, "%s: the ranks close different numbers of columns", what);
         rc = cf__mpi_agree(comm, lrc, &e, err);
@@ -242,6 +245,13 @@ static int close_columns(cf_column **cols, int64_t n, MPI_Comm comm, const char 
             lrc = FAIL(&e, CF_EARG, "%s: %s while other ranks close %s", what,
                        n == 1 ? "NULL column" : "NULL or read-only columns",
                        n == 1 ? "one" : "writable ones");
+        rc = cf__mpi_agree(comm, lrc, &e, err);
+        goto fail;
+    }
+    if (m[10] != ~m[11]) {
+        /* the same handles everywhere, with different chunks: the ranks
+         * would not agree on how to close */
+        if (lrc == 0) lrc = FAIL(&e, CF_EARG, "%s: the ranks' handles of a column differ in their chunk layout", what);
         rc = cf__mpi_agree(comm, lrc, &e, err);
         goto fail;
     }
@@ -264,6 +274,7 @@ static int close_columns(cf_column **cols, int64_t n, MPI_Comm comm, const char 
         if ((rc = cf__mpi_agree(comm, lrc, &e, err))) goto fail;
         if (biggest > 0)
             MPI_Gather(state, (int)biggest, MPI_BYTE, recv, (int)biggest, MPI_BYTE, 0, comm);
+        if (rank == 0) cf__mpi_close_root_bytes += biggest * size;
         for (int r = 1; rank == 0 && r < size && lrc == 0; r++) {
             lrc = merge_states(cols, flags, n, recv + (size_t)r * (size_t)biggest, &e);
         }
@@ -278,7 +289,7 @@ static int close_columns(cf_column **cols, int64_t n, MPI_Comm comm, const char 
         int64_t mine = (int64_t)used;
         MPI_Allgather(&mine, 1, MPI_INT64_T, lens, 1, MPI_INT64_T, comm);
         int *counts = NULL, *displs = NULL;
-        int64_t most = largest_round(lens, size);
+        int64_t most = cf__mpi_largest_round(lens, size);
         if (rank == 0) {
             recv = malloc(most > 0 ? (size_t)most : 1);
             counts = malloc((size_t)size * sizeof *counts);
@@ -293,10 +304,11 @@ static int close_columns(cf_column **cols, int64_t n, MPI_Comm comm, const char 
             goto fail;
         }
         for (int r0 = 0, r1; r0 < size; r0 = r1) {
-            (void)round_end(lens, size, r0, &r1);
-            if (rank == 0) round_layout(lens, size, r0, r1, counts, displs);
+            (void)cf__mpi_round_end(lens, size, r0, &r1);
+            if (rank == 0) cf__mpi_round_layout(lens, size, r0, r1, counts, displs);
             int in = rank >= r0 && rank < r1;
             MPI_Gatherv(state, in ? (int)used : 0, MPI_BYTE, recv, counts, displs, MPI_BYTE, 0, comm);
+            for (int r = r0; rank == 0 && r < r1; r++) cf__mpi_close_root_bytes += lens[r];
             for (int r = r0; rank == 0 && r < r1 && lrc == 0; r++) {
                 if (r == 0) continue;
                 lrc = merge_states(cols, flags, n, recv + displs[r], &e);
@@ -305,6 +317,13 @@ static int close_columns(cf_column **cols, int64_t n, MPI_Comm comm, const char 
         free(lens);
         free(counts);
         free(displs);
+    }
+    /* Large columns: their owners, one column after the other. */
+    for (int64_t i = 0; i < n; i++) {
+        if (!cols[i] || !(flags[i] & OWNERS)) continue;
+        int merged = 0;
+        if ((rc = cf__mpi_owner_close(cols[i], comm, lrc, &merged, &e, err))) goto fail;
+        if (lrc == 0) lrc = merged;
     }
     /* Rank 0 commits each column once; the replicas commit nothing. */
     for (int64_t i = 0; i < n; i++) {

@@ -182,6 +182,26 @@ int cf__mpi_find_overlap(const int64_t *ranges, int size, span *spans, int *lo, 
 /* Append len bytes to the growing buffer *buf (*used of *cap). */
 int cf__mpi_grow_append(unsigned char **buf, size_t *used, size_t *cap, const void *p, size_t len);
 
+/* Gathers to rank 0 in rounds (mpi_close.c): where the round of ranks
+ * [r0, *r1) ends and its bytes (lens: each rank's, at least one rank a
+ * round, at most CF_MPI_ROUND_BYTES together otherwise); the bytes of the
+ * largest round; rank 0's MPI_Gatherv counts and displacements for one. */
+int64_t cf__mpi_round_end(const int64_t *lens, int size, int r0, int *r1);
+int64_t cf__mpi_largest_round(const int64_t *lens, int size);
+void cf__mpi_round_layout(const int64_t *lens, int size, int r0, int r1, int *counts, int *displs);
+
+/* Close a large writable data column by chunk owners (mpi_owners.c):
+ * the steps before rank 0's commit.  lrc: this rank's result so far.
+ * Returns the agreed result of the steps (nonzero: nothing was moved,
+ * some rank's state may be lost); then *merged is rank 0's result of what
+ * it took in (0 elsewhere), not yet agreed.  Collective. */
+int cf__mpi_owner_close(cf_column *c, MPI_Comm comm, int lrc, int *merged, cf_error *e, cf_error *err);
+
+/* For the tests (tests/mpi/test_mpi_owners.c): the bytes rank 0 received
+ * in closes so far, and, when set, every column closes the gathering way. */
+extern int64_t cf__mpi_close_root_bytes;
+extern int cf__mpi_close_gather_all;
+
 /* Tell f how many ranks of comm share this node and the CPUs they may
  * run on together (cf_file_set_node).  Collective over comm. */
 void cf__mpi_set_node(cf_file *f, MPI_Comm comm);

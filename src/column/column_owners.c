@@ -1,0 +1,397 @@
+/* column_owners.c - the core's side of a collective close by chunk owners
+ * (colfile_binding.h, "Closing by chunk owners"): each rank keeps the
+ * statistics and chunk CRC32C of the chunks it owns (chunk_owner.h),
+ * writes their records of colfile-index-v1 into the staging directory
+ * itself, and hands the committing handle one summary per page above
+ * them (stindex_part.h), so that the committing handle holds per-blob
+ * state and the levels above the chunks, never a record per chunk. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "checksum.h"
+#include "chunk_owner.h"
+#include "column.h"
+#include "column_handle.h"
+#include "column_index.h"
+#include "error.h"
+#include "fsutil.h"
+#include "pending_split.h"
+#include "stindex.h"
+#include "stindex_part.h"
+#include "wire.h"
+
+void cf_plan_owner_cuts(const int64_t *first, int64_t nranks, int64_t total, int64_t *cut)
+{
+    cf__owner_cuts(first, nranks, total, cut);
+}
+
+int64_t cf_column_pending_first_row(const cf_column *c)
+{
+    int64_t first = -1;
+    for (int64_t b = 0; c && c->sums.writes && b < c->h.nfile; b++) {
+        const cf__blob_writes *w = &c->sums.writes[b];
+        int64_t row = -1;
+        if (w->overflow) row = c->first_row[b]; /* somewhere in it: its start */
+        for (int64_t k = 0; k < w->count; k++) {
+            int64_t r = c->first_row[b] + w->segments[k].offset / c->rowbytes;
+            if (row < 0 || r < row) row = r;
+        }
+        if (row >= 0 && (first < 0 || row < first)) first = row;
+    }
+    return first;
+}
+
+int cf_column_pending_split(const cf_column *c, const void *state, size_t len, const int64_t *cut, int64_t nranks,
+                            void **summary, size_t *slen, void **parts, int64_t *part_len, cf_error *err)
+{
+    *summary = NULL;
+    *parts = NULL;
+    *slen = 0;
+    if (!c || !cut || nranks < 1 || !part_len) return CF_FAIL(err, CF_EARG, "cf_column_pending_split: bad arguments");
+    for (int64_t r = 0; r < nranks; r++) part_len[r] = 0;
+    cf__pending_part *ps = NULL;
+    int64_t n = 0;
+    int rc = cf__pending_split(state, len, c->h.nfile, c->h.rows, c->h.nmemb, cut, nranks, c->path, summary, slen,
+                               &ps, &n, err);
+    if (rc) return rc;
+    size_t total = 0;
+    for (int64_t i = 0; i < n; i++) total += ps[i].len;
+    unsigned char *out = malloc(total ? total : 1);
+    if (!out) {
+        cf__pending_parts_free(ps, n);
+        free(*summary);
+        *summary = NULL;
+        return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
+    }
+    size_t at = 0;
+    for (int64_t i = 0; i < n; i++) { /* by rank ascending */
+        memcpy(out + at, ps[i].buf, ps[i].len);
+        at += ps[i].len;
+        part_len[ps[i].rank] = (int64_t)ps[i].len;
+    }
+    cf__pending_parts_free(ps, n);
+    *parts = out;
+    return 0;
+}
+
+static int64_t chunks_in(const cf_column *c, int64_t b)
+{
+    return cf__stats_blob_chunks(&c->stat.stats, b);
+}
+
+int cf_column_owners_wanted(const cf_column *c)
+{
+    if (!c || c->kind != CF_KIND_DATA || !c->writable || c->h.nmemb < 1) return 0;
+    /* a replica reads its statistics (their chunk size) on first use */
+    if (cf__column_stats_need(c, NULL) || !c->stat.stats.first_chunk) return 0;
+    int64_t all = c->stat.stats.first_chunk[c->h.nfile];
+    return all > CF__STATS_TEXT_RECORDS_MAX / c->h.nmemb;
+}
+
+void cf_column_owner_holds(const cf_column *c, const int64_t *cut, int64_t nranks, int64_t rank, unsigned char *holds)
+{
+    for (int64_t b = 0; b < c->h.nfile; b++) {
+        int64_t k0, k1;
+        cf__owned_chunks(cut, nranks, rank, c->first_row[b], c->h.rows[b], c->stat.stats.chunk_rows, &k0, &k1);
+        holds[b] = (unsigned char)(k0 == k1 || cf__stats_holds(&c->stat.stats, b, k0, k1));
+    }
+}
+
+int cf_column_owner_plan(cf_column *c, const unsigned char *holds, unsigned char *valid, int *owners_write,
+                         const char **dir, cf_error *err)
+{
+    *owners_write = 0;
+    *dir = c->dir;
+    /* a new column's first commit: every statistic comes from this close */
+    if (c->kind != CF_KIND_DATA || c->replica || !CF__STAGED(c) || c->stat.stats_off || c->h.nmemb < 1 ||
+        !c->stat.stats.valid || !cf_column_owners_wanted(c))
+        return 0;
+    int64_t all = 0, known = 0, nmemb = c->h.nmemb;
+    for (int64_t b = 0; b < c->h.nfile; b++) {
+        const cf__blob_writes *w = c->sums.writes ? &c->sums.writes[b] : NULL;
+        int v = c->stat.stats.valid[b];
+        if (w && (w->count || w->overflow)) {
+            /* a blob the commit would read back (settle_blob) keeps the
+             * gathering close: its statistics would come from that read */
+            int exact = !w->overflow && w->count == 1 && w->segments[0].offset == 0 &&
+                        w->segments[0].length == c->h.rows[b] * c->rowbytes;
+            if (!exact) return 0;
+            v = holds[b];
+        }
+        valid[b] = (unsigned char)(v != 0);
+        all += chunks_in(c, b);
+        known += v ? chunks_in(c, b) : 0;
+    }
+    /* as cf__column_index_wanted and cf__column_stats_in_text decide: the
+     * owners' way only where the index holds the statistics and the text
+     * none (else the text needs every chunk here) */
+    int wanted = known > 0 && known >= all / 4 &&
+                 (all >= CF__INDEX_MIN_CHUNKS || known > CF__STATS_TEXT_RECORDS_MAX / nmemb);
+    int64_t count[CF__INDEX_LEVELS_MAX], offset[CF__INDEX_LEVELS_MAX], size;
+    if (!wanted || known <= CF__STATS_TEXT_RECORDS_MAX / nmemb || !cf__index_layout(all, nmemb, count, offset, &size))
+        return 0;
+    free(c->stat.owner_valid);
+    if (!(c->stat.owner_valid = malloc((size_t)c->h.nfile)))
+        return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
+    memcpy(c->stat.owner_valid, valid, (size_t)c->h.nfile);
+    *owners_write = 1;
+    return 0;
+}
+
+/* ---- pieces on the wire -------------------------------------------------- */
+
+static void put_acc(cf__wire_out *o, const cf__acc *a)
+{
+    uint64_t v[2], w[CF__XSUM_WIRE_WORDS];
+    memcpy(v, &a->v, sizeof v);
+    cf__wire_put_u64(o, (uint64_t)a->count);
+    cf__wire_put_u64(o, (uint64_t)a->nan);
+    cf__wire_put_u64(o, v[0]);
+    cf__wire_put_u64(o, v[1]);
+    int nw = cf__xsum_to_words(&a->xs, w);
+    for (int k = 0; k < nw; k++) cf__wire_put_u64(o, w[k]);
+}
+
+static int get_acc(cf__wire_in *in, cf__acc *a)
+{
+    uint64_t count, nan, v[2], w[CF__XSUM_WIRE_WORDS];
+    if (cf__wire_get_u64(in, &count) || cf__wire_get_u64(in, &nan) || cf__wire_get_u64(in, &v[0]) ||
+        cf__wire_get_u64(in, &v[1]) || cf__wire_get_u64(in, &w[0]))
+        return -1;
+    int nw = 1 + (int)((w[0] >> 16) & 0xffu);
+    if (nw > CF__XSUM_WIRE_WORDS) return -1;
+    for (int k = 1; k < nw; k++)
+        if (cf__wire_get_u64(in, &w[k])) return -1;
+    memset(a, 0, sizeof *a);
+    a->count = (int64_t)count;
+    a->nan = (int64_t)nan;
+    memcpy(&a->v, v, sizeof v);
+    return cf__xsum_from_words(&a->xs, w, nw) ? -1 : 0;
+}
+
+/* ---- an owner's records ------------------------------------------------- */
+
+int cf_column_owner_index_write(cf_column *c, const char *dir, const unsigned char *valid, const int64_t *cut,
+                                int64_t nranks, int64_t rank, void **pieces, size_t *plen, cf_error *err)
+{
+    *pieces = NULL;
+    *plen = 0;
+    const cf__stats *s = &c->stat.stats;
+    const int64_t nmemb = c->h.nmemb, rb = cf__index_rec_bytes(nmemb), all = s->first_chunk[c->h.nfile];
+    int64_t count[CF__INDEX_LEVELS_MAX], offset[CF__INDEX_LEVELS_MAX], size;
+    if (!cf__index_layout(all, nmemb, count, offset, &size))
+        return CF_FAIL(err, CF_EARG, "%s: too many chunks for an index", c->path);
+    /* the chunks this rank owns: consecutive in the column's numbering */
+    int64_t g0 = -1, g1 = -1;
+    for (int64_t b = 0; b < c->h.nfile; b++) {
+        int64_t k0, k1;
+        cf__owned_chunks(cut, nranks, rank, c->first_row[b], c->h.rows[b], s->chunk_rows, &k0, &k1);
+        if (k0 == k1) continue;
+        if (g0 < 0) g0 = s->first_chunk[b] + k0;
+        g1 = s->first_chunk[b] + k1;
+    }
+    if (g0 < 0) return 0;
+    int64_t n = g1 - g0;
+    unsigned char *recs = malloc((size_t)(n * rb)), *known = calloc((size_t)n, 1);
+    uint32_t *crc = malloc((size_t)n * sizeof *crc);
+    int64_t *rows = malloc((size_t)n * sizeof *rows);
+    cf__index_piece *pc = NULL;
+    int64_t npc = 0;
+    int rc = 0, fd = -1;
+    char *p = cf__path_join(dir, CF__INDEX_NAME);
+    if (!recs || !known || !crc || !rows || !p) {
+        rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
+        goto done;
+    }
+    for (int64_t b = 0; b < c->h.nfile; b++) {
+        for (int64_t k = s->first_chunk[b] > g0 ? s->first_chunk[b] : g0; k < s->first_chunk[b + 1] && k < g1; k++) {
+            int64_t kk = k - s->first_chunk[b], r = c->h.rows[b] - kk * s->chunk_rows;
+            known[k - g0] = (unsigned char)cf__column_ccrc_get(c, b, kk, &crc[k - g0]);
+            rows[k - g0] = r < s->chunk_rows ? r : s->chunk_rows;
+        }
+    }
+    cf__index_level0(s, &c->h, valid, g0, g1, crc, known, recs);
+    /* into the staging directory, where no reader looks: the committing
+     * handle writes the head last, stamps, syncs and publishes */
+    fd = open(p, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        int e = errno;
+        rc = CF_FAIL(err, cf__errno_code(e), "%s: cannot open: %s", p, strerror(e));
+        goto done;
+    }
+    if ((rc = cf__pwrite_all(fd, recs, (size_t)(n * rb), offset[0] + g0 * rb, p, err))) goto done;
+    if (c->durable && (rc = cf__fsync_fd(fd, p, err))) goto done;
+    if ((rc = cf__index_pieces(recs, g0, n, rows, nmemb, &c->h.dtype, CF__INDEX_FANOUT, &pc, &npc, c->path, err)))
+        goto done;
+    cf__wire_out o = { NULL, 0, 0, 0 };
+    for (int64_t i = 0; i < npc; i++) {
+        cf__wire_put_u64(&o, (uint64_t)pc[i].page);
+        cf__wire_put_u64(&o, (uint64_t)pc[i].n);
+        cf__wire_put_u64(&o, (uint64_t)pc[i].rows);
+        cf__wire_put_u32(&o, pc[i].crc);
+        cf__wire_put_u32(&o, pc[i].stats);
+        for (int64_t j = 0; j < nmemb; j++) put_acc(&o, &pc[i].acc[j]);
+    }
+    if (o.failed) {
+        free(o.p);
+        rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
+        goto done;
+    }
+    *pieces = o.p;
+    *plen = o.len;
+done:
+    if (fd >= 0 && close(fd) != 0 && rc == 0) {
+        int e = errno;
+        rc = CF_FAIL(err, CF_EIO, "%s: close failed: %s", p, strerror(e));
+    }
+    if (rc) {
+        free(*pieces);
+        *pieces = NULL;
+        *plen = 0;
+    }
+    cf__index_pieces_free(pc, npc);
+    free(p);
+    free(recs);
+    free(known);
+    free(crc);
+    free(rows);
+    return rc;
+}
+
+/* ---- the committing handle: the levels above the chunks ----------------- */
+
+int cf_column_owner_index_finish(cf_column *c, const void *buf, size_t len, cf_error *err)
+{
+    const int64_t nmemb = c->h.nmemb, rb = cf__index_rec_bytes(nmemb), f = CF__INDEX_FANOUT;
+    const int64_t all = c->stat.stats.first_chunk[c->h.nfile];
+    int64_t count[CF__INDEX_LEVELS_MAX], offset[CF__INDEX_LEVELS_MAX], size;
+    int nl = cf__index_layout(all, nmemb, count, offset, &size);
+    if (!c->stat.owner_valid || !nl) return CF_FAIL(err, CF_EARG, "%s: no index by chunk owners planned", c->path);
+    int64_t npages = nl > 1 ? count[1] : 1;
+    cf__index_piece *page = calloc((size_t)npages, sizeof *page);
+    cf__acc *accs = malloc((size_t)(npages * nmemb) * sizeof *accs);
+    unsigned char *prefix = calloc(1, (size_t)offset[0]);
+    int64_t *rows = malloc((size_t)npages * sizeof *rows);
+    cf__index_piece *up = NULL;
+    int64_t nup = 0;
+    int rc = 0;
+    if (!page || !accs || !prefix || !rows) {
+        rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
+        goto done;
+    }
+    /* pieces in rank order: pages ascending, each page's pieces in order */
+    cf__wire_in in = { buf, (const unsigned char *)buf + len };
+    int64_t covered = 0, at = -1;
+    while (in.p < in.end) {
+        uint64_t pg, n, r;
+        uint32_t crc, st;
+        cf__index_piece x = { 0 };
+        cf__acc a[64];
+        cf__acc *xa = nmemb <= 64 ? a : malloc((size_t)nmemb * sizeof *xa);
+        if (!xa) {
+            rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
+            goto done;
+        }
+        int bad = cf__wire_get_u64(&in, &pg) || cf__wire_get_u64(&in, &n) || cf__wire_get_u64(&in, &r) ||
+                  cf__wire_get_u32(&in, &crc) || cf__wire_get_u32(&in, &st);
+        for (int64_t j = 0; !bad && j < nmemb; j++) bad = get_acc(&in, &xa[j]) != 0;
+        bad = bad || (int64_t)pg < at || pg >= (uint64_t)npages || n == 0 || n > (uint64_t)f;
+        if (!bad) {
+            x.page = (int64_t)pg;
+            x.n = (int64_t)n;
+            x.rows = (int64_t)r;
+            x.crc = crc;
+            x.stats = st;
+            x.acc = xa;
+            if ((int64_t)pg == at) {
+                cf__index_piece_join(&page[at], &x, nmemb, &c->h.dtype);
+            } else {
+                at = (int64_t)pg;
+                page[at] = x;
+                page[at].acc = accs + at * nmemb;
+                memcpy(page[at].acc, xa, (size_t)nmemb * sizeof *xa);
+            }
+            covered += (int64_t)n;
+        }
+        if (xa != a) free(xa);
+        if (bad) {
+            rc = CF_FAIL(err, CF_EFORMAT, "%s: the chunk owners' index pieces are damaged", c->path);
+            goto done;
+        }
+    }
+    if (covered != all) {
+        rc = CF_FAIL(err, CF_EFORMAT, "%s: the chunk owners' index pieces cover %lld of %lld chunks", c->path,
+                     (long long)covered, (long long)all);
+        goto done;
+    }
+    uint32_t top;
+    if (nl == 1) {
+        top = page[0].crc;
+    } else {
+        /* level 1 from the pages' pieces, the levels above as cf__index_build */
+        unsigned char *l1 = prefix + offset[1];
+        for (int64_t i = 0; i < count[1]; i++) {
+            cf__index_piece_record(&page[i], nmemb, &c->h.dtype, l1 + i * rb);
+            rows[i] = page[i].rows;
+        }
+        for (int l = 1; l + 1 < nl; l++) {
+            if ((rc = cf__index_pieces(prefix + offset[l], 0, count[l], rows, nmemb, &c->h.dtype, f, &up, &nup,
+                                       c->path, err)))
+                goto done;
+            for (int64_t i = 0; i < nup; i++) {
+                cf__index_piece_record(&up[i], nmemb, &c->h.dtype, prefix + offset[l + 1] + i * rb);
+                rows[i] = up[i].rows;
+            }
+            cf__index_pieces_free(up, nup);
+            up = NULL;
+        }
+        top = cf__crc32c_update(0, prefix + offset[nl - 1], (size_t)(count[nl - 1] * rb));
+    }
+    cf__index_put_head(prefix, c->dtype_token, nmemb, c->h.nfile, c->stat.stats.chunk_rows, all, top);
+    free(c->stat.owner_index);
+    c->stat.owner_index = prefix;
+    c->stat.owner_index_len = (size_t)offset[0];
+    c->stat.owner_index_size = size;
+    prefix = NULL;
+done:
+    cf__index_pieces_free(up, nup);
+    free(page);
+    free(accs);
+    free(prefix);
+    free(rows);
+    return rc;
+}
+
+int cf__column_write_owner_index(cf_column *c, int *keep, cf_error *err)
+{
+    if (keep) *keep = -1;
+    char *p = cf__path_join(c->dir, CF__INDEX_NAME);
+    if (!p) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
+    int rc = 0, fd = open(p, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0) {
+        int e = errno;
+        rc = CF_FAIL(err, cf__errno_code(e), "%s: cannot open: %s", p, strerror(e));
+    } else if (fstat(fd, &st) != 0 || (int64_t)st.st_size != c->stat.owner_index_size) {
+        /* every chunk's record must be there before the head that covers it */
+        rc = CF_FAIL(err, CF_EIO, "%s: the chunk owners left %lld of %lld bytes", p,
+                     (long long)st.st_size, (long long)c->stat.owner_index_size);
+    } else if ((rc = cf__pwrite_all(fd, c->stat.owner_index, c->stat.owner_index_len, 0, p, err)) == 0) {
+        cf__hstamp_apply(fd, &c->ver.hstamp);
+        c->stat.index_seen = 1;
+    }
+    if (fd >= 0) {
+        if (rc == 0 && keep) {
+            *keep = fd;
+        } else if (close(fd) != 0 && rc == 0) {
+            int e = errno;
+            rc = CF_FAIL(err, CF_EIO, "%s: close failed: %s", p, strerror(e));
+        }
+    }
+    free(p);
+    return rc;
+}

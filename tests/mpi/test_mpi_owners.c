@@ -1,0 +1,154 @@
+/* test_mpi_owners.c - a large column closes by chunk owners: rank 0
+ * receives per-blob summaries and one summary per page of 256 index
+ * records (O(blobs + ranks + chunks / 256) bytes), never the statistics
+ * of every chunk, and the column's files are byte for byte those of the
+ * gathering close and of one process writing the same rows, for random
+ * uneven splits whose boundaries fall inside chunks (ranks that write
+ * nothing included). */
+#include "mpi_harness.h"
+
+#include <math.h>
+#include <sys/stat.h>
+
+/* What mpi_owners.c keeps for the tests (static builds only). */
+extern int64_t cf__mpi_close_root_bytes;
+extern int cf__mpi_close_gather_all;
+
+/* 3 rows a chunk, 2 components, 110001 rows in 3 blobs: 36668 chunks,
+ * 73336 chunk records, more than the statistics text holds (2^16). */
+enum { CHUNK = 3, NMEMB = 2, TOTAL = 110001, NFILE = 3 };
+
+static uint64_t mix(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    return x ^ (x >> 33);
+}
+
+static double value(int64_t row, int j, uint64_t seed)
+{
+    uint64_t h = mix((uint64_t)row * 2 + (uint64_t)j + seed);
+    if (h % 997 == 0) return NAN;
+    return ((double)(h >> 11) / 9007199254740992.0 - 0.5) * 1e6 + (double)j;
+}
+
+/* The ranks' first rows: random, sorted, uneven, some ranks empty. */
+static void split(uint64_t seed, int64_t *lo)
+{
+    int size = cf_test_size();
+    lo[0] = 0;
+    lo[size] = TOTAL;
+    for (int r = 1; r < size; r++) lo[r] = (int64_t)(mix(seed * 131 + (uint64_t)r) % (TOTAL + 1));
+    for (int r = 1; r < size; r++) /* insertion sort */
+        for (int k = r; k > 1 && lo[k] < lo[k - 1]; k--) {
+            int64_t t = lo[k];
+            lo[k] = lo[k - 1];
+            lo[k - 1] = t;
+        }
+    if (size > 2 && seed % 2) lo[2] = lo[1]; /* rank 1 writes nothing */
+}
+
+/* Write x in dir from every rank (rows [lo[rank], lo[rank + 1])) and close
+ * collectively; returns the bytes rank 0 received at the close. */
+static int64_t write_column(const char *dir, const int64_t *lo, uint64_t seed)
+{
+    cf_error err;
+    cf_file *f = NULL;
+    cf_column *c = NULL;
+    int rank = cf_test_rank();
+    int64_t first = lo[rank], n = lo[rank + 1] - lo[rank];
+    cf_mpi_options o;
+    cf_mpi_options_init(&o);
+    o.mode = CF_IO_THROTTLED;
+    CHECK_OK(cf_mpi_file_open(&f, cf_test_comm(), dir, CF_OPEN_WRITE | CF_OPEN_CREATE, &err), &err);
+    void *meta = NULL;
+    size_t len = 0;
+    if (rank == 0) {
+        CHECK_OK(cf_column_create(&c, f, "x", "f8", NMEMB, TOTAL, NFILE, &err), &err);
+        CHECK_OK(cf_column_set_chunk_rows(c, CHUNK, &err), &err);
+        CHECK_OK(cf_column_export_meta(c, &meta, &len, &err), &err);
+    }
+    uint64_t len64 = len;
+    MPI_Bcast(&len64, 1, MPI_UINT64_T, 0, cf_test_comm());
+    if (rank != 0) meta = malloc((size_t)len64);
+    MPI_Bcast(meta, (int)len64, MPI_BYTE, 0, cf_test_comm());
+    if (rank != 0) {
+        CHECK_OK(cf_column_open_meta(&c, f, meta, (size_t)len64, &err), &err);
+        free(meta);
+    } else {
+        cf_free(meta);
+    }
+    double *v = malloc((size_t)(n > 0 ? n : 1) * NMEMB * sizeof *v);
+    for (int64_t i = 0; i < n; i++)
+        for (int j = 0; j < NMEMB; j++) v[i * NMEMB + j] = value(first + i, j, seed);
+    CHECK_OK(cf_mpi_column_write(c, cf_test_comm(), first, n, v, NULL, 8 * NMEMB, 8, &o, &err), &err);
+    free(v);
+    int64_t before = cf__mpi_close_root_bytes;
+    CHECK_OK(cf_mpi_column_close(c, cf_test_comm(), &err), &err);
+    int64_t got = cf__mpi_close_root_bytes - before;
+    cf_file_close(f);
+    return got;
+}
+
+/* One process writes the same rows: the reference. */
+static void write_serial(const char *dir, uint64_t seed)
+{
+    cf_error err;
+    cf_file *f = NULL;
+    cf_column *c = NULL;
+    CHECK_OK(cf_file_open(&f, dir, CF_OPEN_WRITE | CF_OPEN_CREATE, &err), &err);
+    CHECK_OK(cf_column_create(&c, f, "x", "f8", NMEMB, TOTAL, NFILE, &err), &err);
+    CHECK_OK(cf_column_set_chunk_rows(c, CHUNK, &err), &err);
+    double *v = malloc((size_t)TOTAL * NMEMB * sizeof *v);
+    for (int64_t i = 0; i < TOTAL; i++)
+        for (int j = 0; j < NMEMB; j++) v[i * NMEMB + j] = value(i, j, seed);
+    CHECK_OK(cf_column_write(c, 0, TOTAL, v, NULL, 8 * NMEMB, 8, &err), &err);
+    free(v);
+    CHECK_OK(cf_column_close(c, &err), &err);
+    cf_file_close(f);
+}
+
+static void test_owners_close_same_bytes_small_root(void)
+{
+    int size = cf_test_size();
+    int64_t *lo = malloc((size_t)(size + 1) * sizeof *lo);
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+        char own[4200], all[4200], ref[4200], a[4300], b[4300], r[4300];
+        snprintf(own, sizeof own, "%s/own%d", cf_test_dir(), (int)seed);
+        snprintf(all, sizeof all, "%s/all%d", cf_test_dir(), (int)seed);
+        snprintf(ref, sizeof ref, "%s/ref%d", cf_test_dir(), (int)seed);
+        split(seed, lo);
+        int64_t by_owners = write_column(own, lo, seed);
+        cf__mpi_close_gather_all = 1;
+        int64_t gathered = write_column(all, lo, seed);
+        cf__mpi_close_gather_all = 0;
+        if (cf_test_rank() == 0) write_serial(ref, seed);
+        MPI_Barrier(cf_test_comm());
+        snprintf(a, sizeof a, "%s/x", own);
+        snprintf(b, sizeof b, "%s/x", all);
+        snprintf(r, sizeof r, "%s/x", ref);
+        CHECK(cf_test_same_tree(a, b));
+        CHECK(cf_test_same_tree(a, r));
+        if (cf_test_rank() == 0) {
+            /* the statistics are in the index the owners wrote */
+            char idx[4400];
+            struct stat st;
+            snprintf(idx, sizeof idx, "%s/colfile-index-v1", a);
+            CHECK(stat(idx, &st) == 0 && st.st_size > (int64_t)36668 * (8 + 32 * NMEMB));
+            /* summaries (a blob or two per rank), a part of one chunk per
+             * rank, one flag per blob, and a page summary per 256 records
+             * (plus one per rank where pages are cut) */
+            int64_t pages = 36668 / 256 + 1, bound = 512 * size + 16 * NFILE + (pages + size) * 256;
+            fprintf(stderr, "seed %d, %d ranks: rank 0 received %lld bytes by owners, %lld gathering (bound %lld)\n",
+                    (int)seed, size, (long long)by_owners, (long long)gathered, (long long)bound);
+            CHECK(by_owners <= bound);
+            /* the whole states: about 70 bytes per chunk and component */
+            if (size > 1 && lo[1] < TOTAL / 2) CHECK(gathered > 20 * by_owners);
+        }
+    }
+    free(lo);
+}
+
+CF_MPI_TESTS(CF_TEST(test_owners_close_same_bytes_small_root))
