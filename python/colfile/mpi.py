@@ -118,6 +118,8 @@ from ._core import column as _c
 from ._core import dtype as _cdtype
 from ._core import file as _cf
 from ._core import plan as _plan
+from ._core import owners as _owners_core
+from . import _owners
 from ._constants import (
     CF_OPEN_DIGEST_HELPER,
     CF_OPEN_DIGEST_INLINE,
@@ -490,6 +492,14 @@ def commit(comm: Comm, col: Any, close: bool = False) -> None:
     failure: BaseException | None = None
     state: bytes | None = b""
     merging = (comm.size > 1 and col._writable and col._kind == 0)
+    # a large column closes by chunk owners (every rank decides alike:
+    # the layout and chunk size are rank 0's snapshot's)
+    if merging and _owners.usable(comm) and col._call(_owners_core.wanted):
+        try:
+            _owners.close(comm, col, agree)
+        except Exception as exc:
+            failure = exc
+        merging = False
     if merging and comm.rank != 0:
         try:
             state = col._pending_export()

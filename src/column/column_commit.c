@@ -504,8 +504,12 @@ int cf_column_flush(cf_column *c, cf_error *err)
     if ((rc = cf__column_settle_writes(c, err))) return rc;
     int changed = c->commit.header_dirty || c->commit.ext_dirty || cf__lock_is_held(&c->commit.lock) || c->commit.torn_marked;
     if (staged) {
-        if ((rc = commit_staged(c, err))) return rc;
+        rc = commit_staged(c, err);
+        /* a close by chunk owners planned this commit only */
+        cf__column_owner_forget(c);
+        if (rc) return rc;
     } else {
+        cf__column_owner_forget(c);
         if ((rc = cf__column_sync_blobs(c, err))) return rc;
         /* an append's blobs are made by their writers; the header lists
          * only files that exist, so the ones nobody wrote are made here */

@@ -46,6 +46,9 @@ int cf__column_write_index(cf_column *c, int private_, int *keep, cf_error *err)
  * levels, stamped as cf__column_write_index stamps. */
 int cf__column_write_owner_index(cf_column *c, int *keep, cf_error *err);
 
+/* Forget what a close by chunk owners planned (after the commit). */
+void cf__column_owner_forget(cf_column *c);
+
 /* Take the statistics (and chunk CRC32C) of blobs that have none from a
  * current index, if there is one: a text without chunk lines (a large
  * column) leaves them to it.  Never an error for a damaged index (its

@@ -395,3 +395,13 @@ int cf__column_write_owner_index(cf_column *c, int *keep, cf_error *err)
     free(p);
     return rc;
 }
+
+void cf__column_owner_forget(cf_column *c)
+{
+    free(c->stat.owner_valid);
+    free(c->stat.owner_index);
+    c->stat.owner_valid = NULL;
+    c->stat.owner_index = NULL;
+    c->stat.owner_index_len = 0;
+    c->stat.owner_index_size = 0;
+}

@@ -1,0 +1,91 @@
+"""colfile.mpi's close of a large column by chunk owners, the steps
+libcolfile-mpi takes (``src/mpi/mpi_owners.c``), so that both write the
+same bytes: rank 0 gathers per-blob summaries; the statistics and chunk
+CRC32C of each chunk go to its owner (the rank whose rows it starts in),
+which writes its records of the chunk index into the staging directory
+and sends rank 0 one summary per page of 256 records above them.  Rank 0
+thus receives bytes that follow the blobs, the ranks and the pages, never
+the chunks.  Columns whose statistics the text holds (or that the commit
+reads back) end as the gathering close: rank 0 takes the other owners'
+parts.
+
+The calls need mpi4py's ``alltoall`` and ``reduce`` besides the calls of
+:mod:`colfile.mpi`; a communicator without them closes the gathering
+way."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._core import column as _c
+from ._core import owners as _o
+
+#: bytes rank 0 received in closes by owners so far (for the tests)
+root_bytes = 0
+#: set by the tests: every column closes the gathering way
+gather_all = False
+
+
+def usable(comm: Any) -> bool:
+    """Whether ``comm`` has the calls a close by owners makes."""
+    raw = getattr(comm, "comm", comm)
+    return not gather_all and comm.size > 1 and hasattr(raw, "alltoall") and hasattr(raw, "reduce")
+
+
+def close(comm: Any, col: Any, agree: Any) -> None:
+    """The steps before rank 0's commit (``agree``: colfile.mpi's, raising
+    on every rank what any rank met).  Rank 0's own failures after the
+    last collective step are raised on rank 0 alone, for the caller's
+    last agreement."""
+    global root_bytes
+    raw = getattr(comm, "comm", comm)
+    rank, size = comm.rank, comm.size
+    nfile = int(col._call(_c.nfile))
+    total = int(col._call(_c.size))
+    first = col._call(_o.first_row)
+    # rank 0's state stays in its handle; the others hand theirs over
+    state = agree(comm, lambda: col._call(_o.peek) if rank == 0 else col._pending_export())
+    firsts = comm.allgather(first)
+    cut = _o.cuts(firsts, total)
+    summary, parts = agree(comm, lambda: col._call(_o.split, state, cut))
+    del state
+    # 1. the summaries to rank 0, in rank order
+    sums = comm.gather(summary if rank else b"", root=0)
+    # 2. the parts to their owners (a rank's own part is in its handle)
+    got = raw.alltoall([b"" if r == rank else parts[r] for r in range(size)])
+
+    def merge() -> None:
+        global root_bytes
+        if rank == 0:
+            root_bytes += sum(len(s) for s in sums) + sum(len(p) for p in got)
+            for s in sums[1:]:
+                if s:
+                    col._pending_merge(s)
+        for p in got:
+            if p:
+                col._pending_merge(p)
+        return None
+
+    agree(comm, merge)
+    # 3. whose statistics the owners hold whole, and rank 0's plan
+    least = raw.reduce(col._call(_o.holds, cut, rank, nfile), op=np.minimum, root=0)
+    if rank == 0:
+        root_bytes += nfile
+    owners, valid, where = agree(comm, lambda: col._call(_o.plan, least, nfile), root=0)
+    if owners:
+        # 4a. each owner writes its records; rank 0 joins the pages above
+        pieces = agree(comm, lambda: col._call(_o.index_write, where, valid, cut, rank))
+        every = comm.gather(pieces, root=0)
+        if rank == 0:
+            root_bytes += sum(len(p) for p in every)
+            col._call(_o.index_finish, b"".join(every))
+    else:
+        # 4b. rank 0 takes every other owner's parts, each rank's in order
+        every = comm.gather(b"" if rank == 0 else b"".join(parts[1:]), root=0)
+        if rank == 0:
+            root_bytes += sum(len(p) for p in every)
+            for p in every[1:]:
+                if p:
+                    col._pending_merge(p)
