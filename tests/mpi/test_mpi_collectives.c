@@ -56,6 +56,11 @@ int MPI_Alltoall(const void *s, int sn, MPI_Datatype st, void *r, int rn, MPI_Da
 {
     COUNTED(PMPI_Alltoall(s, sn, st, r, rn, rt, comm));
 }
+int MPI_Alltoallv(const void *s, const int sn[], const int sd[], MPI_Datatype st, void *r, const int rn[],
+                  const int rd[], MPI_Datatype rt, MPI_Comm comm)
+{
+    COUNTED(PMPI_Alltoallv(s, sn, sd, st, r, rn, rd, rt, comm));
+}
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *out) { COUNTED(PMPI_Comm_dup(comm, out)); }
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *out) { COUNTED(PMPI_Comm_split(comm, color, key, out)); }
 
@@ -124,6 +129,49 @@ static void test_counts_per_column(void)
     report("cf_mpi_column_write (throttled)", n_tw);
     AT_MOST(n_tw, (cf_test_size() > 1 ? 3 : 2));
     CHECK_OK(cf_mpi_column_close(c, cf_test_comm(), &err), &err);
+    cf_file_close(f);
+}
+
+/* A column of more chunk records than the statistics text holds closes by
+ * chunk owners (mpi_owners.c): more rounds than a gathering close (the
+ * summaries, the parts to their owners, the blobs' flags, rank 0's plan
+ * and the page summaries, each agreed), a constant number whatever the
+ * ranks, blobs and chunks, for a rank 0 that receives no chunk's
+ * statistics. */
+static void test_counts_owner_close(void)
+{
+    enum { ROWS = 70001 };
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s/f", cf_test_dir());
+    cf_error err;
+    cf_file *f = NULL;
+    cf_column *c = NULL;
+    void *meta = NULL;
+    size_t len = 0;
+    CHECK_OK(cf_mpi_file_open(&f, cf_test_comm(), dir, CF_OPEN_WRITE | CF_OPEN_CREATE, &err), &err);
+    if (cf_test_rank() == 0) {
+        CHECK_OK(cf_column_create(&c, f, "x", "f8", 1, ROWS, 2, &err), &err);
+        CHECK_OK(cf_column_set_chunk_rows(c, 1, &err), &err);
+        CHECK_OK(cf_column_export_meta(c, &meta, &len, &err), &err);
+    }
+    uint64_t len64 = len;
+    MPI_Bcast(&len64, 1, MPI_UINT64_T, 0, cf_test_comm());
+    if (cf_test_rank() != 0) meta = malloc((size_t)len64);
+    MPI_Bcast(meta, (int)len64, MPI_BYTE, 0, cf_test_comm());
+    if (cf_test_rank() != 0) {
+        CHECK_OK(cf_column_open_meta(&c, f, meta, (size_t)len64, &err), &err);
+        free(meta);
+    } else {
+        cf_free(meta);
+    }
+    int64_t first = 0, n = cf_plan_share(ROWS, cf_test_size(), cf_test_rank(), &first);
+    double *v = calloc((size_t)(n ? n : 1), sizeof *v);
+    CHECK_OK(cf_column_write(c, first, n, v, NULL, 8, 8, &err), &err);
+    free(v);
+    long n_close;
+    COUNT(n_close, CHECK_OK(cf_mpi_column_close(c, cf_test_comm(), &err), &err));
+    report("cf_mpi_column_close (by chunk owners)", n_close);
+    AT_MOST(n_close, 20);
     cf_file_close(f);
 }
 
@@ -375,5 +423,5 @@ static void test_many_refused(void)
     cf_file_close(f);
 }
 
-CF_MPI_TESTS(CF_TEST(test_counts_per_column), CF_TEST(test_close_many), CF_TEST(test_close_many_refused),
+CF_MPI_TESTS(CF_TEST(test_counts_per_column), CF_TEST(test_counts_owner_close), CF_TEST(test_close_many), CF_TEST(test_close_many_refused),
              CF_TEST(test_snapshot_many), CF_TEST(test_many_refused))
