@@ -4,7 +4,7 @@
  *
  *   mpiexec -n R cf_write_pattern DIR --total N --nfile K
  *       --mode throttled|aggregated|auto [--concurrency C]
- *       [--layout even|skewed] [--align] [--appends K]
+ *       [--layout even|skewed|uneven] [--align] [--appends K] [--chunk-rows R]
  *
  * DIR is created (or emptied).  Columns, in this order, each created with
  * nfile K (0: automatic) and written with one cf_mpi_column_write:
@@ -19,7 +19,9 @@
  * with one cf_mpi_column_write.
  * Rows per rank: even, cf_plan_share(N, R, rank); skewed, rank 0 holds
  * none and ranks 1..R-1 split N as cf_plan_share(N, R-1, rank-1) (one
- * rank: all of them).  Exit status 0, 1 on an error (printed by rank 0),
+ * rank: all of them); uneven, rank r's rows start at N*r^2/R^2 + r (at
+ * most N).  --chunk-rows R (with K > 0): rank 0 creates each column with
+ * K blobs and R rows per chunk, the others open replicas of it.  Exit status 0, 1 on an error (printed by rank 0),
  * 2 on bad arguments.
  */
 #include <stdio.h>
@@ -30,7 +32,8 @@
 
 static const char usage[] =
     "usage: cf_write_pattern DIR --total N --nfile K --mode throttled|aggregated|auto\n"
-    "                        [--concurrency C] [--layout even|skewed] [--align] [--appends K]\n";
+    "                        [--concurrency C] [--layout even|skewed|uneven] [--align] [--appends K]\n"
+    "                        [--chunk-rows R]\n";
 
 typedef struct {
     const char *name, *dtype;
@@ -60,12 +63,52 @@ static void fill(int col, int64_t first, int64_t n, void *out)
     }
 }
 
+/* Where rank r's rows start in the uneven layout: total * r^2 / n^2 + r
+ * (at most total), so that the ranks' rows differ in number and their
+ * boundaries fall inside chunks. */
+static int64_t uneven_start(int64_t total, int nranks, int r)
+{
+    if (r <= 0) return 0;
+    if (r >= nranks) return total;
+    int64_t b = (int64_t)((double)total * r * r / ((double)nranks * nranks)) + r;
+    return b < total ? b : total;
+}
+
 /* This rank's rows of `total` under the layout. */
 static int64_t share_of(int64_t total, int nranks, int rank, const char *layout)
 {
+    if (strcmp(layout, "uneven") == 0)
+        return uneven_start(total, nranks, rank + 1) - uneven_start(total, nranks, rank);
     if (strcmp(layout, "skewed") == 0 && nranks > 1)
         return rank == 0 ? 0 : cf_plan_share(total, nranks - 1, rank - 1, NULL);
     return cf_plan_share(total, nranks, rank, NULL);
+}
+
+/* As colfile.mpi creates a column with chunk_rows: rank 0 creates it
+ * (nfile blobs splitting total rows evenly) and chooses the chunks, the
+ * others build replicas of its snapshot. */
+static int create_chunked(cf_column **c, cf_file *f, MPI_Comm comm, const column_spec *s, int64_t total,
+                          int64_t nfile, int64_t chunk_rows, cf_error *err)
+{
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    void *meta = NULL;
+    size_t len = 0;
+    int64_t head[2] = { 0, 0 }; /* rank 0's result, the snapshot's bytes */
+    if (rank == 0) {
+        head[0] = cf_column_create(c, f, s->name, s->dtype, s->nmemb, total, nfile, err);
+        if (head[0] == 0) head[0] = cf_column_set_chunk_rows(*c, chunk_rows, err);
+        if (head[0] == 0) head[0] = cf_column_export_meta(*c, &meta, &len, err);
+        head[1] = (int64_t)len;
+    }
+    MPI_Bcast(head, 2, MPI_INT64_T, 0, comm);
+    if (head[0]) return (int)head[0];
+    if (rank != 0 && !(meta = malloc((size_t)head[1] + 1))) MPI_Abort(comm, 1);
+    MPI_Bcast(meta, (int)head[1], MPI_BYTE, 0, comm);
+    int rc = rank == 0 ? 0 : cf_column_open_meta(c, f, meta, (size_t)head[1], err);
+    if (rank == 0) cf_free(meta);
+    else free(meta);
+    return rc;
 }
 
 int main(int argc, char **argv)
@@ -76,7 +119,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &nranks);
     const char *dir = NULL, *layout = "even";
-    long long total = -1, nfile = -1, concurrency = 0, appends = 0;
+    long long total = -1, nfile = -1, concurrency = 0, appends = 0, chunk_rows = 0;
     int mode = -1, align = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -88,13 +131,16 @@ int main(int argc, char **argv)
         else if (strcmp(a, "--nfile") == 0) nfile = atoll(v);
         else if (strcmp(a, "--concurrency") == 0) concurrency = atoll(v);
         else if (strcmp(a, "--appends") == 0) appends = atoll(v);
-        else if (strcmp(a, "--layout") == 0 && (strcmp(v, "even") == 0 || strcmp(v, "skewed") == 0)) layout = v;
+        else if (strcmp(a, "--chunk-rows") == 0) chunk_rows = atoll(v);
+        else if (strcmp(a, "--layout") == 0 &&
+                 (strcmp(v, "even") == 0 || strcmp(v, "skewed") == 0 || strcmp(v, "uneven") == 0))
+            layout = v;
         else if (strcmp(a, "--mode") == 0 && strcmp(v, "throttled") == 0) mode = CF_IO_THROTTLED;
         else if (strcmp(a, "--mode") == 0 && strcmp(v, "aggregated") == 0) mode = CF_IO_AGGREGATED;
         else if (strcmp(a, "--mode") == 0 && strcmp(v, "auto") == 0) mode = CF_IO_AUTO;
         else goto bad;
     }
-    if (!dir || total < 0 || nfile < 0 || mode < 0) goto bad;
+    if (!dir || total < 0 || nfile < 0 || mode < 0 || chunk_rows < 0 || (chunk_rows && !nfile)) goto bad;
 
     int64_t local = share_of(total, nranks, rank, layout);
 
@@ -120,7 +166,15 @@ int main(int argc, char **argv)
         if (cf_dtype_itemsize(s->dtype, &itemsize, &err) != 0) MPI_Abort(comm, 1);
         void *buf = malloc((size_t)((local > 0 ? local : 1) * s->nmemb * itemsize));
         if (!buf) MPI_Abort(comm, 1);
-        rc = cf_mpi_column_create(&c, f, comm, s->name, s->dtype, s->nmemb, local, &opt, &first, &err);
+        if (chunk_rows)
+            rc = create_chunked(&c, f, comm, s, total, nfile, chunk_rows, &err);
+        else
+            rc = cf_mpi_column_create(&c, f, comm, s->name, s->dtype, s->nmemb, local, &opt, &first, &err);
+        if (chunk_rows) { /* this rank's first row: the others' before it */
+            int64_t below = 0;
+            MPI_Exscan(&local, &below, 1, MPI_INT64_T, MPI_SUM, comm);
+            first = rank == 0 ? 0 : below;
+        }
         if (rc == 0) {
             fill(k, first, local, buf);
             rc = cf_mpi_column_write(c, comm, first, local, buf, NULL, s->nmemb * itemsize, itemsize, &opt, &err);

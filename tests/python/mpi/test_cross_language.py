@@ -186,3 +186,29 @@ def test_appends_write_the_same_bytes(nranks: int, mode: str, layout: str,
     assert sorted(got) == sorted(want)
     for name in want:
         assert got[name] == want[name], name
+
+
+#: columns of more chunk records than the statistics text holds (Position
+#: and Velocity: 3 x 30001 > 2^16) close by chunk owners, ID and Mass by
+#: gathering; rank boundaries of the uneven layout fall inside chunks
+CHUNKED = ["--total", "60001", "--nfile", "3", "--layout", "uneven", "--chunk-rows", "2"]
+
+
+@pytest.mark.parametrize("nranks", [1, 2, 4])
+def test_large_columns_same_bytes_in_c_and_python(nranks: int, tmp_path: Path) -> None:
+    """Closing by chunk owners (C and Python) writes the serial bytes, the
+    chunk index included, for uneven splits across chunk boundaries."""
+    mpiexec()
+    exe = c_writer()
+    ref, py, c = tmp_path / "ref", tmp_path / "py", tmp_path / "c"
+    run_ok(subprocess.run([sys.executable, str(WRITER), str(ref), "--mode", "throttled", *CHUNKED,
+                           "--serial"], env=child_env(), capture_output=True, text=True, timeout=300))
+    run_ok(launch(nranks, [sys.executable, WRITER, py, "--mode", "throttled", *CHUNKED]))
+    run_ok(launch(nranks, [exe, c, "--mode", "throttled", *CHUNKED]))
+    want = tree(ref)
+    assert "Position/colfile-index-v1" in want and "Velocity/colfile-index-v1" in want
+    assert tree(py) == want
+    got = tree(c)
+    assert sorted(got) == sorted(want)
+    for name in want:
+        assert got[name] == want[name], name

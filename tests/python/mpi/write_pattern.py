@@ -2,7 +2,7 @@
 
     mpiexec -n N python write_pattern.py DIR --total N --nfile K \\
         --mode throttled|aggregated|auto [--concurrency C] \\
-        [--layout even|skewed] [--align] [--appends K] [--serial]
+        [--layout even|skewed|uneven] [--align] [--appends K] [--chunk-rows R] [--serial]
 
 The C program ``tests/mpi/cf_write_pattern.c`` (libcolfile-mpi) does exactly
 the same, so the two trees must be identical byte for byte (and identical to
@@ -27,7 +27,10 @@ collective write, and the File attributes ``BoxSize`` (f8 1000.0) and
 appends (``Column.append``, default blobs), append s (1..K) adding
 ``37*s + 5`` rows split over the ranks as below.  Rows per rank: ``even`` gives rank r
 ``cf_plan_share(total, nranks, r)``; ``skewed`` gives rank 0 nothing and
-ranks 1..n-1 ``cf_plan_share(total, n-1, r-1)`` (one rank: everything).
+ranks 1..n-1 ``cf_plan_share(total, n-1, r-1)`` (one rank: everything);
+``uneven`` starts rank r's rows at ``total*r^2/n^2 + r`` (at most total).
+``--chunk-rows R`` (with ``--nfile`` K > 0) creates each column with K
+blobs and R rows per chunk.
 
 MPI is used under a launcher (PMI_RANK, PMI_SIZE or OMPI_COMM_WORLD_SIZE
 set), unless ``--serial``.
@@ -47,6 +50,15 @@ def rows_of(total: int, nranks: int, rank: int, layout: str) -> tuple[int, int]:
     """``(first, count)`` of this rank's rows."""
     from colfile.mpi import plan_share
 
+    if layout == "uneven":
+        def start(r: int) -> int:
+            if r <= 0:
+                return 0
+            if r >= nranks:
+                return total
+            return min(total, int(float(total) * r * r / (float(nranks) * nranks)) + r)
+
+        return start(rank), start(rank + 1) - start(rank)
     if layout == "even" or nranks == 1:
         return plan_share(total, nranks, rank)
     if rank == 0:
@@ -75,7 +87,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--nfile", type=int, required=True)
     p.add_argument("--mode", choices=("throttled", "aggregated", "auto"), required=True)
     p.add_argument("--concurrency", type=int, default=None)
-    p.add_argument("--layout", choices=("even", "skewed"), default="even")
+    p.add_argument("--layout", choices=("even", "skewed", "uneven"), default="even")
+    p.add_argument("--chunk-rows", type=int, default=None)
     p.add_argument("--align", action="store_true")
     p.add_argument("--appends", type=int, default=0)
     p.add_argument("--serial", action="store_true", help="no MPI: one process")
@@ -95,9 +108,17 @@ def main(argv: list[str] | None = None) -> int:
     first, count = rows_of(args.total, nranks, rank, args.layout)
     with colfile.File(args.dir, "w", comm=comm) as f:
         for name, dtype, data in columns(first, count):
-            f.create(name, dtype, data=data, nfile=args.nfile or None,
-                     align_blobs_to_ranks=args.align, mode=args.mode,
-                     concurrency=args.concurrency)
+            if args.chunk_rows and comm is not None:
+                # with chunk_rows: nfile blobs splitting the rows evenly,
+                # this rank's rows at its place (as cf_write_pattern)
+                total = sum(comm.allgather(len(data)))
+                col = f.create(name, dtype, size=total, nfile=args.nfile,
+                               chunk_rows=args.chunk_rows)
+                col.write_all(data, start=first, mode=args.mode, concurrency=args.concurrency)
+            else:
+                f.create(name, dtype, data=data, nfile=args.nfile or None,
+                         align_blobs_to_ranks=args.align, mode=args.mode,
+                         concurrency=args.concurrency, chunk_rows=args.chunk_rows)
         if args.appends:
             log = f.create("Log", "i8", data=np.zeros(0, np.int64), mode=args.mode)
             for step in range(1, args.appends + 1):
