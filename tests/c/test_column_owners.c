@@ -1,0 +1,168 @@
+/* test_column_owners.c - the steps of a close by chunk owners
+ * (colfile_binding.h, "Closing by chunk owners") run in one process, as
+ * libcolfile-mpi and colfile.mpi run them over ranks: four writers' states
+ * are split, the committing handle merges the summaries, each owner the
+ * parts of its chunks, the owners write the chunk-index records of their
+ * chunks and the committing handle joins their pages: header, colfile-v1
+ * and colfile-index-v1 equal a serial write's byte for byte.  Pieces that
+ * miss an owner's chunks are refused. */
+#include "harness.h"
+
+#include "colfile_binding.h"
+
+/* 2 rows a chunk, 140001 rows in 3 blobs: 70002 chunks, more records than
+ * the statistics text holds; writer w writes [LO[w - 1], LO[w]), across
+ * chunk and blob boundaries. */
+enum { N = 140001, NFILE = 3, CHUNK = 2, WRITERS = 4, RANKS = WRITERS + 1 };
+static const int64_t LO[WRITERS + 1] = { 0, 30001, 46667, 100003, N };
+
+static double value(int64_t row) { return (double)((row * 7919) % 10007) * 0.5 - 1000; }
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return NULL;
+    fseek(fp, 0, SEEK_END);
+    long n = ftell(fp);
+    fseek(fp, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    *len = fread(buf, 1, (size_t)n, fp);
+    fclose(fp);
+    return buf;
+}
+
+static void same_file(const char *a, const char *b, const char *name)
+{
+    char pa[4300], pb[4300];
+    snprintf(pa, sizeof pa, "%s/x/%s", a, name);
+    snprintf(pb, sizeof pb, "%s/x/%s", b, name);
+    size_t la = 0, lb = 0;
+    char *x = slurp(pa, &la), *y = slurp(pb, &lb);
+    CHECK(x && y && la == lb && memcmp(x, y, la) == 0);
+    free(x);
+    free(y);
+}
+
+static void write_serial(const char *dir)
+{
+    cf_error err;
+    cf_file *f = NULL;
+    cf_column *c = NULL;
+    CHECK_OK(cf_file_open(&f, dir, CF_OPEN_WRITE | CF_OPEN_CREATE, &err), &err);
+    CHECK_OK(cf_column_create(&c, f, "x", "f8", 1, N, NFILE, &err), &err);
+    CHECK_OK(cf_column_set_chunk_rows(c, CHUNK, &err), &err);
+    double *v = malloc(N * sizeof *v);
+    for (int64_t i = 0; i < N; i++) v[i] = value(i);
+    CHECK_OK(cf_column_write(c, 0, N, v, NULL, 8, 8, &err), &err);
+    free(v);
+    CHECK_OK(cf_column_close(c, &err), &err);
+    cf_file_close(f);
+}
+
+/* Close x in dir by owners; drop: an owner whose pieces are left out (-1: none). */
+static int write_by_owners(const char *dir, int drop, cf_error *out)
+{
+    cf_error err;
+    cf_file *f = NULL;
+    cf_column *h[RANKS] = { NULL };
+    CHECK_OK(cf_file_open(&f, dir, CF_OPEN_WRITE | CF_OPEN_CREATE, &err), &err);
+    CHECK_OK(cf_column_create(&h[0], f, "x", "f8", 1, N, NFILE, &err), &err);
+    CHECK_OK(cf_column_set_chunk_rows(h[0], CHUNK, &err), &err);
+    CHECK(cf_column_owners_wanted(h[0]));
+    void *meta = NULL, *state[RANKS] = { NULL };
+    size_t mlen = 0, len[RANKS] = { 0 };
+    int64_t first[RANKS] = { -1 }, cut[RANKS + 1];
+    CHECK_OK(cf_column_export_meta(h[0], &meta, &mlen, &err), &err);
+    for (int w = 1; w <= WRITERS; w++) {
+        CHECK_OK(cf_column_open_meta(&h[w], f, meta, mlen, &err), &err);
+        CHECK(cf_column_owners_wanted(h[w])); /* the chunk size came with the snapshot */
+        int64_t n = LO[w] - LO[w - 1];
+        double *v = malloc((size_t)n * sizeof *v);
+        for (int64_t i = 0; i < n; i++) v[i] = value(LO[w - 1] + i);
+        CHECK_OK(cf_column_write(h[w], LO[w - 1], n, v, NULL, 8, 8, &err), &err);
+        free(v);
+        first[w] = cf_column_pending_first_row(h[w]);
+        CHECK_EQ_INT(first[w], LO[w - 1]);
+        CHECK_OK(cf_column_pending_export(h[w], &state[w], &len[w], &err), &err);
+    }
+    cf_free(meta);
+    cf_plan_owner_cuts(first, RANKS, N, cut);
+    /* the summaries to the committing handle, the parts to their owners */
+    void *parts[RANKS] = { NULL };
+    int64_t plen[RANKS][RANKS];
+    for (int w = 1; w <= WRITERS; w++) {
+        void *sum = NULL;
+        size_t slen = 0;
+        CHECK_OK(cf_column_pending_split(h[w], state[w], len[w], cut, RANKS, &sum, &slen, &parts[w], plen[w], &err),
+                 &err);
+        CHECK_OK(cf_column_pending_merge(h[0], sum, slen, &err), &err);
+        cf_free(sum);
+        cf_free(state[w]);
+    }
+    for (int o = 0; o < RANKS; o++) {
+        for (int w = 1; w <= WRITERS; w++) {
+            int64_t at = 0;
+            for (int r = 0; r < o; r++) at += plen[w][r];
+            if (w != o && plen[w][o]) /* its own part stays in its handle */
+                CHECK_OK(cf_column_pending_merge(h[o], (char *)parts[w] + at, (size_t)plen[w][o], &err), &err);
+        }
+    }
+    unsigned char least[NFILE], holds[NFILE], valid[NFILE];
+    memset(least, 1, sizeof least);
+    for (int o = 0; o < RANKS; o++) {
+        cf_column_owner_holds(h[o], cut, RANKS, o, holds);
+        for (int b = 0; b < NFILE; b++) least[b] = least[b] < holds[b] ? least[b] : holds[b];
+    }
+    int owners = 0;
+    const char *stage = NULL;
+    CHECK_OK(cf_column_owner_plan(h[0], least, valid, &owners, &stage, &err), &err);
+    CHECK(owners == 1 && valid[0] && valid[1] && valid[2]);
+    char *where = strdup(stage);
+    unsigned char *all = NULL;
+    size_t used = 0;
+    for (int o = 0; o < RANKS; o++) {
+        void *pc = NULL;
+        size_t pl = 0;
+        CHECK_OK(cf_column_owner_index_write(h[o], where, valid, cut, RANKS, o, &pc, &pl, &err), &err);
+        if (o != drop) {
+            all = realloc(all, used + pl + 1);
+            memcpy(all + used, pc, pl);
+            used += pl;
+        }
+        cf_free(pc);
+    }
+    free(where);
+    int rc = cf_column_owner_index_finish(h[0], all, used, out);
+    free(all);
+    for (int w = 1; w <= WRITERS; w++) {
+        cf_free(parts[w]);
+        cf_column_close(h[w], NULL);
+    }
+    if (rc == 0) rc = cf_column_close(h[0], out);
+    else cf_column_discard(h[0]), cf_column_close(h[0], NULL);
+    cf_file_close(f);
+    return rc;
+}
+
+static void test_owners_write_the_serial_bytes(void)
+{
+    char ref[4200], own[4200], bad[4200];
+    snprintf(ref, sizeof ref, "%s/ref", cf_test_dir());
+    snprintf(own, sizeof own, "%s/own", cf_test_dir());
+    snprintf(bad, sizeof bad, "%s/bad", cf_test_dir());
+    write_serial(ref);
+    cf_error err;
+    CHECK_OK(write_by_owners(own, -1, &err), &err);
+    same_file(own, ref, "header");
+    same_file(own, ref, "colfile-v1");
+    same_file(own, ref, "colfile-index-v1");
+    /* an owner's pages missing: refused, nothing published */
+    CHECK_FAILS(write_by_owners(bad, 2, &err), CF_EFORMAT, &err, "index pieces cover");
+    char hp[4300];
+    snprintf(hp, sizeof hp, "%s/x/header", bad);
+    FILE *fp = fopen(hp, "rb");
+    CHECK(fp == NULL);
+    if (fp) fclose(fp);
+}
+
+CF_TESTS(CF_TEST(test_owners_write_the_serial_bytes))
