@@ -195,6 +195,14 @@ CF_API int cf_column_pending_split(const cf_column *c, const void *state, size_t
  * statistics text holds: the size at which a close by chunk owners pays. */
 CF_API int cf_column_owners_wanted(const cf_column *c);
 
+/* Every rank, after splitting its own state (summary: the summary the
+ * split gave) and before merging the parts addressed to it, its own
+ * included, in rank order: forget the statistics and chunk CRC32C this
+ * handle holds of the blobs its own state wrote, which its parts carry.
+ * (The committing handle takes its parts for the other owners first when
+ * it gathers.)  CF_EFORMAT for a damaged summary. */
+CF_API int cf_column_owner_begin(cf_column *c, const void *summary, size_t len, cf_error *err);
+
 /* holds[b] (nfile entries): 0 where rank owns chunks of blob b whose
  * statistics this handle does not hold (after merging its parts). */
 CF_API void cf_column_owner_holds(const cf_column *c, const int64_t *cut, int64_t nranks, int64_t rank,

@@ -227,6 +227,7 @@ int cf_column_pending_split(const cf_column *c, const void *state, size_t len, c
                                    int64_t nranks, void **summary, size_t *slen, void **parts, int64_t *part_len,
                                    cf_error *err);
 int cf_column_owners_wanted(const cf_column *c);
+int cf_column_owner_begin(cf_column *c, const void *summary, size_t len, cf_error *err);
 void cf_column_owner_holds(const cf_column *c, const int64_t *cut, int64_t nranks, int64_t rank,
                                   unsigned char *holds);
 int cf_column_owner_plan(cf_column *c, const unsigned char *holds, unsigned char *valid, int *owners_write,

@@ -53,16 +53,18 @@ def close(comm: Any, col: Any, agree: Any) -> None:
     del state
     # 1. the summaries to rank 0, in rank order
     sums = comm.gather(summary if rank else b"", root=0)
-    # 2. the parts to their owners (a rank's own part is in its handle)
-    got = raw.alltoall([b"" if r == rank else parts[r] for r in range(size)])
+    # 2. the parts to their owners, each rank's own included, all merged in
+    # rank order (as the gathering close merges whole states)
+    got = raw.alltoall(parts)
 
     def merge() -> None:
         global root_bytes
         if rank == 0:
-            root_bytes += sum(len(s) for s in sums) + sum(len(p) for p in got)
+            root_bytes += sum(len(s) for s in sums) + sum(len(p) for p in got[1:])
             for s in sums[1:]:
                 if s:
                     col._pending_merge(s)
+        col._call(_o.begin, summary)
         for p in got:
             if p:
                 col._pending_merge(p)
@@ -82,10 +84,11 @@ def close(comm: Any, col: Any, agree: Any) -> None:
             root_bytes += sum(len(p) for p in every)
             col._call(_o.index_finish, b"".join(every))
     else:
-        # 4b. rank 0 takes every other owner's parts, each rank's in order
-        every = comm.gather(b"" if rank == 0 else b"".join(parts[1:]), root=0)
+        # 4b. rank 0 takes every other owner's parts, each rank's (its own
+        # first) in rank order
+        every = comm.gather(b"".join(parts[1:]), root=0)
         if rank == 0:
-            root_bytes += sum(len(p) for p in every)
-            for p in every[1:]:
+            root_bytes += sum(len(p) for p in every[1:])
+            for p in every:
                 if p:
                     col._pending_merge(p)

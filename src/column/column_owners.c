@@ -92,6 +92,37 @@ int cf_column_owners_wanted(const cf_column *c)
     return all > CF__STATS_TEXT_RECORDS_MAX / c->h.nmemb;
 }
 
+int cf_column_owner_begin(cf_column *c, const void *summary, size_t len, cf_error *err)
+{
+    /* the blobs the summary has entries for (cf_column_pending_split's
+     * format: runs and chunk pieces left out) */
+    cf__wire_in in = { summary, (const unsigned char *)summary + len };
+    uint64_t nfile, chunk_rows, entries;
+    if (len < 4 || memcmp(summary, "CFP1", 4) != 0)
+        return CF_FAIL(err, CF_EFORMAT, "%s: pending write summary has a bad signature", c->path);
+    in.p += 4;
+    int bad = cf__wire_get_u64(&in, &nfile) || cf__wire_get_u64(&in, &chunk_rows) ||
+              cf__wire_get_u64(&in, &entries) || nfile != (uint64_t)c->h.nfile;
+    for (uint64_t e = 0; !bad && e < entries; e++) {
+        uint64_t blob, nseg, nrun;
+        uint32_t delta;
+        unsigned char overflow;
+        bad = cf__wire_get_u64(&in, &blob) || cf__wire_get_u32(&in, &delta) || cf__wire_get_u8(&in, &overflow) ||
+              cf__wire_get_u64(&in, &nseg) || blob >= nfile || nseg > (uint64_t)(in.end - in.p) / 20;
+        if (bad) break;
+        in.p += nseg * 20;
+        bad = cf__wire_get_u64(&in, &nrun) || nrun != 0;
+        /* its own part brings back what it holds of the chunks it owns
+         * (its parts for the others go to them), in rank order with the
+         * others' parts: chunk CRC32C pieces join in the order they come */
+        if (!bad) {
+            cf__stats_reset_blob(&c->stat.stats, (int64_t)blob);
+            cf__column_ccrc_reset_blob(c, (int64_t)blob);
+        }
+    }
+    return bad ? CF_FAIL(err, CF_EFORMAT, "%s: pending write summary is damaged", c->path) : 0;
+}
+
 void cf_column_owner_holds(const cf_column *c, const int64_t *cut, int64_t nranks, int64_t rank, unsigned char *holds)
 {
     for (int64_t b = 0; b < c->h.nfile; b++) {

@@ -45,7 +45,7 @@ static int gather_each(MPI_Comm comm, const void *mine, int64_t len, int lrc, ta
         int in = rank >= r0 && rank < r1;
         MPI_Gatherv(mine, in ? (int)len : 0, MPI_BYTE, recv, counts, displs, MPI_BYTE, 0, comm);
         for (int r = r0; rank == 0 && r < r1; r++) {
-            cf__mpi_close_root_bytes += lens[r];
+            if (r != 0) cf__mpi_close_root_bytes += lens[r];
             if (*taken == 0 && lens[r] > 0) *taken = take(arg, r, recv + displs[r], (size_t)lens[r], e);
         }
     }
@@ -108,11 +108,12 @@ int cf__mpi_owner_close(cf_column *c, MPI_Comm comm, int lrc, int *merged, cf_er
     if ((rc = gather_each(comm, summary, rank == 0 ? 0 : (int64_t)slen, lrc, take_state, c, merged, e, err)))
         goto done;
 
-    /* 2. the parts to their owners (a rank's own part is in its handle) */
+    /* 2. the parts to their owners, each rank's own included, all merged
+     * in rank order (as the gathering close merges whole states) */
     int *scount = cnt, *sdispl = cnt + size, *rcount = cnt + 2 * size, *rdispl = cnt + 3 * size;
     int64_t at = 0, in = 0;
     for (int r = 0; r < size; r++) {
-        scount[r] = r == rank ? 0 : (int)part_len[r];
+        scount[r] = (int)part_len[r];
         sdispl[r] = (int)at;
         at += part_len[r];
     }
@@ -126,7 +127,8 @@ int cf__mpi_owner_close(cf_column *c, MPI_Comm comm, int lrc, int *merged, cf_er
     else if (!(recv = malloc(in > 0 ? (size_t)in : 1))) lrc = FAIL(e, CF_ENOMEM, "out of memory");
     if ((rc = cf__mpi_agree(comm, lrc, e, err))) goto done;
     MPI_Alltoallv(parts, scount, sdispl, MPI_BYTE, recv, rcount, rdispl, MPI_BYTE, comm);
-    if (rank == 0) cf__mpi_close_root_bytes += in;
+    if (rank == 0) cf__mpi_close_root_bytes += in - rcount[0];
+    lrc = cf_column_owner_begin(c, summary, slen, e);
     for (int r = 0; r < size && lrc == 0; r++)
         if (rcount[r] > 0) lrc = cf_column_pending_merge(c, recv + rdispl[r], (size_t)rcount[r], e);
     if (rank == 0 && lrc == 0) lrc = *merged;
@@ -164,9 +166,8 @@ int cf__mpi_owner_close(cf_column *c, MPI_Comm comm, int lrc, int *merged, cf_er
     } else {
         /* 4b. a column whose statistics the text holds (or that the commit
          * reads back): rank 0 takes every other owner's parts, each
-         * rank's in rank order, as the gathering close does */
-        int64_t mine = rank == 0 ? 0 : total - part_len[0];
-        if ((rc = gather_each(comm, (unsigned char *)parts + (rank == 0 ? 0 : part_len[0]), mine, 0, take_state, c,
+         * rank's (its own first) in rank order, as the gathering close does */
+        if ((rc = gather_each(comm, (unsigned char *)parts + part_len[0], total - part_len[0], 0, take_state, c,
                               merged, e, err)))
             goto done;
     }

@@ -16,7 +16,7 @@ from .._ffi import ffi, lib
 from ._errors import check, new_error
 from .memory import int64_ptr, take_bytes
 
-__all__ = ["peek", "first_row", "cuts", "split", "wanted", "holds", "plan", "index_write",
+__all__ = ["peek", "first_row", "cuts", "split", "begin", "wanted", "holds", "plan", "index_write",
            "index_finish"]
 
 
@@ -62,6 +62,13 @@ def split(h: Any, state: bytes, cut: np.ndarray) -> tuple[bytes, list[bytes]]:
                 L.cf_free(p)
     at = np.concatenate([[0], np.cumsum(lens)])
     return s, [whole[int(at[r]):int(at[r + 1])] for r in range(nranks)]
+
+
+def begin(h: Any, summary: bytes) -> None:
+    """Forget what the handle holds of the blobs its own state wrote (its
+    parts bring it back, in rank order with the others')."""
+    err = new_error()
+    check(lib().cf_column_owner_begin(h, summary, len(summary), err), err)
 
 
 def wanted(h: Any) -> bool:
