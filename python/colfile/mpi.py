@@ -487,7 +487,10 @@ def commit(comm: Comm, col: Any, close: bool = False) -> None:
     Every rank but 0 exports its pending write state
     (``cf_column_pending_export``); rank 0 gathers and merges it
     (``cf_column_pending_merge``), then commits the header and extension
-    file once.  ``col`` is a :class:`colfile.Column`.
+    file once.  A column with more chunk records than the statistics text
+    holds closes by chunk owners instead (:mod:`colfile._owners`): rank 0
+    receives per-blob summaries, never every chunk's statistics.  ``col``
+    is a :class:`colfile.Column`.
     """
     failure: BaseException | None = None
     state: bytes | None = b""
