@@ -70,6 +70,7 @@ static void test_lock_excludes_writers(void)
     /* and a writer of the column keeps the lock from being taken */
     cf__lock lk2 = CF__LOCK_NONE;
     CHECK_FAILS(cf__column_dir_lock(f, at("x"), &lk2, &err), CF_EBUSY, &err, "x");
+    cf__lock_release(&lk2); /* (what it holds of the File's lock directory) */
     CHECK_OK(cf_column_close(c, &err), &err);
     cf_file_close(other);
     cf_file_close(f);
