@@ -45,8 +45,9 @@ CF_API int cf_digest_choose(int64_t own_cpus, int64_t node_cpus, int64_t ranks_p
 CF_API void cf_file_set_node(cf_file *f, int64_t ranks_per_node, int64_t node_cpus);
 
 /* The digest placement of the columns f opens now: "inline" or "helper"
- * (as chosen by CF_OPEN_DIGEST_* or else by cf_digest_choose).  A static
- * string. */
+ * (as chosen by CF_OPEN_DIGEST_* or else by cf_digest_choose; a read-only
+ * f, which writes nothing, counts 1 CPU: "inline" unless
+ * CF_OPEN_DIGEST_HELPER).  A static string. */
 CF_API const char *cf_file_digest_placement(const cf_file *f);
 
 /* In a child made by fork(2) while f was open in the parent: close the

@@ -126,9 +126,11 @@ class ColumnHandle:
     :class:`~colfile.Column`, which is one)."""
 
     def __init__(self, handle: Any, file: File | None = None, *, comm: Any = None,
-                 name: str | None = None) -> None:
+                 name: str | None = None,
+                 desc: tuple[str, str, str, int, bool, int] | None = None) -> None:
         # Opening a column is mostly this method when the catalog is fresh:
-        # kept to plain steps (the Comm of a File is taken as it is).
+        # kept to plain steps (the Comm of a File is taken as it is; ``desc``
+        # is _c.describe(handle, name) when the opener already has it).
         self._h: Any = handle
         if comm is None:
             comm = file._comm if file is not None else None
@@ -148,7 +150,8 @@ class ColumnHandle:
         else:
             self._file_ref = self._file_path = None
             self._file_flags = 0
-        self._name, self._path, tok, kind, writable, n = _c.describe(handle, name)
+        self._name, self._path, tok, kind, writable, n = \
+            desc if desc is not None else _c.describe(handle, name)
         self._writable = writable
         # A handle that can commit is closed (committed) by a finalizer that
         # also runs at exit; a read-only one holds only memory, which __del__

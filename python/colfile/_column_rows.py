@@ -33,27 +33,17 @@ class ColumnRows(ColumnHandle):
 
     def __getitem__(self, key: Any) -> Any:
         if type(key) is slice and key.step is None:
-            return self._read_slice(key)
+            # col[a:b], the common small read, in the fewest Python calls
+            # (a small read's cost is mostly these): one into the binding
+            # tier, large arrays placed for the copy (_buffers)
+            with self._lock:
+                h = self._h
+                if h is None:
+                    self._handle()  # raises ClosedError
+                return _c.read_slice(h, key, self._row_shape, self._dtype, self._rowbytes,
+                                     PLACE_MIN_BYTES, empty_at)
         return _indexing.getitem(self, key, self.size, self._row_shape,
                                  self._dtype, self._what())
-
-    def _read_slice(self, key: slice) -> np.ndarray:
-        """``col[a:b]``: what ``_indexing.getitem`` does for a slice without
-        a step, in the fewest steps (a small read's cost is mostly these)."""
-        with self._lock:
-            h = self._h
-            if h is None:
-                self._handle()  # raises ClosedError
-            start, stop, _ = key.indices(_c.size(h))
-            n = stop - start if stop > start else 0
-            if n * self._rowbytes < PLACE_MIN_BYTES:
-                out = np.empty((n,) + self._row_shape, self._dtype)
-            else:  # placed for the copy (_buffers)
-                out = empty_at((n,) + self._row_shape, self._dtype,
-                               _c.row_offset(h, start))
-            if n:  # a new array: C-contiguous, passed as its buffer
-                _c.read_new(h, start, n, out)
-        return out
 
     def __iter__(self) -> Iterator[Any]:
         """Iterate over rows, reading blocks of rows at a time."""

@@ -204,16 +204,18 @@ class FileColumns:
                 # _open_handle's common case inline, without an error record
                 # (see __init__); a failure goes the long way, which opens
                 # again to report it
-                handle = _c.try_open(h, full)
-                if handle is None:
-                    handle = self._open_handle(h, full)
-                elif _c.torn(handle):
-                    _warn_torn(handle, 3)
+                opened = _c.open_read(h, full)
+                if opened is None:
+                    handle, desc = self._open_handle(h, full), None
+                else:
+                    handle, torn, desc = opened
+                    if torn:
+                        _warn_torn(handle, 3)
             elif self._coll_meta:
-                handle = _mpi.replicate(self._comm, h, self._opener(h, full))
+                handle, desc = _mpi.replicate(self._comm, h, self._opener(h, full)), None
             else:
-                handle = self._independent_handle(full)
-            col = Column(handle, self, name=full)
+                handle, desc = self._independent_handle(full), None
+            col = Column(handle, self, name=full, desc=desc)
             col._independent = not serial and not self._coll_meta
             self._cols[full] = col
             return col

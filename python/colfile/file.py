@@ -692,7 +692,9 @@ class File(FileColumns, FileCommit, Group):
     def digest_placement(self) -> str:
         """Where this handle's writes digest their bytes: ``'inline'`` or
         ``'helper'`` (``digest=``, or what ``'auto'`` chose for this
-        process; ranks may differ where their CPUs do)."""
+        process; ranks may differ where their CPUs do).  A read-only File
+        writes nothing: ``'auto'`` gives ``'inline'`` there, without
+        asking for the CPUs."""
         return _cf.digest_placement(self._check_open())
 
     @property

@@ -64,7 +64,9 @@ int cf_file_open(cf_file **out, const char *path, int flags, cf_error *err)
     }
     f->writable = writable;
     f->flags = flags;
-    f->own_cpus = f->node_cpus = cf__cpus_allowed();
+    /* only a writer digests: a read-only open (part of every small read)
+     * makes no system call to place it */
+    f->own_cpus = f->node_cpus = writable ? cf__cpus_allowed() : 1;
     f->ranks_per_node = 1;
     cf__file_place_digest(f);
     pthread_mutex_init(&f->lock_dirs_mu, NULL);

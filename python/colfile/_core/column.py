@@ -10,6 +10,7 @@ their strides; a dtype token of ``None`` means "the column's own dtype".
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -20,8 +21,9 @@ from .._constants import CF_CREATE_REPLACE, CF_ENOENT
 from .memory import NULL, int64_ptr, ptr, take_bytes
 
 __all__ = [
-    "encode_name", "try_open", "open", "open_block", "probe", "create", "describe", "set_chunk_rows",
-    "release", "close", "forget", "discard", "flush", "read", "read_rows", "read_step",
+    "encode_name", "open_read", "open", "open_block", "probe", "create", "describe",
+    "set_chunk_rows", "release", "close", "forget", "discard", "flush", "read", "read_slice",
+    "read_rows", "read_step",
     "write", "write_rows", "refuse_write", "size", "nfile", "blob_rows", "blob_rows_held",
     "row_offset", "torn", "path", "grow", "pending_export", "pending_merge",
     "export_meta", "open_meta",
@@ -35,15 +37,19 @@ _tostr = ffi.string
 
 # -- opening and creating -------------------------------------------------
 
-def try_open(fh: Any, name: str) -> Any:
+def open_read(fh: Any, name: str) -> tuple[Any, bool, tuple[str, str, str, int, bool, int]] | None:
     """``cf_column_open`` of ``name`` on File handle ``fh`` without an error
-    record (the common case of a read, in the fewest steps): the handle, or
-    ``None`` if it fails (:func:`open` then says why)."""
+    record, with :func:`torn` and :func:`describe`, in one step: ``(handle,
+    torn, description)``, or ``None`` if the open fails (:func:`open` then
+    says why).  A small read opens its File and columns each time: each
+    Python call saved here is saved per column read."""
     raw = name.encode("utf-8", "surrogateescape")
     out = ffi.new(_COLUMN_PP)
-    if 0 in raw or lib().cf_column_open(out, fh, raw, NULL) < 0:
+    L = lib()
+    if 0 in raw or L.cf_column_open(out, fh, raw, NULL) < 0:
         return None
-    return out[0]
+    h = out[0]
+    return h, bool(L.cf_column_torn(h)), _describe(L, h, name)
 
 
 def open(fh: Any, name: str | bytes, context: str = "column") -> Any:  # noqa: A001
@@ -137,8 +143,12 @@ def describe(h: Any, name: str | None = None) -> tuple[str, str, str, int, bool,
     (``cf_column_describe``; each separate call costs about 1.5 us).  A
     ``name`` the caller opened the column by is the one the core keeps:
     returned as it is, not decoded again."""
+    return _describe(lib(), h, name)
+
+
+def _describe(L: Any, h: Any, name: str | None) -> tuple[str, str, str, int, bool, int]:
     d = ffi.new(_DESC_P)
-    lib().cf_column_describe(h, d)
+    L.cf_column_describe(h, d)
     return (name if name is not None else _tostr(d.name).decode("utf-8", "surrogateescape"),
             _tostr(d.path).decode("utf-8", "surrogateescape"),
             _tostr(d.dtype).decode("ascii"), d.kind, bool(d.writable), d.nmemb)
@@ -195,13 +205,28 @@ def read(h: Any, start: int, count: int, out: np.ndarray, tok: bytes | None,
         raise_error(rc, err, "file")
 
 
-def read_new(h: Any, start: int, count: int, out: np.ndarray) -> None:
-    """:func:`read` into a new C-contiguous array of the column's dtype."""
-    err = ffi.new(ERROR_P)
-    rc = lib().cf_column_read(h, start, count, ffi.from_buffer(out), NULL,
-                              out.strides[0], out.itemsize, err)
-    if rc < 0:
-        raise_error(rc, err, "file")
+def read_slice(h: Any, key: slice, row_shape: tuple[int, ...], dtype: np.dtype[Any],
+               rowbytes: int, place_min: int,
+               place: Callable[[tuple[int, ...], np.dtype[Any], int], np.ndarray]) -> np.ndarray:
+    """The rows of ``key`` (a slice without a step) in a new array, in one
+    step: the size, the slice, the array (``place(shape, dtype, offset)``
+    for one of ``place_min`` bytes or more, ``offset`` where its first row
+    starts in its blob file) and the read.  A small read's cost is mostly
+    the Python calls around the copy: each one saved here counts."""
+    L = lib()
+    start, stop, _ = key.indices(L.cf_column_size(h))
+    n = stop - start if stop > start else 0
+    if n * rowbytes < place_min:
+        out = np.empty((n,) + row_shape, dtype)
+    else:
+        out = place((n,) + row_shape, dtype, L.cf_column_row_offset(h, start))
+    if n:  # a new array: C-contiguous, passed as its buffer
+        err = ffi.new(ERROR_P)
+        rc = L.cf_column_read(h, start, n, ffi.from_buffer(out), NULL, out.strides[0],
+                              out.itemsize, err)
+        if rc < 0:
+            raise_error(rc, err, "file")
+    return out
 
 
 def read_rows(h: Any, rows: np.ndarray, out: np.ndarray, tok: bytes, rs: int,
