@@ -146,3 +146,21 @@ def test_python_calls_per_small_read(path: str) -> None:
     # read() itself, and the test's own frames, are not colfile's
     per_read = (sum(calls.values()) - calls[f"{__file__}:read"]) / n
     assert per_read <= PY_CALLS_PER_READ, sorted(calls.items(), key=lambda kv: -kv[1])
+
+
+def test_read_only_file_places_no_digest(path: str) -> None:
+    """A read-only File writes nothing: ``auto`` reports ``inline`` without
+    asking for the CPUs (the system call test_syscalls_per_small_read
+    counts); an explicit placement is kept as asked."""
+    import colfile
+
+    with colfile.File(path, "w") as f:
+        f.create("x", data=np.arange(10))
+    with colfile.File(path) as f:
+        assert f.digest_placement == "inline"
+        np.testing.assert_array_equal(f["x"][2:5], [2, 3, 4])
+    with colfile.File(path, digest="helper") as f:
+        assert f.digest_placement == "helper"
+    if len(os.sched_getaffinity(0)) >= 2:  # a writer on an idle machine keeps its helper
+        with colfile.File(path, "a") as f:
+            assert f.digest_placement == "helper"
