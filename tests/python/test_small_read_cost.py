@@ -39,7 +39,7 @@ SYSCALLS_PER_READ = 16
 #: Python function calls (``sys.setprofile`` "call" events) of the same
 #: read, the File opened and closed each time (the binding tier's calls on
 #: this path fused: 37 before)
-PY_CALLS_PER_READ = 31
+PY_CALLS_PER_READ = 28
 
 READER = r'''
 import os, sys

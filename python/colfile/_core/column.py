@@ -49,7 +49,11 @@ def open_read(fh: Any, name: str) -> tuple[Any, bool, tuple[str, str, str, int, 
     if 0 in raw or L.cf_column_open(out, fh, raw, NULL) < 0:
         return None
     h = out[0]
-    return h, bool(L.cf_column_torn(h)), _describe(L, h, name)
+    d = ffi.new(_DESC_P)
+    L.cf_column_describe(h, d)  # describe()'s tuple, without a call more
+    return h, bool(L.cf_column_torn(h)), (
+        name, _tostr(d.path).decode("utf-8", "surrogateescape"), _tostr(d.dtype).decode("ascii"),
+        d.kind, bool(d.writable), d.nmemb)
 
 
 def open(fh: Any, name: str | bytes, context: str = "column") -> Any:  # noqa: A001
@@ -143,12 +147,8 @@ def describe(h: Any, name: str | None = None) -> tuple[str, str, str, int, bool,
     (``cf_column_describe``; each separate call costs about 1.5 us).  A
     ``name`` the caller opened the column by is the one the core keeps:
     returned as it is, not decoded again."""
-    return _describe(lib(), h, name)
-
-
-def _describe(L: Any, h: Any, name: str | None) -> tuple[str, str, str, int, bool, int]:
     d = ffi.new(_DESC_P)
-    L.cf_column_describe(h, d)
+    lib().cf_column_describe(h, d)
     return (name if name is not None else _tostr(d.name).decode("utf-8", "surrogateescape"),
             _tostr(d.path).decode("utf-8", "surrogateescape"),
             _tostr(d.dtype).decode("ascii"), d.kind, bool(d.writable), d.nmemb)

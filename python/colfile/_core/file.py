@@ -11,7 +11,7 @@ from typing import Any
 
 from .._ffi import _FS_ENCODING, encode, encode_name, environment_open_flags, ffi, lib, string
 from ..errors import InvalidNameError
-from ._errors import check, new_error
+from ._errors import ERROR_P, check, new_error, raise_error
 from .._constants import CF_CLEANUP_DRY_RUN, CF_CLEANUP_FORCE
 from .memory import take_bytes, take_string_list
 
@@ -40,8 +40,10 @@ def open(path: str | bytes | os.PathLike[str], flags: int) -> Any:  # noqa: A001
     raw = path.encode(_FS_ENCODING, "surrogateescape") \
         if type(path) is str and "\0" not in path else encode(path)
     out = ffi.new(_FILE_PP)
-    err = new_error()
-    check(lib().cf_file_open(out, raw, flags | environment_open_flags(), err), err, "file")
+    err = ffi.new(ERROR_P)
+    rc = lib().cf_file_open(out, raw, flags | environment_open_flags(), err)
+    if rc < 0:  # check() inline: opening a File is part of every small read
+        raise_error(rc, err, "file")
     return out[0]
 
 
