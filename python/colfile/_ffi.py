@@ -102,8 +102,20 @@ def environment_open_flags() -> int:
     anything but ``""`` or ``"0"`` (reads then never copy out of a memory
     map).  The library reads no environment variable; this keeps that
     switch for Python programs."""
+    # os.environ.get of an unset name raises and catches a KeyError inside
+    # (about 3 us, on every open of every small read); where os.environ
+    # keeps its encoded copy in a dict (POSIX), an unset name is seen there
+    if _ENVIRON_DATA is not None and _NOMMAP_KEY not in _ENVIRON_DATA:
+        return 0
     value = os.environ.get("COLFILE_NO_MMAP", "")
     return CF_OPEN_NOMMAP if value not in ("", "0") else 0
+
+
+#: os.environ's own dict of encoded names and values (updated by every
+#: change made through os.environ), or None where it is not one
+_ENVIRON_DATA: dict[bytes, bytes] | None = getattr(os.environ, "_data", None) \
+    if os.name == "posix" and isinstance(getattr(os.environ, "_data", None), dict) else None
+_NOMMAP_KEY = os.fsencode("COLFILE_NO_MMAP")
 
 
 def library_path() -> str:
