@@ -255,6 +255,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.worker:
         worker(args)
         return 0
+    if args.tmpdir:
+        os.makedirs(args.tmpdir, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix="pinned-", dir=args.tmpdir))
     runs: list[dict[str, Any]] = []
     try:
