@@ -117,8 +117,7 @@ from ._ints import INT64_MAX, NFILE_MAX, whole
 from ._core import column as _c
 from ._core import dtype as _cdtype
 from ._core import file as _cf
-from ._core import plan as _plan
-from ._core import owners as _owners_core
+from ._core import owners as _owners_core, plan as _plan
 from . import _owners
 from ._constants import (
     CF_OPEN_DIGEST_HELPER,
@@ -487,16 +486,13 @@ def commit(comm: Comm, col: Any, close: bool = False) -> None:
     Every rank but 0 exports its pending write state
     (``cf_column_pending_export``); rank 0 gathers and merges it
     (``cf_column_pending_merge``), then commits the header and extension
-    file once.  A column with more chunk records than the statistics text
-    holds closes by chunk owners instead (:mod:`colfile._owners`): rank 0
-    receives per-blob summaries, never every chunk's statistics.  ``col``
-    is a :class:`colfile.Column`.
+    file once; a column with more chunk records than the statistics text holds
+    closes by chunk owners (:mod:`colfile._owners`).  ``col``: a Column.
     """
     failure: BaseException | None = None
     state: bytes | None = b""
     merging = (comm.size > 1 and col._writable and col._kind == 0)
-    # a large column closes by chunk owners (every rank decides alike:
-    # the layout and chunk size are rank 0's snapshot's)
+    # (every rank decides alike: the layout and chunk size are rank 0's)
     if merging and _owners.usable(comm) and col._call(_owners_core.wanted):
         try:
             _owners.close(comm, col, agree)
