@@ -144,6 +144,11 @@ static int crc_mismatch_error(cf_column *c, int64_t b, uint32_t got, cf_error *e
  * checks this one. */
 #define CF__READ_CHECK_BYTES ((int64_t)8 << 20)
 
+/* Runs of a blob at least this long are read under sequential read-ahead
+ * advice (cf__advise_sequential): two system calls, nothing against the
+ * time such a read takes even from the page cache. */
+#define CF__SEQ_ADVICE_BYTES ((int64_t)8 << 20)
+
 static int copy_blob(cf_column *c, int64_t b, int fd, int64_t off, int64_t nbytes, unsigned char *dst,
                      uint32_t *crc, cf_error *err)
 {
@@ -294,12 +299,19 @@ static int read_range(cf_column *c, int64_t start, int64_t count, const buffer_v
         /* a part of the blob: its chunks' CRC32C (colfile-index-v1) */
         int chunked = !check && c->verify && cf__column_first_touch(c, b) && !c->sums.unsynced[b] &&
                       cf__column_crc_chunk_rows(c) > 0;
+        /* A long run of a blob not in the page cache reads faster with the
+         * kernel reading twice as far ahead: each blob is a file of its
+         * own, whose read-ahead starts afresh (docs/performance.md, "Cold
+         * reads").  Advice only: its failure changes nothing read. */
+        int advised = nbytes >= CF__SEQ_ADVICE_BYTES && cf__advise_sequential(fd, 1) == 0;
         if (chunked)
             rc = read_chunks_checked(c, b, fd, off, nbytes, v, e, err);
         else if (v->direct)
             rc = copy_blob(c, b, fd, off, nbytes, (unsigned char *)v->base + e * w, check ? &crc : NULL, err);
         else
             rc = convert_blob(c, b, fd, off, in_blob * c->h.nmemb, v, e, check ? &crc : NULL, err);
+        /* back to normal for the handle's later reads (rows here and there) */
+        if (advised) (void)cf__advise_sequential(fd, 0);
         if (rc) return rc;
         if (check && crc != c->sums.crc[b]) return crc_mismatch_error(c, b, crc, err);
         e += in_blob * c->h.nmemb;
