@@ -1,0 +1,42 @@
+"""Smoke test of bench/cold_snapshot.py: a tiny run must check every read
+and print one row per reader (two libraries compared side by side); it
+asserts nothing about speed."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from benchscript import refusal, run_script, table_rows
+from childenv import child_env
+
+SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "cold_snapshot.py"
+
+
+def test_cold_snapshot_quick(tmp_path: Path, lib: Any) -> None:
+    env = child_env()
+    library = env["COLFILE_LIBRARY"]
+    cmd = [sys.executable, str(SCRIPT), "--rows", "4096", "--repeats", "2",
+           "--readers", "colfile,colfile-verify,h5py,numpy,dd",
+           "--library", f"a={library}", "--library", f"b={library}",
+           "--prime", str(1 << 20), "--tmpdir", str(tmp_path)]
+    rows = table_rows(run_script(cmd, env=env))
+    assert rows[0].startswith("| reader | median | q1 | q3 | best | median / h5py's |")
+    names = [r.split(" | ")[0][2:] for r in rows[1:]]
+    assert names == ["colfile@a", "colfile@b", "colfile-verify@a", "colfile-verify@b", "h5py",
+                     "numpy", "dd"]
+    h5 = rows[1 + names.index("h5py")].split(" | ")
+    assert h5[5] == "1.00" and h5[7] == "-"  # its median against itself; no pairing with itself
+    assert h5[6] == "-"  # no dd-direct in this run
+    assert os.listdir(tmp_path) == []  # its snapshot is removed
+
+
+def test_cold_snapshot_refuses_unknown_readers_and_libraries(tmp_path: Path) -> None:
+    stderr = refusal([sys.executable, str(SCRIPT), "--readers", "colfile,hdf9",
+                      "--tmpdir", str(tmp_path)])
+    assert "unknown readers ['hdf9']" in stderr
+    stderr = refusal([sys.executable, str(SCRIPT), "--library", str(tmp_path / "nope.so"),
+                      "--tmpdir", str(tmp_path)])
+    assert "NAME=PATH of an existing libcolfile" in stderr
