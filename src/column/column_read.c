@@ -136,13 +136,14 @@ static int crc_mismatch_error(cf_column *c, int64_t b, uint32_t got, cf_error *e
  * *crc when crc is not NULL.  On a thread limited to one CPU, ranges the
  * page cache holds are copied from a map of the blob (readmap.h), checked
  * piecewise as they are copied; otherwise, and for what is not cached, they
- * are read with pread (in pieces of CF__READ_CHECK_BYTES when checked; large
- * cached ranges as two halves on two threads: readsplit.h). */
-/* Bytes read with one pread, then checked, when a checked read is not
- * mapped (the range is not in the page cache): as much as the kernel reads
- * ahead, so that the next piece is on its way from disk while the CPU
- * checks this one. */
-#define CF__READ_CHECK_BYTES ((int64_t)8 << 20)
+ * are read with pread (in pieces of CF__READ_PIECE_BYTES; large cached
+ * ranges as two halves on two threads: readsplit.h). */
+/* Bytes read with one pread when a read is not mapped: no more than the
+ * kernel reads ahead, so that the next piece is on its way from disk while
+ * this one is copied out (and checked).  Cold reads in 64 MiB preads were
+ * slower (docs/performance.md, "Reads"); from the page cache the size
+ * makes no difference. */
+#define CF__READ_PIECE_BYTES ((int64_t)8 << 20)
 
 /* Runs of a blob at least this long are read under sequential read-ahead
  * advice (cf__advise_sequential): two system calls, nothing against the
@@ -176,7 +177,7 @@ static int copy_blob(cf_column *c, int64_t b, int fd, int64_t off, int64_t nbyte
             continue;
         }
         size_t got;
-        int rc = cf__pread_split(fd, dst + done, (size_t)n, off + done, crc ? (size_t)CF__READ_CHECK_BYTES : 0, crc,
+        int rc = cf__pread_split(fd, dst + done, (size_t)n, off + done, (size_t)CF__READ_PIECE_BYTES, crc,
                                  &got, c->path, err);
         if (rc) return rc;
         if ((int64_t)got < n) return short_blob_error(c, b, off + done + n, err);
