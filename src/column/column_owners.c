@@ -173,37 +173,6 @@ int cf_column_owner_plan(cf_column *c, const unsigned char *holds, unsigned char
     return 0;
 }
 
-/* ---- pieces on the wire -------------------------------------------------- */
-
-static void put_acc(cf__wire_out *o, const cf__acc *a)
-{
-    uint64_t v[2], w[CF__XSUM_WIRE_WORDS];
-    memcpy(v, &a->v, sizeof v);
-    cf__wire_put_u64(o, (uint64_t)a->count);
-    cf__wire_put_u64(o, (uint64_t)a->nan);
-    cf__wire_put_u64(o, v[0]);
-    cf__wire_put_u64(o, v[1]);
-    int nw = cf__xsum_to_words(&a->xs, w);
-    for (int k = 0; k < nw; k++) cf__wire_put_u64(o, w[k]);
-}
-
-static int get_acc(cf__wire_in *in, cf__acc *a)
-{
-    uint64_t count, nan, v[2], w[CF__XSUM_WIRE_WORDS];
-    if (cf__wire_get_u64(in, &count) || cf__wire_get_u64(in, &nan) || cf__wire_get_u64(in, &v[0]) ||
-        cf__wire_get_u64(in, &v[1]) || cf__wire_get_u64(in, &w[0]))
-        return -1;
-    int nw = 1 + (int)((w[0] >> 16) & 0xffu);
-    if (nw > CF__XSUM_WIRE_WORDS) return -1;
-    for (int k = 1; k < nw; k++)
-        if (cf__wire_get_u64(in, &w[k])) return -1;
-    memset(a, 0, sizeof *a);
-    a->count = (int64_t)count;
-    a->nan = (int64_t)nan;
-    memcpy(&a->v, v, sizeof v);
-    return cf__xsum_from_words(&a->xs, w, nw) ? -1 : 0;
-}
-
 /* ---- an owner's records ------------------------------------------------- */
 
 int cf_column_owner_index_write(cf_column *c, const char *dir, const unsigned char *valid, const int64_t *cut,
@@ -265,7 +234,7 @@ int cf_column_owner_index_write(cf_column *c, const char *dir, const unsigned ch
         cf__wire_put_u64(&o, (uint64_t)pc[i].rows);
         cf__wire_put_u32(&o, pc[i].crc);
         cf__wire_put_u32(&o, pc[i].stats);
-        for (int64_t j = 0; j < nmemb; j++) put_acc(&o, &pc[i].acc[j]);
+        for (int64_t j = 0; j < nmemb; j++) cf__acc_put(&o, &pc[i].acc[j]);
     }
     if (o.failed) {
         free(o.p);
@@ -329,7 +298,7 @@ int cf_column_owner_index_finish(cf_column *c, const void *buf, size_t len, cf_e
         }
         int bad = cf__wire_get_u64(&in, &pg) || cf__wire_get_u64(&in, &n) || cf__wire_get_u64(&in, &r) ||
                   cf__wire_get_u32(&in, &crc) || cf__wire_get_u32(&in, &st);
-        for (int64_t j = 0; !bad && j < nmemb; j++) bad = get_acc(&in, &xa[j]) != 0;
+        for (int64_t j = 0; !bad && j < nmemb; j++) bad = cf__acc_get(&in, &xa[j]) != 0;
         bad = bad || (int64_t)pg < at || pg >= (uint64_t)npages || n == 0 || n > (uint64_t)f;
         if (!bad) {
             x.page = (int64_t)pg;

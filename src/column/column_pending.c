@@ -40,35 +40,6 @@
 #include "error.h"
 #include "wire.h"
 
-static void put_acc(cf__wire_out *o, const cf__acc *a)
-{
-    uint64_t v[2], w[CF__XSUM_WIRE_WORDS];
-    memcpy(v, &a->v, sizeof v);
-    cf__wire_put_u64(o, (uint64_t)a->count);
-    cf__wire_put_u64(o, (uint64_t)a->nan);
-    cf__wire_put_u64(o, v[0]);
-    cf__wire_put_u64(o, v[1]);
-    int nw = cf__xsum_to_words(&a->xs, w);
-    for (int k = 0; k < nw; k++) cf__wire_put_u64(o, w[k]);
-}
-
-/* -1: truncated; -2: an exact sum no writer could have sent. */
-static int get_acc(cf__wire_in *in, cf__acc *a)
-{
-    uint64_t count, nan, v[2], w[CF__XSUM_WIRE_WORDS];
-    if (cf__wire_get_u64(in, &count) || cf__wire_get_u64(in, &nan) || cf__wire_get_u64(in, &v[0]) ||
-        cf__wire_get_u64(in, &v[1]) || cf__wire_get_u64(in, &w[0]))
-        return -1;
-    int nw = 1 + (int)((w[0] >> 16) & 0xffu);
-    if (nw > CF__XSUM_WIRE_WORDS) return -2;
-    for (int k = 1; k < nw; k++)
-        if (cf__wire_get_u64(in, &w[k])) return -1;
-    a->count = (int64_t)count;
-    a->nan = (int64_t)nan;
-    memcpy(&a->v, v, sizeof v);
-    return cf__xsum_from_words(&a->xs, w, nw) ? -2 : 0;
-}
-
 static int blob_touched(const cf_column *c, int64_t i)
 {
     const cf__blob_writes *w = c->sums.writes ? &c->sums.writes[i] : NULL;
@@ -115,7 +86,7 @@ static int build_state(cf_column *c, cf__wire_out *out, cf_error *err)
             int64_t nacc = bs->run[r].n * c->h.nmemb;
             cf__wire_put_u64(&o, (uint64_t)bs->run[r].lo);
             cf__wire_put_u64(&o, (uint64_t)nacc);
-            for (int64_t k = 0; k < nacc; k++) put_acc(&o, &bs->run[r].acc[k]);
+            for (int64_t k = 0; k < nacc; k++) cf__acc_put(&o, &bs->run[r].acc[k]);
         }
     }
     int64_t pieces = 0;
@@ -258,7 +229,7 @@ int cf_column_pending_merge(cf_column *c, const void *buf, size_t len, cf_error 
                 return CF_FAIL(err, CF_EFORMAT, "%s: pending write state has the wrong number of statistics "
                                "for blob %llu", c->path, (unsigned long long)blob);
             for (uint64_t k = 0; k < nacc; k++) {
-                int got = get_acc(&scan, &a);
+                int got = cf__acc_get(&scan, &a);
                 if (got == -1) return CF_FAIL(err, CF_EFORMAT, "%s: pending write state is truncated", c->path);
                 if (got)
                     return CF_FAIL(err, CF_EFORMAT, "%s: pending write state has a damaged exact sum for blob %llu",
@@ -355,7 +326,7 @@ int cf_column_pending_merge(cf_column *c, const void *buf, size_t len, cf_error 
             cf__acc *acc = n ? cf__stats_chunks(&c->stat.stats, (int64_t)blob, (int64_t)first, (int64_t)first + n) : NULL;
             for (uint64_t k = 0; k < nacc; k++) {
                 cf__acc a;
-                get_acc(&in, &a);
+                cf__acc_get(&in, &a);
                 if (acc) cf__acc_merge(&acc[k], &a, &c->h.dtype);
             }
         }

@@ -56,6 +56,14 @@ void cf__acc_init(cf__acc *a, const cf__dtype *d);
 /* Fold `into` += `from` (same dtype). */
 void cf__acc_merge(cf__acc *into, const cf__acc *from, const cf__dtype *d);
 
+/* An accumulator on the wire between processes (wire.h): count, NaN
+ * count, the min/max bits, the exact sum's words. */
+struct cf__wire_out;
+struct cf__wire_in;
+void cf__acc_put(struct cf__wire_out *o, const cf__acc *a);
+/* 0, or -1: truncated; -2: an exact sum no writer could have sent. */
+int cf__acc_get(struct cf__wire_in *in, cf__acc *a);
+
 /* Accumulate `n` elements of dtype d (in d's byte order, contiguous) that
  * belong to consecutive positions of rows with `nmemb` components, the
  * first element being component `component0`: element k goes to

@@ -50,6 +50,7 @@
 #include <string.h>
 
 #include "stats_impl.h"
+#include "wire.h"
 
 /* ------------------------------------------------------------------ */
 /* Accumulators                                                         */
@@ -403,4 +404,35 @@ void cf__acc_add_simd(cf__acc *acc, int64_t nmemb, int64_t component0, const voi
         }
         done += span;
     }
+}
+
+/* ---- on the wire ---------------------------------------------------------- */
+
+void cf__acc_put(cf__wire_out *o, const cf__acc *a)
+{
+    uint64_t v[2], w[CF__XSUM_WIRE_WORDS];
+    memcpy(v, &a->v, sizeof v);
+    cf__wire_put_u64(o, (uint64_t)a->count);
+    cf__wire_put_u64(o, (uint64_t)a->nan);
+    cf__wire_put_u64(o, v[0]);
+    cf__wire_put_u64(o, v[1]);
+    int nw = cf__xsum_to_words(&a->xs, w);
+    for (int k = 0; k < nw; k++) cf__wire_put_u64(o, w[k]);
+}
+
+int cf__acc_get(cf__wire_in *in, cf__acc *a)
+{
+    uint64_t count, nan, v[2], w[CF__XSUM_WIRE_WORDS];
+    if (cf__wire_get_u64(in, &count) || cf__wire_get_u64(in, &nan) || cf__wire_get_u64(in, &v[0]) ||
+        cf__wire_get_u64(in, &v[1]) || cf__wire_get_u64(in, &w[0]))
+        return -1;
+    int nw = 1 + (int)((w[0] >> 16) & 0xffu);
+    if (nw > CF__XSUM_WIRE_WORDS) return -2;
+    for (int k = 1; k < nw; k++)
+        if (cf__wire_get_u64(in, &w[k])) return -1;
+    memset(a, 0, sizeof *a);
+    a->count = (int64_t)count;
+    a->nan = (int64_t)nan;
+    memcpy(&a->v, v, sizeof v);
+    return cf__xsum_from_words(&a->xs, w, nw) ? -2 : 0;
 }
