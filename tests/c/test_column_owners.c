@@ -158,7 +158,7 @@ static int write_by_owners(const char *dir, const int *order, int drop, int *own
             CHECK_OK(cf_column_owner_index_write(h[o], where, valid, cut, RANKS, o, &pc, &pl, &err), &err);
             if (o != drop) {
                 all = realloc(all, used + pl + 1);
-                memcpy(all + used, pc, pl);
+                if (pl > 0) memcpy(all + used, pc, pl); /* (an owner of no page sends nothing: pc may be NULL) */
                 used += pl;
             }
             cf_free(pc);

@@ -236,7 +236,7 @@ static void test_index_from_owners(void)
             cf__index_piece *p = NULL;
             CHECK_OK(cf__index_pieces(file + offset[l] + lo * rb, lo, hi - lo, rows + lo, NMEMB, &h.dtype,
                                       CF__INDEX_FANOUT, &p, &n, "t", &err), &err);
-            memcpy(all + np, p, (size_t)n * sizeof *p);
+            if (n > 0) memcpy(all + np, p, (size_t)n * sizeof *p);
             np += n;
             free(p);
         }
