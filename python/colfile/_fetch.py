@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 import queue
 import threading
+from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
@@ -181,22 +182,24 @@ class _Blobs:
 
 
 class Ahead:
-    """Announces the reads of a list to the kernel, a bounded window ahead.
+    """Announces the reads of a sequence to the kernel, a bounded window ahead.
 
     ``reads`` are ``(column, start, stop)`` row ranges in the order they
-    will be read.  Before reading entry ``i``, call :meth:`at` with ``i``:
-    entries ``i`` and after, up to :data:`AHEAD_BYTES` of them (and at
-    least ``i + 1``), not yet announced, are announced, per blob file, as
-    byte ranges with gaps under :data:`GAP_BYTES` filled.  Small lists are
-    announced by the calling thread; once :data:`_HELPER_BYTES` are to be
-    announced, a helper thread makes the announcements, in pieces of at
-    most :data:`_PIECE_BYTES` (see :class:`_Helper`).  Use as a context
-    manager (stops the helper, closes the blob files it opened).
+    will be read (any iterable: it is consumed only as far as the window
+    reaches, so a scan over a column of any length never lists its pieces
+    at once).  Before reading entry ``i`` (``i`` = 0, 1, 2, ...), call
+    :meth:`at` with ``i``: entries ``i`` and after, up to :data:`AHEAD_BYTES`
+    of them (and at least ``i + 1``), not yet announced, are announced, per
+    blob file, as byte ranges with gaps under :data:`GAP_BYTES` filled.
+    Small windows are announced by the calling thread; once
+    :data:`_HELPER_BYTES` are to be announced, a helper thread makes the
+    announcements, in pieces of at most :data:`_PIECE_BYTES` (see
+    :class:`_Helper`).  Use as a context manager (stops the helper, closes
+    the blob files it opened).
     """
 
-    def __init__(self, reads: list[tuple[Any, int, int]], ahead_bytes: int | None = None,
+    def __init__(self, reads: Iterable[tuple[Any, int, int]], ahead_bytes: int | None = None,
                  gap_bytes: int | None = None) -> None:
-        self.reads = reads
         self.ahead = AHEAD_BYTES if ahead_bytes is None else int(ahead_bytes)
         self.gap = GAP_BYTES if gap_bytes is None else int(gap_bytes)
         self.blobs: dict[int, _Blobs] = {}
@@ -204,13 +207,38 @@ class Ahead:
         self.helper: _Helper | None = None
         self.done = 0  # entries announced: 0..done-1
         self.bytes = 0  # bytes announced (gaps included)
-        self.enabled = _WILLNEED is not None and len(reads) > 0
-        rowbytes: dict[int, int] = {}
-        for col, _, _ in reads:
-            if id(col) not in rowbytes:
-                rowbytes[id(col)] = col.itemsize * max(col.nmemb, 1)
-        sizes = [(b - a) * rowbytes[id(col)] for col, a, b in reads]
-        self.cum = np.concatenate([[0], np.cumsum(np.asarray(sizes, np.int64))])
+        self.enabled = _WILLNEED is not None
+        self._reads = iter(reads)
+        self._exhausted = False
+        #: entries taken from reads and not yet passed: (index, column, a, b,
+        #: bytes of the entries before it)
+        self._window: deque[tuple[int, Any, int, int, int]] = deque()
+        self._taken = 0  # entries taken from reads
+        self._taken_bytes = 0  # their bytes
+
+    def _take(self, index: int, until_bytes: int) -> None:
+        """Take entries from reads until entry ``index`` is taken and their
+        bytes reach ``until_bytes`` (or reads ends)."""
+        while not self._exhausted and (self._taken <= index or self._taken_bytes < until_bytes):
+            try:
+                col, a, b = next(self._reads)
+            except StopIteration:
+                self._exhausted = True
+                return
+            self._window.append((self._taken, col, int(a), int(b), self._taken_bytes))
+            self._taken += 1
+            self._taken_bytes += (int(b) - int(a)) * self._blobs(col).rowbytes
+
+    def _start(self, index: int) -> int:
+        """Bytes of the entries before entry ``index`` (taken already)."""
+        if index >= self._taken:
+            return self._taken_bytes
+        return self._window[index - self._window[0][0]][4]
+
+    def announced_past(self, i: int) -> int:
+        """Bytes announced beyond the start of entry ``i`` (the entry
+        :meth:`at` was last called with, or a later one)."""
+        return self._start(self.done) - self._start(i) if self.done > i else 0
 
     def __enter__(self) -> Ahead:
         return self
@@ -232,20 +260,28 @@ class Ahead:
 
     def at(self, i: int) -> None:
         """Entry ``i`` is about to be read."""
-        n = len(self.reads)
-        if not self.enabled or self.done >= n:
+        if not self.enabled:
             return
-        cum = self.cum
+        # entries before i are read: the window starts at i
+        while self._window and self._window[0][0] < i:
+            self._window.popleft()
+        self._take(i, 0)
+        if i >= self._taken:
+            return
         # in batches: once less than half the window is announced ahead
-        if self.done >= i + 2 and cum[self.done] - cum[i] >= self.ahead // 2:
+        if self.done >= i + 2 and self.announced_past(i) >= self.ahead // 2:
             return
-        end = int(np.searchsorted(cum, cum[i] + self.ahead, side="left"))
-        end = min(n, max(end, i + 2))
+        limit = self._start(i) + self.ahead
+        self._take(i + 1, limit)
+        # the entries starting before the limit, at least two
+        end = i + 1
+        while end < self._taken and (end < i + 2 or self._start(end) < limit):
+            end += 1
         j = max(self.done, i)
         if end <= j:
             return
         pending: dict[tuple[int, int], list[tuple[int, int, int]]] = {}
-        for r, (col, a, b) in enumerate(self.reads[j:end], start=j):
+        for r, col, a, b, _ in list(self._window)[j - i:end - i]:
             bl = self._blobs(col)
             for blob, off, nb in bl.spans(a, b):
                 pending.setdefault((id(col), blob), []).append((off, off + nb, r))

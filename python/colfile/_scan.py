@@ -8,7 +8,7 @@ the scan that reads only the cells the statistics cannot decide
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field as dc_field
 from typing import TYPE_CHECKING, Any
 
@@ -464,8 +464,8 @@ def scan(plan: Plan, k_lo: int, k_hi: int, want: Sequence[Field], report: Report
         change[1:] = (key_state[1:] != key_state[:-1]) | (bits[1:] != bits[:-1])
     starts = np.flatnonzero(change)
     ends = np.append(starts[1:], k_hi - k_lo)
-    # the pieces to read, in order: (state, k0, k1, columns, a, b)
-    pieces: list[tuple[int, int, int, list[int], int, int]] = []
+    # the runs to read, in order: (state, k0, k1, columns, rows per piece)
+    runs: list[tuple[int, int, int, list[int], int]] = []
     for r0, r1 in zip(starts.tolist(), ends.tolist()):
         s = int(key_state[r0])
         if s == NONE:
@@ -474,22 +474,26 @@ def scan(plan: Plan, k_lo: int, k_hi: int, want: Sequence[Field], report: Report
         need = int(bits[r0])
         read_keys = [k for k in col_keys if need >> col_index[k] & 1]
         rowbytes = sum(plan.rowbytes[k] for k in read_keys)
-        a_run, b_run = int(bounds[k0]), int(bounds[k1])
-        step = (b_run - a_run) if not read_keys else max(1, pb // max(rowbytes, 1))
-        for a in range(a_run, b_run, step):
-            b = min(b_run, a + step)
-            report.bytes_read += (b - a) * rowbytes
-            if visit is not None:
-                pieces.append((s, k0, k1, read_keys, a, b))
-    if visit is None or not pieces:
+        report.bytes_read += int(bounds[k1] - bounds[k0]) * rowbytes
+        runs.append((s, k0, k1, read_keys, max(1, pb // max(rowbytes, 1)) if read_keys else 0))
+    if visit is None or not runs:
         return
+
+    def pieces() -> Iterator[tuple[int, int, int, list[int], int, int]]:
+        """(state, k0, k1, columns, a, b): made as they are read, never
+        listed (a run may hold more pieces than memory)."""
+        for s, k0, k1, read_keys, step in runs:
+            a_run, b_run = int(bounds[k0]), int(bounds[k1])
+            for a in range(a_run, b_run, step or max(1, b_run - a_run)):
+                yield s, k0, k1, read_keys, a, min(b_run, a + step) if step else b_run
+
     leaf_ids = [id(leaf) for leaf in plan.leaves]
     leaf_all = plan.leaf_state == ALL
     # what the pieces read, announced to the kernel ahead of the reads
-    reads = [(plan.columns[k], a, b) for _, _, _, keys, a, b in pieces for k in keys]
+    reads = ((plan.columns[k], a, b) for _, _, _, keys, a, b in pieces() for k in keys)
     with _fetch.Ahead(reads) as ahead:
         r = 0
-        for s, k0, k1, read_keys, a, b in pieces:
+        for s, k0, k1, read_keys, a, b in pieces():
             blocks = {}
             for k in read_keys:
                 ahead.at(r)
