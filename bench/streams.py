@@ -51,10 +51,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
-
-import colfile  # noqa: E402
-import colfile.stream as cs  # noqa: E402
+import colfile
+import colfile.stream as cs
 
 METHODS = ("stream", "stream-raw", "files", "files-tofile", "grow")
 BASELINE = "files"

@@ -16,8 +16,12 @@ SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "cold_snapshot.py"
 
 
 def test_cold_snapshot_quick(tmp_path: Path, lib: Any) -> None:
+    from colfile import _ffi
+
     env = child_env()
-    library = env["COLFILE_LIBRARY"]
+    # the build under test: the one this process loaded (CI installs the
+    # package, with its library inside, and sets no COLFILE_LIBRARY)
+    library = env.get("COLFILE_LIBRARY") or _ffi.library_path()
     cmd = [sys.executable, str(SCRIPT), "--rows", "4096", "--repeats", "2",
            "--readers", "colfile,colfile-verify,h5py,numpy,dd",
            "--library", f"a={library}", "--library", f"b={library}",
