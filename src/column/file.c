@@ -43,6 +43,9 @@ int cf_file_open(cf_file **out, const char *path, int flags, cf_error *err)
     int dfd = (flags & CF_OPEN_NOCHECK) ? -1 : open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     int is_dir = (flags & CF_OPEN_NOCHECK) || dfd >= 0 || (stat(path, &st) == 0 && S_ISDIR(st.st_mode));
     int exists = is_dir || cf__exists(path);
+    /* made a directory by another process between the looks above (many
+     * ranks or jobs creating one File at once): a directory after all */
+    if (exists && !is_dir && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) is_dir = 1;
     int durable = !(flags & CF_OPEN_NODURABLE);
     cf_file *f = NULL;
     if (exists && !is_dir) {
