@@ -1,8 +1,8 @@
 /* delayshim.c - LD_PRELOAD library of the concurrency harness: sleeps a
  * random few milliseconds before every unlink, rmdir, rename, open and
- * renameat2 below a scope directory, so that the windows between the file
- * operations of one process are wide enough for another process to act in
- * them.  It changes no result: every call is forwarded unchanged.
+ * renameat2 (stat and lstat on request) below a scope directory, so that
+ * the windows between the file operations of one process are wide enough
+ * for another process to act in them.  It changes no result: every call is forwarded unchanged.
  *
  *   CF_DELAY_SCOPE   directory (absolute): only paths below it are delayed
  *   CF_DELAY_MAX_US  longest sleep in microseconds (default 5000)
@@ -15,6 +15,9 @@
  *   CF_DELAY_NOTE    file that gets a line with the path of each call
  *                    when its sleep begins (a test waits for it to know
  *                    that the process is held)
+ *   CF_DELAY_CALLS   only these calls, comma-separated names such as
+ *                    "lstat" or "open,rename" (default: all but stat
+ *                    and lstat; stat64 counts as stat, openat as open)
  *
  * Calls through a directory descriptor are in scope when the descriptor's
  * path (/proc/self/fd) is.  renameat2 reaches the kernel through
@@ -41,6 +44,7 @@ static long g_max_us = 5000;
 static long g_min_us;
 static char g_match[256];
 static char g_note[PATH_MAX];
+static char g_calls[256];
 static double g_prob = 1.0;
 static uint64_t g_state;
 static int g_ready;
@@ -65,6 +69,8 @@ static void init(void)
         strcpy(g_match, s);
     if ((s = getenv("CF_DELAY_NOTE")) && strlen(s) < sizeof g_note)
         strcpy(g_note, s);
+    if ((s = getenv("CF_DELAY_CALLS")) && strlen(s) + 2 < sizeof g_calls)
+        snprintf(g_calls, sizeof g_calls, ",%s,", s);
     if ((s = getenv("CF_DELAY_PROB")))
         g_prob = strtod(s, NULL);
     g_state = (s = getenv("CF_DELAY_SEED")) ? strtoull(s, NULL, 10) : 0;
@@ -124,9 +130,19 @@ static int matches(const char *path)
     return strstr(leaf ? leaf + 1 : path, g_match) != NULL;
 }
 
-static void maybe_delay(int dirfd, const char *path)
+/* `call` is one of the names CF_DELAY_CALLS lists (",open," in ",stat,open,") */
+static int selected(const char *call)
 {
-    if (!in_scope(dirfd, path) || g_max_us <= 0 || !matches(path))
+    if (!g_calls[0]) /* stat and lstat are frequent: only when asked for */
+        return strcmp(call, "stat") != 0 && strcmp(call, "lstat") != 0;
+    char key[64];
+    snprintf(key, sizeof key, ",%s,", call);
+    return strstr(g_calls, key) != NULL;
+}
+
+static void maybe_delay(const char *call, int dirfd, const char *path)
+{
+    if (!in_scope(dirfd, path) || g_max_us <= 0 || !matches(path) || !selected(call))
         return;
     uint64_t r = next_random();
     if ((double)(r >> 11) * 0x1.0p-53 >= g_prob)
@@ -153,42 +169,42 @@ static void maybe_delay(int dirfd, const char *path)
 int unlink(const char *path)
 {
     REAL(unlink);
-    maybe_delay(AT_FDCWD, path);
+    maybe_delay("unlink", AT_FDCWD, path);
     return real_unlink(path);
 }
 
 int unlinkat(int dirfd, const char *path, int flags)
 {
     REAL(unlinkat);
-    maybe_delay(dirfd, path);
+    maybe_delay("unlink", dirfd, path);
     return real_unlinkat(dirfd, path, flags);
 }
 
 int rmdir(const char *path)
 {
     REAL(rmdir);
-    maybe_delay(AT_FDCWD, path);
+    maybe_delay("rmdir", AT_FDCWD, path);
     return real_rmdir(path);
 }
 
 int rename(const char *a, const char *b)
 {
     REAL(rename);
-    maybe_delay(AT_FDCWD, a);
+    maybe_delay("rename", AT_FDCWD, a);
     return real_rename(a, b);
 }
 
 int renameat(int da, const char *a, int db, const char *b)
 {
     REAL(renameat);
-    maybe_delay(da, a);
+    maybe_delay("rename", da, a);
     return real_renameat(da, a, db, b);
 }
 
 int renameat2(int da, const char *a, int db, const char *b, unsigned flags)
 {
     REAL(renameat2);
-    maybe_delay(da, a);
+    maybe_delay("rename", da, a);
     return real_renameat2(da, a, db, b, flags);
 }
 
@@ -207,7 +223,7 @@ static mode_t mode_arg(int flags, va_list ap)
         va_start(ap, flags);                       \
         mode_t m = mode_arg(flags, ap);            \
         va_end(ap);                                \
-        maybe_delay(dir, path);                    \
+        maybe_delay("open", dir, path);            \
         return real_##name(__VA_ARGS__, m);        \
     }
 DELAYED_OPEN(open, (const char *path, int flags, ...), AT_FDCWD, path, flags)
@@ -226,7 +242,33 @@ long syscall(long number, ...)
     va_end(ap);
 #ifdef SYS_renameat2
     if (number == SYS_renameat2)
-        maybe_delay((int)a[0], (const char *)a[1]);
+        maybe_delay("rename", (int)a[0], (const char *)a[1]);
 #endif
     return real_syscall(number, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
+/* stat and lstat (and their 64-bit names, which libcolfile calls) */
+#define DELAYED_STAT(name, call)                          \
+    int name(const char *path, struct stat *st)           \
+    {                                                     \
+        REAL(name);                                       \
+        maybe_delay(call, AT_FDCWD, path);                \
+        return real_##name(path, st);                     \
+    }
+DELAYED_STAT(stat, "stat")
+DELAYED_STAT(lstat, "lstat")
+#undef stat64
+#undef lstat64
+int stat64(const char *path, struct stat64 *st)
+{
+    REAL(stat64);
+    maybe_delay("stat", AT_FDCWD, path);
+    return real_stat64(path, st);
+}
+
+int lstat64(const char *path, struct stat64 *st)
+{
+    REAL(lstat64);
+    maybe_delay("lstat", AT_FDCWD, path);
+    return real_lstat64(path, st);
 }
