@@ -347,13 +347,14 @@ CF_API int cf_mpi_column_write_many(const cf_mpi_write_spec *w, int64_t n, MPI_C
 
 typedef struct cf_mpi_stream cf_mpi_stream;
 
-/* The physical files a stream gets by default on `comm`: one per node
- * (the ranks that share memory, MPI_COMM_TYPE_SHARED).  Collective. */
+/* The nodes of `comm`: the groups of ranks that share memory
+ * (MPI_COMM_TYPE_SHARED), the `nodes` of cf_stream_files_default.
+ * Collective. */
 CF_API int64_t cf_mpi_stream_files(MPI_Comm comm);
 
 /* Create stream `name` with one task per rank (task = rank in `comm`):
  * rank 0 chooses the layout (cf_stream_layout_choose with `files`, 0:
- * cf_mpi_stream_files; `chunk` and `align`, 0: the defaults, its own
+ * cf_stream_files_default for the nodes of `comm`; `chunk` and `align`, 0: the defaults, its own
  * st_blksize) and creates the stream (cf_stream_create); every rank then
  * opens its task.  `name`, `dtype`, `nmemb`, `files`, `chunk` and `align`
  * must agree.  Each rank appends with cf_stream_append on

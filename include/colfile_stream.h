@@ -63,6 +63,15 @@ CF_API int64_t cf_stream_chunk_offset(const cf_stream_layout *layout, int64_t ta
 CF_API int cf_stream_layout_choose(cf_stream_layout *out, cf_file *f, int64_t tasks, int64_t files,
                                    int64_t chunk, int64_t align, cf_error *err);
 
+/* The physical files a stream of `tasks` tasks written from `nodes` nodes
+ * gets by default: one per node on a network or parallel file system
+ * (Lustre, GPFS, BeeGFS, NFS, ...: few files for its metadata servers);
+ * one per task on a local one (ext4, xfs, btrfs, tmpfs, zfs, bcachefs,
+ * overlayfs), where buffered writes to one file take turns on its inode
+ * lock, so that the ranks of a node sharing a file would write one at a
+ * time.  Within 1..min(tasks, CF_STREAM_FILES_MAX). */
+CF_API int64_t cf_stream_files_default(const cf_file *f, int64_t tasks, int64_t nodes);
+
 /* ------------------------------------------------------------------ */
 /* Writing                                                             */
 /* ------------------------------------------------------------------ */

@@ -30,7 +30,8 @@ static int write_stream(const char *dir, int rank)
     cf_file *f;
     cf_mpi_stream *s;
     if (cf_mpi_file_open(&f, MPI_COMM_WORLD, dir, CF_OPEN_WRITE | CF_OPEN_CREATE, &err)) return fail(dir, &err);
-    /* files 0, chunk 0, align 0: one file per node, 1 MiB chunks aligned to the file system's blocks */
+    /* files 0, chunk 0, align 0: one file per node (per rank on a local disk), 1 MiB chunks aligned to
+     * the file system's blocks */
     if (cf_mpi_stream_create(&s, f, MPI_COMM_WORLD, "lightcone", "<f8", 3, 0, 0, 0, &err)) {
         cf_file_close(f);
         return fail("create", &err);

@@ -296,6 +296,7 @@ int64_t cf_stream_file_of(int64_t tasks, int64_t files, int64_t task, int64_t *f
 int64_t cf_stream_chunk_offset(const cf_stream_layout *layout, int64_t task, int64_t block);
 int cf_stream_layout_choose(cf_stream_layout *out, cf_file *f, int64_t tasks, int64_t files,
                                    int64_t chunk, int64_t align, cf_error *err);
+int64_t cf_stream_files_default(const cf_file *f, int64_t tasks, int64_t nodes);
 typedef struct cf_stream_writer cf_stream_writer;
 typedef struct cf_stream_task cf_stream_task;
 int cf_stream_create(cf_stream_writer **out, cf_file *f, const char *name, const char *dtype,

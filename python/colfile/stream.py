@@ -58,8 +58,8 @@ def _row_dtype(dtype: Any) -> tuple[str, np.dtype[Any]]:
 
 
 def _nodes(comm: Any) -> int:
-    """One physical file per node: the ranks that share memory (as
-    cf_mpi_stream_files counts them, so C and Python choose alike)."""
+    """The nodes: groups of ranks that share memory (as cf_mpi_stream_files
+    counts them, so that C and Python choose alike)."""
     split = getattr(comm, "Split_type", None)
     if split is None:
         return 1
@@ -242,7 +242,9 @@ def create(file: colfile.File, name: str, dtype: Any, *, nmemb: int = 1, tasks: 
         Serially, the number of tasks (default 1).  Under ``comm=`` every
         rank is one task (``tasks`` must then be the communicator's size).
     files : int
-        Physical files (0: one serially, one per node under MPI).
+        Physical files (0: one serially; under MPI one per node, or one
+        per task on a local file system such as ext4 or xfs:
+        ``cf_stream_files_default``).
     chunk, align : int
         Bytes per chunk (0: 1 MiB) and their alignment (0: the File's
         ``st_blksize``).
@@ -260,7 +262,7 @@ def create(file: colfile.File, name: str, dtype: Any, *, nmemb: int = 1, tasks: 
         raise InvalidArgumentError(f"{name}: under comm= there is one task per rank ({comm.size}), "
                                    f"not {tasks}")
     if files == 0:
-        files = _nodes(comm.comm)
+        files = _s.files_default(fh, comm.size, _nodes(comm.comm))
     return _collective(file, name, lambda: _s.create(fh, name, tok, nmemb, _s.layout_choose(
         fh, comm.size, files, chunk, align)))
 

@@ -110,7 +110,7 @@ int cf_mpi_stream_create(cf_mpi_stream **out, cf_file *f, MPI_Comm comm, const c
     int_field ints[4] = { { "nmemb", nmemb }, { "files", files }, { "chunk", chunk }, { "align", align } };
     str_field strs[2] = { { "name", name }, { "dtype", dtype } };
     if ((rc = cf__mpi_check_agree(comm, "cf_mpi_stream_create", ints, 4, strs, 2, rc, &e, err))) return rc;
-    if (files == 0) files = cf_mpi_stream_files(comm);
+    if (files == 0) files = cf_stream_files_default(f, size, cf_mpi_stream_files(comm));
     cf_mpi_stream *s;
     if ((rc = stream_new(&s, comm, 0, &e, err))) return rc;
     /* rank 0 chooses the layout (its st_blksize) and creates */

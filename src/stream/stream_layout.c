@@ -84,6 +84,17 @@ int cf_stream_layout_choose(cf_stream_layout *out, cf_file *f, int64_t tasks, in
     return 0;
 }
 
+int64_t cf_stream_files_default(const cf_file *f, int64_t tasks, int64_t nodes)
+{
+    static const char *const local[] = { "ext4", "xfs", "btrfs", "tmpfs", "zfs", "bcachefs", "overlayfs" };
+    const char *type = f ? cf_file_fs_type(f) : "unknown";
+    int64_t files = nodes;
+    for (size_t i = 0; i < sizeof local / sizeof *local; i++)
+        if (strcmp(type, local[i]) == 0) files = tasks;
+    int64_t most = tasks < CF_STREAM_FILES_MAX ? tasks : CF_STREAM_FILES_MAX;
+    return files < 1 ? 1 : files > most ? most : files;
+}
+
 void cf__stream_data_name(int64_t file, char out[40])
 {
     snprintf(out, 40, CF__STREAM_DATA_PREFIX "%06llX", (unsigned long long)file);

@@ -1,5 +1,7 @@
 /* test_stream_layout.c - a stream's layout arithmetic and its committed
  * table as bytes (docs/format.md 8.7). */
+#include <string.h>
+
 #include "harness.h"
 #include "colfile_stream.h"
 #include "checksum.h"
@@ -92,6 +94,25 @@ static void test_layout_choose(void)
     CHECK_FAILS(cf_stream_layout_choose(&l, f, 8, 9, 0, 4096, &err), CF_EARG, &err, "files must be in 1..8");
     CHECK_FAILS(cf_stream_layout_choose(&l, f, 0, 1, 0, 4096, &err), CF_EARG, &err, "tasks must be");
     CHECK_FAILS(cf_stream_layout_choose(&l, f, 2, 1, -1, 4096, &err), CF_EARG, &err, "negative");
+    cf_file_close(f);
+}
+
+/* One physical file per node on a network or parallel file system, one
+ * per task on a local one; always within 1..tasks. */
+static void test_files_default(void)
+{
+    cf_file *f = cf_test_open_new("f");
+    const char *type = cf_file_fs_type(f);
+    static const char *const local[] = { "ext4", "xfs", "btrfs", "tmpfs", "zfs", "bcachefs", "overlayfs" };
+    int is_local = 0;
+    for (size_t i = 0; i < sizeof local / sizeof *local; i++) is_local |= strcmp(type, local[i]) == 0;
+    CHECK_EQ_INT(cf_stream_files_default(f, 8, 2), is_local ? 8 : 2);
+    CHECK_EQ_INT(cf_stream_files_default(f, 1, 1), 1);
+    CHECK_EQ_INT(cf_stream_files_default(f, 3, 5), 3); /* never more than the tasks */
+    CHECK_EQ_INT(cf_stream_files_default(f, 4, 0), is_local ? 4 : 1);
+    CHECK_EQ_INT(cf_stream_files_default(f, (int64_t)1 << 30, 1), is_local ? CF_STREAM_FILES_MAX : 1);
+    /* no File: not known to be local */
+    CHECK_EQ_INT(cf_stream_files_default(NULL, 8, 2), 2);
     cf_file_close(f);
 }
 
@@ -191,4 +212,4 @@ static void test_table_grammar(void)
 }
 
 CF_TESTS(CF_TEST(test_tasks_to_files), CF_TEST(test_chunk_offsets), CF_TEST(test_layout_choose),
-         CF_TEST(test_table_bytes), CF_TEST(test_table_grammar))
+         CF_TEST(test_files_default), CF_TEST(test_table_bytes), CF_TEST(test_table_grammar))

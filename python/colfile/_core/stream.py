@@ -19,7 +19,7 @@ from ._errors import check, new_error
 from .memory import ptr, take_string_list
 
 __all__ = [
-    "file_of", "chunk_offset", "layout_choose", "create", "reopen", "writer_info", "join", "writer_dir", "task_open",
+    "file_of", "chunk_offset", "layout_choose", "files_default", "create", "reopen", "writer_info", "join", "writer_dir", "task_open",
     "append", "task_rows", "task_state", "commit_states", "task_part", "part_begin", "part_write", "part_end",
     "crc32c_join", "flush", "close", "discard",
     "open", "reader_close", "info", "size", "task_size", "task_start", "set_verify",
@@ -54,6 +54,12 @@ def layout_choose(fh: Any, tasks: int, files: int, chunk: int, align: int) -> La
     err = new_error()
     check(lib().cf_stream_layout_choose(out, fh, tasks, files, chunk, align, err), err, "create")
     return int(out.tasks), int(out.files), int(out.chunk), int(out.align)
+
+
+def files_default(fh: Any, tasks: int, nodes: int) -> int:
+    """``cf_stream_files_default``: physical files by default for ``tasks``
+    tasks on ``nodes`` nodes (one per task on a local file system)."""
+    return int(lib().cf_stream_files_default(fh, tasks, nodes))
 
 
 def create(fh: Any, name: str, dtype: str, nmemb: int, layout: Layout) -> Any:
