@@ -14,8 +14,9 @@ trial of a method is the whole job, timed from a barrier to a barrier:
 create, every append, the commit (close); the figure is the aggregate
 throughput (bytes of all ranks / time).  Methods:
 
-* ``stream``: a ``<f8`` stream (``colfile.stream``, one task per rank, one
-  physical file per node): appends keep each chunk's statistics;
+* ``stream``: a ``<f8`` stream (``colfile.stream``, one task per rank, the
+  default physical files: one per node, one per rank on a local disk):
+  appends keep each chunk's statistics;
 * ``stream-raw``: the same bytes as a ``raw`` stream (no statistics): the
   difference to ``stream`` is what the statistics cost an append;
 * ``files``: one file per process, one ``os.write`` per record (the
