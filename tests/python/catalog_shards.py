@@ -99,3 +99,43 @@ def read_catalog(root: Path) -> dict[str, Any]:
     names = [c["name"] for c in cols]
     assert names == sorted(names) and len(set(names)) == len(names)
     return {"generation": index["generation"], "dirs": dirs, "cols": cols}
+
+
+def _u64(n: int) -> bytes:
+    return struct.pack("<Q", n)
+
+
+def _text(b: bytes) -> bytes:
+    return _u64(len(b) + 1) + b + b"\0"
+
+
+def _stamp(st: tuple[int, ...]) -> bytes:
+    return b"".join(_u64(v) for v in st)
+
+
+def write_shard(root: Path, shard: dict[str, Any], cols: list[dict[str, Any]]) -> None:
+    """Replace the shard's file with these columns (read_shard's shape) and
+    record its new size and CRC32C in `shard` (write_index then names it)."""
+    out = b"CFSHD3\n\0" + _u64(len(cols))
+    for c in cols:
+        out += _text(c["name"]) + _stamp(c["own"]) + _u64(c["complete"])
+        for state, st, data in c["files"]:
+            out += _u64(state) + (_stamp(st) if state else b"") + (_text(data) if state == 1 else b"")
+    crc = crc32c(out)
+    out += struct.pack("<I", crc)
+    (root / ".colfile-catalog" / shard["file"]).write_bytes(out)
+    shard.update(size=len(out), crc=crc, count=len(cols))
+
+
+def write_index(root: Path, index: dict[str, Any]) -> None:
+    """Replace the index (read_index's shape)."""
+    out = b"CFIDX3\n\0" + _u64(index["generation"]) + _u64(len(index["dirs"]))
+    for path, st in index["dirs"]:
+        out += _text(path) + _stamp(st)
+    out += _u64(len(index["shards"]))
+    for s in index["shards"]:
+        out += (_text(s["file"].encode()) + _text(s["first"]) + _text(s["last"]) + _u64(s["count"])
+                + _u64(s["size"]) + _u64(s["crc"]))
+    tmp = root / ".colfile-catalog" / "new-index"
+    tmp.write_bytes(out + struct.pack("<I", crc32c(out)))
+    tmp.rename(root / ".colfile-catalog" / INDEX)
