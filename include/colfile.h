@@ -252,16 +252,18 @@ CF_API const char *cf_file_lock_scope(const cf_file *f);
  * *count malloc'd strings; free it with cf_names_free. */
 CF_API int cf_file_list(cf_file *f, char ***names, int64_t *count, cf_error *err);
 
-/* Rebuild the File's catalog (docs/format.md, "The catalog"): one hidden
- * file holding every column's metadata files with the stamps (inode, size,
- * mtime, ctime) that prove them current, which cf_file_list and
- * cf_column_open use instead of reading the column directories wherever a
- * fresh lstat of everything an entry depends on matches its stamps.  Scans
- * the File (reusing the entries of the catalog loaded at open that still
- * hold), then replaces the catalog atomically if it changed; removes it if
- * the File changed during the scan.  The catalog is a cache: callers may
- * ignore a failure (CF_EREADONLY on a read-only handle; CF_EIO or CF_ENOENT
- * where it cannot be written; CF_ENOMEM).  Durable unless the File was
+/* Rebuild the File's catalog (docs/format.md, "The catalog"): hidden files
+ * (an index and one shard per group or range of columns) holding every
+ * column's metadata files with the stamps (inode, size, mtime, ctime) that
+ * prove them current, which cf_file_list and cf_column_open use instead of
+ * reading the column directories wherever a fresh lstat of everything an
+ * entry depends on matches its stamps.  Scans the File (reusing the entries
+ * of the catalog loaded at open that still hold), then atomically replaces
+ * the shards that changed and the index; removes the index if the File
+ * changed during the scan.  The catalog is a cache: callers may ignore a
+ * failure (CF_EREADONLY on a read-only handle; CF_EIO or CF_ENOENT where it
+ * cannot be written; CF_ERANGE where the index would pass the 1 GiB a
+ * reader accepts: the index is removed and listings scan; CF_ENOMEM).  Durable unless the File was
  * opened with CF_OPEN_NODURABLE.  The handle keeps using the catalog it
  * loaded at open.  Idle writer-lock files are removed first, as
  * cf_file_close does (removing one later would change a directory the
@@ -275,8 +277,8 @@ CF_API int cf_file_catalog_update(cf_file *f, cf_error *err);
  * or with cp -r, colfile before generations) changed the listing.  That
  * listing was read from the directories and is right; but on file systems
  * whose directory timestamps lag behind other clients (Lustre, GPFS,
- * BeeGFS, NFS) a later listing may take the stale catalog for current:
- * rebuild it (`colfile index`, cf_file_catalog_update) or remove
+ * BeeGFS, NFS) a later reader may still take some stale entries of it for
+ * current (docs/format.md 8.5): rebuild it (`colfile index`, cf_file_catalog_update) or remove
  * .colfile-catalog/.  0 otherwise, and for NULL. */
 CF_API int cf_file_catalog_stale(const cf_file *f);
 

@@ -151,7 +151,7 @@ int cf__cat_trusted(const stamp *s, const struct timespec *before, int fine)
 /* ------------------------------------------------------------------ */
 /* loading */
 
-static int get_stamp(cf__wire_in *in, stamp *s)
+int cf__cat_get_stamp(cf__wire_in *in, stamp *s)
 {
     uint64_t v[7];
     for (int i = 0; i < 7; i++)
@@ -167,7 +167,7 @@ static int get_stamp(cf__wire_in *in, stamp *s)
 }
 
 /* A NUL-terminated string stored with its NUL. */
-static int get_text(cf__wire_in *in, const char **s, size_t *len)
+int cf__cat_get_text(cf__wire_in *in, const char **s, size_t *len)
 {
     const unsigned char *p;
     size_t n;
@@ -175,6 +175,23 @@ static int get_text(cf__wire_in *in, const char **s, size_t *len)
     *s = (const char *)p;
     if (len) *len = n - 1;
     return 0;
+}
+
+int cf__cat_get_entry(cf__wire_in *in, cat_col *c)
+{
+    uint64_t complete;
+    if (cf__wire_get_u64(in, &complete) || complete > 1) return -1;
+    c->complete = (int)complete;
+    if (!c->complete) return 0;
+    for (int s = 0; s < CF__CAT_NSLOTS; s++) {
+        uint64_t state;
+        cat_slot *f = &c->slot[s];
+        if (cf__wire_get_u64(in, &state) || state > 2) return -1;
+        f->state = (int)state;
+        if (state >= 1 && cf__cat_get_stamp(in, &f->st)) return -1;
+        if (state == 1 && cf__cat_get_text(in, &f->data, &f->len)) return -1;
+    }
+    return c->slot[CF__CAT_HEADER].state == 0 ? -1 : 0;
 }
 
 /* A column's directories must be exactly the prefixes of its valid name
@@ -195,6 +212,42 @@ static int path_matches(const cf__catalog *cat, const cat_col *c)
     return j == c->ndirs;
 }
 
+/* The columns' own directories taken out of dirs (each column keeps its
+ * own stamp), so that dirs holds the root and the groups, as in a sharded
+ * catalog.  -1 if a column's group is another column's directory. */
+static int split_own_dirs(cf__catalog *cat)
+{
+    size_t n = cat->ndirs ? cat->ndirs : 1;
+    unsigned char *own = calloc(n, 1);
+    uint64_t *remap = malloc(n * sizeof *remap);
+    int rc = own && remap ? 0 : -1;
+    for (size_t i = 0; rc == 0 && i < cat->ncols; i++) {
+        cat_col *c = &cat->cols[i];
+        uint64_t last = c->dirs[c->ndirs - 1];
+        if (own[last]) rc = -1;
+        own[last] = 1;
+        c->own = cat->dirs[last].st;
+        c->ndirs--;
+    }
+    size_t k = 0;
+    for (size_t i = 0; rc == 0 && i < cat->ndirs; i++) {
+        if (own[i]) continue;
+        remap[i] = k;
+        cat->dirs[k++] = cat->dirs[i];
+    }
+    for (size_t i = 0; rc == 0 && i < cat->ncols; i++) {
+        cat_col *c = &cat->cols[i];
+        for (size_t j = 0; j < c->ndirs; j++) {
+            if (own[c->dirs[j]]) rc = -1;
+            else c->dirs[j] = remap[c->dirs[j]];
+        }
+    }
+    if (rc == 0) cat->ndirs = k;
+    free(own);
+    free(remap);
+    return rc;
+}
+
 static int parse(cf__catalog *cat)
 {
     cf__wire_in in = { cat->buf + MAGIC_LEN, cat->buf + cat->len - 4 };
@@ -205,7 +258,7 @@ static int parse(cf__catalog *cat)
     if (!cat->dirs) return -1;
     cat->ndirs = (size_t)nd;
     for (size_t i = 0; i < cat->ndirs; i++)
-        if (get_text(&in, &cat->dirs[i].path, NULL) || get_stamp(&in, &cat->dirs[i].st)) return -1;
+        if (cf__cat_get_text(&in, &cat->dirs[i].path, NULL) || cf__cat_get_stamp(&in, &cat->dirs[i].st)) return -1;
     if (cf__wire_get_u64(&in, &nc) || nc > (uint64_t)(in.end - in.p) / 32) return -1;
     cat->cols = calloc(nc ? (size_t)nc : 1, sizeof *cat->cols);
     /* every index takes 8 bytes of the buffer: this bounds their number */
@@ -215,8 +268,8 @@ static int parse(cf__catalog *cat)
     size_t used = 0;
     for (size_t i = 0; i < cat->ncols; i++) {
         cat_col *c = &cat->cols[i];
-        uint64_t k, complete;
-        if (get_text(&in, &c->name, NULL) || cf__wire_get_u64(&in, &k) || k == 0 ||
+        uint64_t k;
+        if (cf__cat_get_text(&in, &c->name, NULL) || cf__wire_get_u64(&in, &k) || k == 0 ||
             k > (uint64_t)(in.end - in.p) / 8)
             return -1;
         if (i > 0 && strcmp(cat->cols[i - 1].name, c->name) >= 0) return -1;
@@ -226,57 +279,54 @@ static int parse(cf__catalog *cat)
             if (cf__wire_get_u64(&in, &c->dirs[j]) || c->dirs[j] >= nd) return -1;
         used += c->ndirs;
         if (!path_matches(cat, c)) return -1;
-        if (cf__wire_get_u64(&in, &complete) || complete > 1) return -1;
-        c->complete = (int)complete;
-        if (!c->complete) continue;
-        for (int s = 0; s < CF__CAT_NSLOTS; s++) {
-            uint64_t state;
-            cat_slot *f = &c->slot[s];
-            if (cf__wire_get_u64(&in, &state) || state > 2) return -1;
-            f->state = (int)state;
-            if (state >= 1 && get_stamp(&in, &f->st)) return -1;
-            if (state == 1 && get_text(&in, &f->data, &f->len)) return -1;
-        }
-        if (c->slot[CF__CAT_HEADER].state == 0) return -1;
+        if (cf__cat_get_entry(&in, c)) return -1;
     }
-    return in.p == in.end ? 0 : -1;
+    return in.p == in.end ? split_own_dirs(cat) : -1;
 }
 
 void cf__catalog_free(cf__catalog *cat)
 {
     if (!cat) return;
     if (cat->root_fd >= 0) close(cat->root_fd);
+    for (size_t i = 0; i < cat->nshards; i++) {
+        free(cat->shards[i].buf);
+        free(cat->shards[i].cols);
+        free(cat->shards[i].dir_index);
+    }
+    free(cat->shards);
     free(cat->buf);
     free(cat->dirs);
     free(cat->cols);
     free(cat->dir_index);
+    pthread_mutex_destroy(&cat->lock);
     free(cat);
 }
 
 char *cf__cat_catalog_dir(const char *root) { return cf__path_join(root, CF__CATALOG_DIR); }
 
-/* The catalog file's bytes into a new buffer (NUL added).  Most catalogs
- * fit FIRST_READ bytes and take one read without an fstat first: opening a
- * File for a small read is a few system calls, each of which counts.  Only
- * a read that fills the buffer asks the file's size, with the checks of
+/* A catalog file's bytes into a new buffer (NUL added).  Most fit
+ * FIRST_READ bytes and take one read without an fstat first: opening a File
+ * for a small read is a few system calls, each of which counts.  Only a
+ * read that fills the buffer asks the file's size, with the checks of
  * cf__read_file_at (a regular file, at most CF__METADATA_MAX bytes).  What
  * else the name could hold reads short or fails: links are not followed, a
  * FIFO or socket does not open or cannot be pread, a directory cannot be
  * read; bytes that are not a catalog fail its magic or its CRC. */
 #define FIRST_READ ((size_t)64 << 10)
 
-static int read_catalog(int root_fd, char **text, size_t *len)
+int cf__cat_read(int root_fd, const char *name, size_t expect, unsigned char **text, size_t *len)
 {
     /* the directory on its own, so that a link there is not followed */
     int dfd = openat(root_fd, CF__CATALOG_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (dfd < 0) return -1;
-    int fd = openat(dfd, CF__CATALOG_NAME, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+    int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
     close(dfd);
     if (fd < 0) return -1;
-    size_t cap = FIRST_READ, got = 0;
-    char *buf = malloc(cap + 1);
+    /* a known size: one byte more shows a longer file */
+    size_t cap = expect != SIZE_MAX ? expect + 1 : FIRST_READ, got = 0;
+    char *buf = expect <= CF__METADATA_MAX || expect == SIZE_MAX ? malloc(cap + 1) : NULL;
     int rc = buf ? cf__pread_all(fd, buf, cap, 0, &got, "", NULL) : -1;
-    if (rc == 0 && got == cap) {
+    if (rc == 0 && expect == SIZE_MAX && got == cap) {
         struct stat st;
         char *grown = NULL;
         size_t more = 0;
@@ -291,14 +341,23 @@ static int read_catalog(int root_fd, char **text, size_t *len)
         }
     }
     close(fd);
-    if (rc != 0) {
+    if (rc != 0 || (expect != SIZE_MAX && got != expect)) {
         free(buf);
         return -1;
     }
     buf[got] = '\0';
-    *text = buf;
+    *text = (unsigned char *)buf;
     *len = got;
     return 0;
+}
+
+/* The magic and the trailing CRC32C of a catalog file's bytes: 0 or -1. */
+int cf__cat_check_file(const unsigned char *buf, size_t len, const char *magic)
+{
+    if (len < MAGIC_LEN + 4 || memcmp(buf, magic, MAGIC_LEN) != 0) return -1;
+    cf__wire_in tail = { buf + len - 4, buf + len };
+    uint32_t crc;
+    return cf__wire_get_u32(&tail, &crc) || cf__crc32c_update(0, buf, len - 4) != crc ? -1 : 0;
 }
 
 cf__catalog *cf__catalog_load(const char *root, int root_fd)
@@ -312,18 +371,24 @@ cf__catalog *cf__catalog_load(const char *root, int root_fd)
     }
     cat->root_fd = root_fd;
     atomic_init(&cat->fine, -1);
-    char *text = NULL;
+    atomic_init(&cat->all, 0);
+    pthread_mutex_init(&cat->lock, NULL);
     size_t len = 0;
     /* a link is never followed (docs/format.md 2.2); a non-regular file,
-     * or one larger than CF__METADATA_MAX, is refused by the read */
-    if (read_catalog(root_fd, &text, &len) != 0) goto bad;
-    cat->buf = (unsigned char *)text;
-    cat->len = len;
-    if (len < MAGIC_LEN + 4 || memcmp(text, MAGIC, MAGIC_LEN) != 0) goto bad;
-    cf__wire_in tail = { cat->buf + len - 4, cat->buf + len };
-    uint32_t crc;
-    if (cf__wire_get_u32(&tail, &crc) || cf__crc32c_update(0, cat->buf, len - 4) != crc) goto bad;
-    if (parse(cat) != 0) goto bad;
+     * or one larger than CF__METADATA_MAX, is refused by the read.  The
+     * sharded catalog's index first; without one, the single file colfile
+     * wrote before shards. */
+    if (cf__cat_read(root_fd, CF__CATALOG_INDEX_NAME, SIZE_MAX, &cat->buf, &len) == 0) {
+        cat->len = len;
+        cat->sharded = 1;
+        if (cf__cat_check_file(cat->buf, len, INDEX_MAGIC) != 0 || cf__cat_parse_index(cat) != 0) goto bad;
+    } else {
+        if (errno != ENOENT) goto bad; /* an index that cannot be read: no catalog */
+        if (cf__cat_read(root_fd, CF__CATALOG_NAME, SIZE_MAX, &cat->buf, &len) != 0) goto bad;
+        cat->len = len;
+        if (cf__cat_check_file(cat->buf, len, MAGIC) != 0 || parse(cat) != 0) goto bad;
+        atomic_store(&cat->all, 1);
+    }
     /* a writer changed the File's listing since it was built */
     if (!cf__cat_generation_still(cat)) goto bad;
     return cat;
@@ -365,17 +430,57 @@ void cf__cat_run_threads(void *(*worker)(void *), void *arg, int nthreads)
     for (int i = 0; i < started; i++) pthread_join(t[i], NULL);
 }
 
-const cat_col *cf__cat_find(const cf__catalog *cat, const char *name)
+static const cat_col *find_in(const cat_col *cols, size_t n, const char *name)
 {
-    size_t lo = 0, hi = cat->ncols;
+    size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        int c = strcmp(cat->cols[mid].name, name);
-        if (c == 0) return &cat->cols[mid];
+        int c = strcmp(cols[mid].name, name);
+        if (c == 0) return &cols[mid];
         if (c < 0) lo = mid + 1;
         else hi = mid;
     }
     return NULL;
+}
+
+const cat_col *cf__cat_find(const cf__catalog *cat, const char *name)
+{
+    if (atomic_load(&((cf__catalog *)cat)->all) == 1) return find_in(cat->cols, cat->ncols, name);
+    if (!cat->sharded) return NULL;
+    size_t i = cf__cat_shard_of(cat, name);
+    if (i == (size_t)-1 || !cf__cat_load_shard(cat, i)) return NULL;
+    return find_in(cat->shards[i].cols, cat->shards[i].ncols, name);
+}
+
+int cf__cat_load_all(const cf__catalog *ccat)
+{
+    cf__catalog *cat = (cf__catalog *)ccat; /* a cache filled once */
+    int all = atomic_load(&cat->all);
+    if (all) return all == 1;
+    size_t n = 0;
+    for (size_t i = 0; i < cat->nshards; i++) {
+        if (!cf__cat_load_shard(cat, i)) {
+            atomic_store(&cat->all, -1);
+            return 0;
+        }
+        n += cat->shards[i].ncols;
+    }
+    pthread_mutex_lock(&cat->lock);
+    if (atomic_load(&cat->all) == 0) {
+        cat_col *cols = malloc((n ? n : 1) * sizeof *cols);
+        if (cols) {
+            size_t k = 0;
+            for (size_t i = 0; i < cat->nshards; i++) {
+                memcpy(cols + k, cat->shards[i].cols, cat->shards[i].ncols * sizeof *cols);
+                k += cat->shards[i].ncols;
+            }
+            cat->cols = cols;
+            cat->ncols = n;
+            atomic_store(&cat->all, 1);
+        }
+    }
+    pthread_mutex_unlock(&cat->lock);
+    return atomic_load(&cat->all) == 1;
 }
 
 int cf__cat_generation_still(const cf__catalog *cat)

@@ -13,7 +13,12 @@
  * (so that replacing the catalog file changes the directory stamps of the
  * root, which the catalog itself records, only when it is first made). */
 #define CF__CATALOG_DIR ".colfile-catalog"
+/* The single-file catalog colfile wrote before shards: read, never written. */
 #define CF__CATALOG_NAME "colfile-catalog-v1"
+/* The sharded catalog: its index, and its shards, named by this prefix and
+ * their content (docs/format.md 8.5). */
+#define CF__CATALOG_INDEX_NAME "colfile-catalog-index"
+#define CF__CATALOG_SHARD_PREFIX "colfile-catalog-shard-"
 /* The File's generation: this file's size (generation.c). */
 #define CF__GENERATION_NAME "generation"
 

@@ -13,6 +13,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -146,7 +147,7 @@ static int reuse(build *b, build_col *c, const stamp *dir)
     if (!b->old) return 0;
     const cat_col *o = cf__cat_find(b->old, c->name);
     if (!o || !o->complete) return 0;
-    if (!cf__cat_same_stamp(&b->old->dirs[o->dirs[o->ndirs - 1]].st, dir)) return 0;
+    if (!cf__cat_same_stamp(&o->own, dir)) return 0;
     char buf[PATH_MAX];
     for (int s = 0; s < CF__CAT_NSLOTS; s++) {
         const cat_slot *f = &o->slot[s];
@@ -430,32 +431,216 @@ static void put_text(cf__wire_out *o, const char *s, size_t n)
     cf__wire_put(o, "", 1);
 }
 
-static void serialize(build *b, cf__wire_out *o)
+/* ------------------------------------------------------------------ */
+/* writing: the shards and their index */
+
+static const stamp *own_stamp(const build *b, const build_col *c) { return &b->dirs[c->dirs[c->ndirs - 1]].st; }
+
+/* The bytes column c's entry takes in a shard. */
+static size_t entry_bytes(const build_col *c)
 {
-    cf__wire_put(o, MAGIC, MAGIC_LEN);
-    cf__wire_put_u64(o, b->generation);
-    cf__wire_put_u64(o, (uint64_t)b->ndirs);
-    for (size_t i = 0; i < b->ndirs; i++) {
-        put_text(o, b->dirs[i].path, strlen(b->dirs[i].path));
-        put_stamp(o, &b->dirs[i].st);
+    size_t n = 8 + strlen(c->name) + 1 + 56 + 8;
+    for (int s = 0; c->complete && s < CF__CAT_NSLOTS; s++)
+        n += 8 + (c->slot[s].state ? 56 : 0) + (c->slot[s].state == 1 ? 8 + c->slot[s].len + 1 : 0);
+    return n;
+}
+
+static void put_entry(cf__wire_out *o, const build *b, const build_col *c)
+{
+    put_text(o, c->name, strlen(c->name));
+    put_stamp(o, own_stamp(b, c));
+    cf__wire_put_u64(o, (uint64_t)c->complete);
+    for (int s = 0; c->complete && s < CF__CAT_NSLOTS; s++) {
+        const cat_slot *f = &c->slot[s];
+        cf__wire_put_u64(o, (uint64_t)f->state);
+        if (f->state >= 1) put_stamp(o, &f->st);
+        if (f->state == 1) put_text(o, f->data, f->len);
     }
-    cf__wire_put_u64(o, (uint64_t)b->ncols);
-    for (size_t i = 0; i < b->ncols; i++) {
-        const build_col *c = &b->cols[i];
-        put_text(o, c->name, strlen(c->name));
-        cf__wire_put_u64(o, (uint64_t)c->ndirs);
-        for (size_t j = 0; j < c->ndirs; j++) cf__wire_put_u64(o, c->dirs[j]);
-        cf__wire_put_u64(o, (uint64_t)c->complete);
-        if (!c->complete) continue;
-        for (int s = 0; s < CF__CAT_NSLOTS; s++) {
-            const cat_slot *f = &c->slot[s];
-            cf__wire_put_u64(o, (uint64_t)f->state);
-            if (f->state >= 1) put_stamp(o, &f->st);
-            if (f->state == 1) put_text(o, f->data, f->len);
+}
+
+/* The length of the group part of a column name ("" for the root). */
+static size_t parent_len(const char *name)
+{
+    const char *slash = strrchr(name, '/');
+    return slash ? (size_t)(slash - name) : 0;
+}
+
+/* Which shard of the old (sharded) catalog would hold name: 1 + its index,
+ * or 0.  New shards keep the old ones' boundaries, so that a change to one
+ * column changes one shard. */
+static size_t old_bucket(const cf__catalog *old, const char *name)
+{
+    if (!old || !old->sharded) return 0;
+    size_t lo = 0, hi = old->nshards;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(old->shards[mid].first, name) <= 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+typedef struct shard_out {
+    size_t from, to; /* its columns: b->cols[from..to) */
+    char file[64];
+    uint64_t size;
+    uint32_t crc;
+} shard_out;
+
+/* Cut the sorted columns into shards: one group each, within the old
+ * shards' boundaries, at most SHARD_COLS columns and SHARD_BYTES bytes of
+ * entries (but for a single column).  NULL: out of memory. */
+static shard_out *cut_shards(const build *b, size_t *count)
+{
+    shard_out *out = malloc((b->ncols ? b->ncols : 1) * sizeof *out);
+    if (!out) return NULL;
+    size_t n = 0, i = 0;
+    while (i < b->ncols) {
+        const char *n0 = b->cols[i].name;
+        size_t start = i, bytes = 0, pl = parent_len(n0), bucket = old_bucket(b->old, n0);
+        for (; i < b->ncols; i++) {
+            const char *nm = b->cols[i].name;
+            size_t e = entry_bytes(&b->cols[i]);
+            if (i > start && (parent_len(nm) != pl || memcmp(nm, n0, pl) != 0 || old_bucket(b->old, nm) != bucket ||
+                              i - start >= SHARD_COLS || bytes + e > SHARD_BYTES))
+                break;
+            bytes += e;
         }
+        out[n].from = start;
+        out[n].to = i;
+        n++;
     }
-    if (o->failed) return;
-    cf__wire_put_u32(o, cf__crc32c_update(0, o->p, o->len));
+    *count = n;
+    return out;
+}
+
+/* 1 if the old index lists a shard of this name and size (which its name,
+ * made of its CRC32C and size, says is these bytes) and the file is there
+ * with that size. */
+static int shard_kept(const build *b, const char *dir, const shard_out *s)
+{
+    if (!b->old || !b->old->sharded) return 0;
+    for (size_t i = 0; i < b->old->nshards; i++) {
+        const cat_shard *o = &b->old->shards[i];
+        if (strcmp(o->file, s->file) != 0 || o->size != s->size || o->crc != s->crc) continue;
+        char path[PATH_MAX];
+        struct stat st;
+        return cf__cat_full_path(path, sizeof path, dir, s->file, NULL) == 0 && lstat(path, &st) == 0 &&
+               S_ISREG(st.st_mode) && (uint64_t)st.st_size == s->size;
+    }
+    return 0;
+}
+
+/* Write the shards that are not on disk already (each named by its CRC32C
+ * and size), filling sh[].file, size and crc. */
+static int write_shards(const build *b, const char *dir, shard_out *sh, size_t n, int durable, cf_error *err)
+{
+    for (size_t k = 0; k < n; k++) {
+        cf__wire_out o = { NULL, 0, 0, 0 };
+        cf__wire_put(&o, SHARD_MAGIC, MAGIC_LEN);
+        cf__wire_put_u64(&o, (uint64_t)(sh[k].to - sh[k].from));
+        for (size_t i = sh[k].from; i < sh[k].to; i++) put_entry(&o, b, &b->cols[i]);
+        sh[k].crc = o.failed ? 0 : cf__crc32c_update(0, o.p, o.len);
+        cf__wire_put_u32(&o, sh[k].crc);
+        if (o.failed) {
+            free(o.p);
+            return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", b->root);
+        }
+        sh[k].size = (uint64_t)o.len;
+        snprintf(sh[k].file, sizeof sh[k].file, "%s%08x-%llx", CF__CATALOG_SHARD_PREFIX, (unsigned)sh[k].crc,
+                 (unsigned long long)sh[k].size);
+        int rc = shard_kept(b, dir, &sh[k]) ? 0 : cf__write_file_atomic(dir, sh[k].file, o.p, o.len, durable, err);
+        free(o.p);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+static int compare_dir_ptrs(const void *a, const void *b)
+{
+    return strcmp((*(const build_dir *const *)a)->path, (*(const build_dir *const *)b)->path);
+}
+
+/* The index: the generation, the root and the groups (every directory of
+ * the walk that is no column's own), sorted, and the shards. */
+static int serialize_index(const build *b, const shard_out *sh, size_t n, cf__wire_out *o)
+{
+    unsigned char *own = calloc(b->ndirs ? b->ndirs : 1, 1);
+    const build_dir **groups = malloc((b->ndirs ? b->ndirs : 1) * sizeof *groups);
+    if (!own || !groups) {
+        free(own);
+        free(groups);
+        return -1;
+    }
+    for (size_t i = 0; i < b->ncols; i++) own[b->cols[i].dirs[b->cols[i].ndirs - 1]] = 1;
+    size_t ng = 0;
+    for (size_t i = 0; i < b->ndirs; i++)
+        if (!own[i]) groups[ng++] = &b->dirs[i];
+    qsort(groups, ng, sizeof *groups, compare_dir_ptrs);
+    cf__wire_put(o, INDEX_MAGIC, MAGIC_LEN);
+    cf__wire_put_u64(o, b->generation);
+    cf__wire_put_u64(o, (uint64_t)ng);
+    for (size_t i = 0; i < ng; i++) {
+        put_text(o, groups[i]->path, strlen(groups[i]->path));
+        put_stamp(o, &groups[i]->st);
+    }
+    cf__wire_put_u64(o, (uint64_t)n);
+    for (size_t k = 0; k < n; k++) {
+        const char *first = b->cols[sh[k].from].name, *last = b->cols[sh[k].to - 1].name;
+        put_text(o, sh[k].file, strlen(sh[k].file));
+        put_text(o, first, strlen(first));
+        put_text(o, last, strlen(last));
+        cf__wire_put_u64(o, (uint64_t)(sh[k].to - sh[k].from));
+        cf__wire_put_u64(o, sh[k].size);
+        cf__wire_put_u64(o, (uint64_t)sh[k].crc);
+    }
+    if (!o->failed) cf__wire_put_u32(o, cf__crc32c_update(0, o->p, o->len));
+    free(own);
+    free(groups);
+    return o->failed ? -1 : 0;
+}
+
+/* After the index is replaced: the single-file catalog (upgraded) and the
+ * old index's shards that the new one no longer names. */
+static void remove_old(const build *b, const char *dir, const shard_out *sh, size_t n)
+{
+    cf_error ignored;
+    (void)cf__remove_if_exists(dir, CF__CATALOG_NAME, &ignored);
+    if (!b->old || !b->old->sharded) return;
+    for (size_t i = 0; i < b->old->nshards; i++) {
+        const char *f = b->old->shards[i].file;
+        int used = 0;
+        for (size_t k = 0; k < n && !used; k++) used = strcmp(sh[k].file, f) == 0;
+        if (!used) (void)cf__remove_if_exists(dir, f, &ignored);
+    }
+}
+
+/* The catalog of the walk in b (its columns sorted): the shards that
+ * changed, then the index, when it changed. */
+static int write_catalog(build *b, const char *dir, int durable, cf_error *err)
+{
+    size_t n = 0;
+    shard_out *sh = cut_shards(b, &n);
+    if (!sh) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", b->root);
+    int rc = write_shards(b, dir, sh, n, durable, err);
+    cf__wire_out o = { NULL, 0, 0, 0 };
+    if (rc == 0 && serialize_index(b, sh, n, &o) != 0) rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", b->root);
+    if (rc == 0 && o.len > CF__METADATA_MAX) {
+        /* readers would refuse it: no catalog, so that they scan */
+        (void)cf__remove_if_exists(dir, CF__CATALOG_INDEX_NAME, err);
+        rc = CF_FAIL(err, CF_ERANGE, "%s: the catalog index would take %zu bytes, more than the %zu a reader accepts "
+                                     "(too many groups): no catalog is kept, listings scan the directories",
+                     dir, o.len, (size_t)CF__METADATA_MAX);
+    } else if (rc == 0) {
+        int same = b->old && b->old->sharded && b->old->len == o.len && memcmp(b->old->buf, o.p, o.len) == 0;
+        if (!same && (rc = cf__write_file_atomic(dir, CF__CATALOG_INDEX_NAME, o.p, o.len, durable, err)) == 0 &&
+            durable)
+            rc = cf__fsync_path(dir, err);
+        if (rc == 0) remove_old(b, dir, sh, n);
+    }
+    free(o.p);
+    free(sh);
+    return rc;
 }
 
 /* Wait until the file clock shows a time later than the present instant
@@ -583,21 +768,16 @@ int cf__catalog_update(const char *root, const cf__catalog *old, int durable, cf
         wait_for_clock();
         scanned = build_with_generation(&b, dir);
     }
-    cf__wire_out o = { NULL, 0, 0, 0 };
     if (b.failed) {
         rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", root);
     } else if (scanned != 0) {
         /* changing under us, or not readable: leave no stale listing */
-        rc = cf__remove_if_exists(dir, CF__CATALOG_NAME, err);
+        rc = cf__remove_if_exists(dir, CF__CATALOG_INDEX_NAME, err);
+        if (rc == 0) rc = cf__remove_if_exists(dir, CF__CATALOG_NAME, err);
     } else {
         if (b.ncols) qsort(b.cols, b.ncols, sizeof *b.cols, compare_cols);
-        serialize(&b, &o);
-        if (o.failed) rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", root);
-        else if (old && old->len == o.len && memcmp(old->buf, o.p, o.len) == 0) rc = 0; /* unchanged */
-        else if ((rc = cf__write_file_atomic(dir, CF__CATALOG_NAME, o.p, o.len, durable, err)) == 0 && durable)
-            rc = cf__fsync_path(dir, err);
+        rc = write_catalog(&b, dir, durable, err);
     }
-    free(o.p);
     build_free(&b);
     free(dir);
     return rc;

@@ -6,14 +6,23 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <sys/stat.h>
 #include <time.h>
 
 #include "catalog.h"
+#include "wire.h"
 
 #define MAGIC "CFCAT2\n"
 #define MAGIC_LEN 8
+/* The sharded catalog (catalog_shard.c): an index and its shards. */
+#define INDEX_MAGIC "CFIDX3\n"
+#define SHARD_MAGIC "CFSHD3\n"
+/* A shard holds the columns of one group, at most SHARD_COLS of them and
+ * (but for a single column) at most SHARD_BYTES of entries. */
+#define SHARD_COLS 256
+#define SHARD_BYTES ((size_t)4 << 20)
 /* Larger metadata files are stamped but not copied into the catalog. */
 #define INLINE_MAX ((size_t)64 * 1024)
 #define DEPTH_MAX 256
@@ -39,22 +48,43 @@ typedef struct cat_slot {
 
 typedef struct cat_col {
     const char *name;
-    uint64_t *dirs;
+    uint64_t *dirs; /* its groups (indices into the catalog's dirs), the root first */
     size_t ndirs;
+    stamp own;      /* its own directory's stamp */
     int complete;
     cat_slot slot[CF__CAT_NSLOTS];
 } cat_col;
 
-struct cf__catalog {
+/* One shard of a sharded catalog as its index lists it, and its columns
+ * once loaded (catalog_shard.c). */
+typedef struct cat_shard {
+    const char *file;          /* its name in .colfile-catalog */
+    const char *first, *last;  /* the names of its first and last columns */
+    uint64_t count, size;      /* its columns; its size in bytes */
+    uint32_t crc;              /* the CRC32C of its bytes */
+    atomic_int state;          /* 0 not loaded, 1 loaded, -1 unusable */
     unsigned char *buf;
-    size_t len;
-    cat_dir *dirs;
-    size_t ndirs;
     cat_col *cols;
     size_t ncols;
-    uint64_t *dir_index; /* storage of every cols[i].dirs */
+    uint64_t *dir_index;
+} cat_shard;
+
+struct cf__catalog {
+    unsigned char *buf;  /* the index, or the whole single-file catalog */
+    size_t len;
+    int sharded;         /* 1: index and shards; 0: the single file (CFCAT2) */
+    cat_dir *dirs;       /* the directories that are not columns: the root, the groups */
+    size_t ndirs;
+    cat_shard *shards;   /* sharded: in name order */
+    size_t nshards;
+    cat_col *cols;       /* every column: the single file's, or (sharded) set by
+                          * cf__cat_load_all once every shard is loaded */
+    size_t ncols;
+    atomic_int all;      /* cols holds every column: 1; cannot: -1; not yet: 0 */
+    uint64_t *dir_index; /* storage of every cols[i].dirs (single file) */
     uint64_t generation; /* the File's generation when it was built */
     int root_fd;         /* the root directory, for short relative lookups */
+    pthread_mutex_t lock; /* loading shards */
     /* whether the File's file system gives timestamps fine enough to
      * prove freshness (cf__cat_fine_timestamps): -1 not asked yet */
     atomic_int fine;
@@ -114,7 +144,44 @@ int cf__cat_full_path(char *buf, size_t cap, const char *root, const char *rel, 
  * (fewer if they cannot start; at most PAR_THREADS in all). */
 void cf__cat_run_threads(void *(*worker)(void *), void *arg, int nthreads);
 
-/* The entry of column name, or NULL (binary search: names are sorted). */
+/* The entry of column name, or NULL (binary search: names are sorted;
+ * sharded: loads the one shard that would hold it). */
 const cat_col *cf__cat_find(const cf__catalog *cat, const char *name);
+
+/* 1 once cat->cols holds every column (sharded: every shard loaded and
+ * valid); 0 when it cannot: the listing is then not usable. */
+int cf__cat_load_all(const cf__catalog *cat);
+
+/* Reading a catalog's bytes (catalog.c): a stamp; a text stored with its
+ * NUL; a column's `complete` and, when complete, its slots. 0 or -1. */
+int cf__cat_get_stamp(cf__wire_in *in, stamp *s);
+int cf__cat_get_text(cf__wire_in *in, const char **s, size_t *len);
+int cf__cat_get_entry(cf__wire_in *in, cat_col *c);
+
+/* The magic and the trailing CRC32C of a catalog file's bytes: 0 or -1. */
+int cf__cat_check_file(const unsigned char *buf, size_t len, const char *magic);
+
+/* ---- the sharded catalog (catalog_shard.c) ------------------------------- */
+
+/* A sharded catalog from the index's bytes (cat->buf, checked for its
+ * magic and CRC): 0, or -1 when it is not one. */
+int cf__cat_parse_index(cf__catalog *cat);
+
+/* Shard i loaded (its file read, checked against the index and parsed):
+ * 1, or 0 when it is unusable. */
+int cf__cat_load_shard(const cf__catalog *cat, size_t i);
+
+/* The index of the directory `path` (its first len bytes) in cat->dirs,
+ * which a sharded catalog keeps sorted, or (uint64_t)-1. */
+uint64_t cf__cat_find_dir(const cf__catalog *cat, const char *path, size_t len);
+
+/* The shard of cat (sharded) whose range would hold name: its index, or
+ * (size_t)-1. */
+size_t cf__cat_shard_of(const cf__catalog *cat, const char *name);
+
+/* Read the file `name` of the catalog directory below root_fd, not
+ * following a link, whole (NUL added): 0, or -1.  `expect`: its size must
+ * be exactly that (SIZE_MAX: any up to CF__METADATA_MAX). */
+int cf__cat_read(int root_fd, const char *name, size_t expect, unsigned char **buf, size_t *len);
 
 #endif

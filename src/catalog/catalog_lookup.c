@@ -51,25 +51,32 @@ typedef struct par {
 
 static int check_attrs(const cf__catalog *cat, size_t i, cf__catalog_col_attrs *e);
 
+/* 1 if column c's own directory still has its stamp. */
+static int own_still(const cf__catalog *cat, const cat_col *c)
+{
+    return cf__cat_still_at(cat->root_fd, c->name, &c->own);
+}
+
 static void *par_worker(void *arg)
 {
     par *p = arg;
     const cf__catalog *cat = p->cat;
-    size_t n = p->attrs ? cat->ndirs + cat->ncols : p->warm_files ? cat->ncols : cat->ndirs;
+    size_t n = p->warm_files ? cat->ncols : cat->ndirs + cat->ncols;
     for (;;) {
         size_t i = atomic_fetch_add(&p->next, PAR_CHUNK);
         if (i >= n || atomic_load(&p->bad)) break;
         size_t end = i + PAR_CHUNK < n ? i + PAR_CHUNK : n;
         for (; i < end; i++) {
-            if (p->attrs && i >= cat->ndirs) {
-                (void)check_attrs(cat, i - cat->ndirs, &p->attrs[i - cat->ndirs]);
-                continue;
-            }
             if (!p->warm_files) {
-                if (!cf__cat_still_at(cat->root_fd, cat->dirs[i].path, &cat->dirs[i].st)) {
+                /* the groups, then each column's own directory */
+                int still = i < cat->ndirs ? cf__cat_still_at(cat->root_fd, cat->dirs[i].path, &cat->dirs[i].st)
+                                           : own_still(cat, &cat->cols[i - cat->ndirs]);
+                if (!still) {
                     atomic_store(&p->bad, 1);
                     break;
                 }
+                if (p->attrs && i >= cat->ndirs)
+                    (void)check_attrs(cat, i - cat->ndirs, &p->attrs[i - cat->ndirs]);
                 continue;
             }
             const cat_col *c = &cat->cols[i];
@@ -101,6 +108,8 @@ static int dirs_still_at(const cf__catalog *cat)
 {
     for (size_t i = 0; i < cat->ndirs; i++)
         if (!cf__cat_still_at(cat->root_fd, cat->dirs[i].path, &cat->dirs[i].st)) return 0;
+    for (size_t i = 0; i < cat->ncols; i++)
+        if (!own_still(cat, &cat->cols[i])) return 0;
     return 1;
 }
 
@@ -111,33 +120,40 @@ static int64_t elapsed_ns(const struct timespec *a)
     return (int64_t)(b.tv_sec - a->tv_sec) * 1000000000 + (b.tv_nsec - a->tv_nsec);
 }
 
-static int compare_strs(const void *a, const void *b)
+/* One directory the catalog records below its parent: a group or a
+ * column, by its parent's path and its own last component. */
+typedef struct child {
+    const char *parent;
+    size_t plen;
+    const char *name;
+} child;
+
+static int compare_children(const void *a, const void *b)
 {
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
+    const child *x = a, *y = b;
+    size_t n = x->plen < y->plen ? x->plen : y->plen;
+    int c = memcmp(x->parent, y->parent, n);
+    if (c) return c;
+    if (x->plen != y->plen) return x->plen < y->plen ? -1 : 1;
+    return strcmp(x->name, y->name);
 }
 
-/* 1 if the root's subdirectories (not hidden, links not followed) are
- * exactly the top-level directories the catalog recorded.  Where
- * timestamps cannot prove freshness (the root's stamp may lag behind
- * another client's change), the entries of the root still show a
- * top-level column or group that a writer not recording the generation
- * (bigfile) added or removed: one directory read. */
-static int root_entries_match(const cf__catalog *cat)
+static void split_path(const char *path, child *c)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < cat->ndirs; i++)
-        if (cat->dirs[i].path[0] && !strchr(cat->dirs[i].path, '/')) n++;
-    const char **top = malloc((n ? n : 1) * sizeof *top);
-    if (!top) return 0;
-    n = 0;
-    for (size_t i = 0; i < cat->ndirs; i++)
-        if (cat->dirs[i].path[0] && !strchr(cat->dirs[i].path, '/')) top[n++] = cat->dirs[i].path;
-    qsort(top, n, sizeof *top, compare_strs);
-    int fd = openat(cat->root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    const char *slash = strrchr(path, '/');
+    c->parent = path;
+    c->plen = slash ? (size_t)(slash - path) : 0;
+    c->name = slash ? slash + 1 : path;
+}
+
+/* 1 if the subdirectories (not hidden, links not followed) of group g are
+ * exactly kids[0..n), sorted by name. */
+static int group_entries_match(const cf__catalog *cat, const char *g, const child *kids, size_t n)
+{
+    int fd = openat(cat->root_fd, g[0] ? g : ".", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
     if (!d) {
         if (fd >= 0) close(fd);
-        free(top);
         return 0;
     }
     int ok = 1;
@@ -152,20 +168,66 @@ static int root_entries_match(const cf__catalog *cat)
 #endif
         {
             struct stat st;
-            is_dir = fstatat(cat->root_fd, ent->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+            is_dir = fstatat(dirfd(d), ent->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
         }
         if (!is_dir) continue;
-        const char *key = ent->d_name;
-        ok = bsearch(&key, top, n, sizeof *top, compare_strs) != NULL;
+        size_t lo = 0, hi = n;
+        ok = 0;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            int c = strcmp(kids[mid].name, ent->d_name);
+            if (c == 0) {
+                ok = 1;
+                break;
+            }
+            if (c < 0) lo = mid + 1;
+            else hi = mid;
+        }
         seen++;
     }
     closedir(d);
-    free(top);
     return ok && seen == n;
 }
 
+/* 1 if every recorded group's subdirectories are exactly the recorded
+ * groups and columns in it.  Where timestamps cannot prove freshness (a
+ * group's stamp may lag behind another client's change), this shows a
+ * column or group that a writer not bumping the generation (bigfile, a
+ * copy by hand) added or removed anywhere: one directory read per group,
+ * no stamp trusted. */
+static int entries_match(const cf__catalog *cat)
+{
+    size_t n = cat->ndirs - 1 + cat->ncols; /* every directory but the root */
+    child *kids = malloc((n ? n : 1) * sizeof *kids);
+    if (!kids) return 0;
+    size_t k = 0;
+    for (size_t i = 0; i < cat->ndirs; i++)
+        if (cat->dirs[i].path[0]) split_path(cat->dirs[i].path, &kids[k++]);
+    for (size_t i = 0; i < cat->ncols; i++) split_path(cat->cols[i].name, &kids[k++]);
+    qsort(kids, k, sizeof *kids, compare_children);
+    int ok = 1;
+    size_t at = 0;
+    for (size_t i = 0; ok && i < cat->ndirs; i++) {
+        /* the children of dirs[i] are the run of kids with that parent */
+        const char *g = cat->dirs[i].path;
+        size_t gl = strlen(g), lo = 0, hi = k;
+        child key = { g, gl, "" };
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (compare_children(&kids[mid], &key) < 0) lo = mid + 1;
+            else hi = mid;
+        }
+        at = lo;
+        size_t end = at;
+        while (end < k && kids[end].plen == gl && memcmp(kids[end].parent, g, gl) == 0) end++;
+        ok = group_entries_match(cat, g, kids + at, end - at);
+    }
+    free(kids);
+    return ok;
+}
+
 /* Where the File's timestamps are coarse or per client (docs/format.md
- * 8.5), the root's entries too must be the recorded ones. */
+ * 8.5), every group's entries too must be the recorded ones. */
 static int coarse_evidence_holds(const cf__catalog *cat, const char *root)
 {
     cf__catalog *mut = (cf__catalog *)cat; /* a cached answer only */
@@ -174,15 +236,15 @@ static int coarse_evidence_holds(const cf__catalog *cat, const char *root)
         fine = cf__cat_fine_timestamps(root);
         atomic_store(&mut->fine, fine);
     }
-    return fine || root_entries_match(cat);
+    return fine || entries_match(cat);
 }
 
 int cf__catalog_list(const cf__catalog *cat, const char *root, char ***names, int64_t *count)
 {
     /* the generation first: a change it shows is one the stamps may not */
     if (!cat || !cf__cat_same_root(cat, root) || !cf__cat_generation_still(cat)) return 0;
-    if (!coarse_evidence_holds(cat, root)) return 0;
-    if (cat->ndirs < PAR_MIN) {
+    if (!cf__cat_load_all(cat) || !coarse_evidence_holds(cat, root)) return 0;
+    if (cat->ndirs + cat->ncols < PAR_MIN) {
         if (!dirs_still_at(cat)) return 0;
     } else {
         par p;
@@ -191,7 +253,7 @@ int cf__catalog_list(const cf__catalog *cat, const char *root, char ***names, in
         clock_gettime(CLOCK_MONOTONIC, &t0);
         par_run(&p);
         if (atomic_load(&p.bad)) return 0;
-        if (elapsed_ns(&t0) / (int64_t)cat->ndirs * PAR_THREADS > COLD_NS_PER_STAT) {
+        if (elapsed_ns(&t0) / (int64_t)(cat->ndirs + cat->ncols) * PAR_THREADS > COLD_NS_PER_STAT) {
             atomic_init(&p.next, 0);
             p.warm_files = 1;
             par_run(&p);
@@ -215,7 +277,9 @@ int cf__catalog_listing_stale(const cf__catalog *cat, const char *root, char *co
 {
     /* a changed generation is a colfile writer's change: the next one's
      * close rebuilds the catalog, nothing to say */
-    if (!cat || count < 0 || !cf__cat_same_root(cat, root) || !cf__cat_generation_still(cat)) return 0;
+    if (!cat || count < 0 || !cf__cat_same_root(cat, root) || !cf__cat_generation_still(cat) ||
+        !cf__cat_load_all(cat))
+        return 0;
     if ((uint64_t)count != cat->ncols) return 1;
     for (size_t i = 0; i < cat->ncols; i++)
         if (strcmp(names[i], cat->cols[i].name) != 0) return 1;
@@ -254,7 +318,7 @@ static int check_attrs(const cf__catalog *cat, size_t i, cf__catalog_col_attrs *
 int cf__catalog_attrs(const cf__catalog *cat, const char *root, cf__catalog_col_attrs **out, size_t *count)
 {
     if (!cat || !cf__cat_same_root(cat, root) || !cf__cat_generation_still(cat)) return 0;
-    if (!coarse_evidence_holds(cat, root)) return 0;
+    if (!cf__cat_load_all(cat) || !coarse_evidence_holds(cat, root)) return 0;
     cf__catalog_col_attrs *e = calloc(cat->ncols ? cat->ncols : 1, sizeof *e);
     if (!e) return CF_ENOMEM;
     if (cat->ndirs + cat->ncols < PAR_MIN) {
@@ -290,15 +354,12 @@ int cf__catalog_column_held(const cf__catalog *cat, const char *root, const char
     if (!cat) return 0;
     const cat_col *c = cf__cat_find(cat, name);
     if (!c || !c->complete) return 0;
-    /* its own directory is the last; it must be the column's */
-    const cat_dir *own = &cat->dirs[c->dirs[c->ndirs - 1]];
-    if (strcmp(own->path, name) != 0) return 0;
-    /* Its directories (a real directory each, no link, with the entries
-     * recorded) and its header, checked by the paths the column's files are
-     * read through: a stamp that matches names the recorded file, wherever
-     * the root path now leads. */
+    /* Its groups (a real directory each, no link, with the entries
+     * recorded), its own directory and its header, checked by the paths
+     * the column's files are read through: a stamp that matches names the
+     * recorded file, wherever the root path now leads. */
     char buf[PATH_MAX];
-    for (size_t j = 0; j < c->ndirs - (dirfd != NULL); j++) {
+    for (size_t j = 0; j < c->ndirs; j++) {
         const cat_dir *d = &cat->dirs[c->dirs[j]];
         if (cf__cat_full_path(buf, sizeof buf, root, d->path, NULL) || !cf__cat_still(buf, &d->st)) return 0;
     }
@@ -308,13 +369,14 @@ int cf__catalog_column_held(const cf__catalog *cat, const char *root, const char
          * header: what the handle reads is this entry's version. */
         int fd = cf__open_dir_handle_nofollow(cat->root_fd, name);
         if (fd < 0) return 0;
-        if (!cf__cat_still_at(fd, "", &own->st) ||
+        if (!cf__cat_still_at(fd, "", &c->own) ||
             !cf__cat_still_at(fd, cf__cat_slot_names[CF__CAT_HEADER], &c->slot[CF__CAT_HEADER].st)) {
             close(fd);
             return 0;
         }
         *dirfd = fd;
-    } else if (cf__cat_full_path(buf, sizeof buf, root, name, cf__cat_slot_names[CF__CAT_HEADER]) ||
+    } else if (cf__cat_full_path(buf, sizeof buf, root, name, NULL) || !cf__cat_still(buf, &c->own) ||
+               cf__cat_full_path(buf, sizeof buf, root, name, cf__cat_slot_names[CF__CAT_HEADER]) ||
                !cf__cat_still(buf, &c->slot[CF__CAT_HEADER].st)) {
         return 0;
     }
@@ -326,6 +388,6 @@ int cf__catalog_column_held(const cf__catalog *cat, const char *root, const char
         files[s].len = f->len;
         files[s].st = f->st;
     }
-    *dir_stamp = own->st;
+    *dir_stamp = c->own;
     return 1;
 }

@@ -359,7 +359,7 @@ static void test_damaged_catalog_ignored(void)
     make_world();
     char root[4200], cat[4400];
     path_of(root, sizeof root, "");
-    snprintf(cat, sizeof cat, "%s/" CF__CATALOG_DIR "/" CF__CATALOG_NAME, root);
+    snprintf(cat, sizeof cat, "%s/" CF__CATALOG_DIR "/" CF__CATALOG_INDEX_NAME, root);
     char *good = NULL;
     size_t len = 0;
     CHECK_OK(cf__read_file(cat, &good, &len, NULL), NULL);
@@ -430,9 +430,9 @@ static void test_update_rules(void)
     CHECK_FAILS(cf_file_catalog_update(ro, &err), CF_EREADONLY, &err, "read-only");
     CHECK_EQ_INT(listing_served(ro), 1);
     cf_file_close(ro);
-    /* nothing changed: the file is left as it is */
+    /* nothing changed: the index is left as it is */
     char cat[4400];
-    snprintf(cat, sizeof cat, "%s/" CF__CATALOG_DIR "/" CF__CATALOG_NAME, root);
+    snprintf(cat, sizeof cat, "%s/" CF__CATALOG_DIR "/" CF__CATALOG_INDEX_NAME, root);
     struct stat s1, s2;
     CHECK(stat(cat, &s1) == 0);
     cf_file *w;
@@ -482,8 +482,8 @@ static void test_changes_right_after_updates_seen(void)
         cf_column_close(c, NULL);
         cf_file_close(r);
     }
-    /* the update's probe file is gone: only the catalog and the File's
-     * generation are there */
+    /* the update's probe file is gone: only the catalog (its index and
+     * shards) and the File's generation are there */
     char cat_dir[4400];
     snprintf(cat_dir, sizeof cat_dir, "%s/" CF__CATALOG_DIR, root);
     DIR *d = opendir(cat_dir);
@@ -491,7 +491,8 @@ static void test_changes_right_after_updates_seen(void)
     int others = 0;
     struct dirent *e;
     while (d && (e = readdir(d)) != NULL)
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, CF__CATALOG_NAME) &&
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, CF__CATALOG_INDEX_NAME) &&
+            strncmp(e->d_name, CF__CATALOG_SHARD_PREFIX, strlen(CF__CATALOG_SHARD_PREFIX)) &&
             strcmp(e->d_name, CF__GENERATION_NAME))
             others++;
     if (d) closedir(d);
@@ -591,11 +592,22 @@ static void test_large_catalog_read_whole(void)
     }
     CHECK_OK(cf_file_catalog_update(f, &err), &err);
     cf_file_close(f);
+    /* its shards together: more than 64 KiB */
     char cat[4400];
-    snprintf(cat, sizeof cat, "%s/" CF__CATALOG_DIR "/" CF__CATALOG_NAME, root);
-    struct stat st;
-    CHECK(stat(cat, &st) == 0);
-    CHECK(st.st_size > (64 << 10));
+    snprintf(cat, sizeof cat, "%s/" CF__CATALOG_DIR, root);
+    DIR *d = opendir(cat);
+    CHECK(d != NULL);
+    long long total = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        char p[8800];
+        struct stat st;
+        snprintf(p, sizeof p, "%s/%s", cat, e->d_name);
+        if (strncmp(e->d_name, CF__CATALOG_SHARD_PREFIX, strlen(CF__CATALOG_SHARD_PREFIX)) == 0 && stat(p, &st) == 0)
+            total += (long long)st.st_size;
+    }
+    if (d) closedir(d);
+    CHECK(total > (64 << 10));
     cf_file *ro = open_ro();
     CHECK(ro->catalog != NULL);
     CHECK_EQ_INT(listing_served(ro), 1);

@@ -43,7 +43,7 @@ static void test_update_lists_every_column(void)
     make_file();
     cf_error err;
     char p[4300];
-    snprintf(p, sizeof p, "%s/%s/%s", g_root, CF__CATALOG_DIR, CF__CATALOG_NAME);
+    snprintf(p, sizeof p, "%s/%s/%s", g_root, CF__CATALOG_DIR, CF__CATALOG_INDEX_NAME);
     unlink(p);
     CHECK_OK(cf__catalog_update(g_root, NULL, 0, &err), &err);
     struct stat st;
@@ -112,7 +112,7 @@ static void test_damaged_catalog_is_not_used(void)
     cf_error err;
     CHECK_OK(cf__catalog_update(g_root, NULL, 0, &err), &err);
     char p[4300];
-    snprintf(p, sizeof p, "%s/%s/%s", g_root, CF__CATALOG_DIR, CF__CATALOG_NAME);
+    snprintf(p, sizeof p, "%s/%s/%s", g_root, CF__CATALOG_DIR, CF__CATALOG_INDEX_NAME);
     char *bytes = NULL;
     size_t len = 0;
     CHECK_OK(cf__read_file(p, &bytes, &len, &err), &err);

@@ -181,7 +181,7 @@ static void damaged_attribute_file(int with_catalog)
     make_file();
     char p[4200];
     if (!with_catalog) {
-        path_of(p, sizeof p, CF__CATALOG_DIR "/" CF__CATALOG_NAME);
+        path_of(p, sizeof p, CF__CATALOG_DIR "/" CF__CATALOG_INDEX_NAME);
         CHECK(unlink(p) == 0);
     }
     path_of(p, sizeof p, "g/h/c/attr-v2");

@@ -14,7 +14,7 @@ import pytest
 
 import colfile
 
-CATALOG = os.path.join(".colfile-catalog", "colfile-catalog-v1")
+CATALOG = os.path.join(".colfile-catalog", "colfile-catalog-index")
 
 
 def catalog_of(path: str) -> str:

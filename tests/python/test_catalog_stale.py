@@ -32,7 +32,7 @@ def _make(root: Path) -> None:
     with colfile.File(root, "w") as f:
         f.create("a", data=np.arange(5, dtype="f8"))
         f.create("g/b", data=np.arange(3, dtype="i4"))
-    assert (root / ".colfile-catalog" / "colfile-catalog-v1").is_file()
+    assert (root / ".colfile-catalog" / "colfile-catalog-index").is_file()
 
 
 def _keys(root: Path) -> tuple[list[str], list[warnings.WarningMessage], bool]:
@@ -181,13 +181,13 @@ def _list_in(root: Path, preload: Path | None) -> dict[str, Any]:
     return json.loads(out.splitlines()[-1])
 
 
-def test_coarse_timestamps_the_root_entries_show_a_new_group(
+def test_coarse_timestamps_the_entries_show_a_new_group_or_column(
         tmp_path: Path, tmp_path_factory: Any, lib: Any) -> None:
     """Where timestamps cannot prove freshness (here: a statfs shim reporting
     Lustre), a catalog whose every stamp still matches -- as on a client
     whose view of the root's timestamps has not caught up with another
-    node's bigfile writer -- is used for the listing only while the root's
-    subdirectories are the recorded ones.  The catalog here has the stamps
+    node's bigfile writer -- is used for the listing only while the
+    subdirectories of the root and of every group are the recorded ones.  The catalog here has the stamps
     of the File as it is, but not the group crc2/ copied in after it was
     built (the cheapest way to make a stamp that does not show a change on
     a local file system): a local file system's reader trusts it; with the
@@ -207,12 +207,13 @@ def test_coarse_timestamps_the_root_entries_show_a_new_group(
     added = sorted("crc2/" + n[len("crc/"):] for n in listed if n.startswith("crc/"))
     assert added and coarse["keys"] == sorted(listed + added)
     assert coarse["stale"] and coarse["warned"] == 1
-    # A catalog that lists every top-level directory is used there too:
-    # a column copied into an existing group behind its stamps is the
-    # limit (docs/format.md 8.5: `colfile index` after such writers).
+    # Every group's entries are checked there, not only the root's: a
+    # column copied into an existing group behind its stamps is listed too.
     shutil.rmtree(golden / "crc2")
     shutil.copytree(golden / "crc" / "check", golden / "crc" / "check2")
     tmp.write_bytes(write_catalog(cat, _lstat_stamp(golden)))
     os.rename(tmp, golden / ".colfile-catalog" / "colfile-catalog-v1")
+    fine = _list_in(golden, None)
+    assert fine["keys"] == listed and not fine["stale"]
     again = _list_in(golden, shim)
-    assert again["keys"] == listed and not again["stale"] and again["warned"] == 0
+    assert again["keys"] == sorted(listed + ["crc/check2"]) and again["stale"] and again["warned"] == 1

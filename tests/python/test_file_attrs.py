@@ -18,7 +18,7 @@ import colfile
 from colfile._ffi import ffi, lib, new_error
 
 FIXTURES = Path("/work/shared/fixtures/bigfile-0.1.52")
-CATALOG = os.path.join(".colfile-catalog", "colfile-catalog-v1")
+CATALOG = os.path.join(".colfile-catalog", "colfile-catalog-index")
 
 
 def norm(v: Any) -> Any:

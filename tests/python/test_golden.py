@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+import catalog_shards
 import colfile
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -329,11 +330,12 @@ def write_catalog(cat: dict[str, Any], stamp_of: Any) -> bytes:
 
 
 def test_colfile_writes_the_golden_catalog(golden: Path) -> None:
-    """A writer's catalog of the golden File is the canonical one once its
-    stamps are zeroed and its directories sorted: the torn column
+    """A writer's catalog of the golden File (index and shards) is the
+    canonical single-file one once its stamps are zeroed and its
+    directories sorted: the torn column
     incomplete, colfile-v1 present but not copied, the other files' bytes
     inline."""
-    target = golden / ".colfile-catalog" / "colfile-catalog-v1"
+    target = golden / ".colfile-catalog" / catalog_shards.INDEX
     for wait in (0, 2.5):
         # where timestamps may be coarser than the clock (not ext4, XFS,
         # btrfs, tmpfs, ...) stamps younger than 2 s are not trusted (8.5)
@@ -341,9 +343,10 @@ def test_colfile_writes_the_golden_catalog(golden: Path) -> None:
         with colfile.File(str(golden), "a"):
             pass  # a writer's close brings the catalog up to date
         if target.exists() and all(c["complete"] or c["name"] == b"torn"
-                                   for c in parse_catalog(target.read_bytes())["cols"]):
+                                   for c in catalog_shards.read_catalog(golden)["cols"]):
             break
-    cat = parse_catalog(target.read_bytes())
+    # the sharded catalog a writer writes holds the canonical one
+    cat = catalog_shards.read_catalog(golden)
     assert [c["name"] for c in cat["cols"]] == sorted(c.encode() for c in COLUMNS)
     assert all(c["complete"] == (c["name"] != b"torn") for c in cat["cols"])
     assert write_catalog(cat, lambda _: gen.ZERO_STAMP) == CANONICAL.read_bytes()
