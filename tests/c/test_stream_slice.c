@@ -163,6 +163,7 @@ static void test_resume_as_reopen(void)
     cf_free(tmp);
     cf_stream_discard(w);
     /* the whole commit in parts, task by task */
+    cf_free(head);
     CHECK_OK(cf_stream_reopen_head(&w, f, "a", &head, &hlen, &size, &err), &err);
     cf_free(text);
     cf_free(ends);
