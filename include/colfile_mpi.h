@@ -363,13 +363,23 @@ CF_API int cf_mpi_stream_create(cf_mpi_stream **out, cf_file *f, MPI_Comm comm, 
                                 int64_t nmemb, int64_t files, int64_t chunk, int64_t align, cf_error *err);
 
 /* Reopen the committed stream `name` to append more (a job restarting
- * from its last checkpoint): rank 0 reopens it (cf_stream_reopen), every
- * rank continues its task after its committed rows.  The stream must have
- * one task per rank of `comm` (CF_EARG otherwise). */
+ * from its last checkpoint): every rank continues its task after its
+ * committed rows.  The table is read in slices (colfile_stream.h, "a
+ * reopen in slices"): rank 0 takes the lock and reads the table's head
+ * lines and checksum line; a few ranks (one per physical file, more for a
+ * table over 4 MiB a rank) read a range of its task lines each and send
+ * each task's lines to its rank; rank 0 checks that the ranges make the
+ * sealed table from O(readers) small records.  No rank reads or receives
+ * every task's lines.  The stream must have one task per rank of `comm`
+ * (CF_EARG naming the stream otherwise). */
 CF_API int cf_mpi_stream_reopen(cf_mpi_stream **out, cf_file *f, MPI_Comm comm, const char *name, cf_error *err);
 
 /* This rank's task (owned by s; not collective). */
 CF_API cf_stream_task *cf_mpi_stream_task(cf_mpi_stream *s);
+
+/* Bytes of the stream's committed table this rank read when it was
+ * reopened (0 for a created stream); -1 for NULL. */
+CF_API int64_t cf_mpi_stream_table_bytes(const cf_mpi_stream *s);
 
 /* Commit what every rank has appended: each rank makes its physical file
  * durable and gives its task's lines of the table (cf_stream_task_part);

@@ -206,6 +206,63 @@ CF_API int cf_stream_part_end(cf_stream_writer *w, const char *tmp, int64_t len,
  * length (to join parts' CRCs in any grouping). */
 CF_API uint32_t cf_stream_crc32c_join(uint32_t crc_a, uint32_t crc_b, int64_t len_b);
 
+/* Binding: a reopen in slices, for many processes (colfile_mpi.h), so that
+ * no process reads or holds the whole committed table.  The owner takes
+ * the lock and reads only the table's head lines and checksum line
+ * (cf_stream_reopen_head); the other processes make writers from those
+ * head lines (cf_stream_join_head); a few readers each read the task lines
+ * that start in their byte range of the table (cf_stream_table_slice) and
+ * hand each task's lines to the process that writes it, which checks them
+ * and continues after them (cf_stream_task_resume, then
+ * cf_stream_task_open); the owner checks that the readers' ranges make the
+ * table its checksum line seals (cf_stream_slices_check).  Such writers
+ * commit in parts only. */
+
+/* Binding, owner: reopen stream `name` as cf_stream_reopen does (lock,
+ * errors), reading only the table's head lines (malloc'd in *head, free
+ * with cf_free; *head_len bytes) and its checksum line; *table_len is the
+ * table's size.  Its tasks' lines are at bytes head_len .. table_len-17. */
+CF_API int cf_stream_reopen_head(cf_stream_writer **out, cf_file *f, const char *name, char **head,
+                                 int64_t *head_len, int64_t *table_len, cf_error *err);
+
+/* Binding: a writer on another process of the stream the owner reopened in
+ * directory `dir`, made from the head lines cf_stream_reopen_head gave; it
+ * reads no table, never commits nor locks.  CF_EFORMAT for lines that are
+ * not a table's head. */
+CF_API int cf_stream_join_head(cf_stream_writer **out, cf_file *f, const char *name, const char *dir,
+                               const char *head, int64_t head_len, cf_error *err);
+
+/* Binding: read the lines of the tasks whose task line starts in bytes
+ * lo .. hi-1 of the committed table (head_len <= lo <= hi <= end, end =
+ * table_len - 17), each with its statistics lines (read beyond hi as far
+ * as the last one goes): *ntasks tasks from *first_task on, their lines
+ * in *text (*len bytes, malloc'd) ending at the offsets (*ends)[i] in it
+ * (malloc'd; free both with cf_free), and the CRC32C of bytes lo .. hi-1
+ * in *crc.  CF_EFORMAT naming the table for task lines out of order or
+ * out of range, or a first range that does not start with task 0's. */
+CF_API int cf_stream_table_slice(cf_stream_writer *w, int64_t lo, int64_t hi, int64_t end, char **text,
+                                 int64_t *len, int64_t **ends, int64_t *first_task, int64_t *ntasks,
+                                 uint32_t *crc, cf_error *err);
+
+/* Binding: task `task` continues after the committed state its lines give
+ * (len bytes, as cf_stream_table_slice gives them), checked as a reader
+ * checks a whole table (CF_EFORMAT naming the table and task); call it
+ * before cf_stream_task_open of that task. */
+CF_API int cf_stream_task_resume(cf_stream_writer *w, int64_t task, const char *lines, int64_t len,
+                                 cf_error *err);
+
+/* Binding, owner: the readers' ranges, in order, cover body_len bytes with
+ * CRC32C body_crc and hold `tasks` task lines in order (-1: out of order):
+ * CF_EFORMAT naming the table unless they make the table its checksum line
+ * seals, with every task once. */
+CF_API int cf_stream_slices_check(cf_stream_writer *w, int64_t body_len, uint32_t body_crc, int64_t tasks,
+                                  cf_error *err);
+
+/* Binding: bytes of the committed table this writer has read (whole by
+ * cf_stream_reopen and cf_stream_join; head lines, checksum line and slices
+ * by a reopen in slices); -1 for NULL. */
+CF_API int64_t cf_stream_writer_table_bytes(const cf_stream_writer *w);
+
 /* ------------------------------------------------------------------ */
 /* Reading                                                             */
 /* ------------------------------------------------------------------ */

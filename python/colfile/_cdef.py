@@ -322,6 +322,18 @@ int cf_stream_part_write(cf_stream_writer *w, const char *tmp, int64_t offset, c
 int cf_stream_part_end(cf_stream_writer *w, const char *tmp, int64_t len, uint32_t crc, int ok,
                               cf_error *err);
 uint32_t cf_stream_crc32c_join(uint32_t crc_a, uint32_t crc_b, int64_t len_b);
+int cf_stream_reopen_head(cf_stream_writer **out, cf_file *f, const char *name, char **head,
+                                 int64_t *head_len, int64_t *table_len, cf_error *err);
+int cf_stream_join_head(cf_stream_writer **out, cf_file *f, const char *name, const char *dir,
+                               const char *head, int64_t head_len, cf_error *err);
+int cf_stream_table_slice(cf_stream_writer *w, int64_t lo, int64_t hi, int64_t end, char **text,
+                                 int64_t *len, int64_t **ends, int64_t *first_task, int64_t *ntasks,
+                                 uint32_t *crc, cf_error *err);
+int cf_stream_task_resume(cf_stream_writer *w, int64_t task, const char *lines, int64_t len,
+                                 cf_error *err);
+int cf_stream_slices_check(cf_stream_writer *w, int64_t body_len, uint32_t body_crc, int64_t tasks,
+                                  cf_error *err);
+int64_t cf_stream_writer_table_bytes(const cf_stream_writer *w);
 typedef struct cf_stream_reader cf_stream_reader;
 int cf_stream_open(cf_stream_reader **out, cf_file *f, const char *name, cf_error *err);
 void cf_stream_reader_close(cf_stream_reader *r);

@@ -131,6 +131,13 @@ class StreamWriter:
         if self._h is None:
             raise ValueError(f"stream {self.name!r} is closed")
 
+    @property
+    def table_bytes(self) -> int:
+        """Bytes of the committed table this process read when the stream
+        was reopened (0 for a new stream)."""
+        self._check_open()
+        return _s.writer_table_bytes(self._h)
+
     def task(self, index: int | None = None) -> StreamTask:
         """The writer of task ``index`` (under MPI: this rank's, the
         default; serially: any task, 0 by default)."""
@@ -273,23 +280,116 @@ def reopen(file: colfile.File, name: str) -> StreamWriter:
     layout are the stream's; every task continues after its committed
     rows (what a crash left beyond them is written over).  Under
     ``comm=`` collective, one task per rank: the stream must have as many
-    tasks as the communicator has ranks."""
+    tasks as the communicator has ranks.  The table is then read in
+    slices, as ``cf_mpi_stream_reopen`` reads it: rank 0 its head and
+    checksum lines, a few ranks (one per physical file, more for a large
+    table) a byte range each, and each rank receives its own task's
+    lines; no rank reads the whole table (:attr:`StreamWriter.table_bytes`
+    counts what this rank read)."""
     comm = file._comm
     if comm.serial:
         h = _s.reopen(file._h, name)
         layout, tok, nmemb = _s.writer_info(h)
         return StreamWriter(file, name, tok, _row_dtype(tok)[1], nmemb, h, layout, True)
+    fh = file._h
+    made: list[Any] = []
 
-    def make() -> Any:
-        h = _s.reopen(file._h, name)
+    def owner() -> tuple[bytes, int, str]:
+        h, head, tlen = _s.reopen_head(fh, name)
+        made.append(h)
         tasks = _s.writer_info(h)[0][0]
         if tasks != comm.size:
-            _s.discard(h)
-            raise InvalidArgumentError(f"{file.path}/{name}: a stream of {tasks} tasks, written by "
-                                       f"{comm.size} ranks (one task per rank)")
-        return h
+            raise InvalidArgumentError(f"{file.path}/{name}: a stream of {tasks} tasks, reopened by {comm.size} "
+                                       "ranks (appends need one task per rank, as many as it was written with)")
+        return head, tlen, _s.writer_dir(h)
 
-    return _collective(file, name, make)
+    is_owner = comm.rank == 0
+    try:
+        head, tlen, where = _mpi.agree(comm, owner, root=0)
+        h = _mpi.agree(comm, lambda: made[0] if is_owner else _s.join_head(fh, name, where, head),
+                       undo=lambda x: _s.discard(x) if x is not None and not is_owner else None)
+    except Exception:
+        if made:
+            _s.discard(made[0])
+        raise
+    try:
+        th = _resume_in_slices(comm, h, len(head), tlen)
+    except Exception:
+        _s.discard(h)
+        raise
+    layout, tok, nmemb = _s.writer_info(h)
+    w = StreamWriter(file, name, tok, _row_dtype(tok)[1], nmemb, h, layout, is_owner)
+    w._tasks[comm.rank] = StreamTask(w, th, comm.rank)
+    return w
+
+
+#: A reader of a reopen in slices reads at most about this much of the
+#: table (there is at least one reader per physical file); as
+#: cf_mpi_stream_reopen.
+SLICE_BYTES = 4 << 20
+_TAG_SLICE, _TAG_LINES = 0x5CF4, 0x5CF6
+
+
+def _slice_readers(ranks: int, files: int, body: int) -> int:
+    return min(ranks, max(1, files, -(-body // SLICE_BYTES)))
+
+
+def _resume_in_slices(comm: Any, h: Any, hlen: int, tlen: int) -> Any:
+    """Every rank's task state from the table read in slices (as
+    ``cf_mpi_stream_reopen``): reader ``j`` of ``r`` (rank ``j * size //
+    r``) reads its range of the task lines; rank 0 checks, from one small
+    record per reader, that the ranges make the sealed table; each task's
+    lines go to its rank, which continues after them.  Returns this rank's
+    task handle."""
+    mc = comm.comm
+    me, size = comm.rank, comm.size
+    end = tlen - 17
+    body = end - hlen
+    r = _slice_readers(size, _s.writer_info(h)[0][1], body)
+    j = -(-me * r // size)
+    j = j if j < r and j * size // r == me else -1
+
+    def at(k: int) -> int:
+        return hlen + k * body // r
+
+    def read() -> Any:
+        return _s.table_slice(h, at(j), at(j + 1), end) if j >= 0 else None
+
+    mine = _mpi.agree(comm, read)
+    if j >= 0:
+        record = (at(j + 1) - at(j), mine[2], mine[0], len(mine[1]))
+        if j > 0:
+            mc.send(record, dest=0, tag=_TAG_SLICE)
+
+    def check() -> None:
+        total, crc, nxt = 0, 0, 0
+        for k in range(r):
+            n, c, first, count = record if k == 0 else mc.recv(source=k * size // r, tag=_TAG_SLICE)
+            crc = _s.crc32c_join(crc, c, n)
+            total += n
+            if count > 0 and nxt >= 0:
+                nxt = nxt + count if first == nxt else -1
+        _s.slices_check(h, total, crc, nxt)
+
+    _mpi.agree(comm, check, root=0)
+    own: bytes | None = None
+    sends = []
+    if mine is not None:
+        for i, lines in enumerate(mine[1]):
+            if mine[0] + i == me:
+                own = lines
+            else:
+                sends.append(mc.isend(lines, dest=mine[0] + i, tag=_TAG_LINES))
+    if own is None:
+        own = mc.recv(tag=_TAG_LINES)
+    for q in sends:
+        q.wait()
+
+    def resume() -> Any:
+        _s.task_resume(h, me, own)
+        return _s.task_open(h, me)
+
+    return _mpi.agree(comm, resume)
 
 
 def _collective(file: colfile.File, name: str, make: Any) -> StreamWriter:

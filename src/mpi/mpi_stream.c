@@ -124,20 +124,216 @@ int cf_mpi_stream_create(cf_mpi_stream **out, cf_file *f, MPI_Comm comm, const c
     return 0;
 }
 
+/* The readers of a reopen in slices: at least one per physical file, more
+ * when the table is large, spread evenly over the ranks. */
+#ifndef CF_MPI_SLICE_BYTES
+#define CF_MPI_SLICE_BYTES ((int64_t)4 << 20)
+#endif
+
+static int64_t slice_readers(int64_t ranks, int64_t files, int64_t body)
+{
+    int64_t r = body / CF_MPI_SLICE_BYTES + (body % CF_MPI_SLICE_BYTES != 0);
+    if (r < files) r = files;
+    if (r < 1) r = 1;
+    return r < ranks ? r : ranks;
+}
+
+/* Reader j of r over n ranks is rank floor(j n / r); -1 when `rank` is none. */
+static int64_t reader_index(int64_t rank, int64_t ranks, int64_t r)
+{
+    int64_t j = (int64_t)(((unsigned __int128)rank * (unsigned __int128)r + (unsigned __int128)ranks - 1) /
+                          (unsigned __int128)ranks);
+    return j < r && (int64_t)((unsigned __int128)j * (unsigned __int128)ranks / (unsigned __int128)r) == rank ? j
+                                                                                                          : -1;
+}
+
+/* Byte where reader j's range of the table's task lines starts. */
+static int64_t slice_at(int64_t hlen, int64_t body, int64_t j, int64_t r)
+{
+    return hlen + (int64_t)((unsigned __int128)j * (unsigned __int128)body / (unsigned __int128)r);
+}
+
+#define TAG_SLICE 0x5cf4
+#define TAG_REC_LEN 0x5cf5
+#define TAG_REC 0x5cf6
+
+/* A reader's lines of tasks [first, first + n) in text, task i's ending at
+ * ends[i - first]: each to its rank (this rank's own kept in *own), in
+ * pieces of at most CF_MPI_PIECE_BYTES.  Requests in *reqs (*nreq). */
+static int send_records(MPI_Comm comm, const char *text, const int64_t *ends, int64_t first, int64_t n, int me,
+                        char **own, int64_t *ownlen, MPI_Request **reqs, int *nreq, int64_t *heads, cf_error *e)
+{
+    int64_t count = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t len = ends[i] - (i ? ends[i - 1] : 0);
+        count += 1 + len / CF_MPI_PIECE_BYTES + 1;
+    }
+    *reqs = count ? malloc((size_t)count * sizeof **reqs) : NULL;
+    if (count && !*reqs) return FAIL(e, CF_ENOMEM, "rank %d: out of memory for %lld sends", me, (long long)count);
+    int k = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t at = i ? ends[i - 1] : 0, len = ends[i] - at;
+        int to = (int)(first + i);
+        if (to == me) {
+            if (!(*own = malloc((size_t)len + 1))) return FAIL(e, CF_ENOMEM, "rank %d: out of memory", me);
+            memcpy(*own, text + at, (size_t)len);
+            *ownlen = len;
+            continue;
+        }
+        heads[i] = len;
+        MPI_Isend(&heads[i], 1, MPI_INT64_T, to, TAG_REC_LEN, comm, &(*reqs)[k++]);
+        for (int64_t done = 0; done < len;) {
+            int64_t m = len - done < CF_MPI_PIECE_BYTES ? len - done : CF_MPI_PIECE_BYTES;
+            MPI_Isend(text + at + done, (int)m, MPI_BYTE, to, TAG_REC, comm, &(*reqs)[k++]);
+            done += m;
+        }
+    }
+    *nreq = k;
+    return 0;
+}
+
+/* This rank's task lines from whichever reader holds them. */
+static void recv_record(MPI_Comm comm, char **out, int64_t *outlen)
+{
+    MPI_Status st;
+    int64_t len = 0;
+    MPI_Recv(&len, 1, MPI_INT64_T, MPI_ANY_SOURCE, TAG_REC_LEN, comm, &st);
+    char *buf = malloc((size_t)len + 1);
+    if (!buf) MPI_Abort(comm, CF_ENOMEM); /* the reader waits to send: a hang is worse */
+    for (int64_t done = 0; done < len;) {
+        int64_t m = len - done < CF_MPI_PIECE_BYTES ? len - done : CF_MPI_PIECE_BYTES;
+        MPI_Recv(buf + done, (int)m, MPI_BYTE, st.MPI_SOURCE, TAG_REC, comm, MPI_STATUS_IGNORE);
+        done += m;
+    }
+    *out = buf;
+    *outlen = len;
+}
+
+/* Every rank's task state from the committed table, read in slices: the
+ * readers read their ranges, rank 0 checks that they make the sealed
+ * table, and each task's lines go to its rank, which resumes from them. */
+static int resume_in_slices(cf_mpi_stream *s, int64_t hlen, int64_t tlen, cf_error *e, cf_error *err)
+{
+    MPI_Comm comm = s->comm;
+    int me = rank_of(comm), size = size_of(comm), rc = 0;
+    cf_stream_layout l;
+    cf_stream_writer_info(s->w, &l, NULL, NULL);
+    int64_t end = tlen - 17, body = end - hlen;
+    int64_t r = slice_readers(size, l.files, body), j = reader_index(me, size, r);
+    char *text = NULL;
+    int64_t len = 0, *ends = NULL, first = 0, n = 0;
+    uint32_t crc = 0;
+    if (j >= 0)
+        rc = cf_stream_table_slice(s->w, slice_at(hlen, body, j, r), slice_at(hlen, body, j + 1, r), end, &text, &len,
+                                   &ends, &first, &n, &crc, e);
+    if ((rc = cf__mpi_agree(comm, rc, e, err))) goto out;
+    /* rank 0 checks the ranges: O(readers) small records, never lines */
+    int64_t mine[4] = { 0, (int64_t)crc, first, n };
+    if (j >= 0) mine[0] = slice_at(hlen, body, j + 1, r) - slice_at(hlen, body, j, r);
+    if (j > 0) MPI_Send(mine, 4, MPI_INT64_T, 0, TAG_SLICE, comm);
+    if (me == 0) {
+        int64_t total = 0, next = 0;
+        uint32_t all = 0;
+        for (int64_t k = 0; k < r; k++) {
+            int64_t got[4];
+            if (k == 0) memcpy(got, mine, sizeof got);
+            else MPI_Recv(got, 4, MPI_INT64_T, (int)(k * size / r), TAG_SLICE, comm, MPI_STATUS_IGNORE);
+            all = cf_stream_crc32c_join(all, (uint32_t)got[1], got[0]);
+            total += got[0];
+            if (got[3] > 0 && next >= 0) next = got[2] == next ? next + got[3] : -1;
+        }
+        rc = cf_stream_slices_check(s->w, total, all, next, e);
+    }
+    if ((rc = cf__mpi_agree(comm, rc, e, err))) goto out;
+    /* every task's lines to its rank: each rank receives exactly one */
+    MPI_Request *reqs = NULL;
+    int nreq = 0;
+    char *own = NULL;
+    int64_t ownlen = -1;
+    int64_t *heads = n ? malloc((size_t)n * sizeof *heads) : NULL;
+    if (n && !heads) rc = FAIL(e, CF_ENOMEM, "rank %d: out of memory", me);
+    if (rc == 0) rc = send_records(comm, text, ends, first, n, me, &own, &ownlen, &reqs, &nreq, heads, e);
+    if (rc) MPI_Abort(comm, rc); /* ranks wait for these lines: a hang is worse */
+    if (ownlen < 0) recv_record(comm, &own, &ownlen);
+    if (nreq) MPI_Waitall(nreq, reqs, MPI_STATUSES_IGNORE);
+    free(reqs);
+    free(heads);
+    rc = cf_stream_task_resume(s->w, me, own, ownlen, e);
+    free(own);
+    if (rc == 0) rc = cf_stream_task_open(&s->task, s->w, me, e);
+    rc = cf__mpi_agree(comm, rc, e, err);
+out:
+    cf_free(text);
+    cf_free(ends);
+    return rc;
+}
+
 int cf_mpi_stream_reopen(cf_mpi_stream **out, cf_file *f, MPI_Comm comm, const char *name, cf_error *err)
 {
     cf_error e;
     error_init(&e);
-    int rc = 0;
+    int rc = 0, rank = rank_of(comm);
     if (!out || !f || !name) rc = FAIL(&e, CF_EARG, "cf_mpi_stream_reopen: NULL argument");
     str_field strs[1] = { { "name", name } };
     if ((rc = cf__mpi_check_agree(comm, "cf_mpi_stream_reopen", NULL, 0, strs, 1, rc, &e, err))) return rc;
     cf_mpi_stream *s;
     if ((rc = stream_new(&s, comm, 0, &e, err))) return rc;
-    if (rank_of(comm) == 0) rc = cf_stream_reopen(&s->w, f, name, &e);
-    if ((rc = share_and_join(s, f, comm, name, rc, &e, err))) return rc;
+    /* rank 0 locks and reads the head lines; the others get them */
+    char *head = NULL;
+    int64_t hlen = 0, tlen = 0, len = 0;
+    unsigned char *packed = NULL;
+    if (rank == 0) {
+        rc = cf_stream_reopen_head(&s->w, f, name, &head, &hlen, &tlen, &e);
+        cf_stream_layout l;
+        if (rc == 0) cf_stream_writer_info(s->w, &l, NULL, NULL);
+        if (rc == 0 && l.tasks != size_of(comm))
+            rc = FAIL(&e, CF_EARG, "%s/%s: a stream of %lld tasks, reopened by %d ranks (appends need one task per "
+                      "rank, as many as it was written with)", cf_file_path(f), name, (long long)l.tasks,
+                      size_of(comm));
+        const char *dir = rc == 0 ? cf_stream_writer_dir(s->w) : NULL;
+        if (rc == 0) {
+            len = 16 + hlen + (int64_t)strlen(dir) + 1;
+            if (!(packed = malloc((size_t)len))) rc = FAIL(&e, CF_ENOMEM, "%s: out of memory", dir);
+        }
+        if (rc == 0) {
+            int64_t v[2] = { hlen, tlen };
+            memcpy(packed, v, 16);
+            memcpy(packed + 16, head, (size_t)hlen);
+            memcpy(packed + 16 + hlen, dir, (size_t)(len - 16 - hlen));
+        }
+        cf_free(head);
+    }
+    int got = 0;
+    if ((rc = cf__mpi_root_share(comm, rc, &e, (void **)&packed, &len, &got, &e, err))) {
+        stream_free(s);
+        return rc;
+    }
+    rc = got;
+    if (rc == 0) {
+        int64_t v[2];
+        memcpy(v, packed, 16);
+        hlen = v[0];
+        tlen = v[1];
+        if (rank != 0)
+            rc = cf_stream_join_head(&s->w, f, name, (const char *)packed + 16 + hlen, (const char *)packed + 16, hlen,
+                                     &e);
+    }
+    free(packed);
+    if ((rc = cf__mpi_agree(comm, rc, &e, err))) {
+        stream_free(s);
+        return rc;
+    }
+    if ((rc = resume_in_slices(s, hlen, tlen, &e, err))) {
+        stream_free(s);
+        return rc;
+    }
     *out = s;
     return 0;
+}
+
+int64_t cf_mpi_stream_table_bytes(const cf_mpi_stream *s)
+{
+    return s ? cf_stream_writer_table_bytes(s->w) : -1;
 }
 
 cf_stream_task *cf_mpi_stream_task(cf_mpi_stream *s)

@@ -103,5 +103,12 @@ void cf__stream_table_seal(uint32_t crc, char out[18]);
 
 /* Parse colfile-stream-v1 (len bytes; path for messages) into *t. */
 int cf__stream_table_parse(cf__stream_table *t, const char *text, size_t len, const char *path, cf_error *err);
+/* Only the head lines (version to COMMIT, exactly len bytes) into a fresh
+ * *t, every task at 0 bytes; then one task's lines (its task line and its
+ * statistics lines, exactly len bytes) into t, checked as a whole-table
+ * parse checks them.  path names the text in messages. */
+int cf__stream_table_parse_head(cf__stream_table *t, const char *text, size_t len, const char *path, cf_error *err);
+int cf__stream_table_parse_task(cf__stream_table *t, int64_t task, const char *text, size_t len, const char *path,
+                                cf_error *err);
 
 #endif

@@ -279,6 +279,92 @@ static int hex8(cursor *c, uint32_t *out)
     return 0;
 }
 
+/* The head lines at c (version to COMMIT) into a fresh *t. */
+static int parse_head(cursor *c, cf__stream_table *t)
+{
+    cf_error *err = c->err;
+    int rc;
+    /* version 1: no statistics; 2: each chunk's after its task line */
+    int version = c->end - c->p > 17 && memcmp(c->p, "COLFILE-STREAM: 2\n", 18) == 0 ? 2 : 1;
+    if ((rc = literal(c, version == 2 ? "COLFILE-STREAM: 2\n" : "COLFILE-STREAM: 1\n")) ||
+        (rc = literal(c, "DTYPE: ")))
+        return rc;
+    const char *eol = memchr(c->p, '\n', (size_t)(c->end - c->p));
+    if (!eol || eol - c->p >= CF_DTYPE_MAX) return bad(c, "a DTYPE token expected");
+    char token[CF_DTYPE_MAX];
+    memcpy(token, c->p, (size_t)(eol - c->p));
+    token[eol - c->p] = 0;
+    c->p = eol + 1;
+    c->line++;
+    int64_t nmemb, commit;
+    cf_stream_layout l;
+    if ((rc = keyed(c, "NMEMB: ", 2147483647, &nmemb)) || (rc = keyed(c, "TASKS: ", CF_STREAM_TASKS_MAX, &l.tasks)) ||
+        (rc = keyed(c, "FILES: ", CF_STREAM_FILES_MAX, &l.files)) ||
+        (rc = keyed(c, "CHUNK: ", CF_STREAM_CHUNK_MAX, &l.chunk)) ||
+        (rc = keyed(c, "ALIGN: ", CF_STREAM_CHUNK_MAX, &l.align)) || (rc = keyed(c, "COMMIT: ", INT64_MAX, &commit)))
+        return rc;
+    char context[1200];
+    snprintf(context, sizeof context, "%s: line %lld", c->path, (long long)c->line);
+    if (token[0] != 'r' && token[0] != '<' && token[0] != '>') return bad(c, "DTYPE without a byte order");
+    if ((rc = cf__stream_table_init(t, token, nmemb, &l, context, err))) {
+        if (err) err->code = CF_EFORMAT;
+        return CF_EFORMAT;
+    }
+    if (strcmp(t->dtype, token) != 0) {
+        cf__stream_table_free(t);
+        return bad(c, "DTYPE not normalised");
+    }
+    t->commit = commit;
+    if (version == 2 && !t->stats) {
+        cf__stream_table_free(t);
+        return bad(c, "statistics for a raw stream");
+    }
+    t->stats = version == 2;
+    return 0;
+}
+
+/* Scratch for one task's chunk CRCs and statistics while parsing. */
+typedef struct {
+    uint32_t *crcs;
+    cf__stream_stat *st;
+    size_t cap;
+} task_scratch;
+
+/* Task r's line and statistics lines at c, into t. */
+static int parse_task(cursor *c, cf__stream_table *t, int64_t r, task_scratch *s)
+{
+    const int64_t nmemb = t->nmemb;
+    int64_t task, bytes;
+    int rc;
+    if ((rc = number(c, INT64_MAX, &task))) return rc;
+    if (task != r) return bad(c, "task lines out of order or missing");
+    if ((rc = literal(c, " ")) || (rc = number(c, INT64_MAX, &bytes))) return rc;
+    if (bytes % t->rowbytes != 0) return bad(c, "a byte count that is not whole rows");
+    int64_t n = cf__stream_chunks(bytes, t->layout.chunk);
+    if (n > (c->end - c->p) / 9) /* each CRC takes 9 bytes: no huge allocation for a hostile count */
+        return bad(c, "fewer chunk CRCs than the byte count needs");
+    if (t->stats && n > 0 && nmemb > (c->end - c->p) / 32 / n) /* a statistics line takes more than 32 bytes */
+        return bad(c, "fewer statistics lines than the chunks need");
+    if ((size_t)n > s->cap) {
+        uint32_t *p = realloc(s->crcs, (size_t)n * sizeof *p);
+        if (p) s->crcs = p;
+        cf__stream_stat *q = p && t->stats ? realloc(s->st, (size_t)n * (size_t)nmemb * sizeof *q) : NULL;
+        if (q) s->st = q;
+        if (!p || (t->stats && !q)) return CF_FAIL(c->err, CF_ENOMEM, "%s: out of memory", c->path);
+        s->cap = (size_t)n;
+    }
+    for (int64_t k = 0; k < n; k++)
+        if ((rc = literal(c, " ")) || (rc = hex8(c, &s->crcs[k]))) return rc;
+    if ((rc = literal(c, "\n"))) return rc;
+    for (int64_t k = 0; t->stats && k < n; k++)
+        for (int64_t j = 0; j < nmemb; j++) {
+            if (cf__stream_stat_parse(&c->p, c->end, k, j, t->cls, &s->st[k * nmemb + j]))
+                return bad(c, "a chunk's statistics line expected, as colfile writes it");
+            c->line++;
+        }
+    return cf__stream_table_set(t, r, bytes, s->crcs, s->st, c->path, c->err);
+}
+
 int cf__stream_table_parse(cf__stream_table *t, const char *text, size_t len, const char *path, cf_error *err)
 {
     memset(t, 0, sizeof *t);
@@ -296,101 +382,37 @@ int cf__stream_table_parse(cf__stream_table *t, const char *text, size_t len, co
     if (hex8(&s, &want) || cf__crc32c_update(0, text, (size_t)(seal - text)) != want)
         return CF_FAIL(err, CF_EFORMAT, "%s: the checksum line does not match the table", path);
     c.end = seal;
-    int rc;
-    /* version 1: no statistics; 2: each chunk's after its task line */
-    int version = c.end - c.p > 17 && memcmp(c.p, "COLFILE-STREAM: 2\n", 18) == 0 ? 2 : 1;
-    if ((rc = literal(&c, version == 2 ? "COLFILE-STREAM: 2\n" : "COLFILE-STREAM: 1\n")) ||
-        (rc = literal(&c, "DTYPE: ")))
-        return rc;
-    const char *eol = memchr(c.p, '\n', (size_t)(c.end - c.p));
-    if (!eol || eol - c.p >= CF_DTYPE_MAX) return bad(&c, "a DTYPE token expected");
-    char token[CF_DTYPE_MAX];
-    memcpy(token, c.p, (size_t)(eol - c.p));
-    token[eol - c.p] = 0;
-    c.p = eol + 1;
-    c.line++;
-    int64_t nmemb, commit;
-    cf_stream_layout l;
-    if ((rc = keyed(&c, "NMEMB: ", 2147483647, &nmemb)) || (rc = keyed(&c, "TASKS: ", CF_STREAM_TASKS_MAX, &l.tasks)) ||
-        (rc = keyed(&c, "FILES: ", CF_STREAM_FILES_MAX, &l.files)) ||
-        (rc = keyed(&c, "CHUNK: ", CF_STREAM_CHUNK_MAX, &l.chunk)) ||
-        (rc = keyed(&c, "ALIGN: ", CF_STREAM_CHUNK_MAX, &l.align)) || (rc = keyed(&c, "COMMIT: ", INT64_MAX, &commit)))
-        return rc;
-    char context[1200];
-    snprintf(context, sizeof context, "%s: line %lld", path, (long long)c.line);
-    if (token[0] != 'r' && token[0] != '<' && token[0] != '>') return bad(&c, "DTYPE without a byte order");
-    if ((rc = cf__stream_table_init(t, token, nmemb, &l, context, err))) {
-        if (err) err->code = CF_EFORMAT;
-        return CF_EFORMAT;
-    }
-    if (strcmp(t->dtype, token) != 0) {
+    int rc = parse_head(&c, t);
+    if (rc) return rc;
+    task_scratch scratch = { NULL, NULL, 0 };
+    for (int64_t r = 0; rc == 0 && r < t->layout.tasks; r++) rc = parse_task(&c, t, r, &scratch);
+    if (rc == 0 && c.p != c.end) rc = bad(&c, "more lines than tasks");
+    free(scratch.crcs);
+    free(scratch.st);
+    if (rc) cf__stream_table_free(t);
+    return rc;
+}
+
+int cf__stream_table_parse_head(cf__stream_table *t, const char *text, size_t len, const char *path, cf_error *err)
+{
+    memset(t, 0, sizeof *t);
+    cursor c = { text, text + len, path, 1, err };
+    int rc = parse_head(&c, t);
+    if (rc == 0 && c.p != c.end) {
         cf__stream_table_free(t);
-        return bad(&c, "DTYPE not normalised");
+        rc = bad(&c, "more lines than the head's");
     }
-    t->commit = commit;
-    if (version == 2 && !t->stats) {
-        cf__stream_table_free(t);
-        return bad(&c, "statistics for a raw stream");
-    }
-    t->stats = version == 2;
-    uint32_t *crcs = NULL;
-    cf__stream_stat *st = NULL;
-    size_t cap = 0;
-    for (int64_t r = 0; r < l.tasks; r++) {
-        int64_t task, bytes;
-        if ((rc = number(&c, INT64_MAX, &task))) goto fail;
-        if (task != r) {
-            rc = bad(&c, "task lines out of order or missing");
-            goto fail;
-        }
-        if ((rc = literal(&c, " ")) || (rc = number(&c, INT64_MAX, &bytes))) goto fail;
-        if (bytes % t->rowbytes != 0) {
-            rc = bad(&c, "a byte count that is not whole rows");
-            goto fail;
-        }
-        int64_t n = cf__stream_chunks(bytes, l.chunk);
-        if (n > (c.end - c.p) / 9) { /* each CRC takes 9 bytes: no huge allocation for a hostile count */
-            rc = bad(&c, "fewer chunk CRCs than the byte count needs");
-            goto fail;
-        }
-        if (t->stats && n > 0 && nmemb > (c.end - c.p) / 32 / n) { /* a statistics line takes more than 32 bytes */
-            rc = bad(&c, "fewer statistics lines than the chunks need");
-            goto fail;
-        }
-        if ((size_t)n > cap) {
-            uint32_t *p = realloc(crcs, (size_t)n * sizeof *p);
-            if (p) crcs = p;
-            cf__stream_stat *q = p && t->stats ? realloc(st, (size_t)n * (size_t)nmemb * sizeof *q) : NULL;
-            if (q) st = q;
-            if (!p || (t->stats && !q)) {
-                rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", path);
-                goto fail;
-            }
-            cap = (size_t)n;
-        }
-        for (int64_t k = 0; k < n; k++)
-            if ((rc = literal(&c, " ")) || (rc = hex8(&c, &crcs[k]))) goto fail;
-        if ((rc = literal(&c, "\n"))) goto fail;
-        for (int64_t k = 0; t->stats && k < n; k++)
-            for (int64_t j = 0; j < nmemb; j++) {
-                if (cf__stream_stat_parse(&c.p, c.end, k, j, t->cls, &st[k * nmemb + j])) {
-                    rc = bad(&c, "a chunk's statistics line expected, as colfile writes it");
-                    goto fail;
-                }
-                c.line++;
-            }
-        if ((rc = cf__stream_table_set(t, r, bytes, crcs, st, path, err))) goto fail;
-    }
-    if (c.p != c.end) {
-        rc = bad(&c, "more lines than tasks");
-        goto fail;
-    }
-    free(crcs);
-    free(st);
-    return 0;
-fail:
-    free(crcs);
-    free(st);
-    cf__stream_table_free(t);
+    return rc;
+}
+
+int cf__stream_table_parse_task(cf__stream_table *t, int64_t task, const char *text, size_t len, const char *path,
+                                cf_error *err)
+{
+    cursor c = { text, text + len, path, 1, err };
+    task_scratch scratch = { NULL, NULL, 0 };
+    int rc = parse_task(&c, t, task, &scratch);
+    if (rc == 0 && c.p != c.end) rc = bad(&c, "more lines than the task's");
+    free(scratch.crcs);
+    free(scratch.st);
     return rc;
 }

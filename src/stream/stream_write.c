@@ -38,7 +38,7 @@ static uint64_t get_le(const unsigned char *p, int n)
     return v;
 }
 
-static void writer_free(cf_stream_writer *w)
+void cf__stream_writer_free(cf_stream_writer *w)
 {
     if (!w) return;
     if (w->tasks)
@@ -66,8 +66,8 @@ static void writer_free(cf_stream_writer *w)
     free(w);
 }
 
-static int writer_new(cf_stream_writer **out, cf_file *f, const char *name, const char *dtype, int64_t nmemb,
-                      const cf_stream_layout *layout, cf_error *err)
+int cf__stream_writer_new(cf_stream_writer **out, cf_file *f, const char *name, const char *dtype, int64_t nmemb,
+                          const cf_stream_layout *layout, cf_error *err)
 {
     cf_stream_writer *w = calloc(1, sizeof *w);
     if (!w) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", cf_file_path(f));
@@ -87,7 +87,7 @@ static int writer_new(cf_stream_writer **out, cf_file *f, const char *name, cons
     if (w->fds)
         for (int64_t i = 0; i < layout->files; i++) w->fds[i] = -1;
     if (rc) {
-        writer_free(w);
+        cf__stream_writer_free(w);
         return rc;
     }
     *out = w;
@@ -123,7 +123,7 @@ int cf_stream_create(cf_stream_writer **out, cf_file *f, const char *name, const
     if ((rc = cf__name_confine_new(cf_file_path(f), name, &leaf, err))) return rc;
     if ((rc = cf__name_outside_columns(cf_file_path(f), name, err))) return rc;
     cf_stream_writer *w;
-    if ((rc = writer_new(&w, f, name, dtype, nmemb, layout, err))) return rc;
+    if ((rc = cf__stream_writer_new(&w, f, name, dtype, nmemb, layout, err))) return rc;
     w->owner = 1;
     w->lock.off = (cf_file_flags(f) & CF_OPEN_NOLOCKING) != 0;
     char *parent = cf__column_parent_of(w->path);
@@ -140,7 +140,7 @@ int cf_stream_create(cf_stream_writer **out, cf_file *f, const char *name, const
     }
     if (rc) {
         if (w->dir) (void)cf__remove_tree(w->dir, NULL);
-        writer_free(w);
+        cf__stream_writer_free(w);
         return rc;
     }
     *out = w;
@@ -160,6 +160,7 @@ static int load_table(cf_stream_writer *w, cf_error *err)
         return 0; /* a new stream: nothing committed */
     }
     cf__stream_table t;
+    w->table_read += (int64_t)len;
     if (rc == 0) rc = cf__stream_table_parse(&t, text, len, path, err);
     free(text);
     if (rc == 0) {
@@ -196,7 +197,7 @@ int cf_stream_reopen(cf_stream_writer **out, cf_file *f, const char *name, cf_er
     cf_stream_info(r, &l, dtype, &nmemb, NULL);
     cf_stream_reader_close(r);
     cf_stream_writer *w;
-    if ((rc = writer_new(&w, f, name, dtype, nmemb, &l, err))) return rc;
+    if ((rc = cf__stream_writer_new(&w, f, name, dtype, nmemb, &l, err))) return rc;
     w->owner = 1;
     w->lock.off = (cf_file_flags(f) & CF_OPEN_NOLOCKING) != 0;
     rc = cf__lock_take(&w->lock, w->path, (cf_file_flags(f) & CF_OPEN_NOLOCK) != 0, err);
@@ -205,7 +206,7 @@ int cf_stream_reopen(cf_stream_writer **out, cf_file *f, const char *name, cf_er
     if (rc == 0 && w->table.commit == 0)
         rc = CF_FAIL(err, CF_ENOENT, "%s: the stream vanished while it was reopened", w->path);
     if (rc) {
-        writer_free(w);
+        cf__stream_writer_free(w);
         return rc;
     }
     *out = w;
@@ -226,14 +227,14 @@ int cf_stream_join(cf_stream_writer **out, cf_file *f, const char *name, const c
     if (!out || !f || !name || !dir || !dtype || !layout)
         return CF_FAIL(err, CF_EARG, "cf_stream_join: NULL argument");
     cf_stream_writer *w;
-    int rc = writer_new(&w, f, name, dtype, nmemb, layout, err);
+    int rc = cf__stream_writer_new(&w, f, name, dtype, nmemb, layout, err);
     if (rc) return rc;
     if (!(w->dir = strdup(dir))) {
-        writer_free(w);
+        cf__stream_writer_free(w);
         return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", dir);
     }
     if ((rc = load_table(w, err))) {
-        writer_free(w);
+        cf__stream_writer_free(w);
         return rc;
     }
     *out = w;
@@ -678,7 +679,7 @@ void cf_stream_discard(cf_stream_writer *w)
 {
     if (!w) return;
     if (w->owner && w->staged && w->dir) (void)cf__remove_tree(w->dir, NULL);
-    writer_free(w);
+    cf__stream_writer_free(w);
 }
 
 int cf_stream_close(cf_stream_writer *w, cf_error *err)

@@ -36,6 +36,11 @@ struct cf_stream_writer {
     cf_stream_task **tasks; /* [tasks]: opened through this handle */
     int *fds;               /* [files]: opened at a first task, shared by its tasks */
     char **fpaths;          /* [files]: their paths as opened */
+    /* a reopen in slices (stream_slice.c): no process reads the table whole */
+    int64_t head_len;       /* > 0: this writer was made from the table's head lines */
+    int64_t table_len;      /* owner: the committed table's bytes */
+    uint32_t head_crc, seal_crc; /* owner: of the head lines; the checksum line's */
+    int64_t table_read;     /* bytes of the committed table this writer read */
 };
 
 /* Statistics of component j of chunk k of t as the next commit records
@@ -49,6 +54,12 @@ static inline void cf__stream_task_stat(const cf_stream_task *t, int64_t k, int6
     if (k < t->open) *s = t->st[k * tb->nmemb + j];
     else if (k == t->open) cf__stream_stat_from_acc(&t->acc[j], s);
 }
+
+/* A writer for this row type and layout, every task at 0 bytes; and its
+ * release (stream_write.c). */
+int cf__stream_writer_new(cf_stream_writer **out, cf_file *f, const char *name, const char *dtype, int64_t nmemb,
+                          const cf_stream_layout *layout, cf_error *err);
+void cf__stream_writer_free(cf_stream_writer *w);
 
 /* Publish the staging directory at the stream's name (stream_write.c). */
 int cf__stream_publish(cf_stream_writer *w, cf_error *err);

@@ -22,6 +22,7 @@ __all__ = [
     "file_of", "chunk_offset", "layout_choose", "files_default", "create", "reopen", "writer_info", "join", "writer_dir", "task_open",
     "append", "task_rows", "task_state", "commit_states", "task_part", "part_begin", "part_write", "part_end",
     "crc32c_join", "flush", "close", "discard",
+    "reopen_head", "join_head", "table_slice", "task_resume", "slices_check", "writer_table_bytes",
     "open", "reader_close", "info", "size", "task_size", "task_start", "set_verify",
     "read_task", "read", "chunk", "check_chunk", "chunk_stats", "list_streams",
 ]
@@ -184,6 +185,70 @@ def part_end(w: Any, tmp: str, length: int, crc: int, ok: bool) -> None:
 def crc32c_join(a: int, b: int, len_b: int) -> int:
     """``cf_stream_crc32c_join``: the CRC32C of A then B."""
     return int(lib().cf_stream_crc32c_join(a, b, len_b))
+
+
+def reopen_head(fh: Any, name: str) -> tuple[Any, bytes, int]:
+    """``cf_stream_reopen_head``: (the owner's writer, the table's head
+    lines, the table's size), reading nothing else of the table."""
+    out = ffi.new("cf_stream_writer **")
+    head = ffi.new("char **")
+    hlen = ffi.new("int64_t *")
+    tlen = ffi.new("int64_t *")
+    err = new_error()
+    L = lib()
+    check(L.cf_stream_reopen_head(out, fh, encode_name(name), head, hlen, tlen, err), err, "column")
+    try:
+        return out[0], bytes(ffi.buffer(head[0], int(hlen[0]))), int(tlen[0])
+    finally:
+        L.cf_free(head[0])
+
+
+def join_head(fh: Any, name: str, directory: str, head: bytes) -> Any:
+    """``cf_stream_join_head``: a writer made from the table's head lines."""
+    out = ffi.new("cf_stream_writer **")
+    err = new_error()
+    check(lib().cf_stream_join_head(out, fh, encode_name(name), encode(directory), head, len(head), err), err,
+          "column")
+    return out[0]
+
+
+def table_slice(w: Any, lo: int, hi: int, end: int) -> tuple[int, list[bytes], int]:
+    """``cf_stream_table_slice``: (first task, the lines of each task whose
+    task line starts in bytes ``lo .. hi-1``, the CRC32C of those bytes)."""
+    text = ffi.new("char **")
+    n = ffi.new("int64_t *")
+    ends = ffi.new("int64_t **")
+    first = ffi.new("int64_t *")
+    count = ffi.new("int64_t *")
+    crc = ffi.new("uint32_t *")
+    err = new_error()
+    L = lib()
+    check(L.cf_stream_table_slice(w, lo, hi, end, text, n, ends, first, count, crc, err), err, "column")
+    try:
+        data = bytes(ffi.buffer(text[0], int(n[0])))
+        cuts = [0] + [int(ends[0][i]) for i in range(int(count[0]))]
+        return int(first[0]), [data[a:b] for a, b in zip(cuts, cuts[1:])], int(crc[0])
+    finally:
+        L.cf_free(text[0])
+        L.cf_free(ends[0])
+
+
+def task_resume(w: Any, task: int, lines: bytes) -> None:
+    """``cf_stream_task_resume``: the task continues after the state its
+    lines of the table give."""
+    err = new_error()
+    check(lib().cf_stream_task_resume(w, task, lines, len(lines), err), err, "column")
+
+
+def slices_check(w: Any, body_len: int, body_crc: int, tasks: int) -> None:
+    """``cf_stream_slices_check``: the readers' ranges make the sealed table."""
+    err = new_error()
+    check(lib().cf_stream_slices_check(w, body_len, body_crc, tasks, err), err, "column")
+
+
+def writer_table_bytes(w: Any) -> int:
+    """Bytes of the committed table the writer read."""
+    return int(lib().cf_stream_writer_table_bytes(w))
 
 
 def flush(w: Any) -> None:
