@@ -5,6 +5,7 @@ run.
     python bench/cold_snapshot.py [--rows 16777216] [--repeats 7]
         [--readers colfile,colfile-verify,h5py,numpy,dd-direct,dd]
         [--library NAME=PATH ...] [--tmpdir DIR] [--prime BYTES] [--nice -20]
+        [--json PATH]
 
 It writes bench/peers.py's snapshot (``--rows`` rows of Position f8 x 3,
 Velocity f4 x 3, ID i8, Mass f4) once as a colfile File (one blob per
@@ -30,7 +31,9 @@ timed, and checked against the data written (untimed).  Readers:
 
 ``--library NAME=PATH`` (repeatable) runs the colfile readers once per
 library given (``COLFILE_LIBRARY`` of the child), so that two builds of
-libcolfile are compared in the same run, interleaved.
+libcolfile are compared in the same run, interleaved; the last column
+pairs each colfile reader with the same reader on the first library, round
+by round.  ``--json PATH`` keeps every round's speeds.
 
 It prints, per reader, the median, lower and upper quartile and best of the
 rounds in decimal GB/s of the snapshot's bytes (dd: of the file it read),
@@ -124,6 +127,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("--seed", type=int, default=6)
     p.add_argument("--nice", type=int, default=0, help="as bench/peers.py --nice (root)")
     p.add_argument("--tmpdir", default=None)
+    p.add_argument("--json", default=None, metavar="PATH", help="write every round's speeds here")
     args = p.parse_args(argv)
     readers = [r for r in args.readers.split(",") if r]
     unknown = [r for r in readers if r not in READERS]
@@ -172,9 +176,14 @@ def main(argv: list[str]) -> int:
     print(f"cold read of the whole snapshot ({peers.snapshot_bytes(args.rows) / 1e6:.0f} MB, "
           f"{args.rows} rows), {args.repeats} rounds, readers interleaved, page cache dropped "
           f"({args.cold_method}) and {prime / 1e6:.0f} MB of memory primed before each; decimal GB/s")
+    first = next(iter(libs), None)  # the other libraries' colfile readers are paired with its
+
+    def per_library(label: str) -> str:
+        reader = label.partition("@")[0]
+        return "-" if first is None or "@" not in label else paired(label, f"{reader}@{first}")
     print("| reader | median | q1 | q3 | best | median / h5py's | median / dd-direct's | "
-          "per round / h5py | per round / dd-direct |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "per round / h5py | per round / dd-direct | per round / " + (f"@{first}" if first else "-") + " |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for label, v in speeds.items():
         q = statistics.quantiles(v, n=4) if len(v) > 1 else [v[0]] * 3
 
@@ -182,7 +191,11 @@ def main(argv: list[str]) -> int:
             return f"{med[label] / med[ref]:.2f}" if ref in med else "-"
         print(f"| {label} | {med[label]:.2f} | {q[0]:.2f} | {q[2]:.2f} | {max(v):.2f} | "
               f"{ratio('h5py')} | {ratio('dd-direct')} | {paired(label, 'h5py')} | "
-              f"{paired(label, 'dd-direct')} |")
+              f"{paired(label, 'dd-direct')} | {per_library(label)} |")
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump({"rows": args.rows, "cold_method": args.cold_method, "libraries": libs,
+                       "gbps_per_round": speeds}, fh, indent=1)
     return 0
 
 

@@ -136,19 +136,12 @@ static int crc_mismatch_error(cf_column *c, int64_t b, uint32_t got, cf_error *e
  * *crc when crc is not NULL.  On a thread limited to one CPU, ranges the
  * page cache holds are copied from a map of the blob (readmap.h), checked
  * piecewise as they are copied; otherwise, and for what is not cached, they
- * are read with pread (in pieces of CF__READ_PIECE_BYTES; large cached
- * ranges as two halves on two threads: readsplit.h). */
-/* Bytes read with one pread when a read is not mapped: no more than the
- * kernel reads ahead, so that the next piece is on its way from disk while
- * this one is copied out (and checked).  Cold reads in 64 MiB preads were
- * slower (docs/performance.md, "Reads"); from the page cache the size
- * makes no difference. */
-#define CF__READ_PIECE_BYTES ((int64_t)8 << 20)
-
-/* Runs of a blob at least this long are read under sequential read-ahead
- * advice (cf__advise_sequential): two system calls, nothing against the
- * time such a read takes even from the page cache. */
-#define CF__SEQ_ADVICE_BYTES ((int64_t)8 << 20)
+ * are read with pread (checked ones in pieces of CF__READ_CHECK_BYTES;
+ * large cached ranges as two halves on two threads: readsplit.h). */
+/* Bytes read with one pread, then checked, when a checked read is not
+ * mapped: as much as the kernel reads ahead, so that the next piece is on
+ * its way from disk while the CPU checks this one. */
+#define CF__READ_CHECK_BYTES ((int64_t)8 << 20)
 
 static int copy_blob(cf_column *c, int64_t b, int fd, int64_t off, int64_t nbytes, unsigned char *dst,
                      uint32_t *crc, cf_error *err)
@@ -176,9 +169,15 @@ static int copy_blob(cf_column *c, int64_t b, int fd, int64_t off, int64_t nbyte
             done += n;
             continue;
         }
-        size_t got;
-        int rc = cf__pread_split(fd, dst + done, (size_t)n, off + done, (size_t)CF__READ_PIECE_BYTES, crc,
-                                 &got, c->path, err);
+        /* An unchecked read asks for the whole window in one pread, as
+         * numpy, h5py and dd do: the kernel's default read-ahead keeps the
+         * disk busy ahead of the copy by itself.  Measured slower from
+         * disk: 8 MiB pieces, and POSIX_FADV_SEQUENTIAL (twice the
+         * read-ahead), which on a device that gives its bandwidth at the
+         * default depth only put twice the requests in flight, each
+         * waiting longer (docs/performance.md, "Reads"). */
+        size_t piece = crc ? (size_t)CF__READ_CHECK_BYTES : 0, got;
+        int rc = cf__pread_split(fd, dst + done, (size_t)n, off + done, piece, crc, &got, c->path, err);
         if (rc) return rc;
         if ((int64_t)got < n) return short_blob_error(c, b, off + done + n, err);
         done += n;
@@ -300,19 +299,12 @@ static int read_range(cf_column *c, int64_t start, int64_t count, const buffer_v
         /* a part of the blob: its chunks' CRC32C (colfile-index-v1) */
         int chunked = !check && c->verify && cf__column_first_touch(c, b) && !c->sums.unsynced[b] &&
                       cf__column_crc_chunk_rows(c) > 0;
-        /* A long run of a blob not in the page cache reads faster with the
-         * kernel reading twice as far ahead: each blob is a file of its
-         * own, whose read-ahead starts afresh (docs/performance.md, "Cold
-         * reads").  Advice only: its failure changes nothing read. */
-        int advised = nbytes >= CF__SEQ_ADVICE_BYTES && cf__advise_sequential(fd, 1) == 0;
         if (chunked)
             rc = read_chunks_checked(c, b, fd, off, nbytes, v, e, err);
         else if (v->direct)
             rc = copy_blob(c, b, fd, off, nbytes, (unsigned char *)v->base + e * w, check ? &crc : NULL, err);
         else
             rc = convert_blob(c, b, fd, off, in_blob * c->h.nmemb, v, e, check ? &crc : NULL, err);
-        /* back to normal for the handle's later reads (rows here and there) */
-        if (advised) (void)cf__advise_sequential(fd, 0);
         if (rc) return rc;
         if (check && crc != c->sums.crc[b]) return crc_mismatch_error(c, b, crc, err);
         e += in_blob * c->h.nmemb;

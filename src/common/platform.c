@@ -1,5 +1,5 @@
 /* platform.c - renameat2, O_PATH, open file description locks, sync_file_range,
- * fallocate, read-ahead advice, cachestat, sched_getaffinity and statfs: Linux calls with
+ * fallocate, cachestat, sched_getaffinity and statfs: Linux calls with
  * fallbacks elsewhere.  This is the one file built with the GNU feature
  * set; the rest of the core sticks to POSIX.1-2008. */
 #undef _POSIX_C_SOURCE
@@ -183,17 +183,6 @@ void cf__writeback_range(int fd, int64_t offset, int64_t length)
     (void)fd;
     (void)offset;
     (void)length;
-#endif
-}
-
-int cf__advise_sequential(int fd, int on)
-{
-#if defined(POSIX_FADV_SEQUENTIAL)
-    return posix_fadvise(fd, 0, 0, on ? POSIX_FADV_SEQUENTIAL : POSIX_FADV_NORMAL);
-#else
-    (void)fd;
-    (void)on;
-    return 0;
 #endif
 }
 

@@ -92,13 +92,6 @@ void cf__preallocate(int fd, int64_t offset, int64_t length);
  * no map: cheap enough to ask before every large read. */
 int cf__range_cached(int fd, int64_t offset, int64_t length);
 
-/* Advise the kernel that bytes of the open file fd are about to be read in
- * order (on 1: POSIX_FADV_SEQUENTIAL, which makes Linux read ahead twice as
- * far for this open file) or no longer (on 0: POSIX_FADV_NORMAL).  Advice
- * only: what is read is the same either way.  0, or the error number of a
- * refused advice (ESPIPE on a pipe, EBADF...), which callers may ignore. */
-int cf__advise_sequential(int fd, int on);
-
 /* Whether this thread may run on more than one CPU (its affinity mask;
  * a rank pinned to one core by its MPI launcher says no). */
 int cf__can_run_parallel(void);

@@ -1,20 +1,15 @@
-/* test_cold_read.c - long reads of blobs that are not in the page cache,
- * which run under sequential read-ahead advice (cf__advise_sequential):
+/* test_cold_read.c - long reads of blobs that are not in the page cache:
  * the bytes are those written through every read path (copied, checked,
- * converted, across blobs, in part), the advice's own failures are
- * reported without changing what is read, and a blob cut short or missing
- * is an error naming its path. */
+ * converted, across blobs, in part), and a blob cut short or missing is an
+ * error naming its path. */
 #include "harness.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "platform.h"
-
 /* Rows of f8 x 3 (24 bytes): 2^20 rows are 24 MiB, over 3 blobs of 8 MiB
- * each, so every whole-blob read is long enough to be advised. */
+ * each: every whole-blob read is one checked piece or more. */
 #define NROWS ((int64_t)1 << 20)
 #define NMEMB 3
 
@@ -115,8 +110,8 @@ static void test_cold_across_blobs(void)
     check_cold_rows("three", 3, NROWS / 6, NROWS * 2 / 3);
 }
 
-/* A column handle keeps its blob open: reads after a long advised one
- * (short, here and there) still return the right rows. */
+/* A column handle keeps its blob open: reads after a long one (short,
+ * here and there) still return the right rows. */
 static void test_after_long_read(void)
 {
     make_column("after", 2);
@@ -134,24 +129,6 @@ static void test_after_long_read(void)
     free(all);
     CHECK_OK(cf_column_close(c, &err), &err);
     cf_file_close(f);
-}
-
-/* The advice is refused where it makes no sense and says why; a refusal
- * is only reported. */
-static void test_advice_errors(void)
-{
-    int p[2];
-    CHECK(pipe(p) == 0);
-    CHECK_EQ_INT(cf__advise_sequential(p[0], 1), ESPIPE);
-    CHECK_EQ_INT(cf__advise_sequential(p[0], 0), ESPIPE);
-    close(p[0]);
-    close(p[1]);
-    CHECK_EQ_INT(cf__advise_sequential(-1, 1), EBADF);
-    int fd = open(file_path("plain"), O_RDWR | O_CREAT | O_TRUNC, 0644);
-    CHECK(fd >= 0);
-    CHECK_EQ_INT(cf__advise_sequential(fd, 1), 0);
-    CHECK_EQ_INT(cf__advise_sequential(fd, 0), 0);
-    close(fd);
 }
 
 /* A blob cut short or removed after the open: a long cold read fails,
@@ -183,4 +160,4 @@ static void test_cold_short_and_missing(void)
 }
 
 CF_TESTS(CF_TEST(test_cold_whole_column), CF_TEST(test_cold_across_blobs), CF_TEST(test_after_long_read),
-         CF_TEST(test_advice_errors), CF_TEST(test_cold_short_and_missing))
+         CF_TEST(test_cold_short_and_missing))

@@ -4,6 +4,7 @@ asserts nothing about speed."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -25,7 +26,9 @@ def test_cold_snapshot_quick(tmp_path: Path, lib: Any) -> None:
     cmd = [sys.executable, str(SCRIPT), "--rows", "4096", "--repeats", "2",
            "--readers", "colfile,colfile-verify,h5py,numpy,dd",
            "--library", f"a={library}", "--library", f"b={library}",
-           "--prime", str(1 << 20), "--tmpdir", str(tmp_path)]
+           "--prime", str(1 << 20), "--tmpdir", str(tmp_path / "work"),
+           "--json", str(tmp_path / "rounds.json")]
+    (tmp_path / "work").mkdir()
     rows = table_rows(run_script(cmd, env=env))
     assert rows[0].startswith("| reader | median | q1 | q3 | best | median / h5py's |")
     names = [r.split(" | ")[0][2:] for r in rows[1:]]
@@ -34,7 +37,15 @@ def test_cold_snapshot_quick(tmp_path: Path, lib: Any) -> None:
     h5 = rows[1 + names.index("h5py")].split(" | ")
     assert h5[5] == "1.00" and h5[7] == "-"  # its median against itself; no pairing with itself
     assert h5[6] == "-"  # no dd-direct in this run
-    assert os.listdir(tmp_path) == []  # its snapshot is removed
+    # the last column pairs each library's colfile reader with the first's, round by round
+    assert rows[0].rstrip().endswith("| per round / @a |")
+    last = {n: r.rstrip(" |").split(" | ")[-1] for n, r in zip(names, rows[1:])}
+    assert last["colfile@a"] == last["colfile-verify@a"] == last["h5py"] == last["dd"] == "-"
+    assert float(last["colfile@b"]) > 0 and float(last["colfile-verify@b"]) > 0
+    rounds = json.loads((tmp_path / "rounds.json").read_text())
+    assert sorted(rounds["gbps_per_round"]) == sorted(names)
+    assert all(len(v) == 2 and min(v) > 0 for v in rounds["gbps_per_round"].values())
+    assert os.listdir(tmp_path / "work") == []  # its snapshot is removed
 
 
 def test_cold_snapshot_refuses_unknown_readers_and_libraries(tmp_path: Path) -> None:
