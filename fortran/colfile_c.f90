@@ -38,7 +38,7 @@ module colfile_c
     COLFILE_EREPLACED = -18
 
   public :: f_c_string, c_f_string, c_f_names, cf_finish, cf_fail, cf_no_error
-  public :: cf_column_dtype, cf_column_nmemb
+  public :: cf_column_dtype, cf_column_nmemb, cf_column_nfile
   public :: int_dtype, int_dtype_for, str_dtype, rw_layout, strings_to_c, strings_from_c
   public :: rw_begin, rw_refused, rw_end
 
@@ -56,28 +56,7 @@ module colfile_c
     character(kind=c_char), allocatable :: copy(:)
   end type rw_call
 
-  interface
-    function c_strlen(s) bind(c, name='strlen')
-      import :: c_ptr, c_size_t
-      type(c_ptr), value :: s
-      integer(c_size_t) :: c_strlen
-    end function c_strlen
-    function cf_column_dtype(c) bind(c, name='cf_column_dtype')
-      import :: c_ptr
-      type(c_ptr), value :: c
-      type(c_ptr) :: cf_column_dtype
-    end function cf_column_dtype
-    function cf_column_nmemb(c) bind(c, name='cf_column_nmemb')
-      import :: c_ptr, c_int64_t
-      type(c_ptr), value :: c
-      integer(c_int64_t) :: cf_column_nmemb
-    end function cf_column_nmemb
-    subroutine cf_names_free(names, count) bind(c, name='cf_names_free')
-      import :: c_ptr, c_int64_t
-      type(c_ptr), value :: names
-      integer(c_int64_t), value :: count
-    end subroutine cf_names_free
-  end interface
+  include 'colfile_c_bind.inc'
 
 contains
 

@@ -5,11 +5,15 @@ colfile_rw.inc (module colfile) and colfile_mpi_rw.inc (module
 colfile_mpi), attribute setters and getters in colfile_attr.inc and
 colfile_mpi_attr.inc, the writes of a snapshot in colfile_mpi_many.inc,
 stream appends and reads in colfile_stream_rw.inc
-(module colfile_streams), with their interface lists in *_generic.inc.  Run
-after changing this file; the files are committed, so building needs no
-Python.  `--check` fails if they differ."""
+(module colfile_streams), with their interface lists in *_generic.inc,
+and the bind(c) interfaces of every module in <module>_bind.inc (from the
+prototypes in gen_bind.py).  Run after changing this file or gen_bind.py;
+the files are committed, so building needs no Python.  `--check` fails if
+they differ."""
 import os
 import sys
+
+from gen_bind import bind_files
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -263,6 +267,7 @@ def main():
              "colfile_mpi_attr_generic.inc": mag, "colfile_mpi_attr.inc": map_,
              "colfile_stream_generic.inc": sg, "colfile_stream_rw.inc": sp,
              "colfile_mpi_many_generic.inc": wg, "colfile_mpi_many.inc": wp}
+    files.update(bind_files(HEADER))
     check = "--check" in sys.argv
     stale = []
     for name, text in files.items():
