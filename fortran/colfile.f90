@@ -116,14 +116,7 @@ contains
     type(cf_error_t) :: err
     type(c_ptr) :: list
     integer(c_int64_t) :: count
-    integer(c_int) :: rc
-    rc = cf_file_list(f%ptr, list, count, err)
-    if (rc == 0) then
-      call c_f_names(list, count, names)
-    else
-      allocate(character(len=0) :: names(0))
-    end if
-    call cf_finish(rc, err, stat, errmsg)
+    call cf_finish_names(cf_file_list(f%ptr, list, count, err), list, count, err, names, stat, errmsg)
   end subroutine colfile_list
 
   ! Remove the column or group `name` and everything below it.
@@ -236,39 +229,28 @@ contains
 
   ! ----------------------------------------------------------- Row ranges
 
-  subroutine rw_write(c, start, rank, nelem, dim1, p, dtype, width, is_str, stat, errmsg)
+  ! Rows start.. of column c from (reading) or to the array.
+  subroutine rw_range(c, start, reading, rank, nelem, dim1, p, dtype, width, is_str, stat, errmsg)
     type(colfile_column), intent(inout) :: c
     integer(c_int64_t), intent(in) :: start, nelem, dim1
+    logical, intent(in) :: reading, is_str
     integer, intent(in) :: rank, width
     type(c_ptr), intent(in) :: p
     character(len=*), intent(in) :: dtype
-    logical, intent(in) :: is_str
     integer, intent(out), optional :: stat
     character(len=*), intent(inout), optional :: errmsg
     type(cf_error_t) :: err
     type(rw_call), target :: r
-    call rw_begin(r, c, rank, nelem, dim1, p, dtype, width, is_str, .false.)
+    integer(c_int) :: rc
+    call rw_begin(r, c, rank, nelem, dim1, p, dtype, width, is_str, reading)
     if (rw_refused(r, stat, errmsg)) return
-    call rw_end(r, cf_column_rw(c%ptr, start, r%count, r%buf, r%dtype, r%row_stride, r%width, err), &
-      err, stat, errmsg)
-  end subroutine rw_write
-
-  subroutine rw_read(c, start, rank, nelem, dim1, p, dtype, width, is_str, stat, errmsg)
-    type(colfile_column), intent(inout) :: c
-    integer(c_int64_t), intent(in) :: start, nelem, dim1
-    integer, intent(in) :: rank, width
-    type(c_ptr), intent(in) :: p
-    character(len=*), intent(in) :: dtype
-    logical, intent(in) :: is_str
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    type(cf_error_t) :: err
-    type(rw_call), target :: r
-    call rw_begin(r, c, rank, nelem, dim1, p, dtype, width, is_str, .true.)
-    if (rw_refused(r, stat, errmsg)) return
-    call rw_end(r, cf_column_read(c%ptr, start, r%count, r%buf, r%dtype, r%row_stride, r%width, err), &
-      err, stat, errmsg)
-  end subroutine rw_read
+    if (reading) then
+      rc = cf_column_read(c%ptr, start, r%count, r%buf, r%dtype, r%row_stride, r%width, err)
+    else
+      rc = cf_column_rw(c%ptr, start, r%count, r%buf, r%dtype, r%row_stride, r%width, err)
+    end if
+    call rw_end(r, rc, err, stat, errmsg)
+  end subroutine rw_range
 
   ! colfile_read_rows (listed: the `a` rows at rows_p) and colfile_read_step
   ! (rows a, a+b, ...): as many rows as the array holds.
@@ -409,14 +391,7 @@ contains
     type(cf_error_t) :: err
     type(c_ptr) :: list
     integer(c_int64_t) :: count
-    integer(c_int) :: rc
-    rc = cf_column_attr_names(c%ptr, list, count, err)
-    if (rc == 0) then
-      call c_f_names(list, count, names)
-    else
-      allocate(character(len=0) :: names(0))
-    end if
-    call cf_finish(rc, err, stat, errmsg)
+    call cf_finish_names(cf_column_attr_names(c%ptr, list, count, err), list, count, err, names, stat, errmsg)
   end subroutine colfile_attr_names
 
   subroutine colfile_attr_delete(c, name, stat, errmsg)

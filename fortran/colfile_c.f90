@@ -37,7 +37,7 @@ module colfile_c
     COLFILE_ENOTFILE = -14, COLFILE_EKIND = -15, COLFILE_ETORN = -16, COLFILE_EBUSY = -17, &
     COLFILE_EREPLACED = -18
 
-  public :: f_c_string, c_f_string, c_f_names, cf_finish, cf_fail, cf_no_error
+  public :: f_c_string, c_f_string, c_f_names, cf_finish, cf_finish_names, cf_fail, cf_no_error, cf_is_open
   public :: cf_column_dtype, cf_column_nmemb, cf_column_nfile
   public :: int_dtype, int_dtype_for, str_dtype, rw_layout, strings_to_c, strings_from_c
   public :: rw_begin, rw_refused, rw_end
@@ -147,6 +147,34 @@ contains
       error stop 1
     end if
   end subroutine cf_fail
+
+  ! The outcome of a C call that lists names: names gets the `count`
+  ! names at `list` (freed) or, on failure, none.
+  subroutine cf_finish_names(rc, list, count, err, names, stat, errmsg)
+    integer(c_int), intent(in) :: rc
+    type(c_ptr), intent(in) :: list
+    integer(c_int64_t), intent(in) :: count
+    type(cf_error_t), intent(in) :: err
+    character(len=:), allocatable, intent(out) :: names(:)
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    if (rc == 0) then
+      call c_f_names(list, count, names)
+    else
+      allocate(character(len=0) :: names(0))
+    end if
+    call cf_finish(rc, err, stat, errmsg)
+  end subroutine cf_finish_names
+
+  ! Whether handle p is open; if not, the failure `msg` (COLFILE_EARG).
+  logical function cf_is_open(p, msg, stat, errmsg)
+    type(c_ptr), intent(in) :: p
+    character(len=*), intent(in) :: msg
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    cf_is_open = c_associated(p)
+    if (.not. cf_is_open) call cf_fail(COLFILE_EARG, msg, stat, errmsg)
+  end function cf_is_open
 
   ! Success of a procedure that calls no C function that can fail.
   subroutine cf_no_error(stat)

@@ -64,7 +64,7 @@ contains
     character(len=*), intent(inout), optional :: errmsg
     type(cf_error_t) :: err
     integer(c_int64_t) :: j
-    if (.not. is_open(c, stat, errmsg)) return
+    if (.not. cf_is_open(c%ptr, 'the column is not open', stat, errmsg)) return
     j = 0
     if (present(component)) j = component
     call cf_finish(cf_column_chunk_stats(c%ptr, k, j, st, err), err, stat, errmsg)
@@ -77,7 +77,7 @@ contains
     integer, intent(out), optional :: stat
     character(len=*), intent(inout), optional :: errmsg
     type(cf_error_t) :: err
-    if (.not. is_open(c, stat, errmsg)) return
+    if (.not. cf_is_open(c%ptr, 'the column is not open', stat, errmsg)) return
     call cf_finish(cf_column_set_chunk_rows(c%ptr, rows, err), err, stat, errmsg)
   end subroutine colfile_set_chunk_rows
 
@@ -106,7 +106,7 @@ contains
     type(cf_error_t) :: err
     integer(c_int) :: s
     state = -1
-    if (.not. is_open(c, stat, errmsg)) return
+    if (.not. cf_is_open(c%ptr, 'the column is not open', stat, errmsg)) return
     s = -1
     call cf_finish(cf_column_ext_state(c%ptr, s, err), err, stat, errmsg)
     state = int(s)
@@ -124,7 +124,7 @@ contains
     type(cf_error_t) :: err
     integer(c_int) :: s
     status = 0
-    if (.not. is_open(c, stat, errmsg)) return
+    if (.not. cf_is_open(c%ptr, 'the column is not open', stat, errmsg)) return
     s = 0
     call cf_finish(cf_column_verify_blob(c%ptr, i, s, err), err, stat, errmsg)
     status = int(s)
@@ -143,7 +143,7 @@ contains
     status = 0
     bad = -1
     if (present(first_bad)) first_bad = -1
-    if (.not. is_open(c, stat, errmsg)) return
+    if (.not. cf_is_open(c%ptr, 'the column is not open', stat, errmsg)) return
     do i = 0, cf_column_nfile(c%ptr) - 1
       ! without stat a failure stops there
       call colfile_verify_blob(c, i, s, stat, errmsg)
@@ -164,7 +164,7 @@ contains
     integer, intent(out), optional :: stat
     character(len=*), intent(inout), optional :: errmsg
     type(cf_error_t) :: err
-    if (.not. is_open(c, stat, errmsg)) return
+    if (.not. cf_is_open(c%ptr, 'the column is not open', stat, errmsg)) return
     call cf_finish(cf_column_index_blob(c%ptr, i, err), err, stat, errmsg)
   end subroutine colfile_index_blob
 
@@ -181,7 +181,7 @@ contains
     integer(c_int) :: bits
     bits = 0
     if (present(fixed)) fixed = 0
-    if (.not. is_open(c, stat, errmsg)) return
+    if (.not. cf_is_open(c%ptr, 'the column is not open', stat, errmsg)) return
     call cf_finish(cf_column_repair(c%ptr, bits, err), err, stat, errmsg)
     if (present(fixed)) fixed = int(bits)
   end subroutine colfile_repair
@@ -197,10 +197,7 @@ contains
     character(len=*), intent(inout), optional :: errmsg
     type(cf_error_t) :: err
     integer(c_int64_t) :: j
-    if (.not. c_associated(r%ptr)) then
-      call cf_fail(COLFILE_EARG, 'the stream is not open', stat, errmsg)
-      return
-    end if
+    if (.not. cf_is_open(r%ptr, 'the stream is not open', stat, errmsg)) return
     j = 0
     if (present(component)) j = component
     call cf_finish(cf_stream_chunk_stats(r%ptr, task, block, j, st, err), err, stat, errmsg)
@@ -215,19 +212,8 @@ contains
     integer, intent(out), optional :: stat
     character(len=*), intent(inout), optional :: errmsg
     type(cf_error_t) :: err
-    if (.not. c_associated(r%ptr)) then
-      call cf_fail(COLFILE_EARG, 'the stream is not open', stat, errmsg)
-      return
-    end if
+    if (.not. cf_is_open(r%ptr, 'the stream is not open', stat, errmsg)) return
     call cf_finish(cf_stream_check_chunk(r%ptr, task, block, err), err, stat, errmsg)
   end subroutine colfile_stream_check_chunk
-
-  logical function is_open(c, stat, errmsg)
-    type(colfile_column), intent(in) :: c
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    is_open = c_associated(c%ptr)
-    if (.not. is_open) call cf_fail(COLFILE_EARG, 'the column is not open', stat, errmsg)
-  end function is_open
 
 end module colfile_integrity

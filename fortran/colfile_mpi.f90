@@ -110,14 +110,7 @@ contains
     type(cf_error_t) :: err
     type(c_ptr) :: list
     integer(c_int64_t) :: count
-    integer(c_int) :: rc
-    rc = cf_f_mpi_file_list(f%ptr, int(comm, c_int), list, count, err)
-    if (rc == 0) then
-      call c_f_names(list, count, names)
-    else
-      allocate(character(len=0) :: names(0))
-    end if
-    call cf_finish(rc, err, stat, errmsg)
+    call cf_finish_names(cf_f_mpi_file_list(f%ptr, int(comm, c_int), list, count, err), list, count, err, names, stat, errmsg)
   end subroutine colfile_mpi_list
 
   ! Create column `name` with local_rows rows from this rank (the size is
@@ -186,40 +179,31 @@ contains
     if (present(first_row)) first_row = first
   end subroutine colfile_mpi_grow
 
-  subroutine mpi_rw_write(c, comm, start, rank, nelem, dim1, p, dtype, width, is_str, options, stat, errmsg)
+  ! Rows start.. of column c from (reading) or to the array, collectively.
+  subroutine mpi_rw(c, comm, start, reading, rank, nelem, dim1, p, dtype, width, is_str, options, stat, errmsg)
     type(colfile_column), intent(inout) :: c
     integer, intent(in) :: comm, rank, width
     integer(c_int64_t), intent(in) :: start, nelem, dim1
+    logical, intent(in) :: reading, is_str
     type(c_ptr), intent(in) :: p
     character(len=*), intent(in) :: dtype
-    logical, intent(in) :: is_str
     type(colfile_mpi_options), intent(in), optional, target :: options
     integer, intent(out), optional :: stat
     character(len=*), intent(inout), optional :: errmsg
     type(cf_error_t) :: err
     type(rw_call), target :: r
+    integer(c_int) :: rc
     ! A shape error on one rank goes ahead with count -1 (rw_begin).
-    call rw_begin(r, c, rank, nelem, dim1, p, dtype, width, is_str, .false.)
-    call rw_end(r, cf_f_mpi_column_write(c%ptr, int(comm, c_int), start, r%count, r%buf, r%dtype, &
-      r%row_stride, r%width, opt_ptr(options), err), err, stat, errmsg)
-  end subroutine mpi_rw_write
-
-  subroutine mpi_rw_read(c, comm, start, rank, nelem, dim1, p, dtype, width, is_str, options, stat, errmsg)
-    type(colfile_column), intent(inout) :: c
-    integer, intent(in) :: comm, rank, width
-    integer(c_int64_t), intent(in) :: start, nelem, dim1
-    type(c_ptr), intent(in) :: p
-    character(len=*), intent(in) :: dtype
-    logical, intent(in) :: is_str
-    type(colfile_mpi_options), intent(in), optional, target :: options
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    type(cf_error_t) :: err
-    type(rw_call), target :: r
-    call rw_begin(r, c, rank, nelem, dim1, p, dtype, width, is_str, .true.)
-    call rw_end(r, cf_f_mpi_column_read(c%ptr, int(comm, c_int), start, r%count, r%buf, r%dtype, &
-      r%row_stride, r%width, opt_ptr(options), err), err, stat, errmsg)
-  end subroutine mpi_rw_read
+    call rw_begin(r, c, rank, nelem, dim1, p, dtype, width, is_str, reading)
+    if (reading) then
+      rc = cf_f_mpi_column_read(c%ptr, int(comm, c_int), start, r%count, r%buf, r%dtype, r%row_stride, r%width, &
+        opt_ptr(options), err)
+    else
+      rc = cf_f_mpi_column_write(c%ptr, int(comm, c_int), start, r%count, r%buf, r%dtype, r%row_stride, r%width, &
+        opt_ptr(options), err)
+    end if
+    call rw_end(r, rc, err, stat, errmsg)
+  end subroutine mpi_rw
 
   ! ------------------------------------------------------------ Snapshots
 
@@ -510,10 +494,7 @@ contains
     integer, intent(out), optional :: stat
     character(len=*), intent(inout), optional :: errmsg
     type(cf_error_t) :: err
-    if (.not. c_associated(s%mpi)) then
-      call cf_fail(COLFILE_EARG, 'the stream is not open for writing', stat, errmsg)
-      return
-    end if
+    if (.not. cf_is_open(s%mpi, 'the stream is not open for writing', stat, errmsg)) return
     call cf_finish(cf_mpi_stream_flush(s%mpi, err), err, stat, errmsg)
   end subroutine colfile_mpi_stream_flush
 
@@ -525,10 +506,7 @@ contains
     character(len=*), intent(inout), optional :: errmsg
     type(cf_error_t) :: err
     integer(c_int) :: rc
-    if (.not. c_associated(s%mpi)) then
-      call cf_fail(COLFILE_EARG, 'the stream is not open for writing', stat, errmsg)
-      return
-    end if
+    if (.not. cf_is_open(s%mpi, 'the stream is not open for writing', stat, errmsg)) return
     rc = cf_mpi_stream_close(s%mpi, err)
     s%mpi = c_null_ptr
     s%task = c_null_ptr

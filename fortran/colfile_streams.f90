@@ -144,10 +144,7 @@ contains
     character(len=*), intent(inout), optional :: errmsg
     type(cf_error_t) :: err
     integer(c_int) :: rc
-    if (.not. c_associated(w%ptr)) then
-      call cf_fail(COLFILE_EARG, 'the stream is not open for writing', stat, errmsg)
-      return
-    end if
+    if (.not. cf_is_open(w%ptr, 'the stream is not open for writing', stat, errmsg)) return
     rc = cf_stream_task_open(s%task, w%ptr, task, err)
     if (rc /= 0) s%task = c_null_ptr
     s%dtype = w%dtype
@@ -163,10 +160,7 @@ contains
     integer, intent(out), optional :: stat
     character(len=*), intent(inout), optional :: errmsg
     type(cf_error_t) :: err
-    if (.not. c_associated(w%ptr)) then
-      call cf_fail(COLFILE_EARG, 'the stream is not open for writing', stat, errmsg)
-      return
-    end if
+    if (.not. cf_is_open(w%ptr, 'the stream is not open for writing', stat, errmsg)) return
     call cf_finish(cf_stream_flush(w%ptr, err), err, stat, errmsg)
   end subroutine colfile_stream_flush
 
@@ -248,14 +242,7 @@ contains
     type(cf_error_t) :: err
     type(c_ptr) :: list
     integer(c_int64_t) :: count
-    integer(c_int) :: rc
-    rc = cf_file_list_streams(f%ptr, list, count, err)
-    if (rc == 0) then
-      call c_f_names(list, count, names)
-    else
-      allocate(character(len=0) :: names(0))
-    end if
-    call cf_finish(rc, err, stat, errmsg)
+    call cf_finish_names(cf_file_list_streams(f%ptr, list, count, err), list, count, err, names, stat, errmsg)
   end subroutine colfile_stream_list
 
   ! Accessors of a reader: on one that is not open, -1 or ''.
@@ -392,10 +379,7 @@ contains
     type(c_ptr) :: src
     integer(c_int) :: rc
     logical :: ok
-    if (.not. c_associated(s%task)) then
-      call cf_fail(COLFILE_EARG, 'the stream is not open for writing', stat, errmsg)
-      return
-    end if
+    if (.not. cf_is_open(s%task, 'the stream is not open for writing', stat, errmsg)) return
     w = width
     call stream_shape(s%name, s%dtype, s%nmemb, rank, nelem, dim1, w, rows, bytes, ok, stat, errmsg)
     if (.not. ok) return
@@ -434,10 +418,7 @@ contains
     type(c_ptr) :: dst
     integer(c_int) :: rc
     logical :: ok, same
-    if (.not. c_associated(r%ptr)) then
-      call cf_fail(COLFILE_EARG, 'the stream is not open', stat, errmsg)
-      return
-    end if
+    if (.not. cf_is_open(r%ptr, 'the stream is not open', stat, errmsg)) return
     w = width
     call stream_shape(r%name, r%dtype, r%nmemb, rank, nelem, dim1, w, rows, bytes, ok, stat, errmsg)
     if (.not. ok) return

@@ -62,7 +62,8 @@ def serial():
                     "  integer, intent(out), optional :: stat",
                     "  character(len=*), intent(inout), optional :: errmsg",
                 ]
-                call = (f"call rw_{op}(c, start, {rank}, size(data, kind=c_int64_t), "
+                call = (f"call rw_range(c, start, {'.true.' if op == 'read' else '.false.'}, {rank}, "
+                        "size(data, kind=c_int64_t), "
                         f"size(data, 1, kind=c_int64_t), &\n    c_loc(data), {dt}, {width}, "
                         f"{'.true.' if suffix == 's' else '.false.'}, stat, errmsg)")
                 body.append(f"  {call}")
@@ -118,7 +119,8 @@ def mpi():
                     "  integer, intent(out), optional :: stat",
                     "  character(len=*), intent(inout), optional :: errmsg",
                 ]
-                call = (f"call mpi_rw_{op}(c, comm, start, {rank}, size(data, kind=c_int64_t), "
+                call = (f"call mpi_rw(c, comm, start, {'.true.' if op == 'read' else '.false.'}, {rank}, "
+                        "size(data, kind=c_int64_t), "
                         f"size(data, 1, kind=c_int64_t), &\n    c_loc(data), {dt}, {width}, "
                         f"{'.true.' if suffix == 's' else '.false.'}, options, stat, errmsg)")
                 body.append(f"  {call}")
