@@ -13,28 +13,8 @@ program test_fortran_stream_mpi
   use, intrinsic :: iso_c_binding
   use colfile
   use colfile_mpi
+  use colfile_test_mpi
   implicit none
-  interface
-    subroutine mpi_init_() bind(c, name='colfile_test_mpi_init')
-    end subroutine mpi_init_
-    subroutine mpi_finalize_() bind(c, name='colfile_test_mpi_finalize')
-    end subroutine mpi_finalize_
-    integer(c_int) function comm_world() bind(c, name='colfile_test_mpi_comm_world')
-      import :: c_int
-    end function comm_world
-    integer(c_int) function comm_rank(comm) bind(c, name='colfile_test_mpi_rank')
-      import :: c_int
-      integer(c_int), value :: comm
-    end function comm_rank
-    integer(c_int) function comm_size(comm) bind(c, name='colfile_test_mpi_size')
-      import :: c_int
-      integer(c_int), value :: comm
-    end function comm_size
-    subroutine mpi_abort_(code) bind(c, name='colfile_test_mpi_abort')
-      import :: c_int
-      integer(c_int), value :: code
-    end subroutine mpi_abort_
-  end interface
   character(len=4096) :: dir
   character(len=8) :: mode
   integer :: comm, rank, nranks
@@ -42,10 +22,7 @@ program test_fortran_stream_mpi
   ! Which rows the File holds (rows_of).
   integer, parameter :: FIRST = 1, TOTAL = 2, PYTHON = 3
 
-  call mpi_init_()
-  comm = comm_world()
-  rank = comm_rank(comm)
-  nranks = comm_size(comm)
+  call test_mpi_start(comm, rank, nranks)
   call get_command_argument(1, mode)
   call get_command_argument(2, dir)
   if (mode == 'write') then
@@ -65,15 +42,6 @@ program test_fortran_stream_mpi
   call mpi_finalize_()
 
 contains
-
-  subroutine check(cond, what)
-    logical, intent(in) :: cond
-    character(len=*), intent(in) :: what
-    if (.not. cond) then
-      print '(a, i0, a)', 'FAILED on rank ', rank, ': ' // what
-      call mpi_abort_(1_c_int)
-    end if
-  end subroutine check
 
   ! Rows task t appends first: uneven, none on task 1.
   integer(c_int64_t) function rows_first(t)
