@@ -3,6 +3,7 @@
 #ifndef CF_LOCK_TEST_H
 #define CF_LOCK_TEST_H
 
+#include <dirent.h>
 #include <sys/stat.h>
 
 #include "harness.h"
@@ -37,6 +38,47 @@ static cf_column *make(cf_file *f, const char *name)
     CHECK_OK(cf_column_create(&c, f, name, "<i8", 1, 3, 1, &err), &err);
     if (c) CHECK_OK(cf_column_write(c, 0, 3, rows, NULL, 8, 8, &err), &err);
     return c;
+}
+
+/* Column `name` made in f as make makes it, and committed. */
+#if defined(__GNUC__)
+__attribute__((unused))
+#endif
+static void made(cf_file *f, const char *name)
+{
+    cf_error err;
+    CHECK_OK(cf_column_close(make(f, name), &err), &err);
+}
+
+/* Column `name` of f opened and row 0 written in place (value v): its
+ * lock taken by f. */
+#if defined(__GNUC__)
+__attribute__((unused))
+#endif
+static cf_column *written_in_place(cf_file *f, const char *name, int64_t v)
+{
+    cf_error err;
+    cf_column *c = NULL;
+    CHECK_OK(cf_column_open(&c, f, name, &err), &err);
+    if (c) CHECK_OK(cf_column_write(c, 0, 1, &v, NULL, 8, 8, &err), &err);
+    return c;
+}
+
+/* Lock files (".colfile-lock*") in directory rel of g_root. */
+#if defined(__GNUC__)
+__attribute__((unused))
+#endif
+static int hidden_locks(const char *rel)
+{
+    char p[4400];
+    snprintf(p, sizeof p, "%s/%s", g_root, rel);
+    DIR *d = opendir(p);
+    if (!d) return 0;
+    int n = 0;
+    struct dirent *ent;
+    while ((ent = readdir(d)) != NULL) n += strncmp(ent->d_name, ".colfile-lock", 13) == 0;
+    closedir(d);
+    return n;
 }
 
 /* Two CF_OPEN_NOLOCK handles write column "c" of g_root side by side and

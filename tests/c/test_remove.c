@@ -156,8 +156,8 @@ static void test_rm_refused_while_another_process_writes(void)
     cf_error err;
     cf_file *f = open_file(0);
     if (!f) return;
-    CHECK_OK(cf_column_close(make(f, "x"), &err), &err);
-    CHECK_OK(cf_column_close(make(f, "g/y"), &err), &err);
+    made(f, "x");
+    made(f, "g/y");
     holder hd = fork_holder("g/y");
     CHECK_FAILS(cf_file_remove(f, "g/y", &err), CF_EBUSY, &err, "g/y");
     CHECK(strstr(err.message, ".colfile-lock") != NULL);
@@ -180,19 +180,14 @@ static void test_rm_refused_while_this_process_writes(void)
     cf_error err;
     cf_file *f = open_file(0), *other = open_file(0);
     if (!f || !other) return;
-    CHECK_OK(cf_column_close(make(f, "x"), &err), &err);
+    made(f, "x");
     cf_column *c = make(other, "x"); /* a replacement, staged */
     CHECK_FAILS(cf_file_remove(f, "x", &err), CF_EBUSY, &err, "x");
     CHECK_OK(cf_column_close(c, &err), &err);
-    c = NULL;
-    CHECK_OK(cf_column_open(&c, other, "x", &err), &err);
-    int64_t v = 9;
-    CHECK_OK(cf_column_write(c, 0, 1, &v, NULL, 8, 8, &err), &err); /* the lock of `other` */
+    c = written_in_place(other, "x", 9); /* the lock of `other` */
     CHECK_FAILS(cf_file_remove(f, "x", &err), CF_EBUSY, &err, "x");
     CHECK_OK(cf_column_close(c, &err), &err);
-    c = NULL;
-    CHECK_OK(cf_column_open(&c, f, "x", &err), &err);
-    CHECK_OK(cf_column_write(c, 0, 1, &v, NULL, 8, 8, &err), &err); /* the lock of f itself */
+    c = written_in_place(f, "x", 9); /* the lock of f itself */
     CHECK_FAILS(cf_file_remove(f, "x", &err), CF_EBUSY, &err, "x");
     CHECK_OK(cf_column_close(c, &err), &err);
     CHECK_OK(cf_file_remove(f, "x", &err), &err);
@@ -210,8 +205,8 @@ static void test_truncate_refused_while_a_writer_holds_a_lock(void)
     cf_error err;
     cf_file *f = open_file(0);
     if (!f) return;
-    CHECK_OK(cf_column_close(make(f, "x"), &err), &err);
-    CHECK_OK(cf_column_close(make(f, "g/h/y"), &err), &err);
+    made(f, "x");
+    made(f, "g/h/y");
     cf_file_close(f);
     holder hd = fork_holder("g/h/y");
     cf_file *t = NULL;
