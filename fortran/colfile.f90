@@ -85,40 +85,6 @@ contains
     call colfile_open(f, path, ior(COLFILE_OPEN_WRITE, COLFILE_OPEN_CREATE), stat, errmsg)
   end subroutine colfile_create
 
-  ! Release the handle (columns opened on it stay valid).
-  subroutine colfile_close(f, stat, errmsg)
-    type(colfile_file), intent(inout) :: f
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    if (c_associated(f%ptr)) call cf_file_close(f%ptr)
-    f%ptr = c_null_ptr
-    call cf_no_error(stat)
-  end subroutine colfile_close
-
-  logical function colfile_is_open(f)
-    type(colfile_file), intent(in) :: f
-    colfile_is_open = c_associated(f%ptr)
-  end function colfile_is_open
-
-  function colfile_path(f) result(r)
-    type(colfile_file), intent(in) :: f
-    character(len=:), allocatable :: r
-    r = ''
-    if (c_associated(f%ptr)) r = c_f_string(cf_file_path(f%ptr))
-  end function colfile_path
-
-  ! The columns of the File, depth first ("group/name"), blank padded.
-  subroutine colfile_list(f, names, stat, errmsg)
-    type(colfile_file), intent(in) :: f
-    character(len=:), allocatable, intent(out) :: names(:)
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    type(cf_error_t) :: err
-    type(c_ptr) :: list
-    integer(c_int64_t) :: count
-    call cf_finish_names(cf_file_list(f%ptr, list, count, err), list, count, err, names, stat, errmsg)
-  end subroutine colfile_list
-
   ! Remove the column or group `name` and everything below it.
   subroutine colfile_remove(f, name, stat, errmsg)
     type(colfile_file), intent(in) :: f
@@ -164,19 +130,6 @@ contains
     call cf_finish(cf_column_open(c%ptr, f%ptr, f_c_string(name), err), err, stat, errmsg)
   end subroutine colfile_column_open
 
-  ! Commit and release the column (the handle is released on failure too).
-  subroutine colfile_column_close(c, stat, errmsg)
-    type(colfile_column), intent(inout) :: c
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    type(cf_error_t) :: err
-    integer(c_int) :: rc
-    rc = 0
-    if (c_associated(c%ptr)) rc = cf_column_close(c%ptr, err)
-    c%ptr = c_null_ptr
-    call cf_finish(rc, err, stat, errmsg)
-  end subroutine colfile_column_close
-
   subroutine colfile_column_flush(c, stat, errmsg)
     type(colfile_column), intent(inout) :: c
     integer, intent(out), optional :: stat
@@ -184,48 +137,6 @@ contains
     type(cf_error_t) :: err
     call cf_finish(cf_column_flush(c%ptr, err), err, stat, errmsg)
   end subroutine colfile_column_flush
-
-  logical function colfile_column_is_open(c)
-    type(colfile_column), intent(in) :: c
-    colfile_column_is_open = c_associated(c%ptr)
-  end function colfile_column_is_open
-
-  ! Accessors: on a handle that is not open, -1 (numbers) or '' (strings).
-
-  ! Rows of the column.
-  integer(c_int64_t) function colfile_size(c)
-    type(colfile_column), intent(in) :: c
-    colfile_size = -1
-    if (c_associated(c%ptr)) colfile_size = cf_column_size(c%ptr)
-  end function colfile_size
-
-  ! Elements per row.
-  integer(c_int64_t) function colfile_nmemb(c)
-    type(colfile_column), intent(in) :: c
-    colfile_nmemb = -1
-    if (c_associated(c%ptr)) colfile_nmemb = cf_column_nmemb(c%ptr)
-  end function colfile_nmemb
-
-  integer(c_int64_t) function colfile_nfile(c)
-    type(colfile_column), intent(in) :: c
-    colfile_nfile = -1
-    if (c_associated(c%ptr)) colfile_nfile = cf_column_nfile(c%ptr)
-  end function colfile_nfile
-
-  ! The normalised dtype ("<f8").
-  function colfile_dtype(c) result(r)
-    type(colfile_column), intent(in) :: c
-    character(len=:), allocatable :: r
-    r = ''
-    if (c_associated(c%ptr)) r = c_f_string(cf_column_dtype(c%ptr))
-  end function colfile_dtype
-
-  function colfile_name(c) result(r)
-    type(colfile_column), intent(in) :: c
-    character(len=:), allocatable :: r
-    r = ''
-    if (c_associated(c%ptr)) r = c_f_string(cf_column_name(c%ptr))
-  end function colfile_name
 
   ! ----------------------------------------------------------- Row ranges
 
@@ -383,17 +294,6 @@ contains
     call cf_finish(rc, err, stat, errmsg)
   end subroutine attr_get_str
 
-  subroutine colfile_attr_names(c, names, stat, errmsg)
-    type(colfile_column), intent(inout) :: c
-    character(len=:), allocatable, intent(out) :: names(:)
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    type(cf_error_t) :: err
-    type(c_ptr) :: list
-    integer(c_int64_t) :: count
-    call cf_finish_names(cf_column_attr_names(c%ptr, list, count, err), list, count, err, names, stat, errmsg)
-  end subroutine colfile_attr_names
-
   subroutine colfile_attr_delete(c, name, stat, errmsg)
     type(colfile_column), intent(inout) :: c
     character(len=*), intent(in) :: name
@@ -402,5 +302,8 @@ contains
     type(cf_error_t) :: err
     call cf_finish(cf_column_attr_delete(c%ptr, f_c_string(name), err), err, stat, errmsg)
   end subroutine colfile_attr_delete
+
+  ! Accessors, releases and lists of names (fortran/gen_wrap.py).
+  include 'colfile_wrap.inc'
 
 end module colfile

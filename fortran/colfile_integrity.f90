@@ -39,20 +39,6 @@ module colfile_integrity
 
 contains
 
-  ! Rows per statistics chunk (chunks restart at every blob; 0 for a
-  ! column without data), and the chunks of the column; -1 if not open.
-  integer(c_int64_t) function colfile_chunk_rows(c)
-    type(colfile_column), intent(in) :: c
-    colfile_chunk_rows = -1
-    if (c_associated(c%ptr)) colfile_chunk_rows = cf_column_chunk_rows(c%ptr)
-  end function colfile_chunk_rows
-
-  integer(c_int64_t) function colfile_chunk_count(c)
-    type(colfile_column), intent(in) :: c
-    colfile_chunk_count = -1
-    if (c_associated(c%ptr)) colfile_chunk_count = cf_column_chunk_count(c%ptr)
-  end function colfile_chunk_count
-
   ! Statistics of chunk k (0 .. colfile_chunk_count - 1) for vector
   ! component `component` (0 .. nmemb - 1; default 0).
   subroutine colfile_chunk_stats(c, k, st, component, stat, errmsg)
@@ -215,5 +201,8 @@ contains
     if (.not. cf_is_open(r%ptr, 'the stream is not open', stat, errmsg)) return
     call cf_finish(cf_stream_check_chunk(r%ptr, task, block, err), err, stat, errmsg)
   end subroutine colfile_stream_check_chunk
+
+  ! Accessors, releases and lists of names (fortran/gen_wrap.py).
+  include 'colfile_integrity_wrap.inc'
 
 end module colfile_integrity

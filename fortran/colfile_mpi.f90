@@ -101,18 +101,6 @@ contains
     call cf_finish(cf_f_mpi_file_open(f%ptr, int(comm, c_int), f_c_string(path), fl, err), err, stat, errmsg)
   end subroutine colfile_mpi_open
 
-  subroutine colfile_mpi_list(f, comm, names, stat, errmsg)
-    type(colfile_file), intent(in) :: f
-    integer, intent(in) :: comm
-    character(len=:), allocatable, intent(out) :: names(:)
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    type(cf_error_t) :: err
-    type(c_ptr) :: list
-    integer(c_int64_t) :: count
-    call cf_finish_names(cf_f_mpi_file_list(f%ptr, int(comm, c_int), list, count, err), list, count, err, names, stat, errmsg)
-  end subroutine colfile_mpi_list
-
   ! Create column `name` with local_rows rows from this rank (the size is
   ! their sum); first_row gets this rank's first row.
   subroutine colfile_mpi_column_create(c, f, comm, name, dtype, local_rows, nmemb, first_row, options, &
@@ -513,15 +501,6 @@ contains
     call cf_finish(rc, err, stat, errmsg)
   end subroutine colfile_mpi_stream_close
 
-  ! Release the stream without committing (collective): it stays at its
-  ! last commit, absent if never committed.
-  subroutine colfile_mpi_stream_discard(s)
-    type(colfile_stream), intent(inout) :: s
-    if (c_associated(s%mpi)) call cf_mpi_stream_discard(s%mpi)
-    s%mpi = c_null_ptr
-    s%task = c_null_ptr
-  end subroutine colfile_mpi_stream_discard
-
   integer(c_int64_t) function opt_i64(v)
     integer(c_int64_t), intent(in), optional :: v
     opt_i64 = 0
@@ -565,5 +544,8 @@ contains
     call cf_finish(cf_f_mpi_column_attr_set(c%ptr, int(comm, c_int), f_c_string(name), f_c_string('a1'), &
       int(max(n, 1), c_int64_t), c_loc(bytes), err), err, stat, errmsg)
   end subroutine mpi_attr_set_str
+
+  ! Accessors, releases and lists of names (fortran/gen_wrap.py).
+  include 'colfile_mpi_wrap.inc'
 
 end module colfile_mpi

@@ -164,30 +164,6 @@ contains
     call cf_finish(cf_stream_flush(w%ptr, err), err, stat, errmsg)
   end subroutine colfile_stream_flush
 
-  ! Commit, then release the writer and its tasks (also on failure).
-  subroutine writer_close(w, stat, errmsg)
-    type(colfile_stream_writer), intent(inout) :: w
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    type(cf_error_t) :: err
-    integer(c_int) :: rc
-    if (.not. c_associated(w%ptr)) then
-      call cf_no_error(stat)
-      return
-    end if
-    rc = cf_stream_close(w%ptr, err)
-    w%ptr = c_null_ptr
-    call cf_finish(rc, err, stat, errmsg)
-  end subroutine writer_close
-
-  ! Release the writer without committing: the stream stays at its last
-  ! commit (absent if never committed).
-  subroutine colfile_stream_discard(w)
-    type(colfile_stream_writer), intent(inout) :: w
-    if (c_associated(w%ptr)) call cf_stream_discard(w%ptr)
-    w%ptr = c_null_ptr
-  end subroutine colfile_stream_discard
-
   integer(c_int64_t) function opt(v, default)
     integer(c_int64_t), intent(in), optional :: v
     integer(c_int64_t), intent(in) :: default
@@ -219,82 +195,12 @@ contains
     call cf_finish(rc, err, stat, errmsg)
   end subroutine colfile_stream_open
 
-  subroutine reader_close(r, stat, errmsg)
-    type(colfile_stream_reader), intent(inout) :: r
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    if (c_associated(r%ptr)) call cf_stream_reader_close(r%ptr)
-    r%ptr = c_null_ptr
-    call cf_no_error(stat)
-  end subroutine reader_close
-
-  logical function colfile_stream_is_open(r)
-    type(colfile_stream_reader), intent(in) :: r
-    colfile_stream_is_open = c_associated(r%ptr)
-  end function colfile_stream_is_open
-
-  ! The streams of File f, sorted, blank padded.
-  subroutine colfile_stream_list(f, names, stat, errmsg)
-    type(colfile_file), intent(in) :: f
-    character(len=:), allocatable, intent(out) :: names(:)
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    type(cf_error_t) :: err
-    type(c_ptr) :: list
-    integer(c_int64_t) :: count
-    call cf_finish_names(cf_file_list_streams(f%ptr, list, count, err), list, count, err, names, stat, errmsg)
-  end subroutine colfile_stream_list
-
-  ! Accessors of a reader: on one that is not open, -1 or ''.
-
-  ! Rows of the global view (every task's).
-  integer(c_int64_t) function colfile_stream_size(r)
-    type(colfile_stream_reader), intent(in) :: r
-    colfile_stream_size = -1
-    if (c_associated(r%ptr)) colfile_stream_size = cf_stream_size(r%ptr)
-  end function colfile_stream_size
-
-  integer(c_int64_t) function colfile_stream_ntasks(r)
-    type(colfile_stream_reader), intent(in) :: r
-    colfile_stream_ntasks = -1
-    if (c_associated(r%ptr)) colfile_stream_ntasks = r%ntasks
-  end function colfile_stream_ntasks
-
-  ! Committed rows of task `task` (0 .. ntasks-1), and its first row in the
-  ! global view; -1 for a task out of range.
-  integer(c_int64_t) function colfile_stream_task_size(r, task)
-    type(colfile_stream_reader), intent(in) :: r
-    integer(c_int64_t), intent(in) :: task
-    colfile_stream_task_size = -1
-    if (c_associated(r%ptr)) colfile_stream_task_size = cf_stream_task_size(r%ptr, task)
-  end function colfile_stream_task_size
-
-  integer(c_int64_t) function colfile_stream_task_start(r, task)
-    type(colfile_stream_reader), intent(in) :: r
-    integer(c_int64_t), intent(in) :: task
-    colfile_stream_task_start = -1
-    if (c_associated(r%ptr)) colfile_stream_task_start = cf_stream_task_start(r%ptr, task)
-  end function colfile_stream_task_start
-
   ! The stream's dtype ("<f8", or "raw") and elements per row.
   function colfile_stream_dtype(r) result(d)
     type(colfile_stream_reader), intent(in) :: r
     character(len=:), allocatable :: d
     d = trim(r%dtype)
   end function colfile_stream_dtype
-
-  integer(c_int64_t) function colfile_stream_nmemb(r)
-    type(colfile_stream_reader), intent(in) :: r
-    colfile_stream_nmemb = -1
-    if (c_associated(r%ptr)) colfile_stream_nmemb = r%nmemb
-  end function colfile_stream_nmemb
-
-  ! Rows appended to this task so far (committed or not); -1 if not open.
-  integer(c_int64_t) function colfile_stream_rows(s)
-    type(colfile_stream), intent(in) :: s
-    colfile_stream_rows = -1
-    if (c_associated(s%task)) colfile_stream_rows = cf_stream_task_rows(s%task)
-  end function colfile_stream_rows
 
   ! ---------------------------------------------------------- Transfers
 
@@ -446,5 +352,8 @@ contains
   end function i64s
 
   include 'colfile_stream_rw.inc'
+
+  ! Accessors, releases and lists of names (fortran/gen_wrap.py).
+  include 'colfile_streams_wrap.inc'
 
 end module colfile_streams

@@ -6,14 +6,17 @@ colfile_mpi), attribute setters and getters in colfile_attr.inc and
 colfile_mpi_attr.inc, the writes of a snapshot in colfile_mpi_many.inc,
 stream appends and reads in colfile_stream_rw.inc
 (module colfile_streams), with their interface lists in *_generic.inc,
-and the bind(c) interfaces of every module in <module>_bind.inc (from the
-prototypes in gen_bind.py).  Run after changing this file or gen_bind.py;
+the bind(c) interfaces of every module in <module>_bind.inc (from the
+prototypes in gen_bind.py) and its thin accessors, releases and lists in
+<module>_wrap.inc (from the tables in gen_wrap.py).  Run after changing
+this file, gen_bind.py or gen_wrap.py;
 the files are committed, so building needs no Python.  `--check` fails if
 they differ."""
 import os
 import sys
 
 from gen_bind import bind_files
+from gen_wrap import wrap_files
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -270,6 +273,7 @@ def main():
              "colfile_stream_generic.inc": sg, "colfile_stream_rw.inc": sp,
              "colfile_mpi_many_generic.inc": wg, "colfile_mpi_many.inc": wp}
     files.update(bind_files(HEADER))
+    files.update(wrap_files(HEADER))
     check = "--check" in sys.argv
     stale = []
     for name, text in files.items():
