@@ -85,16 +85,6 @@ contains
     call colfile_open(f, path, ior(COLFILE_OPEN_WRITE, COLFILE_OPEN_CREATE), stat, errmsg)
   end subroutine colfile_create
 
-  ! Remove the column or group `name` and everything below it.
-  subroutine colfile_remove(f, name, stat, errmsg)
-    type(colfile_file), intent(in) :: f
-    character(len=*), intent(in) :: name
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    type(cf_error_t) :: err
-    call cf_finish(cf_file_remove_group(f%ptr, f_c_string(name), err), err, stat, errmsg)
-  end subroutine colfile_remove
-
   ! -------------------------------------------------------------- Columns
 
   ! Create (or replace) column `name` ("group/name" makes the groups) of
@@ -117,26 +107,6 @@ contains
     call cf_finish(cf_column_create(c%ptr, f%ptr, f_c_string(name), f_c_string(dtype), nm, size, nf, err), &
       err, stat, errmsg)
   end subroutine colfile_column_create
-
-  ! Open column `name`, or "." / "group/." for the attributes of the File
-  ! or of a group.  Writable if the File is.
-  subroutine colfile_column_open(c, f, name, stat, errmsg)
-    type(colfile_column), intent(out) :: c
-    type(colfile_file), intent(in) :: f
-    character(len=*), intent(in) :: name
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    type(cf_error_t) :: err
-    call cf_finish(cf_column_open(c%ptr, f%ptr, f_c_string(name), err), err, stat, errmsg)
-  end subroutine colfile_column_open
-
-  subroutine colfile_column_flush(c, stat, errmsg)
-    type(colfile_column), intent(inout) :: c
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    type(cf_error_t) :: err
-    call cf_finish(cf_column_flush(c%ptr, err), err, stat, errmsg)
-  end subroutine colfile_column_flush
 
   ! ----------------------------------------------------------- Row ranges
 
@@ -202,30 +172,6 @@ contains
 
   ! ----------------------------------------------------------- Attributes
 
-  subroutine attr_set_raw(c, name, dtype, n, p, stat, errmsg)
-    type(colfile_column), intent(inout) :: c
-    character(len=*), intent(in) :: name, dtype
-    integer(c_int64_t), intent(in) :: n
-    type(c_ptr), intent(in) :: p
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    type(cf_error_t) :: err
-    call cf_finish(cf_column_attr_set(c%ptr, f_c_string(name), f_c_string(dtype), n, p, err), &
-      err, stat, errmsg)
-  end subroutine attr_set_raw
-
-  ! A string attribute (stored as Python stores a str); trailing blanks
-  ! are dropped.
-  subroutine attr_set_str(c, name, value, stat, errmsg)
-    type(colfile_column), intent(inout) :: c
-    character(len=*), intent(in) :: name, value
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    type(cf_error_t) :: err
-    call cf_finish(cf_column_attr_set_string(c%ptr, f_c_string(name), f_c_string(value), err), &
-      err, stat, errmsg)
-  end subroutine attr_set_str
-
   ! Elements of attribute `name` (0 with stat /= 0 if absent).
   integer(c_int64_t) function colfile_attr_count(c, name, stat, errmsg)
     type(colfile_column), intent(inout) :: c
@@ -240,20 +186,6 @@ contains
     if (rc /= 0) colfile_attr_count = 0
     call cf_finish(rc, err, stat, errmsg)
   end function colfile_attr_count
-
-  ! Read attribute `name` converted to `dtype` into n elements at p; with
-  ! exact, it must have exactly n elements.
-  subroutine attr_get_raw(c, name, dtype, n, p, stat, errmsg)
-    type(colfile_column), intent(inout) :: c
-    character(len=*), intent(in) :: name, dtype
-    integer(c_int64_t), intent(in) :: n
-    type(c_ptr), intent(in) :: p
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    type(cf_error_t) :: err
-    call cf_finish(cf_column_attr_get_as(c%ptr, f_c_string(name), f_c_string(dtype), p, n, c_null_ptr, err), &
-      err, stat, errmsg)
-  end subroutine attr_get_raw
 
   include 'colfile_attr.inc'
 
@@ -293,15 +225,6 @@ contains
     end if
     call cf_finish(rc, err, stat, errmsg)
   end subroutine attr_get_str
-
-  subroutine colfile_attr_delete(c, name, stat, errmsg)
-    type(colfile_column), intent(inout) :: c
-    character(len=*), intent(in) :: name
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    type(cf_error_t) :: err
-    call cf_finish(cf_column_attr_delete(c%ptr, f_c_string(name), err), err, stat, errmsg)
-  end subroutine colfile_attr_delete
 
   ! Accessors, releases and lists of names (fortran/gen_wrap.py).
   include 'colfile_wrap.inc'

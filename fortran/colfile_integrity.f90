@@ -56,17 +56,6 @@ contains
     call cf_finish(cf_column_chunk_stats(c%ptr, k, j, st, err), err, stat, errmsg)
   end subroutine colfile_chunk_stats
 
-  ! Rows per chunk for a column just created, before anything is written.
-  subroutine colfile_set_chunk_rows(c, rows, stat, errmsg)
-    type(colfile_column), intent(inout) :: c
-    integer(c_int64_t), intent(in) :: rows
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    type(cf_error_t) :: err
-    if (.not. cf_is_open(c%ptr, 'the column is not open', stat, errmsg)) return
-    call cf_finish(cf_column_set_chunk_rows(c%ptr, rows, err), err, stat, errmsg)
-  end subroutine colfile_set_chunk_rows
-
   ! Statistics computed by this handle's writes (on by default).
   subroutine colfile_set_statistics(c, on)
     type(colfile_column), intent(inout) :: c
@@ -142,18 +131,6 @@ contains
     if (present(first_bad)) first_bad = bad
   end subroutine colfile_verify
 
-  ! Compute blob i's CRC32C and statistics from its bytes (a File written
-  ! by another tool, or stale statistics); committed by the next flush.
-  subroutine colfile_index_blob(c, i, stat, errmsg)
-    type(colfile_column), intent(inout) :: c
-    integer(c_int64_t), intent(in) :: i
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    type(cf_error_t) :: err
-    if (.not. cf_is_open(c%ptr, 'the column is not open', stat, errmsg)) return
-    call cf_finish(cf_column_index_blob(c%ptr, i, err), err, stat, errmsg)
-  end subroutine colfile_index_blob
-
   ! Make the column consistent with the data its blobs hold and commit
   ! (byte sums, CRC32C and statistics recomputed, bytes past the rows cut,
   ! stray blobs removed, the torn mark cleared); fixed gets the
@@ -188,19 +165,6 @@ contains
     if (present(component)) j = component
     call cf_finish(cf_stream_chunk_stats(r%ptr, task, block, j, st, err), err, stat, errmsg)
   end subroutine colfile_stream_chunk_stats
-
-  ! Compare the committed bytes of chunk `block` of task `task` with their
-  ! recorded CRC32C: stat COLFILE_ECHECKSUM, COLFILE_ESHORT or
-  ! COLFILE_ENOENT naming the file, task and chunk when they differ.
-  subroutine colfile_stream_check_chunk(r, task, block, stat, errmsg)
-    type(colfile_stream_reader), intent(in) :: r
-    integer(c_int64_t), intent(in) :: task, block
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    type(cf_error_t) :: err
-    if (.not. cf_is_open(r%ptr, 'the stream is not open', stat, errmsg)) return
-    call cf_finish(cf_stream_check_chunk(r%ptr, task, block, err), err, stat, errmsg)
-  end subroutine colfile_stream_check_chunk
 
   ! Accessors, releases and lists of names (fortran/gen_wrap.py).
   include 'colfile_integrity_wrap.inc'

@@ -125,17 +125,6 @@ contains
     if (present(first_row)) first_row = first
   end subroutine colfile_mpi_column_create
 
-  subroutine colfile_mpi_column_open(c, f, comm, name, stat, errmsg)
-    type(colfile_column), intent(out) :: c
-    type(colfile_file), intent(in) :: f
-    integer, intent(in) :: comm
-    character(len=*), intent(in) :: name
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    type(cf_error_t) :: err
-    call cf_finish(cf_f_mpi_column_open(c%ptr, f%ptr, int(comm, c_int), f_c_string(name), err), err, stat, errmsg)
-  end subroutine colfile_mpi_column_open
-
   ! Merge every rank's writes and commit once; the handles are released.
   subroutine colfile_mpi_column_close(c, comm, stat, errmsg)
     type(colfile_column), intent(inout) :: c
@@ -474,18 +463,6 @@ contains
     end if
   end subroutine stream_made
 
-  ! Commit what every rank has appended (collective over the stream's
-  ! communicator); the first commit makes the stream visible.  The stream
-  ! stays open: a checkpoint.
-  subroutine colfile_mpi_stream_flush(s, stat, errmsg)
-    type(colfile_stream), intent(inout) :: s
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    type(cf_error_t) :: err
-    if (.not. cf_is_open(s%mpi, 'the stream is not open for writing', stat, errmsg)) return
-    call cf_finish(cf_mpi_stream_flush(s%mpi, err), err, stat, errmsg)
-  end subroutine colfile_mpi_stream_flush
-
   ! Commit as colfile_mpi_stream_flush, then release the stream (also on
   ! failure).
   subroutine colfile_mpi_stream_close(s, stat, errmsg)
@@ -509,20 +486,6 @@ contains
 
   include 'colfile_mpi_rw.inc'
   include 'colfile_mpi_many.inc'
-
-  ! Attributes set collectively (rank 0's value is stored).
-  subroutine mpi_attr_raw(c, comm, name, dtype, n, p, stat, errmsg)
-    type(colfile_column), intent(inout) :: c
-    integer, intent(in) :: comm
-    character(len=*), intent(in) :: name, dtype
-    integer(c_int64_t), intent(in) :: n
-    type(c_ptr), intent(in) :: p
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    type(cf_error_t) :: err
-    call cf_finish(cf_f_mpi_column_attr_set(c%ptr, int(comm, c_int), f_c_string(name), f_c_string(dtype), &
-      n, p, err), err, stat, errmsg)
-  end subroutine mpi_attr_raw
 
   include 'colfile_mpi_attr.inc'
 

@@ -153,17 +153,6 @@ contains
     call cf_finish(rc, err, stat, errmsg)
   end subroutine colfile_stream_task
 
-  ! Commit what every task has appended; the first commit makes the stream
-  ! visible.  The stream stays open (a checkpoint).
-  subroutine colfile_stream_flush(w, stat, errmsg)
-    type(colfile_stream_writer), intent(inout) :: w
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    type(cf_error_t) :: err
-    if (.not. cf_is_open(w%ptr, 'the stream is not open for writing', stat, errmsg)) return
-    call cf_finish(cf_stream_flush(w%ptr, err), err, stat, errmsg)
-  end subroutine colfile_stream_flush
-
   integer(c_int64_t) function opt(v, default)
     integer(c_int64_t), intent(in), optional :: v
     integer(c_int64_t), intent(in) :: default

@@ -1,7 +1,8 @@
 """The thin procedures of the Fortran modules, one line of table each,
 written by gen_rw.py into <module>_wrap.inc: accessors of a handle (-1 or
-'' when it is not open), handles released, and lists of names.  What each
-does beyond its C call is written by hand in the module."""
+'' when it is not open), handles released, lists of names, and calls of
+one C function whose outcome is the procedure's.  What a procedure does
+beyond its C call is written by hand in the module."""
 
 HANDLES = {
     "f": "type(colfile_file)",
@@ -90,6 +91,72 @@ LISTS = {
         ("colfile_mpi_list", "f, comm", "cf_f_mpi_file_list(f%ptr, int(comm, c_int), list, count, err)", ""),
     ],
 }
+# One C call: (name, arguments (`:out`, `:inout`: the intent if not in),
+# the handle that must be open and the failure if not (or None), the C call
+# (err its error record), comment).
+NOT_OPEN_W = "the stream is not open for writing"
+CALLS = {
+    "colfile": [
+        ("colfile_remove", "f, name", None, "cf_file_remove_group(f%ptr, f_c_string(name), err)",
+         "Remove the column or group `name` and everything below it."),
+        ("colfile_column_open", "c:out, f, name", None, "cf_column_open(c%ptr, f%ptr, f_c_string(name), err)",
+         'Open column `name`, or "." / "group/." for the attributes of the File\n'
+         "or of a group.  Writable if the File is."),
+        ("colfile_column_flush", "c:inout", None, "cf_column_flush(c%ptr, err)", ""),
+        ("attr_set_raw", "c:inout, name, dtype, n, p", None,
+         "cf_column_attr_set(c%ptr, f_c_string(name), f_c_string(dtype), n, p, err)", ""),
+        ("attr_set_str", "c:inout, name, value", None,
+         "cf_column_attr_set_string(c%ptr, f_c_string(name), f_c_string(value), err)",
+         "A string attribute (stored as Python stores a str); trailing blanks\nare dropped."),
+        ("attr_get_raw", "c:inout, name, dtype, n, p", None,
+         "cf_column_attr_get_as(c%ptr, f_c_string(name), f_c_string(dtype), p, n, c_null_ptr, err)",
+         "Read attribute `name` converted to `dtype` into n elements at p; with\n"
+         "exact, it must have exactly n elements."),
+        ("colfile_attr_delete", "c:inout, name", None, "cf_column_attr_delete(c%ptr, f_c_string(name), err)", ""),
+    ],
+    "colfile_streams": [
+        ("colfile_stream_flush", "w:inout", ("w%ptr", NOT_OPEN_W), "cf_stream_flush(w%ptr, err)",
+         "Commit what every task has appended; the first commit makes the stream\n"
+         "visible.  The stream stays open (a checkpoint)."),
+    ],
+    "colfile_integrity": [
+        ("colfile_set_chunk_rows", "c:inout, rows", ("c%ptr", "the column is not open"),
+         "cf_column_set_chunk_rows(c%ptr, rows, err)",
+         "Rows per chunk for a column just created, before anything is written."),
+        ("colfile_index_blob", "c:inout, i", ("c%ptr", "the column is not open"), "cf_column_index_blob(c%ptr, i, err)",
+         "Compute blob i's CRC32C and statistics from its bytes (a File written\n"
+         "by another tool, or stale statistics); committed by the next flush."),
+        ("colfile_stream_check_chunk", "r, task, block", ("r%ptr", "the stream is not open"),
+         "cf_stream_check_chunk(r%ptr, task, block, err)",
+         "Compare the committed bytes of chunk `block` of task `task` with their\n"
+         "recorded CRC32C: stat COLFILE_ECHECKSUM, COLFILE_ESHORT or\n"
+         "COLFILE_ENOENT naming the file, task and chunk when they differ."),
+    ],
+    "colfile_mpi": [
+        ("colfile_mpi_column_open", "c:out, f, comm, name", None,
+         "cf_f_mpi_column_open(c%ptr, f%ptr, int(comm, c_int), f_c_string(name), err)", ""),
+        ("colfile_mpi_stream_flush", "s:inout", ("s%mpi", NOT_OPEN_W), "cf_mpi_stream_flush(s%mpi, err)",
+         "Commit what every rank has appended (collective over the stream's\n"
+         "communicator); the first commit makes the stream visible.  The stream\n"
+         "stays open: a checkpoint."),
+        ("mpi_attr_raw", "c:inout, comm, name, dtype, n, p", None,
+         "cf_f_mpi_column_attr_set(c%ptr, int(comm, c_int), f_c_string(name), f_c_string(dtype), n, p, err)",
+         "Attributes set collectively (rank 0's value is stored)."),
+    ],
+}
+# Arguments other than handles.
+ARGS = {
+    "name": "character(len=*), intent(in)",
+    "dtype": "character(len=*), intent(in)",
+    "value": "character(len=*), intent(in)",
+    "comm": "integer, intent(in)",
+    "task": "integer(c_int64_t), intent(in)",
+    "block": "integer(c_int64_t), intent(in)",
+    "rows": "integer(c_int64_t), intent(in)",
+    "i": "integer(c_int64_t), intent(in)",
+    "n": "integer(c_int64_t), intent(in)",
+    "p": "type(c_ptr), intent(in)",
+}
 # Intents of the handles where they are not intent(in).
 INOUT = {"colfile_attr_names", "colfile_close", "colfile_column_close", "writer_close",
          "colfile_stream_discard", "reader_close", "colfile_mpi_stream_discard"}
@@ -102,14 +169,24 @@ def comment(text):
 def arg_decls(name, args):
     out = []
     for a in args.split(", "):
+        a, _, intent = a.partition(":")
         if a in HANDLES:
-            intent = "inout" if name in INOUT else "in"
+            intent = intent or ("inout" if name in INOUT else "in")
             out.append(f"  {HANDLES[a]}, intent({intent}) :: {a}")
-        elif a == "task":
-            out.append("  integer(c_int64_t), intent(in) :: task")
-        elif a == "comm":
-            out.append("  integer, intent(in) :: comm")
+        else:
+            out.append(f"  {ARGS[a]} :: {a}")
     return out
+
+
+def call(name, args, need, c_call, note):
+    body = [f"subroutine {name}({', '.join(a.partition(':')[0] for a in args.split(', '))}, stat, errmsg)",
+            *arg_decls(name, args), *STAT_ARGS, "  type(cf_error_t) :: err"]
+    if need:
+        body.append(f"  if (.not. cf_is_open({need[0]}, '{need[1]}', stat, errmsg)) return")
+    line = f"  call cf_finish({c_call}, err, stat, errmsg)"
+    if len(line) > 110:
+        line = f"  call cf_finish({c_call}, &\n    err, stat, errmsg)"
+    return comment(note) + body + [line, f"end subroutine {name}"]
 
 
 def accessor(name, args, ptr, kind, value, note):
@@ -160,5 +237,6 @@ def wrap_files(header):
         procs = [accessor(*a) for a in ACCESSORS.get(module, [])]
         procs += [release(*r) for r in RELEASES.get(module, [])]
         procs += [names_list(*n) for n in LISTS.get(module, [])]
+        procs += [call(*c) for c in CALLS.get(module, [])]
         files[f"{module}_wrap.inc"] = header + "\n".join("\n".join(p) + "\n" for p in procs)
     return files
