@@ -99,13 +99,8 @@ contains
     integer, intent(out), optional :: stat
     character(len=*), intent(inout), optional :: errmsg
     type(cf_error_t) :: err
-    integer(c_int64_t) :: nm, nf
-    nm = 1
-    nf = 1
-    if (present(nmemb)) nm = nmemb
-    if (present(nfile)) nf = nfile
-    call cf_finish(cf_column_create(c%ptr, f%ptr, f_c_string(name), f_c_string(dtype), nm, size, nf, err), &
-      err, stat, errmsg)
+    call cf_finish(cf_column_create(c%ptr, f%ptr, f_c_string(name), f_c_string(dtype), cf_opt(nmemb, 1_c_int64_t), &
+      size, cf_opt(nfile, 1_c_int64_t), err), err, stat, errmsg)
   end subroutine colfile_column_create
 
   ! ----------------------------------------------------------- Row ranges

@@ -37,7 +37,7 @@ module colfile_c
     COLFILE_ENOTFILE = -14, COLFILE_EKIND = -15, COLFILE_ETORN = -16, COLFILE_EBUSY = -17, &
     COLFILE_EREPLACED = -18
 
-  public :: f_c_string, c_f_string, c_f_names, cf_finish, cf_finish_names, cf_fail, cf_no_error, cf_is_open
+  public :: f_c_string, c_f_string, c_f_names, cf_finish, cf_finish_names, cf_fail, cf_no_error, cf_is_open, cf_opt
   public :: cf_column_dtype, cf_column_nmemb, cf_column_nfile
   public :: int_dtype, int_dtype_for, str_dtype, rw_layout, strings_to_c, strings_from_c
   public :: rw_begin, rw_refused, rw_end
@@ -181,6 +181,14 @@ contains
     integer, intent(out), optional :: stat
     if (present(stat)) stat = 0
   end subroutine cf_no_error
+
+  ! v if present, else the default.
+  integer(c_int64_t) function cf_opt(v, default)
+    integer(c_int64_t), intent(in), optional :: v
+    integer(c_int64_t), intent(in) :: default
+    cf_opt = default
+    if (present(v)) cf_opt = v
+  end function cf_opt
 
   function itoa(i) result(r)
     integer, intent(in) :: i

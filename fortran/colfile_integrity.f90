@@ -49,11 +49,8 @@ contains
     integer, intent(out), optional :: stat
     character(len=*), intent(inout), optional :: errmsg
     type(cf_error_t) :: err
-    integer(c_int64_t) :: j
     if (.not. cf_is_open(c%ptr, 'the column is not open', stat, errmsg)) return
-    j = 0
-    if (present(component)) j = component
-    call cf_finish(cf_column_chunk_stats(c%ptr, k, j, st, err), err, stat, errmsg)
+    call cf_finish(cf_column_chunk_stats(c%ptr, k, cf_opt(component, 0_c_int64_t), st, err), err, stat, errmsg)
   end subroutine colfile_chunk_stats
 
   ! Statistics computed by this handle's writes (on by default).
@@ -159,11 +156,9 @@ contains
     integer, intent(out), optional :: stat
     character(len=*), intent(inout), optional :: errmsg
     type(cf_error_t) :: err
-    integer(c_int64_t) :: j
     if (.not. cf_is_open(r%ptr, 'the stream is not open', stat, errmsg)) return
-    j = 0
-    if (present(component)) j = component
-    call cf_finish(cf_stream_chunk_stats(r%ptr, task, block, j, st, err), err, stat, errmsg)
+    call cf_finish(cf_stream_chunk_stats(r%ptr, task, block, cf_opt(component, 0_c_int64_t), st, err), &
+      err, stat, errmsg)
   end subroutine colfile_stream_chunk_stats
 
   ! Accessors, releases and lists of names (fortran/gen_wrap.py).

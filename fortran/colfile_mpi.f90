@@ -116,12 +116,10 @@ contains
     integer, intent(out), optional :: stat
     character(len=*), intent(inout), optional :: errmsg
     type(cf_error_t) :: err
-    integer(c_int64_t) :: nm, first
-    nm = 1
-    if (present(nmemb)) nm = nmemb
+    integer(c_int64_t) :: first
     first = 0
     call cf_finish(cf_f_mpi_column_create(c%ptr, f%ptr, int(comm, c_int), f_c_string(name), f_c_string(dtype), &
-      nm, local_rows, opt_ptr(options), first, err), err, stat, errmsg)
+      cf_opt(nmemb, 1_c_int64_t), local_rows, opt_ptr(options), first, err), err, stat, errmsg)
     if (present(first_row)) first_row = first
   end subroutine colfile_mpi_column_create
 
@@ -423,10 +421,9 @@ contains
     type(cf_error_t) :: err
     character(kind=c_char) :: dt(16)
     integer(c_int) :: rc
-    s%nmemb = 1
-    if (present(nmemb)) s%nmemb = nmemb
+    s%nmemb = cf_opt(nmemb, 1_c_int64_t)
     rc = cf_f_mpi_stream_create(s%mpi, s%task, dt, f%ptr, int(comm, c_int), f_c_string(name), f_c_string(dtype), &
-      s%nmemb, opt_i64(files), opt_i64(chunk), opt_i64(align), err)
+      s%nmemb, cf_opt(files, 0_c_int64_t), cf_opt(chunk, 0_c_int64_t), cf_opt(align, 0_c_int64_t), err)
     call stream_made(s, rc, dt, name)
     call cf_finish(rc, err, stat, errmsg)
   end subroutine colfile_mpi_stream_create
@@ -477,12 +474,6 @@ contains
     s%task = c_null_ptr
     call cf_finish(rc, err, stat, errmsg)
   end subroutine colfile_mpi_stream_close
-
-  integer(c_int64_t) function opt_i64(v)
-    integer(c_int64_t), intent(in), optional :: v
-    opt_i64 = 0
-    if (present(v)) opt_i64 = v
-  end function opt_i64
 
   include 'colfile_mpi_rw.inc'
   include 'colfile_mpi_many.inc'

@@ -92,13 +92,11 @@ contains
     character(len=*), intent(inout), optional :: errmsg
     type(cf_error_t) :: err
     type(cf_stream_layout_t) :: layout
-    integer(c_int64_t) :: nm
     integer(c_int) :: rc
-    nm = 1
-    if (present(nmemb)) nm = nmemb
-    rc = cf_stream_layout_choose(layout, f%ptr, opt(tasks, 1_c_int64_t), opt(files, 0_c_int64_t), &
-      opt(chunk, 0_c_int64_t), opt(align, 0_c_int64_t), err)
-    if (rc == 0) rc = cf_stream_create(w%ptr, f%ptr, f_c_string(name), f_c_string(dtype), nm, layout, err)
+    rc = cf_stream_layout_choose(layout, f%ptr, cf_opt(tasks, 1_c_int64_t), cf_opt(files, 0_c_int64_t), &
+      cf_opt(chunk, 0_c_int64_t), cf_opt(align, 0_c_int64_t), err)
+    if (rc == 0) rc = cf_stream_create(w%ptr, f%ptr, f_c_string(name), f_c_string(dtype), cf_opt(nmemb, 1_c_int64_t), &
+      layout, err)
     call writer_made(w, rc, name)
     call cf_finish(rc, err, stat, errmsg)
   end subroutine colfile_stream_create
@@ -152,13 +150,6 @@ contains
     s%name = w%name
     call cf_finish(rc, err, stat, errmsg)
   end subroutine colfile_stream_task
-
-  integer(c_int64_t) function opt(v, default)
-    integer(c_int64_t), intent(in), optional :: v
-    integer(c_int64_t), intent(in) :: default
-    opt = default
-    if (present(v)) opt = v
-  end function opt
 
   ! ------------------------------------------------------------ Reading
 
