@@ -7,6 +7,7 @@
 program test_fortran_stream_serial
   use, intrinsic :: iso_c_binding
   use colfile
+  use colfile_test_check
   implicit none
   character(len=4096) :: dir
   type(colfile_file) :: f
@@ -24,15 +25,6 @@ program test_fortran_stream_serial
   print '(a)', 'test_fortran_stream_serial: ok'
 
 contains
-
-  subroutine check(cond, what)
-    logical, intent(in) :: cond
-    character(len=*), intent(in) :: what
-    if (.not. cond) then
-      print '(a)', 'FAILED: ' // what
-      error stop 1
-    end if
-  end subroutine check
 
   subroutine make_rows(t, k0, n, pos, id, tag)
     integer(c_int64_t), intent(in) :: t, k0, n
