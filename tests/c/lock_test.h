@@ -4,6 +4,7 @@
 #define CF_LOCK_TEST_H
 
 #include <dirent.h>
+#include <stdarg.h>
 #include <sys/stat.h>
 
 #include "harness.h"
@@ -62,6 +63,24 @@ static cf_column *written_in_place(cf_file *f, const char *name, int64_t v)
     CHECK_OK(cf_column_open(&c, f, name, &err), &err);
     if (c) CHECK_OK(cf_column_write(c, 0, 1, &v, NULL, 8, 8, &err), &err);
     return c;
+}
+
+/* The File of the next test (<test dir>/<root>) opened, with the columns
+ * of the NULL-terminated list after root made and committed; NULL (a
+ * failed check) if it cannot be opened. */
+#if defined(__GNUC__)
+__attribute__((unused))
+#endif
+static cf_file *file_with(const char *root, ...)
+{
+    use_root(root);
+    cf_file *f = open_file(0);
+    if (!f) return NULL;
+    va_list ap;
+    va_start(ap, root);
+    for (const char *name; (name = va_arg(ap, const char *)) != NULL;) made(f, name);
+    va_end(ap);
+    return f;
 }
 
 /* Lock files (".colfile-lock*") in directory rel of g_root. */

@@ -152,12 +152,9 @@ static void end_holder(holder h)
 
 static void test_rm_refused_while_another_process_writes(void)
 {
-    use_root("f");
     cf_error err;
-    cf_file *f = open_file(0);
+    cf_file *f = file_with("f", "x", "g/y", NULL);
     if (!f) return;
-    made(f, "x");
-    made(f, "g/y");
     holder hd = fork_holder("g/y");
     CHECK_FAILS(cf_file_remove(f, "g/y", &err), CF_EBUSY, &err, "g/y");
     CHECK(strstr(err.message, ".colfile-lock") != NULL);
@@ -201,12 +198,9 @@ static void test_rm_refused_while_this_process_writes(void)
  * another process. */
 static void test_truncate_refused_while_a_writer_holds_a_lock(void)
 {
-    use_root("f");
     cf_error err;
-    cf_file *f = open_file(0);
+    cf_file *f = file_with("f", "x", "g/h/y", NULL);
     if (!f) return;
-    made(f, "x");
-    made(f, "g/h/y");
     cf_file_close(f);
     holder hd = fork_holder("g/h/y");
     cf_file *t = NULL;
@@ -239,9 +233,8 @@ static void test_truncate_refused_while_a_writer_holds_a_lock(void)
  * stays. */
 static void test_rm_keeps_sub_columns_and_foreign_files(void)
 {
-    use_root("f");
     cf_error err;
-    cf_file *f = open_file(0);
+    cf_file *f = file_with("f", NULL);
     if (!f) return;
     /* bigfile may leave a column below another; colfile's create refuses
      * to make one, so a's files are moved in beside a/b */
@@ -346,9 +339,8 @@ static void test_a_killed_truncation_leaves_columns_whole_or_absent(void) { kill
  * group's attributes and foreign files in it stay. */
 static void test_repair_removes_blobs_without_a_header(void)
 {
-    use_root("f");
     cf_error err;
-    cf_file *f = open_file(0);
+    cf_file *f = file_with("f", NULL);
     if (!f) return;
     make_blobs(f, "g/c", 5);
     make_blobs(f, "d", 5);
@@ -387,9 +379,8 @@ static void test_repair_removes_blobs_without_a_header(void)
  * remover still holds the lock is not. */
 static void test_repair_removes_trash_of_a_dead_remover_only(void)
 {
-    use_root("f");
     cf_error err;
-    cf_file *f = open_file(0);
+    cf_file *f = file_with("f", NULL);
     if (!f) return;
     char p[4400];
     snprintf(p, sizeof p, "%s/.colfile-trash.x.1.0badf00d", g_root);
@@ -420,9 +411,8 @@ static void test_repair_removes_trash_of_a_dead_remover_only(void)
  * not.  The block's lock also keeps truncation out. */
 static void test_repair_removes_attribute_temporaries_of_dead_writers_only(void)
 {
-    use_root("f");
     cf_error err;
-    cf_file *f = open_file(0);
+    cf_file *f = file_with("f", NULL);
     if (!f) return;
     make_blobs(f, "x", 1);
     char p[4400];

@@ -36,12 +36,9 @@ static int listed(cf_file *f, const char *name)
 
 static void test_rename_within_and_across_groups(void)
 {
-    use_root("f");
     cf_error err;
-    cf_file *f = open_file(0);
+    cf_file *f = file_with("f", "x", "g/y", NULL);
     if (!f) return;
-    made(f, "x");
-    made(f, "g/y");
     CHECK(listed(f, "x")); /* the catalog has seen x */
     CHECK_OK(cf_file_rename(f, "x", "z", &err), &err);
     CHECK(!exists("x") && exists("z/header"));
@@ -60,13 +57,9 @@ static void test_rename_within_and_across_groups(void)
 
 static void test_rename_refusals_change_nothing(void)
 {
-    use_root("f");
     cf_error err;
-    cf_file *f = open_file(0);
+    cf_file *f = file_with("f", "x", "y", "g/h", NULL);
     if (!f) return;
-    made(f, "x");
-    made(f, "y");
-    made(f, "g/h");
     CHECK_FAILS(cf_file_rename(f, "x", "y", &err), CF_EEXIST, &err, "'y' already exists");
     CHECK_FAILS(cf_file_rename(f, "x", "g", &err), CF_EEXIST, &err, "'g' already exists");
     CHECK_FAILS(cf_file_rename(f, "nope", "w", &err), CF_ENOENT, &err, "no column 'nope'");

@@ -9,12 +9,9 @@
 
 static void test_removals_respect_lock_files_of_their_own(void)
 {
-    use_root("F");
     cf_error err;
-    cf_file *f = open_file(0);
+    cf_file *f = file_with("F", "a", "g/h/b", NULL);
     if (!f) return;
-    made(f, "a");
-    made(f, "g/h/b");
     cf_file_close(f);
     /* another handle writes g/h/b in place: it holds g/h/.colfile-lock.b */
     cf_file *w = open_file(0), *r = open_file(0);

@@ -6,11 +6,9 @@
 
 static void test_rename_respects_lock_files_of_their_own(void)
 {
-    use_root("F");
     cf_error err;
-    cf_file *f = open_file(0);
+    cf_file *f = file_with("F", "a", NULL);
     if (!f) return;
-    made(f, "a");
     cf_file_close(f);
     cf_file *w = open_file(0), *r = open_file(0);
     if (!w || !r) return;
