@@ -83,11 +83,8 @@ static cf_file *file_with(const char *root, ...)
     return f;
 }
 
-/* Lock files (".colfile-lock*") in directory rel of g_root. */
-#if defined(__GNUC__)
-__attribute__((unused))
-#endif
-static int hidden_locks(const char *rel)
+/* Names in directory rel of g_root starting with prefix. */
+static int count_prefixed(const char *rel, const char *prefix)
 {
     char p[4400];
     snprintf(p, sizeof p, "%s/%s", g_root, rel);
@@ -95,10 +92,16 @@ static int hidden_locks(const char *rel)
     if (!d) return 0;
     int n = 0;
     struct dirent *ent;
-    while ((ent = readdir(d)) != NULL) n += strncmp(ent->d_name, ".colfile-lock", 13) == 0;
+    while ((ent = readdir(d)) != NULL) n += strncmp(ent->d_name, prefix, strlen(prefix)) == 0;
     closedir(d);
     return n;
 }
+
+/* Lock files (".colfile-lock*") in directory rel of g_root. */
+#if defined(__GNUC__)
+__attribute__((unused))
+#endif
+static int hidden_locks(const char *rel) { return count_prefixed(rel, ".colfile-lock"); }
 
 /* Two CF_OPEN_NOLOCK handles write column "c" of g_root side by side and
  * share its lock, held in the file `lock` (relative to g_root); a third,

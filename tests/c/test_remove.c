@@ -84,20 +84,6 @@ static int whole_or_absent(cf_file *f, const char *name, int pattern)
     return rc == 0 ? 1 : -1;
 }
 
-/* Names in dir (relative to g_root) starting with prefix. */
-static int count_prefixed(const char *rel, const char *prefix)
-{
-    char p[4400];
-    snprintf(p, sizeof p, "%s/%s", g_root, rel);
-    DIR *d = opendir(p);
-    if (!d) return 0;
-    int n = 0;
-    struct dirent *ent;
-    while ((ent = readdir(d)) != NULL) n += strncmp(ent->d_name, prefix, strlen(prefix)) == 0;
-    closedir(d);
-    return n;
-}
-
 /* A child process holding the writer lock of column `name`: it opens the
  * File and the column for writing and writes one row in place, then waits
  * until end_holder closes its pipe, and closes the column (committing) and
