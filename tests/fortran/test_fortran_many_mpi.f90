@@ -36,10 +36,7 @@ contains
 
   integer(c_int64_t) function total_rows()
     integer :: r
-    total_rows = 0
-    do r = 0, nranks - 1
-      total_rows = total_rows + rows_of(r)
-    end do
+    total_rows = sum([(rows_of(r), r = 0, nranks - 1)])
   end function total_rows
 
   subroutine snapshot()

@@ -12,6 +12,7 @@
 program test_fortran_stream_mpi
   use, intrinsic :: iso_c_binding
   use colfile
+  use colfile_test_stream_rows
   use colfile_mpi
   use colfile_test_mpi
   implicit none
@@ -78,15 +79,8 @@ contains
     integer(c_int32_t), allocatable, intent(out) :: id(:)
     character(len=6), allocatable, intent(out) :: tag(:)
     integer(c_int64_t) :: k
-    integer :: j
-    allocate(pos(3, n), id(n), tag(n))
-    do k = k0, k0 + n - 1
-      do j = 1, 3
-        pos(j, k - k0 + 1) = t * 1000.0d0 + k + j / 4.0d0
-      end do
-      id(k - k0 + 1) = int(t * 100000 + k, c_int32_t)
-      write(tag(k - k0 + 1), '(a, i0, a, i0)') 't', t, 'r', k
-    end do
+    call make_pos_tag(t, k0, n, pos, tag)
+    id = [(int(t * 100000 + k, c_int32_t), k = k0, k0 + n - 1)]
   end subroutine make_rows
 
   ! Append rows k0 .. k0+n-1 of this rank's task, in two pieces.
