@@ -127,27 +127,21 @@ def attrs():
             shape = "(:)" if rank else ""
             contig = ", contiguous" if rank else ""
             n = "size(value, kind=c_int64_t)" if rank else "1_c_int64_t"
-            name = f"cf_f_attr_set_{suffix}_{rank}"
-            sets.append(name)
-            procs.append("\n".join([
-                f"subroutine {name}(c, name, value, stat, errmsg)",
-                "  type(colfile_column), intent(inout) :: c",
-                "  character(len=*), intent(in) :: name",
-                f"  {decl}, intent(in), target{contig} :: value{shape}",
-                *STAT_ARGS,
-                f"  call attr_set_raw(c, name, '{dt}', {n}, c_loc(value), stat, errmsg)",
-                f"end subroutine {name}"]) + "\n")
-            name = f"cf_f_mpi_attr_set_{suffix}_{rank}"
-            msets.append(name)
-            mprocs.append("\n".join([
-                f"subroutine {name}(c, comm, name, value, stat, errmsg)",
-                "  type(colfile_column), intent(inout) :: c",
-                "  integer, intent(in) :: comm",
-                "  character(len=*), intent(in) :: name",
-                f"  {decl}, intent(in), target{contig} :: value{shape}",
-                *STAT_ARGS,
-                f"  call mpi_attr_raw(c, comm, name, '{dt}', {n}, c_loc(value), stat, errmsg)",
-                f"end subroutine {name}"]) + "\n")
+            for prefix, args, extra, raw, names, out in (
+                    ("cf_f_attr_set", "c, name, value", [], "attr_set_raw(c, name", sets, procs),
+                    ("cf_f_mpi_attr_set", "c, comm, name, value", ["  integer, intent(in) :: comm"],
+                     "mpi_attr_raw(c, comm, name", msets, mprocs)):
+                name = f"{prefix}_{suffix}_{rank}"
+                names.append(name)
+                out.append("\n".join([
+                    f"subroutine {name}({args}, stat, errmsg)",
+                    "  type(colfile_column), intent(inout) :: c",
+                    *extra,
+                    "  character(len=*), intent(in) :: name",
+                    f"  {decl}, intent(in), target{contig} :: value{shape}",
+                    *STAT_ARGS,
+                    f"  call {raw}, '{dt}', {n}, c_loc(value), stat, errmsg)",
+                    f"end subroutine {name}"]) + "\n")
             name = f"cf_f_attr_get_{suffix}_{rank}"
             gets.append(name)
             if rank == 0:
