@@ -17,6 +17,7 @@ program test_fortran_many_mpi
   type(colfile_file) :: f
 
   call test_mpi_start(comm, rank, nranks)
+  rows_step = 4
   call get_command_argument(1, dir)
   call colfile_mpi_open(f, comm, dir, COLFILE_OPEN_WRITE + COLFILE_OPEN_CREATE + COLFILE_OPEN_TRUNCATE)
   call snapshot()
@@ -27,17 +28,6 @@ program test_fortran_many_mpi
   call mpi_finalize_()
 
 contains
-
-  integer(c_int64_t) function rows_of(r)
-    integer, intent(in) :: r
-    rows_of = 4 * r + 3
-    if (r == 1) rows_of = 0
-  end function rows_of
-
-  integer(c_int64_t) function total_rows()
-    integer :: r
-    total_rows = sum([(rows_of(r), r = 0, nranks - 1)])
-  end function total_rows
 
   subroutine snapshot()
     type(colfile_column) :: cols(4)

@@ -34,18 +34,6 @@ program test_fortran_mpi
 
 contains
 
-  ! Rows of rank r: uneven, and none on rank 1.
-  integer(c_int64_t) function rows_of(r)
-    integer, intent(in) :: r
-    rows_of = 2 * r + 3
-    if (r == 1) rows_of = 0
-  end function rows_of
-
-  integer(c_int64_t) function total_rows()
-    integer :: r
-    total_rows = sum([(rows_of(r), r = 0, nranks - 1)])
-  end function total_rows
-
   subroutine vectors(m, opt)
     integer, intent(in) :: m
     type(colfile_mpi_options), intent(in) :: opt

@@ -14,7 +14,7 @@ program test_fortran_stream_mpi
   use colfile
   use colfile_test_stream_rows
   use colfile_mpi
-  use colfile_test_mpi
+  use colfile_test_mpi, only: test_mpi_start, mpi_finalize_, check
   implicit none
   character(len=4096) :: dir
   character(len=8) :: mode

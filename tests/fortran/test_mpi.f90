@@ -1,12 +1,13 @@
 ! colfile_test_mpi - what the Fortran MPI tests share: MPI through bind(c)
 ! (mpi_support.c: the MPICH from PyPI has no Fortran bindings), the start
-! of a test (MPI up, the world communicator, this rank, the ranks) and the
-! check that aborts every rank, naming this one, when a condition fails.
+! of a test (MPI up, the world communicator, this rank, the ranks), the
+! check that aborts every rank, naming this one, when a condition fails,
+! and the uneven rows each rank writes.
 module colfile_test_mpi
   use, intrinsic :: iso_c_binding
   implicit none
   private
-  public :: test_mpi_start, mpi_finalize_, barrier, check
+  public :: test_mpi_start, mpi_finalize_, barrier, check, rows_of, total_rows
 
   interface
     subroutine mpi_init_() bind(c, name='colfile_test_mpi_init')
@@ -34,7 +35,9 @@ module colfile_test_mpi
     end subroutine mpi_abort_
   end interface
 
-  integer :: my_rank = -1
+  integer :: my_rank = -1, my_nranks = 0
+  ! rows_of(r) is rows_step * r + 3, or none for rank 1.
+  integer(c_int64_t), public :: rows_step = 2
 
 contains
 
@@ -47,7 +50,21 @@ contains
     rank = comm_rank(comm)
     nranks = comm_size(comm)
     my_rank = rank
+    my_nranks = nranks
   end subroutine test_mpi_start
+
+  ! Rows of rank r: uneven, and none on rank 1.
+  integer(c_int64_t) function rows_of(r)
+    integer, intent(in) :: r
+    rows_of = rows_step * r + 3
+    if (r == 1) rows_of = 0
+  end function rows_of
+
+  ! Rows of every rank.
+  integer(c_int64_t) function total_rows()
+    integer :: r
+    total_rows = sum([(rows_of(r), r = 0, my_nranks - 1)])
+  end function total_rows
 
   subroutine check(cond, what)
     logical, intent(in) :: cond
