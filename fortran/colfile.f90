@@ -55,182 +55,7 @@ module colfile
 
   include 'colfile_attr_generic.inc'
 
-  interface
-    function cf_file_open(out, path, flags, err) bind(c, name='cf_file_open')
-      import :: c_ptr, c_char, c_int, cf_error_t
-      type(c_ptr), intent(out) :: out
-      character(kind=c_char), intent(in) :: path(*)
-      integer(c_int), value :: flags
-      type(cf_error_t), intent(inout) :: err
-      integer(c_int) :: cf_file_open
-    end function cf_file_open
-    subroutine cf_file_close(f) bind(c, name='cf_file_close')
-      import :: c_ptr
-      type(c_ptr), value :: f
-    end subroutine cf_file_close
-    function cf_file_path(f) bind(c, name='cf_file_path')
-      import :: c_ptr
-      type(c_ptr), value :: f
-      type(c_ptr) :: cf_file_path
-    end function cf_file_path
-    function cf_file_list(f, names, count, err) bind(c, name='cf_file_list')
-      import :: c_ptr, c_int, c_int64_t, cf_error_t
-      type(c_ptr), value :: f
-      type(c_ptr), intent(out) :: names
-      integer(c_int64_t), intent(out) :: count
-      type(cf_error_t), intent(inout) :: err
-      integer(c_int) :: cf_file_list
-    end function cf_file_list
-    function cf_file_remove_group(f, name, err) bind(c, name='cf_file_remove_group')
-      import :: c_ptr, c_char, c_int, cf_error_t
-      type(c_ptr), value :: f
-      character(kind=c_char), intent(in) :: name(*)
-      type(cf_error_t), intent(inout) :: err
-      integer(c_int) :: cf_file_remove_group
-    end function cf_file_remove_group
-    function cf_column_create(out, f, name, dtype, nmemb, size, nfile, err) &
-        bind(c, name='cf_column_create')
-      import :: c_ptr, c_char, c_int, c_int64_t, cf_error_t
-      type(c_ptr), intent(out) :: out
-      type(c_ptr), value :: f
-      character(kind=c_char), intent(in) :: name(*), dtype(*)
-      integer(c_int64_t), value :: nmemb, size, nfile
-      type(cf_error_t), intent(inout) :: err
-      integer(c_int) :: cf_column_create
-    end function cf_column_create
-    function cf_column_open(out, f, name, err) bind(c, name='cf_column_open')
-      import :: c_ptr, c_char, c_int, cf_error_t
-      type(c_ptr), intent(out) :: out
-      type(c_ptr), value :: f
-      character(kind=c_char), intent(in) :: name(*)
-      type(cf_error_t), intent(inout) :: err
-      integer(c_int) :: cf_column_open
-    end function cf_column_open
-    function cf_column_close(c, err) bind(c, name='cf_column_close')
-      import :: c_ptr, c_int, cf_error_t
-      type(c_ptr), value :: c
-      type(cf_error_t), intent(inout) :: err
-      integer(c_int) :: cf_column_close
-    end function cf_column_close
-    function cf_column_flush(c, err) bind(c, name='cf_column_flush')
-      import :: c_ptr, c_int, cf_error_t
-      type(c_ptr), value :: c
-      type(cf_error_t), intent(inout) :: err
-      integer(c_int) :: cf_column_flush
-    end function cf_column_flush
-    function cf_column_size(c) bind(c, name='cf_column_size')
-      import :: c_ptr, c_int64_t
-      type(c_ptr), value :: c
-      integer(c_int64_t) :: cf_column_size
-    end function cf_column_size
-    function cf_column_nfile(c) bind(c, name='cf_column_nfile')
-      import :: c_ptr, c_int64_t
-      type(c_ptr), value :: c
-      integer(c_int64_t) :: cf_column_nfile
-    end function cf_column_nfile
-    function cf_column_name(c) bind(c, name='cf_column_name')
-      import :: c_ptr
-      type(c_ptr), value :: c
-      type(c_ptr) :: cf_column_name
-    end function cf_column_name
-    function cf_column_rw(c, start, count, buf, dtype, row_stride, elem_stride, err) &
-        bind(c, name='cf_column_write')
-      import :: c_ptr, c_char, c_int, c_int64_t, cf_error_t
-      type(c_ptr), value :: c, buf
-      integer(c_int64_t), value :: start, count, row_stride, elem_stride
-      character(kind=c_char), intent(in) :: dtype(*)
-      type(cf_error_t), intent(inout) :: err
-      integer(c_int) :: cf_column_rw
-    end function cf_column_rw
-    function cf_column_read(c, start, count, buf, dtype, row_stride, elem_stride, err) &
-        bind(c, name='cf_column_read')
-      import :: c_ptr, c_char, c_int, c_int64_t, cf_error_t
-      type(c_ptr), value :: c, buf
-      integer(c_int64_t), value :: start, count, row_stride, elem_stride
-      character(kind=c_char), intent(in) :: dtype(*)
-      type(cf_error_t), intent(inout) :: err
-      integer(c_int) :: cf_column_read
-    end function cf_column_read
-    function cf_column_read_rows(c, rows, count, buf, dtype, row_stride, elem_stride, err) &
-        bind(c, name='cf_column_read_rows')
-      import :: c_ptr, c_char, c_int, c_int64_t, cf_error_t
-      type(c_ptr), value :: c, rows, buf
-      integer(c_int64_t), value :: count, row_stride, elem_stride
-      character(kind=c_char), intent(in) :: dtype(*)
-      type(cf_error_t), intent(inout) :: err
-      integer(c_int) :: cf_column_read_rows
-    end function cf_column_read_rows
-    function cf_column_read_step(c, start, step, count, buf, dtype, row_stride, elem_stride, err) &
-        bind(c, name='cf_column_read_step')
-      import :: c_ptr, c_char, c_int, c_int64_t, cf_error_t
-      type(c_ptr), value :: c, buf
-      integer(c_int64_t), value :: start, step, count, row_stride, elem_stride
-      character(kind=c_char), intent(in) :: dtype(*)
-      type(cf_error_t), intent(inout) :: err
-      integer(c_int) :: cf_column_read_step
-    end function cf_column_read_step
-    function cf_column_attr_set(c, name, dtype, nmemb, data, err) bind(c, name='cf_column_attr_set')
-      import :: c_ptr, c_char, c_int, c_int64_t, cf_error_t
-      type(c_ptr), value :: c, data
-      character(kind=c_char), intent(in) :: name(*), dtype(*)
-      integer(c_int64_t), value :: nmemb
-      type(cf_error_t), intent(inout) :: err
-      integer(c_int) :: cf_column_attr_set
-    end function cf_column_attr_set
-    function cf_column_attr_set_string(c, name, value, err) bind(c, name='cf_column_attr_set_string')
-      import :: c_ptr, c_char, c_int, cf_error_t
-      type(c_ptr), value :: c
-      character(kind=c_char), intent(in) :: name(*), value(*)
-      type(cf_error_t), intent(inout) :: err
-      integer(c_int) :: cf_column_attr_set_string
-    end function cf_column_attr_set_string
-    function cf_column_attr_get(c, name, dtype, nmemb, data, err) bind(c, name='cf_column_attr_get')
-      import :: c_ptr, c_char, c_int, c_int64_t, cf_error_t
-      type(c_ptr), value :: c
-      character(kind=c_char), intent(in) :: name(*)
-      type(c_ptr), intent(out) :: dtype, data
-      integer(c_int64_t), intent(out) :: nmemb
-      type(cf_error_t), intent(inout) :: err
-      integer(c_int) :: cf_column_attr_get
-    end function cf_column_attr_get
-    function cf_column_attr_get_as(c, name, dtype, buf, capacity, nmemb, err) &
-        bind(c, name='cf_column_attr_get_as')
-      import :: c_ptr, c_char, c_int, c_int64_t, cf_error_t
-      type(c_ptr), value :: c, buf, nmemb
-      character(kind=c_char), intent(in) :: name(*), dtype(*)
-      integer(c_int64_t), value :: capacity
-      type(cf_error_t), intent(inout) :: err
-      integer(c_int) :: cf_column_attr_get_as
-    end function cf_column_attr_get_as
-    function cf_column_attr_get_string(c, name, value, len, err) bind(c, name='cf_column_attr_get_string')
-      import :: c_ptr, c_char, c_int, c_size_t, cf_error_t
-      type(c_ptr), value :: c
-      character(kind=c_char), intent(in) :: name(*)
-      type(c_ptr), intent(out) :: value
-      integer(c_size_t), intent(out) :: len
-      type(cf_error_t), intent(inout) :: err
-      integer(c_int) :: cf_column_attr_get_string
-    end function cf_column_attr_get_string
-    function cf_column_attr_delete(c, name, err) bind(c, name='cf_column_attr_delete')
-      import :: c_ptr, c_char, c_int, cf_error_t
-      type(c_ptr), value :: c
-      character(kind=c_char), intent(in) :: name(*)
-      type(cf_error_t), intent(inout) :: err
-      integer(c_int) :: cf_column_attr_delete
-    end function cf_column_attr_delete
-    function cf_column_attr_names(c, names, count, err) bind(c, name='cf_column_attr_names')
-      import :: c_ptr, c_int, c_int64_t, cf_error_t
-      type(c_ptr), value :: c
-      type(c_ptr), intent(out) :: names
-      integer(c_int64_t), intent(out) :: count
-      type(cf_error_t), intent(inout) :: err
-      integer(c_int) :: cf_column_attr_names
-    end function cf_column_attr_names
-    subroutine cf_free(p) bind(c, name='cf_free')
-      import :: c_ptr
-      type(c_ptr), value :: p
-    end subroutine cf_free
-  end interface
+  include 'colfile_bind.inc'
 
 contains
 
@@ -260,57 +85,6 @@ contains
     call colfile_open(f, path, ior(COLFILE_OPEN_WRITE, COLFILE_OPEN_CREATE), stat, errmsg)
   end subroutine colfile_create
 
-  ! Release the handle (columns opened on it stay valid).
-  subroutine colfile_close(f, stat, errmsg)
-    type(colfile_file), intent(inout) :: f
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    if (c_associated(f%ptr)) call cf_file_close(f%ptr)
-    f%ptr = c_null_ptr
-    call cf_no_error(stat)
-  end subroutine colfile_close
-
-  logical function colfile_is_open(f)
-    type(colfile_file), intent(in) :: f
-    colfile_is_open = c_associated(f%ptr)
-  end function colfile_is_open
-
-  function colfile_path(f) result(r)
-    type(colfile_file), intent(in) :: f
-    character(len=:), allocatable :: r
-    r = ''
-    if (c_associated(f%ptr)) r = c_f_string(cf_file_path(f%ptr))
-  end function colfile_path
-
-  ! The columns of the File, depth first ("group/name"), blank padded.
-  subroutine colfile_list(f, names, stat, errmsg)
-    type(colfile_file), intent(in) :: f
-    character(len=:), allocatable, intent(out) :: names(:)
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    type(cf_error_t) :: err
-    type(c_ptr) :: list
-    integer(c_int64_t) :: count
-    integer(c_int) :: rc
-    rc = cf_file_list(f%ptr, list, count, err)
-    if (rc == 0) then
-      call c_f_names(list, count, names)
-    else
-      allocate(character(len=0) :: names(0))
-    end if
-    call cf_finish(rc, err, stat, errmsg)
-  end subroutine colfile_list
-
-  ! Remove the column or group `name` and everything below it.
-  subroutine colfile_remove(f, name, stat, errmsg)
-    type(colfile_file), intent(in) :: f
-    character(len=*), intent(in) :: name
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    type(cf_error_t) :: err
-    call cf_finish(cf_file_remove_group(f%ptr, f_c_string(name), err), err, stat, errmsg)
-  end subroutine colfile_remove
-
   ! -------------------------------------------------------------- Columns
 
   ! Create (or replace) column `name` ("group/name" makes the groups) of
@@ -325,125 +99,34 @@ contains
     integer, intent(out), optional :: stat
     character(len=*), intent(inout), optional :: errmsg
     type(cf_error_t) :: err
-    integer(c_int64_t) :: nm, nf
-    nm = 1
-    nf = 1
-    if (present(nmemb)) nm = nmemb
-    if (present(nfile)) nf = nfile
-    call cf_finish(cf_column_create(c%ptr, f%ptr, f_c_string(name), f_c_string(dtype), nm, size, nf, err), &
-      err, stat, errmsg)
+    call cf_finish(cf_column_create(c%ptr, f%ptr, f_c_string(name), f_c_string(dtype), cf_opt(nmemb, 1_c_int64_t), &
+      size, cf_opt(nfile, 1_c_int64_t), err), err, stat, errmsg)
   end subroutine colfile_column_create
-
-  ! Open column `name`, or "." / "group/." for the attributes of the File
-  ! or of a group.  Writable if the File is.
-  subroutine colfile_column_open(c, f, name, stat, errmsg)
-    type(colfile_column), intent(out) :: c
-    type(colfile_file), intent(in) :: f
-    character(len=*), intent(in) :: name
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    type(cf_error_t) :: err
-    call cf_finish(cf_column_open(c%ptr, f%ptr, f_c_string(name), err), err, stat, errmsg)
-  end subroutine colfile_column_open
-
-  ! Commit and release the column (the handle is released on failure too).
-  subroutine colfile_column_close(c, stat, errmsg)
-    type(colfile_column), intent(inout) :: c
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    type(cf_error_t) :: err
-    integer(c_int) :: rc
-    rc = 0
-    if (c_associated(c%ptr)) rc = cf_column_close(c%ptr, err)
-    c%ptr = c_null_ptr
-    call cf_finish(rc, err, stat, errmsg)
-  end subroutine colfile_column_close
-
-  subroutine colfile_column_flush(c, stat, errmsg)
-    type(colfile_column), intent(inout) :: c
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    type(cf_error_t) :: err
-    call cf_finish(cf_column_flush(c%ptr, err), err, stat, errmsg)
-  end subroutine colfile_column_flush
-
-  logical function colfile_column_is_open(c)
-    type(colfile_column), intent(in) :: c
-    colfile_column_is_open = c_associated(c%ptr)
-  end function colfile_column_is_open
-
-  ! Accessors: on a handle that is not open, -1 (numbers) or '' (strings).
-
-  ! Rows of the column.
-  integer(c_int64_t) function colfile_size(c)
-    type(colfile_column), intent(in) :: c
-    colfile_size = -1
-    if (c_associated(c%ptr)) colfile_size = cf_column_size(c%ptr)
-  end function colfile_size
-
-  ! Elements per row.
-  integer(c_int64_t) function colfile_nmemb(c)
-    type(colfile_column), intent(in) :: c
-    colfile_nmemb = -1
-    if (c_associated(c%ptr)) colfile_nmemb = cf_column_nmemb(c%ptr)
-  end function colfile_nmemb
-
-  integer(c_int64_t) function colfile_nfile(c)
-    type(colfile_column), intent(in) :: c
-    colfile_nfile = -1
-    if (c_associated(c%ptr)) colfile_nfile = cf_column_nfile(c%ptr)
-  end function colfile_nfile
-
-  ! The normalised dtype ("<f8").
-  function colfile_dtype(c) result(r)
-    type(colfile_column), intent(in) :: c
-    character(len=:), allocatable :: r
-    r = ''
-    if (c_associated(c%ptr)) r = c_f_string(cf_column_dtype(c%ptr))
-  end function colfile_dtype
-
-  function colfile_name(c) result(r)
-    type(colfile_column), intent(in) :: c
-    character(len=:), allocatable :: r
-    r = ''
-    if (c_associated(c%ptr)) r = c_f_string(cf_column_name(c%ptr))
-  end function colfile_name
 
   ! ----------------------------------------------------------- Row ranges
 
-  subroutine rw_write(c, start, rank, nelem, dim1, p, dtype, width, is_str, stat, errmsg)
+  ! Rows start.. of column c from (reading) or to the array.
+  subroutine rw_range(c, start, reading, rank, nelem, dim1, p, dtype, width, is_str, stat, errmsg)
     type(colfile_column), intent(inout) :: c
     integer(c_int64_t), intent(in) :: start, nelem, dim1
+    logical, intent(in) :: reading, is_str
     integer, intent(in) :: rank, width
     type(c_ptr), intent(in) :: p
     character(len=*), intent(in) :: dtype
-    logical, intent(in) :: is_str
     integer, intent(out), optional :: stat
     character(len=*), intent(inout), optional :: errmsg
     type(cf_error_t) :: err
     type(rw_call), target :: r
-    call rw_begin(r, c, rank, nelem, dim1, p, dtype, width, is_str, .false.)
+    integer(c_int) :: rc
+    call rw_begin(r, c, rank, nelem, dim1, p, dtype, width, is_str, reading)
     if (rw_refused(r, stat, errmsg)) return
-    call rw_end(r, cf_column_rw(c%ptr, start, r%count, r%buf, r%dtype, r%row_stride, r%width, err), &
-      err, stat, errmsg)
-  end subroutine rw_write
-
-  subroutine rw_read(c, start, rank, nelem, dim1, p, dtype, width, is_str, stat, errmsg)
-    type(colfile_column), intent(inout) :: c
-    integer(c_int64_t), intent(in) :: start, nelem, dim1
-    integer, intent(in) :: rank, width
-    type(c_ptr), intent(in) :: p
-    character(len=*), intent(in) :: dtype
-    logical, intent(in) :: is_str
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    type(cf_error_t) :: err
-    type(rw_call), target :: r
-    call rw_begin(r, c, rank, nelem, dim1, p, dtype, width, is_str, .true.)
-    if (rw_refused(r, stat, errmsg)) return
-    call rw_end(r, cf_column_read(c%ptr, start, r%count, r%buf, r%dtype, r%row_stride, r%width, err), &
-      err, stat, errmsg)
-  end subroutine rw_read
+    if (reading) then
+      rc = cf_column_read(c%ptr, start, r%count, r%buf, r%dtype, r%row_stride, r%width, err)
+    else
+      rc = cf_column_rw(c%ptr, start, r%count, r%buf, r%dtype, r%row_stride, r%width, err)
+    end if
+    call rw_end(r, rc, err, stat, errmsg)
+  end subroutine rw_range
 
   ! colfile_read_rows (listed: the `a` rows at rows_p) and colfile_read_step
   ! (rows a, a+b, ...): as many rows as the array holds.
@@ -484,30 +167,6 @@ contains
 
   ! ----------------------------------------------------------- Attributes
 
-  subroutine attr_set_raw(c, name, dtype, n, p, stat, errmsg)
-    type(colfile_column), intent(inout) :: c
-    character(len=*), intent(in) :: name, dtype
-    integer(c_int64_t), intent(in) :: n
-    type(c_ptr), intent(in) :: p
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    type(cf_error_t) :: err
-    call cf_finish(cf_column_attr_set(c%ptr, f_c_string(name), f_c_string(dtype), n, p, err), &
-      err, stat, errmsg)
-  end subroutine attr_set_raw
-
-  ! A string attribute (stored as Python stores a str); trailing blanks
-  ! are dropped.
-  subroutine attr_set_str(c, name, value, stat, errmsg)
-    type(colfile_column), intent(inout) :: c
-    character(len=*), intent(in) :: name, value
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    type(cf_error_t) :: err
-    call cf_finish(cf_column_attr_set_string(c%ptr, f_c_string(name), f_c_string(value), err), &
-      err, stat, errmsg)
-  end subroutine attr_set_str
-
   ! Elements of attribute `name` (0 with stat /= 0 if absent).
   integer(c_int64_t) function colfile_attr_count(c, name, stat, errmsg)
     type(colfile_column), intent(inout) :: c
@@ -522,20 +181,6 @@ contains
     if (rc /= 0) colfile_attr_count = 0
     call cf_finish(rc, err, stat, errmsg)
   end function colfile_attr_count
-
-  ! Read attribute `name` converted to `dtype` into n elements at p; with
-  ! exact, it must have exactly n elements.
-  subroutine attr_get_raw(c, name, dtype, n, p, stat, errmsg)
-    type(colfile_column), intent(inout) :: c
-    character(len=*), intent(in) :: name, dtype
-    integer(c_int64_t), intent(in) :: n
-    type(c_ptr), intent(in) :: p
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    type(cf_error_t) :: err
-    call cf_finish(cf_column_attr_get_as(c%ptr, f_c_string(name), f_c_string(dtype), p, n, c_null_ptr, err), &
-      err, stat, errmsg)
-  end subroutine attr_get_raw
 
   include 'colfile_attr.inc'
 
@@ -576,31 +221,7 @@ contains
     call cf_finish(rc, err, stat, errmsg)
   end subroutine attr_get_str
 
-  subroutine colfile_attr_names(c, names, stat, errmsg)
-    type(colfile_column), intent(inout) :: c
-    character(len=:), allocatable, intent(out) :: names(:)
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    type(cf_error_t) :: err
-    type(c_ptr) :: list
-    integer(c_int64_t) :: count
-    integer(c_int) :: rc
-    rc = cf_column_attr_names(c%ptr, list, count, err)
-    if (rc == 0) then
-      call c_f_names(list, count, names)
-    else
-      allocate(character(len=0) :: names(0))
-    end if
-    call cf_finish(rc, err, stat, errmsg)
-  end subroutine colfile_attr_names
-
-  subroutine colfile_attr_delete(c, name, stat, errmsg)
-    type(colfile_column), intent(inout) :: c
-    character(len=*), intent(in) :: name
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    type(cf_error_t) :: err
-    call cf_finish(cf_column_attr_delete(c%ptr, f_c_string(name), err), err, stat, errmsg)
-  end subroutine colfile_attr_delete
+  ! Accessors, releases and lists of names (fortran/gen_wrap.py).
+  include 'colfile_wrap.inc'
 
 end module colfile

@@ -37,8 +37,8 @@ module colfile_c
     COLFILE_ENOTFILE = -14, COLFILE_EKIND = -15, COLFILE_ETORN = -16, COLFILE_EBUSY = -17, &
     COLFILE_EREPLACED = -18
 
-  public :: f_c_string, c_f_string, c_f_names, cf_finish, cf_fail, cf_no_error
-  public :: cf_column_dtype, cf_column_nmemb
+  public :: f_c_string, c_f_string, c_f_names, cf_finish, cf_finish_names, cf_fail, cf_no_error, cf_is_open, cf_opt
+  public :: cf_column_dtype, cf_column_nmemb, cf_column_nfile
   public :: int_dtype, int_dtype_for, str_dtype, rw_layout, strings_to_c, strings_from_c
   public :: rw_begin, rw_refused, rw_end
 
@@ -56,28 +56,7 @@ module colfile_c
     character(kind=c_char), allocatable :: copy(:)
   end type rw_call
 
-  interface
-    function c_strlen(s) bind(c, name='strlen')
-      import :: c_ptr, c_size_t
-      type(c_ptr), value :: s
-      integer(c_size_t) :: c_strlen
-    end function c_strlen
-    function cf_column_dtype(c) bind(c, name='cf_column_dtype')
-      import :: c_ptr
-      type(c_ptr), value :: c
-      type(c_ptr) :: cf_column_dtype
-    end function cf_column_dtype
-    function cf_column_nmemb(c) bind(c, name='cf_column_nmemb')
-      import :: c_ptr, c_int64_t
-      type(c_ptr), value :: c
-      integer(c_int64_t) :: cf_column_nmemb
-    end function cf_column_nmemb
-    subroutine cf_names_free(names, count) bind(c, name='cf_names_free')
-      import :: c_ptr, c_int64_t
-      type(c_ptr), value :: names
-      integer(c_int64_t), value :: count
-    end subroutine cf_names_free
-  end interface
+  include 'colfile_c_bind.inc'
 
 contains
 
@@ -169,11 +148,47 @@ contains
     end if
   end subroutine cf_fail
 
+  ! The outcome of a C call that lists names: names gets the `count`
+  ! names at `list` (freed) or, on failure, none.
+  subroutine cf_finish_names(rc, list, count, err, names, stat, errmsg)
+    integer(c_int), intent(in) :: rc
+    type(c_ptr), intent(in) :: list
+    integer(c_int64_t), intent(in) :: count
+    type(cf_error_t), intent(in) :: err
+    character(len=:), allocatable, intent(out) :: names(:)
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    if (rc == 0) then
+      call c_f_names(list, count, names)
+    else
+      allocate(character(len=0) :: names(0))
+    end if
+    call cf_finish(rc, err, stat, errmsg)
+  end subroutine cf_finish_names
+
+  ! Whether handle p is open; if not, the failure `msg` (COLFILE_EARG).
+  logical function cf_is_open(p, msg, stat, errmsg)
+    type(c_ptr), intent(in) :: p
+    character(len=*), intent(in) :: msg
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    cf_is_open = c_associated(p)
+    if (.not. cf_is_open) call cf_fail(COLFILE_EARG, msg, stat, errmsg)
+  end function cf_is_open
+
   ! Success of a procedure that calls no C function that can fail.
   subroutine cf_no_error(stat)
     integer, intent(out), optional :: stat
     if (present(stat)) stat = 0
   end subroutine cf_no_error
+
+  ! v if present, else the default.
+  integer(c_int64_t) function cf_opt(v, default)
+    integer(c_int64_t), intent(in), optional :: v
+    integer(c_int64_t), intent(in) :: default
+    cf_opt = default
+    if (present(v)) cf_opt = v
+  end function cf_opt
 
   function itoa(i) result(r)
     integer, intent(in) :: i

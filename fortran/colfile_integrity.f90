@@ -35,108 +35,9 @@ module colfile_integrity
   integer, parameter, public :: COLFILE_REPAIR_SUMS = 1, COLFILE_REPAIR_CRC = 2, COLFILE_REPAIR_TRUNCATED = 4, &
     COLFILE_REPAIR_STRAY = 8, COLFILE_REPAIR_TORN = 16
 
-  interface
-    function cf_column_chunk_rows(c) bind(c, name='cf_column_chunk_rows')
-      import :: c_ptr, c_int64_t
-      type(c_ptr), value :: c
-      integer(c_int64_t) :: cf_column_chunk_rows
-    end function cf_column_chunk_rows
-    function cf_column_chunk_count(c) bind(c, name='cf_column_chunk_count')
-      import :: c_ptr, c_int64_t
-      type(c_ptr), value :: c
-      integer(c_int64_t) :: cf_column_chunk_count
-    end function cf_column_chunk_count
-    function cf_column_chunk_stats(c, k, component, out, err) bind(c, name='cf_column_chunk_stats')
-      import :: c_ptr, c_int, c_int64_t, cf_error_t, colfile_stats
-      type(c_ptr), value :: c
-      integer(c_int64_t), value :: k, component
-      type(colfile_stats), intent(out) :: out
-      type(cf_error_t), intent(inout) :: err
-      integer(c_int) :: cf_column_chunk_stats
-    end function cf_column_chunk_stats
-    function cf_column_set_chunk_rows(c, rows, err) bind(c, name='cf_column_set_chunk_rows')
-      import :: c_ptr, c_int, c_int64_t, cf_error_t
-      type(c_ptr), value :: c
-      integer(c_int64_t), value :: rows
-      type(cf_error_t), intent(inout) :: err
-      integer(c_int) :: cf_column_set_chunk_rows
-    end function cf_column_set_chunk_rows
-    subroutine cf_column_set_statistics(c, enabled) bind(c, name='cf_column_set_statistics')
-      import :: c_ptr, c_int
-      type(c_ptr), value :: c
-      integer(c_int), value :: enabled
-    end subroutine cf_column_set_statistics
-    subroutine cf_column_set_verify(c, enabled) bind(c, name='cf_column_set_verify')
-      import :: c_ptr, c_int
-      type(c_ptr), value :: c
-      integer(c_int), value :: enabled
-    end subroutine cf_column_set_verify
-    function cf_column_ext_state(c, state, err) bind(c, name='cf_column_ext_state')
-      import :: c_ptr, c_int, cf_error_t
-      type(c_ptr), value :: c
-      integer(c_int), intent(out) :: state
-      type(cf_error_t), intent(inout) :: err
-      integer(c_int) :: cf_column_ext_state
-    end function cf_column_ext_state
-    function cf_column_verify_blob(c, i, status, err) bind(c, name='cf_column_verify_blob')
-      import :: c_ptr, c_int, c_int64_t, cf_error_t
-      type(c_ptr), value :: c
-      integer(c_int64_t), value :: i
-      integer(c_int), intent(out) :: status  ! unsigned in C: the bits fit
-      type(cf_error_t), intent(inout) :: err
-      integer(c_int) :: cf_column_verify_blob
-    end function cf_column_verify_blob
-    function cf_column_index_blob(c, i, err) bind(c, name='cf_column_index_blob')
-      import :: c_ptr, c_int, c_int64_t, cf_error_t
-      type(c_ptr), value :: c
-      integer(c_int64_t), value :: i
-      type(cf_error_t), intent(inout) :: err
-      integer(c_int) :: cf_column_index_blob
-    end function cf_column_index_blob
-    function cf_column_repair(c, fixed, err) bind(c, name='cf_column_repair')
-      import :: c_ptr, c_int, cf_error_t
-      type(c_ptr), value :: c
-      integer(c_int), intent(out) :: fixed
-      type(cf_error_t), intent(inout) :: err
-      integer(c_int) :: cf_column_repair
-    end function cf_column_repair
-    function cf_column_nfile(c) bind(c, name='cf_column_nfile')
-      import :: c_ptr, c_int64_t
-      type(c_ptr), value :: c
-      integer(c_int64_t) :: cf_column_nfile
-    end function cf_column_nfile
-    function cf_stream_chunk_stats(r, task, block, component, out, err) bind(c, name='cf_stream_chunk_stats')
-      import :: c_ptr, c_int, c_int64_t, cf_error_t, colfile_stats
-      type(c_ptr), value :: r
-      integer(c_int64_t), value :: task, block, component
-      type(colfile_stats), intent(out) :: out
-      type(cf_error_t), intent(inout) :: err
-      integer(c_int) :: cf_stream_chunk_stats
-    end function cf_stream_chunk_stats
-    function cf_stream_check_chunk(r, task, block, err) bind(c, name='cf_stream_check_chunk')
-      import :: c_ptr, c_int, c_int64_t, cf_error_t
-      type(c_ptr), value :: r
-      integer(c_int64_t), value :: task, block
-      type(cf_error_t), intent(inout) :: err
-      integer(c_int) :: cf_stream_check_chunk
-    end function cf_stream_check_chunk
-  end interface
+  include 'colfile_integrity_bind.inc'
 
 contains
-
-  ! Rows per statistics chunk (chunks restart at every blob; 0 for a
-  ! column without data), and the chunks of the column; -1 if not open.
-  integer(c_int64_t) function colfile_chunk_rows(c)
-    type(colfile_column), intent(in) :: c
-    colfile_chunk_rows = -1
-    if (c_associated(c%ptr)) colfile_chunk_rows = cf_column_chunk_rows(c%ptr)
-  end function colfile_chunk_rows
-
-  integer(c_int64_t) function colfile_chunk_count(c)
-    type(colfile_column), intent(in) :: c
-    colfile_chunk_count = -1
-    if (c_associated(c%ptr)) colfile_chunk_count = cf_column_chunk_count(c%ptr)
-  end function colfile_chunk_count
 
   ! Statistics of chunk k (0 .. colfile_chunk_count - 1) for vector
   ! component `component` (0 .. nmemb - 1; default 0).
@@ -148,23 +49,9 @@ contains
     integer, intent(out), optional :: stat
     character(len=*), intent(inout), optional :: errmsg
     type(cf_error_t) :: err
-    integer(c_int64_t) :: j
-    if (.not. is_open(c, stat, errmsg)) return
-    j = 0
-    if (present(component)) j = component
-    call cf_finish(cf_column_chunk_stats(c%ptr, k, j, st, err), err, stat, errmsg)
+    if (.not. cf_is_open(c%ptr, 'the column is not open', stat, errmsg)) return
+    call cf_finish(cf_column_chunk_stats(c%ptr, k, cf_opt(component, 0_c_int64_t), st, err), err, stat, errmsg)
   end subroutine colfile_chunk_stats
-
-  ! Rows per chunk for a column just created, before anything is written.
-  subroutine colfile_set_chunk_rows(c, rows, stat, errmsg)
-    type(colfile_column), intent(inout) :: c
-    integer(c_int64_t), intent(in) :: rows
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    type(cf_error_t) :: err
-    if (.not. is_open(c, stat, errmsg)) return
-    call cf_finish(cf_column_set_chunk_rows(c%ptr, rows, err), err, stat, errmsg)
-  end subroutine colfile_set_chunk_rows
 
   ! Statistics computed by this handle's writes (on by default).
   subroutine colfile_set_statistics(c, on)
@@ -191,7 +78,7 @@ contains
     type(cf_error_t) :: err
     integer(c_int) :: s
     state = -1
-    if (.not. is_open(c, stat, errmsg)) return
+    if (.not. cf_is_open(c%ptr, 'the column is not open', stat, errmsg)) return
     s = -1
     call cf_finish(cf_column_ext_state(c%ptr, s, err), err, stat, errmsg)
     state = int(s)
@@ -209,7 +96,7 @@ contains
     type(cf_error_t) :: err
     integer(c_int) :: s
     status = 0
-    if (.not. is_open(c, stat, errmsg)) return
+    if (.not. cf_is_open(c%ptr, 'the column is not open', stat, errmsg)) return
     s = 0
     call cf_finish(cf_column_verify_blob(c%ptr, i, s, err), err, stat, errmsg)
     status = int(s)
@@ -228,7 +115,7 @@ contains
     status = 0
     bad = -1
     if (present(first_bad)) first_bad = -1
-    if (.not. is_open(c, stat, errmsg)) return
+    if (.not. cf_is_open(c%ptr, 'the column is not open', stat, errmsg)) return
     do i = 0, cf_column_nfile(c%ptr) - 1
       ! without stat a failure stops there
       call colfile_verify_blob(c, i, s, stat, errmsg)
@@ -240,18 +127,6 @@ contains
     end do
     if (present(first_bad)) first_bad = bad
   end subroutine colfile_verify
-
-  ! Compute blob i's CRC32C and statistics from its bytes (a File written
-  ! by another tool, or stale statistics); committed by the next flush.
-  subroutine colfile_index_blob(c, i, stat, errmsg)
-    type(colfile_column), intent(inout) :: c
-    integer(c_int64_t), intent(in) :: i
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    type(cf_error_t) :: err
-    if (.not. is_open(c, stat, errmsg)) return
-    call cf_finish(cf_column_index_blob(c%ptr, i, err), err, stat, errmsg)
-  end subroutine colfile_index_blob
 
   ! Make the column consistent with the data its blobs hold and commit
   ! (byte sums, CRC32C and statistics recomputed, bytes past the rows cut,
@@ -266,7 +141,7 @@ contains
     integer(c_int) :: bits
     bits = 0
     if (present(fixed)) fixed = 0
-    if (.not. is_open(c, stat, errmsg)) return
+    if (.not. cf_is_open(c%ptr, 'the column is not open', stat, errmsg)) return
     call cf_finish(cf_column_repair(c%ptr, bits, err), err, stat, errmsg)
     if (present(fixed)) fixed = int(bits)
   end subroutine colfile_repair
@@ -281,38 +156,12 @@ contains
     integer, intent(out), optional :: stat
     character(len=*), intent(inout), optional :: errmsg
     type(cf_error_t) :: err
-    integer(c_int64_t) :: j
-    if (.not. c_associated(r%ptr)) then
-      call cf_fail(COLFILE_EARG, 'the stream is not open', stat, errmsg)
-      return
-    end if
-    j = 0
-    if (present(component)) j = component
-    call cf_finish(cf_stream_chunk_stats(r%ptr, task, block, j, st, err), err, stat, errmsg)
+    if (.not. cf_is_open(r%ptr, 'the stream is not open', stat, errmsg)) return
+    call cf_finish(cf_stream_chunk_stats(r%ptr, task, block, cf_opt(component, 0_c_int64_t), st, err), &
+      err, stat, errmsg)
   end subroutine colfile_stream_chunk_stats
 
-  ! Compare the committed bytes of chunk `block` of task `task` with their
-  ! recorded CRC32C: stat COLFILE_ECHECKSUM, COLFILE_ESHORT or
-  ! COLFILE_ENOENT naming the file, task and chunk when they differ.
-  subroutine colfile_stream_check_chunk(r, task, block, stat, errmsg)
-    type(colfile_stream_reader), intent(in) :: r
-    integer(c_int64_t), intent(in) :: task, block
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    type(cf_error_t) :: err
-    if (.not. c_associated(r%ptr)) then
-      call cf_fail(COLFILE_EARG, 'the stream is not open', stat, errmsg)
-      return
-    end if
-    call cf_finish(cf_stream_check_chunk(r%ptr, task, block, err), err, stat, errmsg)
-  end subroutine colfile_stream_check_chunk
-
-  logical function is_open(c, stat, errmsg)
-    type(colfile_column), intent(in) :: c
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    is_open = c_associated(c%ptr)
-    if (.not. is_open) call cf_fail(COLFILE_EARG, 'the column is not open', stat, errmsg)
-  end function is_open
+  ! Accessors, releases and lists of names (fortran/gen_wrap.py).
+  include 'colfile_integrity_wrap.inc'
 
 end module colfile_integrity

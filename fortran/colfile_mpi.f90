@@ -75,157 +75,7 @@ module colfile_mpi
 
   include 'colfile_mpi_attr_generic.inc'
 
-  interface
-    function cf_f_mpi_column_create_many(f, comm, specs, n, opt, err) bind(c, name='cf_f_mpi_column_create_many')
-      import :: c_ptr, c_int, c_int64_t, cf_error_t
-      type(c_ptr), value :: f, specs, opt
-      integer(c_int), value :: comm
-      integer(c_int64_t), value :: n
-      type(cf_error_t), intent(inout) :: err
-      integer(c_int) :: cf_f_mpi_column_create_many
-    end function cf_f_mpi_column_create_many
-    function cf_f_mpi_column_write_many(w, n, comm, opt, err) bind(c, name='cf_f_mpi_column_write_many')
-      import :: c_ptr, c_int, c_int64_t, cf_error_t
-      type(c_ptr), value :: w, opt
-      integer(c_int64_t), value :: n
-      integer(c_int), value :: comm
-      type(cf_error_t), intent(inout) :: err
-      integer(c_int) :: cf_f_mpi_column_write_many
-    end function cf_f_mpi_column_write_many
-    function cf_f_mpi_column_close_many(cols, n, comm, err) bind(c, name='cf_f_mpi_column_close_many')
-      import :: c_ptr, c_int, c_int64_t, cf_error_t
-      type(c_ptr), value :: cols
-      integer(c_int64_t), value :: n
-      integer(c_int), value :: comm
-      type(cf_error_t), intent(inout) :: err
-      integer(c_int) :: cf_f_mpi_column_close_many
-    end function cf_f_mpi_column_close_many
-    function cf_f_mpi_stream_create(out, task, dtype_out, f, comm, name, dtype, nmemb, files, chunk, align, err) &
-        bind(c, name='cf_f_mpi_stream_create')
-      import :: c_ptr, c_char, c_int, c_int64_t, cf_error_t
-      type(c_ptr), intent(out) :: out, task
-      character(kind=c_char), intent(out) :: dtype_out(16)
-      type(c_ptr), value :: f
-      integer(c_int), value :: comm
-      character(kind=c_char), intent(in) :: name(*), dtype(*)
-      integer(c_int64_t), value :: nmemb, files, chunk, align
-      type(cf_error_t), intent(inout) :: err
-      integer(c_int) :: cf_f_mpi_stream_create
-    end function cf_f_mpi_stream_create
-    function cf_f_mpi_stream_reopen(out, task, dtype_out, nmemb, f, comm, name, err) &
-        bind(c, name='cf_f_mpi_stream_reopen')
-      import :: c_ptr, c_char, c_int, c_int64_t, cf_error_t
-      type(c_ptr), intent(out) :: out, task
-      character(kind=c_char), intent(out) :: dtype_out(16)
-      integer(c_int64_t), intent(out) :: nmemb
-      type(c_ptr), value :: f
-      integer(c_int), value :: comm
-      character(kind=c_char), intent(in) :: name(*)
-      type(cf_error_t), intent(inout) :: err
-      integer(c_int) :: cf_f_mpi_stream_reopen
-    end function cf_f_mpi_stream_reopen
-    function cf_mpi_stream_flush(s, err) bind(c, name='cf_mpi_stream_flush')
-      import :: c_ptr, c_int, cf_error_t
-      type(c_ptr), value :: s
-      type(cf_error_t), intent(inout) :: err
-      integer(c_int) :: cf_mpi_stream_flush
-    end function cf_mpi_stream_flush
-    function cf_mpi_stream_close(s, err) bind(c, name='cf_mpi_stream_close')
-      import :: c_ptr, c_int, cf_error_t
-      type(c_ptr), value :: s
-      type(cf_error_t), intent(inout) :: err
-      integer(c_int) :: cf_mpi_stream_close
-    end function cf_mpi_stream_close
-    subroutine cf_mpi_stream_discard(s) bind(c, name='cf_mpi_stream_discard')
-      import :: c_ptr
-      type(c_ptr), value :: s
-    end subroutine cf_mpi_stream_discard
-    function cf_f_mpi_file_open(out, comm, path, flags, err) bind(c, name='cf_f_mpi_file_open')
-      import :: c_ptr, c_char, c_int, cf_error_t
-      type(c_ptr), intent(out) :: out
-      integer(c_int), value :: comm, flags
-      character(kind=c_char), intent(in) :: path(*)
-      type(cf_error_t), intent(inout) :: err
-      integer(c_int) :: cf_f_mpi_file_open
-    end function cf_f_mpi_file_open
-    function cf_f_mpi_file_list(f, comm, names, count, err) bind(c, name='cf_f_mpi_file_list')
-      import :: c_ptr, c_int, c_int64_t, cf_error_t
-      type(c_ptr), value :: f
-      integer(c_int), value :: comm
-      type(c_ptr), intent(out) :: names
-      integer(c_int64_t), intent(out) :: count
-      type(cf_error_t), intent(inout) :: err
-      integer(c_int) :: cf_f_mpi_file_list
-    end function cf_f_mpi_file_list
-    function cf_f_mpi_column_create(out, f, comm, name, dtype, nmemb, local_rows, opt, first_row, err) &
-        bind(c, name='cf_f_mpi_column_create')
-      import :: c_ptr, c_char, c_int, c_int64_t, cf_error_t
-      type(c_ptr), intent(out) :: out
-      type(c_ptr), value :: f, opt
-      integer(c_int), value :: comm
-      character(kind=c_char), intent(in) :: name(*), dtype(*)
-      integer(c_int64_t), value :: nmemb, local_rows
-      integer(c_int64_t), intent(out) :: first_row
-      type(cf_error_t), intent(inout) :: err
-      integer(c_int) :: cf_f_mpi_column_create
-    end function cf_f_mpi_column_create
-    function cf_f_mpi_column_open(out, f, comm, name, err) bind(c, name='cf_f_mpi_column_open')
-      import :: c_ptr, c_char, c_int, cf_error_t
-      type(c_ptr), intent(out) :: out
-      type(c_ptr), value :: f
-      integer(c_int), value :: comm
-      character(kind=c_char), intent(in) :: name(*)
-      type(cf_error_t), intent(inout) :: err
-      integer(c_int) :: cf_f_mpi_column_open
-    end function cf_f_mpi_column_open
-    function cf_f_mpi_column_write(c, comm, start, count, buf, dtype, row_stride, elem_stride, opt, err) &
-        bind(c, name='cf_f_mpi_column_write')
-      import :: c_ptr, c_char, c_int, c_int64_t, cf_error_t
-      type(c_ptr), value :: c, buf, opt
-      integer(c_int), value :: comm
-      integer(c_int64_t), value :: start, count, row_stride, elem_stride
-      character(kind=c_char), intent(in) :: dtype(*)
-      type(cf_error_t), intent(inout) :: err
-      integer(c_int) :: cf_f_mpi_column_write
-    end function cf_f_mpi_column_write
-    function cf_f_mpi_column_read(c, comm, start, count, buf, dtype, row_stride, elem_stride, opt, err) &
-        bind(c, name='cf_f_mpi_column_read')
-      import :: c_ptr, c_char, c_int, c_int64_t, cf_error_t
-      type(c_ptr), value :: c, buf, opt
-      integer(c_int), value :: comm
-      integer(c_int64_t), value :: start, count, row_stride, elem_stride
-      character(kind=c_char), intent(in) :: dtype(*)
-      type(cf_error_t), intent(inout) :: err
-      integer(c_int) :: cf_f_mpi_column_read
-    end function cf_f_mpi_column_read
-    function cf_f_mpi_column_grow(c, f, comm, local_rows, opt, first_row, err) bind(c, name='cf_f_mpi_column_grow')
-      import :: c_ptr, c_int, c_int64_t, cf_error_t
-      type(c_ptr), intent(inout) :: c
-      type(c_ptr), value :: f, opt
-      integer(c_int), value :: comm
-      integer(c_int64_t), value :: local_rows
-      integer(c_int64_t), intent(out) :: first_row
-      type(cf_error_t), intent(inout) :: err
-      integer(c_int) :: cf_f_mpi_column_grow
-    end function cf_f_mpi_column_grow
-    function cf_f_mpi_column_attr_set(c, comm, name, dtype, nmemb, data, err) &
-        bind(c, name='cf_f_mpi_column_attr_set')
-      import :: c_ptr, c_char, c_int, c_int64_t, cf_error_t
-      type(c_ptr), value :: c, data
-      integer(c_int), value :: comm
-      character(kind=c_char), intent(in) :: name(*), dtype(*)
-      integer(c_int64_t), value :: nmemb
-      type(cf_error_t), intent(inout) :: err
-      integer(c_int) :: cf_f_mpi_column_attr_set
-    end function cf_f_mpi_column_attr_set
-    function cf_f_mpi_column_close(c, comm, err) bind(c, name='cf_f_mpi_column_close')
-      import :: c_ptr, c_int, cf_error_t
-      type(c_ptr), value :: c
-      integer(c_int), value :: comm
-      type(cf_error_t), intent(inout) :: err
-      integer(c_int) :: cf_f_mpi_column_close
-    end function cf_f_mpi_column_close
-  end interface
+  include 'colfile_mpi_bind.inc'
 
 contains
 
@@ -251,25 +101,6 @@ contains
     call cf_finish(cf_f_mpi_file_open(f%ptr, int(comm, c_int), f_c_string(path), fl, err), err, stat, errmsg)
   end subroutine colfile_mpi_open
 
-  subroutine colfile_mpi_list(f, comm, names, stat, errmsg)
-    type(colfile_file), intent(in) :: f
-    integer, intent(in) :: comm
-    character(len=:), allocatable, intent(out) :: names(:)
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    type(cf_error_t) :: err
-    type(c_ptr) :: list
-    integer(c_int64_t) :: count
-    integer(c_int) :: rc
-    rc = cf_f_mpi_file_list(f%ptr, int(comm, c_int), list, count, err)
-    if (rc == 0) then
-      call c_f_names(list, count, names)
-    else
-      allocate(character(len=0) :: names(0))
-    end if
-    call cf_finish(rc, err, stat, errmsg)
-  end subroutine colfile_mpi_list
-
   ! Create column `name` with local_rows rows from this rank (the size is
   ! their sum); first_row gets this rank's first row.
   subroutine colfile_mpi_column_create(c, f, comm, name, dtype, local_rows, nmemb, first_row, options, &
@@ -285,25 +116,12 @@ contains
     integer, intent(out), optional :: stat
     character(len=*), intent(inout), optional :: errmsg
     type(cf_error_t) :: err
-    integer(c_int64_t) :: nm, first
-    nm = 1
-    if (present(nmemb)) nm = nmemb
+    integer(c_int64_t) :: first
     first = 0
     call cf_finish(cf_f_mpi_column_create(c%ptr, f%ptr, int(comm, c_int), f_c_string(name), f_c_string(dtype), &
-      nm, local_rows, opt_ptr(options), first, err), err, stat, errmsg)
+      cf_opt(nmemb, 1_c_int64_t), local_rows, opt_ptr(options), first, err), err, stat, errmsg)
     if (present(first_row)) first_row = first
   end subroutine colfile_mpi_column_create
-
-  subroutine colfile_mpi_column_open(c, f, comm, name, stat, errmsg)
-    type(colfile_column), intent(out) :: c
-    type(colfile_file), intent(in) :: f
-    integer, intent(in) :: comm
-    character(len=*), intent(in) :: name
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    type(cf_error_t) :: err
-    call cf_finish(cf_f_mpi_column_open(c%ptr, f%ptr, int(comm, c_int), f_c_string(name), err), err, stat, errmsg)
-  end subroutine colfile_mpi_column_open
 
   ! Merge every rank's writes and commit once; the handles are released.
   subroutine colfile_mpi_column_close(c, comm, stat, errmsg)
@@ -336,40 +154,31 @@ contains
     if (present(first_row)) first_row = first
   end subroutine colfile_mpi_grow
 
-  subroutine mpi_rw_write(c, comm, start, rank, nelem, dim1, p, dtype, width, is_str, options, stat, errmsg)
+  ! Rows start.. of column c from (reading) or to the array, collectively.
+  subroutine mpi_rw(c, comm, start, reading, rank, nelem, dim1, p, dtype, width, is_str, options, stat, errmsg)
     type(colfile_column), intent(inout) :: c
     integer, intent(in) :: comm, rank, width
     integer(c_int64_t), intent(in) :: start, nelem, dim1
+    logical, intent(in) :: reading, is_str
     type(c_ptr), intent(in) :: p
     character(len=*), intent(in) :: dtype
-    logical, intent(in) :: is_str
     type(colfile_mpi_options), intent(in), optional, target :: options
     integer, intent(out), optional :: stat
     character(len=*), intent(inout), optional :: errmsg
     type(cf_error_t) :: err
     type(rw_call), target :: r
+    integer(c_int) :: rc
     ! A shape error on one rank goes ahead with count -1 (rw_begin).
-    call rw_begin(r, c, rank, nelem, dim1, p, dtype, width, is_str, .false.)
-    call rw_end(r, cf_f_mpi_column_write(c%ptr, int(comm, c_int), start, r%count, r%buf, r%dtype, &
-      r%row_stride, r%width, opt_ptr(options), err), err, stat, errmsg)
-  end subroutine mpi_rw_write
-
-  subroutine mpi_rw_read(c, comm, start, rank, nelem, dim1, p, dtype, width, is_str, options, stat, errmsg)
-    type(colfile_column), intent(inout) :: c
-    integer, intent(in) :: comm, rank, width
-    integer(c_int64_t), intent(in) :: start, nelem, dim1
-    type(c_ptr), intent(in) :: p
-    character(len=*), intent(in) :: dtype
-    logical, intent(in) :: is_str
-    type(colfile_mpi_options), intent(in), optional, target :: options
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    type(cf_error_t) :: err
-    type(rw_call), target :: r
-    call rw_begin(r, c, rank, nelem, dim1, p, dtype, width, is_str, .true.)
-    call rw_end(r, cf_f_mpi_column_read(c%ptr, int(comm, c_int), start, r%count, r%buf, r%dtype, &
-      r%row_stride, r%width, opt_ptr(options), err), err, stat, errmsg)
-  end subroutine mpi_rw_read
+    call rw_begin(r, c, rank, nelem, dim1, p, dtype, width, is_str, reading)
+    if (reading) then
+      rc = cf_f_mpi_column_read(c%ptr, int(comm, c_int), start, r%count, r%buf, r%dtype, r%row_stride, r%width, &
+        opt_ptr(options), err)
+    else
+      rc = cf_f_mpi_column_write(c%ptr, int(comm, c_int), start, r%count, r%buf, r%dtype, r%row_stride, r%width, &
+        opt_ptr(options), err)
+    end if
+    call rw_end(r, rc, err, stat, errmsg)
+  end subroutine mpi_rw
 
   ! ------------------------------------------------------------ Snapshots
 
@@ -598,7 +407,7 @@ contains
 
   ! Create stream `name` (docs/streams.md) with one task per rank: rows of
   ! `dtype` with nmemb elements (default 1), or dtype "raw" for bytes;
-  ! files (default: one per node), chunk and align (bytes; default 1 MiB and
+  ! files (default: one per node, one per task on a local disk), chunk and align (bytes; default 1 MiB and
   ! the File's block size) lay it out.  Each rank then appends to its task
   ! with colfile_stream_append, with no communication.
   subroutine colfile_mpi_stream_create(s, f, comm, name, dtype, nmemb, files, chunk, align, stat, errmsg)
@@ -612,10 +421,9 @@ contains
     type(cf_error_t) :: err
     character(kind=c_char) :: dt(16)
     integer(c_int) :: rc
-    s%nmemb = 1
-    if (present(nmemb)) s%nmemb = nmemb
+    s%nmemb = cf_opt(nmemb, 1_c_int64_t)
     rc = cf_f_mpi_stream_create(s%mpi, s%task, dt, f%ptr, int(comm, c_int), f_c_string(name), f_c_string(dtype), &
-      s%nmemb, opt_i64(files), opt_i64(chunk), opt_i64(align), err)
+      s%nmemb, cf_opt(files, 0_c_int64_t), cf_opt(chunk, 0_c_int64_t), cf_opt(align, 0_c_int64_t), err)
     call stream_made(s, rc, dt, name)
     call cf_finish(rc, err, stat, errmsg)
   end subroutine colfile_mpi_stream_create
@@ -652,21 +460,6 @@ contains
     end if
   end subroutine stream_made
 
-  ! Commit what every rank has appended (collective over the stream's
-  ! communicator); the first commit makes the stream visible.  The stream
-  ! stays open: a checkpoint.
-  subroutine colfile_mpi_stream_flush(s, stat, errmsg)
-    type(colfile_stream), intent(inout) :: s
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    type(cf_error_t) :: err
-    if (.not. c_associated(s%mpi)) then
-      call cf_fail(COLFILE_EARG, 'the stream is not open for writing', stat, errmsg)
-      return
-    end if
-    call cf_finish(cf_mpi_stream_flush(s%mpi, err), err, stat, errmsg)
-  end subroutine colfile_mpi_stream_flush
-
   ! Commit as colfile_mpi_stream_flush, then release the stream (also on
   ! failure).
   subroutine colfile_mpi_stream_close(s, stat, errmsg)
@@ -675,47 +468,15 @@ contains
     character(len=*), intent(inout), optional :: errmsg
     type(cf_error_t) :: err
     integer(c_int) :: rc
-    if (.not. c_associated(s%mpi)) then
-      call cf_fail(COLFILE_EARG, 'the stream is not open for writing', stat, errmsg)
-      return
-    end if
+    if (.not. cf_is_open(s%mpi, 'the stream is not open for writing', stat, errmsg)) return
     rc = cf_mpi_stream_close(s%mpi, err)
     s%mpi = c_null_ptr
     s%task = c_null_ptr
     call cf_finish(rc, err, stat, errmsg)
   end subroutine colfile_mpi_stream_close
 
-  ! Release the stream without committing (collective): it stays at its
-  ! last commit, absent if never committed.
-  subroutine colfile_mpi_stream_discard(s)
-    type(colfile_stream), intent(inout) :: s
-    if (c_associated(s%mpi)) call cf_mpi_stream_discard(s%mpi)
-    s%mpi = c_null_ptr
-    s%task = c_null_ptr
-  end subroutine colfile_mpi_stream_discard
-
-  integer(c_int64_t) function opt_i64(v)
-    integer(c_int64_t), intent(in), optional :: v
-    opt_i64 = 0
-    if (present(v)) opt_i64 = v
-  end function opt_i64
-
   include 'colfile_mpi_rw.inc'
   include 'colfile_mpi_many.inc'
-
-  ! Attributes set collectively (rank 0's value is stored).
-  subroutine mpi_attr_raw(c, comm, name, dtype, n, p, stat, errmsg)
-    type(colfile_column), intent(inout) :: c
-    integer, intent(in) :: comm
-    character(len=*), intent(in) :: name, dtype
-    integer(c_int64_t), intent(in) :: n
-    type(c_ptr), intent(in) :: p
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    type(cf_error_t) :: err
-    call cf_finish(cf_f_mpi_column_attr_set(c%ptr, int(comm, c_int), f_c_string(name), f_c_string(dtype), &
-      n, p, err), err, stat, errmsg)
-  end subroutine mpi_attr_raw
 
   include 'colfile_mpi_attr.inc'
 
@@ -737,5 +498,8 @@ contains
     call cf_finish(cf_f_mpi_column_attr_set(c%ptr, int(comm, c_int), f_c_string(name), f_c_string('a1'), &
       int(max(n, 1), c_int64_t), c_loc(bytes), err), err, stat, errmsg)
   end subroutine mpi_attr_set_str
+
+  ! Accessors, releases and lists of names (fortran/gen_wrap.py).
+  include 'colfile_mpi_wrap.inc'
 
 end module colfile_mpi

@@ -60,158 +60,7 @@ module colfile_streams
 
   include 'colfile_stream_generic.inc'
 
-  interface
-    function cf_stream_layout_choose(out, f, tasks, files, chunk, align, err) bind(c, name='cf_stream_layout_choose')
-      import :: c_ptr, c_int, c_int64_t, cf_error_t, cf_stream_layout_t
-      type(cf_stream_layout_t), intent(out) :: out
-      type(c_ptr), value :: f
-      integer(c_int64_t), value :: tasks, files, chunk, align
-      type(cf_error_t), intent(inout) :: err
-      integer(c_int) :: cf_stream_layout_choose
-    end function cf_stream_layout_choose
-    function cf_stream_create(out, f, name, dtype, nmemb, layout, err) bind(c, name='cf_stream_create')
-      import :: c_ptr, c_char, c_int, c_int64_t, cf_error_t, cf_stream_layout_t
-      type(c_ptr), intent(out) :: out
-      type(c_ptr), value :: f
-      character(kind=c_char), intent(in) :: name(*), dtype(*)
-      integer(c_int64_t), value :: nmemb
-      type(cf_stream_layout_t), intent(in) :: layout
-      type(cf_error_t), intent(inout) :: err
-      integer(c_int) :: cf_stream_create
-    end function cf_stream_create
-    function cf_stream_reopen(out, f, name, err) bind(c, name='cf_stream_reopen')
-      import :: c_ptr, c_char, c_int, cf_error_t
-      type(c_ptr), intent(out) :: out
-      type(c_ptr), value :: f
-      character(kind=c_char), intent(in) :: name(*)
-      type(cf_error_t), intent(inout) :: err
-      integer(c_int) :: cf_stream_reopen
-    end function cf_stream_reopen
-    subroutine cf_stream_writer_info(w, layout, dtype, nmemb) bind(c, name='cf_stream_writer_info')
-      import :: c_ptr, c_char, c_int64_t, cf_stream_layout_t
-      type(c_ptr), value :: w
-      type(cf_stream_layout_t), intent(out) :: layout
-      character(kind=c_char), intent(out) :: dtype(16)
-      integer(c_int64_t), intent(out) :: nmemb
-    end subroutine cf_stream_writer_info
-    function cf_stream_task_open(out, w, task, err) bind(c, name='cf_stream_task_open')
-      import :: c_ptr, c_int, c_int64_t, cf_error_t
-      type(c_ptr), intent(out) :: out
-      type(c_ptr), value :: w
-      integer(c_int64_t), value :: task
-      type(cf_error_t), intent(inout) :: err
-      integer(c_int) :: cf_stream_task_open
-    end function cf_stream_task_open
-    function cf_stream_flush(w, err) bind(c, name='cf_stream_flush')
-      import :: c_ptr, c_int, cf_error_t
-      type(c_ptr), value :: w
-      type(cf_error_t), intent(inout) :: err
-      integer(c_int) :: cf_stream_flush
-    end function cf_stream_flush
-    function cf_stream_close(w, err) bind(c, name='cf_stream_close')
-      import :: c_ptr, c_int, cf_error_t
-      type(c_ptr), value :: w
-      type(cf_error_t), intent(inout) :: err
-      integer(c_int) :: cf_stream_close
-    end function cf_stream_close
-    subroutine cf_stream_discard(w) bind(c, name='cf_stream_discard')
-      import :: c_ptr
-      type(c_ptr), value :: w
-    end subroutine cf_stream_discard
-    function cf_stream_open(out, f, name, err) bind(c, name='cf_stream_open')
-      import :: c_ptr, c_char, c_int, cf_error_t
-      type(c_ptr), intent(out) :: out
-      type(c_ptr), value :: f
-      character(kind=c_char), intent(in) :: name(*)
-      type(cf_error_t), intent(inout) :: err
-      integer(c_int) :: cf_stream_open
-    end function cf_stream_open
-    subroutine cf_stream_reader_close(r) bind(c, name='cf_stream_reader_close')
-      import :: c_ptr
-      type(c_ptr), value :: r
-    end subroutine cf_stream_reader_close
-    subroutine cf_stream_info(r, layout, dtype, nmemb, commit) bind(c, name='cf_stream_info')
-      import :: c_ptr, c_char, c_int64_t, cf_stream_layout_t
-      type(c_ptr), value :: r
-      type(cf_stream_layout_t), intent(out) :: layout
-      character(kind=c_char), intent(out) :: dtype(16)
-      integer(c_int64_t), intent(out) :: nmemb, commit
-    end subroutine cf_stream_info
-    function cf_stream_size(r) bind(c, name='cf_stream_size')
-      import :: c_ptr, c_int64_t
-      type(c_ptr), value :: r
-      integer(c_int64_t) :: cf_stream_size
-    end function cf_stream_size
-    function cf_stream_task_size(r, task) bind(c, name='cf_stream_task_size')
-      import :: c_ptr, c_int64_t
-      type(c_ptr), value :: r
-      integer(c_int64_t), value :: task
-      integer(c_int64_t) :: cf_stream_task_size
-    end function cf_stream_task_size
-    function cf_stream_task_start(r, task) bind(c, name='cf_stream_task_start')
-      import :: c_ptr, c_int64_t
-      type(c_ptr), value :: r
-      integer(c_int64_t), value :: task
-      integer(c_int64_t) :: cf_stream_task_start
-    end function cf_stream_task_start
-    function cf_stream_task_rows(t) bind(c, name='cf_stream_task_rows')
-      import :: c_ptr, c_int64_t
-      type(c_ptr), value :: t
-      integer(c_int64_t) :: cf_stream_task_rows
-    end function cf_stream_task_rows
-    function cf_stream_append(t, rows, count, err) bind(c, name='cf_stream_append')
-      import :: c_ptr, c_int, c_int64_t, cf_error_t
-      type(c_ptr), value :: t, rows
-      integer(c_int64_t), value :: count
-      type(cf_error_t), intent(inout) :: err
-      integer(c_int) :: cf_stream_append
-    end function cf_stream_append
-    function cf_stream_read(r, start, count, buf, err) bind(c, name='cf_stream_read')
-      import :: c_ptr, c_int, c_int64_t, cf_error_t
-      type(c_ptr), value :: r, buf
-      integer(c_int64_t), value :: start, count
-      type(cf_error_t), intent(inout) :: err
-      integer(c_int) :: cf_stream_read
-    end function cf_stream_read
-    function cf_stream_read_task(r, task, start, count, buf, err) bind(c, name='cf_stream_read_task')
-      import :: c_ptr, c_int, c_int64_t, cf_error_t
-      type(c_ptr), value :: r, buf
-      integer(c_int64_t), value :: task, start, count
-      type(cf_error_t), intent(inout) :: err
-      integer(c_int) :: cf_stream_read_task
-    end function cf_stream_read_task
-    function cf_file_list_streams(f, names, count, err) bind(c, name='cf_file_list_streams')
-      import :: c_ptr, c_int, c_int64_t, cf_error_t
-      type(c_ptr), value :: f
-      type(c_ptr), intent(out) :: names
-      integer(c_int64_t), intent(out) :: count
-      type(cf_error_t), intent(inout) :: err
-      integer(c_int) :: cf_file_list_streams
-    end function cf_file_list_streams
-    function cf_dtype_normalize(dtype, out, err) bind(c, name='cf_dtype_normalize')
-      import :: c_char, c_int, cf_error_t
-      character(kind=c_char), intent(in) :: dtype(*)
-      character(kind=c_char), intent(out) :: out(16)
-      type(cf_error_t), intent(inout) :: err
-      integer(c_int) :: cf_dtype_normalize
-    end function cf_dtype_normalize
-    function cf_dtype_itemsize(dtype, itemsize, err) bind(c, name='cf_dtype_itemsize')
-      import :: c_char, c_int, c_int64_t, cf_error_t
-      character(kind=c_char), intent(in) :: dtype(*)
-      integer(c_int64_t), intent(out) :: itemsize
-      type(cf_error_t), intent(inout) :: err
-      integer(c_int) :: cf_dtype_itemsize
-    end function cf_dtype_itemsize
-    function cf_dtype_convert(dst, dst_stride, to, src, src_stride, from, count, err) &
-        bind(c, name='cf_dtype_convert')
-      import :: c_ptr, c_char, c_int, c_int64_t, cf_error_t
-      type(c_ptr), value :: dst, src
-      integer(c_int64_t), value :: dst_stride, src_stride, count
-      character(kind=c_char), intent(in) :: to(*), from(*)
-      type(cf_error_t), intent(inout) :: err
-      integer(c_int) :: cf_dtype_convert
-    end function cf_dtype_convert
-  end interface
+  include 'colfile_streams_bind.inc'
 
 contains
 
@@ -243,13 +92,11 @@ contains
     character(len=*), intent(inout), optional :: errmsg
     type(cf_error_t) :: err
     type(cf_stream_layout_t) :: layout
-    integer(c_int64_t) :: nm
     integer(c_int) :: rc
-    nm = 1
-    if (present(nmemb)) nm = nmemb
-    rc = cf_stream_layout_choose(layout, f%ptr, opt(tasks, 1_c_int64_t), opt(files, 0_c_int64_t), &
-      opt(chunk, 0_c_int64_t), opt(align, 0_c_int64_t), err)
-    if (rc == 0) rc = cf_stream_create(w%ptr, f%ptr, f_c_string(name), f_c_string(dtype), nm, layout, err)
+    rc = cf_stream_layout_choose(layout, f%ptr, cf_opt(tasks, 1_c_int64_t), cf_opt(files, 0_c_int64_t), &
+      cf_opt(chunk, 0_c_int64_t), cf_opt(align, 0_c_int64_t), err)
+    if (rc == 0) rc = cf_stream_create(w%ptr, f%ptr, f_c_string(name), f_c_string(dtype), cf_opt(nmemb, 1_c_int64_t), &
+      layout, err)
     call writer_made(w, rc, name)
     call cf_finish(rc, err, stat, errmsg)
   end subroutine colfile_stream_create
@@ -295,10 +142,7 @@ contains
     character(len=*), intent(inout), optional :: errmsg
     type(cf_error_t) :: err
     integer(c_int) :: rc
-    if (.not. c_associated(w%ptr)) then
-      call cf_fail(COLFILE_EARG, 'the stream is not open for writing', stat, errmsg)
-      return
-    end if
+    if (.not. cf_is_open(w%ptr, 'the stream is not open for writing', stat, errmsg)) return
     rc = cf_stream_task_open(s%task, w%ptr, task, err)
     if (rc /= 0) s%task = c_null_ptr
     s%dtype = w%dtype
@@ -306,51 +150,6 @@ contains
     s%name = w%name
     call cf_finish(rc, err, stat, errmsg)
   end subroutine colfile_stream_task
-
-  ! Commit what every task has appended; the first commit makes the stream
-  ! visible.  The stream stays open (a checkpoint).
-  subroutine colfile_stream_flush(w, stat, errmsg)
-    type(colfile_stream_writer), intent(inout) :: w
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    type(cf_error_t) :: err
-    if (.not. c_associated(w%ptr)) then
-      call cf_fail(COLFILE_EARG, 'the stream is not open for writing', stat, errmsg)
-      return
-    end if
-    call cf_finish(cf_stream_flush(w%ptr, err), err, stat, errmsg)
-  end subroutine colfile_stream_flush
-
-  ! Commit, then release the writer and its tasks (also on failure).
-  subroutine writer_close(w, stat, errmsg)
-    type(colfile_stream_writer), intent(inout) :: w
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    type(cf_error_t) :: err
-    integer(c_int) :: rc
-    if (.not. c_associated(w%ptr)) then
-      call cf_no_error(stat)
-      return
-    end if
-    rc = cf_stream_close(w%ptr, err)
-    w%ptr = c_null_ptr
-    call cf_finish(rc, err, stat, errmsg)
-  end subroutine writer_close
-
-  ! Release the writer without committing: the stream stays at its last
-  ! commit (absent if never committed).
-  subroutine colfile_stream_discard(w)
-    type(colfile_stream_writer), intent(inout) :: w
-    if (c_associated(w%ptr)) call cf_stream_discard(w%ptr)
-    w%ptr = c_null_ptr
-  end subroutine colfile_stream_discard
-
-  integer(c_int64_t) function opt(v, default)
-    integer(c_int64_t), intent(in), optional :: v
-    integer(c_int64_t), intent(in) :: default
-    opt = default
-    if (present(v)) opt = v
-  end function opt
 
   ! ------------------------------------------------------------ Reading
 
@@ -376,89 +175,12 @@ contains
     call cf_finish(rc, err, stat, errmsg)
   end subroutine colfile_stream_open
 
-  subroutine reader_close(r, stat, errmsg)
-    type(colfile_stream_reader), intent(inout) :: r
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    if (c_associated(r%ptr)) call cf_stream_reader_close(r%ptr)
-    r%ptr = c_null_ptr
-    call cf_no_error(stat)
-  end subroutine reader_close
-
-  logical function colfile_stream_is_open(r)
-    type(colfile_stream_reader), intent(in) :: r
-    colfile_stream_is_open = c_associated(r%ptr)
-  end function colfile_stream_is_open
-
-  ! The streams of File f, sorted, blank padded.
-  subroutine colfile_stream_list(f, names, stat, errmsg)
-    type(colfile_file), intent(in) :: f
-    character(len=:), allocatable, intent(out) :: names(:)
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    type(cf_error_t) :: err
-    type(c_ptr) :: list
-    integer(c_int64_t) :: count
-    integer(c_int) :: rc
-    rc = cf_file_list_streams(f%ptr, list, count, err)
-    if (rc == 0) then
-      call c_f_names(list, count, names)
-    else
-      allocate(character(len=0) :: names(0))
-    end if
-    call cf_finish(rc, err, stat, errmsg)
-  end subroutine colfile_stream_list
-
-  ! Accessors of a reader: on one that is not open, -1 or ''.
-
-  ! Rows of the global view (every task's).
-  integer(c_int64_t) function colfile_stream_size(r)
-    type(colfile_stream_reader), intent(in) :: r
-    colfile_stream_size = -1
-    if (c_associated(r%ptr)) colfile_stream_size = cf_stream_size(r%ptr)
-  end function colfile_stream_size
-
-  integer(c_int64_t) function colfile_stream_ntasks(r)
-    type(colfile_stream_reader), intent(in) :: r
-    colfile_stream_ntasks = -1
-    if (c_associated(r%ptr)) colfile_stream_ntasks = r%ntasks
-  end function colfile_stream_ntasks
-
-  ! Committed rows of task `task` (0 .. ntasks-1), and its first row in the
-  ! global view; -1 for a task out of range.
-  integer(c_int64_t) function colfile_stream_task_size(r, task)
-    type(colfile_stream_reader), intent(in) :: r
-    integer(c_int64_t), intent(in) :: task
-    colfile_stream_task_size = -1
-    if (c_associated(r%ptr)) colfile_stream_task_size = cf_stream_task_size(r%ptr, task)
-  end function colfile_stream_task_size
-
-  integer(c_int64_t) function colfile_stream_task_start(r, task)
-    type(colfile_stream_reader), intent(in) :: r
-    integer(c_int64_t), intent(in) :: task
-    colfile_stream_task_start = -1
-    if (c_associated(r%ptr)) colfile_stream_task_start = cf_stream_task_start(r%ptr, task)
-  end function colfile_stream_task_start
-
   ! The stream's dtype ("<f8", or "raw") and elements per row.
   function colfile_stream_dtype(r) result(d)
     type(colfile_stream_reader), intent(in) :: r
     character(len=:), allocatable :: d
     d = trim(r%dtype)
   end function colfile_stream_dtype
-
-  integer(c_int64_t) function colfile_stream_nmemb(r)
-    type(colfile_stream_reader), intent(in) :: r
-    colfile_stream_nmemb = -1
-    if (c_associated(r%ptr)) colfile_stream_nmemb = r%nmemb
-  end function colfile_stream_nmemb
-
-  ! Rows appended to this task so far (committed or not); -1 if not open.
-  integer(c_int64_t) function colfile_stream_rows(s)
-    type(colfile_stream), intent(in) :: s
-    colfile_stream_rows = -1
-    if (c_associated(s%task)) colfile_stream_rows = cf_stream_task_rows(s%task)
-  end function colfile_stream_rows
 
   ! ---------------------------------------------------------- Transfers
 
@@ -543,10 +265,7 @@ contains
     type(c_ptr) :: src
     integer(c_int) :: rc
     logical :: ok
-    if (.not. c_associated(s%task)) then
-      call cf_fail(COLFILE_EARG, 'the stream is not open for writing', stat, errmsg)
-      return
-    end if
+    if (.not. cf_is_open(s%task, 'the stream is not open for writing', stat, errmsg)) return
     w = width
     call stream_shape(s%name, s%dtype, s%nmemb, rank, nelem, dim1, w, rows, bytes, ok, stat, errmsg)
     if (.not. ok) return
@@ -585,10 +304,7 @@ contains
     type(c_ptr) :: dst
     integer(c_int) :: rc
     logical :: ok, same
-    if (.not. c_associated(r%ptr)) then
-      call cf_fail(COLFILE_EARG, 'the stream is not open', stat, errmsg)
-      return
-    end if
+    if (.not. cf_is_open(r%ptr, 'the stream is not open', stat, errmsg)) return
     w = width
     call stream_shape(r%name, r%dtype, r%nmemb, rank, nelem, dim1, w, rows, bytes, ok, stat, errmsg)
     if (.not. ok) return
@@ -616,5 +332,8 @@ contains
   end function i64s
 
   include 'colfile_stream_rw.inc'
+
+  ! Accessors, releases and lists of names (fortran/gen_wrap.py).
+  include 'colfile_streams_wrap.inc'
 
 end module colfile_streams

@@ -691,6 +691,28 @@ def quiet_compare(values: Any, op: str, other: Any) -> np.ndarray:
         return np.asarray(OPS[op](values, other), dtype=bool)
 
 
+def interval_verdicts(op: str, l_lo: Any, l_hi: Any, r_lo: Any, r_hi: Any,
+                      nan: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(all, none) per cell: whether ``x OP y`` holds for every or for no x
+    in [l_lo, l_hi] and y in [r_lo, r_hi], where `nan` marks cells with a
+    NaN (NaN != y holds, every other NaN OP y does not)."""
+    if op in ("<", "<="):
+        all_ = quiet_compare(l_hi, op, r_lo)
+        none = ~quiet_compare(l_lo, op, r_hi)
+    elif op in (">", ">="):
+        all_ = quiet_compare(l_lo, op, r_hi)
+        none = ~quiet_compare(l_hi, op, r_lo)
+    else:
+        eq_all = quiet_compare(l_lo, "==", r_hi) & quiet_compare(l_hi, "==", r_lo)
+        eq_none = quiet_compare(l_hi, "<", r_lo) | quiet_compare(l_lo, ">", r_hi)
+        all_, none = (eq_all, eq_none) if op == "==" else (eq_none, eq_all)
+    if op == "!=":
+        none = none & ~nan
+    else:
+        all_ = all_ & ~nan
+    return all_, none
+
+
 def decide_bounds(op: str, left: Bounds, ldt: np.dtype[Any], right: Bounds | None,
                   rdt: np.dtype[Any] | None, value: Any = None) -> np.ndarray:
     """NONE (0), SOME (1) or ALL (2) per cell for ``left OP right`` (or
@@ -710,20 +732,7 @@ def decide_bounds(op: str, left: Bounds, ldt: np.dtype[Any], right: Bounds | Non
         empty |= right.empty
         assert rdt is not None
         r_lo, r_hi = in_dtype(right, rdt)
-    if op in ("<", "<="):
-        all_ = quiet_compare(l_hi, op, r_lo)
-        none = ~quiet_compare(l_lo, op, r_hi)
-    elif op in (">", ">="):
-        all_ = quiet_compare(l_lo, op, r_hi)
-        none = ~quiet_compare(l_hi, op, r_lo)
-    else:
-        eq_all = quiet_compare(l_lo, "==", r_hi) & quiet_compare(l_hi, "==", r_lo)
-        eq_none = quiet_compare(l_hi, "<", r_lo) | quiet_compare(l_lo, ">", r_hi)
-        all_, none = (eq_all, eq_none) if op == "==" else (eq_none, eq_all)
-    if op == "!=":
-        none = none & ~nan  # NaN != x is True
-    else:
-        all_ = all_ & ~nan  # NaN OP x is False
+    all_, none = interval_verdicts(op, l_lo, l_hi, r_lo, r_hi, nan)
     out = np.full(n, SOME, np.int8)
     out[ok & none] = NONE
     out[ok & all_ & ~none] = ALL

@@ -286,7 +286,29 @@ def compare(a: Any, op: str, b: Any) -> Predicate:
     return Compare(a, op, b)
 
 
-class Compare(Predicate):
+class _Leaf(Predicate):
+    """A predicate decided on its own (a comparison, isin): its states and
+    row masks are the ones computed for it, by ``id``."""
+
+    def _leaves(self) -> list[Predicate]:
+        return [self]
+
+    def _states(self, leaf: dict[int, np.ndarray]) -> np.ndarray:
+        return leaf[id(self)]
+
+    def _eval(self, leaf: dict[int, np.ndarray]) -> np.ndarray:
+        return leaf[id(self)]
+
+    @staticmethod
+    def _base(records: Callable[[Field], tuple[np.ndarray, np.ndarray]]) -> Callable[[Field], Bounds]:
+        """The bounds per cell of a field from its chunk records
+        (``records(field)``: statistics and row counts per cell)."""
+        def base(fl: Field) -> Bounds:
+            return field_bounds(*records(fl), fl.dtype)
+        return base
+
+
+class Compare(_Leaf):
     """``left OP right`` (a leaf of a predicate): ``left`` an expression,
     ``right`` an expression or a number."""
 
@@ -320,20 +342,10 @@ class Compare(Predicate):
             repr(r.item()) if isinstance(r, np.generic) else repr(r)
         return f"{self.left._text()} {self.op} {text}"
 
-    def _leaves(self) -> list[Predicate]:
-        return [self]
-
-    def _states(self, leaf: dict[int, np.ndarray]) -> np.ndarray:
-        return leaf[id(self)]
-
-    def _eval(self, leaf: dict[int, np.ndarray]) -> np.ndarray:
-        return leaf[id(self)]
-
     def _decide(self, records: Callable[[Field], tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
         """NONE/SOME/ALL per cell from the chunk records of the fields
         (``records(field)``: statistics and row counts per cell)."""
-        def base(fl: Field) -> Bounds:
-            return field_bounds(*records(fl), fl.dtype)
+        base = self._base(records)
         left = self.left._bounds(base)
         if isinstance(self.right, Expr):
             return decide_bounds(self.op, left, self.left.dtype, self.right._bounds(base),
@@ -350,7 +362,7 @@ class Compare(Predicate):
         return ("cmp", self.left._spec(), self.op, r)
 
 
-class IsIn(Predicate):
+class IsIn(_Leaf):
     """``isin(expr, [values])``: the value equals one of the numbers."""
 
     _prec = 5
@@ -374,19 +386,8 @@ class IsIn(Predicate):
                          for v in self.values)
         return f"isin({self.expr._text()}, [{vals}])"
 
-    def _leaves(self) -> list[Predicate]:
-        return [self]
-
-    def _states(self, leaf: dict[int, np.ndarray]) -> np.ndarray:
-        return leaf[id(self)]
-
-    def _eval(self, leaf: dict[int, np.ndarray]) -> np.ndarray:
-        return leaf[id(self)]
-
     def _decide(self, records: Callable[[Field], tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
-        def base(fl: Field) -> Bounds:
-            return field_bounds(*records(fl), fl.dtype)
-        return isin_bounds(self.expr._bounds(base), self.expr.dtype, self.values)
+        return isin_bounds(self.expr._bounds(self._base(records)), self.expr.dtype, self.values)
 
     def _evaluate(self, blocks: dict[int, np.ndarray]) -> np.ndarray:
         v = np.asarray(self.expr._value(blocks))

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import _fetch, chunkindex
+from ._arith import interval_verdicts
 from ._core.integrity import CHUNK_STATS_DTYPE
 from ._expr import ALL, NONE, OPS, SOME, Field, Predicate
 
@@ -126,17 +127,6 @@ def _bounds_in_dtype(lo: np.ndarray, hi: np.ndarray, dtype: np.dtype[Any]
     return out[0], out[1], ok
 
 
-def _compare(values: np.ndarray, op: str, value: Any) -> np.ndarray:
-    """numpy's ``values OP value``, quietly (a constant beyond the range of
-    a narrow float dtype overflows to inf in numpy's cast, as it would on
-    the full array).  Bool values compare as the integers 0 and 1 (numpy
-    would refuse Python integers beyond int64 there)."""
-    if values.dtype.kind == "b":
-        values = values.view(np.uint8)
-    with np.errstate(over="ignore", invalid="ignore"):
-        return np.asarray(OPS[op](values, value), dtype=bool)
-
-
 def _is_nan(value: Any) -> bool:
     return isinstance(value, (float, np.floating)) and math.isnan(value)
 
@@ -214,24 +204,9 @@ def decide(op: str, value: Any, dtype: Any, stats: np.ndarray,
     lo_d, hi_d, bounded = _bounds_in_dtype(lo, hi, dtype)
     ranged = ok & ~allnan & bounded
     ranged &= lo_d <= hi_d
-    if op in ("<", "<="):
-        all_ = _compare(hi_d, op, value)
-        none = ~_compare(lo_d, op, value)
-    elif op in (">", ">="):
-        all_ = _compare(lo_d, op, value)
-        none = ~_compare(hi_d, op, value)
-    else:
-        eq_all = _compare(lo_d, "==", value) & _compare(hi_d, "==", value)
-        eq_none = _compare(hi_d, "<", value) | _compare(lo_d, ">", value)
-        if op == "==":
-            all_, none = eq_all, eq_none
-        else:
-            all_, none = eq_none, eq_all
-    has_nan = nan > 0
-    if op == "!=":
-        none = none & ~has_nan  # NaN != c is True
-    else:
-        all_ = all_ & ~has_nan  # NaN OP c is False
+    # a constant beyond the range of a narrow float dtype overflows to inf
+    # in numpy's cast, as it would on the full array
+    all_, none = interval_verdicts(op, lo_d, hi_d, value, value, nan > 0)
     out = np.full(n, SOME, np.int8)
     out[ranged & none] = NONE
     out[ranged & all_ & ~none] = ALL

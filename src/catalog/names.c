@@ -141,13 +141,7 @@ int cf_name_check(const char *name, cf_error *err)
 
 int cf__name_check_in(const char *root, const char *name, cf_error *err)
 {
-    int rc = cf_name_check(name, err);
-    if (rc && err) {
-        char what[CF_ERROR_MESSAGE_MAX];
-        snprintf(what, sizeof what, "%s", err->message);
-        CF_FAIL(err, rc, "%s: %s", root, what);
-    }
-    return rc;
+    return cf__error_prefix(err, cf_name_check(name, err), root, ": ");
 }
 
 int cf__file_path_check(const char *path, cf_error *err)

@@ -163,15 +163,8 @@ int cf_column_attr_set(cf_column *c, const char *name, const char *dtype,
     if (nmemb < 0) return CF_FAIL(err, CF_EARG, "%s: attribute '%s' with negative nmemb", c->attr_dir, name);
     if (nmemb > 0 && !data) return CF_FAIL(err, CF_EARG, "%s: attribute '%s' has no data", c->attr_dir, name);
     int rc = cf__attrset_set(&c->attr.attrs, name, dtype, nmemb, data, err);
-    if (rc) {
-        /* Name the directory too: the set does not know it. */
-        char msg[CF_ERROR_MESSAGE_MAX];
-        if (err) {
-            snprintf(msg, sizeof msg, "%s", err->message);
-            CF_FAIL(err, rc, "%s: %s", c->attr_dir, msg);
-        }
-        return rc;
-    }
+    /* Name the directory too: the set does not know it. */
+    if (rc) return cf__error_prefix(err, rc, c->attr_dir, ": ");
     /* An attribute moving to colfile-attrs must not be shadowed by an old
      * record in the legacy file when bigfile reads it. */
     int v1_changed = bigfile_unreadable(cf__attrset_find(&c->attr.attrs, name)) && cf__attrset_remove(&c->attr.attrs_v1, name);

@@ -75,14 +75,9 @@ int cf__version_read_stat(const cf_column *c, const char *leaf, char **data, siz
         free(p);
         return rc;
     }
-    int rc = cf__read_file_at_stat_max(c->ver.dirfd, leaf, max, data, len, st, err);
-    if (rc && err) {
-        /* its messages start with the name it was given: make it the path */
-        char what[CF_ERROR_MESSAGE_MAX];
-        snprintf(what, sizeof what, "%s", err->message);
-        CF_FAIL(err, rc, "%s/%s", c->dir, what);
-    }
-    return rc;
+    /* its messages start with the name it was given: make it the path */
+    return cf__error_prefix(err, cf__read_file_at_stat_max(c->ver.dirfd, leaf, max, data, len, st, err), c->dir,
+                            "/");
 }
 
 int cf__version_read(const cf_column *c, const char *leaf, char **data, size_t *len, cf_error *err)

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 int cf__fail(cf_error *err, int code, const char *source_file, int source_line,
              const char *fmt, ...)
@@ -18,6 +19,17 @@ int cf__fail(cf_error *err, int code, const char *source_file, int source_line,
         va_end(ap);
     }
     return code;
+}
+
+int cf__error_prefix(cf_error *err, int rc, const char *prefix, const char *sep)
+{
+    if (rc && err) {
+        char message[sizeof err->message];
+        snprintf(message, sizeof message, "%s%s%s", prefix, sep, err->message);
+        memcpy(err->message, message, sizeof message);
+        err->code = rc;
+    }
+    return rc;
 }
 
 int cf__errno_code(int errnum)

@@ -16,6 +16,12 @@ int cf__fail(cf_error *err, int code, const char *source_file, int source_line,
 
 #define CF_FAIL(err, code, ...) cf__fail((err), (code), __FILE__, __LINE__, __VA_ARGS__)
 
+/* Put `prefix` and `sep` before the message of the failure rc that *err
+ * holds (if err is not NULL and rc is not 0), keeping its source location;
+ * return rc.  For a caller that knows what the callee's message lacks:
+ *     return cf__error_prefix(err, cf_name_check(name, err), root, ": "); */
+int cf__error_prefix(cf_error *err, int rc, const char *prefix, const char *sep);
+
 /* Map an errno value to the closest CF_E* code (ENOENT -> CF_ENOENT, ENOMEM ->
  * CF_ENOMEM, EEXIST -> CF_EEXIST, else CF_EIO). */
 int cf__errno_code(int errnum);

@@ -3,6 +3,8 @@
 #ifndef CF_LOCK_TEST_H
 #define CF_LOCK_TEST_H
 
+#include <dirent.h>
+#include <stdarg.h>
 #include <sys/stat.h>
 
 #include "harness.h"
@@ -38,6 +40,68 @@ static cf_column *make(cf_file *f, const char *name)
     if (c) CHECK_OK(cf_column_write(c, 0, 3, rows, NULL, 8, 8, &err), &err);
     return c;
 }
+
+/* Column `name` made in f as make makes it, and committed. */
+#if defined(__GNUC__)
+__attribute__((unused))
+#endif
+static void made(cf_file *f, const char *name)
+{
+    cf_error err;
+    CHECK_OK(cf_column_close(make(f, name), &err), &err);
+}
+
+/* Column `name` of f opened and row 0 written in place (value v): its
+ * lock taken by f. */
+#if defined(__GNUC__)
+__attribute__((unused))
+#endif
+static cf_column *written_in_place(cf_file *f, const char *name, int64_t v)
+{
+    cf_error err;
+    cf_column *c = NULL;
+    CHECK_OK(cf_column_open(&c, f, name, &err), &err);
+    if (c) CHECK_OK(cf_column_write(c, 0, 1, &v, NULL, 8, 8, &err), &err);
+    return c;
+}
+
+/* The File of the next test (<test dir>/<root>) opened, with the columns
+ * of the NULL-terminated list after root made and committed; NULL (a
+ * failed check) if it cannot be opened. */
+#if defined(__GNUC__)
+__attribute__((unused))
+#endif
+static cf_file *file_with(const char *root, ...)
+{
+    use_root(root);
+    cf_file *f = open_file(0);
+    if (!f) return NULL;
+    va_list ap;
+    va_start(ap, root);
+    for (const char *name; (name = va_arg(ap, const char *)) != NULL;) made(f, name);
+    va_end(ap);
+    return f;
+}
+
+/* Names in directory rel of g_root starting with prefix. */
+static int count_prefixed(const char *rel, const char *prefix)
+{
+    char p[4400];
+    snprintf(p, sizeof p, "%s/%s", g_root, rel);
+    DIR *d = opendir(p);
+    if (!d) return 0;
+    int n = 0;
+    struct dirent *ent;
+    while ((ent = readdir(d)) != NULL) n += strncmp(ent->d_name, prefix, strlen(prefix)) == 0;
+    closedir(d);
+    return n;
+}
+
+/* Lock files (".colfile-lock*") in directory rel of g_root. */
+#if defined(__GNUC__)
+__attribute__((unused))
+#endif
+static int hidden_locks(const char *rel) { return count_prefixed(rel, ".colfile-lock"); }
 
 /* Two CF_OPEN_NOLOCK handles write column "c" of g_root side by side and
  * share its lock, held in the file `lock` (relative to g_root); a third,

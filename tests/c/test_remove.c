@@ -84,20 +84,6 @@ static int whole_or_absent(cf_file *f, const char *name, int pattern)
     return rc == 0 ? 1 : -1;
 }
 
-/* Names in dir (relative to g_root) starting with prefix. */
-static int count_prefixed(const char *rel, const char *prefix)
-{
-    char p[4400];
-    snprintf(p, sizeof p, "%s/%s", g_root, rel);
-    DIR *d = opendir(p);
-    if (!d) return 0;
-    int n = 0;
-    struct dirent *ent;
-    while ((ent = readdir(d)) != NULL) n += strncmp(ent->d_name, prefix, strlen(prefix)) == 0;
-    closedir(d);
-    return n;
-}
-
 /* A child process holding the writer lock of column `name`: it opens the
  * File and the column for writing and writes one row in place, then waits
  * until end_holder closes its pipe, and closes the column (committing) and
@@ -152,12 +138,9 @@ static void end_holder(holder h)
 
 static void test_rm_refused_while_another_process_writes(void)
 {
-    use_root("f");
     cf_error err;
-    cf_file *f = open_file(0);
+    cf_file *f = file_with("f", "x", "g/y", NULL);
     if (!f) return;
-    CHECK_OK(cf_column_close(make(f, "x"), &err), &err);
-    CHECK_OK(cf_column_close(make(f, "g/y"), &err), &err);
     holder hd = fork_holder("g/y");
     CHECK_FAILS(cf_file_remove(f, "g/y", &err), CF_EBUSY, &err, "g/y");
     CHECK(strstr(err.message, ".colfile-lock") != NULL);
@@ -180,19 +163,14 @@ static void test_rm_refused_while_this_process_writes(void)
     cf_error err;
     cf_file *f = open_file(0), *other = open_file(0);
     if (!f || !other) return;
-    CHECK_OK(cf_column_close(make(f, "x"), &err), &err);
+    made(f, "x");
     cf_column *c = make(other, "x"); /* a replacement, staged */
     CHECK_FAILS(cf_file_remove(f, "x", &err), CF_EBUSY, &err, "x");
     CHECK_OK(cf_column_close(c, &err), &err);
-    c = NULL;
-    CHECK_OK(cf_column_open(&c, other, "x", &err), &err);
-    int64_t v = 9;
-    CHECK_OK(cf_column_write(c, 0, 1, &v, NULL, 8, 8, &err), &err); /* the lock of `other` */
+    c = written_in_place(other, "x", 9); /* the lock of `other` */
     CHECK_FAILS(cf_file_remove(f, "x", &err), CF_EBUSY, &err, "x");
     CHECK_OK(cf_column_close(c, &err), &err);
-    c = NULL;
-    CHECK_OK(cf_column_open(&c, f, "x", &err), &err);
-    CHECK_OK(cf_column_write(c, 0, 1, &v, NULL, 8, 8, &err), &err); /* the lock of f itself */
+    c = written_in_place(f, "x", 9); /* the lock of f itself */
     CHECK_FAILS(cf_file_remove(f, "x", &err), CF_EBUSY, &err, "x");
     CHECK_OK(cf_column_close(c, &err), &err);
     CHECK_OK(cf_file_remove(f, "x", &err), &err);
@@ -206,12 +184,9 @@ static void test_rm_refused_while_this_process_writes(void)
  * another process. */
 static void test_truncate_refused_while_a_writer_holds_a_lock(void)
 {
-    use_root("f");
     cf_error err;
-    cf_file *f = open_file(0);
+    cf_file *f = file_with("f", "x", "g/h/y", NULL);
     if (!f) return;
-    CHECK_OK(cf_column_close(make(f, "x"), &err), &err);
-    CHECK_OK(cf_column_close(make(f, "g/h/y"), &err), &err);
     cf_file_close(f);
     holder hd = fork_holder("g/h/y");
     cf_file *t = NULL;
@@ -244,9 +219,8 @@ static void test_truncate_refused_while_a_writer_holds_a_lock(void)
  * stays. */
 static void test_rm_keeps_sub_columns_and_foreign_files(void)
 {
-    use_root("f");
     cf_error err;
-    cf_file *f = open_file(0);
+    cf_file *f = file_with("f", NULL);
     if (!f) return;
     /* bigfile may leave a column below another; colfile's create refuses
      * to make one, so a's files are moved in beside a/b */
@@ -351,9 +325,8 @@ static void test_a_killed_truncation_leaves_columns_whole_or_absent(void) { kill
  * group's attributes and foreign files in it stay. */
 static void test_repair_removes_blobs_without_a_header(void)
 {
-    use_root("f");
     cf_error err;
-    cf_file *f = open_file(0);
+    cf_file *f = file_with("f", NULL);
     if (!f) return;
     make_blobs(f, "g/c", 5);
     make_blobs(f, "d", 5);
@@ -392,9 +365,8 @@ static void test_repair_removes_blobs_without_a_header(void)
  * remover still holds the lock is not. */
 static void test_repair_removes_trash_of_a_dead_remover_only(void)
 {
-    use_root("f");
     cf_error err;
-    cf_file *f = open_file(0);
+    cf_file *f = file_with("f", NULL);
     if (!f) return;
     char p[4400];
     snprintf(p, sizeof p, "%s/.colfile-trash.x.1.0badf00d", g_root);
@@ -425,9 +397,8 @@ static void test_repair_removes_trash_of_a_dead_remover_only(void)
  * not.  The block's lock also keeps truncation out. */
 static void test_repair_removes_attribute_temporaries_of_dead_writers_only(void)
 {
-    use_root("f");
     cf_error err;
-    cf_file *f = open_file(0);
+    cf_file *f = file_with("f", NULL);
     if (!f) return;
     make_blobs(f, "x", 1);
     char p[4400];

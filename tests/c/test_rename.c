@@ -36,12 +36,9 @@ static int listed(cf_file *f, const char *name)
 
 static void test_rename_within_and_across_groups(void)
 {
-    use_root("f");
     cf_error err;
-    cf_file *f = open_file(0);
+    cf_file *f = file_with("f", "x", "g/y", NULL);
     if (!f) return;
-    CHECK_OK(cf_column_close(make(f, "x"), &err), &err);
-    CHECK_OK(cf_column_close(make(f, "g/y"), &err), &err);
     CHECK(listed(f, "x")); /* the catalog has seen x */
     CHECK_OK(cf_file_rename(f, "x", "z", &err), &err);
     CHECK(!exists("x") && exists("z/header"));
@@ -60,13 +57,9 @@ static void test_rename_within_and_across_groups(void)
 
 static void test_rename_refusals_change_nothing(void)
 {
-    use_root("f");
     cf_error err;
-    cf_file *f = open_file(0);
+    cf_file *f = file_with("f", "x", "y", "g/h", NULL);
     if (!f) return;
-    CHECK_OK(cf_column_close(make(f, "x"), &err), &err);
-    CHECK_OK(cf_column_close(make(f, "y"), &err), &err);
-    CHECK_OK(cf_column_close(make(f, "g/h"), &err), &err);
     CHECK_FAILS(cf_file_rename(f, "x", "y", &err), CF_EEXIST, &err, "'y' already exists");
     CHECK_FAILS(cf_file_rename(f, "x", "g", &err), CF_EEXIST, &err, "'g' already exists");
     CHECK_FAILS(cf_file_rename(f, "nope", "w", &err), CF_ENOENT, &err, "no column 'nope'");
@@ -98,15 +91,12 @@ static void test_rename_refused_while_written(void)
     cf_error err;
     cf_file *f = open_file(0), *other = open_file(0);
     if (!f || !other) return;
-    CHECK_OK(cf_column_close(make(f, "x"), &err), &err);
-    cf_column *c = NULL;
-    CHECK_OK(cf_column_open(&c, other, "x", &err), &err);
-    int64_t v = 1;
-    CHECK_OK(cf_column_write(c, 0, 1, &v, NULL, 8, 8, &err), &err); /* other holds x's lock */
+    made(f, "x");
+    cf_column *c = written_in_place(other, "x", 1); /* other holds x's lock */
     CHECK_FAILS(cf_file_rename(f, "x", "w", &err), CF_EBUSY, &err, "x");
     CHECK(exists("x/header") && !exists("w"));
     /* the groups made for a new name are taken away again */
-    CHECK_OK(cf_column_close(make(f, "old/y"), &err), &err);
+    made(f, "old/y");
     CHECK_FAILS(cf_file_rename(f, "x", "n1/n2/w", &err), CF_EBUSY, &err, "x");
     CHECK(!exists("n1"));
     CHECK_FAILS(cf_file_rename(f, "x", "old/n2/w", &err), CF_EBUSY, &err, "x");

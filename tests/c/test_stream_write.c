@@ -7,66 +7,12 @@
 
 #include "harness.h"
 #include "colfile_stream.h"
+#include "stream_rows.h"
 
 static int cf__test_exists(const char *path)
 {
     struct stat st;
     return stat(path, &st) == 0;
-}
-
-static int64_t value(int64_t task, int64_t row)
-{
-    return task * 1000000 + row;
-}
-
-/* Append rows [from, to) of task t's pattern, in pieces of `step` rows. */
-static void append_range(cf_stream_task *t, int64_t task, int64_t from, int64_t to, int64_t step)
-{
-    cf_error err;
-    int64_t buf[4096];
-    for (int64_t at = from; at < to;) {
-        int64_t n = to - at < step ? to - at : step;
-        for (int64_t i = 0; i < n; i++) buf[i] = value(task, at + i);
-        CHECK_OK(cf_stream_append(t, buf, n, &err), &err);
-        at += n;
-    }
-}
-
-/* The rows of every task read back, per task and through the global view. */
-static void check_rows(cf_file *f, const char *name, int64_t tasks, const int64_t *rows)
-{
-    cf_error err;
-    cf_stream_reader *r = NULL;
-    CHECK_OK(cf_stream_open(&r, f, name, &err), &err);
-    if (!r) return;
-    cf_stream_set_verify(r, 1);
-    int64_t total = 0;
-    for (int64_t t = 0; t < tasks; t++) {
-        CHECK_EQ_INT(cf_stream_task_size(r, t), rows[t]);
-        CHECK_EQ_INT(cf_stream_task_start(r, t), total);
-        int64_t *buf = malloc((size_t)(rows[t] + 1) * 8);
-        CHECK_OK(cf_stream_read_task(r, t, 0, rows[t], buf, &err), &err);
-        for (int64_t i = 0; i < rows[t]; i++)
-            if (buf[i] != value(t, i)) {
-                CHECK_EQ_INT(buf[i], value(t, i));
-                break;
-            }
-        free(buf);
-        total += rows[t];
-    }
-    CHECK_EQ_INT(cf_stream_size(r), total);
-    int64_t *all = malloc((size_t)(total + 1) * 8);
-    CHECK_OK(cf_stream_read(r, 0, total, all, &err), &err);
-    int64_t k = 0;
-    for (int64_t t = 0; t < tasks; t++)
-        for (int64_t i = 0; i < rows[t]; i++, k++)
-            if (all[k] != value(t, i)) {
-                CHECK_EQ_INT(all[k], value(t, i));
-                t = tasks;
-                break;
-            }
-    free(all);
-    cf_stream_reader_close(r);
 }
 
 static cf_stream_writer *new_stream(cf_file *f, const char *name, int64_t tasks, int64_t files)
@@ -89,18 +35,18 @@ static void test_uneven_zero_growing(void)
     CHECK_FAILS(cf_stream_task_open(&t[0], w, 0, &err), CF_EBUSY, &err, "task 0 is already open");
     CHECK_FAILS(cf_stream_task_open(&t[0], w, 5, &err), CF_EARG, &err, "task 5 out of range");
     int64_t rows[5] = { 0, 1, 513, 0, 512 };
-    append_range(t[1], 1, 0, 1, 1);
-    append_range(t[2], 2, 0, 513, 100);   /* crosses a chunk in the middle of an append */
-    append_range(t[4], 4, 0, 512, 512);   /* exactly one chunk */
+    stream_append_rows(t[1], 1, 0, 1, 1);
+    stream_append_rows(t[2], 2, 0, 513, 100);   /* crosses a chunk in the middle of an append */
+    stream_append_rows(t[4], 4, 0, 512, 512);   /* exactly one chunk */
     for (int64_t step = 1, at = 0; at < 3000; step *= 2) { /* growing appends, interleaved with the others */
         int64_t to = at + step < 3000 ? at + step : 3000;
-        append_range(t[3], 3, at, to, step);
+        stream_append_rows(t[3], 3, at, to, step);
         at = to;
     }
     rows[3] = 3000;
     CHECK_EQ_INT(cf_stream_task_rows(t[3]), 3000);
     CHECK_OK(cf_stream_close(w, &err), &err);
-    check_rows(f, "s", 5, rows);
+    stream_check_rows(f, "s", 5, rows, 1);
     /* the layout on disk: file 0 holds tasks 0 1, file 1 tasks 2 3 4, and
      * task 3's sixth chunk (block 5, local task 1 of 3) is at (5*3+1)*4096 */
     char path[4200];
@@ -109,9 +55,9 @@ static void test_uneven_zero_growing(void)
     CHECK(fd >= 0);
     int64_t v = 0;
     CHECK_EQ_INT(pread(fd, &v, 8, (5 * 3 + 1) * 4096), 8);
-    CHECK_EQ_INT(v, value(3, 5 * 512));
+    CHECK_EQ_INT(v, stream_row_value(3, 5 * 512));
     CHECK_EQ_INT(pread(fd, &v, 8, 2 * 4096 + 8 * 511), 8);
-    CHECK_EQ_INT(v, value(4, 511));
+    CHECK_EQ_INT(v, stream_row_value(4, 511));
     struct stat st;
     CHECK(fstat(fd, &st) == 0);
     /* task 3 has 6 chunks: block 5, slot 16, ends 2624 bytes in */
@@ -130,29 +76,29 @@ static void test_flush_commits_what_was_written(void)
     cf_stream_task *a, *b;
     CHECK_OK(cf_stream_task_open(&a, w, 0, &err), &err);
     CHECK_OK(cf_stream_task_open(&b, w, 1, &err), &err);
-    append_range(a, 0, 0, 700, 70);
+    stream_append_rows(a, 0, 0, 700, 70);
     cf_stream_reader *r = NULL;
     CHECK_FAILS(cf_stream_open(&r, f, "ckpt", &err), CF_ENOENT, &err, "no stream");
     CHECK_OK(cf_stream_flush(w, &err), &err);
     int64_t rows[2] = { 700, 0 };
-    check_rows(f, "ckpt", 2, rows);
+    stream_check_rows(f, "ckpt", 2, rows, 1);
     /* later appends are not part of the stream before the next commit */
-    append_range(a, 0, 700, 1000, 300);
-    append_range(b, 1, 0, 10, 10);
-    check_rows(f, "ckpt", 2, rows);
+    stream_append_rows(a, 0, 700, 1000, 300);
+    stream_append_rows(b, 1, 0, 10, 10);
+    stream_check_rows(f, "ckpt", 2, rows, 1);
     CHECK_OK(cf_stream_flush(w, &err), &err);
     rows[0] = 1000;
     rows[1] = 10;
-    check_rows(f, "ckpt", 2, rows);
+    stream_check_rows(f, "ckpt", 2, rows, 1);
     CHECK_OK(cf_stream_open(&r, f, "ckpt", &err), &err);
     int64_t commit = 0;
     cf_stream_info(r, NULL, NULL, NULL, &commit);
     CHECK_EQ_INT(commit, 2);
     cf_stream_reader_close(r);
     /* appends then a writer dropped without a commit: the last commit stays */
-    append_range(a, 0, 1000, 5000, 1000);
+    stream_append_rows(a, 0, 1000, 5000, 1000);
     cf_stream_discard(w);
-    check_rows(f, "ckpt", 2, rows);
+    stream_check_rows(f, "ckpt", 2, rows, 1);
     cf_file_close(f);
 }
 
@@ -169,7 +115,7 @@ static void test_killed_writer(void)
             cf_stream_task *t;
             if (cf_stream_task_open(&t, w, 1, &err) != 0) _exit(3);
             int64_t rows[400];
-            for (int i = 0; i < 400; i++) rows[i] = value(1, i);
+            for (int i = 0; i < 400; i++) rows[i] = stream_row_value(1, i);
             if (cf_stream_append(t, rows, 100, &err) != 0) _exit(3);
             if (stage == 1 && cf_stream_flush(w, &err) != 0) _exit(4);
             if (cf_stream_append(t, rows + 100, 300, &err) != 0) _exit(3);
@@ -195,7 +141,7 @@ static void test_killed_writer(void)
         } else {
             CHECK_EQ_INT(n, 1);
             int64_t rows[3] = { 0, 100, 0 };
-            check_rows(f, "k", 3, rows);
+            stream_check_rows(f, "k", 3, rows, 1);
         }
         cf_names_free(names, n);
     }
@@ -209,21 +155,21 @@ static void test_replace_and_refuse(void)
     cf_stream_writer *w = new_stream(f, "g/s", 1, 1);
     cf_stream_task *t;
     CHECK_OK(cf_stream_task_open(&t, w, 0, &err), &err);
-    append_range(t, 0, 0, 50, 50);
+    stream_append_rows(t, 0, 0, 50, 50);
     /* a second writer of the name is refused while the first holds it */
     cf_stream_layout l = { 1, 1, 4096, 4096 };
     cf_stream_writer *w2 = NULL;
     CHECK_FAILS(cf_stream_create(&w2, f, "g/s", "<i8", 1, &l, &err), CF_EBUSY, &err, "g/s");
     CHECK_OK(cf_stream_close(w, &err), &err);
     int64_t rows[2] = { 50, 0 };
-    check_rows(f, "g/s", 1, rows);
+    stream_check_rows(f, "g/s", 1, rows, 1);
     /* a new stream replaces it at its first commit, not before */
     w = new_stream(f, "g/s", 2, 1);
     CHECK_OK(cf_stream_task_open(&t, w, 1, &err), &err);
-    check_rows(f, "g/s", 1, rows);
+    stream_check_rows(f, "g/s", 1, rows, 1);
     CHECK_OK(cf_stream_close(w, &err), &err);
     rows[0] = 0;
-    check_rows(f, "g/s", 2, rows);
+    stream_check_rows(f, "g/s", 2, rows, 1);
     /* never a column or a group */
     cf_column *c = NULL;
     CHECK_OK(cf_column_create(&c, f, "col", "<f4", 1, 0, 1, &err), &err);
@@ -276,7 +222,7 @@ static void test_states_between_writers(void)
     cf_stream_task *t;
     for (int i = 0; i < 4; i++) {
         CHECK_OK(cf_stream_task_open(&t, one, i, &err), &err);
-        append_range(t, i, 0, 300 * i, 77);
+        stream_append_rows(t, i, 0, 300 * i, 77);
     }
     CHECK_OK(cf_stream_close(one, &err), &err);
 
@@ -288,7 +234,7 @@ static void test_states_between_writers(void)
     int64_t at = 0, n;
     for (int i = 0; i < 4; i++) {
         CHECK_OK(cf_stream_task_open(&t, i % 2 ? other : owner, i, &err), &err);
-        append_range(t, i, 0, 300 * i, 77);
+        stream_append_rows(t, i, 0, 300 * i, 77);
         /* every task's state goes to the owner, as a gather would bring it */
         CHECK_OK(cf_stream_task_state(t, NULL, 0, &n, &err), &err);
         CHECK_FAILS(cf_stream_task_state(t, states + at, n - 1, &n, &err), CF_ERANGE, &err, "state needs");
@@ -304,21 +250,21 @@ static void test_states_between_writers(void)
     CHECK(same_file("f/one/colfile-stream-data-000000", "f/two/colfile-stream-data-000000"));
     CHECK(same_file("f/one/colfile-stream-data-000001", "f/two/colfile-stream-data-000001"));
     int64_t rows[4] = { 0, 300, 600, 900 };
-    check_rows(f, "two", 4, rows);
+    stream_check_rows(f, "two", 4, rows, 1);
 
     /* a state that would take a task back is refused, committing nothing */
     owner = new_stream(f, "three", 1, 1);
     CHECK_OK(cf_stream_task_open(&t, owner, 0, &err), &err);
-    append_range(t, 0, 0, 600, 600);
+    stream_append_rows(t, 0, 0, 600, 600);
     unsigned char early[256]; /* 24 + a CRC and the statistics of each chunk */
     CHECK_OK(cf_stream_task_state(t, early, sizeof early, &n, &err), &err);
     CHECK_OK(cf_stream_flush(owner, &err), &err);
-    append_range(t, 0, 600, 700, 100);
+    stream_append_rows(t, 0, 600, 700, 100);
     CHECK_OK(cf_stream_flush(owner, &err), &err);
     CHECK_FAILS(cf_stream_commit_states(owner, early, n, &err), CF_EARG, &err, "would go back");
     CHECK_OK(cf_stream_close(owner, &err), &err);
     int64_t rows3[1] = { 700 };
-    check_rows(f, "three", 1, rows3);
+    stream_check_rows(f, "three", 1, rows3, 1);
     cf_file_close(f);
 }
 
@@ -330,11 +276,11 @@ static void test_reopen(void)
     cf_stream_writer *w = new_stream(f, "r", 3, 2);
     cf_stream_task *t;
     CHECK_OK(cf_stream_task_open(&t, w, 0, &err), &err);
-    append_range(t, 0, 0, 700, 700);
+    stream_append_rows(t, 0, 0, 700, 700);
     CHECK_OK(cf_stream_task_open(&t, w, 2, &err), &err);
-    append_range(t, 2, 0, 10, 10);
+    stream_append_rows(t, 2, 0, 10, 10);
     CHECK_OK(cf_stream_flush(w, &err), &err);
-    append_range(t, 2, 10, 600, 590); /* never committed: a crash */
+    stream_append_rows(t, 2, 10, 600, 590); /* never committed: a crash */
     cf_stream_discard(w);
 
     CHECK_OK(cf_stream_reopen(&w, f, "r", &err), &err);
@@ -356,11 +302,11 @@ static void test_reopen(void)
                 "not the one given");
     CHECK_OK(cf_stream_task_open(&t, w, 2, &err), &err);
     CHECK_EQ_INT(cf_stream_task_rows(t), 10); /* after its committed rows, over what the crash left */
-    append_range(t, 2, 10, 20, 5);
+    stream_append_rows(t, 2, 10, 20, 5);
     cf_stream_task *t0;
     CHECK_OK(cf_stream_task_open(&t0, other, 0, &err), &err);
     CHECK_EQ_INT(cf_stream_task_rows(t0), 700);
-    append_range(t0, 0, 700, 1200, 100); /* crosses into its second chunk */
+    stream_append_rows(t0, 0, 700, 1200, 100); /* crosses into its second chunk */
     unsigned char state[256];
     int64_t n;
     CHECK_OK(cf_stream_task_state(t0, state, sizeof state, &n, &err), &err);
@@ -368,7 +314,7 @@ static void test_reopen(void)
     CHECK_OK(cf_stream_commit_states(w, state, n, &err), &err);
     CHECK_OK(cf_stream_close(w, &err), &err);
     int64_t rows[3] = { 1200, 0, 20 };
-    check_rows(f, "r", 3, rows);
+    stream_check_rows(f, "r", 3, rows, 1);
     cf_stream_reader *r = NULL;
     int64_t commit = 0;
     CHECK_OK(cf_stream_open(&r, f, "r", &err), &err);
@@ -404,7 +350,7 @@ static void test_many_tasks(void)
     for (int64_t i = 0; i < tasks; i++) {
         cf_stream_task *t;
         CHECK_OK(cf_stream_task_open(&t, w, i, &err), &err);
-        int64_t v = value(i, 0);
+        int64_t v = stream_row_value(i, 0);
         if (i % 3) CHECK_OK(cf_stream_append(t, &v, 1, &err), &err);
         if (cf_test_failures) break;
     }
@@ -424,7 +370,7 @@ static void test_many_tasks(void)
             CHECK_EQ_INT(cf_stream_task_size(r, i), i % 3 ? 1 : 0);
             if (i % 3) {
                 CHECK_OK(cf_stream_read_task(r, i, 0, 1, &v, &err), &err);
-                CHECK_EQ_INT(v, value(i, 0));
+                CHECK_EQ_INT(v, stream_row_value(i, 0));
             }
         }
         cf_stream_reader_close(r);

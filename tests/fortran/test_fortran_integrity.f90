@@ -11,6 +11,7 @@
 program test_fortran_integrity
   use, intrinsic :: iso_c_binding
   use colfile
+  use colfile_test_check
   implicit none
   character(len=4096) :: dir
   character(len=256) :: name
@@ -36,15 +37,6 @@ program test_fortran_integrity
   end select
 
 contains
-
-  subroutine check(cond, what)
-    logical, intent(in) :: cond
-    character(len=*), intent(in) :: what
-    if (.not. cond) then
-      print '(a)', 'FAILED: ' // what
-      error stop 1
-    end if
-  end subroutine check
 
   integer(c_int64_t) function bits(x)
     real(c_double), intent(in) :: x

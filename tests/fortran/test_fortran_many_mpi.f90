@@ -10,36 +10,14 @@ program test_fortran_many_mpi
   use, intrinsic :: iso_c_binding
   use colfile
   use colfile_mpi
+  use colfile_test_mpi
   implicit none
-  interface
-    subroutine mpi_init_() bind(c, name='colfile_test_mpi_init')
-    end subroutine mpi_init_
-    subroutine mpi_finalize_() bind(c, name='colfile_test_mpi_finalize')
-    end subroutine mpi_finalize_
-    integer(c_int) function comm_world() bind(c, name='colfile_test_mpi_comm_world')
-      import :: c_int
-    end function comm_world
-    integer(c_int) function comm_rank(comm) bind(c, name='colfile_test_mpi_rank')
-      import :: c_int
-      integer(c_int), value :: comm
-    end function comm_rank
-    integer(c_int) function comm_size(comm) bind(c, name='colfile_test_mpi_size')
-      import :: c_int
-      integer(c_int), value :: comm
-    end function comm_size
-    subroutine mpi_abort_(code) bind(c, name='colfile_test_mpi_abort')
-      import :: c_int
-      integer(c_int), value :: code
-    end subroutine mpi_abort_
-  end interface
   character(len=4096) :: dir
   integer :: comm, rank, nranks
   type(colfile_file) :: f
 
-  call mpi_init_()
-  comm = comm_world()
-  rank = comm_rank(comm)
-  nranks = comm_size(comm)
+  call test_mpi_start(comm, rank, nranks)
+  rows_step = 4
   call get_command_argument(1, dir)
   call colfile_mpi_open(f, comm, dir, COLFILE_OPEN_WRITE + COLFILE_OPEN_CREATE + COLFILE_OPEN_TRUNCATE)
   call snapshot()
@@ -50,29 +28,6 @@ program test_fortran_many_mpi
   call mpi_finalize_()
 
 contains
-
-  subroutine check(cond, what)
-    logical, intent(in) :: cond
-    character(len=*), intent(in) :: what
-    if (.not. cond) then
-      print '(a, i0, a)', 'FAILED on rank ', rank, ': ' // what
-      call mpi_abort_(1_c_int)
-    end if
-  end subroutine check
-
-  integer(c_int64_t) function rows_of(r)
-    integer, intent(in) :: r
-    rows_of = 4 * r + 3
-    if (r == 1) rows_of = 0
-  end function rows_of
-
-  integer(c_int64_t) function total_rows()
-    integer :: r
-    total_rows = 0
-    do r = 0, nranks - 1
-      total_rows = total_rows + rows_of(r)
-    end do
-  end function total_rows
 
   subroutine snapshot()
     type(colfile_column) :: cols(4)

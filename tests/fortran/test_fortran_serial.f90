@@ -5,6 +5,7 @@
 program test_fortran_serial
   use, intrinsic :: iso_c_binding
   use colfile
+  use colfile_test_check
   implicit none
   character(len=4096) :: dir
   type(colfile_file) :: f
@@ -26,15 +27,6 @@ program test_fortran_serial
   print '(a)', 'test_fortran_serial: ok'
 
 contains
-
-  subroutine check(cond, what)
-    logical, intent(in) :: cond
-    character(len=*), intent(in) :: what
-    if (.not. cond) then
-      print '(a)', 'FAILED: ' // what
-      error stop 1
-    end if
-  end subroutine check
 
   subroutine scalar_dtypes()
     integer(c_int8_t) :: a1(n), b1(n)

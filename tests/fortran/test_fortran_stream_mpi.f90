@@ -12,29 +12,10 @@
 program test_fortran_stream_mpi
   use, intrinsic :: iso_c_binding
   use colfile
+  use colfile_test_stream_rows
   use colfile_mpi
+  use colfile_test_mpi, only: test_mpi_start, mpi_finalize_, check
   implicit none
-  interface
-    subroutine mpi_init_() bind(c, name='colfile_test_mpi_init')
-    end subroutine mpi_init_
-    subroutine mpi_finalize_() bind(c, name='colfile_test_mpi_finalize')
-    end subroutine mpi_finalize_
-    integer(c_int) function comm_world() bind(c, name='colfile_test_mpi_comm_world')
-      import :: c_int
-    end function comm_world
-    integer(c_int) function comm_rank(comm) bind(c, name='colfile_test_mpi_rank')
-      import :: c_int
-      integer(c_int), value :: comm
-    end function comm_rank
-    integer(c_int) function comm_size(comm) bind(c, name='colfile_test_mpi_size')
-      import :: c_int
-      integer(c_int), value :: comm
-    end function comm_size
-    subroutine mpi_abort_(code) bind(c, name='colfile_test_mpi_abort')
-      import :: c_int
-      integer(c_int), value :: code
-    end subroutine mpi_abort_
-  end interface
   character(len=4096) :: dir
   character(len=8) :: mode
   integer :: comm, rank, nranks
@@ -42,10 +23,7 @@ program test_fortran_stream_mpi
   ! Which rows the File holds (rows_of).
   integer, parameter :: FIRST = 1, TOTAL = 2, PYTHON = 3
 
-  call mpi_init_()
-  comm = comm_world()
-  rank = comm_rank(comm)
-  nranks = comm_size(comm)
+  call test_mpi_start(comm, rank, nranks)
   call get_command_argument(1, mode)
   call get_command_argument(2, dir)
   if (mode == 'write') then
@@ -65,15 +43,6 @@ program test_fortran_stream_mpi
   call mpi_finalize_()
 
 contains
-
-  subroutine check(cond, what)
-    logical, intent(in) :: cond
-    character(len=*), intent(in) :: what
-    if (.not. cond) then
-      print '(a, i0, a)', 'FAILED on rank ', rank, ': ' // what
-      call mpi_abort_(1_c_int)
-    end if
-  end subroutine check
 
   ! Rows task t appends first: uneven, none on task 1.
   integer(c_int64_t) function rows_first(t)
@@ -110,15 +79,8 @@ contains
     integer(c_int32_t), allocatable, intent(out) :: id(:)
     character(len=6), allocatable, intent(out) :: tag(:)
     integer(c_int64_t) :: k
-    integer :: j
-    allocate(pos(3, n), id(n), tag(n))
-    do k = k0, k0 + n - 1
-      do j = 1, 3
-        pos(j, k - k0 + 1) = t * 1000.0d0 + k + j / 4.0d0
-      end do
-      id(k - k0 + 1) = int(t * 100000 + k, c_int32_t)
-      write(tag(k - k0 + 1), '(a, i0, a, i0)') 't', t, 'r', k
-    end do
+    call make_pos_tag(t, k0, n, pos, tag)
+    id = [(int(t * 100000 + k, c_int32_t), k = k0, k0 + n - 1)]
   end subroutine make_rows
 
   ! Append rows k0 .. k0+n-1 of this rank's task, in two pieces.

@@ -7,6 +7,8 @@
 program test_fortran_stream_serial
   use, intrinsic :: iso_c_binding
   use colfile
+  use colfile_test_stream_rows
+  use colfile_test_check
   implicit none
   character(len=4096) :: dir
   type(colfile_file) :: f
@@ -25,30 +27,14 @@ program test_fortran_stream_serial
 
 contains
 
-  subroutine check(cond, what)
-    logical, intent(in) :: cond
-    character(len=*), intent(in) :: what
-    if (.not. cond) then
-      print '(a)', 'FAILED: ' // what
-      error stop 1
-    end if
-  end subroutine check
-
   subroutine make_rows(t, k0, n, pos, id, tag)
     integer(c_int64_t), intent(in) :: t, k0, n
     real(c_double), allocatable, intent(out) :: pos(:, :)
     integer(c_int64_t), allocatable, intent(out) :: id(:)
     character(len=6), allocatable, intent(out) :: tag(:)
     integer(c_int64_t) :: k
-    integer :: j
-    allocate(pos(3, n), id(n), tag(n))
-    do k = k0, k0 + n - 1
-      do j = 1, 3
-        pos(j, k - k0 + 1) = t * 1000.0d0 + k + j / 4.0d0
-      end do
-      id(k - k0 + 1) = t * 100000 + k
-      write(tag(k - k0 + 1), '(a, i0, a, i0)') 't', t, 'r', k
-    end do
+    call make_pos_tag(t, k0, n, pos, tag)
+    id = [(t * 100000 + k, k = k0, k0 + n - 1)]
   end subroutine make_rows
 
   subroutine append(sp, si, st, t, k0, n)

@@ -40,6 +40,21 @@ __attribute__((unused))
 #endif
 static int cf_test_size(void) { return cf_test_size_; }
 
+/* File "f" in the test's directory, opened for writing (made if absent) by
+ * every rank of MPI_COMM_WORLD; NULL (a failed check) if it cannot be. */
+#if defined(__GNUC__)
+__attribute__((unused))
+#endif
+static cf_file *cf_test_mpi_file(void)
+{
+    cf_error err;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/f", cf_test_dir());
+    cf_file *f = NULL;
+    CHECK_OK(cf_mpi_file_open(&f, MPI_COMM_WORLD, path, CF_OPEN_WRITE | CF_OPEN_CREATE, &err), &err);
+    return f;
+}
+
 static int cf_mpi_test_run(const cf_test_case *cases, size_t n)
 {
     MPI_Comm comm = MPI_COMM_WORLD;

@@ -2,11 +2,7 @@
  * uneven, empty and growing sizes, flushes as checkpoints, and the same
  * bytes as one serial writer of the same tasks (docs/format.md 8.7). */
 #include "mpi_harness.h"
-
-static int64_t value(int64_t task, int64_t row)
-{
-    return task * 1000000 + row;
-}
+#include "stream_rows.h"
 
 /* Rows of task r in the stream: rank 1 none, the others uneven. */
 static int64_t rows_of(int64_t r)
@@ -14,68 +10,25 @@ static int64_t rows_of(int64_t r)
     return r == 1 ? 0 : 600 * r + 7;
 }
 
-/* Append rows [from, to) of task r in growing pieces 1, 2, 4, ... */
-static void append_growing(cf_stream_task *t, int64_t r, int64_t from, int64_t to)
-{
-    cf_error err;
-    int64_t buf[4096];
-    for (int64_t at = from, step = 1; at < to; step = step < 2048 ? step * 2 : step) {
-        int64_t n = to - at < step ? to - at : step;
-        for (int64_t i = 0; i < n; i++) buf[i] = value(r, at + i);
-        CHECK_OK(cf_stream_append(t, buf, n, &err), &err);
-        at += n;
-    }
-}
-
-/* Every rank reads the whole stream: each task, and the global view. */
-static void check_stream(cf_file *f, const char *name, int64_t tasks, const int64_t *rows)
-{
-    cf_error err;
-    cf_stream_reader *r = NULL;
-    CHECK_OK(cf_stream_open(&r, f, name, &err), &err);
-    if (!r) return;
-    cf_stream_set_verify(r, 1);
-    int64_t total = 0;
-    for (int64_t t = 0; t < tasks; t++) total += rows[t];
-    CHECK_EQ_INT(cf_stream_size(r), total);
-    int64_t *all = malloc((size_t)(total + 1) * 8);
-    CHECK_OK(cf_stream_read(r, 0, total, all, &err), &err);
-    int64_t k = 0;
-    for (int64_t t = 0; t < tasks; t++) {
-        CHECK_EQ_INT(cf_stream_task_size(r, t), rows[t]);
-        for (int64_t i = 0; i < rows[t]; i++, k++)
-            if (all[k] != value(t, i)) {
-                CHECK_EQ_INT(all[k], value(t, i));
-                t = tasks;
-                break;
-            }
-    }
-    free(all);
-    cf_stream_reader_close(r);
-}
-
 static void test_write_flush_close(void)
 {
     cf_error err;
-    char path[4200];
-    snprintf(path, sizeof path, "%s/f", cf_test_dir());
-    cf_file *f = NULL;
-    CHECK_OK(cf_mpi_file_open(&f, MPI_COMM_WORLD, path, CF_OPEN_WRITE | CF_OPEN_CREATE, &err), &err);
+    cf_file *f = cf_test_mpi_file();
     int rank = cf_test_rank(), size = cf_test_size();
     cf_mpi_stream *s = NULL;
     CHECK_OK(cf_mpi_stream_create(&s, f, MPI_COMM_WORLD, "parts", "<i8", 1, 0, 4096, 4096, &err), &err);
     cf_stream_task *t = cf_mpi_stream_task(s);
     /* half, a checkpoint, the rest */
-    append_growing(t, rank, 0, rows_of(rank) / 2);
+    stream_append_rows(t, rank, 0, rows_of(rank) / 2, 0);
     CHECK_OK(cf_mpi_stream_flush(s, &err), &err);
     int64_t half[4], full[4];
     for (int r = 0; r < size; r++) half[r] = rows_of(r) / 2, full[r] = rows_of(r);
-    check_stream(f, "parts", size, half);
+    stream_check_rows(f, "parts", size, half, 0);
     MPI_Barrier(MPI_COMM_WORLD); /* everyone has read the checkpoint before more is committed */
-    append_growing(t, rank, rows_of(rank) / 2, rows_of(rank));
+    stream_append_rows(t, rank, rows_of(rank) / 2, rows_of(rank), 0);
     CHECK_EQ_INT(cf_stream_task_rows(t), rows_of(rank));
     CHECK_OK(cf_mpi_stream_close(s, &err), &err);
-    check_stream(f, "parts", size, full);
+    stream_check_rows(f, "parts", size, full, 0);
     /* the default: one file per node (one node here), one per rank on a
      * local file system */
     if (rank == 0) {
@@ -103,14 +56,11 @@ static void test_write_flush_close(void)
 static void test_same_bytes_as_serial(void)
 {
     cf_error err;
-    char path[4200];
-    snprintf(path, sizeof path, "%s/f", cf_test_dir());
-    cf_file *f = NULL;
-    CHECK_OK(cf_mpi_file_open(&f, MPI_COMM_WORLD, path, CF_OPEN_WRITE | CF_OPEN_CREATE, &err), &err);
+    cf_file *f = cf_test_mpi_file();
     int rank = cf_test_rank(), size = cf_test_size();
     cf_mpi_stream *s = NULL;
     CHECK_OK(cf_mpi_stream_create(&s, f, MPI_COMM_WORLD, "mpi", "<i8", 1, size, 4096, 4096, &err), &err);
-    append_growing(cf_mpi_stream_task(s), rank, 0, rows_of(rank));
+    stream_append_rows(cf_mpi_stream_task(s), rank, 0, rows_of(rank), 0);
     CHECK_OK(cf_mpi_stream_close(s, &err), &err);
     if (rank == 0) {
         cf_stream_layout l;
@@ -120,7 +70,7 @@ static void test_same_bytes_as_serial(void)
         for (int r = size - 1; r >= 0; r--) { /* any order of tasks */
             cf_stream_task *t;
             CHECK_OK(cf_stream_task_open(&t, w, r, &err), &err);
-            append_growing(t, r, 0, rows_of(r));
+            stream_append_rows(t, r, 0, rows_of(r), 0);
         }
         CHECK_OK(cf_stream_close(w, &err), &err);
         const char *names[5] = { "colfile-stream-v1", "colfile-stream-data-000000", "colfile-stream-data-000001",
@@ -143,10 +93,7 @@ static void test_same_bytes_as_serial(void)
 static void test_disagreement(void)
 {
     cf_error err;
-    char path[4200];
-    snprintf(path, sizeof path, "%s/f", cf_test_dir());
-    cf_file *f = NULL;
-    CHECK_OK(cf_mpi_file_open(&f, MPI_COMM_WORLD, path, CF_OPEN_WRITE | CF_OPEN_CREATE, &err), &err);
+    cf_file *f = cf_test_mpi_file();
     cf_mpi_stream *s = NULL;
     int64_t chunk = cf_test_rank() == cf_test_size() - 1 && cf_test_size() > 1 ? 8192 : 4096;
     int rc = cf_mpi_stream_create(&s, f, MPI_COMM_WORLD, "x", "<i8", 1, 0, chunk, 4096, &err);
@@ -166,25 +113,22 @@ static void test_disagreement(void)
 static void test_reopen(void)
 {
     cf_error err;
-    char path[4200];
-    snprintf(path, sizeof path, "%s/f", cf_test_dir());
-    cf_file *f = NULL;
-    CHECK_OK(cf_mpi_file_open(&f, MPI_COMM_WORLD, path, CF_OPEN_WRITE | CF_OPEN_CREATE, &err), &err);
+    cf_file *f = cf_test_mpi_file();
     int rank = cf_test_rank(), size = cf_test_size();
     cf_mpi_stream *s = NULL;
     CHECK_OK(cf_mpi_stream_create(&s, f, MPI_COMM_WORLD, "ckpt", "<i8", 1, 0, 4096, 4096, &err), &err);
-    append_growing(cf_mpi_stream_task(s), rank, 0, rows_of(rank) / 3);
+    stream_append_rows(cf_mpi_stream_task(s), rank, 0, rows_of(rank) / 3, 0);
     CHECK_OK(cf_mpi_stream_flush(s, &err), &err);
-    append_growing(cf_mpi_stream_task(s), rank, rows_of(rank) / 3, rows_of(rank)); /* lost in the crash */
+    stream_append_rows(cf_mpi_stream_task(s), rank, rows_of(rank) / 3, rows_of(rank), 0); /* lost in the crash */
     cf_mpi_stream_discard(s);
     /* the next job */
     CHECK_OK(cf_mpi_stream_reopen(&s, f, MPI_COMM_WORLD, "ckpt", &err), &err);
     CHECK_EQ_INT(cf_stream_task_rows(cf_mpi_stream_task(s)), rows_of(rank) / 3);
-    append_growing(cf_mpi_stream_task(s), rank, rows_of(rank) / 3, rows_of(rank));
+    stream_append_rows(cf_mpi_stream_task(s), rank, rows_of(rank) / 3, rows_of(rank), 0);
     CHECK_OK(cf_mpi_stream_close(s, &err), &err);
     int64_t full[4] = { 0, 0, 0, 0 };
     for (int r = 0; r < size; r++) full[r] = rows_of(r);
-    check_stream(f, "ckpt", size, full);
+    stream_check_rows(f, "ckpt", size, full, 0);
     /* a stream of another task count cannot be appended to by this job */
     MPI_Comm alone;
     MPI_Comm_split(MPI_COMM_WORLD, rank == 0 ? 0 : MPI_UNDEFINED, 0, &alone);

@@ -184,11 +184,7 @@ static void same_files(const char *a, const char *b, int64_t files)
 
 static void test_parts_equal_serial(void)
 {
-    cf_error err;
-    char path[4200];
-    snprintf(path, sizeof path, "%s/f", cf_test_dir());
-    cf_file *f = NULL;
-    CHECK_OK(cf_mpi_file_open(&f, MPI_COMM_WORLD, path, CF_OPEN_WRITE | CF_OPEN_CREATE, &err), &err);
+    cf_file *f = cf_test_mpi_file();
     int size = cf_test_size();
     int64_t layouts[3] = { 1, size > 1 ? 2 : 1, size };
     for (int i = 0; i < 3; i++) {
@@ -207,10 +203,7 @@ static void test_parts_equal_serial(void)
 static void test_parts_after_reopen(void)
 {
     cf_error err;
-    char path[4200];
-    snprintf(path, sizeof path, "%s/f", cf_test_dir());
-    cf_file *f = NULL;
-    CHECK_OK(cf_mpi_file_open(&f, MPI_COMM_WORLD, path, CF_OPEN_WRITE | CF_OPEN_CREATE, &err), &err);
+    cf_file *f = cf_test_mpi_file();
     int rank = cf_test_rank(), size = cf_test_size();
     cf_mpi_stream *s = NULL;
     CHECK_OK(cf_mpi_stream_create(&s, f, MPI_COMM_WORLD, "re", "<f8", NMEMB, 1, 4096, 4096, &err), &err);

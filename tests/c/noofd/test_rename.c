@@ -2,37 +2,17 @@
  * description locks (a core built with CF_NO_OFD_LOCKS): each column has a
  * lock file of its own; a rename is refused while another handle holds the
  * lock of either name, and leaves no lock file behind. */
-#include <dirent.h>
-
 #include "lock_test.h"
-
-static int hidden_locks(const char *rel)
-{
-    char p[4400];
-    snprintf(p, sizeof p, "%s/%s", g_root, rel);
-    DIR *d = opendir(p);
-    if (!d) return 0;
-    int n = 0;
-    struct dirent *ent;
-    while ((ent = readdir(d)) != NULL) n += strncmp(ent->d_name, ".colfile-lock", 13) == 0;
-    closedir(d);
-    return n;
-}
 
 static void test_rename_respects_lock_files_of_their_own(void)
 {
-    use_root("F");
     cf_error err;
-    cf_file *f = open_file(0);
+    cf_file *f = file_with("F", "a", NULL);
     if (!f) return;
-    CHECK_OK(cf_column_close(make(f, "a"), &err), &err);
     cf_file_close(f);
     cf_file *w = open_file(0), *r = open_file(0);
     if (!w || !r) return;
-    cf_column *a = NULL;
-    int64_t v = 5;
-    CHECK_OK(cf_column_open(&a, w, "a", &err), &err);
-    CHECK_OK(cf_column_write(a, 0, 1, &v, NULL, 8, 8, &err), &err);
+    cf_column *a = written_in_place(w, "a", 5);
     CHECK(exists(".colfile-lock.a"));
     CHECK_FAILS(cf_file_rename(r, "a", "b", &err), CF_EBUSY, &err, ".colfile-lock.a");
     CHECK(exists("a/header") && !exists("b"));
