@@ -14,13 +14,16 @@
  *     digest    cf__digest (all of the above: what the write adds)
  *     pwrite    pwrite(2) of the piece into a page-cache file (the floor)
  *
- * for columns f8x3, f8x1, f4x3, f4x1, i8x1, i4x1.  Printed: the best
+ * for columns f8x3 (uniform in [0, 1), as bench/pinned.py writes; f8nx3:
+ * normal deviates), f8x1, f4x3, f4x1, i8x1, i4x1.  Printed: the best
  * time stamp counter ticks per byte of many repeats (in cache) or of
  * three walks (from memory), and ns per byte.  Run under callgrind, each
  * kernel's wrapper (bk_<kernel>) counts its instructions for the
  * instructions per byte: bench/digest_kernels.py does both.
  *
- *     BUILD/digest_kernels [--quick] [DIR]   (a scratch File in DIR, default /tmp)
+ *     BUILD/digest_kernels [--quick] [--only f8x3] [DIR]   (a scratch File in DIR, default /tmp)
+ *
+ * --quick: few repeats over 8 MiB (for callgrind); --only: one column.
  */
 #include <fcntl.h>
 #include <math.h>
@@ -53,7 +56,12 @@ static void fill(unsigned char *p, size_t n, const char *tok)
         s ^= s << 17;
         double u = (double)(s >> 11) * 0x1p-53;
         if (!strcmp(tok, "f8")) {
-            double v = 1000.0 * u - 100.0;
+            double v = u; /* bench/pinned.py's positions */
+            memcpy(p + i, &v, 8);
+        } else if (!strcmp(tok, "f8n")) {
+            /* normal deviates (velocities), Box-Muller */
+            double u2 = (double)((s * UINT64_C(0x9E3779B97F4A7C15)) >> 11) * 0x1p-53;
+            double v = sqrt(-2.0 * log(1.0 - u)) * cos(6.283185307179586 * u2);
             memcpy(p + i, &v, 8);
         } else if (!strcmp(tok, "f4")) {
             float v[2] = { (float)(1000.0 * u - 100.0), (float)(1.0 + u) };
@@ -115,11 +123,14 @@ static double tsc_ns(void)
 int main(int argc, char **argv)
 {
     static const struct { const char *tok; int64_t nmemb, width; } types[] = {
-        { "f8", 3, 8 }, { "f8", 1, 8 }, { "f4", 3, 4 }, { "f4", 1, 4 }, { "i8", 1, 8 }, { "i4", 1, 4 },
+        { "f8", 3, 8 }, { "f8n", 3, 8 }, { "f8", 1, 8 }, { "f4", 3, 4 }, { "f4", 1, 4 }, { "i8", 1, 8 },
+        { "i4", 1, 4 },
     };
-    const char *dir = "/tmp";
+    const char *dir = "/tmp", *only = NULL;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--quick")) {
+        if (!strcmp(argv[i], "--only") && i + 1 < argc) {
+            only = argv[++i];
+        } else if (!strcmp(argv[i], "--quick")) {
             big_bytes = (size_t)8 << 20;
             hot_reps = 4;
             cold_walks = 1;
@@ -147,15 +158,19 @@ int main(int argc, char **argv)
     printf("%-6s %-7s %12s %12s %12s %12s\n", "column", "kernel", "hot tick/B", "hot ns/B", "cold tick/B",
            "cold ns/B");
     for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+        char label[32];
+        snprintf(label, sizeof label, "%sx%lld", types[t].tok, (long long)types[t].nmemb);
+        if (only && strcmp(only, label)) continue;
         int64_t w = types[t].width, rows = (int64_t)big_bytes / (w * types[t].nmemb);
         fill(big, big_bytes, types[t].tok);
         cf_column *c = NULL;
-        if (cf_column_create(&c, f, "x", types[t].tok, types[t].nmemb, rows, 1, &err)) {
+        const char *dtype = strcmp(types[t].tok, "f8n") ? types[t].tok : "f8";
+        if (cf_column_create(&c, f, "x", dtype, types[t].nmemb, rows, 1, &err)) {
             fprintf(stderr, "digest_kernels: %s\n", err.message);
             return 1;
         }
         for (int k = 0; k < K_COUNT; k++) {
-            if (k == K_PWRITE && t > 0) continue; /* the same for every column */
+            if (k == K_PWRITE && t > 0 && !only) continue; /* the same for every column */
             double hot = 1e30, cold = 1e30;
             for (int r = 0; r < hot_reps; r++) {
                 uint64_t t0 = __rdtsc();
@@ -172,8 +187,7 @@ int main(int argc, char **argv)
             }
             hot /= (double)PIECE;
             cold /= (double)big_bytes;
-            printf("%sx%-4lld %-7s %12.4f %12.4f %12.4f %12.4f\n", types[t].tok, (long long)types[t].nmemb,
-                   names[k], hot, hot * ns, cold, cold * ns);
+            printf("%-6s %-7s %12.4f %12.4f %12.4f %12.4f\n", label, names[k], hot, hot * ns, cold, cold * ns);
         }
         c->stat.stats_off = 1;
         cf_column_close(c, NULL);
