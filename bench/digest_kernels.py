@@ -4,7 +4,8 @@ one or more colfile trees, side by side: bench/digest_kernels.c built
 against each tree's static library and sources.
 
     python bench/digest_kernels.py TREE[=BUILD] [TREE[=BUILD] ...]
-        [--repeats 3] [--columns f8x3,i8x1] [--callgrind] [--tmpdir DIR]
+        [--repeats 3] [--columns f8x3,f8nx3,i8x1] [--callgrind] [--quick]
+        [--tmpdir DIR]
 
 BUILD defaults to TREE/build/release (it must hold libcolfile.a).  The
 trees' programs run interleaved (A B A B ...), each pinned to the last CPU
@@ -12,7 +13,8 @@ it may use; for every column and kernel the best time stamp counter ticks
 per byte over all repeats is kept (in cache, a 256 KiB write piece), which
 other processes on the machine move little.  ``--callgrind`` also counts
 instructions per byte of each kernel (its wrapper's inclusive count under
-valgrind, over the ``--quick`` run).  valgrind runs no AVX-512 code: where
+valgrind, over the C program's ``--quick`` run).  ``--quick`` times that
+short run too (a smoke test: its figures mean little).  valgrind runs no AVX-512 code: where
 the library takes AVX-512 (the carry-less folding CRC32C), the counts are of
 the AVX2 path it falls back to there.
 """
@@ -77,6 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--columns", default="f8x3,f8nx3,i8x1")
     ap.add_argument("--callgrind", action="store_true")
+    ap.add_argument("--quick", action="store_true")
     ap.add_argument("--tmpdir", default=tempfile.gettempdir())
     args = ap.parse_args(argv)
     cpu = max(os.sched_getaffinity(0))
@@ -92,7 +95,8 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(args.repeats):
             for i, exe in enumerate(exes):  # interleaved: A B A B
                 for col in cols:
-                    out = subprocess.run(["taskset", "-c", str(cpu), str(exe), "--only", col, args.tmpdir],
+                    quick = ["--quick"] if args.quick else []
+                    out = subprocess.run(["taskset", "-c", str(cpu), str(exe), *quick, "--only", col, args.tmpdir],
                                          check=True, capture_output=True, text=True).stdout
                     for key, v in parse(out).items():
                         best[i][key] = min(v, best[i].get(key, v))
