@@ -26,6 +26,7 @@
  * --quick: few repeats over 8 MiB (for callgrind); --only: one column.
  */
 #include <fcntl.h>
+#include <ftw.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,6 +108,14 @@ static void run(int k, cf_column *c, const unsigned char *p, size_t n, int64_t e
     case K_DIGEST: bk_digest(c, p, n, elem); break;
     default: bk_pwrite(c, p, n, elem); break;
     }
+}
+
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
 }
 
 static double tsc_ns(void)
@@ -197,7 +206,7 @@ int main(int argc, char **argv)
     cf_file_close(f);
     close(scratch_fd);
     unlink(fpath);
-    rmdir(path);
+    nftw(path, remove_one, 16, FTW_DEPTH | FTW_PHYS); /* the File and its catalog */
     free(big);
     return 0;
 }
