@@ -1,7 +1,8 @@
-/* test_stats_wide512.c - the 8-byte integer statistics kernels (i8, u8 in
- * src/stats/stats_kernels.c) at every SIMD level the CPU has (none, AVX2,
- * AVX-512) give the same accumulators as a scalar reference: random keys,
- * the extremes of both types, every length around the vector widths. */
+/* test_stats_levels.c - the integer statistics kernels of
+ * src/stats/stats_kernels.c at every SIMD level the CPU has (none, AVX2,
+ * AVX-512) give the same accumulators as a scalar reference: random
+ * values, the extremes of each type, every length around the vector
+ * widths. */
 #include "harness.h"
 
 #include "stats.h"
@@ -78,4 +79,49 @@ static void test_wide_kernels_every_level(void)
     }
 }
 
-CF_TESTS(CF_TEST(test_wide_kernels_every_level))
+/* 1 to 4 byte integers: one reference loop per type. */
+#define NARROW_CASE(t, T, cls, lo, hi)                                                          \
+    do {                                                                                        \
+        static T v[N];                                                                          \
+        for (int k = 0; k < N; k++) {                                                           \
+            uint64_t r = rnd(&s);                                                               \
+            v[k] = round == 0 ? (T)(r & 1 ? (hi) : (lo)) : (T)r;                                \
+        }                                                                                       \
+        for (size_t len = 0; len <= 300; len += len < 70 ? 1 : 23) {                            \
+            size_t off = (size_t)round % 3;                                                     \
+            long double want_sum = 0;                                                           \
+            T mn = (hi), mx = (lo);                                                             \
+            for (size_t k = 0; k < len; k++) {                                                  \
+                T x = v[off + k];                                                               \
+                mn = x < mn ? x : mn;                                                           \
+                mx = x > mx ? x : mx;                                                           \
+                want_sum += (long double)x;                                                     \
+            }                                                                                   \
+            for (int level = 0; level <= max_level(); level++) {                                \
+                cf__acc a;                                                                      \
+                cf__acc_init_class(&a, #cls[0]);                                                \
+                cf__k_##t(&a, v + off, len, level);                                             \
+                CHECK_EQ_INT(a.count, (int64_t)len);                                            \
+                if (len) CHECK(a.v.cls.min == mn && a.v.cls.max == mx);                         \
+                CHECK(cf__acc_sum(&a) == (double)want_sum); /* exact: below 2^53 */             \
+            }                                                                                   \
+        }                                                                                       \
+    } while (0)
+
+static void test_narrow_kernels_every_level(void)
+{
+    uint64_t s = 0xBEEF;
+    for (int round = 0; round < 3; round++) {
+        NARROW_CASE(i1, int8_t, i, INT8_MIN, INT8_MAX);
+        NARROW_CASE(i2, int16_t, i, INT16_MIN, INT16_MAX);
+        NARROW_CASE(i4, int32_t, i, INT32_MIN, INT32_MAX);
+        NARROW_CASE(u1, uint8_t, u, 0, UINT8_MAX);
+        NARROW_CASE(u2, uint16_t, u, 0, UINT16_MAX);
+        NARROW_CASE(u4, uint32_t, u, 0, UINT32_MAX);
+    }
+}
+
+CF_TESTS(
+    CF_TEST(test_wide_kernels_every_level),
+    CF_TEST(test_narrow_kernels_every_level)
+)
