@@ -22,8 +22,9 @@ uint32_t cf__crc32c_update(uint32_t crc, const void *p, size_t n);
 
 /* Both of the above over the same bytes in one pass (each cache line is
  * loaded once): *sum = cf__sysv_add(*sum, p, n) and
- * *crc = cf__crc32c_update(*crc, p, n), bit for bit.  AVX2 and SSE4.2 when
- * the CPU has them, otherwise the two functions one after the other. */
+ * *crc = cf__crc32c_update(*crc, p, n), bit for bit.  AVX-512 VPCLMULQDQ
+ * or AVX2 and SSE4.2 when the CPU has them, otherwise the two functions
+ * one after the other. */
 void cf__sum_crc32c(uint32_t *sum, uint32_t *crc, const void *p, size_t n);
 
 /* The CRC32C of A||B given crc_a = crc(A), crc_b = crc(B) and len_b = |B|. */

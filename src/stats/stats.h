@@ -72,9 +72,10 @@ int cf__acc_get(struct cf__wire_in *in, cf__acc *a);
 void cf__acc_add(cf__acc *acc, int64_t nmemb, int64_t component0, const void *data, int64_t n,
                  const cf__dtype *d);
 
-/* As cf__acc_add, with (avx2 1) or without (avx2 0) the AVX2 kernels; 1
- * only if the CPU has AVX2.  For the tests: both give the same
- * accumulators. */
+/* As cf__acc_add, with the AVX2 kernels (avx2 1), with the AVX-512 ones
+ * too where there are any (avx2 2), or without either (avx2 0); 1 only
+ * if the CPU has AVX2, 2 only if it has AVX-512F as well.  For the tests:
+ * all give the same accumulators. */
 void cf__acc_add_simd(cf__acc *acc, int64_t nmemb, int64_t component0, const void *data, int64_t n,
                       const cf__dtype *d, int avx2);
 

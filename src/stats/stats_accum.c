@@ -114,11 +114,13 @@ static inline float cf__stats_half(uint16_t h)
     return f;
 }
 
-/* 1 if this CPU has AVX2 (the kernels' avx2 argument). */
+/* The kernels' avx2 argument for this CPU: 2 with AVX-512 (F) as well,
+ * 1 with AVX2, else 0. */
 static int cf__stats_have_avx2(void)
 {
 #if defined(CF__STATS_AVX2)
-    return __builtin_cpu_supports("avx2") ? 1 : 0;
+    if (!__builtin_cpu_supports("avx2")) return 0;
+    return __builtin_cpu_supports("avx512f") ? 2 : 1;
 #else
     return 0;
 #endif

@@ -143,7 +143,8 @@ enum {
 /* (stats_kernels.c)                                                    */
 /* ------------------------------------------------------------------ */
 
-/* avx2: the kernel may use AVX2 (the caller checked the CPU). */
+/* avx2: the kernel may use AVX2 (1), AVX2 and AVX-512F (2), neither (0);
+ * the caller checked the CPU. */
 typedef void (*cf__kernel_fn)(cf__acc *a, const void *p, size_t n, int avx2);
 
 /* f2 is widened to float by the caller, then folded by cf__k_f4. */

@@ -104,7 +104,10 @@ size_t cf__f8_interleaved(cf__acc *acc, int64_t nmemb, int64_t c0, const double 
  * sums taken by cf__float_sums_native: the checks decide speed only,
  * never the bits of the result.  2^s comes from the previous block's
  * largest |x| (kept in the chunk's first accumulator between calls; a
- * chunk's first block looks at its values first). */
+ * chunk's first block looks at its values first), for f8 with one bit to
+ * spare: a block may reach twice the previous block's binade (data whose
+ * largest values sit near a power of two, as normal deviates near 4 do,
+ * would otherwise cross it every other block and take the slow sums). */
 #define CF__AVX_BLOCK 8192   /* values per block: 64 KiB of f8, in L2; >= 8 lanes, so <= 2^10 values per lane */
 
 typedef struct {
@@ -344,6 +347,9 @@ size_t cf__float_rows_avx2(cf__acc *acc, int64_t nmemb, int64_t c0, const void *
     for (size_t l = 0; l < lanes; l++) comp[l] = (unsigned char)((c0 + (int64_t)l) % nmemb);
     const unsigned char *p = x;
     double hint = acc[0].hint > 0.0 ? acc[0].hint : -1.0; /* the previous block's largest |x|; < 0: none */
+    /* f8: one bit to spare (see above); f4 keeps none, since every bit
+     * of s raises the first grid, below which f4 blocks take a second pass */
+    const int spare = f4 ? 2 : 3;
     while (n - used >= lanes) {
         size_t rounds = (n - used) / lanes;
         if (rounds > per_block) rounds = per_block;
@@ -352,7 +358,7 @@ size_t cf__float_rows_avx2(cf__acc *acc, int64_t nmemb, int64_t c0, const void *
         if (hint < 0.0) hint = cf__absmax_avx2(q, values, f4);
         int e;
         (void)frexp(hint, &e); /* hint < 2^e (inf, NaN: e unspecified, s checked below) */
-        int s = e + 2 + L > -1022 ? e + 2 + L : -1022, s2 = s - 51 + L > -1022 ? s - 51 + L : -1022;
+        int s = e + spare + L > -1022 ? e + spare + L : -1022, s2 = s - 51 + L > -1022 ? s - 51 + L : -1022;
         int split = isfinite(hint) && s <= 1022;
         double c1 = split ? 1.5 * cf__pow2(s) : 0.0, c2 = split ? 1.5 * cf__pow2(s2) : 0.0;
         cf__lanes t;
