@@ -257,6 +257,37 @@ static int copy_records(const char *old, const cf__index_geom *g, int64_t k0, in
     return rc;
 }
 
+/* Chunks an owner handles at a time: whole pages, so that the pieces of
+ * its slices are those of its whole range; memory O(this) per owner. */
+#define CF__OWNER_SLICE ((int64_t)CF__INDEX_FANOUT * 256)
+
+/* Records [k0, k1) into buf (valid, ok: per blob; old, g: the committed
+ * index when blobs are copied), and their rows. */
+static int slice_records(cf_column *c, const unsigned char *valid, const unsigned char *ok, const char *old,
+                         const cf__index_geom *g, int64_t k0, int64_t k1, unsigned char *recs, uint32_t *crc,
+                         unsigned char *known, int64_t *rows, cf_error *err)
+{
+    const cf__stats *s = &c->stat.stats;
+    const int64_t rb = cf__index_rec_bytes(c->h.nmemb);
+    int rc = 0;
+    for (int64_t b = 0; b < c->h.nfile; b++) {
+        int copy = (valid[b] & CF__OWNER_COPY) != 0;
+        for (int64_t k = s->first_chunk[b] > k0 ? s->first_chunk[b] : k0; k < s->first_chunk[b + 1] && k < k1; k++) {
+            int64_t kk = k - s->first_chunk[b], r = c->h.rows[b] - kk * s->chunk_rows;
+            known[k - k0] = (unsigned char)(!copy && cf__column_ccrc_get(c, b, kk, &crc[k - k0]));
+            rows[k - k0] = r < s->chunk_rows ? r : s->chunk_rows;
+        }
+    }
+    cf__index_level0(s, &c->h, ok, k0, k1, crc, known, recs);
+    /* the blobs this close did not write: their committed records */
+    for (int64_t b = 0; b < c->h.nfile && rc == 0; b++) {
+        int64_t a = s->first_chunk[b] > k0 ? s->first_chunk[b] : k0;
+        int64_t z = s->first_chunk[b + 1] < k1 ? s->first_chunk[b + 1] : k1;
+        if ((valid[b] & CF__OWNER_COPY) && z > a) rc = copy_records(old, g, a, z, recs + (a - k0) * rb, err);
+    }
+    return rc;
+}
+
 int cf_column_owner_index_write(cf_column *c, const char *file, const unsigned char *valid, const int64_t *cut,
                                 int64_t nranks, int64_t rank, void **pieces, size_t *plen, cf_error *err)
 {
@@ -278,40 +309,26 @@ int cf_column_owner_index_write(cf_column *c, const char *file, const unsigned c
         copies += (valid[b] & CF__OWNER_COPY) != 0;
     }
     if (g0 < 0) return 0;
-    int64_t n = g1 - g0;
-    unsigned char *recs = malloc((size_t)(n * rb)), *known = calloc((size_t)n, 1);
+    int64_t most = g1 - g0 < CF__OWNER_SLICE ? g1 - g0 : CF__OWNER_SLICE;
+    unsigned char *recs = malloc((size_t)(most * rb)), *known = calloc((size_t)most, 1);
     unsigned char *ok = malloc((size_t)c->h.nfile);
-    uint32_t *crc = malloc((size_t)n * sizeof *crc);
-    int64_t *rows = malloc((size_t)n * sizeof *rows);
+    uint32_t *crc = malloc((size_t)most * sizeof *crc);
+    int64_t *rows = malloc((size_t)most * sizeof *rows);
     cf__index_piece *pc = NULL;
     int64_t npc = 0;
     int rc = 0, fd = -1;
     char *old = copies ? cf__path_join(c->dir, CF__INDEX_NAME) : NULL;
     cf__index_geom g;
+    cf__wire_out o = { NULL, 0, 0, 0 };
     if (!recs || !known || !ok || !crc || !rows || (copies && !old)) {
         rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
         goto done;
     }
     for (int64_t b = 0; b < c->h.nfile; b++) ok[b] = (valid[b] & CF__OWNER_COPY) ? 0 : valid[b] & 1;
-    for (int64_t b = 0; b < c->h.nfile; b++) {
-        int copy = (valid[b] & CF__OWNER_COPY) != 0;
-        for (int64_t k = s->first_chunk[b] > g0 ? s->first_chunk[b] : g0; k < s->first_chunk[b + 1] && k < g1; k++) {
-            int64_t kk = k - s->first_chunk[b], r = c->h.rows[b] - kk * s->chunk_rows;
-            known[k - g0] = (unsigned char)(!copy && cf__column_ccrc_get(c, b, kk, &crc[k - g0]));
-            rows[k - g0] = r < s->chunk_rows ? r : s->chunk_rows;
-        }
-    }
-    cf__index_level0(s, &c->h, ok, g0, g1, crc, known, recs);
-    /* the blobs this close did not write: their committed records */
     if (copies && !committed_index(c, old, -1, 0, &g)) {
         rc = CF_FAIL(err, CF_EFORMAT, "%s: not the chunk index of this column", old);
         goto done;
     }
-    for (int64_t b = 0; b < c->h.nfile && rc == 0; b++) {
-        int64_t k0 = s->first_chunk[b] > g0 ? s->first_chunk[b] : g0, k1 = s->first_chunk[b + 1] < g1 ? s->first_chunk[b + 1] : g1;
-        if ((valid[b] & CF__OWNER_COPY) && k1 > k0) rc = copy_records(old, &g, k0, k1, recs + (k0 - g0) * rb, err);
-    }
-    if (rc) goto done;
     /* into the staging directory or the temporary, where no reader looks:
      * the committing handle writes the head last, stamps, syncs and
      * publishes */
@@ -321,26 +338,35 @@ int cf_column_owner_index_write(cf_column *c, const char *file, const unsigned c
         rc = CF_FAIL(err, cf__errno_code(e), "%s: cannot open: %s", file, strerror(e));
         goto done;
     }
-    if ((rc = cf__pwrite_all(fd, recs, (size_t)(n * rb), offset[0] + g0 * rb, file, err))) goto done;
-    if (c->durable && (rc = cf__fsync_fd(fd, file, err))) goto done;
-    if ((rc = cf__index_pieces(recs, g0, n, rows, nmemb, &c->h.dtype, CF__INDEX_FANOUT, &pc, &npc, c->path, err)))
-        goto done;
-    cf__wire_out o = { NULL, 0, 0, 0 };
-    for (int64_t i = 0; i < npc; i++) {
-        cf__wire_put_u64(&o, (uint64_t)pc[i].page);
-        cf__wire_put_u64(&o, (uint64_t)pc[i].n);
-        cf__wire_put_u64(&o, (uint64_t)pc[i].rows);
-        cf__wire_put_u32(&o, pc[i].crc);
-        cf__wire_put_u32(&o, pc[i].stats);
-        for (int64_t j = 0; j < nmemb; j++) cf__acc_put(&o, &pc[i].acc[j]);
+    for (int64_t k0 = g0, k1; k0 < g1 && rc == 0; k0 = k1) {
+        k1 = (k0 / CF__OWNER_SLICE + 1) * CF__OWNER_SLICE;
+        if (k1 > g1) k1 = g1;
+        int64_t n = k1 - k0;
+        memset(known, 0, (size_t)n);
+        if ((rc = slice_records(c, valid, ok, old, &g, k0, k1, recs, crc, known, rows, err))) break;
+        if ((rc = cf__pwrite_all(fd, recs, (size_t)(n * rb), offset[0] + k0 * rb, file, err))) break;
+        if ((rc = cf__index_pieces(recs, k0, n, rows, nmemb, &c->h.dtype, CF__INDEX_FANOUT, &pc, &npc, c->path,
+                                   err)))
+            break;
+        for (int64_t i = 0; i < npc; i++) {
+            cf__wire_put_u64(&o, (uint64_t)pc[i].page);
+            cf__wire_put_u64(&o, (uint64_t)pc[i].n);
+            cf__wire_put_u64(&o, (uint64_t)pc[i].rows);
+            cf__wire_put_u32(&o, pc[i].crc);
+            cf__wire_put_u32(&o, pc[i].stats);
+            for (int64_t j = 0; j < nmemb; j++) cf__acc_put(&o, &pc[i].acc[j]);
+        }
+        cf__index_pieces_free(pc, npc);
+        pc = NULL;
+        npc = 0;
+        if (o.failed) rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
     }
-    if (o.failed) {
-        free(o.p);
-        rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
-        goto done;
+    if (rc == 0 && c->durable) rc = cf__fsync_fd(fd, file, err);
+    if (rc == 0) {
+        *pieces = o.p;
+        *plen = o.len;
+        o.p = NULL;
     }
-    *pieces = o.p;
-    *plen = o.len;
 done:
     if (fd >= 0 && close(fd) != 0 && rc == 0) {
         int e = errno;
@@ -351,6 +377,7 @@ done:
         *pieces = NULL;
         *plen = 0;
     }
+    free(o.p);
     cf__index_pieces_free(pc, npc);
     free(old);
     free(ok);
