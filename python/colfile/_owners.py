@@ -85,10 +85,10 @@ def close(comm: Any, col: Any, agree: Any) -> None:
             col._call(_o.index_finish, b"".join(every))
     else:
         # 4b. rank 0 takes every other owner's parts, each rank's (its own
-        # first) in rank order
-        every = comm.gather(b"".join(parts[1:]), root=0)
+        # first) in rank order, each part on its own
+        every = comm.gather([p for p in parts[1:] if p], root=0)
         if rank == 0:
-            root_bytes += sum(len(p) for p in every[1:])
-            for p in every:
-                if p:
+            root_bytes += sum(len(p) for mine in every[1:] for p in mine)
+            for mine in every:
+                for p in mine:
                     col._pending_merge(p)
