@@ -29,6 +29,8 @@ from .errors import StorageError
 #: bytes rank 0 received in closes by owners and in the gathers of
 #: appends so far (for the tests)
 root_bytes = 0
+#: closes whose owners wrote the chunk index so far (for the tests)
+index_closes = 0
 #: set by the tests: every column closes the gathering way
 gather_all = False
 
@@ -44,7 +46,7 @@ def close(comm: Any, col: Any, agree: Any) -> None:
     on every rank what any rank met).  Rank 0's own failures after the
     last collective step are raised on rank 0 alone, for the caller's
     last agreement."""
-    global root_bytes
+    global root_bytes, index_closes
     raw = getattr(comm, "comm", comm)
     rank, size = comm.rank, comm.size
     nfile = int(col._call(_c.nfile))
@@ -82,6 +84,7 @@ def close(comm: Any, col: Any, agree: Any) -> None:
         root_bytes += nfile
     owners, valid, where = agree(comm, lambda: col._call(_o.plan, least, nfile), root=0)
     if owners:
+        index_closes += 1
         # 4a. each owner writes its records; rank 0 joins the pages above
         pieces = agree(comm, lambda: col._call(_o.index_write, where, valid, cut, rank))
         every = comm.gather(pieces, root=0)

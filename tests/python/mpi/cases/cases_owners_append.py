@@ -36,10 +36,14 @@ def values(seed: int, n: int) -> np.ndarray:
 
 
 def split(seed: int, size: int, a: int, b: int) -> list[int]:
+    """Uneven cuts of rows [a, b): rank r's start at a + (b - a) r^2 / n^2
+    plus r plus a random shift (rank 0 writes the least, the last ranks
+    the most); with an odd seed and more than 2 ranks rank 1 writes
+    nothing."""
     rng = np.random.default_rng(1000 + seed)
-    lo = sorted(int(x) for x in rng.integers(a, b + 1, size - 1))
+    lo = [min(b, a + (b - a) * r * r // (size * size) + r + int(rng.integers(0, 5))) for r in range(1, size)]
     if size > 2 and seed % 2:
-        lo[1] = lo[0]  # rank 1 writes nothing
+        lo[1] = lo[0]
     return [a, *lo, b]
 
 
@@ -48,19 +52,20 @@ def base(path: Path, seed: int) -> None:
         f.create("x", data=values(seed, OLD), nfile=NFILE, chunk_rows=CHUNK)
 
 
-def change(comm: Any, path: Path, kind: str, new: np.ndarray, lo: list[int]) -> int:
-    """The change made collectively; the bytes rank 0 received."""
+def change(comm: Any, path: Path, kind: str, new: np.ndarray, lo: list[int]) -> tuple[int, int]:
+    """The change made collectively; the bytes rank 0 received and the
+    closes whose owners wrote the chunk index."""
     a = RANGES[kind][0]
     r = comm.rank
     mine = new[lo[r] - a:lo[r + 1] - a]
-    before = _owners.root_bytes
+    before, closes = _owners.root_bytes, _owners.index_closes
     with colfile.File(path, "a", comm=comm) as f:
         col = f["x"]
         if kind == "append":
             col.append(mine, nfile=NEW_FILES)
         else:
             col.write_all(mine, start=lo[r], mode="throttled")
-    return _owners.root_bytes - before
+    return _owners.root_bytes - before, _owners.index_closes - closes
 
 
 @pytest.mark.parametrize("kind,seed", [("append", 1), ("append", 2), ("blob", 1), ("blob", 2), ("part", 3)])
@@ -77,10 +82,13 @@ def test_changes_close_by_owners(comm: Any, shared: Path, kind: str, seed: int) 
             else:
                 f["x"][a:b] = new
     comm.barrier()
-    by_owners = change(comm, shared / "own", kind, new, lo)
+    by_owners, closes = change(comm, shared / "own", kind, new, lo)
+    # the owners wrote the index (with more than one rank), but where the
+    # commit reads a blob back
+    assert closes == (comm.size > 1 and kind != "part")
     _owners.gather_all = True
     try:
-        gathered = change(comm, shared / "all", kind, new, lo)
+        gathered = change(comm, shared / "all", kind, new, lo)[0]
     finally:
         _owners.gather_all = False
     if comm.rank == 0:
@@ -98,4 +106,3 @@ def test_changes_close_by_owners(comm: Any, shared: Path, kind: str, seed: int) 
               f"{gathered} gathering (bound {bound})")
         if kind != "part":
             assert by_owners <= bound
-    comm.barrier()
