@@ -98,8 +98,11 @@ def test_changes_close_by_owners(comm: Any, shared: Path, kind: str, seed: int) 
         assert tree(shared / "all" / "x") == want
         with colfile.File(shared / "own") as f:
             got = f["x"][a:b]
+            stats = f["x"].chunk_stats(1)
         assert np.array_equal(got, new, equal_nan=True)
         chunks = 75001 + (10001 if kind == "append" else 0)
+        # every chunk's statistics known, from the index the owners wrote
+        assert len(stats) == chunks and stats["valid"].all()
         pages = chunks // 256 + 1
         bound = 512 * comm.size + 16 * (NFILE + NEW_FILES) + (pages + comm.size) * 256
         print(f"{kind} seed {seed}, {comm.size} ranks: rank 0 received {by_owners} bytes by owners, "
