@@ -179,7 +179,10 @@ int cf_column_owner_plan(cf_column *c, const unsigned char *holds, unsigned char
     char *old = NULL, tmp[PATH_MAX];
     cf__index_geom g;
     if (!staged) {
-        if (c->commit.torn_at_open || !(old = cf__path_join(c->dir, CF__INDEX_NAME)))
+        /* (an index a torn or updating colfile-v1 left is not trusted: a
+         * serial commit would not take its records either) */
+        if (c->commit.torn_at_open || c->ext.ext_state == CF_EXT_TORN || c->ext.ext_state == CF_EXT_UPDATING ||
+            !(old = cf__path_join(c->dir, CF__INDEX_NAME)))
             return 0;
         int ok = committed_index(c, old, committed, c->stat.stats.first_chunk[committed], &g);
         free(old);
