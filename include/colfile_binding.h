@@ -211,18 +211,22 @@ CF_API void cf_column_owner_holds(const cf_column *c, const int64_t *cut, int64_
 
 /* The committing handle, after merging every summary and its own parts,
  * with holds[] the minimum over the ranks: *owners_write 1 when the
- * owners write the index (a new column's first commit whose statistics
- * go to the index alone, every written blob covered exactly by its
- * writes); valid[b] then says which blobs' statistics are known and
- * *dir is the staging directory the owners write into.  0 leaves the
- * handle as it was (merge the parts of the other owners instead). */
+ * owners write the index (statistics that go to the index alone, every
+ * blob this close wrote covered exactly by its writes; for a committed
+ * column, an append or an update, also a current index whose records of
+ * the blobs not written the owners copy); valid[b] then says whether
+ * blob b's statistics are known (bit 0) and whether its records are
+ * copied from the committed index (bit 1), and *file is the file the
+ * owners write into (the staging directory's index, or a temporary
+ * beside the committed one that the commit renames over it).  0 leaves
+ * the handle as it was (merge the parts of the other owners instead). */
 CF_API int cf_column_owner_plan(cf_column *c, const unsigned char *holds, unsigned char *valid, int *owners_write,
-                                const char **dir, cf_error *err);
+                                const char **file, cf_error *err);
 
-/* An owner: write the index records of the chunks it owns into
- * dir/colfile-index-v1 (valid from cf_column_owner_plan) and return the
- * summaries of their pages (*pieces, *plen bytes; cf_free). */
-CF_API int cf_column_owner_index_write(cf_column *c, const char *dir, const unsigned char *valid, const int64_t *cut,
+/* An owner: write the index records of the chunks it owns into file
+ * (file and valid from cf_column_owner_plan) and return the summaries of
+ * their pages (*pieces, *plen bytes; cf_free). */
+CF_API int cf_column_owner_index_write(cf_column *c, const char *file, const unsigned char *valid, const int64_t *cut,
                                        int64_t nranks, int64_t rank, void **pieces, size_t *plen, cf_error *err);
 
 /* The committing handle: every owner's pieces, concatenated in rank

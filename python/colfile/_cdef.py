@@ -231,8 +231,8 @@ int cf_column_owner_begin(cf_column *c, const void *summary, size_t len, cf_erro
 void cf_column_owner_holds(const cf_column *c, const int64_t *cut, int64_t nranks, int64_t rank,
                                   unsigned char *holds);
 int cf_column_owner_plan(cf_column *c, const unsigned char *holds, unsigned char *valid, int *owners_write,
-                                const char **dir, cf_error *err);
-int cf_column_owner_index_write(cf_column *c, const char *dir, const unsigned char *valid, const int64_t *cut,
+                                const char **file, cf_error *err);
+int cf_column_owner_index_write(cf_column *c, const char *file, const unsigned char *valid, const int64_t *cut,
                                        int64_t nranks, int64_t rank, void **pieces, size_t *plen, cf_error *err);
 int cf_column_owner_index_finish(cf_column *c, const void *pieces, size_t len, cf_error *err);
 int cf_column_adopt_update(cf_column *c, cf_error *err);

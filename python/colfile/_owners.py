@@ -2,12 +2,15 @@
 libcolfile-mpi takes (``src/mpi/mpi_owners.c``), so that both write the
 same bytes: rank 0 gathers per-blob summaries; the statistics and chunk
 CRC32C of each chunk go to its owner (the rank whose rows it starts in),
-which writes its records of the chunk index into the staging directory
-and sends rank 0 one summary per page of 256 records above them.  Rank 0
-thus receives bytes that follow the blobs, the ranks and the pages, never
-the chunks.  Columns whose statistics the text holds (or that the commit
-reads back) end as the gathering close: rank 0 takes the other owners'
-parts.
+which writes its records of the chunk index and sends rank 0 one summary
+per page of 256 records above them: into the staging directory for a new
+column; for an append to or an update of a committed column into a
+temporary beside its index, the records of the blobs not written copied
+from that index, and rank 0's commit renames it into place.  Rank 0 thus
+receives bytes that follow the blobs, the ranks and the pages, never the
+chunks.  Columns whose statistics the text holds (or that the commit
+reads back: a blob written in part) end as the gathering close: rank 0
+takes the other owners' parts.
 
 The calls need mpi4py's ``alltoall`` and ``reduce`` besides the calls of
 :mod:`colfile.mpi`; a communicator without them closes the gathering
@@ -21,9 +24,13 @@ import numpy as np
 
 from ._core import column as _c
 from ._core import owners as _o
+from .errors import StorageError
 
-#: bytes rank 0 received in closes by owners so far (for the tests)
+#: bytes rank 0 received in closes by owners and in the gathers of
+#: appends so far (for the tests)
 root_bytes = 0
+#: closes whose owners wrote the chunk index so far (for the tests)
+index_closes = 0
 #: set by the tests: every column closes the gathering way
 gather_all = False
 
@@ -39,7 +46,7 @@ def close(comm: Any, col: Any, agree: Any) -> None:
     on every rank what any rank met).  Rank 0's own failures after the
     last collective step are raised on rank 0 alone, for the caller's
     last agreement."""
-    global root_bytes
+    global root_bytes, index_closes
     raw = getattr(comm, "comm", comm)
     rank, size = comm.rank, comm.size
     nfile = int(col._call(_c.nfile))
@@ -77,6 +84,7 @@ def close(comm: Any, col: Any, agree: Any) -> None:
         root_bytes += nfile
     owners, valid, where = agree(comm, lambda: col._call(_o.plan, least, nfile), root=0)
     if owners:
+        index_closes += 1
         # 4a. each owner writes its records; rank 0 joins the pages above
         pieces = agree(comm, lambda: col._call(_o.index_write, where, valid, cut, rank))
         every = comm.gather(pieces, root=0)
@@ -85,10 +93,44 @@ def close(comm: Any, col: Any, agree: Any) -> None:
             col._call(_o.index_finish, b"".join(every))
     else:
         # 4b. rank 0 takes every other owner's parts, each rank's (its own
-        # first) in rank order
-        every = comm.gather(b"".join(parts[1:]), root=0)
+        # first) in rank order, each part on its own
+        every = comm.gather([p for p in parts[1:] if p], root=0)
         if rank == 0:
-            root_bytes += sum(len(p) for p in every[1:])
-            for p in every:
-                if p:
+            root_bytes += sum(len(p) for mine in every[1:] for p in mine)
+            for mine in every:
+                for p in mine:
                     col._pending_merge(p)
+
+
+def merge_pending(comm: Any, col: Any, agree: Any) -> None:
+    """Every rank's uncommitted write state moves to rank 0's handle
+    (``cf_column_pending_export``/``merge``, as at a collective close),
+    nothing committed: an append's step before rank 0 grows the column
+    (an empty state is a few bytes, so that rank 0 receives O(ranks)
+    here).  On failure rank 0 gives up every uncommitted change of the
+    column (a rank's rows may be lost) and every rank raises."""
+    global root_bytes
+    failure: BaseException | None = None
+    state: bytes | None = b""
+    if comm.rank != 0:
+        try:
+            state = col._pending_export()
+        except Exception as exc:
+            failure, state = exc, None
+    states = comm.gather(state, root=0)
+    if comm.rank == 0 and states is not None:
+        root_bytes += sum(len(st) for st in states[1:] if st)
+        try:
+            if any(st is None for st in states[1:]):
+                failure = StorageError("a rank failed to hand over its writes (see its error)")
+            for st in states[1:]:
+                if st and failure is None:
+                    col._pending_merge(st)
+        except Exception as exc:
+            failure = exc
+    try:
+        agree(comm, failure=failure)
+    except BaseException:
+        if comm.rank == 0:
+            col._discard()
+        raise

@@ -804,36 +804,6 @@ def read_all(comm: Comm, col: Any, start: int | None = None, count: int | None =
     return out
 
 
-def _merge_pending(comm: Comm, col: Any) -> None:
-    """Every rank's uncommitted write state moves to rank 0's handle
-    (``cf_column_pending_export``/``merge``, as at a collective close),
-    nothing committed.  On failure rank 0 gives up every uncommitted change
-    of the column (a rank's rows may be lost) and every rank raises."""
-    failure: BaseException | None = None
-    state: bytes | None = b""
-    if comm.rank != 0:
-        try:
-            state = col._pending_export()
-        except Exception as exc:
-            failure, state = exc, None
-    states = comm.gather(state, root=0)
-    if comm.rank == 0 and states is not None:
-        try:
-            if any(st is None for st in states[1:]):
-                failure = StorageError("a rank failed to hand over its writes (see its error)")
-            for st in states[1:]:
-                if st and failure is None:
-                    col._pending_merge(st)
-        except Exception as exc:
-            failure = exc
-    try:
-        agree(comm, failure=failure)
-    except BaseException:
-        if comm.rank == 0:
-            col._discard()
-        raise
-
-
 def append(comm: Comm, col: Any, data: Any, nfile: int | None = None, *,
            align_blobs_to_ranks: bool = False,
            file_handle: Callable[[], Any] | None = None) -> None:
@@ -872,7 +842,7 @@ def append(comm: Comm, col: Any, data: Any, nfile: int | None = None, *,
     if total == 0 and nf is None:
         return  # nothing to add: no blob either
     if comm.size > 1:
-        _merge_pending(comm, col)
+        _owners.merge_pending(comm, col, agree)
     rowbytes = col.itemsize * max(col.nmemb, 1)
 
     def grow() -> bytes | None:

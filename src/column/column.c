@@ -80,6 +80,7 @@ void cf__column_free(cf_column *c)
     cf__version_release(c);
     /* A new column that was never committed leaves nothing behind. */
     if (!c->replica && c->dir && c->path && CF__STAGED(c)) (void)cf__remove_tree(c->dir, NULL);
+    cf__column_owner_forget(c);
     free_writes(c);
     free(c->name);
     cf__lock_release(&c->commit.lock);
@@ -89,8 +90,6 @@ void cf__column_free(cf_column *c)
     cf__header_free(&c->h);
     free(c->first_row);
     cf__stats_free(&c->stat.stats);
-    free(c->stat.owner_valid);
-    free(c->stat.owner_index);
     free(c->stat.stats_text);
     free(c->stat.stats_bad);
     free(c->ext.deferred);
@@ -369,7 +368,7 @@ static int settle_blob(cf_column *c, int64_t i, cf_error *err)
         c->sums.crc[i] = w->segments[0].crc;
         c->sums.crc_known[i] = 1;
         /* at a close by chunk owners, they hold the statistics */
-        c->stat.stats.valid[i] = !c->stat.stats_off && (c->stat.owner_valid ? c->stat.owner_valid[i] != 0
+        c->stat.stats.valid[i] = !c->stat.stats_off && (c->stat.owner_valid ? (c->stat.owner_valid[i] & 1) != 0
                                                          : cf__stats_blob_whole(&c->stat.stats, i));
         return 0;
     }

@@ -483,6 +483,41 @@ static int commit_staged(cf_column *c, cf_error *err)
     return publish(c, err);
 }
 
+/* The commit of a column already in place (cf_column_flush). */
+static int commit_in_place(cf_column *c, cf_error *err)
+{
+    int rc;
+    if ((rc = cf__column_sync_blobs(c, err))) return rc;
+    /* an append's blobs are made by their writers; the header lists
+     * only files that exist, so the ones nobody wrote are made here */
+    if (c->h.nfile > c->commit.committed_nfile &&
+        (rc = cf__column_create_unwritten(c, c->commit.committed_nfile, err)))
+        return rc;
+    int meta = c->commit.header_dirty || c->commit.ext_dirty;
+    /* Blobs this commit adds are new directory entries: they must be
+     * durable before the header that lists them can be, or a crash
+     * could keep the renamed header and lose the blob files (file
+     * systems need not keep the order of unsynced directory changes). */
+    if (c->durable && c->h.nfile > c->commit.committed_nfile && (rc = cf__fsync_path(c->dir, err))) {
+        c->commit.failed = 1;
+        return rc;
+    }
+    /* colfile-v1 records the stamp of the header written with it: a
+     * data column's commit writes both or neither */
+    if (c->kind == CF_KIND_DATA && meta) c->commit.header_dirty = c->commit.ext_dirty = 1;
+    if (c->commit.header_dirty && (rc = cf__column_write_header(c, 0, NULL, err))) return rc;
+    if (c->commit.header_dirty) c->commit.listed_nfile = c->h.nfile;
+    if (c->kind == CF_KIND_DATA && c->commit.ext_dirty) {
+        if ((rc = cf__column_write_ext(c, 0, NULL, err))) return rc;
+        if ((rc = cf__column_write_index(c, 0, NULL, err))) return rc;
+        /* superseded by the statistics in colfile-v1 (format.md 8.4) */
+        if (c->commit.legacy_stats && (rc = cf__remove_if_exists(c->dir, CF__STATS_NAME, err))) return rc;
+        c->commit.legacy_stats = 0;
+    }
+    if (meta && c->durable && (rc = cf__fsync_path(c->dir, err))) return rc;
+    return 0;
+}
+
 /* The commit, in the order that makes a crash at any point leave the
  * previous or the new version (docs/reliability.md): blob data durable,
  * then the metadata files (each atomically), then the directory, then
@@ -509,35 +544,11 @@ int cf_column_flush(cf_column *c, cf_error *err)
         cf__column_owner_forget(c);
         if (rc) return rc;
     } else {
+        rc = commit_in_place(c, err);
+        /* a close by chunk owners planned this commit only (an index
+         * they wrote that was not renamed into place goes) */
         cf__column_owner_forget(c);
-        if ((rc = cf__column_sync_blobs(c, err))) return rc;
-        /* an append's blobs are made by their writers; the header lists
-         * only files that exist, so the ones nobody wrote are made here */
-        if (c->h.nfile > c->commit.committed_nfile &&
-            (rc = cf__column_create_unwritten(c, c->commit.committed_nfile, err)))
-            return rc;
-        int meta = c->commit.header_dirty || c->commit.ext_dirty;
-        /* Blobs this commit adds are new directory entries: they must be
-         * durable before the header that lists them can be, or a crash
-         * could keep the renamed header and lose the blob files (file
-         * systems need not keep the order of unsynced directory changes). */
-        if (c->durable && c->h.nfile > c->commit.committed_nfile && (rc = cf__fsync_path(c->dir, err))) {
-            c->commit.failed = 1;
-            return rc;
-        }
-        /* colfile-v1 records the stamp of the header written with it: a
-         * data column's commit writes both or neither */
-        if (c->kind == CF_KIND_DATA && meta) c->commit.header_dirty = c->commit.ext_dirty = 1;
-        if (c->commit.header_dirty && (rc = cf__column_write_header(c, 0, NULL, err))) return rc;
-        if (c->commit.header_dirty) c->commit.listed_nfile = c->h.nfile;
-        if (c->kind == CF_KIND_DATA && c->commit.ext_dirty) {
-            if ((rc = cf__column_write_ext(c, 0, NULL, err))) return rc;
-            if ((rc = cf__column_write_index(c, 0, NULL, err))) return rc;
-            /* superseded by the statistics in colfile-v1 (format.md 8.4) */
-            if (c->commit.legacy_stats && (rc = cf__remove_if_exists(c->dir, CF__STATS_NAME, err))) return rc;
-            c->commit.legacy_stats = 0;
-        }
-        if (meta && c->durable && (rc = cf__fsync_path(c->dir, err))) return rc;
+        if (rc) return rc;
     }
     c->commit.header_dirty = 0;
     c->commit.ext_dirty = 0;

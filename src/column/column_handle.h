@@ -134,6 +134,10 @@ typedef struct cf__column_stat {
                            above the chunks, whose records the owners wrote */
     size_t owner_index_len;
     int64_t owner_index_size; /* the whole file's bytes */
+    char *owner_file;   /* NULL, or the file the owners write: the staging
+                           directory's index, or (a committed column) a
+                           temporary beside colfile-index-v1 that the
+                           commit renames over it */
 } cf__column_stat;
 
 /* The attributes (column_attrs.c). */

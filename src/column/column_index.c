@@ -119,7 +119,7 @@ int cf__column_write_index(cf_column *c, int private_, int *keep, cf_error *err)
 {
     if (keep) *keep = -1;
     cf__column_index_close(c);
-    if (c->stat.owner_index && private_) return cf__column_write_owner_index(c, keep, err);
+    if (c->stat.owner_index) return cf__column_write_owner_index(c, keep, err);
     if (!cf__column_index_wanted(c)) {
         if (!c->stat.index_seen || private_) return 0;
         c->stat.index_seen = 0;

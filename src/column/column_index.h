@@ -42,11 +42,13 @@ int cf__column_index_wanted(const cf_column *c);
 int cf__column_write_index(cf_column *c, int private_, int *keep, cf_error *err);
 
 /* The index whose chunk records the owners of a collective close wrote
- * into the staging directory (column_owners.c): its head and upper
- * levels, stamped as cf__column_write_index stamps. */
+ * (column_owners.c): its head and upper levels, stamped as
+ * cf__column_write_index stamps; in the staging directory, or, for a
+ * committed column, into the temporary then renamed over the index. */
 int cf__column_write_owner_index(cf_column *c, int *keep, cf_error *err);
 
-/* Forget what a close by chunk owners planned (after the commit). */
+/* Forget what a close by chunk owners planned (after the commit, or
+ * when the handle goes): a temporary index not renamed is removed. */
 void cf__column_owner_forget(cf_column *c);
 
 /* Take the statistics (and chunk CRC32C) of blobs that have none from a

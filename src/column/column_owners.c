@@ -7,6 +7,8 @@
  * state and the levels above the chunks, never a record per chunk. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -23,6 +25,10 @@
 #include "stindex.h"
 #include "stindex_part.h"
 #include "wire.h"
+
+/* valid[b] of a plan: blob b's records are copied from the committed
+ * index (bit 0 still says whether its statistics are known) */
+#define CF__OWNER_COPY 2
 
 void cf_plan_owner_cuts(const int64_t *first, int64_t nranks, int64_t total, int64_t *cut)
 {
@@ -132,19 +138,60 @@ void cf_column_owner_holds(const cf_column *c, const int64_t *cut, int64_t nrank
     }
 }
 
+/* The geometry of the committed column's colfile-index-v1 (path) if it
+ * is the one its colfile-v1 trusts and describes the committed blobs
+ * (nchunks chunks, nfile blobs): its records of blobs a close does not
+ * write are theirs. */
+static int committed_index(const cf_column *c, const char *path, int64_t nfile, int64_t nchunks, cf__index_geom *g)
+{
+    unsigned char head[CF__INDEX_HEAD + 16 * CF__INDEX_LEVELS_MAX + 4];
+    struct stat st;
+    size_t got = 0;
+    cf_error ignored;
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), ok = 0;
+    if (fd < 0) return 0;
+    cf__hstamp xs;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+        cf__hstamp_of(&xs, &st);
+        ok = (nfile < 0 || cf__hstamp_equal(&xs, &c->ver.hstamp)) &&
+             cf__pread_all(fd, head, sizeof head, 0, &got, path, &ignored) == 0 &&
+             cf__index_parse_head(g, head, got, (int64_t)st.st_size, path, &ignored) == 0 &&
+             strcmp(g->token, c->dtype_token) == 0 && g->nmemb == c->h.nmemb &&
+             g->chunk_rows == c->stat.stats.chunk_rows && (nfile < 0 || (g->nfile == nfile && g->nchunks == nchunks));
+    }
+    close(fd);
+    return ok;
+}
+
 int cf_column_owner_plan(cf_column *c, const unsigned char *holds, unsigned char *valid, int *owners_write,
-                         const char **dir, cf_error *err)
+                         const char **file, cf_error *err)
 {
     *owners_write = 0;
-    *dir = c->dir;
-    /* a new column's first commit: every statistic comes from this close */
-    if (c->kind != CF_KIND_DATA || c->replica || !CF__STAGED(c) || c->stat.stats_off || c->h.nmemb < 1 ||
-        !c->stat.stats.valid || !cf_column_owners_wanted(c))
+    *file = c->dir;
+    if (c->kind != CF_KIND_DATA || c->replica || c->stat.stats_off || c->h.nmemb < 1 || !c->stat.stats.valid ||
+        !cf_column_owners_wanted(c))
         return 0;
+    /* a new column's first commit: every statistic comes from this close;
+     * a committed column's (an append, an update): the records of the
+     * blobs it does not write are those of its current index, copied */
+    int staged = CF__STAGED(c);
+    int64_t committed = staged ? 0 : c->commit.committed_nfile;
+    char *old = NULL, tmp[PATH_MAX];
+    cf__index_geom g;
+    if (!staged) {
+        /* (an index a torn or updating colfile-v1 left is not trusted: a
+         * serial commit would not take its records either) */
+        if (c->commit.torn_at_open || c->ext.ext_state == CF_EXT_TORN || c->ext.ext_state == CF_EXT_UPDATING ||
+            !(old = cf__path_join(c->dir, CF__INDEX_NAME)))
+            return 0;
+        int ok = committed_index(c, old, committed, c->stat.stats.first_chunk[committed], &g);
+        free(old);
+        if (!ok) return 0;
+    }
     int64_t all = 0, known = 0, nmemb = c->h.nmemb;
     for (int64_t b = 0; b < c->h.nfile; b++) {
         const cf__blob_writes *w = c->sums.writes ? &c->sums.writes[b] : NULL;
-        int v = c->stat.stats.valid[b];
+        int v = c->stat.stats.valid[b], copy = 0;
         if (w && (w->count || w->overflow)) {
             /* a blob the commit would read back (settle_blob) keeps the
              * gathering close: its statistics would come from that read */
@@ -152,8 +199,10 @@ int cf_column_owner_plan(cf_column *c, const unsigned char *holds, unsigned char
                         w->segments[0].length == c->h.rows[b] * c->rowbytes;
             if (!exact) return 0;
             v = holds[b];
+        } else {
+            copy = b < committed;
         }
-        valid[b] = (unsigned char)(v != 0);
+        valid[b] = (unsigned char)((v != 0) | (copy ? CF__OWNER_COPY : 0));
         all += chunks_in(c, b);
         known += v ? chunks_in(c, b) : 0;
     }
@@ -165,17 +214,84 @@ int cf_column_owner_plan(cf_column *c, const unsigned char *holds, unsigned char
     int64_t count[CF__INDEX_LEVELS_MAX], offset[CF__INDEX_LEVELS_MAX], size;
     if (!wanted || known <= CF__STATS_TEXT_RECORDS_MAX / nmemb || !cf__index_layout(all, nmemb, count, offset, &size))
         return 0;
-    free(c->stat.owner_valid);
-    if (!(c->stat.owner_valid = malloc((size_t)c->h.nfile)))
+    cf__column_owner_forget(c);
+    char *path = NULL;
+    if (staged) {
+        path = cf__path_join(c->dir, CF__INDEX_NAME);
+    } else {
+        /* beside the index it replaces, renamed over it by the commit */
+        int fd = cf__open_temporary(c->dir, CF__INDEX_NAME, tmp, sizeof tmp, c->path, err);
+        if (fd < 0) return fd;
+        close(fd);
+        if (!(path = strdup(tmp))) unlink(tmp);
+    }
+    if (!path || !(c->stat.owner_valid = malloc((size_t)c->h.nfile))) {
+        if (path && !staged) unlink(path);
+        free(path);
         return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
-    memcpy(c->stat.owner_valid, valid, (size_t)c->h.nfile);
+    }
+    c->stat.owner_file = path;
+    for (int64_t b = 0; b < c->h.nfile; b++) c->stat.owner_valid[b] = valid[b] & 1;
+    *file = path;
     *owners_write = 1;
     return 0;
 }
 
 /* ---- an owner's records ------------------------------------------------- */
 
-int cf_column_owner_index_write(cf_column *c, const char *dir, const unsigned char *valid, const int64_t *cut,
+/* Copy the level-0 records of chunks [k0, k1) of the committed index
+ * (old: its path, g: its geometry) into out. */
+static int copy_records(const char *old, const cf__index_geom *g, int64_t k0, int64_t k1, unsigned char *out,
+                        cf_error *err)
+{
+    int64_t rb = cf__index_rec_bytes(g->nmemb);
+    if (k1 > g->nchunks)
+        return CF_FAIL(err, CF_EFORMAT, "%s: holds %lld chunks, not the %lld the column had", old,
+                       (long long)g->nchunks, (long long)k1);
+    int fd = open(old, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        int e = errno;
+        return CF_FAIL(err, cf__errno_code(e), "%s: cannot open: %s", old, strerror(e));
+    }
+    size_t want = (size_t)((k1 - k0) * rb), got = 0;
+    int rc = cf__pread_all(fd, out, want, g->offset[0] + k0 * rb, &got, old, err);
+    if (rc == 0 && got != want) rc = CF_FAIL(err, CF_ESHORT, "%s: shorter than its head says", old);
+    close(fd);
+    return rc;
+}
+
+/* Chunks an owner handles at a time: whole pages, so that the pieces of
+ * its slices are those of its whole range; memory O(this) per owner. */
+#define CF__OWNER_SLICE ((int64_t)CF__INDEX_FANOUT * 256)
+
+/* Records [k0, k1) into buf (valid, ok: per blob; old, g: the committed
+ * index when blobs are copied), and their rows. */
+static int slice_records(cf_column *c, const unsigned char *valid, const unsigned char *ok, const char *old,
+                         const cf__index_geom *g, int64_t k0, int64_t k1, unsigned char *recs, uint32_t *crc,
+                         unsigned char *known, int64_t *rows, cf_error *err)
+{
+    const cf__stats *s = &c->stat.stats;
+    const int64_t rb = cf__index_rec_bytes(c->h.nmemb);
+    int rc = 0;
+    for (int64_t b = 0; b < c->h.nfile; b++) {
+        int copy = (valid[b] & CF__OWNER_COPY) != 0;
+        for (int64_t k = s->first_chunk[b] > k0 ? s->first_chunk[b] : k0; k < s->first_chunk[b + 1] && k < k1; k++) {
+            int64_t kk = k - s->first_chunk[b], r = c->h.rows[b] - kk * s->chunk_rows;
+            known[k - k0] = (unsigned char)(!copy && cf__column_ccrc_get(c, b, kk, &crc[k - k0]));
+            rows[k - k0] = r < s->chunk_rows ? r : s->chunk_rows;
+        }
+    }
+    cf__index_level0(s, &c->h, ok, k0, k1, crc, known, recs);
+    /* the blobs this close did not write: their committed records */
+    for (int64_t b = 0; b < c->h.nfile && rc == 0; b++) {
+        int64_t a = s->first_chunk[b] > k0 ? s->first_chunk[b] : k0;
+        int64_t z = s->first_chunk[b + 1] < k1 ? s->first_chunk[b + 1] : k1;
+        if ((valid[b] & CF__OWNER_COPY) && z > a) rc = copy_records(old, g, a, z, recs + (a - k0) * rb, err);
+    }
+    return rc;
+}
+
+int cf_column_owner_index_write(cf_column *c, const char *file, const unsigned char *valid, const int64_t *cut,
                                 int64_t nranks, int64_t rank, void **pieces, size_t *plen, cf_error *err)
 {
     *pieces = NULL;
@@ -186,75 +302,88 @@ int cf_column_owner_index_write(cf_column *c, const char *dir, const unsigned ch
     if (!cf__index_layout(all, nmemb, count, offset, &size))
         return CF_FAIL(err, CF_EARG, "%s: too many chunks for an index", c->path);
     /* the chunks this rank owns: consecutive in the column's numbering */
-    int64_t g0 = -1, g1 = -1;
+    int64_t g0 = -1, g1 = -1, copies = 0;
     for (int64_t b = 0; b < c->h.nfile; b++) {
         int64_t k0, k1;
         cf__owned_chunks(cut, nranks, rank, c->first_row[b], c->h.rows[b], s->chunk_rows, &k0, &k1);
         if (k0 == k1) continue;
         if (g0 < 0) g0 = s->first_chunk[b] + k0;
         g1 = s->first_chunk[b] + k1;
+        copies += (valid[b] & CF__OWNER_COPY) != 0;
     }
     if (g0 < 0) return 0;
-    int64_t n = g1 - g0;
-    unsigned char *recs = malloc((size_t)(n * rb)), *known = calloc((size_t)n, 1);
-    uint32_t *crc = malloc((size_t)n * sizeof *crc);
-    int64_t *rows = malloc((size_t)n * sizeof *rows);
+    int64_t most = g1 - g0 < CF__OWNER_SLICE ? g1 - g0 : CF__OWNER_SLICE;
+    unsigned char *recs = malloc((size_t)(most * rb)), *known = calloc((size_t)most, 1);
+    unsigned char *ok = malloc((size_t)c->h.nfile);
+    uint32_t *crc = malloc((size_t)most * sizeof *crc);
+    int64_t *rows = malloc((size_t)most * sizeof *rows);
     cf__index_piece *pc = NULL;
     int64_t npc = 0;
     int rc = 0, fd = -1;
-    char *p = cf__path_join(dir, CF__INDEX_NAME);
-    if (!recs || !known || !crc || !rows || !p) {
+    char *old = copies ? cf__path_join(c->dir, CF__INDEX_NAME) : NULL;
+    cf__index_geom g;
+    cf__wire_out o = { NULL, 0, 0, 0 };
+    if (!recs || !known || !ok || !crc || !rows || (copies && !old)) {
         rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
         goto done;
     }
-    for (int64_t b = 0; b < c->h.nfile; b++) {
-        for (int64_t k = s->first_chunk[b] > g0 ? s->first_chunk[b] : g0; k < s->first_chunk[b + 1] && k < g1; k++) {
-            int64_t kk = k - s->first_chunk[b], r = c->h.rows[b] - kk * s->chunk_rows;
-            known[k - g0] = (unsigned char)cf__column_ccrc_get(c, b, kk, &crc[k - g0]);
-            rows[k - g0] = r < s->chunk_rows ? r : s->chunk_rows;
-        }
+    for (int64_t b = 0; b < c->h.nfile; b++) ok[b] = (valid[b] & CF__OWNER_COPY) ? 0 : valid[b] & 1;
+    if (copies && !committed_index(c, old, -1, 0, &g)) {
+        rc = CF_FAIL(err, CF_EFORMAT, "%s: not the chunk index of this column", old);
+        goto done;
     }
-    cf__index_level0(s, &c->h, valid, g0, g1, crc, known, recs);
-    /* into the staging directory, where no reader looks: the committing
-     * handle writes the head last, stamps, syncs and publishes */
-    fd = open(p, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
+    /* into the staging directory or the temporary, where no reader looks:
+     * the committing handle writes the head last, stamps, syncs and
+     * publishes */
+    fd = open(file, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
     if (fd < 0) {
         int e = errno;
-        rc = CF_FAIL(err, cf__errno_code(e), "%s: cannot open: %s", p, strerror(e));
+        rc = CF_FAIL(err, cf__errno_code(e), "%s: cannot open: %s", file, strerror(e));
         goto done;
     }
-    if ((rc = cf__pwrite_all(fd, recs, (size_t)(n * rb), offset[0] + g0 * rb, p, err))) goto done;
-    if (c->durable && (rc = cf__fsync_fd(fd, p, err))) goto done;
-    if ((rc = cf__index_pieces(recs, g0, n, rows, nmemb, &c->h.dtype, CF__INDEX_FANOUT, &pc, &npc, c->path, err)))
-        goto done;
-    cf__wire_out o = { NULL, 0, 0, 0 };
-    for (int64_t i = 0; i < npc; i++) {
-        cf__wire_put_u64(&o, (uint64_t)pc[i].page);
-        cf__wire_put_u64(&o, (uint64_t)pc[i].n);
-        cf__wire_put_u64(&o, (uint64_t)pc[i].rows);
-        cf__wire_put_u32(&o, pc[i].crc);
-        cf__wire_put_u32(&o, pc[i].stats);
-        for (int64_t j = 0; j < nmemb; j++) cf__acc_put(&o, &pc[i].acc[j]);
+    for (int64_t k0 = g0, k1; k0 < g1 && rc == 0; k0 = k1) {
+        k1 = (k0 / CF__OWNER_SLICE + 1) * CF__OWNER_SLICE;
+        if (k1 > g1) k1 = g1;
+        int64_t n = k1 - k0;
+        memset(known, 0, (size_t)n);
+        if ((rc = slice_records(c, valid, ok, old, &g, k0, k1, recs, crc, known, rows, err))) break;
+        if ((rc = cf__pwrite_all(fd, recs, (size_t)(n * rb), offset[0] + k0 * rb, file, err))) break;
+        if ((rc = cf__index_pieces(recs, k0, n, rows, nmemb, &c->h.dtype, CF__INDEX_FANOUT, &pc, &npc, c->path,
+                                   err)))
+            break;
+        for (int64_t i = 0; i < npc; i++) {
+            cf__wire_put_u64(&o, (uint64_t)pc[i].page);
+            cf__wire_put_u64(&o, (uint64_t)pc[i].n);
+            cf__wire_put_u64(&o, (uint64_t)pc[i].rows);
+            cf__wire_put_u32(&o, pc[i].crc);
+            cf__wire_put_u32(&o, pc[i].stats);
+            for (int64_t j = 0; j < nmemb; j++) cf__acc_put(&o, &pc[i].acc[j]);
+        }
+        cf__index_pieces_free(pc, npc);
+        pc = NULL;
+        npc = 0;
+        if (o.failed) rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
     }
-    if (o.failed) {
-        free(o.p);
-        rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
-        goto done;
+    if (rc == 0 && c->durable) rc = cf__fsync_fd(fd, file, err);
+    if (rc == 0) {
+        *pieces = o.p;
+        *plen = o.len;
+        o.p = NULL;
     }
-    *pieces = o.p;
-    *plen = o.len;
 done:
     if (fd >= 0 && close(fd) != 0 && rc == 0) {
         int e = errno;
-        rc = CF_FAIL(err, CF_EIO, "%s: close failed: %s", p, strerror(e));
+        rc = CF_FAIL(err, CF_EIO, "%s: close failed: %s", file, strerror(e));
     }
     if (rc) {
         free(*pieces);
         *pieces = NULL;
         *plen = 0;
     }
+    free(o.p);
     cf__index_pieces_free(pc, npc);
-    free(p);
+    free(old);
+    free(ok);
     free(recs);
     free(known);
     free(crc);
@@ -369,8 +498,9 @@ done:
 int cf__column_write_owner_index(cf_column *c, int *keep, cf_error *err)
 {
     if (keep) *keep = -1;
-    char *p = cf__path_join(c->dir, CF__INDEX_NAME);
-    if (!p) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
+    const char *p = c->stat.owner_file;
+    int staged = CF__STAGED(c);
+    if (!p) return CF_FAIL(err, CF_EARG, "%s: no index by chunk owners planned", c->path);
     int rc = 0, fd = open(p, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
     struct stat st;
     if (fd < 0) {
@@ -382,7 +512,8 @@ int cf__column_write_owner_index(cf_column *c, int *keep, cf_error *err)
                      (long long)st.st_size, (long long)c->stat.owner_index_size);
     } else if ((rc = cf__pwrite_all(fd, c->stat.owner_index, c->stat.owner_index_len, 0, p, err)) == 0) {
         cf__hstamp_apply(fd, &c->ver.hstamp);
-        c->stat.index_seen = 1;
+        /* a committed column's: on disk before its name points at it */
+        if (!staged && c->durable) rc = cf__fsync_fd(fd, p, err);
     }
     if (fd >= 0) {
         if (rc == 0 && keep) {
@@ -392,14 +523,31 @@ int cf__column_write_owner_index(cf_column *c, int *keep, cf_error *err)
             rc = CF_FAIL(err, CF_EIO, "%s: close failed: %s", p, strerror(e));
         }
     }
-    free(p);
+    if (rc == 0 && !staged) {
+        char *final = cf__path_join(c->dir, CF__INDEX_NAME);
+        if (!final) rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
+        else if (rename(p, final) != 0) {
+            int e = errno;
+            rc = CF_FAIL(err, CF_EIO, "%s: cannot rename the chunk owners' index into place: %s", final,
+                         strerror(e));
+        } else {
+            free(c->stat.owner_file); /* nothing left to remove */
+            c->stat.owner_file = NULL;
+        }
+        free(final);
+    }
+    if (rc == 0) c->stat.index_seen = 1;
     return rc;
 }
 
 void cf__column_owner_forget(cf_column *c)
 {
+    /* a committed column's temporary the commit did not rename */
+    if (c->stat.owner_file && c->dir && !CF__STAGED(c)) unlink(c->stat.owner_file);
+    free(c->stat.owner_file);
     free(c->stat.owner_valid);
     free(c->stat.owner_index);
+    c->stat.owner_file = NULL;
     c->stat.owner_valid = NULL;
     c->stat.owner_index = NULL;
     c->stat.owner_index_len = 0;

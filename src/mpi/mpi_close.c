@@ -95,6 +95,7 @@ static int gather_pending(cf_column *c, MPI_Comm comm, int need, int lrc, int *m
         if (rank == 0) cf__mpi_round_layout(lens, size, r0, r1, counts, displs);
         int in = rank >= r0 && rank < r1;
         MPI_Gatherv(pending, in ? (int)plen : 0, MPI_BYTE, recv, counts, displs, MPI_BYTE, 0, comm);
+        for (int r = r0; rank == 0 && r < r1; r++) cf__mpi_close_root_bytes += r ? lens[r] : 0;
         if (rank == 0)
             for (int r = r0; r < r1 && *merged == 0; r++)
                 if (r != 0) *merged = cf_column_pending_merge(c, recv + displs[r], (size_t)lens[r], e);

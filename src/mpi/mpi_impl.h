@@ -197,8 +197,9 @@ void cf__mpi_round_layout(const int64_t *lens, int size, int r0, int r1, int *co
  * it took in (0 elsewhere), not yet agreed.  Collective. */
 int cf__mpi_owner_close(cf_column *c, MPI_Comm comm, int lrc, int *merged, cf_error *e, cf_error *err);
 
-/* For the tests (tests/mpi/test_mpi_owners.c): the bytes rank 0 received
- * in closes so far, and, when set, every column closes the gathering way. */
+/* For the tests (tests/mpi/test_mpi_owners*.c): the bytes rank 0 received
+ * in closes and in the gathers of appends so far, and, when set, every
+ * column closes the gathering way. */
 extern int64_t cf__mpi_close_root_bytes;
 extern int cf__mpi_close_gather_all;
 

@@ -63,6 +63,26 @@ static int take_state(void *arg, int from, const unsigned char *p, size_t n, cf_
     return cf_column_pending_merge(arg, p, n, e);
 }
 
+/* A rank's parts for several owners, each an 8-byte length and its bytes
+ * (framed): merged one after the other. */
+static int take_framed(void *arg, int from, const unsigned char *p, size_t n, cf_error *e)
+{
+    (void)from;
+    int rc = 0;
+    while (rc == 0 && n > 0) {
+        uint64_t len;
+        if (n < sizeof len) return FAIL(e, CF_EFORMAT, "%s: the chunk owners' parts are cut short", cf_column_path(arg));
+        memcpy(&len, p, sizeof len);
+        p += sizeof len;
+        n -= sizeof len;
+        if (len > n) return FAIL(e, CF_EFORMAT, "%s: the chunk owners' parts are cut short", cf_column_path(arg));
+        rc = cf_column_pending_merge(arg, p, (size_t)len, e);
+        p += len;
+        n -= (size_t)len;
+    }
+    return rc;
+}
+
 typedef struct {
     unsigned char *p;
     size_t used, cap;
@@ -166,10 +186,20 @@ int cf__mpi_owner_close(cf_column *c, MPI_Comm comm, int lrc, int *merged, cf_er
     } else {
         /* 4b. a column whose statistics the text holds (or that the commit
          * reads back): rank 0 takes every other owner's parts, each
-         * rank's (its own first) in rank order, as the gathering close does */
-        if ((rc = gather_each(comm, (unsigned char *)parts + part_len[0], total - part_len[0], 0, take_state, c,
-                              merged, e, err)))
-            goto done;
+         * rank's (its own first) in rank order, as the gathering close
+         * does, each part on its own */
+        bytes fr = { NULL, 0, 0 };
+        const unsigned char *at_part = (const unsigned char *)parts + part_len[0];
+        for (int r = 1; r < size && lrc == 0; r++) {
+            uint64_t plen_r = (uint64_t)part_len[r];
+            if (plen_r && (cf__mpi_grow_append(&fr.p, &fr.used, &fr.cap, &plen_r, sizeof plen_r) ||
+                        cf__mpi_grow_append(&fr.p, &fr.used, &fr.cap, at_part, (size_t)plen_r)))
+                lrc = FAIL(e, CF_ENOMEM, "out of memory");
+            at_part += plen_r;
+        }
+        rc = gather_each(comm, fr.p, (int64_t)fr.used, lrc, take_framed, c, merged, e, err);
+        free(fr.p);
+        if (rc) goto done;
     }
 done:
     cf_free(state);

@@ -85,8 +85,9 @@ def holds(h: Any, cut: np.ndarray, rank: int, nfile: int) -> np.ndarray:
 
 
 def plan(h: Any, least: np.ndarray, nfile: int) -> tuple[bool, bytes, str]:
-    """The committing handle's plan: ``(owners write the index, valid
-    flags per blob, the staging directory)``."""
+    """The committing handle's plan: ``(owners write the index, flags per
+    blob (bit 0: statistics known, bit 1: records copied from the
+    committed index), the file the owners write)``."""
     least = np.ascontiguousarray(least, dtype=np.uint8)
     valid = np.zeros(max(nfile, 1), np.uint8)
     owners = ffi.new("int *")
@@ -97,13 +98,14 @@ def plan(h: Any, least: np.ndarray, nfile: int) -> tuple[bool, bytes, str]:
     return bool(owners[0]), valid[:nfile].tobytes(), ffi.string(d[0]).decode("utf-8", "surrogateescape")
 
 
-def index_write(h: Any, dir: str, valid: bytes, cut: np.ndarray, rank: int) -> bytes:
-    """An owner writes its chunks' index records; their pages' summaries."""
+def index_write(h: Any, file: str, valid: bytes, cut: np.ndarray, rank: int) -> bytes:
+    """An owner writes its chunks' index records into ``file``; their
+    pages' summaries."""
     err = new_error()
     L = lib()
     v = valid + b"\0"
     return take_bytes(lambda buf, n: check(L.cf_column_owner_index_write(
-        h, dir.encode("utf-8", "surrogateescape"), v, int64_ptr(cut), len(cut) - 1, rank, buf, n, err), err))
+        h, file.encode("utf-8", "surrogateescape"), v, int64_ptr(cut), len(cut) - 1, rank, buf, n, err), err))
 
 
 def index_finish(h: Any, pieces: bytes) -> None:
