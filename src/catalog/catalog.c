@@ -289,7 +289,7 @@ void cf__catalog_free(cf__catalog *cat)
     if (!cat) return;
     if (cat->root_fd >= 0) close(cat->root_fd);
     for (size_t i = 0; i < cat->nshards; i++) {
-        free(cat->shards[i].buf);
+        if (!cat->shards[i].in_index) free(cat->shards[i].buf);
         free(cat->shards[i].cols);
         free(cat->shards[i].dir_index);
     }
