@@ -221,8 +221,9 @@ uint64_t cf__cat_find_dir(const cf__catalog *cat, const char *path, size_t len);
 size_t cf__cat_shard_of(const cf__catalog *cat, const char *name);
 
 /* Read the file `name` of the catalog directory below root_fd, not
- * following a link, whole (NUL added): 0, or -1.  `expect`: its size must
- * be exactly that (SIZE_MAX: any up to CF__METADATA_MAX). */
+ * following a link, whole (NUL added): 0; -2 when it (or the catalog
+ * directory) does not exist; -1 otherwise.  `expect`: its size must be
+ * exactly that (SIZE_MAX: any up to CF__METADATA_MAX). */
 int cf__cat_read(int root_fd, const char *name, size_t expect, unsigned char **buf, size_t *len);
 
 #endif
