@@ -21,6 +21,8 @@ import pytest
 
 import catalog_shards as cs
 import colfile
+from shims import shim_library
+from test_catalog_stale import _list_in
 from test_golden import CANONICAL, _copy, _lstat_stamp, parse_catalog, write_catalog
 
 CAT = ".colfile-catalog"
@@ -194,6 +196,33 @@ def test_a_column_added_by_another_process_in_the_same_second(tmp_path: Path, li
         assert "g1/new" in reader.keys()
         assert list(reader.keys()) == _scan(root)
     assert "g1/new" in _keys(root)
+
+
+def test_coarse_timestamps_a_column_added_by_bigfile_behind_the_stamps(
+        tmp_path: Path, tmp_path_factory: Any, lib: Any) -> None:
+    """A sharded catalog whose every stamp holds but which lacks a column
+    that a writer without generations (bigfile) put into an existing group
+    -- what a client whose view of the group's timestamps has not caught up
+    sees; made here by giving the index the directories' present stamps --
+    is trusted where timestamps prove freshness; where they cannot (a statfs
+    shim reporting Lustre), the group's entries show the column: listed,
+    the catalog called stale."""
+    bigfile = pytest.importorskip("bigfile")
+    root = tmp_path / "F"
+    _many_groups(root)
+    listed = _scan(root)
+    with bigfile.File(str(root)) as bf:
+        bf.create_from_array("g4/new", np.arange(6, dtype="i8"))
+    index = cs.read_index(root)
+    stamp_of = _lstat_stamp(root)
+    index["dirs"] = [(path, tuple(int.from_bytes(stamp_of(path.decode())[k:k + 8], "little")
+                                  for k in range(0, 56, 8))) for path, _ in index["dirs"]]
+    cs.write_index(root, index)
+    fine = _list_in(root, None)
+    assert fine["keys"] == listed and not fine["stale"]
+    coarse = _list_in(root, shim_library(tmp_path_factory, "catalog", "fstypeshim"))
+    assert coarse["keys"] == _scan(root) == sorted(listed + ["g4/new"])
+    assert coarse["stale"] and coarse["warned"] == 1
 
 
 def test_the_single_file_catalog_is_read_and_upgraded(tmp_path: Path, lib: Any) -> None:
