@@ -289,7 +289,7 @@ void cf__catalog_free(cf__catalog *cat)
     if (!cat) return;
     if (cat->root_fd >= 0) close(cat->root_fd);
     for (size_t i = 0; i < cat->nshards; i++) {
-        free(cat->shards[i].buf);
+        if (!cat->shards[i].in_index) free(cat->shards[i].buf);
         free(cat->shards[i].cols);
         free(cat->shards[i].dir_index);
     }
@@ -318,10 +318,11 @@ int cf__cat_read(int root_fd, const char *name, size_t expect, unsigned char **t
 {
     /* the directory on its own, so that a link there is not followed */
     int dfd = openat(root_fd, CF__CATALOG_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (dfd < 0) return -1;
+    if (dfd < 0) return errno == ENOENT ? -2 : -1;
     int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+    int e = errno;
     close(dfd);
-    if (fd < 0) return -1;
+    if (fd < 0) return e == ENOENT ? -2 : -1;
     /* a known size: one byte more shows a longer file */
     size_t cap = expect != SIZE_MAX ? expect + 1 : FIRST_READ, got = 0;
     char *buf = expect <= CF__METADATA_MAX || expect == SIZE_MAX ? malloc(cap + 1) : NULL;
@@ -378,12 +379,13 @@ cf__catalog *cf__catalog_load(const char *root, int root_fd)
      * or one larger than CF__METADATA_MAX, is refused by the read.  The
      * sharded catalog's index first; without one, the single file colfile
      * wrote before shards. */
-    if (cf__cat_read(root_fd, CF__CATALOG_INDEX_NAME, SIZE_MAX, &cat->buf, &len) == 0) {
+    int got = cf__cat_read(root_fd, CF__CATALOG_INDEX_NAME, SIZE_MAX, &cat->buf, &len);
+    if (got == 0) {
         cat->len = len;
         cat->sharded = 1;
         if (cf__cat_check_file(cat->buf, len, INDEX_MAGIC) != 0 || cf__cat_parse_index(cat) != 0) goto bad;
     } else {
-        if (errno != ENOENT) goto bad; /* an index that cannot be read: no catalog */
+        if (got != -2) goto bad; /* an index that cannot be read: no catalog */
         if (cf__cat_read(root_fd, CF__CATALOG_NAME, SIZE_MAX, &cat->buf, &len) != 0) goto bad;
         cat->len = len;
         if (cf__cat_check_file(cat->buf, len, MAGIC) != 0 || parse(cat) != 0) goto bad;

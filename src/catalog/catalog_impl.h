@@ -23,6 +23,9 @@
  * (but for a single column) at most SHARD_BYTES of entries. */
 #define SHARD_COLS 256
 #define SHARD_BYTES ((size_t)4 << 20)
+/* A catalog whose shards take at most this many bytes keeps them in its
+ * index: a small File's catalog stays one file, read with one pread. */
+#define INLINE_SHARDS_MAX ((size_t)48 << 10)
 /* Larger metadata files are stamped but not copied into the catalog. */
 #define INLINE_MAX ((size_t)64 * 1024)
 #define DEPTH_MAX 256
@@ -61,7 +64,8 @@ typedef struct cat_shard {
     const char *file;          /* its name in .colfile-catalog */
     const char *first, *last;  /* the names of its first and last columns */
     uint64_t count, size;      /* its columns; its size in bytes */
-    uint32_t crc;              /* the CRC32C of its bytes */
+    uint32_t crc;              /* its CRC32C (the one it ends with) */
+    int in_index;              /* its bytes are in the index (buf points there) */
     atomic_int state;          /* 0 not loaded, 1 loaded, -1 unusable */
     unsigned char *buf;
     cat_col *cols;
@@ -161,6 +165,43 @@ int cf__cat_get_entry(cf__wire_in *in, cat_col *c);
 /* The magic and the trailing CRC32C of a catalog file's bytes: 0 or -1. */
 int cf__cat_check_file(const unsigned char *buf, size_t len, const char *magic);
 
+/* ---- the builder's state (catalog_build.c; written by catalog_shard.c) -- */
+
+typedef struct build_dir {
+    char *path;
+    stamp st;
+} build_dir;
+
+typedef struct build_col {
+    char *name;
+    uint64_t *dirs;
+    size_t ndirs;
+    int complete;
+    cat_slot slot[CF__CAT_NSLOTS];
+    char *owned[CF__CAT_NSLOTS]; /* bytes read now (else they point into old) */
+} build_col;
+
+typedef struct build {
+    const char *root;
+    const cf__catalog *old;
+    int fine;
+    uint64_t generation;   /* the File's, read before the walk */
+    int probed;            /* probe_clock gave `probe`: a reading of the file clock */
+    struct timespec probe; /* ... taken after every change this update may trust */
+    atomic_int racy;       /* stamps found too new to trust */
+    int failed;     /* out of memory, or a directory could not be read */
+    build_dir *dirs;
+    size_t ndirs, capdirs;
+    build_col *cols;
+    size_t ncols, capcols;
+    uint64_t chain[DEPTH_MAX + 2]; /* directory indices of the current path */
+} build;
+
+/* Write the catalog of the walk in b (its columns sorted) into the catalog
+ * directory dir: the shards that changed, then the index when it changed
+ * (catalog_shard.c). */
+int cf__cat_write(build *b, const char *dir, int durable, cf_error *err);
+
 /* ---- the sharded catalog (catalog_shard.c) ------------------------------- */
 
 /* A sharded catalog from the index's bytes (cat->buf, checked for its
@@ -180,8 +221,9 @@ uint64_t cf__cat_find_dir(const cf__catalog *cat, const char *path, size_t len);
 size_t cf__cat_shard_of(const cf__catalog *cat, const char *name);
 
 /* Read the file `name` of the catalog directory below root_fd, not
- * following a link, whole (NUL added): 0, or -1.  `expect`: its size must
- * be exactly that (SIZE_MAX: any up to CF__METADATA_MAX). */
+ * following a link, whole (NUL added): 0; -2 when it (or the catalog
+ * directory) does not exist; -1 otherwise.  `expect`: its size must be
+ * exactly that (SIZE_MAX: any up to CF__METADATA_MAX). */
 int cf__cat_read(int root_fd, const char *name, size_t expect, unsigned char **buf, size_t *len);
 
 #endif

@@ -69,12 +69,15 @@ typedef struct {
     const char *root, *what;
 } content_check;
 
-/* 1 if dir is root's catalog directory. */
+/* 1 if dir is a catalog directory: root's, or one that a concurrent
+ * truncation or removal moved, with the rest of its File, into its hidden
+ * trash below root (the walk meets it there). */
 static int is_catalog_dir(const char *dir, const char *root)
 {
-    size_t rl = strlen(root);
+    size_t rl = strlen(root), dl = strlen(dir), cl = strlen(CF__CATALOG_DIR);
     while (rl > 1 && root[rl - 1] == '/') rl--;
-    return strncmp(dir, root, rl) == 0 && dir[rl] == '/' && strcmp(dir + rl + 1, CF__CATALOG_DIR) == 0;
+    return strncmp(dir, root, rl) == 0 && dir[rl] == '/' && dl > rl + cl && dir[dl - cl - 1] == '/' &&
+           strcmp(dir + dl - cl, CF__CATALOG_DIR) == 0;
 }
 
 static int check_entry(void *ctx, const char *dir, const char *p, const char *name, cf_error *err)

@@ -55,14 +55,18 @@ def read_index(root: Path) -> dict[str, Any]:
     assert [d[0] for d in dirs] == sorted(d[0] for d in dirs) and dirs[0][0] == b""
     shards = []
     for _ in range(r.u64()):
-        shards.append({"file": r.text().decode(), "first": r.text(), "last": r.text(),
-                       "count": r.u64(), "size": r.u64(), "crc": r.u64()})
+        shard = {"file": r.text().decode(), "first": r.text(), "last": r.text(),
+                 "count": r.u64(), "size": r.u64(), "crc": r.u64(), "bytes": None}
+        if not shard["file"]:  # a small catalog: the shard's bytes follow
+            shard["bytes"] = r.buf[r.pos:r.pos + shard["size"]]
+            r.pos += shard["size"]
+        shards.append(shard)
     r.done()
     return {"generation": generation, "dirs": dirs, "shards": shards}
 
 
 def read_shard(root: Path, shard: dict[str, Any]) -> list[dict[str, Any]]:
-    buf = (root / ".colfile-catalog" / shard["file"]).read_bytes()
+    buf = shard["bytes"] if shard["bytes"] is not None else (root / ".colfile-catalog" / shard["file"]).read_bytes()
     assert len(buf) == shard["size"]
     r = _Reader(buf, b"CFSHD3\n\0")
     assert r.crc == shard["crc"]
@@ -123,7 +127,10 @@ def write_shard(root: Path, shard: dict[str, Any], cols: list[dict[str, Any]]) -
             out += _u64(state) + (_stamp(st) if state else b"") + (_text(data) if state == 1 else b"")
     crc = crc32c(out)
     out += struct.pack("<I", crc)
-    (root / ".colfile-catalog" / shard["file"]).write_bytes(out)
+    if shard["file"]:
+        (root / ".colfile-catalog" / shard["file"]).write_bytes(out)
+    else:
+        shard["bytes"] = out
     shard.update(size=len(out), crc=crc, count=len(cols))
 
 
@@ -135,7 +142,7 @@ def write_index(root: Path, index: dict[str, Any]) -> None:
     out += _u64(len(index["shards"]))
     for s in index["shards"]:
         out += (_text(s["file"].encode()) + _text(s["first"]) + _text(s["last"]) + _u64(s["count"])
-                + _u64(s["size"]) + _u64(s["crc"]))
+                + _u64(s["size"]) + _u64(s["crc"]) + (s["bytes"] if not s["file"] else b""))
     tmp = root / ".colfile-catalog" / "new-index"
     tmp.write_bytes(out + struct.pack("<I", crc32c(out)))
     tmp.rename(root / ".colfile-catalog" / INDEX)

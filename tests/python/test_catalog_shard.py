@@ -21,6 +21,8 @@ import pytest
 
 import catalog_shards as cs
 import colfile
+from shims import shim_library
+from test_catalog_stale import _list_in
 from test_golden import CANONICAL, _copy, _lstat_stamp, parse_catalog, write_catalog
 
 CAT = ".colfile-catalog"
@@ -55,10 +57,13 @@ def _keys(root: Path) -> list[str]:
 
 
 def _many_groups(root: Path, per_group: int = 5) -> None:
+    """Columns of eight groups, and one at the root, whose entries together
+    take more than a catalog keeps in its index (48 KiB)."""
     with colfile.File(root, "w") as f:
         for i, g in enumerate(GROUPS):
             for j in range(per_group):
                 f.create(f"{g}/c{j}", data=np.arange(5, dtype="i8") + 10 * i + j)
+                f[f"{g}/c{j}"].attrs["pad"] = "x" * 2000
         f.create("top", data=np.arange(3, dtype="f8"))
     with colfile.File(root, "a"):
         pass  # every stamp old enough to trust: the catalog complete and settled
@@ -93,6 +98,7 @@ def test_closing_one_column_rewrites_only_its_shard(tmp_path: Path, lib: Any) ->
     _many_groups(root)
     index = cs.read_index(root)
     assert len(index["shards"]) == len(GROUPS) + 1  # one per group, and the root's
+    assert all(s["file"] for s in index["shards"])
     before = _catalog_files(root)
     with colfile.File(root, "a"):
         pass  # nothing changed: nothing rewritten
@@ -192,6 +198,33 @@ def test_a_column_added_by_another_process_in_the_same_second(tmp_path: Path, li
     assert "g1/new" in _keys(root)
 
 
+def test_coarse_timestamps_a_column_added_by_bigfile_behind_the_stamps(
+        tmp_path: Path, tmp_path_factory: Any, lib: Any) -> None:
+    """A sharded catalog whose every stamp holds but which lacks a column
+    that a writer without generations (bigfile) put into an existing group
+    -- what a client whose view of the group's timestamps has not caught up
+    sees; made here by giving the index the directories' present stamps --
+    is trusted where timestamps prove freshness; where they cannot (a statfs
+    shim reporting Lustre), the group's entries show the column: listed,
+    the catalog called stale."""
+    bigfile = pytest.importorskip("bigfile")
+    root = tmp_path / "F"
+    _many_groups(root)
+    listed = _scan(root)
+    with bigfile.File(str(root)) as bf:
+        bf.create_from_array("g4/new", np.arange(6, dtype="i8"))
+    index = cs.read_index(root)
+    stamp_of = _lstat_stamp(root)
+    index["dirs"] = [(path, tuple(int.from_bytes(stamp_of(path.decode())[k:k + 8], "little")
+                                  for k in range(0, 56, 8))) for path, _ in index["dirs"]]
+    cs.write_index(root, index)
+    fine = _list_in(root, None)
+    assert fine["keys"] == listed and not fine["stale"]
+    coarse = _list_in(root, shim_library(tmp_path_factory, "catalog", "fstypeshim"))
+    assert coarse["keys"] == _scan(root) == sorted(listed + ["g4/new"])
+    assert coarse["stale"] and coarse["warned"] == 1
+
+
 def test_the_single_file_catalog_is_read_and_upgraded(tmp_path: Path, lib: Any) -> None:
     """A catalog of colfile before shards (colfile-catalog-v1, the
     canonical one given the copy's stamps, with a false header that only
@@ -255,6 +288,30 @@ def _random_steps(root: Path, seed: int, steps: int) -> None:
             assert list(f.keys()) == expect
             for name in rng.sample(expect, min(3, len(expect))):
                 assert f[name][:].tolist() == [values[name]]
+
+
+def test_a_small_catalog_is_one_file(tmp_path: Path, lib: Any) -> None:
+    """Shards that take at most 48 KiB together are kept in the index: a
+    small File's catalog is one file; once it grows, shards get files of
+    their own, and the index takes them back when it shrinks."""
+    root = tmp_path / "F"
+    with colfile.File(root, "w") as f:
+        f.create("a", data=np.arange(3))
+        f.create("g/b", data=np.arange(4))
+    assert sorted(_catalog_files(root)) == [cs.INDEX]
+    assert [s["file"] for s in cs.read_index(root)["shards"]] == ["", ""]
+    with colfile.File(root, "a") as f:
+        for j in range(30):
+            f.create(f"g/p{j}", data=np.arange(2))
+            f[f"g/p{j}"].attrs["pad"] = "y" * 2000
+    assert len(_catalog_files(root)) > 1 and all(s["file"] for s in cs.read_index(root)["shards"])
+    with colfile.File(root, "a") as f:
+        for j in range(30):
+            del f[f"g/p{j}"]
+    assert sorted(_catalog_files(root)) == [cs.INDEX]
+    with colfile.File(root) as f:
+        assert list(f.keys()) == _scan(root) == ["a", "g/b"]
+        assert f["g/b"][:].tolist() == [0, 1, 2, 3]
 
 
 @pytest.mark.parametrize("seed", range(4))

@@ -117,7 +117,7 @@ def test_bigfile_output_gets_crc_and_statistics(cli, tmp_path, lib):
     added = sorted(set(after) - set(before))
     # and the File's catalog (docs/format.md 8.5), rebuilt by every writer
     catalog = [a for a in added if a.startswith(".colfile-catalog/colfile-catalog-")]
-    assert ".colfile-catalog/colfile-catalog-index" in catalog and len(catalog) >= 2  # index, shards
+    assert ".colfile-catalog/colfile-catalog-index" in catalog  # and its shards, if any
     added = [a for a in added if a not in catalog]
     assert sorted(added) == sorted(f"{c}/colfile-v1" for c in COLUMNS)
 
