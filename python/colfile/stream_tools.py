@@ -102,9 +102,11 @@ def defrag(file: File, name: str, nfile: int | None = None) -> None:
     every rank copies and checks an even share of the rows
     (:func:`colfile.mpi.plan_share`), the column is written with
     collective writes, and a failure on any rank is raised on every rank
-    with nothing committed."""
+    with nothing committed.  The stream is opened with
+    ``collective=True``: no rank reads its whole table."""
     comm = file._comm
-    s = _stream.open(file, name, verify=True)
+    # under comm= no rank reads the whole table: each reads its share's tasks
+    s = _stream.open(file, name, verify=True, collective=not comm.serial)
     try:
         dt = np.dtype(np.uint8) if s.raw else s.dtype
         coldt = dt if s.nmemb == 1 else np.dtype((dt, s.nmemb))
