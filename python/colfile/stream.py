@@ -21,6 +21,11 @@ Reading, by any number of processes::
     s[1000:2000]       # the global view: task 0's rows, then task 1's, ...
     s.to_dask()
 
+and by every rank of a job at once, none reading the whole table::
+
+    s = colfile.stream.open(f, "particles", collective=True)   # f opened with comm=
+    s[first:first + count]                                      # this rank's share
+
 The C and Python writers share the core, so the same appends give the same
 bytes whichever wrote them.
 """
