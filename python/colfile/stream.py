@@ -438,7 +438,8 @@ class Stream:
         self.name = name
         self._path = str(file.path)
         self._h = None
-        self._h = _so.open_in_slices(file._comm, file._h, name) if collective else _s.open(file._h, name)
+        slices = collective and not file._comm.serial  # serially there is nothing to share
+        self._h = _so.open_in_slices(file._comm, file._h, name) if slices else _s.open(file._h, name)
         _s.set_verify(self._h, verify)
         self._verify = verify
         meta = _s.info(self._h)
@@ -667,8 +668,6 @@ def open(file: colfile.File, name: str, *, verify: bool = False, collective: boo
     a rank reads a task's chunk records only when it reads that task
     (:attr:`Stream.table_bytes` counts what it read).  A damaged table is
     refused on every rank alike."""
-    if collective and file._comm.serial:
-        collective = False
     return Stream(file, name, verify, collective)
 
 
