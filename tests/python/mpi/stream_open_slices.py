@@ -13,6 +13,7 @@ A damaged table fails every rank alike.
 
 from __future__ import annotations
 
+import shutil
 import sys
 import traceback
 from pathlib import Path
@@ -23,6 +24,7 @@ from mpi4py import MPI
 import colfile
 import colfile.mpi as cm
 import colfile.stream as cs
+import colfile.stream_tools as st
 from colfile.errors import FormatError
 
 
@@ -61,6 +63,7 @@ def main(d: Path) -> None:
                     w.task(t).append(rows(t, size_of(t, step - 1) if step else 0, size_of(t, step)))
                 w.close()
             cs.create(f, "empty", "<i4", tasks=tasks, files=files).close()
+        shutil.copytree(d / "f" / "s", d / "f" / "d")  # the same stream, to defragment
     comm.barrier()
     table = (d / "f" / "s" / "colfile-stream-v1").read_bytes()
     at = task_lines(table)
@@ -104,6 +107,19 @@ def main(d: Path) -> None:
         assert e.size == 0 and e[:].size == 0 and e.task(tasks - 1).size == 0
         for x in (s, whole, e):
             x.close()
+    comm.barrier()
+    # defrag under comm=: each rank reads its share's tasks' lines, not the table
+    with colfile.File(path, "a", comm=comm) as f:
+        done = st.defrag(f, "d", 3)
+        first, count = cm.plan_share(int(sum(size_of(t, 1) for t in range(tasks))), size, rank)
+        assert done["rows"] == count
+        assert done["table_bytes"] <= bound + len(table), (done, bound)
+        if not reader:
+            assert done["table_bytes"] < len(table), (done, len(table))
+        col = f["d"]
+        assert np.ascontiguousarray(col[:]).tobytes() == b"".join(
+            rows(t, 0, size_of(t, 1)).tobytes() for t in range(tasks))
+        col.close()
     comm.barrier()
     # a damaged table: one CRC digit changed (still lines as written), then a task line broken
     tpath = d / "f" / "s" / "colfile-stream-v1"
