@@ -399,6 +399,18 @@ CF_API int cf_mpi_stream_close(cf_mpi_stream *s, cf_error *err);
  * rank. */
 CF_API void cf_mpi_stream_discard(cf_mpi_stream *s);
 
+/* Open the committed stream `name` for reading on every rank of `comm`
+ * (any number of ranks, any number of tasks): a reader of the whole global
+ * view on each rank, as cf_stream_open gives, but no rank reads or holds
+ * the whole table (colfile_stream.h, "an open in slices"): rank 0 reads
+ * its head and checksum lines, a few ranks (one per physical file, more
+ * for a large table) a byte range each, every rank gets each task's row
+ * count and where its lines are (16 bytes a task), and reads a task's
+ * chunk records only when it reads that task (cf_stream_reader_table_bytes
+ * counts what it read).  A damaged table, or one replaced by a commit in
+ * between, fails every rank alike.  Release with cf_stream_reader_close. */
+CF_API int cf_mpi_stream_open(cf_stream_reader **out, cf_file *f, MPI_Comm comm, const char *name, cf_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -330,6 +330,59 @@ CF_API int cf_stream_chunk_stats(const cf_stream_reader *r, int64_t task, int64_
  * chunk and offset (colfile check).  CF_ERANGE when there is no such chunk. */
 CF_API int cf_stream_check_chunk(cf_stream_reader *r, int64_t task, int64_t block, cf_error *err);
 
+/* Binding: an open in slices, for many processes reading the global view
+ * (colfile_mpi.h's cf_mpi_stream_open), so that no process reads or holds
+ * the whole committed table.  The owner reads the table's head lines and
+ * checksum line (cf_stream_open_head); the others do the same and check
+ * they got the owner's head (cf_stream_join_reader); every process keeps
+ * the table open.  A few readers each read the task lines that start in
+ * their byte range (cf_stream_reader_slice); the owner checks that the
+ * ranges make the sealed table (cf_stream_reader_slices_check); every
+ * process then gets each task's committed bytes and where its lines start
+ * (cf_stream_reader_index: 16 bytes a task) and reads a task's chunk
+ * records from the open table when it first reads or asks about that task.
+ * Until cf_stream_reader_index every task has 0 rows. */
+
+/* Binding: open stream `name` as cf_stream_open does (errors alike),
+ * reading only the table's head lines (*head, *head_len bytes, held by the
+ * reader) and its checksum line; *table_len is the table's size.  Its
+ * tasks' lines are at bytes head_len .. table_len-17. */
+CF_API int cf_stream_open_head(cf_stream_reader **out, cf_file *f, const char *name, const char **head,
+                               int64_t *head_len, int64_t *table_len, cf_error *err);
+
+/* Binding: as cf_stream_open_head, on another process: CF_EREPLACED naming
+ * the table unless it reads the same head lines and table size the owner
+ * read (a commit came in between). */
+CF_API int cf_stream_join_reader(cf_stream_reader **out, cf_file *f, const char *name, const char *head,
+                                 int64_t head_len, int64_t table_len, cf_error *err);
+
+/* Binding: read the lines of the tasks whose task line starts in bytes
+ * lo .. hi-1 of the table (head_len <= lo <= hi <= table_len - 17), as
+ * cf_stream_table_slice does, and keep their chunk records: *ntasks tasks
+ * from *first_task on, where each one's lines start ((*line_at)[i], and
+ * [*ntasks] where the last one's end), their committed bytes (*bytes)[i]
+ * (both malloc'd: free with cf_free), the CRC32C of bytes lo .. hi-1 in
+ * *crc.  CF_EFORMAT naming the table and task for damaged lines. */
+CF_API int cf_stream_reader_slice(cf_stream_reader *r, int64_t lo, int64_t hi, int64_t *first_task,
+                                  int64_t *ntasks, int64_t **line_at, int64_t **bytes, uint32_t *crc,
+                                  cf_error *err);
+
+/* Binding, owner: as cf_stream_slices_check, for an open in slices. */
+CF_API int cf_stream_reader_slices_check(cf_stream_reader *r, int64_t body_len, uint32_t body_crc, int64_t tasks,
+                                         cf_error *err);
+
+/* Binding: every task's committed bytes (bytes[tasks]) and where its lines
+ * start (line_at[tasks + 1], the last at table_len - 17), as the readers'
+ * slices gave them: the global view's row counts.  CF_EFORMAT naming the
+ * table for offsets out of order or bytes not whole rows. */
+CF_API int cf_stream_reader_index(cf_stream_reader *r, const int64_t *bytes, const int64_t *line_at,
+                                  cf_error *err);
+
+/* Bytes of the committed table this reader has read (the whole table by
+ * cf_stream_open; by an open in slices its head and checksum lines, its
+ * slice and the lines of the tasks it has read); -1 for NULL. */
+CF_API int64_t cf_stream_reader_table_bytes(const cf_stream_reader *r);
+
 /* The streams of File f (directories holding colfile-stream-v1 and no
  * header, found by the listing walk of docs/format.md 2.3), sorted; free
  * with cf_names_free. */

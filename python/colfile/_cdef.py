@@ -352,6 +352,18 @@ int cf_stream_chunk(const cf_stream_reader *r, int64_t task, int64_t block, int6
 int cf_stream_chunk_stats(const cf_stream_reader *r, int64_t task, int64_t block, int64_t component,
                                  cf_chunk_stats *out, cf_error *err);
 int cf_stream_check_chunk(cf_stream_reader *r, int64_t task, int64_t block, cf_error *err);
+int cf_stream_open_head(cf_stream_reader **out, cf_file *f, const char *name, const char **head,
+                               int64_t *head_len, int64_t *table_len, cf_error *err);
+int cf_stream_join_reader(cf_stream_reader **out, cf_file *f, const char *name, const char *head,
+                                 int64_t head_len, int64_t table_len, cf_error *err);
+int cf_stream_reader_slice(cf_stream_reader *r, int64_t lo, int64_t hi, int64_t *first_task,
+                                  int64_t *ntasks, int64_t **line_at, int64_t **bytes, uint32_t *crc,
+                                  cf_error *err);
+int cf_stream_reader_slices_check(cf_stream_reader *r, int64_t body_len, uint32_t body_crc, int64_t tasks,
+                                         cf_error *err);
+int cf_stream_reader_index(cf_stream_reader *r, const int64_t *bytes, const int64_t *line_at,
+                                  cf_error *err);
+int64_t cf_stream_reader_table_bytes(const cf_stream_reader *r);
 int cf_file_list_streams(cf_file *f, char ***names, int64_t *count, cf_error *err);
 
 /* integer #defines */

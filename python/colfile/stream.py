@@ -21,6 +21,11 @@ Reading, by any number of processes::
     s[1000:2000]       # the global view: task 0's rows, then task 1's, ...
     s.to_dask()
 
+and by every rank of a job at once, none reading the whole table::
+
+    s = colfile.stream.open(f, "particles", collective=True)   # f opened with comm=
+    s[first:first + count]                                      # this rank's share
+
 The C and Python writers share the core, so the same appends give the same
 bytes whichever wrote them.
 """
@@ -33,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import mpi as _mpi
+from . import _stream_open as _so
 from . import stream_query as _sq
 from ._core import stream as _s
 from ._core.integrity import CHUNK_STATS_DTYPE
@@ -323,15 +329,10 @@ def reopen(file: colfile.File, name: str) -> StreamWriter:
     return w
 
 
-#: A reader of a reopen in slices reads at most about this much of the
-#: table (there is at least one reader per physical file); as
-#: cf_mpi_stream_reopen.
-SLICE_BYTES = 4 << 20
 _TAG_SLICE, _TAG_LINES = 0x5CF4, 0x5CF6
-
-
-def _slice_readers(ranks: int, files: int, body: int) -> int:
-    return min(ranks, max(1, files, -(-body // SLICE_BYTES)))
+_slice_readers = _so.slice_readers
+#: A reader of a table read in slices reads at most about this much of it.
+SLICE_BYTES = _so.SLICE_BYTES
 
 
 def _resume_in_slices(comm: Any, h: Any, hlen: int, tlen: int) -> Any:
@@ -432,11 +433,13 @@ class Stream:
     column (the global view: task 0's rows, then task 1's, ...), with
     numpy slicing and :meth:`to_dask`."""
 
-    def __init__(self, file: colfile.File, name: str, verify: bool = False) -> None:
+    def __init__(self, file: colfile.File, name: str, verify: bool = False, collective: bool = False) -> None:
         self.file = file
         self.name = name
         self._path = str(file.path)
-        self._h = _s.open(file._h, name)
+        self._h = None
+        slices = collective and not file._comm.serial  # serially there is nothing to share
+        self._h = _so.open_in_slices(file._comm, file._h, name) if slices else _s.open(file._h, name)
         _s.set_verify(self._h, verify)
         self._verify = verify
         meta = _s.info(self._h)
@@ -449,6 +452,14 @@ class Stream:
         self.raw = meta["dtype"] == "raw"
         self.dtype = np.dtype(np.uint8) if self.raw else np.dtype(meta["dtype"])
         self.size = _s.size(self._h)
+
+    @property
+    def table_bytes(self) -> int:
+        """Bytes of the committed table this process has read: the whole
+        table for a reader opened alone; for one opened with
+        ``collective=True`` its head and checksum lines, its slice (a
+        reader rank's) and the lines of the tasks it has read since."""
+        return _s.reader_table_bytes(self._check())
 
     # -- the array protocol of the global view ---------------------------
     @property
@@ -645,11 +656,19 @@ def _reopen(path: str, name: str, verify: bool) -> Stream:
     return Stream(File(path, "r"), name, verify)
 
 
-def open(file: colfile.File, name: str, *, verify: bool = False) -> Stream:  # noqa: A001
-    """The committed stream ``name`` of ``file`` (any process; no
-    communication).  ``verify`` checks each chunk read whole against its
-    CRC32C."""
-    return Stream(file, name, verify)
+def open(file: colfile.File, name: str, *, verify: bool = False, collective: bool = False) -> Stream:  # noqa: A001
+    """The committed stream ``name`` of ``file``.  ``verify`` checks each
+    chunk read whole against its CRC32C.
+
+    By default any process opens it alone, with no communication, and
+    reads its whole table.  With ``collective=True`` on a File opened with
+    ``comm=``, every rank of the communicator opens it together and no
+    rank reads the whole table (as ``cf_mpi_stream_open``): a few ranks
+    read a slice of it each, every rank learns each task's row count, and
+    a rank reads a task's chunk records only when it reads that task
+    (:attr:`Stream.table_bytes` counts what it read).  A damaged table is
+    refused on every rank alike."""
+    return Stream(file, name, verify, collective)
 
 
 def list_streams(file: colfile.File) -> list[str]:

@@ -89,7 +89,7 @@ def split(file: File, name: str, outdir: str | os.PathLike[str], tasks: list[int
     return out
 
 
-def defrag(file: File, name: str, nfile: int | None = None) -> None:
+def defrag(file: File, name: str, nfile: int | None = None) -> dict[str, int]:
     """Rewrite stream ``name`` as an ordinary column of the same name
     (rows in the global view's order, ``nfile`` blobs by bigfile's split;
     default as :meth:`File.create`), readable by bigfile 0.1.52.  The
@@ -102,9 +102,14 @@ def defrag(file: File, name: str, nfile: int | None = None) -> None:
     every rank copies and checks an even share of the rows
     (:func:`colfile.mpi.plan_share`), the column is written with
     collective writes, and a failure on any rank is raised on every rank
-    with nothing committed."""
+    with nothing committed.  The stream is opened with
+    ``collective=True``: no rank reads its whole table.
+
+    Returns this process's ``{"rows": rows copied and checked,
+    "table_bytes": bytes of the stream's table read}``."""
     comm = file._comm
-    s = _stream.open(file, name, verify=True)
+    # under comm= no rank reads the whole table: each reads its share's tasks
+    s = _stream.open(file, name, verify=True, collective=not comm.serial)
     try:
         dt = np.dtype(np.uint8) if s.raw else s.dtype
         coldt = dt if s.nmemb == 1 else np.dtype((dt, s.nmemb))
@@ -142,5 +147,6 @@ def defrag(file: File, name: str, nfile: int | None = None) -> None:
                 col._abandon()
             raise
         col.close()
+        return {"rows": count, "table_bytes": s.table_bytes}
     finally:
         s.close()

@@ -512,3 +512,109 @@ void cf_mpi_stream_discard(cf_mpi_stream *s)
 {
     stream_free(s);
 }
+
+/* Global view, read: readers' slices give every task's bytes and where its
+ * lines are; rank 0 checks the slices make the sealed table, and every rank
+ * gets the bytes and offsets of all tasks (16 bytes a task, no lines). */
+static int index_in_slices(MPI_Comm comm, cf_stream_reader *r, int64_t hlen, int64_t tlen, cf_error *e,
+                           cf_error *err)
+{
+    int me = rank_of(comm), size = size_of(comm), rc = 0;
+    cf_stream_layout l;
+    cf_stream_info(r, &l, NULL, NULL, NULL);
+    int64_t end = tlen - 17, body = end - hlen;
+    int64_t nr = slice_readers(size, l.files, body), j = reader_index(me, size, nr);
+    int64_t first = 0, n = 0, *lines = NULL, *bytes = NULL, *all_bytes = NULL, *all_at = NULL;
+    int *counts = NULL, *displs = NULL;
+    uint32_t crc = 0;
+    if (j >= 0)
+        rc = cf_stream_reader_slice(r, slice_at(hlen, body, j, nr), slice_at(hlen, body, j + 1, nr), &first, &n,
+                                    &lines, &bytes, &crc, e);
+    if ((rc = cf__mpi_agree(comm, rc, e, err))) goto out;
+    int64_t mine[4] = { 0, (int64_t)crc, first, n };
+    if (j >= 0) mine[0] = slice_at(hlen, body, j + 1, nr) - slice_at(hlen, body, j, nr);
+    if (j > 0) MPI_Send(mine, 4, MPI_INT64_T, 0, TAG_SLICE, comm);
+    if (me == 0) {
+        int64_t total = 0, next = 0;
+        uint32_t all = 0;
+        for (int64_t k = 0; k < nr; k++) {
+            int64_t got[4];
+            if (k == 0) memcpy(got, mine, sizeof got);
+            else MPI_Recv(got, 4, MPI_INT64_T, (int)(k * size / nr), TAG_SLICE, comm, MPI_STATUS_IGNORE);
+            all = cf_stream_crc32c_join(all, (uint32_t)got[1], got[0]);
+            total += got[0];
+            if (got[3] > 0 && next >= 0) next = got[2] == next ? next + got[3] : -1;
+        }
+        rc = cf_stream_reader_slices_check(r, total, all, next, e);
+    }
+    if ((rc = cf__mpi_agree(comm, rc, e, err))) goto out;
+    /* the slices hold every task once, in rank order: gathered in that order */
+    counts = malloc((size_t)size * sizeof *counts);
+    displs = malloc((size_t)size * sizeof *displs);
+    all_bytes = malloc(((size_t)l.tasks + 1) * sizeof *all_bytes);
+    all_at = malloc(((size_t)l.tasks + 1) * sizeof *all_at);
+    if (!counts || !displs || !all_bytes || !all_at) rc = FAIL(e, CF_ENOMEM, "rank %d: out of memory", me);
+    if ((rc = cf__mpi_agree(comm, rc, e, err))) goto out;
+    int cnt = (int)n;
+    MPI_Allgather(&cnt, 1, MPI_INT, counts, 1, MPI_INT, comm);
+    for (int k = 0, at = 0; k < size; at += counts[k], k++) displs[k] = at;
+    MPI_Allgatherv(bytes, cnt, MPI_INT64_T, all_bytes, counts, displs, MPI_INT64_T, comm);
+    MPI_Allgatherv(lines, cnt, MPI_INT64_T, all_at, counts, displs, MPI_INT64_T, comm);
+    all_at[l.tasks] = end;
+    rc = cf_stream_reader_index(r, all_bytes, all_at, e);
+    rc = cf__mpi_agree(comm, rc, e, err);
+out:
+    cf_free(lines);
+    cf_free(bytes);
+    free(counts);
+    free(displs);
+    free(all_bytes);
+    free(all_at);
+    return rc;
+}
+
+int cf_mpi_stream_open(cf_stream_reader **out, cf_file *f, MPI_Comm comm, const char *name, cf_error *err)
+{
+    cf_error e;
+    error_init(&e);
+    int rc = 0, rank = rank_of(comm);
+    if (!out || !f || !name) rc = FAIL(&e, CF_EARG, "cf_mpi_stream_open: NULL argument");
+    str_field strs[1] = { { "name", name } };
+    if ((rc = cf__mpi_check_agree(comm, "cf_mpi_stream_open", NULL, 0, strs, 1, rc, &e, err))) return rc;
+    MPI_Comm own; /* its own tags' space */
+    MPI_Comm_dup(comm, &own);
+    cf_stream_reader *r = NULL;
+    const char *head = NULL;
+    int64_t hlen = 0, tlen = 0, len = 0;
+    unsigned char *packed = NULL;
+    if (rank == 0) {
+        rc = cf_stream_open_head(&r, f, name, &head, &hlen, &tlen, &e);
+        len = 16 + hlen;
+        if (rc == 0 && !(packed = malloc((size_t)len))) rc = FAIL(&e, CF_ENOMEM, "%s: out of memory", name);
+        if (rc == 0) {
+            int64_t v[2] = { hlen, tlen };
+            memcpy(packed, v, 16);
+            memcpy(packed + 16, head, (size_t)hlen);
+        }
+    }
+    int got = 0;
+    if ((rc = cf__mpi_root_share(own, rc, &e, (void **)&packed, &len, &got, &e, err)) == 0) {
+        rc = got;
+        if (rc == 0) {
+            int64_t v[2];
+            memcpy(v, packed, 16);
+            hlen = v[0];
+            tlen = v[1];
+            if (rank != 0) rc = cf_stream_join_reader(&r, f, name, (const char *)packed + 16, hlen, tlen, &e);
+        }
+        free(packed);
+        if ((rc = cf__mpi_agree(own, rc, &e, err)) == 0) rc = index_in_slices(own, r, hlen, tlen, &e, err);
+    }
+    MPI_Comm_free(&own);
+    if (rc) {
+        cf_stream_reader_close(r);
+        return rc;
+    }
+    *out = r;
+    return 0;
+}

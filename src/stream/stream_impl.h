@@ -111,4 +111,19 @@ int cf__stream_table_parse_head(cf__stream_table *t, const char *text, size_t le
 int cf__stream_table_parse_task(cf__stream_table *t, int64_t task, const char *text, size_t len, const char *path,
                                 cf_error *err);
 
+/* The committed table's head lines (malloc'd, *hlen bytes) parsed into
+ * *t, its size, the CRC32C its checksum line gives and the head's; bytes
+ * read added to *counted.  With keep_fd, the table stays open there (the
+ * same file for later slices, whatever commits replace it meanwhile). */
+int cf__stream_read_ends(const char *dir, cf__stream_table *t, char **head, int64_t *hlen, int64_t *size,
+                         uint32_t *seal, uint32_t *hcrc, int64_t *counted, int *keep_fd, cf_error *err);
+
+/* The task lines that start in bytes [lo, hi) of the table open at fd
+ * (size bytes, task lines at head_len..end), read on to the end of the
+ * last one's lines: as cf_stream_table_slice gives them, and *text_at the
+ * table offset of text's first byte. */
+int cf__stream_slice_scan(int fd, const char *path, int64_t size, int64_t head_len, int64_t tasks, int64_t lo,
+                          int64_t hi, int64_t end, int64_t *counted, char **text, int64_t *len, int64_t **ends,
+                          int64_t *first_task, int64_t *ntasks, int64_t *text_at, uint32_t *crc, cf_error *err);
+
 #endif

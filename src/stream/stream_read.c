@@ -15,14 +15,8 @@
 #include "fsutil.h"
 #include "names.h"
 #include "stream_impl.h"
+#include "stream_reader.h"
 
-struct cf_stream_reader {
-    char *path;
-    cf__stream_table table;
-    int64_t *start; /* [tasks + 1]: each task's first row in the global view */
-    int *fds;       /* [files]: opened at first use, -1 before */
-    int verify;
-};
 
 void cf_stream_reader_close(cf_stream_reader *r)
 {
@@ -32,6 +26,9 @@ void cf_stream_reader_close(cf_stream_reader *r)
             if (r->fds[i] >= 0) close(r->fds[i]);
     free(r->fds);
     free(r->start);
+    free(r->line_at);
+    free(r->head);
+    if (r->table_fd >= 0) close(r->table_fd);
     cf__stream_table_free(&r->table);
     free(r->path);
     free(r);
@@ -44,6 +41,7 @@ int cf_stream_open(cf_stream_reader **out, cf_file *f, const char *name, cf_erro
     if ((rc = cf_name_check(name, err))) return rc;
     if ((rc = cf__name_confine(cf_file_path(f), name, err))) return rc;
     cf_stream_reader *r = calloc(1, sizeof *r);
+    if (r) r->table_fd = -1;
     if (!r || !(r->path = cf__path_join(cf_file_path(f), name))) {
         free(r);
         return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", cf_file_path(f));
@@ -56,6 +54,7 @@ int cf_stream_open(cf_stream_reader **out, cf_file *f, const char *name, cf_erro
     else if ((rc = cf__read_file_at(AT_FDCWD, table, 1, &text, &len, err)) == CF_ENOENT)
         rc = CF_FAIL(err, CF_ENOENT, "%s: no stream (no %s)", r->path, CF__STREAM_TABLE);
     if (rc == 0) rc = cf__stream_table_parse(&r->table, text, len, table, err);
+    r->table_read = (int64_t)len;
     free(text);
     free(header);
     free(table);
@@ -122,6 +121,9 @@ int cf_stream_chunk(const cf_stream_reader *r, int64_t task, int64_t block, int6
     if (task < 0 || task >= t->layout.tasks || block < 0 ||
         block >= cf__stream_chunks(t->bytes[task], t->layout.chunk))
         return CF_FAIL(err, CF_ERANGE, "%s: task %lld has no chunk %lld", r->path, (long long)task, (long long)block);
+    /* the records an open in slices reads on demand: a cache, not a change of what r reads */
+    int rc = cf__stream_reader_need((cf_stream_reader *)r, task, err);
+    if (rc) return rc;
     int64_t rest = t->bytes[task] - block * t->layout.chunk;
     if (file) *file = cf_stream_file_of(t->layout.tasks, t->layout.files, task, NULL, NULL);
     if (offset) *offset = cf_stream_chunk_offset(&t->layout, task, block);
@@ -178,6 +180,8 @@ static int read_bytes(cf_stream_reader *r, int64_t task, int64_t at, int64_t n, 
     const cf__stream_table *t = &r->table;
     const int64_t chunk = t->layout.chunk;
     if (n == 0) return 0; /* a task without bytes may have no file */
+    int rc = cf__stream_reader_need(r, task, err);
+    if (rc) return rc;
     int64_t file = cf_stream_file_of(t->layout.tasks, t->layout.files, task, NULL, NULL);
     char path[4200];
     int fd = file_fd(r, file, path, sizeof path, err);
@@ -187,7 +191,7 @@ static int read_bytes(cf_stream_reader *r, int64_t task, int64_t at, int64_t n, 
         int64_t take = chunk - within < n ? chunk - within : n;
         int64_t off = cf_stream_chunk_offset(&t->layout, task, block);
         size_t got;
-        int rc = cf__pread_all(fd, buf, (size_t)take, off + within, &got, path, err);
+        rc = cf__pread_all(fd, buf, (size_t)take, off + within, &got, path, err);
         if (rc) return rc;
         if ((int64_t)got < take)
             return CF_FAIL(err, CF_ESHORT, "%s: ends at %lld, before the committed bytes of task %lld, chunk %lld "

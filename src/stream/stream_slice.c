@@ -61,8 +61,8 @@ static int read_at(int fd, char *buf, int64_t n, int64_t at, const char *path, i
 
 /* The committed table's head lines (malloc'd, *hlen bytes) parsed into
  * *t, its size, the CRC32C its checksum line gives and the head's. */
-static int read_ends(const char *dir, cf__stream_table *t, char **head, int64_t *hlen, int64_t *size,
-                     uint32_t *seal, uint32_t *hcrc, int64_t *counted, cf_error *err)
+int cf__stream_read_ends(const char *dir, cf__stream_table *t, char **head, int64_t *hlen, int64_t *size,
+                         uint32_t *seal, uint32_t *hcrc, int64_t *counted, int *keep_fd, cf_error *err)
 {
     char *path = NULL, *buf = NULL;
     int fd = -1;
@@ -98,7 +98,8 @@ static int read_ends(const char *dir, cf__stream_table *t, char **head, int64_t 
         *hcrc = cf__crc32c_update(0, buf, (size_t)end);
         *hlen = end;
     }
-    if (fd >= 0) close(fd);
+    if (rc == 0 && keep_fd) *keep_fd = fd;
+    else if (fd >= 0) close(fd);
     free(path);
     if (rc) free(buf);
     else *head = buf;
@@ -125,7 +126,7 @@ int cf_stream_reopen_head(cf_stream_writer **out, cf_file *f, const char *name, 
     char *text = NULL;
     int64_t hlen = 0, size = 0, counted = 0;
     uint32_t seal = 0, hcrc = 0;
-    if (rc == 0) rc = read_ends(dir, &t, &text, &hlen, &size, &seal, &hcrc, &counted, err);
+    if (rc == 0) rc = cf__stream_read_ends(dir, &t, &text, &hlen, &size, &seal, &hcrc, &counted, NULL, err);
     free(dir);
     if (rc) return rc;
     free(text);
@@ -137,7 +138,7 @@ int cf_stream_reopen_head(cf_stream_writer **out, cf_file *f, const char *name, 
     w->lock.off = (cf_file_flags(f) & CF_OPEN_NOLOCKING) != 0;
     rc = cf__lock_take(&w->lock, w->path, (cf_file_flags(f) & CF_OPEN_NOLOCK) != 0, err);
     if (rc == 0 && !(w->dir = strdup(w->path))) rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", w->path);
-    if (rc == 0 && (rc = read_ends(w->dir, &t, &text, &hlen, &size, &seal, &hcrc, &counted, err)) == CF_ENOENT)
+    if (rc == 0 && (rc = cf__stream_read_ends(w->dir, &t, &text, &hlen, &size, &seal, &hcrc, &counted, NULL, err)) == CF_ENOENT)
         rc = CF_FAIL(err, CF_ENOENT, "%s: the stream vanished while it was reopened", w->path);
     if (rc == 0) {
         const cf_stream_layout *a = &t.layout, *b = &w->table.layout;
@@ -219,24 +220,39 @@ int cf_stream_table_slice(cf_stream_writer *w, int64_t lo, int64_t hi, int64_t e
     if (w->head_len <= 0)
         return CF_FAIL(err, CF_EARG, "%s: not a writer of a reopen in slices (cf_stream_reopen_head, "
                        "cf_stream_join_head)", w->path);
-    if (lo < w->head_len || lo > hi || hi > end)
-        return CF_FAIL(err, CF_EARG, "%s: slice %lld..%lld of a table whose tasks' lines are at %lld..%lld", w->path,
-                       (long long)lo, (long long)hi, (long long)w->head_len, (long long)end);
+    char *path = NULL;
+    int fd = -1;
+    int64_t size = 0, at = 0;
+    int rc = open_table(w->dir, &path, &fd, &size, err);
+    if (rc == 0)
+        rc = cf__stream_slice_scan(fd, path, size, w->head_len, w->table.layout.tasks, lo, hi, end, &w->table_read,
+                                   text, len, ends, first_task, ntasks, &at, crc, err);
+    if (fd >= 0) close(fd);
+    free(path);
+    return rc;
+}
+
+int cf__stream_slice_scan(int fd, const char *path, int64_t size, int64_t head_len, int64_t tasks, int64_t lo,
+                          int64_t hi, int64_t end, int64_t *counted, char **text, int64_t *len, int64_t **ends,
+                          int64_t *first_task, int64_t *ntasks, int64_t *text_at, uint32_t *crc, cf_error *err)
+{
+    if (lo < head_len || lo > hi || hi > end)
+        return CF_FAIL(err, CF_EARG, "%s: slice %lld..%lld of a table whose tasks' lines are at %lld..%lld", path,
+                       (long long)lo, (long long)hi, (long long)head_len, (long long)end);
     *text = NULL;
     *ends = NULL;
     *len = *first_task = *ntasks = 0;
-    char *path = NULL, *buf = NULL;
-    int fd = -1;
-    int64_t size = 0;
-    int rc = open_table(w->dir, &path, &fd, &size, err);
-    if (rc == 0 && size < end + 17)
+    *text_at = lo;
+    char *buf = NULL;
+    int rc = 0;
+    if (size < end + 17)
         rc = CF_FAIL(err, CF_EFORMAT, "%s: holds %lld bytes, the table read at the reopen %lld", path, (long long)size,
                      (long long)end + 17);
     /* buf[i] is byte lo - 1 + i: the byte before the range tells whether
      * its first byte starts a line */
     int64_t have = hi - lo + 1, cap = have;
     if (rc == 0 && !(buf = malloc((size_t)cap))) rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", path);
-    if (rc == 0) rc = read_at(fd, buf, have, lo - 1, path, &w->table_read, err);
+    if (rc == 0) rc = read_at(fd, buf, have, lo - 1, path, counted, err);
     if (rc == 0) *crc = cf__crc32c_update(0, buf + 1, (size_t)(hi - lo));
     /* task lines starting in the range: after a line end, with a digit */
     int64_t first = -1, count = 0;
@@ -245,7 +261,7 @@ int cf_stream_table_slice(cf_stream_writer *w, int64_t lo, int64_t hi, int64_t e
             if (first < 0) first = i;
             count++;
         }
-    if (rc == 0 && lo == w->head_len && hi > lo && first != 1)
+    if (rc == 0 && lo == head_len && hi > lo && first != 1)
         rc = CF_FAIL(err, CF_EFORMAT, "%s: byte %lld: task 0's line expected after the head lines", path,
                      (long long)lo);
     int64_t stop = have; /* the end of the range's last task's lines */
@@ -266,7 +282,7 @@ int cf_stream_table_slice(cf_stream_writer *w, int64_t lo, int64_t hi, int64_t e
                 buf = p;
                 cap = want;
             }
-            rc = read_at(fd, buf + have, more, lo - 1 + have, path, &w->table_read, err);
+            rc = read_at(fd, buf + have, more, lo - 1 + have, path, counted, err);
             for (int64_t i = have; rc == 0 && i < have + more; i++)
                 if (buf[i - 1] == '\n' && is_digit(buf[i])) {
                     stop = i;
@@ -290,12 +306,10 @@ int cf_stream_table_slice(cf_stream_writer *w, int64_t lo, int64_t hi, int64_t e
                 e[k++] = i - first;
             }
         if (rc == 0) e[count - 1] = stop - first;
-        if (rc == 0 && (task0 < 0 || task0 + count > w->table.layout.tasks))
+        if (rc == 0 && (task0 < 0 || task0 + count > tasks))
             rc = CF_FAIL(err, CF_EFORMAT, "%s: byte %lld: a task line out of range 0..%lld", path,
-                         (long long)(lo - 1 + first), (long long)w->table.layout.tasks - 1);
+                         (long long)(lo - 1 + first), (long long)tasks - 1);
     }
-    if (fd >= 0) close(fd);
-    free(path);
     if (rc) {
         free(buf);
         free(e);
@@ -306,6 +320,7 @@ int cf_stream_table_slice(cf_stream_writer *w, int64_t lo, int64_t hi, int64_t e
     *len = count > 0 ? stop - first : 0;
     *ends = e;
     *first_task = count > 0 ? task0 : 0;
+    if (count > 0) *text_at = lo - 1 + first;
     *ntasks = count;
     return 0;
 }

@@ -98,6 +98,7 @@ TESTED_BY: dict[str, list[str]] = {
     "src/stream/stream_part.c": ["tests/c/test_stream_parts.c"],
     "src/stream/stream_read.c": ["tests/c/test_stream_read.c"],
     "src/stream/stream_slice.c": ["tests/c/test_stream_slice.c"],
+    "src/stream/stream_read_slice.c": ["tests/c/test_stream_read_slice.c"],
     "src/stream/stream_stats.c": ["tests/c/test_stream_stats.c"],
     "src/stream/stream_table.c": ["tests/c/test_stream_layout.c"],
     "src/stream/stream_write.c": ["tests/c/test_stream_write.c"],

@@ -25,6 +25,7 @@ __all__ = [
     "reopen_head", "join_head", "table_slice", "task_resume", "slices_check", "writer_table_bytes",
     "open", "reader_close", "info", "size", "task_size", "task_start", "set_verify",
     "read_task", "read", "chunk", "check_chunk", "chunk_stats", "list_streams",
+    "open_head", "join_reader", "reader_slice", "reader_slices_check", "reader_index", "reader_table_bytes",
 ]
 
 Layout = tuple[int, int, int, int]  # tasks, files, chunk, align
@@ -274,6 +275,70 @@ def open(fh: Any, name: str) -> Any:  # noqa: A001
     err = new_error()
     check(lib().cf_stream_open(out, fh, encode_name(name), err), err, "column")
     return out[0]
+
+
+def open_head(fh: Any, name: str) -> tuple[Any, bytes, int]:
+    """``cf_stream_open_head``: (a reader of an open in slices, the table's
+    head lines, the table's size), reading nothing else of the table."""
+    out = ffi.new("cf_stream_reader **")
+    head = ffi.new("char **")
+    hlen = ffi.new("int64_t *")
+    tlen = ffi.new("int64_t *")
+    err = new_error()
+    check(lib().cf_stream_open_head(out, fh, encode_name(name), head, hlen, tlen, err), err, "column")
+    return out[0], bytes(ffi.buffer(head[0], int(hlen[0]))), int(tlen[0])
+
+
+def join_reader(fh: Any, name: str, head: bytes, table_len: int) -> Any:
+    """``cf_stream_join_reader``: a reader of the table the owner opened."""
+    out = ffi.new("cf_stream_reader **")
+    err = new_error()
+    check(lib().cf_stream_join_reader(out, fh, encode_name(name), head, len(head), table_len, err), err,
+          "column")
+    return out[0]
+
+
+def reader_slice(r: Any, lo: int, hi: int) -> tuple[int, np.ndarray, np.ndarray, int]:
+    """``cf_stream_reader_slice``: (first task, where each task's lines
+    start and the last ends, each task's committed bytes, the CRC32C of
+    bytes ``lo .. hi-1``)."""
+    first = ffi.new("int64_t *")
+    count = ffi.new("int64_t *")
+    at = ffi.new("int64_t **")
+    nb = ffi.new("int64_t **")
+    crc = ffi.new("uint32_t *")
+    err = new_error()
+    L = lib()
+    check(L.cf_stream_reader_slice(r, lo, hi, first, count, at, nb, crc, err), err, "column")
+    try:
+        n = int(count[0])
+        return (int(first[0]), np.frombuffer(ffi.buffer(at[0], 8 * (n + 1)), np.int64).copy(),
+                np.frombuffer(ffi.buffer(nb[0], 8 * n), np.int64).copy() if n else np.zeros(0, np.int64),
+                int(crc[0]))
+    finally:
+        L.cf_free(at[0])
+        L.cf_free(nb[0])
+
+
+def reader_slices_check(r: Any, body_len: int, body_crc: int, tasks: int) -> None:
+    """``cf_stream_reader_slices_check``: the readers' ranges make the
+    sealed table."""
+    err = new_error()
+    check(lib().cf_stream_reader_slices_check(r, body_len, body_crc, tasks, err), err, "column")
+
+
+def reader_index(r: Any, nbytes: np.ndarray, line_at: np.ndarray) -> None:
+    """``cf_stream_reader_index``: every task's bytes and lines' offsets."""
+    b = np.ascontiguousarray(nbytes, np.int64)
+    a = np.ascontiguousarray(line_at, np.int64)
+    err = new_error()
+    check(lib().cf_stream_reader_index(r, ffi.cast("int64_t *", ptr(b)), ffi.cast("int64_t *", ptr(a)), err), err,
+          "column")
+
+
+def reader_table_bytes(r: Any) -> int:
+    """Bytes of the committed table the reader read."""
+    return int(lib().cf_stream_reader_table_bytes(r))
 
 
 def reader_close(r: Any) -> None:
