@@ -271,11 +271,14 @@ static int read_column(build *b, build_col *c, const char *abs, const char *rel)
     return ok;
 }
 
+/* A directory holding an entry named header is a column (2.3), whatever
+ * the entry is: lstat, as the listing walk, so that a dangling link there
+ * still makes a column rather than an empty group. */
 static int has_header(const char *dir)
 {
     char buf[PATH_MAX];
     struct stat st;
-    return cf__cat_full_path(buf, sizeof buf, dir, "", "header") == 0 && stat(buf, &st) == 0;
+    return cf__cat_full_path(buf, sizeof buf, dir, "", "header") == 0 && lstat(buf, &st) == 0;
 }
 
 /* The walk of cf_file_list, recording every directory it depends on.
