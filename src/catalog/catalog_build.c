@@ -48,7 +48,8 @@ typedef struct build_col {
 
 typedef struct build {
     const char *root;
-    const cf__catalog *old;
+    const cf__catalog *old;  /* the one the writer opened with, else the one on disk */
+    const cf__catalog *disk; /* the one on disk now, whatever its generation */
     int fine;
     uint64_t generation;   /* the File's, read before the walk */
     int probed;            /* probe_clock gave `probe`: a reading of the file clock */
@@ -603,19 +604,57 @@ static int serialize_index(const build *b, const shard_out *sh, size_t n, cf__wi
     return o->failed ? -1 : 0;
 }
 
-/* After the index is replaced: the single-file catalog (upgraded) and the
- * old index's shards that the new one no longer names. */
+static int names_shard(const shard_out *sh, size_t n, const char *f)
+{
+    for (size_t k = 0; k < n; k++)
+        if (strcmp(sh[k].file, f) == 0) return 1;
+    return 0;
+}
+
+static void remove_unnamed(const cf__catalog *cat, const char *dir, const shard_out *sh, size_t n)
+{
+    cf_error ignored;
+    for (size_t i = 0; cat && cat->sharded && i < cat->nshards; i++)
+        if (!names_shard(sh, n, cat->shards[i].file)) (void)cf__remove_if_exists(dir, cat->shards[i].file, &ignored);
+}
+
+/* Files a writer killed mid-update (or one whose index another writer's
+ * replaced) left behind: shards no index names, temporaries.  Only those
+ * not modified for this long, so that a writer updating at the same time
+ * keeps the shards its index is about to name. */
+#define LEFTOVER_AGE_S 3600
+
+static void sweep_leftovers(const char *dir, const shard_out *sh, size_t n)
+{
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct timespec now;
+    cf__cat_file_clock(&now);
+    size_t pl = strlen(CF__CATALOG_SHARD_PREFIX);
+    struct dirent *ent;
+    while ((ent = readdir(d)) != NULL) {
+        const char *nm = ent->d_name;
+        int shard = strncmp(nm, CF__CATALOG_SHARD_PREFIX, pl) == 0 && !names_shard(sh, n, nm);
+        int temporary = strstr(nm, ".tmp.") != NULL &&
+                        (strncmp(nm, ".colfile-catalog-", 17) == 0 || strncmp(nm, ".colfile-clock.", 15) == 0);
+        struct stat st;
+        if ((shard || temporary) && fstatat(dirfd(d), nm, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+            (int64_t)st.st_mtim.tv_sec + LEFTOVER_AGE_S < (int64_t)now.tv_sec)
+            (void)unlinkat(dirfd(d), nm, 0);
+    }
+    closedir(d);
+}
+
+/* After the index is replaced: the single-file catalog (upgraded), the
+ * shards the replaced index (and the one the writer opened with) named
+ * that the new one does not, and old leftovers. */
 static void remove_old(const build *b, const char *dir, const shard_out *sh, size_t n)
 {
     cf_error ignored;
     (void)cf__remove_if_exists(dir, CF__CATALOG_NAME, &ignored);
-    if (!b->old || !b->old->sharded) return;
-    for (size_t i = 0; i < b->old->nshards; i++) {
-        const char *f = b->old->shards[i].file;
-        int used = 0;
-        for (size_t k = 0; k < n && !used; k++) used = strcmp(sh[k].file, f) == 0;
-        if (!used) (void)cf__remove_if_exists(dir, f, &ignored);
-    }
+    remove_unnamed(b->old, dir, sh, n);
+    if (b->disk != b->old) remove_unnamed(b->disk, dir, sh, n);
+    sweep_leftovers(dir, sh, n);
 }
 
 /* The catalog of the walk in b (its columns sorted): the shards that
@@ -747,10 +786,16 @@ int cf__catalog_update(const char *root, const cf__catalog *old, int durable, cf
         free(dir);
         return rc;
     }
+    /* The catalog on disk, even at another generation (a writer killed
+     * before its update, a C writer that never updates it): its entries
+     * are reused where their stamps hold, and its shards go once replaced. */
+    cf__catalog *disk = cf__cat_load_any_generation(root);
+    if (!old) old = disk;
     build b;
     memset(&b, 0, sizeof b);
     b.root = root;
     b.old = old;
+    b.disk = disk;
     b.fine = cf__cat_fine_timestamps(root);
     atomic_init(&b.racy, 0);
     /* The writer's own last changes are trusted once the file clock is
@@ -766,6 +811,7 @@ int cf__catalog_update(const char *root, const cf__catalog *old, int durable, cf
         memset(&b, 0, sizeof b);
         b.root = root;
         b.old = old;
+        b.disk = disk;
         b.fine = 1;
         atomic_init(&b.racy, 0);
         wait_for_clock();
@@ -782,6 +828,7 @@ int cf__catalog_update(const char *root, const cf__catalog *old, int durable, cf
         rc = write_catalog(&b, dir, durable, err);
     }
     build_free(&b);
+    cf__catalog_free(disk);
     free(dir);
     return rc;
 }

@@ -122,6 +122,11 @@ int cf__cat_fine_timestamps(const char *root);
  * where this one looks coarse: whole seconds). */
 int cf__cat_trusted(const stamp *s, const struct timespec *before, int fine);
 
+/* The catalog on disk whatever the File's generation (NULL: none usable):
+ * for a writer's update, which reuses its entries only where their stamps
+ * hold and removes the shards it named once they are replaced. */
+cf__catalog *cf__cat_load_any_generation(const char *root);
+
 /* ---- the File's generation (generation.c) -------------------------------- */
 
 /* The generation (the size of the generation file at path below dfd; 0

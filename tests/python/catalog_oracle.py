@@ -51,3 +51,35 @@ def assert_lists_as_scanned(root: Path, cli: bool = False) -> list[str]:
     if cli:
         assert ls_names(root) == expect
     return expect
+
+
+def _stamp(p: Path) -> tuple[int, ...]:
+    st = os.lstat(p)
+    return (st.st_ino, st.st_size, st.st_mode, st.st_mtime_ns // 10**9, st.st_mtime_ns % 10**9,
+            st.st_ctime_ns // 10**9, st.st_ctime_ns % 10**9)
+
+
+def catalog_current(root: Path) -> bool:
+    """Whether the catalog on disk is one a reader may list from: its
+    index's generation is the File's and every stamp it records holds."""
+    import catalog_shards as cs
+
+    try:
+        cat = cs.read_catalog(root)
+        gen = root / CAT / "generation"
+        if cat["generation"] != (gen.stat().st_size if gen.exists() else 0):
+            return False
+        return all(_stamp(root / d.decode() if d else root) == st for d, st in cat["dirs"])
+    except (OSError, AssertionError):
+        return False
+
+
+def catalog_leftovers(root: Path) -> list[str]:
+    """Files of the catalog directory that no reader uses: not the
+    generation, the index or a shard the index names."""
+    import catalog_shards as cs
+
+    keep = {"generation", cs.INDEX}
+    if (root / CAT / cs.INDEX).exists():
+        keep |= {s["file"] for s in cs.read_index(root)["shards"]}
+    return sorted(set(os.listdir(root / CAT)) - keep) if (root / CAT).exists() else []
