@@ -752,40 +752,13 @@ static int build_with_generation(build *b, const char *dir)
     return build_all(b);
 }
 
-int cf__catalog_update(const char *root, const cf__catalog *old, int durable, cf_error *err)
+/* One update of the catalog in dir from a fresh walk.  *again: the File's
+ * generation moved during it (or the walk saw changes under way), so that
+ * the catalog now on disk may not be current. */
+static int update_once(const char *root, const char *dir, const cf__catalog *old, int durable, int *again,
+                       cf_error *err)
 {
-    char *dir = cf__cat_catalog_dir(root);
-    if (!dir) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", root);
-    struct stat st;
     int rc = 0;
-    if (lstat(dir, &st) == 0 && S_ISLNK(st.st_mode)) {
-        /* A symbolic link where the catalog belongs (a reserved name) is
-         * never followed: removed, and a directory made in its place. */
-        if (unlink(dir) != 0 && errno != ENOENT) {
-            int e = errno;
-            rc = CF_FAIL(err, cf__errno_code(e), "%s: symbolic link where the catalog belongs, cannot remove it: %s",
-                         dir, strerror(e));
-            free(dir);
-            return rc;
-        }
-    }
-    if (lstat(dir, &st) != 0) {
-        /* made before the scan, so that the root's stamp includes it */
-        if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-            int e = errno;
-            rc = CF_FAIL(err, cf__errno_code(e), "%s: cannot make the catalog directory: %s", dir, strerror(e));
-            free(dir);
-            return rc;
-        }
-        if (durable && (rc = cf__fsync_path(root, err))) {
-            free(dir);
-            return rc;
-        }
-    } else if (!S_ISDIR(st.st_mode)) {
-        rc = CF_FAIL(err, CF_ENOTFILE, "%s: not a directory; no catalog is kept", dir);
-        free(dir);
-        return rc;
-    }
     /* The catalog on disk, even at another generation (a writer killed
      * before its update, a C writer that never updates it): its entries
      * are reused where their stamps hold, and its shards go once replaced. */
@@ -827,8 +800,65 @@ int cf__catalog_update(const char *root, const cf__catalog *old, int durable, cf
         if (b.ncols) qsort(b.cols, b.ncols, sizeof *b.cols, compare_cols);
         rc = write_catalog(&b, dir, durable, err);
     }
+    /* another colfile writer changed the File since the generation was
+     * read: what was written is stale (or there is none), and the other
+     * writer's own update may have come first and been replaced */
+    uint64_t now;
+    char gen[PATH_MAX];
+    *again = !b.failed && (rc == 0 || scanned != 0) &&
+             (cf__cat_full_path(gen, sizeof gen, dir, CF__GENERATION_NAME, NULL) != 0 ||
+              cf__cat_generation_at(AT_FDCWD, gen, &now) != 0 || now != b.generation);
     build_free(&b);
     cf__catalog_free(disk);
+    return rc;
+}
+
+/* Rounds of update_once while other writers change the File under it: the
+ * last writer to finish leaves a current catalog, not the one it built
+ * before another's change (readers would scan every directory until the
+ * next writable close). */
+#define UPDATE_ROUNDS 3
+
+int cf__catalog_update(const char *root, const cf__catalog *old, int durable, cf_error *err)
+{
+    char *dir = cf__cat_catalog_dir(root);
+    if (!dir) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", root);
+    struct stat st;
+    int rc = 0;
+    if (lstat(dir, &st) == 0 && S_ISLNK(st.st_mode)) {
+        /* A symbolic link where the catalog belongs (a reserved name) is
+         * never followed: removed, and a directory made in its place. */
+        if (unlink(dir) != 0 && errno != ENOENT) {
+            int e = errno;
+            rc = CF_FAIL(err, cf__errno_code(e), "%s: symbolic link where the catalog belongs, cannot remove it: %s",
+                         dir, strerror(e));
+            free(dir);
+            return rc;
+        }
+    }
+    if (lstat(dir, &st) != 0) {
+        /* made before the scan, so that the root's stamp includes it */
+        if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+            int e = errno;
+            rc = CF_FAIL(err, cf__errno_code(e), "%s: cannot make the catalog directory: %s", dir, strerror(e));
+            free(dir);
+            return rc;
+        }
+        if (durable && (rc = cf__fsync_path(root, err))) {
+            free(dir);
+            return rc;
+        }
+    } else if (!S_ISDIR(st.st_mode)) {
+        rc = CF_FAIL(err, CF_ENOTFILE, "%s: not a directory; no catalog is kept", dir);
+        free(dir);
+        return rc;
+    }
+    for (int round = 0; round < UPDATE_ROUNDS; round++) {
+        int again = 0;
+        /* a later round reuses what is on disk then, not the catalog opened with */
+        rc = update_once(root, dir, round ? NULL : old, durable, &again, err);
+        if (rc != 0 || !again) break;
+    }
     free(dir);
     return rc;
 }
