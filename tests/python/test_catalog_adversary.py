@@ -161,3 +161,26 @@ def test_an_older_colfiles_catalog_next_to_the_index(tmp_path: Path, lib: Any) -
     assert not (root / CAT / "colfile-catalog-v1").exists()
     assert catalog_current(root)
     assert_lists_as_scanned(root)
+
+
+def test_an_older_catalog_and_generation_put_back(tmp_path: Path, lib: Any) -> None:
+    """The catalog directory as it was before a change (a backup put back,
+    or a power loss that kept neither the generation's last bytes nor the
+    newer catalog): its generation is the File's again by accident, yet the
+    stamps show the change."""
+    root = tmp_path / "F"
+    _settled(root)
+    saved = tmp_path / "saved"
+    shutil.copytree(root / CAT, saved)
+    with colfile.File(root, "a") as f:
+        f.create("g/new", data=np.arange(5))
+        del f["h/c1"]
+        f["a"].attrs["x"] = 1
+    for p in (root / CAT).iterdir():  # (the directory stays: the root's stamp holds)
+        p.unlink()
+    for p in saved.iterdir():
+        shutil.copy2(p, root / CAT / p.name)
+    with colfile.File(root) as f:
+        assert f["g/new"][:].tolist() == list(range(5))
+        assert "x" in f["a"].attrs
+    assert assert_lists_as_scanned(root, cli=True) == ["a", "g/c0", "g/c1", "g/c2", "g/new", "h/c0", "h/c2"]

@@ -101,3 +101,22 @@ def test_another_process_acts_while_a_writer_updates_the_catalog(tmp_path: Path,
     assert_lists_as_scanned(root, cli=True)
     if act in ("create in another group", "remove a group"):
         assert catalog_current(root), "the last writer's catalog is stale: every reader scans"
+
+
+def test_a_reader_opened_before_another_writers_update(tmp_path: Path, lib: Any) -> None:
+    """A reader loaded the index at its open; another process then changes
+    one group and closes, replacing that group's shard (the old one is
+    removed).  The reader's later lookups and listings are the files'."""
+    root = tmp_path / "F"
+    _make(root)
+    with colfile.File(root) as reader:
+        code = ("import numpy as np, colfile\n"
+                f"with colfile.File({str(root)!r}, 'a') as f:\n"
+                "    del f['g1/c0']\n"
+                "    f.create('g1/c0', data=np.arange(9))\n"
+                "    f.create('g1/more', data=np.arange(2))\n")
+        subprocess.run([sys.executable, "-c", code], env=child_env(), check=True, timeout=120)
+        assert reader["g1/c0"][:].tolist() == list(range(9))
+        assert reader["g2/c1"][:].tolist() == [1, 2, 3, 4]
+        assert list(reader.keys()) == assert_lists_as_scanned(root)
+    assert catalog_current(root)
