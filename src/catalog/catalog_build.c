@@ -604,57 +604,27 @@ static int serialize_index(const build *b, const shard_out *sh, size_t n, cf__wi
     return o->failed ? -1 : 0;
 }
 
-static int names_shard(const shard_out *sh, size_t n, const char *f)
+/* Whether the new index (arg: the shards written, then their count)
+ * names shard file f. */
+typedef struct new_shards {
+    const shard_out *sh;
+    size_t n;
+} new_shards;
+
+static int names_shard(const char *f, void *arg)
 {
-    for (size_t k = 0; k < n; k++)
-        if (strcmp(sh[k].file, f) == 0) return 1;
+    const new_shards *ns = arg;
+    for (size_t k = 0; k < ns->n; k++)
+        if (strcmp(ns->sh[k].file, f) == 0) return 1;
     return 0;
 }
 
-static void remove_unnamed(const cf__catalog *cat, const char *dir, const shard_out *sh, size_t n)
-{
-    cf_error ignored;
-    for (size_t i = 0; cat && cat->sharded && i < cat->nshards; i++)
-        if (!names_shard(sh, n, cat->shards[i].file)) (void)cf__remove_if_exists(dir, cat->shards[i].file, &ignored);
-}
-
-/* Files a writer killed mid-update (or one whose index another writer's
- * replaced) left behind: shards no index names, temporaries.  Only those
- * not modified for this long, so that a writer updating at the same time
- * keeps the shards its index is about to name. */
-#define LEFTOVER_AGE_S 3600
-
-static void sweep_leftovers(const char *dir, const shard_out *sh, size_t n)
-{
-    DIR *d = opendir(dir);
-    if (!d) return;
-    struct timespec now;
-    cf__cat_file_clock(&now);
-    size_t pl = strlen(CF__CATALOG_SHARD_PREFIX);
-    struct dirent *ent;
-    while ((ent = readdir(d)) != NULL) {
-        const char *nm = ent->d_name;
-        int shard = strncmp(nm, CF__CATALOG_SHARD_PREFIX, pl) == 0 && !names_shard(sh, n, nm);
-        int temporary = strstr(nm, ".tmp.") != NULL &&
-                        (strncmp(nm, ".colfile-catalog-", 17) == 0 || strncmp(nm, ".colfile-clock.", 15) == 0);
-        struct stat st;
-        if ((shard || temporary) && fstatat(dirfd(d), nm, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
-            (int64_t)st.st_mtim.tv_sec + LEFTOVER_AGE_S < (int64_t)now.tv_sec)
-            (void)unlinkat(dirfd(d), nm, 0);
-    }
-    closedir(d);
-}
-
-/* After the index is replaced: the single-file catalog (upgraded), the
- * shards the replaced index (and the one the writer opened with) named
- * that the new one does not, and old leftovers. */
+/* After the index is replaced: what no reader of it uses (catalog_sweep.c). */
 static void remove_old(const build *b, const char *dir, const shard_out *sh, size_t n)
 {
-    cf_error ignored;
-    (void)cf__remove_if_exists(dir, CF__CATALOG_NAME, &ignored);
-    remove_unnamed(b->old, dir, sh, n);
-    if (b->disk != b->old) remove_unnamed(b->disk, dir, sh, n);
-    sweep_leftovers(dir, sh, n);
+    new_shards ns = { sh, n };
+    const cf__catalog *cats[2] = { b->old, b->disk != b->old ? b->disk : NULL };
+    cf__cat_remove_unused(dir, cats, 2, names_shard, &ns);
 }
 
 /* The catalog of the walk in b (its columns sorted): the shards that

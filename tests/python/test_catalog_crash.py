@@ -2,8 +2,9 @@
 writable close that changes columns and updates the sharded catalog
 (docs/format.md 8.5; tests/crash/faultshim.c).  After every crash point
 the listing through colfile is the directories' (catalog_oracle); the
-next writer's close leaves a catalog that is current and nothing in the
-catalog directory that no reader uses."""
+next writer's close leaves a catalog that is current and, once they are
+old, nothing in the catalog directory that no reader uses (what
+cf__cat_remove_unused removes)."""
 from __future__ import annotations
 
 import os
