@@ -361,7 +361,13 @@ int cf__cat_check_file(const unsigned char *buf, size_t len, const char *magic)
     return cf__wire_get_u32(&tail, &crc) || cf__crc32c_update(0, buf, len - 4) != crc ? -1 : 0;
 }
 
-cf__catalog *cf__catalog_load(const char *root, int root_fd)
+static cf__catalog *load(const char *root, int root_fd, int any_generation);
+
+cf__catalog *cf__catalog_load(const char *root, int root_fd) { return load(root, root_fd, 0); }
+
+cf__catalog *cf__cat_load_any_generation(const char *root) { return load(root, -1, 1); }
+
+static cf__catalog *load(const char *root, int root_fd, int any_generation)
 {
     if (root_fd < 0) root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (root_fd < 0) return NULL;
@@ -392,7 +398,7 @@ cf__catalog *cf__catalog_load(const char *root, int root_fd)
         atomic_store(&cat->all, 1);
     }
     /* a writer changed the File's listing since it was built */
-    if (!cf__cat_generation_still(cat)) goto bad;
+    if (!any_generation && !cf__cat_generation_still(cat)) goto bad;
     return cat;
 bad:
     cf__catalog_free(cat);

@@ -242,11 +242,14 @@ static int read_column(build *b, build_col *c, const char *abs, const char *rel)
     return ok;
 }
 
+/* A directory holding an entry named header is a column (2.3), whatever
+ * the entry is: lstat, as the listing walk, so that a dangling link there
+ * still makes a column rather than an empty group. */
 static int has_header(const char *dir)
 {
     char buf[PATH_MAX];
     struct stat st;
-    return cf__cat_full_path(buf, sizeof buf, dir, "", "header") == 0 && stat(buf, &st) == 0;
+    return cf__cat_full_path(buf, sizeof buf, dir, "", "header") == 0 && lstat(buf, &st) == 0;
 }
 
 /* The walk of cf_file_list, recording every directory it depends on.
@@ -265,6 +268,9 @@ static int scan(build *b, const char *rel, int depth)
     stamp s1;
     if (cf__cat_take_stamp(abs, &s1) != 0 || !S_ISDIR((mode_t)s1.mode) || !trust(b, &s1, &before)) return -1;
     b->dirs[me].st = s1;
+    /* its parent found no header here; one made before this stamp would
+     * not change the stamp later: looked for again, after it */
+    if (depth > 0 && has_header(abs)) return -1;
     DIR *d = opendir(abs);
     if (!d) return -1;
     int rc = 0;
@@ -451,6 +457,73 @@ static int build_with_generation(build *b, const char *dir)
     return build_all(b);
 }
 
+/* One update of the catalog in dir from a fresh walk.  *again: the File's
+ * generation moved during it (or the walk saw changes under way), so that
+ * the catalog now on disk may not be current. */
+static int update_once(const char *root, const char *dir, const cf__catalog *old, int durable, int *again,
+                       cf_error *err)
+{
+    int rc = 0;
+    /* The catalog on disk, even at another generation (a writer killed
+     * before its update, a C writer that never updates it): its entries
+     * are reused where their stamps hold, and its shards go once replaced. */
+    cf__catalog *disk = cf__cat_load_any_generation(root);
+    if (!old) old = disk;
+    build b;
+    memset(&b, 0, sizeof b);
+    b.root = root;
+    b.old = old;
+    b.disk = disk;
+    b.fine = cf__cat_fine_timestamps(root);
+    atomic_init(&b.racy, 0);
+    /* The writer's own last changes are trusted once the file clock is
+     * past them: read through a probe where the file system allows, else
+     * waited for (a few ms: one tick of the coarse clock and its lag). */
+    b.probed = b.fine && probe_clock(dir, &b.probe);
+    if (b.fine && !b.probed) wait_for_clock();
+    int scanned = build_with_generation(&b, dir);
+    if (b.probed && atomic_load(&b.racy) && !b.failed) {
+        /* stamps newer than the probe (changes during the update): again,
+         * after the wait, as without a probe */
+        build_free(&b);
+        memset(&b, 0, sizeof b);
+        b.root = root;
+        b.old = old;
+        b.disk = disk;
+        b.fine = 1;
+        atomic_init(&b.racy, 0);
+        wait_for_clock();
+        scanned = build_with_generation(&b, dir);
+    }
+    if (b.failed) {
+        rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", root);
+    } else if (scanned != 0) {
+        /* changing under us, or not readable: leave no stale listing */
+        rc = cf__remove_if_exists(dir, CF__CATALOG_INDEX_NAME, err);
+        if (rc == 0) rc = cf__remove_if_exists(dir, CF__CATALOG_NAME, err);
+    } else {
+        if (b.ncols) qsort(b.cols, b.ncols, sizeof *b.cols, compare_cols);
+        rc = cf__cat_write(&b, dir, durable, err);
+    }
+    /* another colfile writer changed the File since the generation was
+     * read: what was written is stale (or there is none), and the other
+     * writer's own update may have come first and been replaced */
+    uint64_t now;
+    char gen[PATH_MAX];
+    *again = !b.failed && (rc == 0 || scanned != 0) &&
+             (cf__cat_full_path(gen, sizeof gen, dir, CF__GENERATION_NAME, NULL) != 0 ||
+              cf__cat_generation_at(AT_FDCWD, gen, &now) != 0 || now != b.generation);
+    build_free(&b);
+    cf__catalog_free(disk);
+    return rc;
+}
+
+/* Rounds of update_once while other writers change the File under it: the
+ * last writer to finish leaves a current catalog, not the one it built
+ * before another's change (readers would scan every directory until the
+ * next writable close). */
+#define UPDATE_ROUNDS 3
+
 int cf__catalog_update(const char *root, const cf__catalog *old, int durable, cf_error *err)
 {
     char *dir = cf__cat_catalog_dir(root);
@@ -485,41 +558,12 @@ int cf__catalog_update(const char *root, const cf__catalog *old, int durable, cf
         free(dir);
         return rc;
     }
-    build b;
-    memset(&b, 0, sizeof b);
-    b.root = root;
-    b.old = old;
-    b.fine = cf__cat_fine_timestamps(root);
-    atomic_init(&b.racy, 0);
-    /* The writer's own last changes are trusted once the file clock is
-     * past them: read through a probe where the file system allows, else
-     * waited for (a few ms: one tick of the coarse clock and its lag). */
-    b.probed = b.fine && probe_clock(dir, &b.probe);
-    if (b.fine && !b.probed) wait_for_clock();
-    int scanned = build_with_generation(&b, dir);
-    if (b.probed && atomic_load(&b.racy) && !b.failed) {
-        /* stamps newer than the probe (changes during the update): again,
-         * after the wait, as without a probe */
-        build_free(&b);
-        memset(&b, 0, sizeof b);
-        b.root = root;
-        b.old = old;
-        b.fine = 1;
-        atomic_init(&b.racy, 0);
-        wait_for_clock();
-        scanned = build_with_generation(&b, dir);
+    for (int round = 0; round < UPDATE_ROUNDS; round++) {
+        int again = 0;
+        /* a later round reuses what is on disk then, not the catalog opened with */
+        rc = update_once(root, dir, round ? NULL : old, durable, &again, err);
+        if (rc != 0 || !again) break;
     }
-    if (b.failed) {
-        rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", root);
-    } else if (scanned != 0) {
-        /* changing under us, or not readable: leave no stale listing */
-        rc = cf__remove_if_exists(dir, CF__CATALOG_INDEX_NAME, err);
-        if (rc == 0) rc = cf__remove_if_exists(dir, CF__CATALOG_NAME, err);
-    } else {
-        if (b.ncols) qsort(b.cols, b.ncols, sizeof *b.cols, compare_cols);
-        rc = cf__cat_write(&b, dir, durable, err);
-    }
-    build_free(&b);
     free(dir);
     return rc;
 }

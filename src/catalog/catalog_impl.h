@@ -126,6 +126,19 @@ int cf__cat_fine_timestamps(const char *root);
  * where this one looks coarse: whole seconds). */
 int cf__cat_trusted(const stamp *s, const struct timespec *before, int fine);
 
+/* The catalog on disk whatever the File's generation (NULL: none usable):
+ * for a writer's update, which reuses its entries only where their stamps
+ * hold and removes the shards it named once they are replaced. */
+cf__catalog *cf__cat_load_any_generation(const char *root);
+
+/* Once a writer's new index is in place in the catalog directory dir:
+ * remove the single-file catalog, the shards of cats[0..n) (NULL entries
+ * skipped) that kept(file, arg) says the new index does not name, and,
+ * once not modified for an hour, any other such shard and the
+ * temporaries a killed update left (catalog_sweep.c). */
+void cf__cat_remove_unused(const char *dir, const cf__catalog *const *cats, size_t n,
+                           int (*kept)(const char *file, void *arg), void *arg);
+
 /* ---- the File's generation (generation.c) -------------------------------- */
 
 /* The generation (the size of the generation file at path below dfd; 0
@@ -183,7 +196,8 @@ typedef struct build_col {
 
 typedef struct build {
     const char *root;
-    const cf__catalog *old;
+    const cf__catalog *old;  /* the one the writer opened with, else the one on disk */
+    const cf__catalog *disk; /* the one on disk now, whatever its generation */
     int fine;
     uint64_t generation;   /* the File's, read before the walk */
     int probed;            /* probe_clock gave `probe`: a reading of the file clock */

@@ -390,20 +390,27 @@ static int serialize_index(const build *b, const shard_out *sh, size_t n, cf__wi
     return o->failed ? -1 : 0;
 }
 
-/* After the index is replaced: the single-file catalog (upgraded) and the
- * old index's shards that the new one no longer names. */
+/* Whether the new index (arg: the shards written, then their count)
+ * names shard file f. */
+typedef struct new_shards {
+    const shard_out *sh;
+    size_t n;
+} new_shards;
+
+static int names_shard(const char *f, void *arg)
+{
+    const new_shards *ns = arg;
+    for (size_t k = 0; k < ns->n; k++)
+        if (ns->sh[k].file[0] && strcmp(ns->sh[k].file, f) == 0) return 1;
+    return 0;
+}
+
+/* After the index is replaced: what no reader of it uses (catalog_sweep.c). */
 static void remove_old(const build *b, const char *dir, const shard_out *sh, size_t n)
 {
-    cf_error ignored;
-    (void)cf__remove_if_exists(dir, CF__CATALOG_NAME, &ignored);
-    if (!b->old || !b->old->sharded) return;
-    for (size_t i = 0; i < b->old->nshards; i++) {
-        const char *f = b->old->shards[i].file;
-        if (!f[0]) continue; /* it was in the index */
-        int used = 0;
-        for (size_t k = 0; k < n && !used; k++) used = strcmp(sh[k].file, f) == 0;
-        if (!used) (void)cf__remove_if_exists(dir, f, &ignored);
-    }
+    new_shards ns = { sh, n };
+    const cf__catalog *cats[2] = { b->old, b->disk != b->old ? b->disk : NULL };
+    cf__cat_remove_unused(dir, cats, 2, names_shard, &ns);
 }
 
 int cf__cat_write(build *b, const char *dir, int durable, cf_error *err)

@@ -23,6 +23,7 @@ TESTED_BY: dict[str, list[str]] = {
     "src/catalog/catalog.c": ["tests/c/test_catalog.c"],
     "src/catalog/catalog_build.c": ["tests/c/test_catalog_build.c"],
     "src/catalog/catalog_shard.c": ["tests/python/test_catalog_shard.py", "tests/c/test_catalog.c"],
+    "src/catalog/catalog_sweep.c": ["tests/python/test_catalog_crash.py"],
     "src/catalog/catalog_lookup.c": ["tests/c/test_catalog.c", "tests/c/test_file_attrs.c",
                                      "tests/python/test_catalog_stale.py"],
     "src/catalog/generation.c": ["tests/c/test_catalog.c", "tests/python/test_catalog_generation.py"],
