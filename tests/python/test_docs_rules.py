@@ -17,8 +17,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-#: The longest docs/performance.md may get (lines).
-PERFORMANCE_MAX_LINES = 450
+#: The longest docs/performance.md may get (lines): about 400, what is
+#: measured, how, the tables against peers and the design choices.
+PERFORMANCE_MAX_LINES = 420
 
 
 def _docs() -> list[Path]:
