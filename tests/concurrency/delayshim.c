@@ -15,6 +15,8 @@
  *   CF_DELAY_NOTE    file that gets a line with the path of each call
  *                    when its sleep begins (a test waits for it to know
  *                    that the process is held)
+ *   CF_DELAY_SKIP    the first N calls that would be delayed are not (to
+ *                    hold, say, the third lstat of a path)
  *   CF_DELAY_CALLS   only these calls, comma-separated names such as
  *                    "lstat" or "open,rename" (default: all but stat
  *                    and lstat; stat64 counts as stat, openat as open)
@@ -45,6 +47,7 @@ static long g_min_us;
 static char g_match[256];
 static char g_note[PATH_MAX];
 static char g_calls[256];
+static long g_skip;
 static double g_prob = 1.0;
 static uint64_t g_state;
 static int g_ready;
@@ -69,6 +72,8 @@ static void init(void)
         strcpy(g_match, s);
     if ((s = getenv("CF_DELAY_NOTE")) && strlen(s) < sizeof g_note)
         strcpy(g_note, s);
+    if ((s = getenv("CF_DELAY_SKIP")))
+        g_skip = strtol(s, NULL, 10);
     if ((s = getenv("CF_DELAY_CALLS")) && strlen(s) + 2 < sizeof g_calls)
         snprintf(g_calls, sizeof g_calls, ",%s,", s);
     if ((s = getenv("CF_DELAY_PROB")))
@@ -143,6 +148,11 @@ static int selected(const char *call)
 static void maybe_delay(const char *call, int dirfd, const char *path)
 {
     if (!in_scope(dirfd, path) || g_max_us <= 0 || !matches(path) || !selected(call))
+        return;
+    pthread_mutex_lock(&g_mu);
+    int skip = g_skip > 0 && g_skip--;
+    pthread_mutex_unlock(&g_mu);
+    if (skip)
         return;
     uint64_t r = next_random();
     if ((double)(r >> 11) * 0x1.0p-53 >= g_prob)

@@ -48,13 +48,15 @@ def _make(root: Path) -> None:
         pass
 
 
-def _hold_writer_while(root: Path, delayshim: Path, calls: str, match: str, act: Callable[[], None]) -> None:
-    """Run WRITER held (HOLD_US) at its first `calls` of a path whose last
-    component contains `match`; act() while it is held."""
+def _hold_writer_while(root: Path, delayshim: Path, calls: str, match: str, act: Callable[[], None],
+                       skip: int = 0) -> None:
+    """Run WRITER held (HOLD_US) at its first `calls` (after `skip` of
+    them) of a path whose last component contains `match`; act() while it
+    is held."""
     note = root.parent / "held"
     env = child_env(LD_PRELOAD=str(delayshim), CF_DELAY_SCOPE=str(root), CF_DELAY_CALLS=calls,
                     CF_DELAY_MATCH=match, CF_DELAY_NOTE=str(note),
-                    CF_DELAY_MIN_US=str(HOLD_US), CF_DELAY_MAX_US=str(HOLD_US))
+                    CF_DELAY_MIN_US=str(HOLD_US), CF_DELAY_MAX_US=str(HOLD_US), CF_DELAY_SKIP=str(skip))
     child = subprocess.Popen([sys.executable, "-c", WRITER, str(root)], env=env,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -103,6 +105,27 @@ def test_another_process_acts_while_a_writer_updates_the_catalog(tmp_path: Path,
     assert_lists_as_scanned(root, cli=True)
     if act in ("create in another group", "remove a group"):
         assert catalog_current(root), "the last writer's catalog is stale: every reader scans"
+
+
+def test_a_group_made_a_column_between_the_walk_and_the_groups_stamp(tmp_path: Path, lib: Any,
+                                                                    delayshim: Path) -> None:
+    """The catalog's walk found no header in group g3, then takes g3's stamp
+    to record it as a group; a header put there just before by hand (a
+    writer that keeps no generation) is in that stamp.  Such a stamp is
+    newer than the clock read before it, so it is not trusted and no
+    stale listing is kept (a header made earlier than that, in the instant
+    between the walk's look and the stamp, is found by a second look after
+    the stamp).  The writer (its lstats of g3: the walk's, the stamp, the
+    final check) is held at the stamp while the header is made."""
+    root = tmp_path / "F"
+    _make(root)
+
+    def make_column() -> None:
+        shutil.copyfile(root / "g1" / "c0" / "header", root / "g3" / "header")
+
+    _hold_writer_while(root, delayshim, "lstat", "g3", make_column, skip=1)
+    assert assert_lists_as_scanned(root, cli=True) == sorted(
+        ["g1/c0", "g1/c1", "g1/c2", "g1/held", "g2/c0", "g2/c1", "g2/c2", "g3", "top"])
 
 
 def test_a_reader_opened_before_another_writers_update(tmp_path: Path, lib: Any) -> None:
