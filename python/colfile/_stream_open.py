@@ -33,6 +33,23 @@ def slice_readers(ranks: int, files: int, body: int) -> int:
     return min(ranks, max(1, files, -(-body // SLICE_BYTES)))
 
 
+def join_slices(mc: Any, record: tuple[int, int, int, int], r: int, size: int,
+                tag: int = _TAG_SLICE) -> tuple[int, int, int]:
+    """On rank 0: the readers' records (bytes, CRC32C, first task, tasks)
+    of their ranges, reader 0's ``record`` and the others' received from
+    rank ``k * size // r`` with ``tag``, joined in order: the bytes, their
+    CRC32C and the task after a gapless run of tasks (-1: a gap or an
+    overlap), as ``cf_mpi_stream_open`` and ``cf_mpi_stream_reopen`` do."""
+    total, crc, nxt = 0, 0, 0
+    for k in range(r):
+        n, c, first, count = record if k == 0 else mc.recv(source=k * size // r, tag=tag)
+        crc = _s.crc32c_join(crc, c, n)
+        total += n
+        if count > 0 and nxt >= 0:
+            nxt = nxt + count if first == nxt else -1
+    return total, crc, nxt
+
+
 def open_in_slices(comm: Any, fh: Any, name: str) -> Any:
     """Collective: a reader handle of stream ``name`` on every rank of
     ``comm`` (a :class:`colfile.mpi.Comm`), opened in slices.  A damaged
@@ -79,14 +96,7 @@ def _index(comm: Any, mc: Any, me: int, size: int, h: Any, hlen: int, tlen: int,
             mc.send(record, dest=0, tag=_TAG_SLICE)
 
     def check() -> None:
-        total, crc, nxt = 0, 0, 0
-        for k in range(r):
-            n, c, first, count = record if k == 0 else mc.recv(source=k * size // r, tag=_TAG_SLICE)
-            crc = _s.crc32c_join(crc, c, n)
-            total += n
-            if count > 0 and nxt >= 0:
-                nxt = nxt + count if first == nxt else -1
-        _s.reader_slices_check(h, total, crc, nxt)
+        _s.reader_slices_check(h, *join_slices(mc, record, r, size))
 
     _mpi.agree(comm, check, root=0)
     # every task's bytes and lines' offsets, in reader order (= task order)

@@ -363,14 +363,7 @@ def _resume_in_slices(comm: Any, h: Any, hlen: int, tlen: int) -> Any:
             mc.send(record, dest=0, tag=_TAG_SLICE)
 
     def check() -> None:
-        total, crc, nxt = 0, 0, 0
-        for k in range(r):
-            n, c, first, count = record if k == 0 else mc.recv(source=k * size // r, tag=_TAG_SLICE)
-            crc = _s.crc32c_join(crc, c, n)
-            total += n
-            if count > 0 and nxt >= 0:
-                nxt = nxt + count if first == nxt else -1
-        _s.slices_check(h, total, crc, nxt)
+        _s.slices_check(h, *_so.join_slices(mc, record, r, size, _TAG_SLICE))
 
     _mpi.agree(comm, check, root=0)
     own: bytes | None = None

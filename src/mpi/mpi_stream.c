@@ -157,6 +157,26 @@ static int64_t slice_at(int64_t hlen, int64_t body, int64_t j, int64_t r)
 #define TAG_REC_LEN 0x5cf5
 #define TAG_REC 0x5cf6
 
+/* The readers' records {bytes, CRC32C, first task, tasks} of their ranges,
+ * sent to rank 0 (reader j, of r, on rank j x size / r; reader 0 is rank
+ * 0) and joined there in order: the bytes, their CRC32C, and the task after
+ * a gapless run of tasks (-1: a gap or an overlap).  Outputs on rank 0. */
+static void join_slices(MPI_Comm comm, int me, int size, int64_t r, int64_t j, const int64_t mine[4],
+                        int64_t *total, uint32_t *all, int64_t *next)
+{
+    *total = 0, *next = 0, *all = 0;
+    if (j > 0) MPI_Send(mine, 4, MPI_INT64_T, 0, TAG_SLICE, comm);
+    if (me != 0) return;
+    for (int64_t k = 0; k < r; k++) {
+        int64_t got[4];
+        if (k == 0) memcpy(got, mine, sizeof got);
+        else MPI_Recv(got, 4, MPI_INT64_T, (int)(k * size / r), TAG_SLICE, comm, MPI_STATUS_IGNORE);
+        *all = cf_stream_crc32c_join(*all, (uint32_t)got[1], got[0]);
+        *total += got[0];
+        if (got[3] > 0 && *next >= 0) *next = got[2] == *next ? *next + got[3] : -1;
+    }
+}
+
 /* A reader's lines of tasks [first, first + n) in text, task i's ending at
  * ends[i - first]: each to its rank (this rank's own kept in *own), in
  * pieces of at most CF_MPI_PIECE_BYTES.  Requests in *reqs (*nreq). */
@@ -230,20 +250,10 @@ static int resume_in_slices(cf_mpi_stream *s, int64_t hlen, int64_t tlen, cf_err
     /* rank 0 checks the ranges: O(readers) small records, never lines */
     int64_t mine[4] = { 0, (int64_t)crc, first, n };
     if (j >= 0) mine[0] = slice_at(hlen, body, j + 1, r) - slice_at(hlen, body, j, r);
-    if (j > 0) MPI_Send(mine, 4, MPI_INT64_T, 0, TAG_SLICE, comm);
-    if (me == 0) {
-        int64_t total = 0, next = 0;
-        uint32_t all = 0;
-        for (int64_t k = 0; k < r; k++) {
-            int64_t got[4];
-            if (k == 0) memcpy(got, mine, sizeof got);
-            else MPI_Recv(got, 4, MPI_INT64_T, (int)(k * size / r), TAG_SLICE, comm, MPI_STATUS_IGNORE);
-            all = cf_stream_crc32c_join(all, (uint32_t)got[1], got[0]);
-            total += got[0];
-            if (got[3] > 0 && next >= 0) next = got[2] == next ? next + got[3] : -1;
-        }
-        rc = cf_stream_slices_check(s->w, total, all, next, e);
-    }
+    int64_t total, next;
+    uint32_t all;
+    join_slices(comm, me, size, r, j, mine, &total, &all, &next);
+    if (me == 0) rc = cf_stream_slices_check(s->w, total, all, next, e);
     if ((rc = cf__mpi_agree(comm, rc, e, err))) goto out;
     /* every task's lines to its rank: each rank receives exactly one */
     MPI_Request *reqs = NULL;
@@ -533,20 +543,10 @@ static int index_in_slices(MPI_Comm comm, cf_stream_reader *r, int64_t hlen, int
     if ((rc = cf__mpi_agree(comm, rc, e, err))) goto out;
     int64_t mine[4] = { 0, (int64_t)crc, first, n };
     if (j >= 0) mine[0] = slice_at(hlen, body, j + 1, nr) - slice_at(hlen, body, j, nr);
-    if (j > 0) MPI_Send(mine, 4, MPI_INT64_T, 0, TAG_SLICE, comm);
-    if (me == 0) {
-        int64_t total = 0, next = 0;
-        uint32_t all = 0;
-        for (int64_t k = 0; k < nr; k++) {
-            int64_t got[4];
-            if (k == 0) memcpy(got, mine, sizeof got);
-            else MPI_Recv(got, 4, MPI_INT64_T, (int)(k * size / nr), TAG_SLICE, comm, MPI_STATUS_IGNORE);
-            all = cf_stream_crc32c_join(all, (uint32_t)got[1], got[0]);
-            total += got[0];
-            if (got[3] > 0 && next >= 0) next = got[2] == next ? next + got[3] : -1;
-        }
-        rc = cf_stream_reader_slices_check(r, total, all, next, e);
-    }
+    int64_t total, next;
+    uint32_t all;
+    join_slices(comm, me, size, nr, j, mine, &total, &all, &next);
+    if (me == 0) rc = cf_stream_reader_slices_check(r, total, all, next, e);
     if ((rc = cf__mpi_agree(comm, rc, e, err))) goto out;
     /* the slices hold every task once, in rank order: gathered in that order */
     counts = malloc((size_t)size * sizeof *counts);
