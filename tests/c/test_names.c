@@ -145,6 +145,15 @@ static char *outside_state(void) { return snapshot(cf_test_dir(), "F"); }
     fprintf(stderr, "%s:%d: %s changed:\n--- before\n%s--- after\n%s", __FILE__, __LINE__, (what), \
             (before), (after)); cf_test_failures++; } } while (0)
 
+/* The File's surroundings are as they were when before was taken; frees before. */
+static void check_outside_unchanged(char *before)
+{
+    char *after = outside_state();
+    CHECK_SAME_TEXT(before, after, "the File's surroundings");
+    free(before);
+    free(after);
+}
+
 static int listed(cf_file *f, const char *name)
 {
     char **names = NULL;
@@ -423,10 +432,7 @@ static void test_attribute_names(void)
             CHECK_OK(cf_column_close(c, &err), &err);
         }
     }
-    char *after = outside_state();
-    CHECK_SAME_TEXT(before, after, "the File's surroundings");
-    free(before);
-    free(after);
+    check_outside_unchanged(before);
     cf_file_close(f);
 }
 
@@ -461,10 +467,7 @@ static void test_link_to_outside_directory(void)
         /* a link itself is not a column either */
         CHECK_FAILS(cf_file_remove(f, links[i], &err), CF_ENAME, &err, "leads outside the File");
     }
-    char *after = outside_state();
-    CHECK_SAME_TEXT(before, after, "the File's surroundings");
-    free(before);
-    free(after);
+    check_outside_unchanged(before);
     cf_file_close(ro);
     cf_file_close(f);
 }
@@ -486,10 +489,7 @@ static void test_column_directory_link(void)
     CHECK_FAILS(cf_column_create(&c, f, "col/sub", "i4", 1, 9, 3, &err), CF_ENAME, &err, "leads outside");
     CHECK_FAILS(cf_file_remove(f, "col", &err), CF_ENAME, &err, "leads outside the File");
     CHECK_EQ_INT(listed(f, "col"), 0);
-    char *after = outside_state();
-    CHECK_SAME_TEXT(before, after, "the File's surroundings");
-    free(before);
-    free(after);
+    check_outside_unchanged(before);
     /* the link is still there, untouched */
     char p[4200];
     struct stat st;
@@ -551,10 +551,7 @@ static void test_links_among_column_files(void)
     make_link(target, g_file, ".colfile-lock");
     CHECK_FAILS(cf_column_create(&c, f, "n", "i4", 1, 1, 1, &err), CF_ENAME, &err, ".colfile-lock: symbolic link");
 
-    char *after = outside_state();
-    CHECK_SAME_TEXT(before, after, "the File's surroundings");
-    free(before);
-    free(after);
+    check_outside_unchanged(before);
     cf_file_close(ro);
     cf_file_close(f);
 }
@@ -691,10 +688,7 @@ static void test_link_loops_and_inside_links(void)
     cf_names_free(names, n);
     CHECK_OK(cf_column_open(&c, f, "real/c", &err), &err);
     CHECK_OK(cf_column_close(c, &err), &err);
-    char *after = outside_state();
-    CHECK_SAME_TEXT(before, after, "the File's surroundings");
-    free(before);
-    free(after);
+    check_outside_unchanged(before);
     cf_file_close(f);
     /* emptying a File that holds links is refused (they are not File content) */
     CHECK_FAILS(cf_file_open(&f, g_file, CF_OPEN_WRITE | CF_OPEN_TRUNCATE, &err), CF_ENOTFILE, &err, "refusing");
@@ -724,10 +718,7 @@ static void test_blob_name_collisions(void)
     CHECK_OK(cf_column_write(c, 0, 2, v, NULL, 4, 4, &err), &err);
     CHECK_OK(cf_column_close(c, &err), &err);
     CHECK_EQ_INT(listed(f, "d/000000"), 1);
-    char *after = outside_state();
-    CHECK_SAME_TEXT(before, after, "the File's surroundings");
-    free(before);
-    free(after);
+    check_outside_unchanged(before);
     cf_file_close(f);
 }
 
