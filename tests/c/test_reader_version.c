@@ -108,15 +108,22 @@ static cf_column *open_x(cf_file **f, int flags)
     return c;
 }
 
+/* A fresh File holding version 1 of x (f8, 10 rows in 2 blobs), with x
+ * opened in it (the File with flags): NULL where any of that failed. */
+static cf_column *open_fresh_x(cf_file **f, int flags)
+{
+    setup();
+    if (make_version("x", "f8", 1, 10, 2, 0)) return NULL;
+    return open_x(f, flags);
+}
+
 /* Another process replaces the column with another dtype and layout after
  * the reader read its first blob: the blob still open reads the old bytes;
  * the next one, gone with the old version, fails naming the column. */
 static void test_replace_with_another_dtype(void)
 {
-    setup();
-    if (make_version("x", "f8", 1, 10, 2, 0)) return;
     cf_file *f = NULL;
-    cf_column *c = open_x(&f, 0);
+    cf_column *c = open_fresh_x(&f, 0);
     if (!c) return;
     double v[10];
     cf_error err;
@@ -187,10 +194,8 @@ static int swap_in_y(void *arg)
 
 static void test_swapped_old_version_still_read(void)
 {
-    setup();
-    if (make_version("x", "f8", 1, 10, 2, 0)) return;
     cf_file *f = NULL;
-    cf_column *c = open_x(&f, CF_OPEN_VERIFY);
+    cf_column *c = open_fresh_x(&f, CF_OPEN_VERIFY);
     if (!c) return;
     if (in_child(swap_in_y, NULL) != 0) {
         printf("(no RENAME_EXCHANGE here: swap test skipped)\n");
@@ -214,10 +219,8 @@ static void test_swapped_old_version_still_read(void)
 /* The column removed by another process under an open handle. */
 static void test_removed_under_the_reader(void)
 {
-    setup();
-    if (make_version("x", "f8", 1, 10, 2, 0)) return;
     cf_file *f = NULL;
-    cf_column *c = open_x(&f, CF_OPEN_VERIFY);
+    cf_column *c = open_fresh_x(&f, CF_OPEN_VERIFY);
     if (!c) return;
     double v[10];
     cf_error err;
@@ -239,14 +242,9 @@ static void test_removed_under_the_reader(void)
  * must not write into the new version. */
 static void test_writer_opened_before_a_replace(void)
 {
-    setup();
-    if (make_version("x", "f8", 1, 10, 2, 0)) return;
     cf_error err;
     cf_file *f = NULL;
-    CHECK_OK(cf_file_open(&f, g_root, CF_OPEN_WRITE, &err), &err);
-    if (!f) return;
-    cf_column *c = NULL;
-    CHECK_OK(cf_column_open(&c, f, "x", &err), &err);
+    cf_column *c = open_fresh_x(&f, CF_OPEN_WRITE);
     if (!c) return;
     version_args a = { "i8", 2, 12, 3 };
     CHECK_EQ_INT(in_child(replace_x, &a), 0);
@@ -298,14 +296,9 @@ static int update_x_in_place(void *arg)
 
 static void test_writer_opened_before_another_commit(void)
 {
-    setup();
-    if (make_version("x", "f8", 1, 10, 2, 0)) return;
     cf_error err;
     cf_file *f = NULL;
-    CHECK_OK(cf_file_open(&f, g_root, CF_OPEN_WRITE, &err), &err);
-    if (!f) return;
-    cf_column *c = NULL;
-    CHECK_OK(cf_column_open(&c, f, "x", &err), &err);
+    cf_column *c = open_fresh_x(&f, CF_OPEN_WRITE);
     if (!c) return;
     CHECK_EQ_INT(in_child(update_x_in_place, NULL), 0);
     double v[5] = { 0 };
@@ -334,10 +327,8 @@ static void test_writer_opened_before_another_commit(void)
  * version, or fails, instead of applying it to the new one's blobs. */
 static void test_snapshot_of_a_replaced_column(void)
 {
-    setup();
-    if (make_version("x", "f8", 1, 10, 2, 0)) return;
     cf_file *f = NULL;
-    cf_column *c = open_x(&f, CF_OPEN_VERIFY);
+    cf_column *c = open_fresh_x(&f, CF_OPEN_VERIFY);
     if (!c) return;
     cf_error err;
     void *buf = NULL;
