@@ -319,24 +319,18 @@ static void test_format_too_long_boundary(void)
     char *l = line_of(text, "f16");
     CHECK(ends_with(l, " #HUMANE [ 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 ]\n"));
     free(l);
-    l = line_of(text, "f17");
-    CHECK(ends_with(l, " #HUMANE [ ... (Too Long)  ]\n"));
-    free(l);
     l = line_of(text, "s128");
     CHECK(l && strstr(l, " #HUMANE [ qqqq") && ends_with(l, "qq ]\n"));
-    free(l);
-    l = line_of(text, "s129");
-    CHECK(ends_with(l, " #HUMANE [ ... (Too Long)  ]\n"));
-    free(l);
-    l = line_of(text, "S");
-    CHECK(ends_with(l, " #HUMANE [ ... (Too Long)  ]\n"));
     free(l);
     l = line_of(text, "c");
     CHECK(l && !strstr(l, "Too Long"));
     free(l);
-    l = line_of(text, "c9");
-    CHECK(ends_with(l, " #HUMANE [ ... (Too Long)  ]\n"));
-    free(l);
+    const char *too_long[] = { "f17", "s129", "S", "c9" };
+    for (size_t i = 0; i < sizeof too_long / sizeof *too_long; i++) {
+        l = line_of(text, too_long[i]);
+        CHECK(ends_with(l, " #HUMANE [ ... (Too Long)  ]\n"));
+        free(l);
+    }
     /* sorted by strcmp: uppercase before lowercase */
     CHECK(strncmp(text, "S <S200 1 ", 10) == 0);
     free(text);
@@ -415,39 +409,60 @@ static unsigned char *fixture_file(const char *dir, const char *name, char path[
     return bytes;
 }
 
-typedef struct {
-    int files, ok, nonempty;
-} v2_tally;
+/* Checks one fixture file (its bytes, read from path in directory dir):
+ * 1 if it passed; adds to *more a count of the check's own. */
+typedef int (*fixture_check)(const char *dir, char path[4096], const unsigned char *bytes, size_t len, int *more);
 
-static void roundtrip_dir(const char *dir, void *ctx)
+/* A walk over a fixture set's files of one name, and what it counted. */
+typedef struct {
+    const char *name;
+    fixture_check check;
+    int files, ok, more;
+} fixture_walk;
+
+static void visit_fixture_file(const char *dir, void *ctx)
 {
-    v2_tally *t = ctx;
+    fixture_walk *w = ctx;
     char path[4096];
     size_t len = 0;
-    unsigned char *bytes = fixture_file(dir, "attr-v2", path, &t->files, &len);
+    unsigned char *bytes = fixture_file(dir, w->name, path, &w->files, &len);
     if (!bytes) return;
-    size_t count = 0;
-    if (roundtrip_bytes(path, bytes, len, &count)) {
-        t->ok++;
-        if (count) t->nonempty++;
-    }
+    if (w->check(dir, path, bytes, len, &w->more)) w->ok++;
     free(bytes);
 }
 
-static void test_every_fixture_attr_v2_roundtrips(void)
+/* Checks every file called name in every fixture set; each set holds at
+ * least min_files, every one passes, and the checks count at least
+ * min_more.  Prints "<files> <name> files, <ok> <passed>, <more> <more_what>". */
+static void check_fixture_sets(const char *name, fixture_check check, int min_files, int min_more,
+                               const char *passed, const char *more_what)
 {
     fixture_sets sets = find_fixture_sets();
     CHECK(sets.count >= 1);
     for (size_t i = 0; i < sets.count; i++) {
-        v2_tally t = {0, 0, 0};
-        walk_dirs(sets.dirs[i], roundtrip_dir, &t, 0);
-        printf("  (%s: %d attr-v2 files, %d round-tripped byte for byte, %d with attributes)\n",
-               sets.dirs[i], t.files, t.ok, t.nonempty);
+        fixture_walk t = {name, check, 0, 0, 0};
+        walk_dirs(sets.dirs[i], visit_fixture_file, &t, 0);
+        printf("  (%s: %d %s files, %d %s, %d %s)\n", sets.dirs[i], t.files, name, t.ok, passed, t.more,
+               more_what);
         CHECK_EQ_INT(t.ok, t.files);
-        CHECK(t.files >= 10);
-        CHECK(t.nonempty >= 1);
+        CHECK(t.files >= min_files);
+        CHECK(t.more >= min_more);
     }
     free_fixture_sets(&sets);
+}
+
+/* more: the files with attributes */
+static int roundtrip_file(const char *dir, char path[4096], const unsigned char *bytes, size_t len, int *more)
+{
+    size_t count = 0;
+    if (!roundtrip_bytes(path, bytes, len, &count)) return 0;
+    if (count) (*more)++;
+    return 1;
+}
+
+static void test_every_fixture_attr_v2_roundtrips(void)
+{
+    check_fixture_sets("attr-v2", roundtrip_file, 10, 1, "round-tripped byte for byte", "with attributes");
 }
 
 static void test_embedded_zoo_roundtrip_and_values(void)
@@ -849,6 +864,18 @@ static void test_v1_embedded_root(void)
     free(v1);
 }
 
+/* cf__attrset_parse_v1 of a copy of b exactly len bytes long, so that
+ * ASan sees any overread; CF_ENOMEM if no copy could be made. */
+static int parse_v1_copy(cf__attrset *s, const unsigned char *b, size_t len, const char *path, cf_error *err)
+{
+    unsigned char *copy = malloc(len ? len : 1);
+    if (!copy) return CF_ENOMEM;
+    if (len) memcpy(copy, b, len);
+    int rc = cf__attrset_parse_v1(s, copy, len, path, err);
+    free(copy);
+    return rc;
+}
+
 /* Build one v1 record. */
 static size_t v1_record(unsigned char *out, int32_t nmemb, int32_t name_len, const char *dtype,
                         const char *name, const void *data, size_t data_len)
@@ -869,13 +896,10 @@ static size_t v1_record(unsigned char *out, int32_t nmemb, int32_t name_len, con
 static void parse_v1_exact(const unsigned char *b, size_t len, int want_rc, const char *needle,
                            int line)
 {
-    unsigned char *copy = malloc(len ? len : 1);
-    if (!copy) return;
-    if (len) memcpy(copy, b, len);
     cf__attrset s;
     cf_error err;
     cf__attrset_init(&s);
-    int rc = cf__attrset_parse_v1(&s, copy, len, "v1", &err);
+    int rc = parse_v1_copy(&s, b, len, "v1", &err);
     if (rc != want_rc || (rc && needle && !strstr(err.message, needle))) {
         fprintf(stderr, "%s:%d: parse_v1 rc %d (%s), want %d \"%s\"\n", __FILE__, line, rc,
                 rc ? err.message : "", want_rc, needle ? needle : "");
@@ -883,7 +907,6 @@ static void parse_v1_exact(const unsigned char *b, size_t len, int want_rc, cons
     }
     if (rc) CHECK_EQ_INT(s.count, 0);
     cf__attrset_free(&s);
-    free(copy);
 }
 #define CHECK_V1(b, len, rc, needle) parse_v1_exact((b), (len), (rc), (needle), __LINE__)
 
@@ -899,33 +922,37 @@ static void test_v1_rejects(void)
     /* a second record with damage is reported as record 2 */
     size_t m = n + v1_record(buf + n, -1, 1, "<i8", "b", NULL, 0);
     CHECK_V1(buf, m, CF_EFORMAT, "v1: record 2: negative nmemb");
-    n = v1_record(buf, 1, -5, "<i8", "", NULL, 0);
-    CHECK_V1(buf, n, CF_EFORMAT, "record 1: bad name length");
-    n = v1_record(buf, 1, 0, "<i8", "", &v, 8);
-    CHECK_V1(buf, n, CF_EFORMAT, "record 1: bad name length");
-    n = v1_record(buf, 1, 0x7FFFFFFF, "<i8", "abc", &v, 8);
-    CHECK_V1(buf, n, CF_EFORMAT, "truncated name");
-    n = v1_record(buf, 0x7FFFFFFF, 1, "<c16", "a", &v, 8);
-    CHECK_V1(buf, n, CF_EFORMAT, "truncated data");
-    /* dtypes a header would refuse */
-    n = v1_record(buf, 3, 1, "<a1", "s", "abc", 3);
-    CHECK_V1(buf, n, CF_EFORMAT, "bad dtype `<a1'");
-    n = v1_record(buf, 1, 1, "i8", "s", &v, 8);
-    CHECK_V1(buf, n, CF_EFORMAT, "bad dtype");
-    n = v1_record(buf, 1, 1, "<S17", "s", "aaaaaaaaaaaaaaaaa", 17);
-    CHECK_V1(buf, n, CF_EFORMAT, "bad dtype");
-    n = v1_record(buf, 1, 1, "<q8", "s", &v, 8);
-    CHECK_V1(buf, n, CF_EFORMAT, "bad dtype");
-    n = v1_record(buf, 1, 1, "\x01\xFF", "s", &v, 8);
-    CHECK_V1(buf, n, CF_EFORMAT, "bad dtype `\\x01\\xFF'");
-    /* accepted: '|' and '=' orders become the machine order; nmemb 0 */
-    n = v1_record(buf, 2, 1, "|b1", "s", "\x01\x00", 2);
-    CHECK_V1(buf, n, 0, NULL);
-    n = v1_record(buf, 0, 1, "<f8", "z", NULL, 0);
-    CHECK_V1(buf, n, 0, NULL);
-    /* names with blanks or NUL */
-    n = v1_record(buf, 1, 3, "<u1", "a b", "x", 1);
-    CHECK_V1(buf, n, CF_EFORMAT, "bad attribute name");
+    /* one record each: the fields, and what parsing it gives */
+    const struct {
+        int32_t nmemb, name_len;
+        const char *dtype, *name;
+        const void *data;
+        size_t data_len;
+        int rc;
+        const char *needle;
+    } records[] = {
+        { 1, -5, "<i8", "", NULL, 0, CF_EFORMAT, "record 1: bad name length" },
+        { 1, 0, "<i8", "", &v, 8, CF_EFORMAT, "record 1: bad name length" },
+        { 1, 0x7FFFFFFF, "<i8", "abc", &v, 8, CF_EFORMAT, "truncated name" },
+        { 0x7FFFFFFF, 1, "<c16", "a", &v, 8, CF_EFORMAT, "truncated data" },
+        /* dtypes a header would refuse */
+        { 3, 1, "<a1", "s", "abc", 3, CF_EFORMAT, "bad dtype `<a1'" },
+        { 1, 1, "i8", "s", &v, 8, CF_EFORMAT, "bad dtype" },
+        { 1, 1, "<S17", "s", "aaaaaaaaaaaaaaaaa", 17, CF_EFORMAT, "bad dtype" },
+        { 1, 1, "<q8", "s", &v, 8, CF_EFORMAT, "bad dtype" },
+        { 1, 1, "\x01\xFF", "s", &v, 8, CF_EFORMAT, "bad dtype `\\x01\\xFF'" },
+        /* accepted: '|' and '=' orders become the machine order; nmemb 0 */
+        { 2, 1, "|b1", "s", "\x01\x00", 2, 0, NULL },
+        { 0, 1, "<f8", "z", NULL, 0, 0, NULL },
+        /* a name with a blank */
+        { 1, 3, "<u1", "a b", "x", 1, CF_EFORMAT, "bad attribute name" },
+    };
+    for (size_t i = 0; i < sizeof records / sizeof *records; i++) {
+        n = v1_record(buf, records[i].nmemb, records[i].name_len, records[i].dtype, records[i].name,
+                      records[i].data, records[i].data_len);
+        CHECK_V1(buf, n, records[i].rc, records[i].needle);
+    }
+    /* a name with a NUL */
     n = v1_record(buf, 1, 3, "<u1", "a\0b", "x", 1);
     memcpy(buf + 16, "a\0b", 3);
     buf[19] = 'x';
@@ -946,16 +973,12 @@ static void test_v1_random_bytes(void)
             buf[5] = buf[6] = buf[7] = 0;
             memcpy(buf + 8, "<u2\0\0\0\0\0", 8);
         }
-        unsigned char *copy = malloc(len ? len : 1);
-        if (!copy) break;
-        if (len) memcpy(copy, buf, len);
         cf__attrset set;
         cf_error err;
         cf__attrset_init(&set);
-        int rc = cf__attrset_parse_v1(&set, copy, len, "rnd", &err);
+        int rc = parse_v1_copy(&set, buf, len, "rnd", &err);
         CHECK(rc == 0 || rc == CF_EFORMAT);
         cf__attrset_free(&set);
-        free(copy);
     }
 }
 
@@ -989,33 +1012,22 @@ static void test_v1_format(void)
 
 /* ---- every legacy attr file of every fixture set parses ---------------- */
 
-typedef struct {
-    int files, ok, records;
-} v1_tally;
-
-static void legacy_dir(const char *dir, void *ctx)
+/* more: the records parsed */
+static int legacy_file(const char *dir, char path[4096], const unsigned char *bytes, size_t len, int *more)
 {
-    v1_tally *t = ctx;
-    char path[4096];
-    size_t len = 0;
-    unsigned char *bytes = fixture_file(dir, "attr", path, &t->files, &len);
-    if (!bytes) return;
-    unsigned char *exact = malloc(len ? len : 1); /* so ASan sees any overread */
-    if (!exact) { free(bytes); return; }
-    if (len) memcpy(exact, bytes, len);
-    free(bytes);
+    int passed = 0;
 
     cf__attrset s, t2;
     cf_error err;
     cf__attrset_init(&s);
     cf__attrset_init(&t2);
-    int rc = cf__attrset_parse_v1(&s, exact, len, path, &err);
+    int rc = parse_v1_copy(&s, bytes, len, path, &err);
     if (rc != 0) {
         fprintf(stderr, "%s: parse failed: %s\n", path, err.message);
         cf_test_failures++;
     } else {
         int good = 1;
-        t->records += (int)s.count;
+        *more += (int)s.count;
         /* format as v1 and parse again: the same attributes */
         unsigned char *out = NULL;
         size_t olen = 0;
@@ -1035,7 +1047,7 @@ static void legacy_dir(const char *dir, void *ctx)
             cf_test_failures++;
         }
         /* a reader takes the legacy file first, then attr-v2 over it */
-        snprintf(path, sizeof path, "%s/attr-v2", dir);
+        snprintf(path, 4096, "%s/attr-v2", dir);
         size_t l2 = 0;
         unsigned char *v2 = is_file(path) ? slurp(path, &l2) : NULL;
         if (v2) {
@@ -1044,26 +1056,16 @@ static void legacy_dir(const char *dir, void *ctx)
             CHECK(s.count >= before);
             free(v2);
         }
-        if (good) t->ok++;
+        passed = good;
     }
     cf__attrset_free(&s);
     cf__attrset_free(&t2);
-    free(exact);
+    return passed;
 }
 
 static void test_every_fixture_legacy_attr_parses(void)
 {
-    fixture_sets sets = find_fixture_sets();
-    CHECK(sets.count >= 1);
-    for (size_t i = 0; i < sets.count; i++) {
-        v1_tally t = {0, 0, 0};
-        walk_dirs(sets.dirs[i], legacy_dir, &t, 0);
-        printf("  (%s: %d legacy attr files, %d parsed, %d records)\n", sets.dirs[i], t.files,
-               t.ok, t.records);
-        CHECK_EQ_INT(t.ok, t.files);
-        CHECK(t.files >= 1);
-    }
-    free_fixture_sets(&sets);
+    check_fixture_sets("attr", legacy_file, 1, 0, "parsed", "records");
 }
 
 /* Kinds other tools write (numpy's U, M, O, V, and unknown letters) are
