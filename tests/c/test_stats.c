@@ -1048,6 +1048,22 @@ static void golden_text(cf__header *h, cf__stats *s, double r[5][3], char **text
     *text = NULL;
     CHECK_OK(cf__stats_format(s, h, text, len, "col", &err), &err);
 }
+
+/* The golden column with its statistics s and their text, and an empty
+ * cf__stats p to parse that text into. */
+typedef struct {
+    cf__header h;
+    cf__stats s, p;
+    double r[5][3];
+    char *text;
+    size_t len;
+} golden_parse;
+
+static void golden_parse_setup(golden_parse *g)
+{
+    golden_text(&g->h, &g->s, g->r, &g->text, &g->len);
+    memset(&g->p, 0, sizeof g->p);
+}
 static void test_format_golden(void)
 {
     cf_error err;
@@ -1166,39 +1182,34 @@ static void test_round_trip(void)
 static void test_staleness(void)
 {
     cf_error err;
-    cf__header h;
-    cf__stats s, p;
-    double r[5][3];
-    char *text;
-    size_t len;
-    golden_text(&h, &s, r, &text, &len);
-    memset(&p, 0, sizeof p);
+    golden_parse gold;
+    golden_parse_setup(&gold);
 
     /* blob 1's rawsum moved on (another tool wrote it) */
-    h.sums[1] += 1;
-    CHECK_OK(cf__stats_parse(&p, &h, text, len, "col", &err), &err);
-    CHECK(p.valid[0] == 1 && p.valid[1] == 0);
-    CHECK(blob_same(&s, &p, 0));
-    CHECK(blob_empty(&p, &h.dtype, 1));
-    h.sums[1] -= 1;
+    gold.h.sums[1] += 1;
+    CHECK_OK(cf__stats_parse(&gold.p, &gold.h, gold.text, gold.len, "col", &err), &err);
+    CHECK(gold.p.valid[0] == 1 && gold.p.valid[1] == 0);
+    CHECK(blob_same(&gold.s, &gold.p, 0));
+    CHECK(blob_empty(&gold.p, &gold.h.dtype, 1));
+    gold.h.sums[1] -= 1;
 
     /* blob 0 has another row count */
-    h.rows[0] = 3;
-    CHECK_OK(cf__stats_parse(&p, &h, text, len, "col", &err), &err);
-    CHECK(p.valid[0] == 0 && p.valid[1] == 1);
-    CHECK_EQ_INT(cf__stats_blob_chunks(&p, 0), 2);
-    CHECK(blob_same(&s, &p, 1));
-    h.rows[0] = 2;
+    gold.h.rows[0] = 3;
+    CHECK_OK(cf__stats_parse(&gold.p, &gold.h, gold.text, gold.len, "col", &err), &err);
+    CHECK(gold.p.valid[0] == 0 && gold.p.valid[1] == 1);
+    CHECK_EQ_INT(cf__stats_blob_chunks(&gold.p, 0), 2);
+    CHECK(blob_same(&gold.s, &gold.p, 1));
+    gold.h.rows[0] = 2;
 
     /* the column grew by a blob: the old ones stay current */
     cf__header g;
     int64_t rows3[3] = { 2, 3, 4 };
     make_header(&g, "<f8", 3, 3, rows3);
-    g.sums[0] = h.sums[0];
-    g.sums[1] = h.sums[1];
-    CHECK_OK(cf__stats_parse(&p, &g, text, len, "col", &err), &err);
-    CHECK(p.valid[0] == 1 && p.valid[1] == 1 && p.valid[2] == 0);
-    CHECK(blob_same(&s, &p, 1));
+    g.sums[0] = gold.h.sums[0];
+    g.sums[1] = gold.h.sums[1];
+    CHECK_OK(cf__stats_parse(&gold.p, &g, gold.text, gold.len, "col", &err), &err);
+    CHECK(gold.p.valid[0] == 1 && gold.p.valid[1] == 1 && gold.p.valid[2] == 0);
+    CHECK(blob_same(&gold.s, &gold.p, 1));
     cf__header_free(&g);
 
     /* another dtype or nmemb: everything invalid, not an error */
@@ -1206,22 +1217,22 @@ static void test_staleness(void)
     for (int i = 0; i < 3; i++) {
         int64_t rows2[2] = { 2, 3 };
         make_header(&g, other[i], 3, 2, rows2);
-        g.sums[0] = h.sums[0];
-        g.sums[1] = h.sums[1];
-        CHECK_OK(cf__stats_parse(&p, &g, text, len, "col", &err), &err);
-        CHECK(p.valid[0] == 0 && p.valid[1] == 0 && p.first_chunk != NULL);
-        CHECK_EQ_INT(p.chunk_rows, cf__stats_default_chunk_rows(g.dtype.width * 3));
+        g.sums[0] = gold.h.sums[0];
+        g.sums[1] = gold.h.sums[1];
+        CHECK_OK(cf__stats_parse(&gold.p, &g, gold.text, gold.len, "col", &err), &err);
+        CHECK(gold.p.valid[0] == 0 && gold.p.valid[1] == 0 && gold.p.first_chunk != NULL);
+        CHECK_EQ_INT(gold.p.chunk_rows, cf__stats_default_chunk_rows(g.dtype.width * 3));
         cf__header_free(&g);
     }
-    h.nmemb = 2;
-    CHECK_OK(cf__stats_parse(&p, &h, text, len, "col", &err), &err);
-    CHECK(p.valid[0] == 0 && p.valid[1] == 0 && p.nmemb == 2);
-    h.nmemb = 3;
+    gold.h.nmemb = 2;
+    CHECK_OK(cf__stats_parse(&gold.p, &gold.h, gold.text, gold.len, "col", &err), &err);
+    CHECK(gold.p.valid[0] == 0 && gold.p.valid[1] == 0 && gold.p.nmemb == 2);
+    gold.h.nmemb = 3;
 
-    free(text);
-    cf__stats_free(&p);
-    cf__stats_free(&s);
-    cf__header_free(&h);
+    free(gold.text);
+    cf__stats_free(&gold.p);
+    cf__stats_free(&gold.s);
+    cf__header_free(&gold.h);
 }
 
 /* Parse `body` (after the five fixed lines of the golden column) and
@@ -1488,13 +1499,8 @@ static void test_truncations(void)
 static void test_random_bytes(void)
 {
     cf_error err;
-    cf__header h;
-    cf__stats s, p;
-    double r[5][3];
-    char *text;
-    size_t len;
-    golden_text(&h, &s, r, &text, &len);
-    memset(&p, 0, sizeof p);
+    golden_parse gold;
+    golden_parse_setup(&gold);
     static const char alphabet[] = "0123456789abcdefABCDEF:- .=\n\r\tcountnasumixCOLFIE-STAT:DYPMBNKH1";
     for (int iter = 0; iter < 20000; iter++) {
         size_t n;
@@ -1502,17 +1508,17 @@ static void test_random_bytes(void)
         if (iter % 2) {
             /* pure noise, sometimes behind the real fixed lines */
             n = (size_t)rnd_below(300);
-            size_t headlen = iter % 4 == 1 ? (size_t)(strstr(text, "000000") - text) : 0;
+            size_t headlen = iter % 4 == 1 ? (size_t)(strstr(gold.text, "000000") - gold.text) : 0;
             buf = malloc(headlen + n + 1);
-            memcpy(buf, text, headlen);
+            memcpy(buf, gold.text, headlen);
             for (size_t i = 0; i < n; i++)
                 buf[headlen + i] = iter % 8 == 1 ? (char)rnd() : alphabet[rnd_below(sizeof alphabet - 1)];
             n += headlen;
         } else {
             /* the real file with a few bytes changed, inserted or removed */
-            buf = malloc(len + 8);
-            memcpy(buf, text, len);
-            n = len;
+            buf = malloc(gold.len + 8);
+            memcpy(buf, gold.text, gold.len);
+            n = gold.len;
             int edits = (int)rnd_below(4) + 1;
             for (int e = 0; e < edits; e++) {
                 size_t at = (size_t)rnd_below(n ? n : 1);
@@ -1527,23 +1533,23 @@ static void test_random_bytes(void)
         char *exact = malloc(n ? n : 1);
         memcpy(exact, buf, n);
         free(buf);
-        int rc = cf__stats_parse(&p, &h, exact, n, "col", &err);
+        int rc = cf__stats_parse(&gold.p, &gold.h, exact, n, "col", &err);
         free(exact);
-        if ((rc != 0 && rc != CF_EFORMAT) || !p.first_chunk || p.nfile != 2) {
+        if ((rc != 0 && rc != CF_EFORMAT) || !gold.p.first_chunk || gold.p.nfile != 2) {
             fprintf(stderr, "iteration %d: rc %d\n", iter, rc);
             cf_test_failures++;
             break;
         }
-        if (rc == CF_EFORMAT && (strncmp(err.message, "col:", 4) != 0 || !all_invalid(&p, &h))) {
+        if (rc == CF_EFORMAT && (strncmp(err.message, "col:", 4) != 0 || !all_invalid(&gold.p, &gold.h))) {
             fprintf(stderr, "iteration %d: %s\n", iter, err.message);
             cf_test_failures++;
             break;
         }
     }
-    free(text);
-    cf__stats_free(&p);
-    cf__stats_free(&s);
-    cf__header_free(&h);
+    free(gold.text);
+    cf__stats_free(&gold.p);
+    cf__stats_free(&gold.s);
+    cf__header_free(&gold.h);
 }
 
 /* Numbers in the file do not follow the program's locale. */
@@ -1553,22 +1559,17 @@ static void test_locale_independent(void)
     const char *got = NULL;
     for (int i = 0; names[i] && !got; i++) got = setlocale(LC_NUMERIC, names[i]);
     cf_error err;
-    cf__header h;
-    cf__stats s, p;
-    double r[5][3];
-    char *text;
-    size_t len;
-    golden_text(&h, &s, r, &text, &len);
-    memset(&p, 0, sizeof p);
-    CHECK(strstr(text, "sum=1.75") != NULL);
-    CHECK_OK(cf__stats_parse(&p, &h, text, len, "col", &err), &err);
-    CHECK(p.valid[0] && blob_same(&s, &p, 0));
+    golden_parse gold;
+    golden_parse_setup(&gold);
+    CHECK(strstr(gold.text, "sum=1.75") != NULL);
+    CHECK_OK(cf__stats_parse(&gold.p, &gold.h, gold.text, gold.len, "col", &err), &err);
+    CHECK(gold.p.valid[0] && blob_same(&gold.s, &gold.p, 0));
     setlocale(LC_NUMERIC, "C");
     if (!got) printf("(no comma-decimal locale installed: ran under C only)\n");
-    free(text);
-    cf__stats_free(&p);
-    cf__stats_free(&s);
-    cf__header_free(&h);
+    free(gold.text);
+    cf__stats_free(&gold.p);
+    cf__stats_free(&gold.s);
+    cf__header_free(&gold.h);
 }
 
 /* The file's doubles are printf's "%.17g" (C locale), also where stats_text.c
