@@ -13,6 +13,7 @@ change lands inside that window every time."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import time
@@ -77,39 +78,35 @@ def _open_while(path: Path, delayshim: Path, mode: str, name: str, change) -> tu
     return out.strip(), len(held)
 
 
-def _no_catalog(path: Path) -> None:
+def _written(tmp_path: Path, name: str) -> Path:
+    """A File holding column `name` (ten f8 rows), without its catalog."""
+    path = tmp_path / "f"
+    with colfile.File(path, "w") as f:
+        f.create(name, data=np.arange(10.0))
     # a read-only open served by the catalog never looks at the directory
-    import shutil
     shutil.rmtree(path / ".colfile-catalog", ignore_errors=True)
+    return path
+
+
+def _remover(path: Path, key: str):
+    """What another process does while the child is held: del f[key]."""
+    def remove() -> None:
+        with colfile.File(path, "a") as f:
+            del f[key]
+    return remove
 
 
 @pytest.mark.parametrize("mode", ["r", "r+"])
 def test_group_removed_while_opened_is_absent(tmp_path: Path, delayshim: Path, mode: str) -> None:
-    path = tmp_path / "f"
-    with colfile.File(path, "w") as f:
-        f.create("g/x", data=np.arange(10.0))
-    _no_catalog(path)
-
-    def remove() -> None:
-        with colfile.File(path, "a") as f:
-            del f["g/"]
-
-    out, held = _open_while(path, delayshim, mode, "g", remove)
+    path = _written(tmp_path, "g/x")
+    out, held = _open_while(path, delayshim, mode, "g", _remover(path, "g/"))
     assert held == 1 and out.startswith("absent") and "no column 'g'" in out, out
 
 
 @pytest.mark.parametrize("mode", ["r", "r+"])
 def test_column_removed_while_opened_is_absent(tmp_path: Path, delayshim: Path, mode: str) -> None:
-    path = tmp_path / "f"
-    with colfile.File(path, "w") as f:
-        f.create("x", data=np.arange(10.0))
-    _no_catalog(path)
-
-    def remove() -> None:
-        with colfile.File(path, "a") as f:
-            del f["x"]
-
-    out, held = _open_while(path, delayshim, mode, "x", remove)
+    path = _written(tmp_path, "x")
+    out, held = _open_while(path, delayshim, mode, "x", _remover(path, "x"))
     assert held == 1 and out.startswith("absent") and "no column 'x'" in out, out
     with colfile.File(path, "r") as f:
         assert "x" not in f
@@ -118,10 +115,7 @@ def test_column_removed_while_opened_is_absent(tmp_path: Path, delayshim: Path, 
 @pytest.mark.parametrize("mode", ["r", "r+"])
 def test_column_replaced_while_opened_opens_the_new_version(tmp_path: Path, delayshim: Path,
                                                             mode: str) -> None:
-    path = tmp_path / "f"
-    with colfile.File(path, "w") as f:
-        f.create("x", data=np.arange(10.0))
-    _no_catalog(path)
+    path = _written(tmp_path, "x")
 
     def replace() -> None:
         with colfile.File(path, "a") as f:
