@@ -9,29 +9,16 @@
 #include "harness.h"
 
 #include "colfile_binding.h"
+#include "owners_column.h"
 
-/* 2 rows a chunk, 140001 rows in 3 blobs: 70002 chunks, more records than
- * the statistics text holds; writer w writes [LO[w - 1], LO[w]), across
- * chunk and blob boundaries. */
-enum { N = 140001, NFILE = 3, CHUNK = 2, WRITERS = 4, RANKS = WRITERS + 1 };
+/* Writer w writes [LO[w - 1], LO[w]) of the column (owners_column.h),
+ * across chunk and blob boundaries. */
+enum { WRITERS = 4, RANKS = WRITERS + 1 };
 static const int64_t LO[WRITERS + 1] = { 0, 30001, 46667, 100003, N };
 /* which range of LO each writer writes: in rank order, or not */
 static const int IN_ORDER[WRITERS + 1] = { 0, 1, 2, 3, 4 }, SHUFFLED[WRITERS + 1] = { 0, 4, 1, 3, 2 };
 
 static double value(int64_t row) { return (double)((row * 7919) % 10007) * 0.5 - 1000; }
-
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return NULL;
-    fseek(fp, 0, SEEK_END);
-    long n = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    *len = fread(buf, 1, (size_t)n, fp);
-    fclose(fp);
-    return buf;
-}
 
 static void same_file(const char *a, const char *b, const char *name)
 {
@@ -39,26 +26,10 @@ static void same_file(const char *a, const char *b, const char *name)
     snprintf(pa, sizeof pa, "%s/x/%s", a, name);
     snprintf(pb, sizeof pb, "%s/x/%s", b, name);
     size_t la = 0, lb = 0;
-    char *x = slurp(pa, &la), *y = slurp(pb, &lb);
+    char *x = cf_test_slurp(NULL, pa, &la), *y = cf_test_slurp(NULL, pb, &lb);
     CHECK(x && y && la == lb && memcmp(x, y, la) == 0);
     free(x);
     free(y);
-}
-
-static void write_serial(const char *dir)
-{
-    cf_error err;
-    cf_file *f = NULL;
-    cf_column *c = NULL;
-    CHECK_OK(cf_file_open(&f, dir, CF_OPEN_WRITE | CF_OPEN_CREATE, &err), &err);
-    CHECK_OK(cf_column_create(&c, f, "x", "f8", 1, N, NFILE, &err), &err);
-    CHECK_OK(cf_column_set_chunk_rows(c, CHUNK, &err), &err);
-    double *v = malloc(N * sizeof *v);
-    for (int64_t i = 0; i < N; i++) v[i] = value(i);
-    CHECK_OK(cf_column_write(c, 0, N, v, NULL, 8, 8, &err), &err);
-    free(v);
-    CHECK_OK(cf_column_close(c, &err), &err);
-    cf_file_close(f);
 }
 
 /* Rank 0 (the committing handle, h[0]) creates x in dir; writer w (rank
@@ -190,7 +161,7 @@ static void test_owners_write_the_serial_bytes(void)
     snprintf(all, sizeof all, "%s/all", cf_test_dir());
     snprintf(mix, sizeof mix, "%s/mix", cf_test_dir());
     snprintf(bad, sizeof bad, "%s/bad", cf_test_dir());
-    write_serial(ref);
+    owners_write_column(ref, value);
     cf_error err;
     int owners = 0;
     CHECK_OK(write_by_owners(own, IN_ORDER, -1, &owners, &err), &err);

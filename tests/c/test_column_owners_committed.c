@@ -12,26 +12,12 @@
 #include <unistd.h>
 
 #include "colfile_binding.h"
+#include "owners_column.h"
 
-/* 2 rows a chunk, 140001 rows in 3 blobs (46667, 46667, 46667): 70002
- * chunk records, more than the statistics text holds. */
-enum { N = 140001, NFILE = 3, CHUNK = 2 };
+/* The committed column (owners_column.h): blobs of 46667 rows each. */
+static double committed(int64_t i) { return (double)(i % 1009) - 3.5; }
 
-static void make(const char *dir)
-{
-    cf_error err;
-    cf_file *f = NULL;
-    cf_column *c = NULL;
-    CHECK_OK(cf_file_open(&f, dir, CF_OPEN_WRITE | CF_OPEN_CREATE, &err), &err);
-    CHECK_OK(cf_column_create(&c, f, "x", "f8", 1, N, NFILE, &err), &err);
-    CHECK_OK(cf_column_set_chunk_rows(c, CHUNK, &err), &err);
-    double *v = malloc(N * sizeof *v);
-    for (int64_t i = 0; i < N; i++) v[i] = (double)(i % 1009) - 3.5;
-    CHECK_OK(cf_column_write(c, 0, N, v, NULL, 8, 8, &err), &err);
-    free(v);
-    CHECK_OK(cf_column_close(c, &err), &err);
-    cf_file_close(f);
-}
+static void make(const char *dir) { owners_write_column(dir, committed); }
 
 /* Hidden files in the column directory whose names start with
  * ".colfile-index-v1". */
@@ -46,19 +32,6 @@ static int temporaries(const char *dir)
         n += strncmp(e->d_name, ".colfile-index-v1", 17) == 0;
     if (d) closedir(d);
     return n;
-}
-
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return NULL;
-    fseek(fp, 0, SEEK_END);
-    long n = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    *len = fread(buf, 1, (size_t)n, fp);
-    fclose(fp);
-    return buf;
 }
 
 /* Open x, rewrite rows [a, b), and plan: *owners, valid[] and the file. */
@@ -85,7 +58,7 @@ static void test_committed_column_plan_and_temporary(void)
     snprintf(idx, sizeof idx, "%s/x/colfile-index-v1", dir);
     make(dir);
     size_t n0 = 0, n1 = 0;
-    char *before = slurp(idx, &n0);
+    char *before = cf_test_slurp(NULL, idx, &n0);
     CHECK(before != NULL);
 
     cf_error err;
@@ -103,7 +76,7 @@ static void test_committed_column_plan_and_temporary(void)
     cf_column_discard(c);
     CHECK(cf_column_close(c, &err) == CF_EIO);
     CHECK(temporaries(dir) == 0);
-    char *after = slurp(idx, &n1);
+    char *after = cf_test_slurp(NULL, idx, &n1);
     CHECK(after && n0 == n1 && memcmp(before, after, n0) == 0);
     free(after);
 
