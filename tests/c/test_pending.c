@@ -6,17 +6,6 @@
 #include "column.h"
 #include "column_handle.h"
 
-static char *slurp(const char *path)
-{
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return NULL;
-    char *buf = calloc(1, 1 << 16);
-    size_t n = fread(buf, 1, (1 << 16) - 1, fp);
-    buf[n] = 0;
-    fclose(fp);
-    return buf;
-}
-
 enum { N = 1000, NFILE = 3 };
 
 /* Write rows [0, N) as `parts` handles each writing a contiguous share;
@@ -69,7 +58,8 @@ static void test_parts_commit_like_one_writer(void)
         snprintf(a, sizeof a, "%s/%s", one, files[k]);
         snprintf(b, sizeof b, "%s/%s", four, files[k]);
         snprintf(c, sizeof c, "%s/%s", seven, files[k]);
-        char *ta = slurp(a), *tb = slurp(b), *tc = slurp(c);
+        char *ta = cf_test_slurp(NULL, a, NULL), *tb = cf_test_slurp(NULL, b, NULL);
+        char *tc = cf_test_slurp(NULL, c, NULL);
         CHECK_EQ_STR(tb, ta);
         CHECK_EQ_STR(tc, ta);
         if (k == 1) CHECK(ta && !strstr(ta, "crc32c=-")); /* every CRC known */

@@ -12,17 +12,6 @@
 #include "column_handle.h"
 #include "pending_split.h"
 
-static char *slurp(const char *path)
-{
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return NULL;
-    char *buf = calloc(1, 1 << 16);
-    size_t n = fread(buf, 1, (1 << 16) - 1, fp);
-    buf[n] = 0;
-    fclose(fp);
-    return buf;
-}
-
 enum { N = 100, NFILE = 3, NMEMB = 3, CHUNK = 8, WRITERS = 4 };
 enum { WHOLE, SPLIT, SUMMARY };
 
@@ -140,7 +129,7 @@ static char *column_file(const char *dir, const char *name)
 {
     char p[4200];
     snprintf(p, sizeof p, "%s/x/%s", dir, name);
-    return slurp(p);
+    return cf_test_slurp(NULL, p, NULL);
 }
 
 static void check_split(const char *tag, const int64_t *cut, int64_t nranks)
