@@ -6,8 +6,8 @@
  * uneven splits whose boundaries fall inside chunks (ranks that write
  * nothing included), also for two columns closed together. */
 #include "mpi_harness.h"
+#include "owners_rows.h"
 
-#include <math.h>
 #include <sys/stat.h>
 
 /* What mpi_owners.c keeps for the tests (static builds only). */
@@ -16,39 +16,7 @@ extern int cf__mpi_close_gather_all;
 
 /* 3 rows a chunk, 2 components, 110001 rows in 3 blobs: 36668 chunks,
  * 73336 chunk records, more than the statistics text holds (2^16). */
-enum { CHUNK = 3, NMEMB = 2, TOTAL = 110001, NFILE = 3 };
-
-static uint64_t mix(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    return x ^ (x >> 33);
-}
-
-static double value(int64_t row, int j, uint64_t seed)
-{
-    uint64_t h = mix((uint64_t)row * 2 + (uint64_t)j + seed);
-    if (h % 997 == 0) return NAN;
-    return ((double)(h >> 11) / 9007199254740992.0 - 0.5) * 1e6 + (double)j;
-}
-
-/* The ranks' first rows: random, sorted, uneven, some ranks empty. */
-static void split(uint64_t seed, int64_t *lo)
-{
-    int size = cf_test_size();
-    lo[0] = 0;
-    lo[size] = TOTAL;
-    for (int r = 1; r < size; r++) lo[r] = (int64_t)(mix(seed * 131 + (uint64_t)r) % (TOTAL + 1));
-    for (int r = 1; r < size; r++) /* insertion sort */
-        for (int k = r; k > 1 && lo[k] < lo[k - 1]; k--) {
-            int64_t t = lo[k];
-            lo[k] = lo[k - 1];
-            lo[k - 1] = t;
-        }
-    if (size > 2 && seed % 2) lo[2] = lo[1]; /* rank 1 writes nothing */
-}
+enum { CHUNK = 3, TOTAL = 110001, NFILE = 3 };
 
 /* Column name of dir, made by rank 0 with the test's chunks, replicated
  * on the others, and written by every rank (rows [lo[rank], lo[rank + 1])). */
@@ -78,9 +46,7 @@ static cf_column *write_one(cf_file *f, const char *name, const int64_t *lo, uin
     } else {
         cf_free(meta);
     }
-    double *v = malloc((size_t)(n > 0 ? n : 1) * NMEMB * sizeof *v);
-    for (int64_t i = 0; i < n; i++)
-        for (int j = 0; j < NMEMB; j++) v[i * NMEMB + j] = value(first + i, j, seed);
+    double *v = rows_of(first, n, seed);
     CHECK_OK(cf_mpi_column_write(c, cf_test_comm(), first, n, v, NULL, 8 * NMEMB, 8, &o, &err), &err);
     free(v);
     return c;
@@ -103,24 +69,6 @@ static int64_t write_column(const char *dir, const int64_t *lo, uint64_t seed, i
     return got;
 }
 
-/* One process writes the same rows: the reference. */
-static void write_serial(const char *dir, const char *name, uint64_t seed)
-{
-    cf_error err;
-    cf_file *f = NULL;
-    cf_column *c = NULL;
-    CHECK_OK(cf_file_open(&f, dir, CF_OPEN_WRITE | CF_OPEN_CREATE, &err), &err);
-    CHECK_OK(cf_column_create(&c, f, name, "f8", NMEMB, TOTAL, NFILE, &err), &err);
-    CHECK_OK(cf_column_set_chunk_rows(c, CHUNK, &err), &err);
-    double *v = malloc((size_t)TOTAL * NMEMB * sizeof *v);
-    for (int64_t i = 0; i < TOTAL; i++)
-        for (int j = 0; j < NMEMB; j++) v[i * NMEMB + j] = value(i, j, seed);
-    CHECK_OK(cf_column_write(c, 0, TOTAL, v, NULL, 8 * NMEMB, 8, &err), &err);
-    free(v);
-    CHECK_OK(cf_column_close(c, &err), &err);
-    cf_file_close(f);
-}
-
 static void test_owners_close_same_bytes_small_root(void)
 {
     int size = cf_test_size();
@@ -130,15 +78,16 @@ static void test_owners_close_same_bytes_small_root(void)
         snprintf(own, sizeof own, "%s/own%d", cf_test_dir(), (int)seed);
         snprintf(all, sizeof all, "%s/all%d", cf_test_dir(), (int)seed);
         snprintf(ref, sizeof ref, "%s/ref%d", cf_test_dir(), (int)seed);
-        split(seed, lo);
+        split(seed, 0, TOTAL, lo);
         int two = seed == 3; /* two columns closed together */
         int64_t by_owners = write_column(own, lo, seed, two);
         cf__mpi_close_gather_all = 1;
         int64_t gathered = write_column(all, lo, seed, two);
         cf__mpi_close_gather_all = 0;
         if (cf_test_rank() == 0) {
-            write_serial(ref, "x", seed);
-            if (two) write_serial(ref, "y", seed + 1);
+            /* one process writes the same rows: the reference */
+            write_serial(ref, "x", TOTAL, NFILE, CHUNK, seed);
+            if (two) write_serial(ref, "y", TOTAL, NFILE, CHUNK, seed + 1);
         }
         MPI_Barrier(cf_test_comm());
         snprintf(a, sizeof a, "%s/x", own);

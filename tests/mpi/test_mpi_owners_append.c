@@ -9,8 +9,8 @@
  * blob in pieces, and an update of part of a blob (which the commit reads
  * back: it closes the gathering way, with the same bytes). */
 #include "mpi_harness.h"
+#include "owners_rows.h"
 
-#include <math.h>
 #include <sys/stat.h>
 
 /* What mpi_owners.c keeps for the tests (static builds only). */
@@ -20,65 +20,8 @@ extern int cf__mpi_close_gather_all;
 /* 2 rows a chunk, 2 components: 150001 rows in 3 blobs are 75001 chunks
  * (more than an owner's slice of 65536), the append adds 20001 rows in 2
  * blobs. */
-enum { CHUNK = 2, NMEMB = 2, OLD = 150001, NFILE = 3, NEW = 20001, NEW_FILES = 2 };
+enum { CHUNK = 2, OLD = 150001, NFILE = 3, NEW = 20001, NEW_FILES = 2 };
 enum { APPEND, UPDATE_BLOB, UPDATE_PART };
-
-static uint64_t mix(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    return x ^ (x >> 33);
-}
-
-static double value(int64_t row, int j, uint64_t seed)
-{
-    uint64_t h = mix((uint64_t)row * 2 + (uint64_t)j + seed);
-    if (h % 997 == 0) return NAN;
-    return ((double)(h >> 11) / 9007199254740992.0 - 0.5) * 1e6 + (double)j;
-}
-
-/* Rows [a, b) cut at random between the ranks: sorted, uneven, some ranks
- * empty (rank 1 for odd seeds, with more than 2 ranks). */
-static void split(uint64_t seed, int64_t a, int64_t b, int64_t *lo)
-{
-    int size = cf_test_size();
-    lo[0] = a;
-    lo[size] = b;
-    for (int r = 1; r < size; r++) lo[r] = a + (int64_t)(mix(seed * 131 + (uint64_t)r) % (uint64_t)(b - a + 1));
-    for (int r = 1; r < size; r++)
-        for (int k = r; k > 1 && lo[k] < lo[k - 1]; k--) {
-            int64_t t = lo[k];
-            lo[k] = lo[k - 1];
-            lo[k - 1] = t;
-        }
-    if (size > 2 && seed % 2) lo[2] = lo[1];
-}
-
-static double *rows_of(int64_t first, int64_t n, uint64_t seed)
-{
-    double *v = malloc((size_t)(n > 0 ? n : 1) * NMEMB * sizeof *v);
-    for (int64_t i = 0; i < n; i++)
-        for (int j = 0; j < NMEMB; j++) v[i * NMEMB + j] = value(first + i, j, seed);
-    return v;
-}
-
-/* The committed column dir/x (rank 0, one process). */
-static void write_base(const char *dir, uint64_t seed)
-{
-    cf_error err;
-    cf_file *f = NULL;
-    cf_column *c = NULL;
-    CHECK_OK(cf_file_open(&f, dir, CF_OPEN_WRITE | CF_OPEN_CREATE, &err), &err);
-    CHECK_OK(cf_column_create(&c, f, "x", "f8", NMEMB, OLD, NFILE, &err), &err);
-    CHECK_OK(cf_column_set_chunk_rows(c, CHUNK, &err), &err);
-    double *v = rows_of(0, OLD, seed);
-    CHECK_OK(cf_column_write(c, 0, OLD, v, NULL, 8 * NMEMB, 8, &err), &err);
-    free(v);
-    CHECK_OK(cf_column_close(c, &err), &err);
-    cf_file_close(f);
-}
 
 /* Rows [a, b) of the change: an append's new rows, or an update's. */
 static void change_range(int kind, int64_t *a, int64_t *b)
@@ -157,9 +100,10 @@ static void run(int kind, uint64_t seed)
     change_range(kind, &a, &b);
     split(seed, a, b, lo);
     if (cf_test_rank() == 0) {
-        write_base(own, seed);
-        write_base(all, seed);
-        write_base(ref, seed);
+        /* the committed column x, written by one process */
+        write_serial(own, "x", OLD, NFILE, CHUNK, seed);
+        write_serial(all, "x", OLD, NFILE, CHUNK, seed);
+        write_serial(ref, "x", OLD, NFILE, CHUNK, seed);
         change_serial(ref, kind, seed);
     }
     MPI_Barrier(cf_test_comm());
