@@ -47,6 +47,24 @@ def c_iosim() -> Path:
     return exe
 
 
+def c_mpi_program(name: str) -> Path:
+    """The C MPI test program ``name`` (``tests/mpi/<name>``) of the build
+    in COLFILE_C_BUILD."""
+    build = os.environ.get("COLFILE_C_BUILD")
+    if not build:
+        unavailable(f"COLFILE_C_BUILD is not set: no C build to take {name} from")
+    exe = Path(build) / "tests" / "mpi" / name
+    if not exe.is_file():
+        unavailable(f"{exe} does not exist (build the C MPI layer)")
+    return exe
+
+
+def run_ok(proc: subprocess.CompletedProcess[str]) -> None:
+    """A finished run exited 0; else the test fails with the end of what it
+    printed."""
+    assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-5000:]
+
+
 def child_env(**extra: str) -> dict[str, str]:
     """This process's environment (COLFILE_LIBRARY and all), with the
     directory this colfile was imported from first on PYTHONPATH, and

@@ -20,21 +20,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mpirun import child_env, launch, mpiexec, tree, unavailable
+from mpirun import c_mpi_program, child_env, launch, mpiexec, run_ok, tree
 
 WRITER = Path(__file__).parent / "write_pattern.py"
 TOTAL = 1001
 NFILE = 3
-
-
-def c_writer() -> Path:
-    build = os.environ.get("COLFILE_C_BUILD")
-    if not build:
-        unavailable("COLFILE_C_BUILD is not set: no C build to take cf_write_pattern from")
-    exe = Path(build) / "tests" / "mpi" / "cf_write_pattern"
-    if not exe.is_file():
-        unavailable(f"{exe} does not exist (build the C MPI layer)")
-    return exe
 
 
 def pattern_args(path: Path, mode: str, layout: str, nfile: int = NFILE,
@@ -42,10 +32,6 @@ def pattern_args(path: Path, mode: str, layout: str, nfile: int = NFILE,
     args = [str(path), "--total", str(TOTAL), "--nfile", str(nfile), "--mode", mode,
             "--layout", layout]
     return args + (["--align"] if align else [])
-
-
-def run_ok(proc: subprocess.CompletedProcess[str]) -> None:
-    assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-5000:]
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +76,7 @@ def test_python_writes_the_serial_bytes(nranks: int, mode: str, layout: str,
 def test_c_writes_the_serial_bytes(nranks: int, mode: str, layout: str, tmp_path: Path,
                                    serial: dict[str, dict[str, bytes]]) -> None:
     mpiexec()
-    exe = c_writer()
+    exe = c_mpi_program("cf_write_pattern")
     ref = serial[str(NFILE)]
     c = tmp_path / "c"
     run_ok(launch(nranks, [exe, *pattern_args(c, mode, layout)]))
@@ -149,7 +135,7 @@ def test_automatic_nfile_and_aligned_blobs(nranks: int, tmp_path: Path,
 
     with colfile.File(aligned) as f:
         assert f["ID"].blob_rows == [plan_share(TOTAL, nranks, r)[1] for r in range(nranks)]
-    exe = c_writer()
+    exe = c_mpi_program("cf_write_pattern")
     c = tmp_path / "c-aligned"
     args[0] = str(c)
     run_ok(launch(nranks, [exe, *args]))
@@ -181,7 +167,7 @@ def test_appends_write_the_same_bytes(nranks: int, mode: str, layout: str,
     run_ok(launch(nranks, [sys.executable, WRITER, *pattern_args(py, mode, layout), *args]))
     assert tree(py) == tree(ref)
     c = tmp_path / "c"
-    run_ok(launch(nranks, [c_writer(), *pattern_args(c, mode, layout), *args]))
+    run_ok(launch(nranks, [c_mpi_program("cf_write_pattern"), *pattern_args(c, mode, layout), *args]))
     got, want = tree(c), tree(ref)
     assert sorted(got) == sorted(want)
     for name in want:
@@ -199,7 +185,7 @@ def test_large_columns_same_bytes_in_c_and_python(nranks: int, tmp_path: Path) -
     """Closing by chunk owners (C and Python) writes the serial bytes, the
     chunk index included, for uneven splits across chunk boundaries."""
     mpiexec()
-    exe = c_writer()
+    exe = c_mpi_program("cf_write_pattern")
     ref, py, c = tmp_path / "ref", tmp_path / "py", tmp_path / "c"
     run_ok(subprocess.run([sys.executable, str(WRITER), str(ref), "--mode", "throttled", *CHUNKED,
                            "--serial"], env=child_env(), capture_output=True, text=True, timeout=300))
