@@ -6,6 +6,7 @@
 program fortran_cross
   use, intrinsic :: iso_c_binding
   use colfile
+  use colfile_test_check
   implicit none
   integer(c_int64_t), parameter :: n = 10
   character(len=16) :: mode
@@ -19,6 +20,7 @@ program fortran_cross
   complex(c_double_complex) :: z(n)
   integer :: r, j
 
+  call check_prefix('fortran_cross: wrong ')
   call get_command_argument(1, mode)
   call get_command_argument(2, dir)
   do r = 0, int(n) - 1
@@ -52,24 +54,12 @@ contains
     call colfile_write(c, 0_c_int64_t, pos)
     call colfile_attr_set(c, 'units', [1.0d0, 2.0d0, 3.0d0])
     call colfile_column_close(c)
-    call colfile_column_create(c, f, 'id', 'i8', n)
-    call colfile_write(c, 0_c_int64_t, id)
-    call colfile_column_close(c)
-    call colfile_column_create(c, f, 'mass', 'f4', n)
-    call colfile_write(c, 0_c_int64_t, mass)
-    call colfile_column_close(c)
-    call colfile_column_create(c, f, 'type', 'i4', n)
-    call colfile_write(c, 0_c_int64_t, ptype)
-    call colfile_column_close(c)
-    call colfile_column_create(c, f, 'name', 'S6', n)
-    call colfile_write(c, 0_c_int64_t, pname)
-    call colfile_column_close(c)
-    call colfile_column_create(c, f, 'flag', 'b1', n)
-    call colfile_write(c, 0_c_int64_t, flag)
-    call colfile_column_close(c)
-    call colfile_column_create(c, f, 'cplx', 'c16', n)
-    call colfile_write(c, 0_c_int64_t, z)
-    call colfile_column_close(c)
+    call put_column(f, 'id', 'i8', id)
+    call put_column(f, 'mass', 'f4', mass)
+    call put_column(f, 'type', 'i4', ptype)
+    call put_column(f, 'name', 'S6', pname)
+    call put_column(f, 'flag', 'b1', flag)
+    call put_column(f, 'cplx', 'c16', z)
     call colfile_column_open(c, f, '.')
     call colfile_attr_set(c, 'time', 1.25d0)
     call colfile_attr_set(c, 'code', 'fortran')
@@ -78,25 +68,11 @@ contains
     call colfile_close(f)
   end subroutine write_file
 
-  subroutine check(cond, what)
-    logical, intent(in) :: cond
-    character(len=*), intent(in) :: what
-    if (.not. cond) then
-      print '(a)', 'fortran_cross: wrong ' // what
-      error stop 1
-    end if
-  end subroutine check
-
   subroutine read_file()
     type(colfile_file) :: f
     type(colfile_column) :: c
     real(c_double) :: pos2(3, n), t
-    integer(c_int64_t) :: id2(n), np
-    real(c_float) :: mass2(n)
-    integer(c_int32_t) :: ptype2(n)
-    character(len=6) :: pname2(n)
-    logical(c_bool) :: flag2(n)
-    complex(c_double_complex) :: z2(n)
+    integer(c_int64_t) :: np
     real(c_double), allocatable :: units(:)
     character(len=:), allocatable :: code
     call colfile_open(f, dir)
@@ -107,30 +83,12 @@ contains
     call colfile_attr_get(c, 'units', units)
     call check(size(units) == 3 .and. all(units == [1.0d0, 2.0d0, 3.0d0]), 'units')
     call colfile_column_close(c)
-    call colfile_column_open(c, f, 'id')
-    call colfile_read(c, 0_c_int64_t, id2)
-    call check(all(id2 == id), 'id')
-    call colfile_column_close(c)
-    call colfile_column_open(c, f, 'mass')
-    call colfile_read(c, 0_c_int64_t, mass2)
-    call check(all(mass2 == mass), 'mass')
-    call colfile_column_close(c)
-    call colfile_column_open(c, f, 'type')
-    call colfile_read(c, 0_c_int64_t, ptype2)
-    call check(all(ptype2 == ptype), 'type')
-    call colfile_column_close(c)
-    call colfile_column_open(c, f, 'name')
-    call colfile_read(c, 0_c_int64_t, pname2)
-    call check(all(pname2 == pname), 'name')
-    call colfile_column_close(c)
-    call colfile_column_open(c, f, 'flag')
-    call colfile_read(c, 0_c_int64_t, flag2)
-    call check(logical(all(flag2 .eqv. flag)), 'flag')
-    call colfile_column_close(c)
-    call colfile_column_open(c, f, 'cplx')
-    call colfile_read(c, 0_c_int64_t, z2)
-    call check(all(z2 == z), 'cplx')
-    call colfile_column_close(c)
+    call check_column(f, 'id', id, 'id')
+    call check_column(f, 'mass', mass, 'mass')
+    call check_column(f, 'type', ptype, 'type')
+    call check_column(f, 'name', pname, 'name')
+    call check_column(f, 'flag', flag, 'flag')
+    call check_column(f, 'cplx', z, 'cplx')
     call colfile_column_open(c, f, '.')
     call colfile_attr_get(c, 'time', t)
     call check(t == 1.25d0, 'time')
