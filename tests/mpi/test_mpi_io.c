@@ -237,6 +237,28 @@ static void test_modes_match_serial(void)
         }
     }
 }
+/* Rank 0 writes rows [0, total) of column x (f8 x3, the pos values) of a
+ * new File serial with the serial core, in nfile blobs (of blob_rows rows,
+ * or cf_column_create's split where NULL); then serial must equal the
+ * File dir byte for byte (collective). */
+static void check_same_as_serial_x(const char *serial, const char *dir, int64_t total, int64_t nfile,
+                                   const int64_t *blob_rows)
+{
+    if (cf_test_rank() == 0) {
+        cf_error err;
+        cf_file *f = NULL;
+        cf_column *c = NULL;
+        CHECK_OK(cf_file_open(&f, serial, CF_OPEN_WRITE | CF_OPEN_CREATE, &err), &err);
+        if (blob_rows) CHECK_OK(cf_column_create_blobs(&c, f, "x", "f8", 3, nfile, blob_rows, &err), &err);
+        else CHECK_OK(cf_column_create(&c, f, "x", "f8", 3, total, nfile, &err), &err);
+        double *pos = make_pos(0, total);
+        CHECK_OK(cf_column_write(c, 0, total, pos, NULL, 24, 8, &err), &err);
+        CHECK_OK(cf_column_close(c, &err), &err);
+        free(pos);
+        cf_file_close(f);
+    }
+    CHECK(cf_test_same_tree(serial, dir));
+}
 
 /* Ranks whose rows are not in rank order cannot be aggregated: the write
  * falls back to taking turns, and stores the same bytes. */
@@ -264,16 +286,7 @@ static void test_unordered_ranges_fall_back(void)
     CHECK_OK(cf_mpi_column_close(c, comm, &err), &err);
     free(pos);
     cf_file_close(f);
-    if (rank == 0) {
-        CHECK_OK(cf_file_open(&f, serial, CF_OPEN_WRITE | CF_OPEN_CREATE, &err), &err);
-        CHECK_OK(cf_column_create(&c, f, "x", "f8", 3, total, 2, &err), &err);
-        pos = make_pos(0, total);
-        CHECK_OK(cf_column_write(c, 0, total, pos, NULL, 24, 8, &err), &err);
-        CHECK_OK(cf_column_close(c, &err), &err);
-        free(pos);
-        cf_file_close(f);
-    }
-    CHECK(cf_test_same_tree(serial, dir));
+    check_same_as_serial_x(serial, dir, total, 2, NULL);
 }
 
 /* nfile 0 is cf_plan_nfile's; an explicit nfile is kept; blobs split the
@@ -363,17 +376,7 @@ static void test_align_blobs_to_ranks(void)
             CHECK_OK(cf_mpi_column_close(c, comm, &err), &err);
             free(pos);
             cf_file_close(f);
-            if (rank == 0) {
-                int64_t total = total_rows(layout);
-                CHECK_OK(cf_file_open(&f, serial, CF_OPEN_WRITE | CF_OPEN_CREATE, &err), &err);
-                CHECK_OK(cf_column_create_blobs(&c, f, "x", "f8", 3, nfiles[k], want, &err), &err);
-                pos = make_pos(0, total);
-                CHECK_OK(cf_column_write(c, 0, total, pos, NULL, 24, 8, &err), &err);
-                CHECK_OK(cf_column_close(c, &err), &err);
-                free(pos);
-                cf_file_close(f);
-            }
-            CHECK(cf_test_same_tree(serial, dir));
+            check_same_as_serial_x(serial, dir, total_rows(layout), nfiles[k], want);
         }
     }
 }
@@ -475,18 +478,37 @@ static void test_attributes(void)
     cf_file_close(f);
 }
 
+/* The test File written collectively as `name` (local rows a rank), then
+ * opened on every rank with flags. */
+static cf_file *open_written(const char *name, int64_t local, int flags)
+{
+    char dir[4200];
+    cf_error err;
+    cf_file *f = NULL;
+    path_in(dir, sizeof dir, name);
+    mpi_write(dir, cf_test_comm(), local, NULL);
+    CHECK_OK(cf_mpi_file_open(&f, cf_test_comm(), dir, flags, &err), &err);
+    return f;
+}
+
+/* What cf_mpi_file_list lists in f: *n names, for cf_names_free. */
+static char **mpi_names(cf_file *f, int64_t *n)
+{
+    cf_error err;
+    char **names = NULL;
+    *n = -1;
+    CHECK_OK(cf_mpi_file_list(f, cf_test_comm(), &names, n, &err), &err);
+    return names;
+}
+
 static void test_file_list(void)
 {
     MPI_Comm comm = cf_test_comm();
     char dir[4200];
-    path_in(dir, sizeof dir, "f");
-    mpi_write(dir, comm, 3, NULL);
     cf_error err;
-    cf_file *f = NULL;
-    char **names = NULL;
-    int64_t n = -1;
-    CHECK_OK(cf_mpi_file_open(&f, comm, dir, CF_OPEN_READ, &err), &err);
-    CHECK_OK(cf_mpi_file_list(f, comm, &names, &n, &err), &err);
+    int64_t n;
+    cf_file *f = open_written("f", 3, CF_OPEN_READ);
+    char **names = mpi_names(f, &n);
     CHECK_EQ_INT(n, 2);
     if (n == 2) {
         CHECK_EQ_STR(names[0], "g/pos");
@@ -497,8 +519,7 @@ static void test_file_list(void)
     cf_file *g = NULL;
     path_in(dir, sizeof dir, "empty");
     CHECK_OK(cf_mpi_file_open(&g, comm, dir, CF_OPEN_WRITE | CF_OPEN_CREATE | CF_OPEN_EXCL, &err), &err);
-    names = NULL;
-    CHECK_OK(cf_mpi_file_list(g, comm, &names, &n, &err), &err);
+    names = mpi_names(g, &n);
     CHECK_EQ_INT(n, 0);
     cf_names_free(names, n);
     cf_file_close(g);
@@ -509,16 +530,9 @@ static void test_file_list(void)
  * others use it. */
 static void test_truncate_once(void)
 {
-    MPI_Comm comm = cf_test_comm();
-    char dir[4200];
-    path_in(dir, sizeof dir, "t");
-    mpi_write(dir, comm, 10, NULL);
-    cf_error err;
-    cf_file *f = NULL;
-    CHECK_OK(cf_mpi_file_open(&f, comm, dir, CF_OPEN_WRITE | CF_OPEN_TRUNCATE, &err), &err);
-    char **names = NULL;
-    int64_t n = -1;
-    CHECK_OK(cf_mpi_file_list(f, comm, &names, &n, &err), &err);
+    int64_t n;
+    cf_file *f = open_written("t", 10, CF_OPEN_WRITE | CF_OPEN_TRUNCATE);
+    char **names = mpi_names(f, &n);
     CHECK_EQ_INT(n, 0);
     cf_names_free(names, n);
     cf_file_close(f);
