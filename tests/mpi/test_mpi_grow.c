@@ -32,12 +32,14 @@ static void write_mine(cf_column *c, int64_t first, int64_t n)
     free(buf);
 }
 
-/* A new File `dir` with a column x of `rows` f8 per rank (first row in
- * *first), created collectively and, if `write`, written (write_mine). */
-static cf_column *new_x(const char *dir, cf_file **f, int64_t rows, int write, int64_t *first)
+/* A new File dir (the test directory's "f", its path put in dir) with a
+ * column x of `rows` f8 per rank (first row in *first), created
+ * collectively and, if `write`, written (write_mine). */
+static cf_column *new_x(char dir[4200], cf_file **f, int64_t rows, int write, int64_t *first)
 {
     cf_error err;
     cf_column *c = NULL;
+    snprintf(dir, 4200, "%s/f", cf_test_dir());
     CHECK_OK(cf_mpi_file_open(f, cf_test_comm(), dir, CF_OPEN_WRITE | CF_OPEN_CREATE, &err), &err);
     CHECK_OK(cf_mpi_column_create(&c, *f, cf_test_comm(), "x", "f8", 1, rows, NULL, first, &err), &err);
     if (write) write_mine(c, *first, rows);
@@ -129,13 +131,11 @@ static void test_appends_match_serial(void)
 static void test_grow_opened_column(void)
 {
     char dir[4200];
-    snprintf(dir, sizeof dir, "%s/f", cf_test_dir());
     int rank = cf_test_rank(), last = cf_test_size() - 1;
     cf_error err;
     cf_file *f = NULL;
-    cf_column *c = NULL;
     int64_t first = -1;
-    c = new_x(dir, &f, 3, 1, &first);
+    cf_column *c = new_x(dir, &f, 3, 1, &first);
     CHECK_OK(cf_mpi_column_close(c, cf_test_comm(), &err), &err);
     int64_t size = 3 * (int64_t)cf_test_size();
     for (int round = 0; round < 2; round++) {
@@ -162,12 +162,10 @@ static void test_grow_opened_column(void)
 static void test_empty_append_adds_no_blob(void)
 {
     char dir[4200];
-    snprintf(dir, sizeof dir, "%s/f", cf_test_dir());
     cf_error err;
     cf_file *f = NULL;
-    cf_column *c = NULL;
     int64_t first = -1;
-    c = new_x(dir, &f, 2, 1, &first);
+    cf_column *c = new_x(dir, &f, 2, 1, &first);
     CHECK_OK(cf_mpi_column_grow(&c, f, cf_test_comm(), 0, NULL, &first, &err), &err);
     CHECK_EQ_INT(first, 2 * (int64_t)cf_test_size());
     CHECK_EQ_INT(cf_column_nfile(c), 1);
@@ -181,13 +179,11 @@ static void test_empty_append_adds_no_blob(void)
 static void test_blob_plans(void)
 {
     char dir[4200];
-    snprintf(dir, sizeof dir, "%s/f", cf_test_dir());
     int rank = cf_test_rank(), size = cf_test_size();
     cf_error err;
     cf_file *f = NULL;
-    cf_column *c = NULL;
     int64_t first = -1, total = 0;
-    c = new_x(dir, &f, 0, 0, &first);
+    cf_column *c = new_x(dir, &f, 0, 0, &first);
     /* 100 rows of 8 bytes per rank, blobs of 200 bytes: min(4 * size, size). */
     cf_mpi_options o;
     cf_mpi_options_init(&o);
@@ -223,13 +219,11 @@ static void test_blob_plans(void)
 static void test_uncommitted_append_leaves_previous_version(void)
 {
     char dir[4200];
-    snprintf(dir, sizeof dir, "%s/f", cf_test_dir());
     int rank = cf_test_rank();
     cf_error err;
     cf_file *f = NULL;
-    cf_column *c = NULL;
     int64_t first = -1;
-    c = new_x(dir, &f, 2, 1, &first);
+    cf_column *c = new_x(dir, &f, 2, 1, &first);
     CHECK_OK(cf_mpi_column_close(c, cf_test_comm(), &err), &err);
     int64_t size = 2 * (int64_t)cf_test_size();
     c = NULL;
@@ -265,13 +259,11 @@ static void test_uncommitted_append_leaves_previous_version(void)
 static void test_grow_errors(void)
 {
     char dir[4200];
-    snprintf(dir, sizeof dir, "%s/f", cf_test_dir());
     int rank = cf_test_rank(), last = cf_test_size() - 1;
     cf_error err;
     cf_file *f = NULL;
-    cf_column *c = NULL;
     int64_t first = -1;
-    c = new_x(dir, &f, 2, 1, &first);
+    cf_column *c = new_x(dir, &f, 2, 1, &first);
     int rc = cf_mpi_column_grow(&c, f, cf_test_comm(), rank == last ? -1 : 1, NULL, &first, &err);
     CHECK_EQ_INT(rc, CF_EARG);
     CHECK_AGREED(rc, &err);
