@@ -3,7 +3,8 @@ files created and extent-lock hand-offs, counted for colfile and bigfile 0.1.52 
 extrapolated to P = 10^5.
 
     .venv/bin/python bench/lustre_model.py [--ranks 4,8,16,32,64] [--build build/release]
-        [--rows-full 10000000] [--scale 1024] [--concurrency 1] [--markdown FILE]
+        [--rows-full 10000000] [--scale 1024] [--concurrency 1] [--systems LIST]
+        [--markdown FILE [--label NAME]]
 
 Every rank writes ``rows-full / scale`` rows of f8 x 3 into one column
 (bench/lustre_model_write.c: colfile's collective write, throttled and
@@ -300,7 +301,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--systems", default=",".join(SYSTEMS))
     ap.add_argument("--mpicc", default=str(Path(sys.executable).parent / "mpicc"))
     ap.add_argument("--mpiexec", default=str(Path(sys.executable).parent / "mpiexec"))
-    ap.add_argument("--markdown", help="replace the lustre-model section of this file")
+    ap.add_argument("--markdown", help="replace this run's section (--label) of this file")
+    ap.add_argument("--label", default="lustre-model",
+                    help="the section's markers: <!-- LABEL:begin --> ... <!-- LABEL:end -->")
     o = ap.parse_args(argv)
     ranks = [int(x) for x in o.ranks.split(",")]
     systems = o.systems.split(",")
@@ -326,8 +329,8 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(work, ignore_errors=True)
     print(text)
     if o.markdown:
-        replace_section(Path(o.markdown), text, "<!-- lustre-model:begin -->",
-                        "<!-- lustre-model:end -->", new_file="# A Lustre-like model: raw output\n")
+        replace_section(Path(o.markdown), text, f"<!-- {o.label}:begin -->", f"<!-- {o.label}:end -->",
+                        new_file="# A Lustre-like model: raw output\n")
     return 0
 
 
@@ -342,7 +345,7 @@ def report(o: argparse.Namespace, argv: list[str] | None, results: dict[str, lis
     m_full = plan_nfile(P_FULL * o.rows_full * ROW_BYTES, P_FULL, BLOB_BYTES)
     cmd = "bench/lustre_model.py " + " ".join(shlex.quote(a) for a in
                                                (argv if argv is not None else sys.argv[1:]))
-    lines = ["<!-- lustre-model:begin -->",
+    lines = [f"<!-- {o.label}:begin -->",
              f"Command: `.venv/bin/python {cmd.strip()}`; {platform.machine()}, "
              f"{os.cpu_count()} cores (ranks oversubscribed; counts do not depend on speed).",
              f"Each rank writes {rows} rows of f8 x 3 ({rows * ROW_BYTES} bytes) = "
@@ -370,13 +373,19 @@ def report(o: argparse.Namespace, argv: list[str] | None, results: dict[str, lis
         full = predicted(s, P_FULL, o.rows_full, m_full, 1)
         names = VARS[3:]
         for key, label in COUNTS:
+            value: float | None
             if key in ("handoffs", "cancelled") and all(r[key] == r["predicted"][key] for r in rs):
                 text, value = "the plan's, as measured at every P", float(full[key])
+            elif len({r["M"] for r in rs}) == 1 and rs[0]["M"] != m_full:
+                # the runs cannot show what grows with the blobs
+                text, value = f"not determined: M = {rs[0]['M']} in every run", None
             else:
                 pts = [(r["P"], r["M"], *(r["predicted"][v] for v in names), r[key]) for r in rs]
                 text, f = fit(pts)
                 value = at(f, (1.0, P_FULL, m_full, *(full[v] for v in names)))
-            if key == "cancelled":
+            if value is None:
+                shown = ""
+            elif key == "cancelled":
                 if not text.startswith("the plan"):
                     value *= o.scale
                     text += f" (x {o.scale})"
@@ -386,7 +395,7 @@ def report(o: argparse.Namespace, argv: list[str] | None, results: dict[str, lis
             lines.append(f"| {s} | {label} | {text} | {shown} |")
         lines.append(f"| {s} | the plan's pieces at P = 10^5 | | "
                      + "; ".join(f"{v} = {full[v]:,}" for v in names) + " |")
-    lines += ["", adios2_note(), "<!-- lustre-model:end -->"]
+    lines += ["", adios2_note(), f"<!-- {o.label}:end -->"]
     return "\n".join(lines)
 
 
