@@ -155,8 +155,8 @@ def predicted(system: str, nranks: int, rows: int, nfile: int, scale: int) -> di
     return out
 
 
-def build(work: Path, build_dir: Path, mpicc: str) -> dict[str, Path]:
-    """The preload and the two writers."""
+def build(work: Path, build_dir: Path, mpicc: str, with_bigfile: bool) -> dict[str, Path]:
+    """The preload and the writers (bigfile's only if asked for)."""
     cc = os.environ.get("CC") or shutil.which("cc") or "gcc"
     out = {"preload": work / "lustre_model.so", "colfile": work / "write_colfile",
            "bigfile": work / "write_bigfile"}
@@ -166,6 +166,8 @@ def build(work: Path, build_dir: Path, mpicc: str) -> dict[str, Path]:
     subprocess.run([mpicc, "-O2", "-std=c11", "-D_POSIX_C_SOURCE=200809L", f"-I{ROOT / 'include'}",
                     str(src), "-o", str(out["colfile"]), f"-L{build_dir}", "-lcolfile_mpi", "-lcolfile",
                     f"-Wl,-rpath,{build_dir}"], check=True)
+    if not with_bigfile:
+        return out
     import differential  # the sdist of bigfile 0.1.52 (BIGFILE_SDIST_DIR to use a copy)
 
     bsrc = Path(differential.sdist(str(work)))
@@ -310,7 +312,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = o.rows_full // o.scale
     work = Path(tempfile.mkdtemp(prefix="lustre-model-"))
     try:
-        exe = build(work, Path(o.build).resolve(), o.mpicc)
+        exe = build(work, Path(o.build).resolve(), o.mpicc, any(s.startswith("bigfile") for s in systems))
         results: dict[str, list[dict[str, Any]]] = {s: [] for s in systems}
         for n in ranks:
             m = plan_nfile(n * rows * ROW_BYTES, n, BLOB_BYTES // o.scale)

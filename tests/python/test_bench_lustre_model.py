@@ -133,3 +133,28 @@ def test_predicted_hand_offs_of_plans() -> None:
     # the default plan at 10^5 ranks of 10^7 rows of f8 x 3
     m = lustre_model.plan_nfile(100_000 * 10**7 * 24, 100_000, 256 << 20)
     assert m == 89_407
+
+
+def test_script_counts_match_the_plan_on_four_ranks(tmp_path: Path) -> None:
+    """bench/lustre_model.py on 4 ranks of 7000 rows with the plan's sizes
+    / 1024: 3 blobs split evenly (every rank boundary inside a blob: 3
+    hand-offs), or aligned to ranks (one blob holds two ranks whole: 1)."""
+    sys.path.insert(0, str(ROOT / "tests" / "python" / "mpi"))
+    from mpirun import c_iosim, mpiexec  # noqa: PLC0415  (skips without MPI or a C build)
+
+    mpiexec()
+    build = c_iosim().parent
+    out = tmp_path / "model.md"
+    cmd = [sys.executable, str(ROOT / "bench" / "lustre_model.py"), "--ranks", "4",
+           "--rows-full", str(7000 * 1024), "--build", str(build),
+           "--systems", "colfile throttled,colfile aligned", "--markdown", str(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    rows = {line.split(" | ")[0][2:]: line.split(" | ") for line in out.read_text().splitlines()
+            if line.startswith("| colfile") and line.split(" | ")[1] == "4"}
+    # P, M, ..., hand-offs (predicted), blobs with 2+ writers
+    assert rows["colfile throttled"][2] == "3" and rows["colfile throttled"][8] == "3 (3)"
+    assert rows["colfile throttled"][9] == "3"
+    assert rows["colfile aligned"][8] == "1 (1)" and rows["colfile aligned"][9] == "1"
+    # 3 calls (create, fsync, close) per rank and blob it writes, besides rank 0's
+    assert rows["colfile aligned"][5] == "3" and rows["colfile throttled"][5] == "6"
