@@ -3,7 +3,7 @@ files created and extent-lock hand-offs, counted for colfile and bigfile 0.1.52 
 extrapolated to P = 10^5.
 
     .venv/bin/python bench/lustre_model.py [--ranks 4,8,16,32,64] [--build build/release]
-        [--rows-full 10000000] [--scale 1024] [--concurrency 1] [--systems LIST]
+        [--rows-full 10000000] [--scale 1024] [--concurrency 1] [--systems LIST] [--chunk-rows N]
         [--markdown FILE [--label NAME]]
 
 Every rank writes ``rows-full / scale`` rows of f8 x 3 into one column
@@ -231,6 +231,8 @@ def run(exe: Path, preload: Path, nranks: int, args: list[str], work: Path,
             "created": sum(c.get("create", 0) for c in ranks.values()),
             "handoffs": sum(f["handoffs"] for f in files),
             "shared": sum(1 for f in files if f["writers"] > 1),
+            "most_writers": max((f["writers"] for f in files), default=0),
+            "index_handoffs": sum(f["handoffs"] for f in files if f["name"].endswith("colfile-index-v1")),
             "cancelled": sum(f["cancelled"] for f in files),
         }
     finally:
@@ -301,6 +303,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--scale", type=int, default=1024, help="rows and the plan's bytes divided by this")
     ap.add_argument("--concurrency", type=int, default=1, help="ranks writing at once (1: in rank order)")
     ap.add_argument("--systems", default=",".join(SYSTEMS))
+    ap.add_argument("--chunk-rows", type=int, default=0,
+                    help="colfile: rows per statistics chunk (0: the default); few enough make "
+                         "more than 2^16 chunks, so that the close goes by chunk owners, each rank "
+                         "writing its records into the one chunk-index file, as at full size")
     ap.add_argument("--mpicc", default=str(Path(sys.executable).parent / "mpicc"))
     ap.add_argument("--mpiexec", default=str(Path(sys.executable).parent / "mpiexec"))
     ap.add_argument("--markdown", help="replace this run's section (--label) of this file")
@@ -318,7 +324,8 @@ def main(argv: list[str] | None = None) -> int:
             m = plan_nfile(n * rows * ROW_BYTES, n, BLOB_BYTES // o.scale)
             for s in systems:
                 if s.startswith("colfile"):
-                    args = [str(rows), s.split()[1], "0", str(o.concurrency), str(o.scale)]
+                    args = [str(rows), s.split()[1], "0", str(o.concurrency), str(o.scale),
+                            str(o.chunk_rows)]
                     r = run(exe["colfile"], exe["preload"], n, args, work, o.mpiexec)
                 else:
                     args = [str(rows), "-", str(m), str(o.concurrency), str(o.scale)]
@@ -339,7 +346,8 @@ def main(argv: list[str] | None = None) -> int:
 COUNTS = (("metadata", "metadata calls, all ranks"), ("busiest", "metadata calls, busiest rank"),
           ("others", "metadata calls, busiest rank but 0"), ("fsync", "fsyncs"),
           ("created", "files created"), ("handoffs", "extent-lock hand-offs"),
-          ("cancelled", "bytes written back at hand-offs"))
+          ("cancelled", "bytes written back at hand-offs"),
+          ("index_handoffs", "hand-offs of the chunk index"))
 
 
 def report(o: argparse.Namespace, argv: list[str] | None, results: dict[str, list[dict[str, Any]]],
@@ -352,12 +360,14 @@ def report(o: argparse.Namespace, argv: list[str] | None, results: dict[str, lis
              f"{os.cpu_count()} cores (ranks oversubscribed; counts do not depend on speed).",
              f"Each rank writes {rows} rows of f8 x 3 ({rows * ROW_BYTES} bytes) = "
              f"{o.rows_full:,} / {o.scale}; plan bytes / {o.scale}; concurrency {o.concurrency}; "
+             + (f"chunk rows {o.chunk_rows}; " if o.chunk_rows else "") +
              "bytes written back are shown at full size (x scale); predicted: from the plan, writers "
              "in rank order.", "",
              "| system | P | blobs M | metadata calls | busiest rank (rank) | busiest but rank 0 | "
-             "fsyncs | files created | hand-offs (predicted) | blobs with 2+ writers | "
-             "MB written back at hand-offs (predicted) |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "fsyncs | files created | hand-offs (predicted) | files with 2+ writers | "
+             "MB written back at hand-offs (predicted) | most writers of one file | "
+             "hand-offs of the chunk index |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for s, rs in results.items():
         for r in rs:
             ph = r["predicted"]["handoffs"]
@@ -365,7 +375,8 @@ def report(o: argparse.Namespace, argv: list[str] | None, results: dict[str, lis
                          f"({r['busiest_rank']}) | {r['others']} | {r['fsync']} | {r['created']} | "
                          f"{r['handoffs']} ({ph}) | {r['shared']} | "
                          f"{r['cancelled'] * o.scale / 1e6:.1f} "
-                         f"({r['predicted']['cancelled'] * o.scale / 1e6:.1f}) |")
+                         f"({r['predicted']['cancelled'] * o.scale / 1e6:.1f}) | "
+                         f"{r['most_writers']} | {r['index_handoffs']} |")
     lines += ["", f"Extrapolated to P = {P_FULL:,} ({o.rows_full:,} rows per rank, M = {m_full:,} "
               "blobs from the default plan; bigfile with the same M; K, C, J, JC from the plan: "
               "the (writer, blob) pieces, bigfile's 64 MiB write chunks, and the most of one "

@@ -152,7 +152,7 @@ def test_script_counts_match_the_plan_on_four_ranks(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     rows = {line.split(" | ")[0][2:]: line.split(" | ") for line in out.read_text().splitlines()
             if line.startswith("| colfile") and line.split(" | ")[1] == "4"}
-    # P, M, ..., hand-offs (predicted), blobs with 2+ writers
+    # P, M, ..., hand-offs (predicted), files with 2+ writers
     assert rows["colfile throttled"][2] == "3" and rows["colfile throttled"][8] == "3 (3)"
     assert rows["colfile throttled"][9] == "3"
     assert rows["colfile aligned"][8] == "1 (1)" and rows["colfile aligned"][9] == "1"
