@@ -15,8 +15,7 @@
  *   cancelled, and the previous owner's dirty bytes (written since it took
  *   the lock or since its last fsync of the file) are written back first.
  *   That is the worst case of Lustre's extent locks (two clients writing
- *   disjoint ranges of one file in turns), and exactly what two processes
- *   writing one file cost on GPFS's byte-range tokens.
+ *   disjoint ranges of one file in turns).
  *
  * Never linked into colfile; bench/lustre_model.py and the tests build it with
  *   cc -O2 -shared -fPIC -o lustre_model.so bench/lustre_model.c -ldl -lpthread
@@ -30,12 +29,8 @@
  *                          each file (created and sized by the first process)
  *   COLFILE_LUSTRE_REPORT  a directory: at exit each process that made a
  *                          request writes <pid>.json there with its counts,
- *                          per phase, and its rank (PMI_RANK,
- *                          OMPI_COMM_WORLD_RANK or COLFILE_LUSTRE_RANK; -1
- *                          without any)
- * Phases: counts go to phase 0 until the program calls
- * colfile_iosim_after_write() (colfile-iosim does, after its write and
- * commit), then to phase 1 (its read back).
+ *                          and its rank (PMI_RANK, OMPI_COMM_WORLD_RANK or
+ *                          COLFILE_LUSTRE_RANK; -1 without any)
  * The state file holds, per file, the owner, its dirty bytes, the hand-offs,
  * the bytes they cancelled, the writes and the distinct writers (the layout
  * is `struct file_state` below; bench/lustre_model.py reads it).
@@ -94,8 +89,7 @@ static char report_dir[4096];
 static int state_fd = -1;
 static struct file_state *table;
 static pthread_mutex_t table_mutex = PTHREAD_MUTEX_INITIALIZER;
-static atomic_int phase;
-static atomic_llong counts[2][NCOUNTS];
+static atomic_llong counts[NCOUNTS];
 static atomic_int slot_of_fd[MAX_FD]; /* slot + 1 for tracked descriptors, 0 otherwise */
 
 static int (*real_open)(const char *, int, ...);
@@ -198,12 +192,6 @@ __attribute__((constructor)) static void setup(void)
     if (p != MAP_FAILED) table = p;
 }
 
-/* colfile-iosim calls this between its write (and commit) and its read. */
-void colfile_iosim_after_write(void)
-{
-    atomic_store(&phase, 1);
-}
-
 static const char *rank_text(void)
 {
     const char *names[] = { "PMI_RANK", "OMPI_COMM_WORLD_RANK", "COLFILE_LUSTRE_RANK" };
@@ -218,24 +206,19 @@ __attribute__((destructor)) static void report(void)
 {
     if (!report_dir[0]) return;
     long long any = 0;
-    for (int p = 0; p < 2; p++)
-        for (int k = 0; k < NCOUNTS; k++) any += atomic_load(&counts[p][k]);
+    for (int k = 0; k < NCOUNTS; k++) any += atomic_load(&counts[k]);
     if (!any) return; /* mpiexec, or a helper process that touched nothing */
     char path[8192];
     snprintf(path, sizeof path, "%s/%ld.json", report_dir, (long)getpid());
     int fd = real_open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
     if (fd < 0) return;
     char text[4096];
-    int n = snprintf(text, sizeof text, "{\"pid\": %ld, \"rank\": %ld, \"phases\": [", (long)getpid(),
+    int n = snprintf(text, sizeof text, "{\"pid\": %ld, \"rank\": %ld, \"counts\": {", (long)getpid(),
                      strtol(rank_text(), NULL, 10));
-    for (int p = 0; p < 2; p++) {
-        n += snprintf(text + n, sizeof text - (size_t)n, "%s{", p ? ", " : "");
-        for (int k = 0; k < NCOUNTS; k++)
-            n += snprintf(text + n, sizeof text - (size_t)n, "%s\"%s\": %lld", k ? ", " : "", count_names[k],
-                          atomic_load(&counts[p][k]));
-        n += snprintf(text + n, sizeof text - (size_t)n, "}");
-    }
-    n += snprintf(text + n, sizeof text - (size_t)n, "]}\n");
+    for (int k = 0; k < NCOUNTS; k++)
+        n += snprintf(text + n, sizeof text - (size_t)n, "%s\"%s\": %lld", k ? ", " : "", count_names[k],
+                      atomic_load(&counts[k]));
+    n += snprintf(text + n, sizeof text - (size_t)n, "}}\n");
     if (real_write(fd, text, (size_t)n) != n) { /* nothing to do about it at exit */ }
     real_close(fd);
 }
@@ -248,7 +231,7 @@ static int under_prefix(const char *path)
 
 static void count(int kind, long long n)
 {
-    atomic_fetch_add(&counts[atomic_load(&phase)][kind], n);
+    atomic_fetch_add(&counts[kind], n);
 }
 
 /* Both locks: the threads of this process, then the other processes. */

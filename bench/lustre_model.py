@@ -215,7 +215,7 @@ def run(exe: Path, preload: Path, nranks: int, args: list[str], work: Path,
         ranks: dict[int, dict[str, int]] = {r: {} for r in range(nranks)}
         for name in glob.glob(str(reports / "*.json")):
             one = json.loads(Path(name).read_text())
-            counts = one["phases"][0]
+            counts = one["counts"]
             into = ranks.setdefault(int(one["rank"]), {})
             for k, v in counts.items():
                 into[k] = into.get(k, 0) + int(v)

@@ -77,7 +77,7 @@ def run_pair(lib: Path, tmp: Path, rounds: int, sizes: tuple[int, int], sync_rou
     counts = {}
     for name in reports.glob("*.json"):
         one = json.loads(name.read_text())
-        counts[one["rank"]] = one["phases"][0]
+        counts[one["rank"]] = one["counts"]
     return counts, lustre_model.read_state(state, str(data))
 
 
