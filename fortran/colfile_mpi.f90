@@ -29,6 +29,7 @@ module colfile_mpi
     integer(c_int) :: align_blobs_to_ranks = 0
     integer(c_int64_t) :: group_bytes = 0
     integer(c_int64_t) :: small_bytes = 0
+    integer(c_int64_t) :: chunk_rows = 0
   end type colfile_mpi_options
 
   ! Values of colfile_mpi_options%mode (enum cf_io_mode).

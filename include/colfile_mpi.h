@@ -115,6 +115,10 @@ typedef struct cf_mpi_options {
     /* Automatic mode aggregates below this many bytes per rank on average
      * (cf_plan_mode); 0: CF_PLAN_SMALL_BYTES. */
     int64_t small_bytes;
+    /* cf_mpi_column_create and cf_mpi_column_create_many: rows per
+     * statistics chunk of the columns with data (cf_column_set_chunk_rows,
+     * 1 .. 2^40); 0: the core's default. */
+    int64_t chunk_rows;
 } cf_mpi_options;
 
 /* Fill *o with the defaults: CF_IO_AUTO and zero everywhere else. */

@@ -291,8 +291,9 @@ int cf__mpi_resolve_options(const cf_mpi_options *opt, cf_mpi_options *o, cf_err
     if (opt) *o = *opt;
     if (o->mode != CF_IO_AUTO && o->mode != CF_IO_THROTTLED && o->mode != CF_IO_AGGREGATED)
         return FAIL(e, CF_EARG, "options: mode %d is not CF_IO_AUTO, CF_IO_THROTTLED or CF_IO_AGGREGATED", o->mode);
-    if (o->nfile < 0 || o->blob_bytes < 0 || o->group_bytes < 0 || o->small_bytes < 0)
-        return FAIL(e, CF_EARG, "options: nfile, blob_bytes, group_bytes and small_bytes must not be negative");
+    if (o->nfile < 0 || o->blob_bytes < 0 || o->group_bytes < 0 || o->small_bytes < 0 || o->chunk_rows < 0)
+        return FAIL(e, CF_EARG,
+                    "options: nfile, blob_bytes, group_bytes, small_bytes and chunk_rows must not be negative");
     if (o->align_blobs_to_ranks != 0 && o->align_blobs_to_ranks != 1)
         return FAIL(e, CF_EARG, "options: align_blobs_to_ranks must be 0 or 1, got %d", o->align_blobs_to_ranks);
     if (o->concurrency == 0) o->concurrency = CF_PLAN_CONCURRENCY;

@@ -176,6 +176,11 @@ int cf__mpi_create_planned(cf_column **out, cf_file *f, const char *name, const 
     }
     if (rc == 0) rc = cf_column_create_blobs(out, f, name, dt[0] ? dt : NULL, nmemb, nfile, blob_rows, e);
     free(blob_rows);
+    if (rc == 0 && dt[0] && o->chunk_rows > 0 && (rc = cf_column_set_chunk_rows(*out, o->chunk_rows, e)) != 0) {
+        cf_column_discard(*out); /* staged only: nothing is published */
+        cf_column_close(*out, NULL);
+        *out = NULL;
+    }
     return rc;
 }
 
@@ -197,9 +202,10 @@ int cf_mpi_column_create(cf_column **out, cf_file *f, MPI_Comm comm, const char 
         rc = FAIL(&e, CF_ENOMEM, "out of memory");
     int_field ints[] = { { "nmemb", dtype ? nmemb : 0 }, { "options.nfile", o.nfile },
                          { "options.blob_bytes", o.blob_bytes },
-                         { "options.align_blobs_to_ranks", o.align_blobs_to_ranks } };
+                         { "options.align_blobs_to_ranks", o.align_blobs_to_ranks },
+                         { "options.chunk_rows", o.chunk_rows } };
     str_field strs[] = { { "name", name }, { "dtype", dtype ? dt : NULL } };
-    rc = cf__mpi_check_agree(comm, "cf_mpi_column_create", ints, 4, strs, 2, rc, &e, err);
+    rc = cf__mpi_check_agree(comm, "cf_mpi_column_create", ints, 5, strs, 2, rc, &e, err);
     if (rc) goto done;
 
     /* The sizes: every rank learns every rank's rows. */

@@ -52,8 +52,9 @@ int cf_mpi_column_create_many(cf_file *f, MPI_Comm comm, cf_mpi_column_spec *spe
     }
     int_field ints[] = { { "the number of columns", n }, { "the columns' names, dtypes and nmemb (hashed)", (int64_t)h },
                          { "options.nfile", o.nfile }, { "options.blob_bytes", o.blob_bytes },
-                         { "options.align_blobs_to_ranks", o.align_blobs_to_ranks } };
-    if ((rc = cf__mpi_check_agree(comm, "cf_mpi_column_create_many", ints, 5, NULL, 0, rc, &e, err))) goto done;
+                         { "options.align_blobs_to_ranks", o.align_blobs_to_ranks },
+                         { "options.chunk_rows", o.chunk_rows } };
+    if ((rc = cf__mpi_check_agree(comm, "cf_mpi_column_create_many", ints, 6, NULL, 0, rc, &e, err))) goto done;
 
     /* Every rank's rows of every column, in one exchange. */
     if (n > 0) MPI_Allgather(mine, (int)n, MPI_INT64_T, all, (int)n, MPI_INT64_T, comm);
