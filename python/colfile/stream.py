@@ -93,8 +93,17 @@ class StreamTask:
         self._writer._check_open()
         w = self._writer
         if w.raw:  # any bytes: of a bytes-like object, or of an array as it is in memory
-            arr = np.frombuffer(rows if isinstance(rows, (bytes, bytearray, memoryview))
-                                else np.ascontiguousarray(rows).tobytes(), np.uint8)
+            if isinstance(rows, (bytes, bytearray, memoryview)):
+                arr = np.frombuffer(rows, np.uint8)
+            else:
+                # the bytes tobytes() gives (C order), without copying a
+                # contiguous array's
+                a = np.asarray(rows)
+                if not a.flags.c_contiguous:
+                    a = np.ascontiguousarray(a)
+                arr = a.reshape(-1).view(np.uint8)
+        elif type(rows) is np.ndarray and rows.dtype == w.dtype and rows.flags.c_contiguous:
+            arr = rows  # the common case, checked cheaply: no conversion
         else:
             arr = np.asarray(rows)
             if arr.dtype != w.dtype:
