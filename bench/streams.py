@@ -31,7 +31,10 @@ throughput (bytes of all ranks / time).  Methods:
 fsynced before it is closed; without it colfile Files are opened with
 ``durable=False`` and nothing is fsynced (page cache: the appends' cost).
 The methods run interleaved, in an order rotated every trial (A B C, B C A,
-...), ``--repeats`` times; medians and ratios to ``files`` are printed.
+...), ``--repeats`` times; medians and ratios to ``files`` are printed, and
+for the streams where the time goes: File open and stream create, the
+appends, commit and File close (median over trials of the slowest rank's
+time of each, timed on each rank alone).
 Every trial's bytes are checked afterwards (not timed): each rank reads its
 task back (its file, its rows of the column) and compares.
 """
@@ -72,6 +75,9 @@ class Serial:
 
     def allreduce(self, obj: Any, op: Any = None) -> Any:
         return obj
+
+    def gather(self, obj: Any, root: int = 0) -> list[Any]:
+        return [obj]
 
 
 def world() -> tuple[Any, bool]:
@@ -119,14 +125,20 @@ def open_file(path: Path, comm: Any, parallel: bool, durable: bool) -> colfile.F
 
 # -- the methods: each returns a check to run untimed ------------------------
 
-def run_stream(d: Path, comm: Any, parallel: bool, job: Job, durable: bool, raw: bool
-               ) -> Callable[[], None]:
+def run_stream(d: Path, comm: Any, parallel: bool, job: Job, durable: bool, raw: bool,
+               phases: list[float]) -> Callable[[], None]:
+    t = [time.perf_counter()]
     f = open_file(d / "f", comm, parallel, durable)
     kw = {} if parallel else {"tasks": 1}
-    with cs.create(f, "s", "raw" if raw else "<f8", **kw) as w:
-        for rec in job.records():
-            w.append(rec.view(np.uint8) if raw else rec)
+    w = cs.create(f, "s", "raw" if raw else "<f8", **kw)
+    t.append(time.perf_counter())
+    for rec in job.records():
+        w.append(rec.view(np.uint8) if raw else rec)
+    t.append(time.perf_counter())
+    w.close()
     f.close()
+    t.append(time.perf_counter())
+    phases[:] = [b - a for a, b in zip(t, t[1:])]
 
     def check() -> None:
         g = colfile.File(str(d / "f"), "r")
@@ -192,17 +204,21 @@ def run_grow(d: Path, comm: Any, parallel: bool, job: Job, durable: bool) -> Cal
 
 
 def trial(method: str, base: Path, comm: Any, parallel: bool, jobs: dict[str, Job],
-          args: argparse.Namespace, n: int) -> tuple[float, int]:
-    """(seconds, bytes of all ranks) of one trial, checked."""
+          args: argparse.Namespace, n: int) -> tuple[float, int, list[float]]:
+    """(seconds, bytes of all ranks, the stream's phases) of one trial,
+    checked.  The phases (streams only): File open and stream create, the
+    appends, commit and File close, each the slowest rank's, as each rank
+    timed it alone (no barrier between them)."""
     d = base / f"{method}-{n}"
     if comm.rank == 0:
         d.mkdir()
     comm.Barrier()
     job = jobs["grow" if method == "grow" else "all"]
     comm.Barrier()
+    phases: list[float] = []
     t0 = time.perf_counter()
     if method in ("stream", "stream-raw"):
-        check = run_stream(d, comm, parallel, job, args.durable, method == "stream-raw")
+        check = run_stream(d, comm, parallel, job, args.durable, method == "stream-raw", phases)
     elif method in ("files", "files-tofile"):
         check = run_files(d, comm, parallel, job, args.durable, method == "files-tofile")
     else:
@@ -213,11 +229,13 @@ def trial(method: str, base: Path, comm: Any, parallel: bool, jobs: dict[str, Jo
     if not args.no_verify:
         check()
     total = comm.allreduce(job.nbytes)
+    every = comm.gather(phases, root=0)
+    slowest = [max(p[k] for p in every) for k in range(len(phases))] if comm.rank == 0 else []
     comm.Barrier()
     if comm.rank == 0:
         shutil.rmtree(d)
     comm.Barrier()
-    return seconds, total
+    return seconds, total, slowest
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
@@ -255,7 +273,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def report(results: dict[str, list[tuple[float, int]]], args: argparse.Namespace, nranks: int) -> str:
+def report(results: dict[str, list[tuple[float, int]]], args: argparse.Namespace, nranks: int,
+           phases: dict[str, list[list[float]]] | None = None) -> str:
     lines = [f"task-local appends: {nranks} process{'' if nranks == 1 else 'es'}, {args.records} records each "
              f"({args.min_bytes} .. {args.max_bytes} bytes, log-uniform; grow: {args.grow_records}), "
              f"{args.repeats} interleaved trials, {'durable' if args.durable else 'page cache'}",
@@ -272,6 +291,11 @@ def report(results: dict[str, list[tuple[float, int]]], args: argparse.Namespace
         pairs = [ss / rs for (ss, _), (rs, _) in zip(results["stream"], results["stream-raw"])]
         lines += ["", f"statistics: stream with statistics takes {statistics.median(pairs):.3f}x the time "
                   "of the raw stream (median of per-trial ratios)"]
+    for m, ps in (phases or {}).items():
+        if ps and all(ps):
+            med = [statistics.median(p[k] for p in ps) for k in range(3)]
+            lines.append(f"phases of {m} (median s, slowest rank): open+create {med[0]:.4f}, appends {med[1]:.4f}, "
+                         f"commit+close {med[2]:.4f}")
     return "\n".join(lines)
 
 
@@ -284,24 +308,29 @@ def main(argv: list[str] | None = None) -> int:
     base = Path(comm.bcast(base, root=0))
     jobs = {"all": Job(args, comm.rank, args.records), "grow": Job(args, comm.rank, args.grow_records)}
     results: dict[str, list[tuple[float, int]]] = {m: [] for m in args.method_list}
+    phases: dict[str, list[list[float]]] = {m: [] for m in args.method_list if m.startswith("stream")}
     try:
         k = len(args.method_list)
         for n in range(args.repeats):
             order = args.method_list[n % k:] + args.method_list[:n % k]
             for m in order:
-                results[m].append(trial(m, base, comm, parallel, jobs, args, n))
+                seconds, total, slowest = trial(m, base, comm, parallel, jobs, args, n)
+                results[m].append((seconds, total))
+                if m in phases:
+                    phases[m].append(slowest)
     finally:
         comm.Barrier()
         if comm.rank == 0:
             shutil.rmtree(base, ignore_errors=True)
     if comm.rank == 0:
-        print(report(results, args, comm.size))
+        print(report(results, args, comm.size, phases))
         if not args.no_verify:
             print("every trial verified")
         if args.json:
             Path(args.json).write_text(json.dumps(
                 {"ranks": comm.size, "args": {k: v for k, v in vars(args).items() if k != "method_list"},
-                 "trials": {m: [{"seconds": s, "bytes": b} for s, b in r] for m, r in results.items()}},
+                 "trials": {m: [{"seconds": s, "bytes": b} for s, b in r] for m, r in results.items()},
+                 "phases": phases},
                 indent=1))
     return 0
 

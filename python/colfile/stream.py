@@ -93,8 +93,17 @@ class StreamTask:
         self._writer._check_open()
         w = self._writer
         if w.raw:  # any bytes: of a bytes-like object, or of an array as it is in memory
-            arr = np.frombuffer(rows if isinstance(rows, (bytes, bytearray, memoryview))
-                                else np.ascontiguousarray(rows).tobytes(), np.uint8)
+            if isinstance(rows, (bytes, bytearray, memoryview)):
+                arr = np.frombuffer(rows, np.uint8)
+            else:
+                # the bytes tobytes() gives (C order), without copying a
+                # contiguous array's
+                a = np.asarray(rows)
+                if not a.flags.c_contiguous:
+                    a = np.ascontiguousarray(a)
+                arr = a.reshape(-1).view(np.uint8)
+        elif type(rows) is np.ndarray and rows.dtype == w.dtype and rows.flags.c_contiguous:
+            arr = rows  # the common case, checked cheaply: no conversion
         else:
             arr = np.asarray(rows)
             if arr.dtype != w.dtype:
@@ -176,41 +185,69 @@ class StreamWriter:
         self._flush_parts()
 
     def _flush_parts(self) -> None:
-        """The commit under MPI, in parts (``cf_stream_task_part``; as
-        ``cf_mpi_stream_flush`` does): rank 0 writes the table's head and
-        checksum line, the last rank of each physical file its ranks'
-        lines, so no rank receives every task's chunk CRCs and statistics;
-        rank 0 gets one (length, CRC32C) pair per rank."""
+        """The commit under MPI, in parts (``cf_stream_task_part``; the
+        table ``cf_mpi_stream_flush`` writes): rank 0 writes the table's
+        head and checksum line, the last rank of each physical file its
+        ranks' lines, so no rank receives every task's chunk CRCs and
+        statistics; rank 0 gets one (length, CRC32C) pair per rank.  Four
+        collectives whatever the layout (a gather, a scatter, a gather, a
+        broadcast; a gather per physical file besides when ranks share
+        one): each is a wait for the slowest rank."""
         comm = self._comm
         mc = comm.comm
-        text, crc = _mpi.agree(comm, lambda: _s.task_part(self.task()._h))
-        pairs = mc.gather((len(text), crc), root=0)
-        before = mc.exscan(len(text)) if comm.size > 1 else 0
-        before = before or 0
-        tmp, hlen, hcrc = _mpi.agree(comm, lambda: _s.part_begin(self._h), root=0)
-        if self._fcomm is None:  # the ranks of one physical file (neighbours)
-            self._fcomm = mc.Split(_s.file_of(self.tasks, self.files, comm.rank)[0], comm.rank)
-        fc = self._fcomm
-        parts = fc.gather((before, text), root=fc.size - 1)
-
-        def write() -> None:
-            _s.part_write(self._h, tmp, hlen + parts[0][0], b"".join(t for _, t in parts), True)
-
+        me = comm.rank
+        text, crc, failure = b"", 0, None
         try:
-            _mpi.agree(comm, write if fc.rank == fc.size - 1 else None)
-        except Exception:
-            if comm.rank == 0:
-                _s.part_end(self._h, tmp, 0, 0, False)
-            raise
-
-        def end() -> None:
-            total, all_crc = hlen, hcrc
-            for n, c in pairs:
-                all_crc = _s.crc32c_join(all_crc, c, n)
-                total += n
-            _s.part_end(self._h, tmp, total, all_crc, True)
-
-        _mpi.agree(comm, end, root=0)
+            text, crc = _s.task_part(self.task()._h)
+        except Exception as exc:
+            failure = exc
+        got = mc.gather((_mpi._status(failure, me) if failure else None, len(text), crc), root=0)
+        tmp, total, all_crc = "", 0, 0
+        orders: list[Any] | None = None
+        if me == 0:
+            bad = [g[0] for g in got if g[0] is not None]
+            if not bad:
+                try:
+                    tmp, hlen, all_crc = _s.part_begin(self._h)
+                except Exception as exc:
+                    bad = [_mpi._status(exc, 0)]
+            if bad:
+                orders = [(bad, None)] * comm.size
+            else:  # each rank's lines go after the head and the lines of the ranks before it
+                orders, total = [], hlen
+                for _, n, c in got:
+                    orders.append((None, (tmp, total)))
+                    all_crc = _s.crc32c_join(all_crc, c, n)
+                    total += n
+        bad, where = mc.scatter(orders, root=0)
+        if bad:
+            raise _mpi._rebuild(bad) from failure
+        tmp, at = where
+        failure = None
+        try:
+            if self.files == self.tasks:  # one task per file: each rank writes its own lines
+                _s.part_write(self._h, tmp, at, text, True)
+            else:
+                if self._fcomm is None:  # the ranks of one physical file (neighbours)
+                    self._fcomm = mc.Split(_s.file_of(self.tasks, self.files, me)[0], me)
+                fc = self._fcomm
+                parts = fc.gather((at, text), root=fc.size - 1)
+                if fc.rank == fc.size - 1:
+                    _s.part_write(self._h, tmp, parts[0][0], b"".join(t for _, t in parts), True)
+        except Exception as exc:
+            failure = exc
+        got = mc.gather(_mpi._status(failure, me) if failure else None, root=0)
+        outcome = None
+        if me == 0:
+            bad = [g for g in got if g is not None]
+            try:
+                _s.part_end(self._h, tmp, total, all_crc, not bad)
+            except Exception as exc:
+                bad = bad or [_mpi._status(exc, 0)]
+            outcome = bad or None
+        outcome = mc.bcast(outcome, root=0)
+        if outcome:
+            raise _mpi._rebuild(outcome) from failure
 
     def close(self) -> None:
         """Commit (:meth:`flush`) and release the writer (also on failure)."""
@@ -275,7 +312,14 @@ def create(file: colfile.File, name: str, dtype: Any, *, nmemb: int = 1, tasks: 
         raise InvalidArgumentError(f"{name}: under comm= there is one task per rank ({comm.size}), "
                                    f"not {tasks}")
     if files == 0:
-        files = _s.files_default(fh, comm.size, _nodes(comm.comm))
+        # the nodes count only on a file system where the default is one
+        # file per node: rank 0's decides (the one whose layout counts), and
+        # on a local one no rank waits for the others to count them
+        mine = 0
+        if comm.rank == 0:
+            one = _s.files_default(fh, comm.size, 1)
+            mine = one if one == _s.files_default(fh, comm.size, comm.size) else 0
+        files = comm.bcast(mine, root=0) or _s.files_default(fh, comm.size, _nodes(comm.comm))
     return _collective(file, name, lambda: _s.create(fh, name, tok, nmemb, _s.layout_choose(
         fh, comm.size, files, chunk, align)))
 

@@ -34,9 +34,10 @@ void cf_stream_reader_close(cf_stream_reader *r)
     free(r);
 }
 
-int cf_stream_open(cf_stream_reader **out, cf_file *f, const char *name, cf_error *err)
+int cf__stream_reader_new(cf_stream_reader **out, cf_file *f, const char *name, const char *caller,
+                          int (*load)(cf_stream_reader *, cf_error *), cf_error *err)
 {
-    if (!out || !f || !name) return CF_FAIL(err, CF_EARG, "cf_stream_open: NULL argument");
+    if (!out || !f || !name) return CF_FAIL(err, CF_EARG, "%s: NULL argument", caller);
     int rc;
     if ((rc = cf_name_check(name, err))) return rc;
     if ((rc = cf__name_confine(cf_file_path(f), name, err))) return rc;
@@ -46,34 +47,49 @@ int cf_stream_open(cf_stream_reader **out, cf_file *f, const char *name, cf_erro
         free(r);
         return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", cf_file_path(f));
     }
-    char *header = cf__path_join(r->path, "header"), *table = cf__path_join(r->path, CF__STREAM_TABLE);
-    char *text = NULL;
-    size_t len = 0;
-    if (!header || !table) rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", r->path);
+    char *header = cf__path_join(r->path, "header");
+    if (!header) rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", r->path);
     else if (cf__exists(header)) rc = CF_FAIL(err, CF_EKIND, "%s: is a column, not a stream", r->path);
-    else if ((rc = cf__read_file_at(AT_FDCWD, table, 1, &text, &len, err)) == CF_ENOENT)
-        rc = CF_FAIL(err, CF_ENOENT, "%s: no stream (no %s)", r->path, CF__STREAM_TABLE);
-    if (rc == 0) rc = cf__stream_table_parse(&r->table, text, len, table, err);
-    r->table_read = (int64_t)len;
-    free(text);
+    else rc = load(r, err);
     free(header);
-    free(table);
     if (rc == 0) {
         int64_t tasks = r->table.layout.tasks, files = r->table.layout.files;
-        r->start = malloc((size_t)(tasks + 1) * sizeof *r->start);
+        r->start = calloc((size_t)tasks + 1, sizeof *r->start);
         r->fds = malloc((size_t)files * sizeof *r->fds);
         if (!r->start || !r->fds) rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", r->path);
-        else {
+        else
             for (int64_t i = 0; i < files; i++) r->fds[i] = -1;
-            r->start[0] = 0;
-            for (int64_t i = 0; i < tasks; i++) r->start[i + 1] = r->start[i] + r->table.bytes[i] / r->table.rowbytes;
-        }
     }
     if (rc) {
         cf_stream_reader_close(r);
         return rc;
     }
     *out = r;
+    return 0;
+}
+
+/* The whole table, parsed. */
+static int load_whole(cf_stream_reader *r, cf_error *err)
+{
+    char *table = cf__path_join(r->path, CF__STREAM_TABLE), *text = NULL;
+    size_t len = 0;
+    if (!table) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", r->path);
+    int rc = cf__read_file_at(AT_FDCWD, table, 1, &text, &len, err);
+    if (rc == CF_ENOENT) rc = CF_FAIL(err, CF_ENOENT, "%s: no stream (no %s)", r->path, CF__STREAM_TABLE);
+    if (rc == 0) rc = cf__stream_table_parse(&r->table, text, len, table, err);
+    r->table_read = (int64_t)len;
+    free(text);
+    free(table);
+    return rc;
+}
+
+int cf_stream_open(cf_stream_reader **out, cf_file *f, const char *name, cf_error *err)
+{
+    int rc = cf__stream_reader_new(out, f, name, "cf_stream_open", load_whole, err);
+    if (rc) return rc;
+    cf_stream_reader *r = *out;
+    for (int64_t i = 0; i < r->table.layout.tasks; i++)
+        r->start[i + 1] = r->start[i] + r->table.bytes[i] / r->table.rowbytes;
     return 0;
 }
 

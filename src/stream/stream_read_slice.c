@@ -12,47 +12,19 @@
 
 #include "checksum.h"
 #include "error.h"
-#include "file.h"
 #include "fsutil.h"
-#include "names.h"
 #include "stream_reader.h"
+
+/* The head lines and the checksum line, the table kept open. */
+static int load_ends(cf_stream_reader *r, cf_error *err)
+{
+    return cf__stream_read_ends(r->path, &r->table, &r->head, &r->head_len, &r->table_len, &r->seal_crc,
+                                &r->head_crc, &r->table_read, &r->table_fd, err);
+}
 
 static int open_ends(cf_stream_reader **out, cf_file *f, const char *name, cf_error *err)
 {
-    if (!out || !f || !name) return CF_FAIL(err, CF_EARG, "cf_stream_open_head: NULL argument");
-    int rc;
-    if ((rc = cf_name_check(name, err))) return rc;
-    if ((rc = cf__name_confine(cf_file_path(f), name, err))) return rc;
-    cf_stream_reader *r = calloc(1, sizeof *r);
-    if (r) r->table_fd = -1;
-    if (!r || !(r->path = cf__path_join(cf_file_path(f), name))) {
-        free(r);
-        return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", cf_file_path(f));
-    }
-    char *header = cf__path_join(r->path, "header");
-    uint32_t seal = 0, hcrc = 0;
-    if (!header) rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", r->path);
-    else if (cf__exists(header)) rc = CF_FAIL(err, CF_EKIND, "%s: is a column, not a stream", r->path);
-    else
-        rc = cf__stream_read_ends(r->path, &r->table, &r->head, &r->head_len, &r->table_len, &seal, &hcrc,
-                                  &r->table_read, &r->table_fd, err);
-    free(header);
-    r->seal_crc = seal;
-    r->head_crc = hcrc;
-    if (rc == 0) {
-        int64_t tasks = r->table.layout.tasks, files = r->table.layout.files;
-        r->start = calloc((size_t)tasks + 1, sizeof *r->start);
-        r->fds = malloc((size_t)files * sizeof *r->fds);
-        if (!r->start || !r->fds) rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", r->path);
-        else
-            for (int64_t i = 0; i < files; i++) r->fds[i] = -1;
-    }
-    if (rc) {
-        cf_stream_reader_close(r);
-        return rc;
-    }
-    *out = r;
-    return 0;
+    return cf__stream_reader_new(out, f, name, "cf_stream_open_head", load_ends, err);
 }
 
 int cf_stream_open_head(cf_stream_reader **out, cf_file *f, const char *name, const char **head, int64_t *head_len,

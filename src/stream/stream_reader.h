@@ -22,6 +22,13 @@ struct cf_stream_reader {
     int64_t *line_at;  /* [tasks + 1]: where each task's lines start, or NULL */
 };
 
+/* A reader of stream `name` of f: the name checked and confined to the
+ * File, CF_EKIND for a column, then load(r) reads the table (whole, or its
+ * ends) and r gets room for its tasks' first rows (all 0) and files (none
+ * open); CF_EARG "<caller>: NULL argument".  r is freed on failure. */
+int cf__stream_reader_new(cf_stream_reader **out, cf_file *f, const char *name, const char *caller,
+                          int (*load)(cf_stream_reader *, cf_error *), cf_error *err);
+
 /* Make task `task`'s chunk records present (an open in slices reads its
  * lines from the table the first time); 0 for any other reader. */
 int cf__stream_reader_need(cf_stream_reader *r, int64_t task, cf_error *err);

@@ -1,5 +1,6 @@
 /* stream_rows.h - the rows the stream tests write and check (tests/c and
- * tests/mpi): row i of task t holds t * 1000000 + i as <i8. */
+ * tests/mpi): row i of task t holds t * 1000000 + i as <i8; or, in the
+ * tables read in slices, the pair (t * 1e5 + i, -i) as two <f8. */
 #ifndef CF_TEST_STREAM_ROWS_H
 #define CF_TEST_STREAM_ROWS_H
 
@@ -66,6 +67,48 @@ static void stream_check_rows(cf_file *f, const char *name, int64_t tasks, const
             }
     free(all);
     cf_stream_reader_close(r);
+}
+
+/* Rows [from, to) of task `task` of a stream of pairs. */
+static inline void stream_append_pairs(cf_stream_task *t, int64_t task, int64_t from, int64_t to)
+{
+    cf_error err;
+    double buf[2 * 512];
+    for (int64_t at = from; at < to;) {
+        int64_t n = to - at < 512 ? to - at : 512;
+        for (int64_t i = 0; i < n; i++) {
+            buf[2 * i] = (double)task * 1e5 + (double)(at + i);
+            buf[2 * i + 1] = -(double)(at + i);
+        }
+        CHECK_OK(cf_stream_append(t, buf, n, &err), &err);
+        at += n;
+    }
+}
+
+/* Stream `name` of f, of pairs: `tasks` tasks over 2 files, 512-byte
+ * chunks (many statistics lines), `rounds` commits; round k appends rows
+ * [k sizes[t], (k + 1) sizes[t]) to each task t (growing tasks), the first
+ * creating the stream, the later ones reopening it (reading its table). */
+static inline void stream_make_pairs(cf_file *f, const char *name, int64_t tasks, const int64_t *sizes, int rounds)
+{
+    cf_error err;
+    cf_stream_layout l;
+    cf_stream_writer *w = NULL;
+    cf_stream_task *t;
+    CHECK_OK(cf_stream_layout_choose(&l, f, tasks, 2, 512, 512, &err), &err);
+    for (int k = 0; k < rounds; k++) {
+        if (k == 0) CHECK_OK(cf_stream_create(&w, f, name, "<f8", 2, &l, &err), &err);
+        else {
+            CHECK_OK(cf_stream_reopen(&w, f, name, &err), &err);
+            CHECK(cf_stream_writer_table_bytes(w) > 0);
+        }
+        if (!w) return;
+        for (int64_t r = 0; r < tasks; r++) {
+            CHECK_OK(cf_stream_task_open(&t, w, r, &err), &err);
+            stream_append_pairs(t, r, k * sizes[r], (k + 1) * sizes[r]);
+        }
+        CHECK_OK(cf_stream_close(w, &err), &err);
+    }
 }
 
 #endif

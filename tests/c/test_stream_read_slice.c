@@ -7,31 +7,14 @@
  * replaced by a commit in between by the joining reader. */
 #include "harness.h"
 #include "colfile_stream.h"
+#include "stream_rows.h"
 
 enum { TASKS = 7, RANKS = 4 };
 static const int64_t sizes[TASKS] = { 900, 0, 2500, 37, 0, 1800, 5 };
 
 static void make(cf_file *f, const char *name, int rounds)
 {
-    cf_error err;
-    cf_stream_layout l;
-    cf_stream_writer *w = NULL;
-    cf_stream_task *t;
-    double buf[2 * 2500];
-    CHECK_OK(cf_stream_layout_choose(&l, f, TASKS, 2, 512, 512, &err), &err);
-    for (int k = 0; k < rounds; k++) { /* growing tasks: each round appends as many rows again */
-        if (k == 0) CHECK_OK(cf_stream_create(&w, f, name, "<f8", 2, &l, &err), &err);
-        else CHECK_OK(cf_stream_reopen(&w, f, name, &err), &err);
-        for (int r = 0; r < TASKS; r++) {
-            CHECK_OK(cf_stream_task_open(&t, w, r, &err), &err);
-            for (int64_t i = 0; i < sizes[r]; i++) {
-                buf[2 * i] = (double)r * 1e5 + (double)(k * sizes[r] + i);
-                buf[2 * i + 1] = -(double)i;
-            }
-            CHECK_OK(cf_stream_append(t, buf, sizes[r], &err), &err);
-        }
-        CHECK_OK(cf_stream_close(w, &err), &err);
-    }
+    stream_make_pairs(f, name, TASKS, sizes, rounds);
 }
 
 /* RANKS readers of stream `name` opened in slices by `nreaders` of them;

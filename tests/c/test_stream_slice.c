@@ -7,45 +7,17 @@
  * CRC32C or a missing task are refused naming the table. */
 #include "harness.h"
 #include "colfile_stream.h"
+#include "stream_rows.h"
 
 enum { TASKS = 5 };
 static const int64_t sizes[TASKS] = { 900, 0, 2500, 37, 1800 };
 
-static void append_rows(cf_stream_task *t, int64_t task, int64_t from, int64_t to)
-{
-    cf_error err;
-    double buf[2 * 3000];
-    for (int64_t i = from; i < to; i++) {
-        buf[2 * (i - from)] = (double)task * 1e5 + (double)i;
-        buf[2 * (i - from) + 1] = -(double)i;
-    }
-    CHECK_OK(cf_stream_append(t, buf, to - from, &err), &err);
-}
-
 /* Stream `name` of TASKS tasks over 2 files, 512-byte chunks (many
  * statistics lines); the rows [0, sizes) committed, or [0, 2 sizes) after
- * a second round when `twice`. */
+ * a second round (a reopen) when `twice`. */
 static void make(cf_file *f, const char *name, int twice)
 {
-    cf_error err;
-    cf_stream_layout l;
-    cf_stream_writer *w = NULL;
-    cf_stream_task *t;
-    CHECK_OK(cf_stream_layout_choose(&l, f, TASKS, 2, 512, 512, &err), &err);
-    CHECK_OK(cf_stream_create(&w, f, name, "<f8", 2, &l, &err), &err);
-    for (int r = 0; r < TASKS; r++) {
-        CHECK_OK(cf_stream_task_open(&t, w, r, &err), &err);
-        append_rows(t, r, 0, sizes[r]);
-    }
-    CHECK_OK(cf_stream_close(w, &err), &err);
-    if (!twice) return;
-    CHECK_OK(cf_stream_reopen(&w, f, name, &err), &err);
-    CHECK(cf_stream_writer_table_bytes(w) > 0);
-    for (int r = 0; r < TASKS; r++) {
-        CHECK_OK(cf_stream_task_open(&t, w, r, &err), &err);
-        append_rows(t, r, sizes[r], 2 * sizes[r]);
-    }
-    CHECK_OK(cf_stream_close(w, &err), &err);
+    stream_make_pairs(f, name, TASKS, sizes, twice ? 2 : 1);
 }
 
 static void test_slices_give_the_table(void)
@@ -147,7 +119,7 @@ static void test_resume_as_reopen(void)
         CHECK_OK(cf_stream_task_open(&t, w, r, &err), &err);
         CHECK_EQ_INT(cf_stream_task_rows(t), sizes[r]);
         CHECK_FAILS(cf_stream_task_resume(w, r, text + at, ends[r] - at, &err), CF_EBUSY, &err, "already open");
-        append_rows(t, r, sizes[r], 2 * sizes[r]);
+        stream_append_pairs(t, r, sizes[r], 2 * sizes[r]);
     }
     /* commits in parts only: its table holds no other task */
     CHECK_FAILS(cf_stream_flush(w, &err), CF_EARG, &err, "in parts");
@@ -173,7 +145,7 @@ static void test_resume_as_reopen(void)
         int64_t from = r ? ends[r - 1] : 0;
         CHECK_OK(cf_stream_task_resume(w, r, text + from, ends[r] - from, &err), &err);
         CHECK_OK(cf_stream_task_open(&ts[r], w, r, &err), &err);
-        append_rows(ts[r], r, sizes[r], 2 * sizes[r]);
+        stream_append_pairs(ts[r], r, sizes[r], 2 * sizes[r]);
     }
     tmp = NULL;
     CHECK_OK(cf_stream_part_begin(w, &tmp, &at, &crc, &err), &err);

@@ -25,8 +25,12 @@ def test_streams_quick(tmp_path: Path) -> None:
     assert methods == ["stream", "stream-raw", "files", "files-tofile", "grow"]
     assert [r.split("|")[5].strip() for r in rows if r.startswith("| files |")] == ["1.00"]
     assert "stream with statistics takes" in text
+    for m in ("stream", "stream-raw"):  # where a stream's time goes
+        assert f"phases of {m} (median s, slowest rank): open+create " in text
     data = json.loads(out.read_text())
     assert data["ranks"] == 1 and set(data["trials"]) == set(methods)
+    assert set(data["phases"]) == {"stream", "stream-raw"}
+    assert all(len(p) == 3 and all(x > 0 for x in p) for t in data["phases"].values() for p in t)
     assert all(len(t) == 2 and all(x["seconds"] > 0 for x in t) for t in data["trials"].values())
     # the same bytes for every method but grow (fewer records)
     sizes = {m: {x["bytes"] for x in t} for m, t in data["trials"].items()}
