@@ -6,6 +6,7 @@
  * sizes (CF_MPI_TINY_BUILD) splits messages on purpose: it runs the same
  * calls without the bounds. */
 #include "mpi_harness.h"
+#include "chunked_column.h"
 
 static int counting;
 static long ncoll;
@@ -146,24 +147,8 @@ static void test_counts_owner_close(void)
     cf_error err;
     cf_file *f = NULL;
     cf_column *c = NULL;
-    void *meta = NULL;
-    size_t len = 0;
     CHECK_OK(cf_mpi_file_open(&f, cf_test_comm(), dir, CF_OPEN_WRITE | CF_OPEN_CREATE, &err), &err);
-    if (cf_test_rank() == 0) {
-        CHECK_OK(cf_column_create(&c, f, "x", "f8", 1, ROWS, 2, &err), &err);
-        CHECK_OK(cf_column_set_chunk_rows(c, 1, &err), &err);
-        CHECK_OK(cf_column_export_meta(c, &meta, &len, &err), &err);
-    }
-    uint64_t len64 = len;
-    MPI_Bcast(&len64, 1, MPI_UINT64_T, 0, cf_test_comm());
-    if (cf_test_rank() != 0) meta = malloc((size_t)len64);
-    MPI_Bcast(meta, (int)len64, MPI_BYTE, 0, cf_test_comm());
-    if (cf_test_rank() != 0) {
-        CHECK_OK(cf_column_open_meta(&c, f, meta, (size_t)len64, &err), &err);
-        free(meta);
-    } else {
-        cf_free(meta);
-    }
+    c = create_chunked(f, "x", "f8", 1, ROWS, 2, 1);
     int64_t first = 0, n = cf_plan_share(ROWS, cf_test_size(), cf_test_rank(), &first);
     double *v = calloc((size_t)(n ? n : 1), sizeof *v);
     CHECK_OK(cf_column_write(c, first, n, v, NULL, 8, 8, &err), &err);
