@@ -80,6 +80,22 @@ def assert_same_files(got: dict[str, bytes], want: dict[str, bytes]) -> None:
         assert got[name] == want[name], name
 
 
+def colfile_cli(*args: Any) -> list[str]:
+    """The command line of ``python -m colfile args...``."""
+    return [sys.executable, "-m", "colfile", *map(str, args)]
+
+
+def convert_split_and_serial(src: Path, out: Path, nranks: int) -> tuple[Path, Path]:
+    """``colfile convert`` of src into out/par (3 blobs a column) under
+    ``mpiexec -n nranks`` and into out/ser on one rank; both must succeed."""
+    par, ser = out / "par", out / "ser"
+    proc = launch(nranks, colfile_cli("convert", "--nfile", "3", src, par))
+    assert proc.returncode == 0, proc.stderr
+    proc = launch(1, colfile_cli("convert", src, ser))
+    assert proc.returncode == 0, proc.stderr
+    return par, ser
+
+
 def child_env(**extra: str) -> dict[str, str]:
     """This process's environment (COLFILE_LIBRARY and all), with the
     directory this colfile was imported from first on PYTHONPATH, and
