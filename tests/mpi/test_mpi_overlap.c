@@ -14,11 +14,13 @@ static const char *mode_names[] = { "throttled", "aggregated", "auto" };
 
 static double value(int64_t row) { return (double)row * 3 + 0.5; }
 
-/* A File with column "x" of ROWS rows per rank in one blob per rank. */
-static cf_column *create_x(cf_file **f, const char *dir)
+/* A File named after write mode m (its path put in dir) with column "x" of
+ * ROWS rows per rank in one blob per rank. */
+static cf_column *create_x(cf_file **f, char dir[4200], int m)
 {
     cf_error err;
     cf_column *c = NULL;
+    snprintf(dir, 4200, "%s/%s", cf_test_dir(), mode_names[m]);
     cf_mpi_options o;
     cf_mpi_options_init(&o);
     o.nfile = cf_test_size();
@@ -61,10 +63,9 @@ static void test_same_start_everywhere(void)
     if (cf_test_size() < 2) return; /* one rank cannot overlap itself */
     for (int m = 0; m < 3; m++) {
         char dir[4200];
-        snprintf(dir, sizeof dir, "%s/%s", cf_test_dir(), mode_names[m]);
         cf_file *f = NULL;
         cf_error err;
-        cf_column *c = create_x(&f, dir);
+        cf_column *c = create_x(&f, dir, m);
         int rc = write_rows(c, modes[m], 0, ROWS, &err);
         check_overlap_refused(rc, &err, dir, "x", 0, 0, 5, 1, 0, 5);
         CHECK(blobs_empty(dir)); /* nothing was written */
@@ -101,10 +102,9 @@ static void test_partial_overlap_named(void)
     if (size < 2) return;
     for (int m = 0; m < 3; m++) {
         char dir[4200];
-        snprintf(dir, sizeof dir, "%s/%s", cf_test_dir(), mode_names[m]);
         cf_file *f = NULL;
         cf_error err;
-        cf_column *c = create_x(&f, dir);
+        cf_column *c = create_x(&f, dir, m);
         /* The last rank writes first (rows 0..1), the one before it writes
          * rows 1..5: they share row 1.  The others write their own rows
          * after them. */
@@ -127,10 +127,9 @@ static void test_gaps_and_empty_ranges_pass(void)
     int size = cf_test_size(), rank = cf_test_rank();
     for (int m = 0; m < 3; m++) {
         char dir[4200];
-        snprintf(dir, sizeof dir, "%s/%s", cf_test_dir(), mode_names[m]);
         cf_file *f = NULL;
         cf_error err;
-        cf_column *c = create_x(&f, dir);
+        cf_column *c = create_x(&f, dir, m);
         /* Rank r writes the first 3 rows of rank (size-1-r)'s share; the
          * last rank also writes nothing at row 1. */
         int64_t start = (int64_t)(size - 1 - rank) * ROWS;
