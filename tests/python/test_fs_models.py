@@ -85,6 +85,18 @@ def _python(env: dict[str, str], code: str, *args: str) -> subprocess.CompletedP
     return r
 
 
+def _harness(cmd: list[str], summary: Path, cannot: str) -> tuple[dict[str, Any], str]:
+    """Runs a harness (cmd) that writes its JSON summary to summary: the
+    summary and the end of what it printed (printed too); the test fails
+    with `cannot` where the harness could not run."""
+    r = subprocess.run(cmd, env=_env(), capture_output=True, text=True, timeout=BUDGET * 4 + 600)
+    out = r.stdout[-8000:] + r.stderr[-3000:]
+    if r.returncode == 2 or not summary.exists():
+        pytest.fail(f"{cannot} (status {r.returncode}):\n{out}")
+    print(out)
+    return json.loads(summary.read_text()), out
+
+
 def _repair(path: Path, env: dict[str, str], *opts: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "colfile.cli", "repair", *opts, str(path)], env=env,
                           capture_output=True, text=True, timeout=120)
@@ -195,12 +207,7 @@ def test_crash_harness_under(tmp_path: Path, model: str) -> None:
     cmd = [sys.executable, str(CRASH / "run_crash.py"), "--budget", str(BUDGET), "--fs", model,
            "--mode", "kill,rankkill,inject,powerloss,faults", "--mpi", "--nranks", "2", "--build", str(build),
            "--json", str(summary), "--keep", str(tmp_path / "failures"), "--workdir", str(tmp_path / "work")]
-    r = subprocess.run(cmd, env=_env(), capture_output=True, text=True, timeout=BUDGET * 4 + 600)
-    out = r.stdout[-8000:] + r.stderr[-3000:]
-    if r.returncode == 2 or not summary.exists():
-        pytest.fail(f"the crash harness could not run under {model} (status {r.returncode}):\n{out}")
-    s = json.loads(summary.read_text())
-    print(out)
+    s, out = _harness(cmd, summary, f"the crash harness could not run under {model}")
     assert s["fs"]["model"] == model
     assert sum(m.get("trials", 0) for m in s["modes"].values()) > 0, out
     assert s["run_violations"] == [], f"{s['run_violations']}\n{out}"
@@ -229,12 +236,7 @@ def test_concurrency_harness_under(tmp_path: Path, model: str, locking: str) -> 
            "--fs", model, "--locking", locking, "--round-seconds", "3", "--startup", "1.5",
            "--build", str(build), "--json", str(summary), "--keep", str(tmp_path / "failures"),
            "--workdir", str(tmp_path / "work")]
-    r = subprocess.run(cmd, env=_env(), capture_output=True, text=True, timeout=BUDGET * 4 + 600)
-    out = r.stdout[-8000:] + r.stderr[-3000:]
-    if r.returncode == 2 or not summary.exists():
-        pytest.fail(f"the concurrency harness could not run under {model} (status {r.returncode}):\n{out}")
-    s = json.loads(summary.read_text())
-    print(out)
+    s, out = _harness(cmd, summary, f"the concurrency harness could not run under {model}")
     assert s["fs"] == model and s["locking"] == locking
     assert s["rounds"] >= 1 and s["operations"] > 0, out
     assert s["violations"] == 0, (f"{s['violations']} violations under {model}: "
