@@ -185,6 +185,20 @@ def outcome(fn: Any) -> tuple[Any, BaseException | None]:
         return None, exc
 
 
+def assign_as_numpy(arr: Any, col: Any, key: Any, value: Any) -> BaseException | None:
+    """``arr[key] = value``, then ``col[key] = value``: where numpy raised,
+    the column must raise the same class (numpy's exception is returned);
+    else the column is written too."""
+    try:
+        arr[key] = value
+    except Exception as exc:  # noqa: BLE001 - its class is compared
+        with pytest.raises(type(exc)):
+            col[key] = value
+        return exc
+    col[key] = value
+    return None
+
+
 def assert_same_outcome(expected: tuple[Any, BaseException | None],
                         got: tuple[Any, BaseException | None], what: str) -> None:
     want, werr = expected
@@ -686,12 +700,7 @@ def test_mask_write_errors_follow_the_key_spelling(tmp_path: Any) -> None:
         m = np.ones((9, 3), bool)
         for key in [m, (m,), (m, ...), (..., m)]:
             value = np.zeros((0, 0), "i1")
-            try:
-                a[key] = value
-            except Exception as exc:  # noqa: BLE001 - its class is compared
-                with pytest.raises(type(exc)):
-                    c[key] = value
-            else:
+            if assign_as_numpy(a, c, key, value) is None:
                 raise AssertionError(f"numpy accepted {key!r}")
         np.testing.assert_array_equal(c[:], a)
 
@@ -780,13 +789,7 @@ def test_one_element_refuses_sequences_as_numpy(tmp_path: Any) -> None:
         for col, arr, key, value in cases:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                try:
-                    arr[key] = value
-                except Exception as exc:  # noqa: BLE001 - its class is compared
-                    with pytest.raises(type(exc)):
-                        col[key] = value
-                else:
-                    col[key] = value
+                assign_as_numpy(arr, col, key, value)
         np.testing.assert_array_equal(c[:], a)
         np.testing.assert_array_equal(v[:], b)
 
