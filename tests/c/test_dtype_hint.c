@@ -39,10 +39,9 @@ static void test_create_and_write_name_the_column(void)
 {
     char dir[4200], want[4400];
     snprintf(dir, sizeof dir, "%s/f", cf_test_dir());
-    cf_file *f = NULL;
+    cf_file *f = cf_test_open_new("f");
     cf_column *c = NULL;
     cf_error err;
-    CHECK_OK(cf_file_open(&f, dir, CF_OPEN_WRITE | CF_OPEN_CREATE, &err), &err);
     snprintf(want, sizeof want, "%s/x: unreasonable dtype 'float64': width 'loat64' is not a decimal number; "
              "did you mean 'f8'?", dir);
     CHECK_EQ_INT(cf_column_create(&c, f, "x", "float64", 1, 3, 1, &err), CF_EDTYPE);

@@ -67,6 +67,39 @@ static void make(cf__stats *s, cf__header *h, uint32_t **crc, unsigned char **kn
     }
 }
 
+/* Which blobs' statistics the index holds (not the last one's). */
+static const unsigned char USABLE[NFILE] = { 1, 1, 1, 0 };
+
+/* The test column's statistics, chunk CRCs and index file as
+ * cf__index_build writes it. */
+typedef struct {
+    cf__stats s;
+    cf__header h;
+    uint32_t *crc;
+    unsigned char *known, *buf;
+    int64_t nchunks;
+    size_t len;
+} built_index;
+
+static void build_index(built_index *ix)
+{
+    cf_error err;
+    ix->buf = NULL;
+    ix->len = 0;
+    make(&ix->s, &ix->h, &ix->crc, &ix->known, &ix->nchunks);
+    CHECK_OK(cf__index_build(&ix->s, &ix->h, "<f8", USABLE, ix->crc, ix->known, &ix->buf, &ix->len, "t", &err),
+             &err);
+}
+
+static void free_index(built_index *ix)
+{
+    free(ix->buf);
+    free(ix->crc);
+    free(ix->known);
+    cf__stats_free(&ix->s);
+    cf__header_free(&ix->h);
+}
+
 /* Join pieces p[0 .. n) of one page: left to right, or as a tree. */
 static void join(cf__index_piece *p, int64_t n, int tree, const cf__dtype *dt)
 {
@@ -132,20 +165,14 @@ static void check_level(const unsigned char *rec, int64_t count, const int64_t *
 
 static void test_upper_levels_from_pieces(void)
 {
-    cf__stats s;
-    cf__header h;
-    uint32_t *crc = NULL;
-    unsigned char *known = NULL, *buf = NULL, usable[NFILE] = { 1, 1, 1, 0 };
-    int64_t nchunks = 0;
-    size_t len = 0;
     cf_error err;
-    make(&s, &h, &crc, &known, &nchunks);
-    CHECK_OK(cf__index_build(&s, &h, "<f8", usable, crc, known, &buf, &len, "t", &err), &err);
+    built_index ix;
+    build_index(&ix);
     cf__index_geom g;
-    CHECK_OK(cf__index_parse_head(&g, buf, len, (int64_t)len, "t", &err), &err);
+    CHECK_OK(cf__index_parse_head(&g, ix.buf, ix.len, (int64_t)ix.len, "t", &err), &err);
     CHECK_EQ_INT(g.nlevels, 3); /* 65,619 chunks: pages of pages */
     const int64_t rb = cf__index_rec_bytes(NMEMB);
-    int64_t *rows = malloc((size_t)nchunks * sizeof *rows), *up = malloc((size_t)nchunks * sizeof *up);
+    int64_t *rows = malloc((size_t)ix.nchunks * sizeof *rows), *up = malloc((size_t)ix.nchunks * sizeof *up);
     const int cuts[] = { 0, 1, 7, 64 };
     for (size_t c = 0; c < sizeof cuts / sizeof *cuts; c++) {
         for (int tree = 0; tree < 2; tree++) {
@@ -153,30 +180,26 @@ static void test_upper_levels_from_pieces(void)
                 for (int64_t kk = 0; kk * CHUNK < ROWS[b]; kk++, k++)
                     rows[k] = ROWS[b] - kk * CHUNK < CHUNK ? ROWS[b] - kk * CHUNK : CHUNK;
             for (int l = 0; l + 1 < g.nlevels; l++) {
-                check_level(buf + g.offset[l], g.count[l], rows, cuts[c], tree, &h.dtype, buf + g.offset[l + 1],
+                check_level(ix.buf + g.offset[l], g.count[l], rows, cuts[c], tree, &ix.h.dtype, ix.buf + g.offset[l + 1],
                             g.fanout, up, NULL);
                 memcpy(rows, up, (size_t)g.count[l + 1] * sizeof *rows);
             }
             /* the head's CRC32C of the top level, from pieces of it */
             uint32_t top = 0;
             int l = g.nlevels - 1;
-            check_level(buf + g.offset[l], g.count[l], rows, cuts[c], tree, &h.dtype, NULL, g.fanout, NULL, &top);
-            CHECK_EQ_INT(top, le32(buf + 72));
+            check_level(ix.buf + g.offset[l], g.count[l], rows, cuts[c], tree, &ix.h.dtype, NULL, g.fanout, NULL, &top);
+            CHECK_EQ_INT(top, le32(ix.buf + 72));
         }
     }
     /* the blob without statistics leaves its parents without them */
-    const unsigned char *last = buf + g.offset[1] + (g.count[1] - 1) * rb;
+    const unsigned char *last = ix.buf + g.offset[1] + (g.count[1] - 1) * rb;
     CHECK_EQ_INT(cf__index_rec_flags(last) & CF__INDEX_STATS, 0);
-    CHECK_EQ_INT(cf__index_rec_flags(buf + g.offset[1]) & CF__INDEX_STATS, CF__INDEX_STATS);
-    CHECK_FAILS(cf__index_pieces(buf, 0, 1, NULL, NMEMB, &h.dtype, 256, &(cf__index_piece *){ NULL },
+    CHECK_EQ_INT(cf__index_rec_flags(ix.buf + g.offset[1]) & CF__INDEX_STATS, CF__INDEX_STATS);
+    CHECK_FAILS(cf__index_pieces(ix.buf, 0, 1, NULL, NMEMB, &ix.h.dtype, 256, &(cf__index_piece *){ NULL },
                                  &(int64_t){ 0 }, "col", &err), CF_EARG, &err, "col: ");
     free(rows);
     free(up);
-    free(buf);
-    free(crc);
-    free(known);
-    cf__stats_free(&s);
-    cf__header_free(&h);
+    free_index(&ix);
 }
 
 /* The whole file from owners of chunk ranges, each holding only its
@@ -185,47 +208,41 @@ static void test_upper_levels_from_pieces(void)
  * levels above from pieces, the head from the top level's CRC32C. */
 static void test_index_from_owners(void)
 {
-    cf__stats s;
-    cf__header h;
-    uint32_t *crc = NULL;
-    unsigned char *known = NULL, *buf = NULL, usable[NFILE] = { 1, 1, 1, 0 };
-    int64_t nchunks = 0;
-    size_t len = 0;
     cf_error err;
-    make(&s, &h, &crc, &known, &nchunks);
-    CHECK_OK(cf__index_build(&s, &h, "<f8", usable, crc, known, &buf, &len, "t", &err), &err);
+    built_index ix;
+    build_index(&ix);
     int64_t count[CF__INDEX_LEVELS_MAX], offset[CF__INDEX_LEVELS_MAX], size = 0;
-    int nl = cf__index_layout(nchunks, NMEMB, count, offset, &size);
-    CHECK_EQ_INT(size, (int64_t)len);
+    int nl = cf__index_layout(ix.nchunks, NMEMB, count, offset, &size);
+    CHECK_EQ_INT(size, (int64_t)ix.len);
     const int64_t rb = cf__index_rec_bytes(NMEMB);
     enum { P = 6 };
     /* owner ranges: one inside a blob, one across the empty blob, one a single chunk */
-    const int64_t cut[P + 1] = { 0, 1000, 34999, 35002, 35003, 65000, nchunks };
-    unsigned char ok[NFILE] = { 1, 1, 1, 1 }, *file = calloc(1, len);
+    const int64_t cut[P + 1] = { 0, 1000, 34999, 35002, 35003, 65000, ix.nchunks };
+    unsigned char ok[NFILE] = { 1, 1, 1, 1 }, *file = calloc(1, ix.len);
     cf__stats own[P];
     for (int r = 0; r < P; r++) {
-        CHECK_OK(cf__stats_alloc(&own[r], &h, CHUNK, "t", &err), &err);
+        CHECK_OK(cf__stats_alloc(&own[r], &ix.h, CHUNK, "t", &err), &err);
         for (int64_t b = 0; b < NFILE; b++) {
-            int64_t k0 = cut[r] - s.first_chunk[b], k1 = cut[r + 1] - s.first_chunk[b];
+            int64_t k0 = cut[r] - ix.s.first_chunk[b], k1 = cut[r + 1] - ix.s.first_chunk[b];
             if (k0 < 0) k0 = 0;
-            if (k1 > cf__stats_blob_chunks(&s, b)) k1 = cf__stats_blob_chunks(&s, b);
-            own[r].valid[b] = s.valid[b];
+            if (k1 > cf__stats_blob_chunks(&ix.s, b)) k1 = cf__stats_blob_chunks(&ix.s, b);
+            own[r].valid[b] = ix.s.valid[b];
             if (k1 <= k0) continue;
             cf__acc *a = cf__stats_chunks(&own[r], b, k0, k1);
-            for (int64_t k = k0; k < k1; k++) memcpy(a + (k - k0) * NMEMB, cf__stats_peek(&s, b, k), NMEMB * sizeof *a);
+            for (int64_t k = k0; k < k1; k++) memcpy(a + (k - k0) * NMEMB, cf__stats_peek(&ix.s, b, k), NMEMB * sizeof *a);
             /* this owner's part of the blob's agreement (an AND over its holders) */
-            ok[b] &= own[r].valid[b] && usable[b] && cf__stats_holds(&own[r], b, k0, k1);
-            CHECK_EQ_INT(cf__stats_holds(&own[r], b, k0, k1 + (k1 < cf__stats_blob_chunks(&s, b))),
-                         k1 == cf__stats_blob_chunks(&s, b));
+            ok[b] &= own[r].valid[b] && USABLE[b] && cf__stats_holds(&own[r], b, k0, k1);
+            CHECK_EQ_INT(cf__stats_holds(&own[r], b, k0, k1 + (k1 < cf__stats_blob_chunks(&ix.s, b))),
+                         k1 == cf__stats_blob_chunks(&ix.s, b));
         }
     }
     for (int64_t b = 0; b < NFILE; b++) CHECK_EQ_INT(ok[b], b != 3);
     for (int r = 0; r < P; r++)
-        cf__index_level0(&own[r], &h, ok, cut[r], cut[r + 1], crc + cut[r], known + cut[r],
+        cf__index_level0(&own[r], &ix.h, ok, cut[r], cut[r + 1], ix.crc + cut[r], ix.known + cut[r],
                          file + offset[0] + cut[r] * rb);
-    CHECK(memcmp(file + offset[0], buf + offset[0], (size_t)(nchunks * rb)) == 0);
+    CHECK(memcmp(file + offset[0], ix.buf + offset[0], (size_t)(ix.nchunks * rb)) == 0);
     /* the levels above, from each owner's pieces, joined page by page */
-    int64_t *rows = malloc((size_t)nchunks * sizeof *rows);
+    int64_t *rows = malloc((size_t)ix.nchunks * sizeof *rows);
     for (int64_t b = 0, k = 0; b < NFILE; b++)
         for (int64_t kk = 0; kk * CHUNK < ROWS[b]; kk++, k++) rows[k] = ROWS[b] - kk * CHUNK < CHUNK ? ROWS[b] - kk * CHUNK : CHUNK;
     for (int l = 0; l + 1 < nl; l++) {
@@ -234,30 +251,26 @@ static void test_index_from_owners(void)
         for (int r = 0; r < P; r++) {
             int64_t lo = l == 0 ? cut[r] : count[l] * r / P, hi = l == 0 ? cut[r + 1] : count[l] * (r + 1) / P, n = 0;
             cf__index_piece *p = NULL;
-            CHECK_OK(cf__index_pieces(file + offset[l] + lo * rb, lo, hi - lo, rows + lo, NMEMB, &h.dtype,
+            CHECK_OK(cf__index_pieces(file + offset[l] + lo * rb, lo, hi - lo, rows + lo, NMEMB, &ix.h.dtype,
                                       CF__INDEX_FANOUT, &p, &n, "t", &err), &err);
             if (n > 0) memcpy(all + np, p, (size_t)n * sizeof *p);
             np += n;
             free(p);
         }
         for (int64_t i = 0, j; i < np; i = j) {
-            for (j = i + 1; j < np && all[j].page == all[i].page; j++) cf__index_piece_join(&all[i], &all[j], NMEMB, &h.dtype);
-            cf__index_piece_record(&all[i], NMEMB, &h.dtype, file + offset[l + 1] + all[i].page * rb);
+            for (j = i + 1; j < np && all[j].page == all[i].page; j++) cf__index_piece_join(&all[i], &all[j], NMEMB, &ix.h.dtype);
+            cf__index_piece_record(&all[i], NMEMB, &ix.h.dtype, file + offset[l + 1] + all[i].page * rb);
             rows[all[i].page] = all[i].rows;
         }
         cf__index_pieces_free(all, np);
     }
-    cf__index_put_head(file, "<f8", NMEMB, NFILE, CHUNK, nchunks,
+    cf__index_put_head(file, "<f8", NMEMB, NFILE, CHUNK, ix.nchunks,
                        cf__crc32c_update(0, file + offset[nl - 1], (size_t)(count[nl - 1] * rb)));
-    CHECK(memcmp(file, buf, len) == 0);
+    CHECK(memcmp(file, ix.buf, ix.len) == 0);
     for (int r = 0; r < P; r++) cf__stats_free(&own[r]);
     free(rows);
     free(file);
-    free(buf);
-    free(crc);
-    free(known);
-    cf__stats_free(&s);
-    cf__header_free(&h);
+    free_index(&ix);
 }
 
 CF_TESTS(CF_TEST(test_upper_levels_from_pieces), CF_TEST(test_index_from_owners))

@@ -110,6 +110,20 @@ static void check_same_files(const char *par, const char *ser)
     }
 }
 
+/* The column built in the test directory's par (its path put in par), the
+ * serial writer's reference in ser; par opened for writing. */
+static cf_file *open_built(char par[4096], char ser[4096])
+{
+    cf_error err;
+    cf_file *f = NULL;
+    snprintf(par, 4096, "%s/par", cf_test_dir());
+    snprintf(ser, 4096, "%s/ser", cf_test_dir());
+    build(par);
+    serial_reference(ser);
+    CHECK_OK(cf_file_open(&f, par, CF_OPEN_WRITE, &err), &err);
+    return f;
+}
+
 /* A replica rewrites rows in place before the committing handle opens the
  * column: that handle finds the replica's marker (CF_ETORN, or torn with
  * CF_OPEN_TORN_OK), adopts the update, and commits the column exactly as
@@ -117,14 +131,9 @@ static void check_same_files(const char *par, const char *ser)
 static void test_adopted_update_commits_like_one_writer(void)
 {
     char par[4096], ser[4096];
-    snprintf(par, sizeof par, "%s/par", cf_test_dir());
-    snprintf(ser, sizeof ser, "%s/ser", cf_test_dir());
-    build(par);
-    serial_reference(ser);
     cf_error err;
-    cf_file *f, *ft;
+    cf_file *f = open_built(par, ser), *ft;
     cf_column *root = NULL;
-    CHECK_OK(cf_file_open(&f, par, CF_OPEN_WRITE, &err), &err);
     cf_column *rep = replica(par, f);
     rewrite(rep, 0, 2);
     CHECK(marked(par));
@@ -226,14 +235,9 @@ static void test_replica_marks_again_after_a_commit(void)
 static void test_handed_over_writes_stay_marked(void)
 {
     char par[4096], ser[4096];
-    snprintf(par, sizeof par, "%s/par", cf_test_dir());
-    snprintf(ser, sizeof ser, "%s/ser", cf_test_dir());
-    build(par);
-    serial_reference(ser);
     cf_error err;
-    cf_file *f, *ft;
+    cf_file *f = open_built(par, ser), *ft;
     cf_column *first = NULL, *root = NULL;
-    CHECK_OK(cf_file_open(&f, par, CF_OPEN_WRITE, &err), &err);
     CHECK_OK(cf_column_open(&first, f, "x", &err), &err);
     rewrite(first, 0, 2);
     void *buf = NULL;

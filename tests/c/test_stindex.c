@@ -48,43 +48,62 @@ static void make(cf__stats *s, cf__header *h)
     }
 }
 
-static void test_bytes_as_specified(void)
-{
+/* The test column's statistics (make) and the index file built from them. */
+typedef struct {
     cf__stats s;
     cf__header h;
-    make(&s, &h);
-    unsigned char *buf = NULL;
-    size_t len = 0;
+    unsigned char *buf;
+    size_t len;
+} made_index;
+
+static void made_init(made_index *m)
+{
+    make(&m->s, &m->h);
+    m->buf = NULL;
+    m->len = 0;
+}
+
+static void made_free(made_index *m)
+{
+    free(m->buf);
+    cf__stats_free(&m->s);
+    cf__header_free(&m->h);
+}
+
+static void test_bytes_as_specified(void)
+{
+    made_index mi;
+    made_init(&mi);
     cf_error err;
     uint32_t crc[1000];
     unsigned char known[1000] = { 0 };
     for (int k = 0; k < 1000; k++) crc[k] = 0xabc00000u + (uint32_t)k;
     known[5] = 1;
-    CHECK_OK(cf__index_build(&s, &h, "<i8", NULL, crc, known, &buf, &len, "t", &err), &err);
+    CHECK_OK(cf__index_build(&mi.s, &mi.h, "<i8", NULL, crc, known, &mi.buf, &mi.len, "t", &err), &err);
     /* 1000 chunks, fanout 256: 4 records above them, 2 levels */
     const int64_t rb = 8 + 32 * 2, table_end = 128 + 2 * 16 + 4;
-    CHECK_EQ_INT(len, table_end + 4 * rb + 1000 * rb);
-    CHECK(memcmp(buf, "\x89" "CFX\r\n\x1a\n", 8) == 0);
-    CHECK_EQ_INT(le32(buf + 8), 1);
-    CHECK_EQ_INT(le32(buf + 12), 128);
-    CHECK(strcmp((const char *)buf + 16, "<i8") == 0);
-    CHECK_EQ_INT(le64(buf + 32), 2);
-    CHECK_EQ_INT(le64(buf + 40), 3);
-    CHECK_EQ_INT(le64(buf + 48), 1);
-    CHECK_EQ_INT(le64(buf + 56), 1000);
-    CHECK_EQ_INT(le32(buf + 64), 256);
-    CHECK_EQ_INT(le32(buf + 68), 2);
-    CHECK_EQ_INT(le64(buf + 80), (int64_t)len);
-    CHECK_EQ_INT(le32(buf + 124), cf__crc32c_update(0, buf, 124));
+    CHECK_EQ_INT(mi.len, table_end + 4 * rb + 1000 * rb);
+    CHECK(memcmp(mi.buf, "\x89" "CFX\r\n\x1a\n", 8) == 0);
+    CHECK_EQ_INT(le32(mi.buf + 8), 1);
+    CHECK_EQ_INT(le32(mi.buf + 12), 128);
+    CHECK(strcmp((const char *)mi.buf + 16, "<i8") == 0);
+    CHECK_EQ_INT(le64(mi.buf + 32), 2);
+    CHECK_EQ_INT(le64(mi.buf + 40), 3);
+    CHECK_EQ_INT(le64(mi.buf + 48), 1);
+    CHECK_EQ_INT(le64(mi.buf + 56), 1000);
+    CHECK_EQ_INT(le32(mi.buf + 64), 256);
+    CHECK_EQ_INT(le32(mi.buf + 68), 2);
+    CHECK_EQ_INT(le64(mi.buf + 80), (int64_t)mi.len);
+    CHECK_EQ_INT(le32(mi.buf + 124), cf__crc32c_update(0, mi.buf, 124));
     /* level table: level 0 last in the file, the top first */
-    CHECK_EQ_INT(le64(buf + 128), table_end + 4 * rb);
-    CHECK_EQ_INT(le64(buf + 136), 1000);
-    CHECK_EQ_INT(le64(buf + 144), table_end);
-    CHECK_EQ_INT(le64(buf + 152), 4);
-    CHECK_EQ_INT(le32(buf + 160), cf__crc32c_update(0, buf + 128, 32));
-    CHECK_EQ_INT(le32(buf + 72), cf__crc32c_update(0, buf + table_end, (size_t)(4 * rb)));
+    CHECK_EQ_INT(le64(mi.buf + 128), table_end + 4 * rb);
+    CHECK_EQ_INT(le64(mi.buf + 136), 1000);
+    CHECK_EQ_INT(le64(mi.buf + 144), table_end);
+    CHECK_EQ_INT(le64(mi.buf + 152), 4);
+    CHECK_EQ_INT(le32(mi.buf + 160), cf__crc32c_update(0, mi.buf + 128, 32));
+    CHECK_EQ_INT(le32(mi.buf + 72), cf__crc32c_update(0, mi.buf + table_end, (size_t)(4 * rb)));
     /* chunk 5: (5, -5), its CRC known */
-    const unsigned char *r5 = buf + table_end + 4 * rb + 5 * rb;
+    const unsigned char *r5 = mi.buf + table_end + 4 * rb + 5 * rb;
     CHECK_EQ_INT(le32(r5), 0xabc00005u);
     CHECK_EQ_INT(le32(r5 + 4), 3);
     CHECK_EQ_INT((int64_t)le64(r5 + 8), 0);
@@ -96,13 +115,13 @@ static void test_bytes_as_specified(void)
     CHECK(sum == 5.0);
     CHECK_EQ_INT((int64_t)le64(r5 + 48), -5); /* component 1's minimum */
     /* chunk 6: statistics, no CRC; chunk 800 (blob 2, unknown): zeros */
-    CHECK_EQ_INT(le32(buf + table_end + 4 * rb + 6 * rb + 4), 1);
-    const unsigned char *r800 = buf + table_end + 4 * rb + 800 * rb;
+    CHECK_EQ_INT(le32(mi.buf + table_end + 4 * rb + 6 * rb + 4), 1);
+    const unsigned char *r800 = mi.buf + table_end + 4 * rb + 800 * rb;
     CHECK_EQ_INT(le32(r800 + 4), 0);
     for (int64_t i = 8; i < rb; i++) CHECK(r800[i] == 0);
     /* level 1: record 0 covers chunks 0..255, its CRC is their page's */
-    const unsigned char *t0 = buf + table_end;
-    CHECK_EQ_INT(le32(t0), cf__crc32c_update(0, buf + table_end + 4 * rb, (size_t)(256 * rb)));
+    const unsigned char *t0 = mi.buf + table_end;
+    CHECK_EQ_INT(le32(t0), cf__crc32c_update(0, mi.buf + table_end + 4 * rb, (size_t)(256 * rb)));
     CHECK_EQ_INT(le32(t0 + 4), 1);
     CHECK_EQ_INT((int64_t)le64(t0 + 16), 0);
     CHECK_EQ_INT((int64_t)le64(t0 + 24), 255);
@@ -116,47 +135,40 @@ static void test_bytes_as_specified(void)
     CHECK(a.count == 256 && a.nan == 0 && a.v.i.min == -255 && a.v.i.max == 0 && cf__acc_sum(&a) == -(255.0 * 256 / 2));
 
     cf__index_geom g;
-    CHECK_OK(cf__index_parse_head(&g, buf, len, (int64_t)len, "t", &err), &err);
+    CHECK_OK(cf__index_parse_head(&g, mi.buf, mi.len, (int64_t)mi.len, "t", &err), &err);
     CHECK_EQ_INT(g.nlevels, 2);
     CHECK_EQ_INT(g.count[1], 4);
     CHECK(strcmp(g.token, "<i8") == 0);
-    free(buf);
-    cf__stats_free(&s);
-    cf__header_free(&h);
+    made_free(&mi);
 }
 
 static void test_head_parser_refuses_damage(void)
 {
-    cf__stats s;
-    cf__header h;
-    make(&s, &h);
-    unsigned char *buf = NULL;
-    size_t len = 0;
+    made_index mi;
+    made_init(&mi);
     cf_error err;
-    CHECK_OK(cf__index_build(&s, &h, "<i8", NULL, NULL, NULL, &buf, &len, "t", &err), &err);
+    CHECK_OK(cf__index_build(&mi.s, &mi.h, "<i8", NULL, NULL, NULL, &mi.buf, &mi.len, "t", &err), &err);
     cf__index_geom g;
     /* every single flipped bit of the head and the level table is caught */
     for (size_t i = 0; i < 128 + 2 * 16 + 4; i++) {
         for (int bit = 0; bit < 8; bit++) {
-            buf[i] ^= (unsigned char)(1u << bit);
-            int rc = cf__index_parse_head(&g, buf, len, (int64_t)len, "t", &err);
+            mi.buf[i] ^= (unsigned char)(1u << bit);
+            int rc = cf__index_parse_head(&g, mi.buf, mi.len, (int64_t)mi.len, "t", &err);
             if (rc != CF_EFORMAT) {
                 fprintf(stderr, "byte %zu bit %d not caught\n", i, bit);
                 CHECK(0);
             }
-            buf[i] ^= (unsigned char)(1u << bit);
+            mi.buf[i] ^= (unsigned char)(1u << bit);
         }
     }
-    CHECK_FAILS(cf__index_parse_head(&g, buf, len, (int64_t)len - 1, "t", &err), CF_EFORMAT, &err, "truncated");
-    CHECK_FAILS(cf__index_parse_head(&g, buf, 100, (int64_t)len, "t", &err), CF_EFORMAT, &err, "bad magic");
-    buf[8] = 2; /* a later version, head CRC made right */
-    buf[124] = buf[125] = buf[126] = buf[127] = 0;
-    uint32_t c = cf__crc32c_update(0, buf, 124);
-    for (int i = 0; i < 4; i++) buf[124 + i] = (unsigned char)(c >> (8 * i));
-    CHECK_FAILS(cf__index_parse_head(&g, buf, len, (int64_t)len, "t", &err), CF_EFORMAT, &err, "version 2");
-    free(buf);
-    cf__stats_free(&s);
-    cf__header_free(&h);
+    CHECK_FAILS(cf__index_parse_head(&g, mi.buf, mi.len, (int64_t)mi.len - 1, "t", &err), CF_EFORMAT, &err, "truncated");
+    CHECK_FAILS(cf__index_parse_head(&g, mi.buf, 100, (int64_t)mi.len, "t", &err), CF_EFORMAT, &err, "bad magic");
+    mi.buf[8] = 2; /* a later version, head CRC made right */
+    mi.buf[124] = mi.buf[125] = mi.buf[126] = mi.buf[127] = 0;
+    uint32_t c = cf__crc32c_update(0, mi.buf, 124);
+    for (int i = 0; i < 4; i++) mi.buf[124 + i] = (unsigned char)(c >> (8 * i));
+    CHECK_FAILS(cf__index_parse_head(&g, mi.buf, mi.len, (int64_t)mi.len, "t", &err), CF_EFORMAT, &err, "version 2");
+    made_free(&mi);
 }
 
 static void test_levels(void)

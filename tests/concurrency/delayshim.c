@@ -40,6 +40,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../shim_syscall.h"
+
 static char g_scope[PATH_MAX];
 static size_t g_scope_len;
 static long g_max_us = 5000;
@@ -244,12 +246,8 @@ DELAYED_OPEN(openat64, (int dirfd, const char *path, int flags, ...), dirfd, dir
 long syscall(long number, ...)
 {
     REAL(syscall);
-    va_list ap;
-    va_start(ap, number);
     long a[6];
-    for (int i = 0; i < 6; i++)
-        a[i] = va_arg(ap, long);
-    va_end(ap);
+    SHIM_SYSCALL_ARGS(a, number);
 #ifdef SYS_renameat2
     if (number == SYS_renameat2)
         maybe_delay("rename", (int)a[0], (const char *)a[1]);

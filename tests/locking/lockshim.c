@@ -34,6 +34,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "../shim_syscall.h"
+
 #ifndef RENAME_EXCHANGE
 #define RENAME_EXCHANGE (1 << 1)
 #endif
@@ -106,12 +108,8 @@ __attribute__((visibility("default"))) int renameat2(int da, const char *a, int 
 
 __attribute__((visibility("default"))) long syscall(long number, ...)
 {
-    va_list ap;
-    va_start(ap, number);
     long a[6];
-    for (int i = 0; i < 6; i++)
-        a[i] = va_arg(ap, long);
-    va_end(ap);
+    SHIM_SYSCALL_ARGS(a, number);
 #ifdef SYS_renameat2
     if (number == SYS_renameat2 && (a[4] & RENAME_EXCHANGE) && has_mode("noexchange")) {
         note("noexchange renameat2");

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "colfile_mpi.h"
+#include "mpi_program.h"
 
 /* Read every attribute of c (from memory: the open loaded them). */
 static int read_attrs(cf_column *c, int64_t *seen, cf_error *err)
@@ -29,16 +30,9 @@ static int read_attrs(cf_column *c, int64_t *seen, cf_error *err)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm comm = MPI_COMM_WORLD;
     int rank, nranks;
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &nranks);
-    if (argc != 2) {
-        if (rank == 0) fprintf(stderr, "usage: cf_open_listing DIR\n");
-        MPI_Finalize();
-        return 2;
-    }
+    MPI_Comm comm = program_start(&argc, &argv, &rank, &nranks);
+    if (argc != 2) return program_usage("usage: cf_open_listing DIR\n", rank);
     cf_error err;
     cf_file *f = NULL;
     cf_column *c = NULL;
@@ -68,13 +62,10 @@ int main(int argc, char **argv)
         int rc2 = cf_mpi_column_close(c, comm, &err);
         if (rc == 0) rc = rc2;
     }
-    if (rank == 0) {
-        if (rc) fprintf(stderr, "cf_open_listing: %s\n", err.message);
-        else printf("%lld columns, %lld attributes, %lld rows read per rank\n", (long long)ncol, (long long)attrs,
-                    (long long)rows);
-    }
+    if (rank == 0 && rc == 0)
+        printf("%lld columns, %lld attributes, %lld rows read per rank\n", (long long)ncol, (long long)attrs,
+               (long long)rows);
     cf_names_free(names, ncol);
     cf_file_close(f);
-    MPI_Finalize();
-    return rc ? 1 : 0;
+    return program_end("cf_open_listing", rank, rc, &err);
 }

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "colfile_mpi.h"
+#include "mpi_program.h"
 
 static const char usage[] =
     "usage: cf_write_pattern DIR --total N --nfile K --mode throttled|aggregated|auto\n"
@@ -113,11 +114,8 @@ static int create_chunked(cf_column **c, cf_file *f, MPI_Comm comm, const column
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm comm = MPI_COMM_WORLD;
     int rank, nranks;
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &nranks);
+    MPI_Comm comm = program_start(&argc, &argv, &rank, &nranks);
     const char *dir = NULL, *layout = "even";
     long long total = -1, nfile = -1, concurrency = 0, appends = 0, chunk_rows = 0;
     int mode = -1, align = 0;
@@ -211,11 +209,7 @@ int main(int argc, char **argv)
         if (rc == 0) rc = rc2;
     }
     cf_file_close(f);
-    if (rc && rank == 0) fprintf(stderr, "cf_write_pattern: %s\n", err.message);
-    MPI_Finalize();
-    return rc ? 1 : 0;
+    return program_end("cf_write_pattern", rank, rc, &err);
 bad:
-    if (rank == 0) fputs(usage, stderr);
-    MPI_Finalize();
-    return 2;
+    return program_usage(usage, rank);
 }

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "colfile_mpi.h"
+#include "mpi_program.h"
 
 static const char usage[] = "usage: cf_write_random DIR --total N --nfile K --layout ramp|reverse|even [--calls C]\n";
 
@@ -88,11 +89,8 @@ static void shares(int64_t total, int nranks, const char *layout, int64_t *count
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm comm = MPI_COMM_WORLD;
     int rank, nranks;
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &nranks);
+    MPI_Comm comm = program_start(&argc, &argv, &rank, &nranks);
     const char *dir = NULL, *layout = NULL;
     long long total = -1, nfile = -1, calls = 3;
     for (int i = 1; i < argc; i++) {
@@ -149,11 +147,7 @@ int main(int argc, char **argv)
         free(buf);
     }
     cf_file_close(f);
-    if (rc && rank == 0) fprintf(stderr, "cf_write_random: %s\n", err.message);
-    MPI_Finalize();
-    return rc ? 1 : 0;
+    return program_end("cf_write_random", rank, rc, &err);
 bad:
-    if (rank == 0) fputs(usage, stderr);
-    MPI_Finalize();
-    return 2;
+    return program_usage(usage, rank);
 }

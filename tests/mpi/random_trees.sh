@@ -11,7 +11,7 @@ shift 4
 preflags="$*"
 rm -rf "$work"
 mkdir -p "$work"
-failed=0
+. "$(dirname "$0")/same_trees.sh"
 
 for nfile in 1 3; do
     ref="$work/ref-$nfile"
@@ -21,18 +21,10 @@ for nfile in 1 3; do
             out="$work/out-$nfile-$n-$layout"
             "$mpiexec" "$np" "$n" $preflags "$prog" "$out" --total 20011 --nfile "$nfile" --layout "$layout" \
                 --calls 3 > /dev/null
-            if diff -r "$ref" "$out" > "$work/diff.txt" 2>&1; then
-                echo "same: nfile $nfile, $n ranks, $layout"
-            else
-                echo "DIFFERENT: nfile $nfile, $n ranks, $layout" >&2
-                cat "$work/diff.txt" >&2
-                failed=1
-            fi
+            same "$ref" "$out" "nfile $nfile, $n ranks, $layout"
             rm -rf "$out"
         done
     done
 done
 
-[ "$failed" -eq 0 ] || exit 1
-rm -rf "$work"
-echo "PASS: every File is the same"
+finish

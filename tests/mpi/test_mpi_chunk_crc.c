@@ -4,6 +4,7 @@
  * blob checks a chunk split between ranks, and detects a flipped byte in
  * it (docs/format.md 8.6). */
 #include "mpi_harness.h"
+#include "chunked_column.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -44,25 +45,7 @@ static void write_column(const char *dir, int nfile)
     cf_mpi_options_init(&o);
     o.mode = CF_IO_THROTTLED; /* every rank writes its own rows */
     CHECK_OK(cf_mpi_file_open(&f, cf_test_comm(), dir, CF_OPEN_WRITE | CF_OPEN_CREATE, &err), &err);
-    /* as colfile.mpi creates a column with chunk_rows: rank 0 creates it
-     * and chooses the chunks, the others build replicas of its snapshot */
-    void *meta = NULL;
-    size_t len = 0;
-    if (cf_test_rank() == 0) {
-        CHECK_OK(cf_column_create(&c, f, "x", "f8", 1, TOTAL, nfile, &err), &err);
-        CHECK_OK(cf_column_set_chunk_rows(c, CHUNK, &err), &err);
-        CHECK_OK(cf_column_export_meta(c, &meta, &len, &err), &err);
-    }
-    uint64_t len64 = len;
-    MPI_Bcast(&len64, 1, MPI_UINT64_T, 0, cf_test_comm());
-    if (cf_test_rank() != 0) meta = malloc((size_t)len64);
-    MPI_Bcast(meta, (int)len64, MPI_BYTE, 0, cf_test_comm());
-    if (cf_test_rank() != 0) {
-        CHECK_OK(cf_column_open_meta(&c, f, meta, (size_t)len64, &err), &err);
-        free(meta);
-    } else {
-        cf_free(meta);
-    }
+    c = create_chunked(f, "x", "f8", 1, TOTAL, nfile, CHUNK);
     double *v = malloc((size_t)(n > 0 ? n : 1) * sizeof *v);
     for (int64_t i = 0; i < n; i++) v[i] = value(first + i);
     CHECK_OK(cf_mpi_column_write(c, cf_test_comm(), first, n, v, NULL, 8, 8, &o, &err), &err);

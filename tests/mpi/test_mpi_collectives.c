@@ -6,6 +6,8 @@
  * sizes (CF_MPI_TINY_BUILD) splits messages on purpose: it runs the same
  * calls without the bounds. */
 #include "mpi_harness.h"
+#include "chunked_column.h"
+#include "overlap_refused.h"
 
 static int counting;
 static long ncoll;
@@ -146,24 +148,8 @@ static void test_counts_owner_close(void)
     cf_error err;
     cf_file *f = NULL;
     cf_column *c = NULL;
-    void *meta = NULL;
-    size_t len = 0;
     CHECK_OK(cf_mpi_file_open(&f, cf_test_comm(), dir, CF_OPEN_WRITE | CF_OPEN_CREATE, &err), &err);
-    if (cf_test_rank() == 0) {
-        CHECK_OK(cf_column_create(&c, f, "x", "f8", 1, ROWS, 2, &err), &err);
-        CHECK_OK(cf_column_set_chunk_rows(c, 1, &err), &err);
-        CHECK_OK(cf_column_export_meta(c, &meta, &len, &err), &err);
-    }
-    uint64_t len64 = len;
-    MPI_Bcast(&len64, 1, MPI_UINT64_T, 0, cf_test_comm());
-    if (cf_test_rank() != 0) meta = malloc((size_t)len64);
-    MPI_Bcast(meta, (int)len64, MPI_BYTE, 0, cf_test_comm());
-    if (cf_test_rank() != 0) {
-        CHECK_OK(cf_column_open_meta(&c, f, meta, (size_t)len64, &err), &err);
-        free(meta);
-    } else {
-        cf_free(meta);
-    }
+    c = create_chunked(f, "x", "f8", 1, ROWS, 2, 1);
     int64_t first = 0, n = cf_plan_share(ROWS, cf_test_size(), cf_test_rank(), &first);
     double *v = calloc((size_t)(n ? n : 1), sizeof *v);
     CHECK_OK(cf_column_write(c, first, n, v, NULL, 8, 8, &err), &err);
@@ -385,7 +371,7 @@ static void test_snapshot_many(void)
  * it, nothing written). */
 static void test_many_refused(void)
 {
-    char dir[4200], want[4600];
+    char dir[4200];
     snprintf(dir, sizeof dir, "%s/f", cf_test_dir());
     int rank = cf_test_rank(), last = cf_test_size() - 1;
     cf_error err;
@@ -408,13 +394,7 @@ static void test_many_refused(void)
                                { specs[1].column, 0, 2, iv, NULL, 4, 4 } }; /* b: all at row 0 */
     int rc = cf_mpi_column_write_many(w, 2, cf_test_comm(), NULL, &err);
     if (cf_test_size() > 1) {
-        CHECK_EQ_INT(rc, CF_EARG);
-        CHECK_AGREED(rc, &err);
-        snprintf(want, sizeof want,
-                 "rank 0: %s/b: rows [0, 2) here overlap rows [0, 2) of rank 1: each row may be written by one rank "
-                 "only (is start right on every rank?)",
-                 dir);
-        CHECK_EQ_STR(err.message, want);
+        check_overlap_refused(rc, &err, dir, "b", 0, 0, 2, 1, 0, 2);
     } else {
         CHECK_OK(rc, &err);
     }

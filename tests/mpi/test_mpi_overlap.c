@@ -3,6 +3,7 @@
  * column, the two ranks and their rows, before any byte is written, in
  * every mode; gaps and empty ranges are fine. */
 #include "mpi_harness.h"
+#include "overlap_refused.h"
 
 #include <sys/stat.h>
 
@@ -13,11 +14,13 @@ static const char *mode_names[] = { "throttled", "aggregated", "auto" };
 
 static double value(int64_t row) { return (double)row * 3 + 0.5; }
 
-/* A File with column "x" of ROWS rows per rank in one blob per rank. */
-static cf_column *create_x(cf_file **f, const char *dir)
+/* A File named after write mode m (its path put in dir) with column "x" of
+ * ROWS rows per rank in one blob per rank. */
+static cf_column *create_x(cf_file **f, char dir[4200], int m)
 {
     cf_error err;
     cf_column *c = NULL;
+    snprintf(dir, 4200, "%s/%s", cf_test_dir(), mode_names[m]);
     cf_mpi_options o;
     cf_mpi_options_init(&o);
     o.nfile = cf_test_size();
@@ -59,19 +62,12 @@ static void test_same_start_everywhere(void)
 {
     if (cf_test_size() < 2) return; /* one rank cannot overlap itself */
     for (int m = 0; m < 3; m++) {
-        char dir[4200], want[4400];
-        snprintf(dir, sizeof dir, "%s/%s", cf_test_dir(), mode_names[m]);
+        char dir[4200];
         cf_file *f = NULL;
         cf_error err;
-        cf_column *c = create_x(&f, dir);
+        cf_column *c = create_x(&f, dir, m);
         int rc = write_rows(c, modes[m], 0, ROWS, &err);
-        CHECK_EQ_INT(rc, CF_EARG);
-        CHECK_AGREED(rc, &err);
-        snprintf(want, sizeof want,
-                 "rank 0: %s/x: rows [0, 5) here overlap rows [0, 5) of rank 1: each row may be written by one "
-                 "rank only (is start right on every rank?)",
-                 dir);
-        CHECK_EQ_STR(err.message, want);
+        check_overlap_refused(rc, &err, dir, "x", 0, 0, 5, 1, 0, 5);
         CHECK(blobs_empty(dir)); /* nothing was written */
         /* The File stays usable: the right starts succeed. */
         int64_t first = (int64_t)cf_test_rank() * ROWS;
@@ -105,11 +101,10 @@ static void test_partial_overlap_named(void)
     int size = cf_test_size(), rank = cf_test_rank();
     if (size < 2) return;
     for (int m = 0; m < 3; m++) {
-        char dir[4200], want[4400];
-        snprintf(dir, sizeof dir, "%s/%s", cf_test_dir(), mode_names[m]);
+        char dir[4200];
         cf_file *f = NULL;
         cf_error err;
-        cf_column *c = create_x(&f, dir);
+        cf_column *c = create_x(&f, dir, m);
         /* The last rank writes first (rows 0..1), the one before it writes
          * rows 1..5: they share row 1.  The others write their own rows
          * after them. */
@@ -118,13 +113,7 @@ static void test_partial_overlap_named(void)
         if (rank == size - 2) start = 1, count = 4;
         if (rank < size - 2) start = (int64_t)(rank + 1) * ROWS;
         int rc = write_rows(c, modes[m], start, count, &err);
-        CHECK_EQ_INT(rc, CF_EARG);
-        CHECK_AGREED(rc, &err);
-        snprintf(want, sizeof want,
-                 "rank %d: %s/x: rows [1, 5) here overlap rows [0, 2) of rank %d: each row may be written by one "
-                 "rank only (is start right on every rank?)",
-                 size - 2, dir, size - 1);
-        CHECK_EQ_STR(err.message, want);
+        check_overlap_refused(rc, &err, dir, "x", size - 2, 1, 5, size - 1, 0, 2);
         CHECK(blobs_empty(dir));
         CHECK_OK(cf_mpi_column_close(c, cf_test_comm(), &err), &err);
         cf_file_close(f);
@@ -138,10 +127,9 @@ static void test_gaps_and_empty_ranges_pass(void)
     int size = cf_test_size(), rank = cf_test_rank();
     for (int m = 0; m < 3; m++) {
         char dir[4200];
-        snprintf(dir, sizeof dir, "%s/%s", cf_test_dir(), mode_names[m]);
         cf_file *f = NULL;
         cf_error err;
-        cf_column *c = create_x(&f, dir);
+        cf_column *c = create_x(&f, dir, m);
         /* Rank r writes the first 3 rows of rank (size-1-r)'s share; the
          * last rank also writes nothing at row 1. */
         int64_t start = (int64_t)(size - 1 - rank) * ROWS;

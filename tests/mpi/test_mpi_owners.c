@@ -6,6 +6,7 @@
  * uneven splits whose boundaries fall inside chunks (ranks that write
  * nothing included), also for two columns closed together. */
 #include "mpi_harness.h"
+#include "chunked_column.h"
 #include "owners_rows.h"
 
 #include <sys/stat.h>
@@ -29,23 +30,7 @@ static cf_column *write_one(cf_file *f, const char *name, const int64_t *lo, uin
     cf_mpi_options o;
     cf_mpi_options_init(&o);
     o.mode = CF_IO_THROTTLED;
-    void *meta = NULL;
-    size_t len = 0;
-    if (rank == 0) {
-        CHECK_OK(cf_column_create(&c, f, name, "f8", NMEMB, TOTAL, NFILE, &err), &err);
-        CHECK_OK(cf_column_set_chunk_rows(c, CHUNK, &err), &err);
-        CHECK_OK(cf_column_export_meta(c, &meta, &len, &err), &err);
-    }
-    uint64_t len64 = len;
-    MPI_Bcast(&len64, 1, MPI_UINT64_T, 0, cf_test_comm());
-    if (rank != 0) meta = malloc((size_t)len64);
-    MPI_Bcast(meta, (int)len64, MPI_BYTE, 0, cf_test_comm());
-    if (rank != 0) {
-        CHECK_OK(cf_column_open_meta(&c, f, meta, (size_t)len64, &err), &err);
-        free(meta);
-    } else {
-        cf_free(meta);
-    }
+    c = create_chunked(f, name, "f8", NMEMB, TOTAL, NFILE, CHUNK);
     double *v = rows_of(first, n, seed);
     CHECK_OK(cf_mpi_column_write(c, cf_test_comm(), first, n, v, NULL, 8 * NMEMB, 8, &o, &err), &err);
     free(v);

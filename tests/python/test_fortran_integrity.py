@@ -17,6 +17,8 @@ import colfile
 import colfile.stream
 from colfile._core.constants import BLOB_STATUS, REPAIR_BITS
 
+from damage import flip_bits
+
 
 def _program() -> str:
     build = os.environ.get("COLFILE_C_BUILD")
@@ -74,11 +76,7 @@ def test_verify_and_repair_as_python(tmp_path) -> None:
     _columns(path)
     # flip a bit in the middle of blob 1 of pos
     blob = os.path.join(path, "pos", "000001")
-    with open(blob, "r+b") as fh:
-        fh.seek(1000)
-        b = fh.read(1)
-        fh.seek(1000)
-        fh.write(bytes([b[0] ^ 0x10]))
+    flip_bits(blob, 1000, 0x10)
     lines = _run("verify", path, "pos")
     with colfile.File(path) as f:
         c = f["pos"]
@@ -127,11 +125,7 @@ def test_stream_stats_and_check_as_python(tmp_path) -> None:
     checks = {(int(ln[1]), int(ln[2])): int(ln[3]) for ln in lines if ln[0] == "check"}
     assert checks == {c: 0 for c in chunks}
     # a flipped byte in chunk 1 of task 2 is found there, and only there
-    with open(os.path.join(path, "s", f"colfile-stream-data-{where['file']:06X}"), "r+b") as fh:
-        fh.seek(where["offset"] + 5)
-        b = fh.read(1)
-        fh.seek(where["offset"] + 5)
-        fh.write(bytes([b[0] ^ 1]))
+    flip_bits(os.path.join(path, "s", f"colfile-stream-data-{where['file']:06X}"), where["offset"] + 5, 1)
     lines = _run("sstats", path, "s")
     bad = {(int(ln[1]), int(ln[2])): (int(ln[3]), " ".join(ln[4:])) for ln in lines if ln[0] == "check"}
     assert bad[(2, 1)][0] == -11, bad[(2, 1)]  # COLFILE_ECHECKSUM

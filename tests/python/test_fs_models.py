@@ -78,6 +78,25 @@ with colfile.File(path, "a", locking=False if locking == "off" else True) as f:
 """
 
 
+def _python(env: dict[str, str], code: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """``python -c code args...`` under env; it must exit 0."""
+    r = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return r
+
+
+def _harness(cmd: list[str], summary: Path, cannot: str) -> tuple[dict[str, Any], str]:
+    """Runs a harness (cmd) that writes its JSON summary to summary: the
+    summary and the end of what it printed (printed too); the test fails
+    with `cannot` where the harness could not run."""
+    r = subprocess.run(cmd, env=_env(), capture_output=True, text=True, timeout=BUDGET * 4 + 600)
+    out = r.stdout[-8000:] + r.stderr[-3000:]
+    if r.returncode == 2 or not summary.exists():
+        pytest.fail(f"{cannot} (status {r.returncode}):\n{out}")
+    print(out)
+    return json.loads(summary.read_text()), out
+
+
 def _repair(path: Path, env: dict[str, str], *opts: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "colfile.cli", "repair", *opts, str(path)], env=env,
                           capture_output=True, text=True, timeout=120)
@@ -99,12 +118,10 @@ def test_repair_leaves_a_live_update_it_cannot_see(tmp_path: Path, model: str) -
     env = _env(**fs.apply({}))
     path = tmp_path / "F"
     off = model == "noflock"
-    r = subprocess.run([sys.executable, "-c",
-                        "import sys, numpy as np, colfile\n"
-                        "with colfile.File(sys.argv[1], 'w', locking=False) as f:\n"
-                        "    f.create('a', '<i4', size=100, nfile=2).write(0, np.arange(100, dtype='<i4'))\n",
-                        str(path)], env=env, capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stderr
+    _python(env, "import sys, numpy as np, colfile\n"
+            "with colfile.File(sys.argv[1], 'w', locking=False) as f:\n"
+            "    f.create('a', '<i4', size=100, nfile=2).write(0, np.arange(100, dtype='<i4'))\n",
+            str(path))
     flag = tmp_path / "flag"
     w = subprocess.Popen([sys.executable, "-c", _UPDATER, str(path), str(flag), "off" if off else "on"], env=env,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -128,12 +145,10 @@ def test_repair_leaves_a_live_update_it_cannot_see(tmp_path: Path, model: str) -
         out_w, err_w = w.communicate(timeout=120)
     assert w.returncode == 0, err_w
     assert not (path / "a" / "colfile-torn").exists()
-    r = subprocess.run([sys.executable, "-c",
-                        "import sys, colfile\n"
-                        "with colfile.File(sys.argv[1], 'r', verify=True) as f:\n"
-                        "    print(f['a'].read().tolist())\n", str(path)], env=env, capture_output=True,
-                       text=True, timeout=120)
-    assert r.returncode == 0, r.stderr
+    r = _python(env, "import sys, colfile\n"
+                "with colfile.File(sys.argv[1], 'r', verify=True) as f:\n"
+                "    print(f['a'].read().tolist())\n",
+                str(path))
     want = list(range(100))
     want[10:30] = [-7] * 20
     assert json.loads(r.stdout) == want
@@ -145,15 +160,14 @@ def test_repair_forced_without_lock_proof(tmp_path: Path) -> None:
     fs = _fsmodel().parse("noflock", _build())
     env = _env(**fs.apply({}))
     path = tmp_path / "F"
-    r = subprocess.run([sys.executable, "-c",
-                        "import sys, os, numpy as np, colfile\n"
-                        "f = colfile.File(sys.argv[1], 'w', locking=False)\n"
-                        "f.create('a', '<i4', size=50).write(0, np.arange(50, dtype='<i4'))\n"
-                        "f.close()\n"
-                        "f = colfile.File(sys.argv[1], 'a', locking=False)\n"
-                        "c = f['a']\nc.write(0, np.zeros(5, dtype='<i4'))\n"
-                        "os._exit(0)\n", str(path)], env=env, capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stderr
+    _python(env, "import sys, os, numpy as np, colfile\n"
+            "f = colfile.File(sys.argv[1], 'w', locking=False)\n"
+            "f.create('a', '<i4', size=50).write(0, np.arange(50, dtype='<i4'))\n"
+            "f.close()\n"
+            "f = colfile.File(sys.argv[1], 'a', locking=False)\n"
+            "c = f['a']\nc.write(0, np.zeros(5, dtype='<i4'))\n"
+            "os._exit(0)\n",
+            str(path))
     assert (path / "a" / "colfile-torn").exists()
     assert _repair(path, env, "--no-locking").returncode == 1
     assert (path / "a" / "colfile-torn").exists()
@@ -175,9 +189,7 @@ def test_replace_without_rename_exchange(tmp_path: Path) -> None:
             "        f.create('a', '<i8', size=10, overwrite=True).write(0, np.arange(10) * k)\n"
             "with colfile.File(sys.argv[1], 'r') as f:\n"
             "    print(f['a'].read().tolist())\n")
-    r = subprocess.run([sys.executable, "-c", code, str(tmp_path / "F")], env=env, capture_output=True,
-                       text=True, timeout=120)
-    assert r.returncode == 0, r.stderr
+    r = _python(env, code, str(tmp_path / "F"))
     assert json.loads(r.stdout) == [2 * i for i in range(10)]
     assert fs.answered().get("noexchange renameat2", 0) >= 1, fs.answered()
     assert not [n for n in os.listdir(tmp_path / "F") if n.startswith(".colfile-old.")]
@@ -195,12 +207,7 @@ def test_crash_harness_under(tmp_path: Path, model: str) -> None:
     cmd = [sys.executable, str(CRASH / "run_crash.py"), "--budget", str(BUDGET), "--fs", model,
            "--mode", "kill,rankkill,inject,powerloss,faults", "--mpi", "--nranks", "2", "--build", str(build),
            "--json", str(summary), "--keep", str(tmp_path / "failures"), "--workdir", str(tmp_path / "work")]
-    r = subprocess.run(cmd, env=_env(), capture_output=True, text=True, timeout=BUDGET * 4 + 600)
-    out = r.stdout[-8000:] + r.stderr[-3000:]
-    if r.returncode == 2 or not summary.exists():
-        pytest.fail(f"the crash harness could not run under {model} (status {r.returncode}):\n{out}")
-    s = json.loads(summary.read_text())
-    print(out)
+    s, out = _harness(cmd, summary, f"the crash harness could not run under {model}")
     assert s["fs"]["model"] == model
     assert sum(m.get("trials", 0) for m in s["modes"].values()) > 0, out
     assert s["run_violations"] == [], f"{s['run_violations']}\n{out}"
@@ -229,12 +236,7 @@ def test_concurrency_harness_under(tmp_path: Path, model: str, locking: str) -> 
            "--fs", model, "--locking", locking, "--round-seconds", "3", "--startup", "1.5",
            "--build", str(build), "--json", str(summary), "--keep", str(tmp_path / "failures"),
            "--workdir", str(tmp_path / "work")]
-    r = subprocess.run(cmd, env=_env(), capture_output=True, text=True, timeout=BUDGET * 4 + 600)
-    out = r.stdout[-8000:] + r.stderr[-3000:]
-    if r.returncode == 2 or not summary.exists():
-        pytest.fail(f"the concurrency harness could not run under {model} (status {r.returncode}):\n{out}")
-    s = json.loads(summary.read_text())
-    print(out)
+    s, out = _harness(cmd, summary, f"the concurrency harness could not run under {model}")
     assert s["fs"] == model and s["locking"] == locking
     assert s["rounds"] >= 1 and s["operations"] > 0, out
     assert s["violations"] == 0, (f"{s['violations']} violations under {model}: "
@@ -259,12 +261,10 @@ def test_cleanup_on_node_local_locks_needs_force(tmp_path: Path) -> None:
     fs.show_mount(tmp_path)
     env = _env(**fs.apply({}))
     path = tmp_path / "F"
-    r = subprocess.run([sys.executable, "-c",
-                        "import sys, numpy as np, colfile\n"
-                        "with colfile.File(sys.argv[1], 'w') as f:\n"
-                        "    f.create('a', '<i4', size=10).write(0, np.arange(10, dtype='<i4'))\n",
-                        str(path)], env=env, capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stderr
+    _python(env, "import sys, numpy as np, colfile\n"
+            "with colfile.File(sys.argv[1], 'w') as f:\n"
+            "    f.create('a', '<i4', size=10).write(0, np.arange(10, dtype='<i4'))\n",
+            str(path))
     stage = path / ".colfile-stage.b.1.ab12"      # an older writer's: no owner record
     stage.mkdir()
     (stage / "000000").write_bytes(b"\0" * 8)

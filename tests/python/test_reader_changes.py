@@ -22,6 +22,8 @@ import pytest
 
 import colfile
 
+from damage import flip_bits
+
 from childenv import child_env
 
 
@@ -64,11 +66,7 @@ def test_update_committed_since_open_is_no_checksum_error(path: str) -> None:
 def test_a_damaged_blob_stays_a_checksum_error(path: str) -> None:
     _old(path)
     blob = os.path.join(path, "x", "000001")
-    with open(blob, "r+b") as fh:
-        fh.seek(3)
-        b = fh.read(1)
-        fh.seek(3)
-        fh.write(bytes([b[0] ^ 0x40]))
+    flip_bits(blob, 3, 0x40)
     with colfile.File(path, "r", verify=True) as f:
         with pytest.raises(colfile.ChecksumError):
             f["x"][:]

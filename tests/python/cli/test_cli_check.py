@@ -9,6 +9,8 @@ import re
 import numpy as np
 import pytest
 
+from damage import flip_bits
+
 
 def _blob(path, col, i):
     return os.path.join(path, *col.split("/"), f"{i:06X}")
@@ -49,11 +51,7 @@ def test_flipped_byte(cli, sample):
     p = _blob(sample, "1/ID", 1)   # rows 3-5
     with colfile.File(sample) as f:
         info = f["1/ID"].blob_info(1)
-    with open(p, "r+b") as fh:
-        fh.seek(9)
-        b = fh.read(1)
-        fh.seek(9)
-        fh.write(bytes([b[0] ^ 0x10]))
+    flip_bits(p, 9, 0x10)
     status, out, _ = cli("check", sample)
     assert status == 1
     (line,) = _lines(out)

@@ -25,6 +25,7 @@ asserted as such:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
@@ -361,6 +362,24 @@ def _lib(lib: Any) -> None:
     """Every test needs libcolfile (the conftest skips without it)."""
 
 
+@contextlib.contextmanager
+def _both_holding(tmp_path: Any, name: str) -> Any:
+    """A new colfile File and a new h5py file, each holding `name` = [1.0]."""
+    with colfile.File(str(tmp_path / "c"), "w", durable=False) as f, \
+            h5py.File(str(tmp_path / "h.h5"), "w") as h:
+        f.create(name, data=[1.0])
+        h.create_dataset(name, data=[1.0])
+        yield f, h
+
+
+def _both_raise(exc: Any, h_change: Any, f_change: Any) -> None:
+    """h5py's change and colfile's raise exc alike."""
+    with pytest.raises(exc):
+        h_change()
+    with pytest.raises(exc):
+        f_change()
+
+
 # --------------------------------------------------------------------------
 # what h5py does and colfile does after the pending changes
 
@@ -369,36 +388,21 @@ def _lib(lib: Any) -> None:
                    reason="create() on a taken name replaces the column until explicit "
                           "overwrite is merged; h5py raises ValueError")
 def test_create_on_a_taken_name(tmp_path: Any) -> None:
-    with colfile.File(str(tmp_path / "c"), "w", durable=False) as f, \
-            h5py.File(str(tmp_path / "h.h5"), "w") as h:
-        f.create("x", data=[1.0])
-        h.create_dataset("x", data=[1.0])
-        with pytest.raises(ValueError):
-            h.create_dataset("x", data=[2.0])
-        with pytest.raises(ValueError):
-            f.create("x", data=[2.0])
+    with _both_holding(tmp_path, "x") as (f, h):
+        _both_raise(ValueError, lambda: h.create_dataset("x", data=[2.0]), lambda: f.create("x", data=[2.0]))
         assert f["x"][:].tolist() == [1.0]
         # an empty group is a taken name too
         f.require_group("g").attrs["k"] = 1
         h.require_group("g")
-        with pytest.raises(ValueError):
-            h.create_dataset("g", data=[2.0])
-        with pytest.raises(ValueError):
-            f.create("g", data=[2.0])
+        _both_raise(ValueError, lambda: h.create_dataset("g", data=[2.0]), lambda: f.create("g", data=[2.0]))
         assert f["g/"].attrs["k"] == 1
 
 
 @pytest.mark.xfail(PENDING_UNDER_COLUMN, strict=True,
                    reason="a column may be created below a column until that is refused")
 def test_create_under_a_column(tmp_path: Any) -> None:
-    with colfile.File(str(tmp_path / "c"), "w", durable=False) as f, \
-            h5py.File(str(tmp_path / "h.h5"), "w") as h:
-        f.create("x", data=[1.0])
-        h.create_dataset("x", data=[1.0])
-        with pytest.raises(Exception):
-            h.create_dataset("x/y", data=[2.0])
-        with pytest.raises(Exception):
-            f.create("x/y", data=[2.0])
+    with _both_holding(tmp_path, "x") as (f, h):
+        _both_raise(Exception, lambda: h.create_dataset("x/y", data=[2.0]), lambda: f.create("x/y", data=[2.0]))
         assert list(f) == ["x"]
 
 
@@ -485,11 +489,8 @@ def test_a_column_is_no_group(tmp_path: Any) -> None:
     # h5py: a dataset is not a group (require_group raises TypeError); the
     # column's directory used to pass for a group whose attributes were the
     # column's
-    with colfile.File(str(tmp_path / "c"), "w", durable=False) as f, \
-            h5py.File(str(tmp_path / "h.h5"), "w") as h:
-        f.create("a", data=[1.0])
+    with _both_holding(tmp_path, "a") as (f, h):
         f.create("g/b", data=[2.0])
-        h.create_dataset("a", data=[1.0])
         with pytest.raises(TypeError):
             h.require_group("a")
         with pytest.raises(TypeError, match="a column, not a group"):

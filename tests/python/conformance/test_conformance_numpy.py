@@ -185,6 +185,20 @@ def outcome(fn: Any) -> tuple[Any, BaseException | None]:
         return None, exc
 
 
+def assign_as_numpy(arr: Any, col: Any, key: Any, value: Any) -> BaseException | None:
+    """``arr[key] = value``, then ``col[key] = value``: where numpy raised,
+    the column must raise the same class (numpy's exception is returned);
+    else the column is written too."""
+    try:
+        arr[key] = value
+    except Exception as exc:  # noqa: BLE001 - its class is compared
+        with pytest.raises(type(exc)):
+            col[key] = value
+        return exc
+    col[key] = value
+    return None
+
+
 def assert_same_outcome(expected: tuple[Any, BaseException | None],
                         got: tuple[Any, BaseException | None], what: str) -> None:
     want, werr = expected
@@ -249,6 +263,12 @@ class Pair:
         finally:
             self.dir.cleanup()
 
+    def __enter__(self) -> "Pair":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
     def check_contents(self, what: str) -> None:
         assert_same_array(self.arr, self.col[:], f"{what}: contents")
 
@@ -267,8 +287,7 @@ def _lib(lib: Any) -> None:
                "data": np.arange(30.0).reshape(10, 3), "full": False},
          data=None).via("an ellipsis and two integers: numpy gives a 0-d array")
 def test_getitem_matches_numpy(spec: dict[str, Any], data: Any) -> None:
-    p = Pair(spec)
-    try:
+    with Pair(spec) as p:
         if data is None:  # the explicit example's keys
             ks: list[Any] = [(1, ..., 2), (..., 0, 1), (0, ...), (..., 5), (-1, ...)]
         else:
@@ -280,15 +299,12 @@ def test_getitem_matches_numpy(spec: dict[str, Any], data: Any) -> None:
                 continue
             assert_same_outcome(outcome(lambda: p.arr[key]), outcome(lambda: p.col[key]),
                                 f"col[{key!r}]")
-    finally:
-        p.close()
 
 
 @given(spec=columns(), data=st.data())
 def test_read_dtype_matches_astype(spec: dict[str, Any], data: Any) -> None:
     """read(start, stop, dtype=) converts as numpy's astype (unsafe casting)."""
-    p = Pair(spec)
-    try:
+    with Pair(spec) as p:
         size = spec["size"]
         src = p.arr.dtype
         to = data.draw(element_dtypes(), "dtype")
@@ -311,8 +327,6 @@ def test_read_dtype_matches_astype(spec: dict[str, Any], data: Any) -> None:
             want = (want[0][ok], None)
             got = (got[0][ok], None)
         assert_same_outcome(want, got, f"read({start}, {stop}, dtype={to})")
-    finally:
-        p.close()
 
 
 # --------------------------------------------------------------------------
@@ -363,8 +377,7 @@ def _write_ok_dtypes(target: np.dtype[Any], v: Any) -> bool:
 def test_setitem_matches_numpy(spec: dict[str, Any], data: Any) -> None:
     """A sequence of writes (and reads between them) leaves the column as
     the same writes leave the array; failures raise numpy's classes."""
-    p = Pair(spec)
-    try:
+    with Pair(spec) as p:
         for i in range(data.draw(st.integers(1, 4), "writes")):
             key = data.draw(keys(p.arr.shape), f"key{i}")
             if documented_refusal(key):
@@ -389,16 +402,13 @@ def test_setitem_matches_numpy(spec: dict[str, Any], data: Any) -> None:
             if not documented_refusal(rkey):
                 assert_same_outcome(outcome(lambda: p.arr[rkey]), outcome(lambda: p.col[rkey]),
                                     f"col[{rkey!r}] after writes")
-    finally:
-        p.close()
 
 
 @given(spec=columns(), data=st.data())
 def test_write_and_append_match_numpy(spec: dict[str, Any], data: Any) -> None:
     """Column.write(start, rows) is ``a[start:start+len(rows)] = rows`` for
     rows inside the column; append is np.concatenate."""
-    p = Pair(spec)
-    try:
+    with Pair(spec) as p:
         size = spec["size"]
         start = data.draw(st.integers(-size, size), "start")
         lo = start + size if start < 0 else start
@@ -412,8 +422,6 @@ def test_write_and_append_match_numpy(spec: dict[str, Any], data: Any) -> None:
         p.col.append(more, nfile=data.draw(st.integers(0 if not len(more) else 1, 3)))
         p.arr = np.concatenate([p.arr, more]).astype(p.arr.dtype)
         p.check_contents("append")
-    finally:
-        p.close()
 
 
 # --------------------------------------------------------------------------
@@ -465,8 +473,7 @@ def test_read_out_matches_copyto(spec: dict[str, Any], data: Any) -> None:
     ``np.copyto(buf, a[start:stop], casting='unsafe')`` does when ``buf``
     has the rows' shape; another shape is numpy's ValueError (as for a
     ufunc's ``out=``), a read-only buffer too."""
-    p = Pair(spec)
-    try:
+    with Pair(spec) as p:
         size = spec["size"]
         lo = data.draw(st.integers(0, size), "start")
         hi = data.draw(st.integers(lo, size), "stop")
@@ -502,8 +509,6 @@ def test_read_out_matches_copyto(spec: dict[str, Any], data: Any) -> None:
             assert_same_array(want[0][ok], buf[ok], f"read(out={how} {buf.dtype})")
         else:
             assert_same_outcome(want, got, f"read({lo}, {hi}, out={how})")
-    finally:
-        p.close()
 
 
 # --------------------------------------------------------------------------
@@ -695,12 +700,7 @@ def test_mask_write_errors_follow_the_key_spelling(tmp_path: Any) -> None:
         m = np.ones((9, 3), bool)
         for key in [m, (m,), (m, ...), (..., m)]:
             value = np.zeros((0, 0), "i1")
-            try:
-                a[key] = value
-            except Exception as exc:  # noqa: BLE001 - its class is compared
-                with pytest.raises(type(exc)):
-                    c[key] = value
-            else:
+            if assign_as_numpy(a, c, key, value) is None:
                 raise AssertionError(f"numpy accepted {key!r}")
         np.testing.assert_array_equal(c[:], a)
 
@@ -789,13 +789,7 @@ def test_one_element_refuses_sequences_as_numpy(tmp_path: Any) -> None:
         for col, arr, key, value in cases:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                try:
-                    arr[key] = value
-                except Exception as exc:  # noqa: BLE001 - its class is compared
-                    with pytest.raises(type(exc)):
-                        col[key] = value
-                else:
-                    col[key] = value
+                assign_as_numpy(arr, col, key, value)
         np.testing.assert_array_equal(c[:], a)
         np.testing.assert_array_equal(v[:], b)
 

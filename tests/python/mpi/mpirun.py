@@ -65,6 +65,37 @@ def run_ok(proc: subprocess.CompletedProcess[str]) -> None:
     assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-5000:]
 
 
+def run_serial(args: Sequence[Any], timeout: float = 120) -> None:
+    """``python args...`` in a child process, without an MPI launch; it
+    must exit 0 within ``timeout`` seconds."""
+    run_ok(subprocess.run([sys.executable, *map(str, args)], env=child_env(), capture_output=True,
+                          text=True, timeout=timeout))
+
+
+def assert_same_files(got: dict[str, bytes], want: dict[str, bytes]) -> None:
+    """``got`` (a :func:`tree`) holds the files of ``want``, byte for byte;
+    the first file that differs is named."""
+    assert sorted(got) == sorted(want)
+    for name in want:
+        assert got[name] == want[name], name
+
+
+def colfile_cli(*args: Any) -> list[str]:
+    """The command line of ``python -m colfile args...``."""
+    return [sys.executable, "-m", "colfile", *map(str, args)]
+
+
+def convert_split_and_serial(src: Path, out: Path, nranks: int) -> tuple[Path, Path]:
+    """``colfile convert`` of src into out/par (3 blobs a column) under
+    ``mpiexec -n nranks`` and into out/ser on one rank; both must succeed."""
+    par, ser = out / "par", out / "ser"
+    proc = launch(nranks, colfile_cli("convert", "--nfile", "3", src, par))
+    assert proc.returncode == 0, proc.stderr
+    proc = launch(1, colfile_cli("convert", src, ser))
+    assert proc.returncode == 0, proc.stderr
+    return par, ser
+
+
 def child_env(**extra: str) -> dict[str, str]:
     """This process's environment (COLFILE_LIBRARY and all), with the
     directory this colfile was imported from first on PYTHONPATH, and

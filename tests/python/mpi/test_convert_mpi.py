@@ -10,27 +10,20 @@ import h5py
 import numpy as np
 import pytest
 
-from mpirun import launch
+from mpirun import colfile_cli, convert_split_and_serial, launch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
 from test_cli_convert import assert_same_hdf5, make_hdf5  # noqa: E402
 
 
-def _colfile(*args):
-    return [sys.executable, "-m", "colfile", *map(str, args)]
-
-
 @pytest.mark.parametrize("nranks", [2, 4])
-def test_parallel_hdf5_to_colfile(tmp_path, nranks):
+def test_parallel_hdf5_tocolfile_cli(tmp_path, nranks):
     import colfile
 
     src = tmp_path / "in.h5"
     make_hdf5(src, n=1003, seed=nranks)
-    proc = launch(nranks, _colfile("convert", "--nfile", "3", src, tmp_path / "par"))
-    assert proc.returncode == 0, proc.stderr
-    proc = launch(1, _colfile("convert", src, tmp_path / "ser"))
-    assert proc.returncode == 0, proc.stderr
-    with colfile.File(str(tmp_path / "par")) as p, colfile.File(str(tmp_path / "ser")) as s:
+    par, ser = convert_split_and_serial(src, tmp_path, nranks)
+    with colfile.File(str(par)) as p, colfile.File(str(ser)) as s:
         assert p.columns == s.columns
         for name in s.columns:
             assert (p[name].dtype, p[name].shape) == (s[name].dtype, s[name].shape), name
@@ -38,7 +31,7 @@ def test_parallel_hdf5_to_colfile(tmp_path, nranks):
             assert dict(p[name].attrs).keys() == dict(s[name].attrs).keys(), name
         assert p["halos/id"].nfile == 3
     # and back to HDF5 under mpiexec too (rank 0 writes it)
-    proc = launch(nranks, _colfile("convert", tmp_path / "par", tmp_path / "back.h5"))
+    proc = launch(nranks, colfile_cli("convert", tmp_path / "par", tmp_path / "back.h5"))
     assert proc.returncode == 0, proc.stderr
     assert_same_hdf5(src, tmp_path / "back.h5")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["back.h5", "in.h5", "par", "ser"]
@@ -49,13 +42,13 @@ def test_parallel_errors_on_every_rank(tmp_path):
     with h5py.File(src, "w") as h:
         h["x"] = np.arange(10)
         h.create_dataset("s", data=["a"], dtype=h5py.string_dtype())
-    proc = launch(2, _colfile("convert", src, tmp_path / "out"))
+    proc = launch(2, colfile_cli("convert", src, tmp_path / "out"))
     assert proc.returncode == 1
     assert proc.stderr.count("variable-length strings") == 2
     assert not (tmp_path / "out").exists()
     with h5py.File(src, "w") as h:
         h["x"] = np.arange(10)
     (tmp_path / "out").mkdir()
-    proc = launch(2, _colfile("convert", src, tmp_path / "out"))
+    proc = launch(2, colfile_cli("convert", src, tmp_path / "out"))
     assert proc.returncode == 1 and proc.stderr.count("exists") == 2
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.h5", "out"]

@@ -14,13 +14,12 @@ is set, where it must exist.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from mpirun import c_mpi_program, child_env, launch, mpiexec, run_ok, tree
+from mpirun import assert_same_files, c_mpi_program, launch, mpiexec, run_ok, run_serial, tree
 
 WRITER = Path(__file__).parent / "write_pattern.py"
 TOTAL = 1001
@@ -40,9 +39,7 @@ def serial(tmp_path_factory: pytest.TempPathFactory, lib: Any) -> dict[str, dict
     out = {}
     for nfile in (NFILE, 0):
         path = tmp_path_factory.mktemp("serial") / "ref"
-        run_ok(subprocess.run([sys.executable, str(WRITER), *pattern_args(
-            path, "auto", "even", nfile), "--serial"], env=child_env(), capture_output=True,
-            text=True, timeout=120))
+        run_serial([WRITER, *pattern_args(path, "auto", "even", nfile), "--serial"])
         out[str(nfile)] = tree(path)
     return out
 
@@ -80,10 +77,7 @@ def test_c_writes_the_serial_bytes(nranks: int, mode: str, layout: str, tmp_path
     ref = serial[str(NFILE)]
     c = tmp_path / "c"
     run_ok(launch(nranks, [exe, *pattern_args(c, mode, layout)]))
-    got = tree(c)
-    assert sorted(got) == sorted(ref)
-    for name in ref:
-        assert got[name] == ref[name], name
+    assert_same_files(tree(c), ref)
 
 
 def test_reference_values(serial: dict[str, dict[str, bytes]], tmp_path: Path) -> None:
@@ -152,9 +146,7 @@ def test_appends_write_the_same_bytes(nranks: int, mode: str, layout: str,
     mpiexec()
     args = ["--appends", "3"]
     ref = tmp_path / "serial"
-    run_ok(subprocess.run([sys.executable, str(WRITER), *pattern_args(ref, "auto", "even"),
-                           *args, "--serial"], env=child_env(), capture_output=True,
-                          text=True, timeout=120))
+    run_serial([WRITER, *pattern_args(ref, "auto", "even"), *args, "--serial"])
     import numpy as np
 
     import colfile
@@ -169,9 +161,7 @@ def test_appends_write_the_same_bytes(nranks: int, mode: str, layout: str,
     c = tmp_path / "c"
     run_ok(launch(nranks, [c_mpi_program("cf_write_pattern"), *pattern_args(c, mode, layout), *args]))
     got, want = tree(c), tree(ref)
-    assert sorted(got) == sorted(want)
-    for name in want:
-        assert got[name] == want[name], name
+    assert_same_files(got, want)
 
 
 #: columns of more chunk records than the statistics text holds (Position
@@ -187,14 +177,10 @@ def test_large_columns_same_bytes_in_c_and_python(nranks: int, tmp_path: Path) -
     mpiexec()
     exe = c_mpi_program("cf_write_pattern")
     ref, py, c = tmp_path / "ref", tmp_path / "py", tmp_path / "c"
-    run_ok(subprocess.run([sys.executable, str(WRITER), str(ref), "--mode", "throttled", *CHUNKED,
-                           "--serial"], env=child_env(), capture_output=True, text=True, timeout=300))
+    run_serial([WRITER, ref, "--mode", "throttled", *CHUNKED, "--serial"], timeout=300)
     run_ok(launch(nranks, [sys.executable, WRITER, py, "--mode", "throttled", *CHUNKED]))
     run_ok(launch(nranks, [exe, c, "--mode", "throttled", *CHUNKED]))
     want = tree(ref)
     assert "Position/colfile-index-v1" in want and "Velocity/colfile-index-v1" in want
     assert tree(py) == want
-    got = tree(c)
-    assert sorted(got) == sorted(want)
-    for name in want:
-        assert got[name] == want[name], name
+    assert_same_files(tree(c), want)

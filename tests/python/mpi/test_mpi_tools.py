@@ -5,13 +5,12 @@ every rank.  Real MPI runs; each launch fails the test if it hangs."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from mpirun import launch, mpiexec
+from mpirun import colfile_cli, launch, mpiexec
 
 TIMEOUT = 120
 
@@ -51,8 +50,7 @@ def _contents(path: Path) -> dict[str, Any]:
 
 
 def _cp(nranks: int, *args: Any) -> Any:
-    return launch(nranks, [sys.executable, "-m", "colfile.cli", "cp", *map(str, args)],
-                  timeout=TIMEOUT)
+    return launch(nranks, colfile_cli("cp", *args), timeout=TIMEOUT)
 
 
 @pytest.mark.parametrize("nranks", [2, 4])

@@ -6,12 +6,11 @@ uneven splits whose cuts fall inside chunks."""
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from mpirun import c_mpi_program, child_env, launch, mpiexec, run_ok, tree
+from mpirun import assert_same_files, c_mpi_program, launch, mpiexec, run_ok, run_serial, tree
 
 PROGRAM = Path(__file__).parent / "owners_change.py"
 
@@ -21,14 +20,10 @@ def test_appended_and_updated_large_column_same_bytes_in_c_and_python(nranks: in
     mpiexec()
     exe = c_mpi_program("cf_owners_change")
     ref, py, c = tmp_path / "ref", tmp_path / "py", tmp_path / "c"
-    run_ok(subprocess.run([sys.executable, str(PROGRAM), str(ref), "--serial"], env=child_env(),
-                          capture_output=True, text=True, timeout=300))
+    run_serial([PROGRAM, ref, "--serial"], timeout=300)
     run_ok(launch(nranks, [sys.executable, PROGRAM, py]))
     run_ok(launch(nranks, [exe, c]))
     want = tree(ref)
     assert "x/colfile-index-v1" in want and "x/000004" in want
     assert tree(py) == want
-    got = tree(c)
-    assert sorted(got) == sorted(want)
-    for name in want:
-        assert got[name] == want[name], name
+    assert_same_files(tree(c), want)
