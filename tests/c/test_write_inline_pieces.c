@@ -15,13 +15,16 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "digest.h"
 
-static int64_t g_calls, g_bytes;
+
+static int64_t g_calls, g_bytes, g_unaligned;
 
 ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off);
 ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off)
 {
-    g_calls++;
+    /* pieces after the first of a write start on a piece boundary */
+    if (g_calls++ > 0 && off % CF__INLINE_WRITE_BYTES != 0) g_unaligned++;
     g_bytes += (int64_t)n;
     return (ssize_t)syscall(SYS_pwrite64, fd, buf, n, off);
 }
@@ -43,7 +46,7 @@ static double rnd(void)
  * doubles) into column Position of a new File `name`, opened with `flags`;
  * *calls and *bytes: the pwrite calls of the big write and their bytes. */
 static void write_file(const char *name, int flags, const double *rows, int64_t stride, int64_t *calls,
-                       int64_t *bytes)
+                       int64_t *bytes, int64_t *unaligned)
 {
     char path[4200];
     snprintf(path, sizeof path, "%s/%s", cf_test_dir(), name);
@@ -56,10 +59,11 @@ static void write_file(const char *name, int flags, const double *rows, int64_t 
     /* chunks that pieces of any size cut across */
     if (c) CHECK_OK(cf_column_set_chunk_rows(c, 50000, &err), &err);
     int64_t rs = stride * (int64_t)sizeof(double);
-    g_calls = g_bytes = 0;
+    g_calls = g_bytes = g_unaligned = 0;
     if (c) CHECK_OK(cf_column_write(c, HEAD, ROWS - HEAD, rows + HEAD * stride, NULL, rs, 8, &err), &err);
     *calls = g_calls;
     *bytes = g_bytes;
+    *unaligned = g_unaligned;
     if (c) CHECK_OK(cf_column_write(c, 0, HEAD, rows, NULL, rs, 8, &err), &err);
     if (c) CHECK_OK(cf_column_close(c, &err), &err);
     cf_file_close(f);
@@ -95,19 +99,24 @@ static void test_inline_pieces_are_large_and_bytes_the_same(void)
         }
         wide[r * 4 + 3] = -1.0;
     }
-    int64_t big = (ROWS - HEAD) * 24, calls = 0, bytes = 0, c2 = 0, b2 = 0, c3 = 0, b3 = 0;
+    int64_t big = (ROWS - HEAD) * 24, calls = 0, bytes = 0, unaligned = 0, c2 = 0, b2 = 0, c3 = 0, b3 = 0, u;
 
-    write_file("inline", CF_OPEN_DIGEST_INLINE, packed, 3, &calls, &bytes);
+    write_file("inline", CF_OPEN_DIGEST_INLINE, packed, 3, &calls, &bytes, &unaligned);
     CHECK_EQ_INT(bytes, big); /* every byte went through the counted calls */
     /* at least 1 MiB per call on average, against 64 calls of 256 KiB */
     CHECK(calls >= 1 && calls <= 1 + big / ((int64_t)1 << 20));
     if (calls > 1 + big / ((int64_t)1 << 20))
         fprintf(stderr, "inline write of %lld bytes took %lld pwrite calls\n", (long long)big, (long long)calls);
+    /* the write starts 72 bytes into the blob: its first piece ends on a
+     * 2 MiB boundary, so that the page cache can hold the rest in folios
+     * as large as the pieces */
+    CHECK_EQ_INT(unaligned, 0);
 
-    write_file("converted", CF_OPEN_DIGEST_INLINE, wide, 4, &c2, &b2);
+    write_file("converted", CF_OPEN_DIGEST_INLINE, wide, 4, &c2, &b2, &u);
     CHECK_EQ_INT(b2, big);
-    write_file("helper", CF_OPEN_DIGEST_HELPER, packed, 3, &c3, &b3);
+    write_file("helper", CF_OPEN_DIGEST_HELPER, packed, 3, &c3, &b3, &u);
     CHECK_EQ_INT(b3, big);
+    CHECK_EQ_INT(u, 0); /* the helper's hand-overs are 2 MiB too */
 
     /* the same bytes on disk, sums and statistics included */
     static const char *leaves[] = { "000000", "header", "colfile-v1" };
