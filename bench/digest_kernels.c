@@ -22,10 +22,20 @@
  * instructions per byte: bench/digest_kernels.py does both.
  *
  *     BUILD/digest_kernels [--quick] [--only f8x3] [DIR]   (a scratch File in DIR, default /tmp)
+ *     BUILD/digest_kernels --write MIB [--repeats N] [DIR]
  *
  * --quick: few repeats over 8 MiB (for callgrind); --only: one column.
+ * --write: instead, whole writes of MIB MiB of f8x3 into the page cache,
+ * N of each, interleaved: write(2) of the buffer after reserving its blocks
+ * (what numpy.tofile does) against cf_column_write into a new File with
+ * the digest inline and commits not fsynced (a pinned rank's write, without
+ * Python or MPI); memory primed before each (bench/prime.py).  Printed:
+ * CPU time of this thread in time stamp counter ticks per byte (median;
+ * other processes move it less than elapsed time) and the median of the
+ * per-repeat ratios tofile/colfile.
  */
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <ftw.h>
 #include <math.h>
 #include <stdio.h>
@@ -129,6 +139,86 @@ static double tsc_ns(void)
     return ((double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec)) / (double)(t1 - t0);
 }
 
+/* Touch n bytes of fresh memory in huge pages, then free them
+ * (bench/prime.py: the next allocations get memory the host backs). */
+static void prime(size_t n)
+{
+    unsigned char *m = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) return;
+    madvise(m, n, MADV_HUGEPAGE);
+    for (size_t i = 0; i < n; i += 4096) m[i] = 1;
+    munmap(m, n);
+}
+
+static double cpu_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* --write: see the top of the file. */
+static int write_compare(const char *dir, size_t mib, int reps, double ns)
+{
+    size_t bytes = mib << 20;
+    bytes -= bytes % 24;
+    unsigned char *buf = aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
+    double *t = calloc((size_t)reps * 3, sizeof *t);
+    if (!buf || !t) return 1;
+    fill(buf, bytes, "f8");
+    char root[4096], raw[4200], fpath[4200];
+    snprintf(root, sizeof root, "%s/digest-kernels-XXXXXX", dir);
+    if (!mkdtemp(root)) return 1;
+    snprintf(raw, sizeof raw, "%s/raw", root);
+    snprintf(fpath, sizeof fpath, "%s/file", root);
+    for (int r = 0; r < reps; r++) {
+        for (int k = 0; k < 2; k++) {
+            prime(bytes + bytes / 4);
+            double c0 = cpu_ns();
+            if (k == 0) {
+                int fd = open(raw, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+                if (fd < 0 || posix_fallocate(fd, 0, (off_t)bytes) != 0) return 1;
+                for (size_t at = 0; at < bytes;) {
+                    ssize_t w = write(fd, buf + at, bytes - at);
+                    if (w <= 0) return 1;
+                    at += (size_t)w;
+                }
+                close(fd);
+            } else {
+                cf_error err;
+                cf_file *f = NULL;
+                cf_column *c = NULL;
+                int64_t rows = (int64_t)(bytes / 24);
+                if (cf_file_open(&f, fpath, CF_OPEN_WRITE | CF_OPEN_CREATE | CF_OPEN_NODURABLE | CF_OPEN_DIGEST_INLINE,
+                                 &err) ||
+                    cf_column_create(&c, f, "Position", "f8", 3, rows, 1, &err) ||
+                    cf_column_write(c, 0, rows, buf, NULL, 24, 8, &err) || cf_column_close(c, &err)) {
+                    fprintf(stderr, "digest_kernels: %s\n", err.message);
+                    return 1;
+                }
+                cf_file_close(f);
+            }
+            t[(size_t)k * reps + r] = (cpu_ns() - c0) / ns / (double)bytes;
+            if (k == 0) unlink(raw);
+            else nftw(fpath, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+        }
+        t[(size_t)2 * reps + r] = t[r] / t[(size_t)reps + r];
+    }
+    for (int k = 0; k < 3; k++) qsort(t + (size_t)k * reps, (size_t)reps, sizeof *t, by_value);
+    printf("write %zu MiB of f8x3 into the page cache, %d repeats: CPU ticks per byte (medians)\n", bytes >> 20, reps);
+    printf("write tofile %.4f colfile %.4f ratio %.3f\n", t[reps / 2], t[reps + reps / 2], t[2 * reps + reps / 2]);
+    nftw(root, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+    free(t);
+    free(buf);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const struct { const char *tok; int64_t nmemb, width; } types[] = {
@@ -136,9 +226,15 @@ int main(int argc, char **argv)
         { "i4", 1, 4 },
     };
     const char *dir = "/tmp", *only = NULL;
+    size_t write_mib = 0;
+    int write_reps = 5;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--only") && i + 1 < argc) {
             only = argv[++i];
+        } else if (!strcmp(argv[i], "--write") && i + 1 < argc) {
+            write_mib = (size_t)atol(argv[++i]);
+        } else if (!strcmp(argv[i], "--repeats") && i + 1 < argc) {
+            write_reps = atoi(argv[++i]);
         } else if (!strcmp(argv[i], "--quick")) {
             big_bytes = (size_t)8 << 20;
             hot_reps = 4;
@@ -147,6 +243,7 @@ int main(int argc, char **argv)
             dir = argv[i];
         }
     }
+    if (write_mib > 0) return write_compare(dir, write_mib, write_reps > 0 ? write_reps : 1, tsc_ns());
     char path[4096], fpath[4200];
     snprintf(path, sizeof path, "%s/digest-kernels-XXXXXX", dir);
     if (!mkdtemp(path)) return 1;

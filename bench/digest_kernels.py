@@ -5,7 +5,7 @@ against each tree's static library and sources.
 
     python bench/digest_kernels.py TREE[=BUILD] [TREE[=BUILD] ...]
         [--repeats 3] [--columns f8x3,f8nx3,i8x1] [--callgrind] [--quick]
-        [--tmpdir DIR]
+        [--write MIB] [--tmpdir DIR]
 
 BUILD defaults to TREE/build/release (it must hold libcolfile.a).  The
 trees' programs run interleaved (A B A B ...), each pinned to the last CPU
@@ -17,6 +17,13 @@ valgrind, over the C program's ``--quick`` run).  ``--quick`` times that
 short run too (a smoke test: its figures mean little).  valgrind runs no AVX-512 code: where
 the library takes AVX-512 (the carry-less folding CRC32C), the counts are of
 the AVX2 path it falls back to there.
+
+``--write MIB`` measures whole writes instead: MIB MiB of f8x3 into the page
+cache by ``write(2)`` after reserving the blocks (what ``numpy.tofile``
+does) and by ``cf_column_write`` with the digest inline (a pinned rank's
+write without Python or MPI), interleaved, memory primed before each; per
+tree the median CPU time in time stamp counter ticks per byte and the median
+of the per-repeat ratios tofile/colfile (bench/pinned.py's colfile/numpy).
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ import argparse
 import os
 import re
 import shlex
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -73,6 +81,24 @@ def callgrind(exe: Path, column: str, tmpdir: str) -> dict[str, float]:
     return ir
 
 
+def write_table(exes: list[Path], names: list[str], args: argparse.Namespace, cpu: int) -> str:
+    """--write: a row per tree, runs interleaved (A B A B)."""
+    got: list[list[tuple[float, float, float]]] = [[] for _ in exes]
+    for _ in range(args.repeats):
+        for i, exe in enumerate(exes):
+            out = subprocess.run(["taskset", "-c", str(cpu), str(exe), "--write", str(args.write), "--repeats", "5",
+                                  args.tmpdir], check=True, capture_output=True, text=True).stdout
+            f = [x for x in out.splitlines() if x.startswith("write tofile ")][-1].split()
+            got[i].append((float(f[2]), float(f[4]), float(f[6])))
+    lines = [f"write {args.write} MiB of f8x3 into the page cache, CPU time per byte (ticks, medians of "
+             f"{args.repeats} runs of 5)", "",
+             "| tree | tofile tick/B | colfile tick/B | colfile/tofile (speed) |", "|---|---|---|---|"]
+    for name, runs in zip(names, got):
+        med = [statistics.median(r[k] for r in runs) for k in range(3)]
+        lines.append(f"| {name} | {med[0]:.4f} | {med[1]:.4f} | {med[2]:.3f}x |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("trees", nargs="+")
@@ -80,6 +106,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--columns", default="f8x3,f8nx3,i8x1")
     ap.add_argument("--callgrind", action="store_true")
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--write", type=int, default=0, metavar="MIB",
+                    help="whole page-cache writes of MIB MiB against write(2) instead of the kernels")
     ap.add_argument("--tmpdir", default=tempfile.gettempdir())
     args = ap.parse_args(argv)
     cpu = max(os.sched_getaffinity(0))
@@ -90,6 +118,9 @@ def main(argv: list[str] | None = None) -> int:
             t = Path(tree).resolve()
             exes.append(build(t, Path(bdir).resolve() if bdir else t / "build" / "release",
                               Path(tmp) / f"digest_kernels_{i}"))
+        if args.write > 0:
+            print(write_table(exes, [Path(t.partition("=")[0]).name or t for t in args.trees], args, cpu))
+            return 0
         cols = args.columns.split(",")
         best: list[dict[tuple[str, str], float]] = [{} for _ in exes]
         for _ in range(args.repeats):

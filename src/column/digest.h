@@ -18,6 +18,14 @@ typedef struct cf__digester cf__digester;
  * little, small enough that the data is still in cache for the write. */
 #define CF__DIGEST_CHUNK_BYTES ((int64_t)2 << 20)
 
+/* Bytes per pwrite(2) when the writing thread digests a caller's buffer
+ * that needs no conversion (the inline placement): cf__digest reads them
+ * in L2-sized pieces, then one system call copies them from the cache into
+ * the file.  In 256 KiB writes, each write's fixed cost and page-cache
+ * folios no larger than the write added about a seventh to the copy's
+ * time per byte; from 1 MiB on it is lost in the copy. */
+#define CF__INLINE_WRITE_BYTES ((int64_t)2 << 20)
+
 /* Bytes digested at a time by cf__digest: the byte sum and CRC32C pass
  * leaves them in the L2 cache for the statistics. */
 #define CF__DIGEST_PIECE_BYTES ((int64_t)192 << 10)
