@@ -25,6 +25,7 @@ from numpy.testing import assert_array_equal, assert_equal
 
 import colfile
 import colfile.compat.bigfile as bf
+from colfile._comm import _SelfComm as SelfComm  # a one-rank communicator with mpi4py's method names
 
 @pytest.fixture(scope="module")
 def orig() -> Any:
@@ -38,24 +39,6 @@ def orig() -> Any:
 @pytest.fixture
 def fpath(tmp_path: Path, lib: Any) -> str:
     return str(tmp_path / "f")
-
-
-class SelfComm:
-    """A one-rank communicator with mpi4py's method names."""
-
-    rank, size = 0, 1
-
-    def barrier(self) -> None:
-        pass
-
-    def bcast(self, obj: Any, root: int = 0) -> Any:
-        return obj
-
-    def gather(self, obj: Any, root: int = 0) -> list[Any]:
-        return [obj]
-
-    def allgather(self, obj: Any) -> list[Any]:
-        return [obj]
 
 
 # ---------------------------------------------------------------------------
