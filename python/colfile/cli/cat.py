@@ -11,16 +11,8 @@ import numpy as np
 
 import colfile
 
-from ._common import (
-    CliError,
-    JsonRows,
-    NotFoundError,
-    UsageError,
-    column_headers,
-    column_info,
-    json_row_values,
-    open_file,
-)
+from ._common import (CliError, JsonRows, NotFoundError, UsageError, column_headers, column_info,
+                      json_row_values, open_file)
 from ._format import formatter
 
 HELP = "print rows of columns as aligned text or CSV"

@@ -14,19 +14,8 @@ import numpy as np
 import colfile
 
 from . import _hist
-from ._common import (
-    CliError,
-    JsonRows,
-    NotFoundError,
-    UsageError,
-    column_headers,
-    column_info,
-    dump_json,
-    fmt_bytes,
-    group_names,
-    json_row_values,
-    open_file,
-)
+from ._common import (CliError, JsonRows, NotFoundError, UsageError, column_headers, column_info,
+                      dump_json, fmt_bytes, group_names, json_row_values, open_file)
 from ._format import formatter
 
 #: the attribute kinds colfile writes (docs/format.md 7.3)
