@@ -45,6 +45,7 @@ __all__ = [
     "table",
     "Progress",
     "add_tool_output",
+    "command_parser",
     "add_src_dst_columns",
     "tool_columns",
     "run_tool",
@@ -91,6 +92,13 @@ class NotFoundError(CliError):
 
 # ---------------------------------------------------------------------------
 # Files and columns
+
+
+def command_parser(sub: Any, name: str, help: str, description: str, epilog: str) -> argparse.ArgumentParser:
+    """The parser of subcommand ``name`` under ``sub``, its description
+    and epilog printed as written."""
+    return sub.add_parser(name, help=help, description=description, epilog=epilog,
+                          formatter_class=argparse.RawDescriptionHelpFormatter)
 
 
 def add_file_and_columns(p: Any, verb: str) -> None:

@@ -12,7 +12,7 @@ import numpy as np
 import colfile
 
 from ._common import (CliError, JsonRows, NotFoundError, UsageError, column_headers, column_info,
-                      json_row_values, open_file)
+                      command_parser, json_row_values, open_file)
 from ._format import formatter
 
 HELP = "print rows of columns as aligned text or CSV"
@@ -45,8 +45,7 @@ CHUNK_ROWS = 65536
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
-    p = sub.add_parser("cat", help=HELP, description=DESCRIPTION, epilog=EPILOG,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = command_parser(sub, "cat", HELP, DESCRIPTION, EPILOG)
     p.add_argument("path", metavar="PATH", help="the File (a directory)")
     p.add_argument("names", metavar="COLUMN", nargs="*",
                    help="columns to print (also possible with --columns)")

@@ -11,8 +11,8 @@ import numpy as np
 
 import colfile.tools
 
-from ._common import (UsageError, add_src_dst_columns, add_tool_output, positive_int, run_tool,
-                      tool_columns)
+from ._common import (UsageError, add_src_dst_columns, add_tool_output, command_parser,
+                      positive_int, run_tool, tool_columns)
 from ._launch import communicator
 
 HELP = "copy a File or columns to a new File (--nfile, --dtype)"
@@ -55,8 +55,7 @@ def _dtype(text: str) -> np.dtype[Any]:
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
-    p = sub.add_parser("cp", help=HELP, description=DESCRIPTION, epilog=EPILOG,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = command_parser(sub, "cp", HELP, DESCRIPTION, EPILOG)
     add_src_dst_columns(p, "copy")
     p.add_argument("--nfile", type=positive_int, metavar="N",
                    help="split each column's rows evenly over N blobs")

@@ -15,7 +15,7 @@ import colfile
 
 from . import _hist
 from ._common import (CliError, JsonRows, NotFoundError, UsageError, column_headers, column_info,
-                      dump_json, fmt_bytes, group_names, json_row_values, open_file)
+                      command_parser, dump_json, fmt_bytes, group_names, json_row_values, open_file)
 from ._format import formatter
 
 #: the attribute kinds colfile writes (docs/format.md 7.3)
@@ -90,8 +90,7 @@ PIECE_ROWS = 65536
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
-    p = sub.add_parser("query", help=HELP, description=DESCRIPTION, epilog=EPILOG,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = command_parser(sub, "query", HELP, DESCRIPTION, EPILOG)
     p.add_argument("path", metavar="PATH", help="the File (a directory)")
     p.add_argument("expr", metavar="EXPR", help="the condition, e.g. '(Mass > 1) & (ID < 10)'")
     p.add_argument("-c", "--columns", metavar="A,B", action="append", default=[],

@@ -9,8 +9,8 @@ from typing import Any
 
 import colfile.tools
 
-from ._common import (UsageError, add_src_dst_columns, add_tool_output, positive_int, run_tool,
-                      tool_columns)
+from ._common import (UsageError, add_src_dst_columns, add_tool_output, command_parser,
+                      positive_int, run_tool, tool_columns)
 
 HELP = "every k-th or a random fraction of the rows to a new File"
 
@@ -41,8 +41,7 @@ def _fraction(text: str) -> float:
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
-    p = sub.add_parser("sample", help=HELP, description=DESCRIPTION, epilog=EPILOG,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = command_parser(sub, "sample", HELP, DESCRIPTION, EPILOG)
     add_src_dst_columns(p, "sample")
     how = p.add_mutually_exclusive_group()
     how.add_argument("--every", type=positive_int, metavar="K", help="keep rows 0, K, 2K, ...")
