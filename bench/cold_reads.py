@@ -29,12 +29,9 @@ pages or not, which varies from process to process) to matter.  Readers:
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -44,6 +41,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import child_runs  # noqa: E402  (bench/child_runs.py: the --child calls)
 import peers  # noqa: E402  (bench/peers.py: the snapshot, the readers)
 from prime import prime_memory  # noqa: E402  (bench/prime.py)
 
@@ -113,20 +111,15 @@ def child(spec: dict[str, Any]) -> list[float]:
 
 
 def main(argv: list[str]) -> int:
-    if argv[:1] == ["--child"]:
-        print(json.dumps(child(json.loads(argv[1]))))
+    if child_runs.serve_child(argv, child):
         return 0
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--rows", type=int, default=1 << 20, help="rows of the snapshot")
+    p = child_runs.parser(__doc__, 1 << 20, "rows of the snapshot")
     p.add_argument("--read-rows", type=int, default=100, help="rows each read takes")
     p.add_argument("--rounds", type=int, default=4, help="child processes per reader")
     p.add_argument("--iters", type=int, default=25, help="timed reads per child")
     p.add_argument("--prime", type=int, default=256 << 20,
                    help="bytes touched and freed before each timed read")
-    p.add_argument("--seed", type=int, default=6)
-    p.add_argument("--nice", type=int, default=0, help="as bench/peers.py --nice (root)")
-    p.add_argument("--tmpdir", default=None)
+    child_runs.common_options(p)
     args = p.parse_args(argv)
     if not 0 < args.read_rows <= args.rows:
         p.error("--read-rows must be in 1..--rows")
@@ -147,13 +140,10 @@ def main(argv: list[str]) -> int:
         times: dict[str, list[float]] = {r: [] for r in READERS}
         for k in range(args.rounds):
             for reader in (READERS if k % 2 == 0 else READERS[::-1]):
-                proc = subprocess.run(
-                    [sys.executable, __file__, "--child", json.dumps({**spec, "reader": reader})],
-                    capture_output=True, text=True)
-                if proc.returncode != 0:
-                    print(proc.stdout + proc.stderr, file=sys.stderr)
+                got = child_runs.run_child(__file__, {**spec, "reader": reader}, reader)
+                if got is None:
                     return 1
-                times[reader] += json.loads(proc.stdout.strip().splitlines()[-1])
+                times[reader] += got
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"{args.read_rows} rows of each of the 4 columns, File open and close included; "

@@ -47,7 +47,6 @@ rounds, and take final figures on a quiet machine.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -61,6 +60,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+import child_runs  # noqa: E402  (bench/child_runs.py: the --child calls)
 import peers  # noqa: E402  (bench/peers.py: the snapshot, the systems)
 from prime import prime_memory  # noqa: E402  (bench/prime.py)
 
@@ -111,12 +111,9 @@ def write_snapshot(work: str, rows: int, seed: int) -> dict[str, str]:
 
 
 def main(argv: list[str]) -> int:
-    if argv[:1] == ["--child"]:
-        print(json.dumps(child(json.loads(argv[1]))))
+    if child_runs.serve_child(argv, child):
         return 0
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--rows", type=int, default=1 << 24, help="rows of the snapshot (2**24: 805 MB)")
+    p = child_runs.parser(__doc__, 1 << 24, "rows of the snapshot (2**24: 805 MB)")
     p.add_argument("--repeats", type=int, default=7, help="rounds (every reader once per round)")
     p.add_argument("--readers", default=",".join(READERS), help="comma-separated, of: " + ", ".join(READERS))
     p.add_argument("--library", action="append", default=[], metavar="NAME=PATH",
@@ -124,9 +121,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("--prime", type=int, default=None,
                    help="bytes of memory touched and freed before each read (default 1.25x the snapshot)")
     p.add_argument("--cold-method", choices=["fadvise", "drop_caches"], default="fadvise")
-    p.add_argument("--seed", type=int, default=6)
-    p.add_argument("--nice", type=int, default=0, help="as bench/peers.py --nice (root)")
-    p.add_argument("--tmpdir", default=None)
+    child_runs.common_options(p)
     p.add_argument("--json", default=None, metavar="PATH", help="write every round's speeds here")
     args = p.parse_args(argv)
     readers = [r for r in args.readers.split(",") if r]
@@ -156,12 +151,9 @@ def main(argv: list[str]) -> int:
                 spec = {"reader": reader, "path": paths[reader], "rows": args.rows, "seed": args.seed,
                         "prime": prime, "cold_method": args.cold_method, "nice": args.nice}
                 env = dict(os.environ, **({"COLFILE_LIBRARY": lib} if lib else {}))
-                proc = subprocess.run([sys.executable, __file__, "--child", json.dumps(spec)],
-                                      capture_output=True, text=True, env=env)
-                if proc.returncode != 0:
-                    print(f"{label}: failed\n{proc.stdout}{proc.stderr}", file=sys.stderr)
+                r = child_runs.run_child(__file__, spec, label, env)
+                if r is None:
                     return 1
-                r = json.loads(proc.stdout.strip().splitlines()[-1])
                 speeds[label].append(r["bytes"] / r["seconds"] / 1e9)
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -157,12 +157,6 @@ contains
     call rw_end(r, rc, err, stat, errmsg)
   end subroutine rw_select
 
-  function i64toa(i) result(r)
-    integer(c_int64_t), intent(in) :: i
-    character(len=24) :: r
-    write(r, '(i0)') i
-  end function i64toa
-
   include 'colfile_rw.inc'
 
   ! ----------------------------------------------------------- Attributes

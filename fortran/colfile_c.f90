@@ -40,7 +40,7 @@ module colfile_c
   public :: f_c_string, c_f_string, c_f_names, cf_finish, cf_finish_names, cf_fail, cf_no_error, cf_is_open, cf_opt
   public :: cf_column_dtype, cf_column_nmemb, cf_column_nfile
   public :: int_dtype, int_dtype_for, str_dtype, rw_layout, strings_to_c, strings_from_c
-  public :: rw_begin, rw_refused, rw_end
+  public :: rw_begin, rw_refused, rw_end, i64toa
 
   ! One read or write of a Fortran array, between rw_begin (the buffer
   ! dtype, the rows and strides the array's shape gives, S values made C
@@ -189,6 +189,13 @@ contains
     cf_opt = default
     if (present(v)) cf_opt = v
   end function cf_opt
+
+  ! A 64-bit integer as text, for messages (trim the result).
+  function i64toa(i) result(r)
+    integer(c_int64_t), intent(in) :: i
+    character(len=24) :: r
+    write(r, '(i0)') i
+  end function i64toa
 
   function itoa(i) result(r)
     integer, intent(in) :: i

@@ -209,13 +209,13 @@ contains
       return
     end if
     if (rank == 2 .and. dim1 /= nmemb) then
-      call cf_fail(COLFILE_EARG, name // ': a stream of ' // trim(i64s(nmemb)) // &
-        ' elements per row: the array''s first dimension is ' // trim(i64s(dim1)), stat, errmsg)
+      call cf_fail(COLFILE_EARG, name // ': a stream of ' // trim(i64toa(nmemb)) // &
+        ' elements per row: the array''s first dimension is ' // trim(i64toa(dim1)), stat, errmsg)
       return
     end if
     if (mod(nelem, nmemb) /= 0) then
-      call cf_fail(COLFILE_EARG, name // ': an array of ' // trim(i64s(nelem)) // &
-        ' elements does not hold whole rows of ' // trim(i64s(nmemb)) // ' elements', stat, errmsg)
+      call cf_fail(COLFILE_EARG, name // ': an array of ' // trim(i64toa(nelem)) // &
+        ' elements does not hold whole rows of ' // trim(i64toa(nmemb)) // ' elements', stat, errmsg)
       return
     end if
     rc = cf_dtype_itemsize(f_c_string(sdtype), item, err)
@@ -324,12 +324,6 @@ contains
     if (rc == 0 .and. is_str .and. trim(r%dtype) /= 'raw') call strings_from_c(p, nelem * w)
     call cf_finish(rc, err, stat, errmsg)
   end subroutine stream_read
-
-  function i64s(i) result(r)
-    integer(c_int64_t), intent(in) :: i
-    character(len=24) :: r
-    write(r, '(i0)') i
-  end function i64s
 
   include 'colfile_stream_rw.inc'
 

@@ -666,16 +666,23 @@ def in_dtype(b: Bounds, dtype: np.dtype[Any]) -> tuple[np.ndarray, np.ndarray]:
     lo_f, hi_f = np.floor(b.lo), np.ceil(b.hi)
     if dt.kind == "b":
         return np.clip(lo_f, 0, 1).astype(bool), np.clip(hi_f, 0, 1).astype(bool)
-    info = np.iinfo(dt)
+    return clamp_to_int(lo_f, hi_f, dt)
+
+
+def clamp_to_int(lo_f: np.ndarray, hi_f: np.ndarray, dtype: np.dtype[Any]
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Whole-number float bounds as values of the integer ``dtype``: those
+    beyond its range become its smallest or largest value."""
+    info = np.iinfo(dtype)
     out = []
     for v in (lo_f, hi_f):
-        d = np.empty(len(v), dt)
+        d = np.empty(len(v), dtype)
         under = v <= float(info.min)
         over = v >= float(info.max)
         mid = ~under & ~over
         d[under] = info.min
         d[over] = info.max
-        d[mid] = v[mid].astype(dt)
+        d[mid] = v[mid].astype(dtype)
         out.append(d)
     return out[0], out[1]
 

@@ -38,7 +38,8 @@ def _e(x: Any) -> str:
     return html.escape(str(x), quote=True)
 
 
-def _bytes(n: int) -> str:
+def human_size(n: int) -> str:
+    """``n`` bytes with binary prefixes: ``512 B``, ``1.5 KiB``."""
     size = float(n)
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
         if size < 1024 or unit == "TiB":
@@ -121,7 +122,7 @@ def _column_body(col: Any) -> str:
     nmemb = max(col.nmemb, 1)
     rows = [("dtype", _e(col.dtype.str)), ("shape", _e(col.shape)),
             ("nfile", _e(f"{col.nfile} (rows per blob: {_short(col.blob_rows)})")),
-            ("size", _e(_bytes(col.size * nmemb * col.itemsize))),
+            ("size", _e(human_size(col.size * nmemb * col.itemsize))),
             ("kind", _e(col.kind)),
             ("statistics", _stats(col)), ("checksums", _checksums(col))]
     return _table(rows) + _attrs(col.attrs, col.name)

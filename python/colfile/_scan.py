@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import _fetch, chunkindex
-from ._arith import interval_verdicts
+from ._arith import clamp_to_int, interval_verdicts
 from ._core.integrity import CHUNK_STATS_DTYPE
 from ._expr import ALL, NONE, OPS, SOME, Field, Predicate
+from ._html import human_size
 
 if TYPE_CHECKING:
     from .column import Column
@@ -98,7 +99,6 @@ def _bounds_in_dtype(lo: np.ndarray, hi: np.ndarray, dtype: np.dtype[Any]
     the column's dtype that still bound the data: ``(lo, hi, ok)``; ``ok``
     is False where that is impossible (non-finite integer bounds, float
     bounds that are not values of the dtype)."""
-    n = len(lo)
     kind = dtype.kind
     if kind == "f":
         with np.errstate(over="ignore", invalid="ignore"):
@@ -113,18 +113,8 @@ def _bounds_in_dtype(lo: np.ndarray, hi: np.ndarray, dtype: np.dtype[Any]
         lo_d = np.clip(lo_f, 0, 1).astype(bool)
         hi_d = np.clip(hi_f, 0, 1).astype(bool)
         return lo_d, hi_d, ok
-    info = np.iinfo(dtype)
-    out = []
-    for v in (lo_f, hi_f):
-        d = np.empty(n, dtype)
-        under = v <= float(info.min)
-        over = v >= float(info.max)
-        mid = ~under & ~over
-        d[under] = info.min
-        d[over] = info.max
-        d[mid] = v[mid].astype(dtype)
-        out.append(d)
-    return out[0], out[1], ok
+    lo_d, hi_d = clamp_to_int(lo_f, hi_f, dtype)
+    return lo_d, hi_d, ok
 
 
 def _is_nan(value: Any) -> bool:
@@ -361,17 +351,8 @@ class Report:
         sel = "" if self.selected is None else f"; {self.selected} of {self.rows} rows selected"
         return (f"{self.kind} over {', '.join(self.columns)}: {self.chunks} chunks, "
                 f"{self.skipped} skipped (no match), {self.all_match} taken whole (all match), "
-                f"{self.scanned} scanned; read {_size(self.bytes_read)} of "
-                f"{_size(self.bytes_total)}{pct}{sel}")
-
-
-def _size(n: int) -> str:
-    x = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if x < 1024 or unit == "TiB":
-            return f"{int(x)} B" if unit == "B" else f"{x:.1f} {unit}"
-        x /= 1024
-    return f"{n} B"  # pragma: no cover
+                f"{self.scanned} scanned; read {human_size(self.bytes_read)} of "
+                f"{human_size(self.bytes_total)}{pct}{sel}")
 
 
 def new_report(plan: Plan, kind: str) -> Report:

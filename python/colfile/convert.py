@@ -127,6 +127,8 @@ def _need_h5py() -> None:
 
 
 def _prepare_destination(src: str, dst: str, overwrite: bool) -> str:
+    """The hidden sibling of ``dst`` to build the copy in, after checking
+    that ``dst`` may be made; anything left there by an earlier run is gone."""
     if os.path.abspath(src) == os.path.abspath(dst):
         raise ConvertError(f"{dst}: the destination is the source")
     if os.path.lexists(dst) and not overwrite:
@@ -134,8 +136,10 @@ def _prepare_destination(src: str, dst: str, overwrite: bool) -> str:
     parent = os.path.dirname(os.path.abspath(dst))
     if not os.path.isdir(parent):
         raise ConvertError(f"{dst}: the directory {parent} does not exist")
-    return os.path.join(parent, f".{os.path.basename(os.path.abspath(dst))}"
-                                f".convert-{os.getpid()}")
+    tmp = os.path.join(parent, f".{os.path.basename(os.path.abspath(dst))}"
+                               f".convert-{os.getpid()}")
+    _remove(tmp)
+    return tmp
 
 
 def _fsync_path(path: str) -> None:
@@ -394,9 +398,7 @@ def from_hdf5(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
             raise FileNotFoundError(f"{src}: no such file")
         if not _is_hdf5(src):
             raise ConvertError(f"{src}: not an HDF5 file (no HDF5 signature)")
-        tmp = _prepare_destination(src, dst, overwrite)
-        _remove(tmp)
-        return tmp
+        return _prepare_destination(src, dst, overwrite)
 
     tmp = _on_root(comm, prepare)
     try:
@@ -629,7 +631,6 @@ def to_hdf5(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
             raise FileNotFoundError(f"{src}: no such File")
         raise ConvertError(f"{src}: not a colfile File (not a directory)")
     tmp = _prepare_destination(src, dst, overwrite)
-    _remove(tmp)
     written: list[str] = []
     try:
         with File(src, "r") as f:

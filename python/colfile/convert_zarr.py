@@ -112,9 +112,7 @@ def from_zarr(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
     def prepare() -> str:
         if not os.path.isdir(src):
             raise FileNotFoundError(f"{src}: no such zarr group (not a directory)")
-        tmp = _prepare_destination(src, dst, overwrite)
-        _remove(tmp)
-        return tmp
+        return _prepare_destination(src, dst, overwrite)
 
     tmp = _on_root(comm, prepare)
     try:

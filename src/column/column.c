@@ -168,6 +168,16 @@ cf_column *cf__column_new(const char *name, const char *path, const char *attr_d
     return c;
 }
 
+void cf__column_take_file_options(cf_column *c, const cf_file *f)
+{
+    c->durable = CF__DURABLE(f);
+    c->verify = (f->flags & CF_OPEN_VERIFY) != 0;
+    c->no_mmap = (f->flags & CF_OPEN_NOMMAP) != 0;
+    c->digest_helper = f->digest_helper;
+    c->commit.nolock = (f->flags & CF_OPEN_NOLOCK) != 0;
+    c->commit.lock.off = (f->flags & CF_OPEN_NOLOCKING) != 0;
+}
+
 /* Where the attribute files of `name` live: the column directory, or for
  * "." the File root and for "g/." the directory g. */
 char *cf__column_attr_dir_of(const cf_file *f, const char *name)

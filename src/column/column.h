@@ -141,6 +141,9 @@ int cf__column_write_staged_attrs(cf_column *c, const char **written, size_t *n,
 /* A handle for column `name` at `path` whose attribute files are in
  * attr_dir, nothing opened yet; NULL without memory (column.c). */
 cf_column *cf__column_new(const char *name, const char *path, const char *attr_dir);
+/* What a handle takes from the open flags of its File f: durability,
+ * verification, mmap, locking, the digest helper. */
+void cf__column_take_file_options(cf_column *c, const cf_file *f);
 /* 1 if name is an attribute block ("." or "g/."). */
 int cf__column_is_attrs_only_name(const char *name);
 /* Where the attribute files of `name` live: the column directory, or for

@@ -168,12 +168,7 @@ int cf_column_create_ex(cf_column **out, cf_file *f, const char *name,
     stored.sums = NULL;
     c->kind = dtype ? CF_KIND_DATA : CF_KIND_HEADER_ONLY;
     c->writable = 1;
-    c->durable = CF__DURABLE(f);
-    c->verify = (f->flags & CF_OPEN_VERIFY) != 0;
-    c->no_mmap = (f->flags & CF_OPEN_NOMMAP) != 0;
-    c->digest_helper = f->digest_helper;
-    c->commit.nolock = (f->flags & CF_OPEN_NOLOCK) != 0;
-    c->commit.lock.off = (f->flags & CF_OPEN_NOLOCKING) != 0;
+    cf__column_take_file_options(c, f);
     cf__dtype_format(&c->h.dtype, c->dtype_token);
     c->rowbytes = c->h.nmemb * c->h.dtype.width;
     c->fresh = 1;

@@ -130,12 +130,7 @@ int cf__column_new_for(cf_column **out, cf_file *f, const char *name, cf_error *
     free(path);
     if (!c) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", f->path);
     c->writable = f->writable;
-    c->durable = CF__DURABLE(f);
-    c->verify = (f->flags & CF_OPEN_VERIFY) != 0;
-    c->no_mmap = (f->flags & CF_OPEN_NOMMAP) != 0;
-    c->digest_helper = f->digest_helper;
-    c->commit.nolock = (f->flags & CF_OPEN_NOLOCK) != 0;
-    c->commit.lock.off = (f->flags & CF_OPEN_NOLOCKING) != 0;
+    cf__column_take_file_options(c, f);
     *out = c;
     return 0;
 }

@@ -178,6 +178,11 @@ typedef struct {
  * end seen so far overlaps the range of that end.  Returns 1 and the two
  * ranks (*lo < *hi) if there is one.  `spans` holds `size` entries. */
 int cf__mpi_find_overlap(const int64_t *ranges, int size, span *spans, int *lo, int *hi);
+/* The same as every rank's answer for column `path`: 0 without an overlap,
+ * else CF_EARG on every rank, the lower rank of the first overlapping pair
+ * naming both ranges (collective; e is this rank's scratch record). */
+int cf__mpi_overlap_error(MPI_Comm comm, const int64_t *ranges, int size, span *spans, const char *path, cf_error *e,
+                          cf_error *err);
 
 /* Append len bytes to the growing buffer *buf (*used of *cap). */
 int cf__mpi_grow_append(unsigned char **buf, size_t *used, size_t *cap, const void *p, size_t len);

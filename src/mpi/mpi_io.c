@@ -230,6 +230,20 @@ int cf__mpi_find_overlap(const int64_t *ranges, int size, span *spans, int *lo, 
     return 0;
 }
 
+int cf__mpi_overlap_error(MPI_Comm comm, const int64_t *ranges, int size, span *spans, const char *path, cf_error *e,
+                          cf_error *err)
+{
+    int lo, hi;
+    if (!cf__mpi_find_overlap(ranges, size, spans, &lo, &hi)) return 0;
+    if (rank_of(comm) == lo)
+        FAIL(e, CF_EARG,
+             "%s: rows [%lld, %lld) here overlap rows [%lld, %lld) of rank %d: each row may be written "
+             "by one rank only (is start right on every rank?)",
+             path, (long long)ranges[2 * lo], (long long)(ranges[2 * lo] + ranges[2 * lo + 1]),
+             (long long)ranges[2 * hi], (long long)(ranges[2 * hi] + ranges[2 * hi + 1]), hi);
+    return cf__mpi_spread_error(comm, lo, CF_EARG, e, err);
+}
+
 int cf_mpi_column_write(cf_column *c, MPI_Comm comm, int64_t start, int64_t count, const void *buf,
                         const char *buf_dtype, int64_t row_stride, int64_t elem_stride,
                         const cf_mpi_options *opt, cf_error *err)
@@ -269,17 +283,7 @@ int cf_mpi_column_write(cf_column *c, MPI_Comm comm, int64_t start, int64_t coun
          * written.  Gaps are fine: a write need not cover the column. */
         int64_t mine[2] = { start, count }, total = 0, next = -1;
         MPI_Allgather(mine, 2, MPI_INT64_T, ranges, 2, MPI_INT64_T, comm);
-        int lo, hi;
-        if (cf__mpi_find_overlap(ranges, size, spans, &lo, &hi)) {
-            if (rank == lo)
-                FAIL(&e, CF_EARG,
-                     "%s: rows [%lld, %lld) here overlap rows [%lld, %lld) of rank %d: each row may be written "
-                     "by one rank only (is start right on every rank?)",
-                     cf_column_path(c), (long long)ranges[2 * lo], (long long)(ranges[2 * lo] + ranges[2 * lo + 1]),
-                     (long long)ranges[2 * hi], (long long)(ranges[2 * hi] + ranges[2 * hi + 1]), hi);
-            rc = cf__mpi_spread_error(comm, lo, CF_EARG, &e, err);
-            goto done;
-        }
+        if ((rc = cf__mpi_overlap_error(comm, ranges, size, spans, cf_column_path(c), &e, err))) goto done;
         int consecutive = 1;
         for (int r = 0; r < size; r++) {
             int64_t s = ranges[2 * r], k = ranges[2 * r + 1];

@@ -146,18 +146,8 @@ int cf_mpi_column_write_many(const cf_mpi_write_spec *w, int64_t n, MPI_Comm com
             ranges[2 * r] = all[(int64_t)r * 2 * n + 2 * i];
             ranges[2 * r + 1] = all[(int64_t)r * 2 * n + 2 * i + 1];
         }
-        int lo, hi;
-        if (cf__mpi_find_overlap(ranges, size, spans, &lo, &hi)) {
-            if (rank == lo)
-                FAIL(&e, CF_EARG,
-                     "%s: rows [%lld, %lld) here overlap rows [%lld, %lld) of rank %d: each row may be written "
-                     "by one rank only (is start right on every rank?)",
-                     cf_column_path(w[i].column), (long long)ranges[2 * lo],
-                     (long long)(ranges[2 * lo] + ranges[2 * lo + 1]), (long long)ranges[2 * hi],
-                     (long long)(ranges[2 * hi] + ranges[2 * hi + 1]), hi);
-            rc = cf__mpi_spread_error(comm, lo, CF_EARG, &e, err);
+        if ((rc = cf__mpi_overlap_error(comm, ranges, size, spans, cf_column_path(w[i].column), &e, err)))
             goto done;
-        }
     }
     /* Throttled turns: each rank writes all its columns in its turn. */
     turns t;

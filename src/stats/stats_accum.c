@@ -114,9 +114,7 @@ static inline float cf__stats_half(uint16_t h)
     return f;
 }
 
-/* The kernels' avx2 argument for this CPU: 2 with AVX-512 (F) as well,
- * 1 with AVX2, else 0. */
-static int cf__stats_have_avx2(void)
+int cf__stats_have_avx2(void)
 {
 #if defined(CF__STATS_AVX2)
     if (!__builtin_cpu_supports("avx2")) return 0;

@@ -52,6 +52,45 @@ static void cf__fs_slow(cf__acc *acc, int64_t nmemb, int64_t comp, const void *p
     }
 }
 
+/* The grids of a SIMD block whose largest |x| is mx: 2^s and 2^s2 (see
+ * the top; CF__FS_BLOCK spells the same out, which keeps its loop as fast
+ * as it was).  1 if they serve, 0 if the block sums to zero, -1 if it has an
+ * infinity or values too large (then it goes value by value). */
+__attribute__((always_inline)) static inline int cf__fs_grids(double mx, int *s, int *s2)
+{
+    if (mx == 0.0) return 0;
+    int e;
+    (void)frexp(mx, &e); /* mx < 2^e */
+    *s = e + 11 > -1022 ? e + 11 : -1022;
+    if (isinf(mx) || *s > 1022) return -1;
+    *s2 = *s - 42 > -1022 ? *s - 42 : -1022;
+    return 1;
+}
+
+/* The lane sums of both grids into their components' accumulators. */
+static void cf__fs_lane_sums(cf__acc *acc, int64_t nmemb, int64_t c0, const double *q1, const double *q2)
+{
+    for (int l = 0; l < CF__FS_LANES; l++) {
+        cf__xsum *xs = &acc[(c0 + l) % nmemb].xs;
+        if (q1[l] != 0.0) cf__xsum_add_f8(xs, q1[l]);
+        if (q2[l] != 0.0) cf__xsum_add_f8(xs, q2[l]);
+    }
+}
+
+/* The values far below the block's largest: what both grids left of them
+ * (their last bits), exactly, value by value. */
+static void cf__fs_rest(cf__acc *acc, int64_t nmemb, int64_t c0, const void *x, size_t steps, int f4, double c1,
+                        double c2)
+{
+    for (size_t k = 0; k < steps; k++)
+        for (int l = 0; l < CF__FS_LANES; l++) {
+            double v = cf__fs_load(x, k * CF__FS_LANES + (size_t)l, f4);
+            double r = v - ((c1 + v) - c1);
+            double r2 = r - ((c2 + r) - c2);
+            if (r2 != 0.0) cf__xsum_add_f8(&acc[(c0 + l) % nmemb].xs, r2);
+        }
+}
+
 /* One block of `steps` whole steps of 12 values, the first of component c0. */
 #define CF__FS_BLOCK(NAME, T)                                                                     \
     static void NAME(cf__acc *acc, int64_t nmemb, int64_t c0, const T *x, size_t steps)          \
@@ -92,16 +131,7 @@ static void cf__fs_slow(cf__acc *acc, int64_t nmemb, int64_t comp, const void *p
             if (q2[l] != 0.0) cf__xsum_add_f8(xs, q2[l]);                                        \
             any = left[l] > any ? left[l] : any;                                                 \
         }                                                                                        \
-        if (any == 0.0) return;                                                                  \
-        /* the values far below the block's largest: their last bits, exactly */                 \
-        for (size_t k = 0; k < steps; k++)                                                       \
-            for (int l = 0; l < CF__FS_LANES; l++) {                                             \
-                double v = (double)x[k * CF__FS_LANES + (size_t)l];                              \
-                v = v == v ? v : 0.0;                                                            \
-                double r = v - ((c1 + v) - c1);                                                  \
-                double r2 = r - ((c2 + r) - c2);                                                 \
-                if (r2 != 0.0) cf__xsum_add_f8(&acc[(c0 + l) % nmemb].xs, r2);                  \
-            }                                                                                    \
+        if (any != 0.0) cf__fs_rest(acc, nmemb, c0, x, steps, sizeof(T) == 4, c1, c2);           \
     }
 #if !defined(CF__STATS_SSE2)
 CF__FS_BLOCK(cf__fs_block_f8, double)
@@ -126,16 +156,11 @@ static void cf__fs_block_f8_sse2(cf__acc *acc, int64_t nmemb, int64_t c0, const 
     for (int u = 0; u < 6; u++) _mm_storeu_pd(t + 2 * u, m[u]);
     double mx = 0.0;
     for (int l = 0; l < CF__FS_LANES; l++) mx = t[l] > mx ? t[l] : mx;
-    if (mx == 0.0) return;
-    int e;
-    (void)frexp(mx, &e);
-    int s = e + 11 > -1022 ? e + 11 : -1022;
-    if (isinf(mx) || s > 1022) {
-        cf__fs_slow(acc, nmemb, c0, x, steps * CF__FS_LANES, 0);
-        return;
-    }
-    int s2 = s - 42 > -1022 ? s - 42 : -1022;
-    const __m128d c1 = _mm_set1_pd(ldexp(1.5, s)), c2 = _mm_set1_pd(ldexp(1.5, s2));
+    int s = 0, s2 = 0, grids = cf__fs_grids(mx, &s, &s2);
+    if (grids < 0) cf__fs_slow(acc, nmemb, c0, x, steps * CF__FS_LANES, 0);
+    if (grids <= 0) return;
+    const double c1s = ldexp(1.5, s), c2s = ldexp(1.5, s2);
+    const __m128d c1 = _mm_set1_pd(c1s), c2 = _mm_set1_pd(c2s);
     __m128d q1[6], q2[6], left = _mm_setzero_pd();
     for (int u = 0; u < 6; u++) q1[u] = q2[u] = _mm_setzero_pd();
     for (size_t k = 0; k < steps; k++)
@@ -154,20 +179,9 @@ static void cf__fs_block_f8_sse2(cf__acc *acc, int64_t nmemb, int64_t c0, const 
         _mm_storeu_pd(t2 + 2 * u, q2[u]);
     }
     _mm_storeu_pd(lf, left);
-    for (int l = 0; l < CF__FS_LANES; l++) {
-        cf__xsum *xs = &acc[(c0 + l) % nmemb].xs;
-        if (t1[l] != 0.0) cf__xsum_add_f8(xs, t1[l]);
-        if (t2[l] != 0.0) cf__xsum_add_f8(xs, t2[l]);
-    }
-    if (lf[0] == 0.0 && lf[1] == 0.0) return; /* or-ed bits: any r2 not +-0 shows */
-    for (size_t k = 0; k < steps; k++)
-        for (int l = 0; l < CF__FS_LANES; l++) {
-            double v = x[k * CF__FS_LANES + (size_t)l];
-            v = v == v ? v : 0.0;
-            double r = v - ((ldexp(1.5, s) + v) - ldexp(1.5, s));
-            double r2 = r - ((ldexp(1.5, s2) + r) - ldexp(1.5, s2));
-            if (r2 != 0.0) cf__xsum_add_f8(&acc[(c0 + l) % nmemb].xs, r2);
-        }
+    cf__fs_lane_sums(acc, nmemb, c0, t1, t2);
+    if (lf[0] != 0.0 || lf[1] != 0.0) /* or-ed bits: any r2 not +-0 shows */
+        cf__fs_rest(acc, nmemb, c0, x, steps, 0, c1s, c2s);
 }
 #endif
 
@@ -197,15 +211,9 @@ static inline void cf__fs_block_avx2(cf__acc *acc, int64_t nmemb, int64_t c0, co
     for (int u = 0; u < 3; u++) _mm256_storeu_pd(t + 4 * u, m[u]);
     double mx = 0.0;
     for (int l = 0; l < CF__FS_LANES; l++) mx = t[l] > mx ? t[l] : mx;
-    if (mx == 0.0) return;
-    int e;
-    (void)frexp(mx, &e);
-    int s = e + 11 > -1022 ? e + 11 : -1022;
-    if (isinf(mx) || s > 1022) {
-        cf__fs_slow(acc, nmemb, c0, x, steps * CF__FS_LANES, f4);
-        return;
-    }
-    int s2 = s - 42 > -1022 ? s - 42 : -1022;
+    int s = 0, s2 = 0, grids = cf__fs_grids(mx, &s, &s2);
+    if (grids < 0) cf__fs_slow(acc, nmemb, c0, x, steps * CF__FS_LANES, f4);
+    if (grids <= 0) return;
     const double c1s = ldexp(1.5, s), c2s = ldexp(1.5, s2);
     const __m256d c1 = _mm256_set1_pd(c1s), c2 = _mm256_set1_pd(c2s);
     __m256d q1[3], q2[3], left = _mm256_setzero_pd();
@@ -242,19 +250,9 @@ static inline void cf__fs_block_avx2(cf__acc *acc, int64_t nmemb, int64_t c0, co
         _mm256_storeu_pd(t2 + 4 * u, q2[u]);
     }
     _mm256_storeu_pd(lf, left);
-    for (int l = 0; l < CF__FS_LANES; l++) {
-        cf__xsum *xs = &acc[(c0 + l) % nmemb].xs;
-        if (t1[l] != 0.0) cf__xsum_add_f8(xs, t1[l]);
-        if (t2[l] != 0.0) cf__xsum_add_f8(xs, t2[l]);
-    }
-    if (lf[0] == 0.0 && lf[1] == 0.0 && lf[2] == 0.0 && lf[3] == 0.0) return;
-    for (size_t k = 0; k < steps; k++)
-        for (int l = 0; l < CF__FS_LANES; l++) {
-            double v = cf__fs_load(x, k * CF__FS_LANES + (size_t)l, f4);
-            double r = v - ((c1s + v) - c1s);
-            double r2 = r - ((c2s + r) - c2s);
-            if (r2 != 0.0) cf__xsum_add_f8(&acc[(c0 + l) % nmemb].xs, r2);
-        }
+    cf__fs_lane_sums(acc, nmemb, c0, t1, t2);
+    if (lf[0] != 0.0 || lf[1] != 0.0 || lf[2] != 0.0 || lf[3] != 0.0)
+        cf__fs_rest(acc, nmemb, c0, x, steps, f4, c1s, c2s);
 }
 
 __attribute__((target("avx2")))

@@ -143,6 +143,10 @@ enum {
 /* (stats_kernels.c)                                                    */
 /* ------------------------------------------------------------------ */
 
+/* The kernels' avx2 argument for this CPU: 2 with AVX-512 (F) as well,
+ * 1 with AVX2, else 0 (stats_accum.c). */
+int cf__stats_have_avx2(void);
+
 /* avx2: the kernel may use AVX2 (1), AVX2 and AVX-512F (2), neither (0);
  * the caller checked the CPU. */
 typedef void (*cf__kernel_fn)(cf__acc *a, const void *p, size_t n, int avx2);

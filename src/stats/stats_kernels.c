@@ -19,29 +19,21 @@ static inline int64_t cf__u2i(uint64_t u)
  * for -0.0 (the search behind the signed-zero rule; runs only when a min
  * or max is 0).  The bits of the zeros are or-ed and and-ed together: a
  * sign in the OR means some -0.0, none in the AND some +0.0. */
-static unsigned cf__zeros32(const float *x, size_t n)
-{
-    uint32_t zor = 0, zand = UINT32_MAX;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t b;
-        memcpy(&b, x + i, sizeof b);
-        zor |= x[i] == 0 ? b : 0;
-        zand &= x[i] == 0 ? b : UINT32_MAX;
+#define CF__ZEROS(name, T, U, ones, sign)                                         \
+    static unsigned name(const T *x, size_t n)                                    \
+    {                                                                             \
+        U zor = 0, zand = ones;                                                   \
+        for (size_t i = 0; i < n; i++) {                                          \
+            U b;                                                                  \
+            memcpy(&b, x + i, sizeof b);                                          \
+            zor |= x[i] == 0 ? b : 0;                                             \
+            zand &= x[i] == 0 ? b : ones;                                         \
+        }                                                                         \
+        return (zand >> sign ? 0u : 1u) | (zor >> sign ? 2u : 0u);                \
     }
-    return (zand >> 31 ? 0u : 1u) | (zor >> 31 ? 2u : 0u);
-}
-
-static unsigned cf__zeros64(const double *x, size_t n)
-{
-    uint64_t zor = 0, zand = UINT64_MAX;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t b;
-        memcpy(&b, x + i, sizeof b);
-        zor |= x[i] == 0 ? b : 0;
-        zand &= x[i] == 0 ? b : UINT64_MAX;
-    }
-    return (zand >> 63 ? 0u : 1u) | (zor >> 63 ? 2u : 0u);
-}
+CF__ZEROS(cf__zeros32, float, uint32_t, UINT32_MAX, 31)
+CF__ZEROS(cf__zeros64, double, uint64_t, UINT64_MAX, 63)
+#undef CF__ZEROS
 
 /* Exact block sums of integers into the exact accumulator. */
 static inline void cf__kadd_i(cf__xsum *x, int64_t s)
@@ -200,29 +192,18 @@ static inline size_t cf__wide_avx512(const uint64_t *x, size_t n, const uint64_t
     return i;
 }
 
-__attribute__((target("avx512f")))
-static size_t cf__wide_avx512_i8(const uint64_t *x, size_t n, cf__wide_state *st)
-{
-    return cf__wide_avx512(x, n, UINT64_C(1) << 63, st);
-}
-
-__attribute__((target("avx512f")))
-static size_t cf__wide_avx512_u8(const uint64_t *x, size_t n, cf__wide_state *st)
-{
-    return cf__wide_avx512(x, n, 0, st);
-}
-
-__attribute__((target("avx2")))
-static size_t cf__wide_avx2_i8(const uint64_t *x, size_t n, cf__wide_state *st)
-{
-    return cf__wide_avx2(x, n, UINT64_C(1) << 63, st);
-}
-
-__attribute__((target("avx2")))
-static size_t cf__wide_avx2_u8(const uint64_t *x, size_t n, cf__wide_state *st)
-{
-    return cf__wide_avx2(x, n, 0, st);
-}
+/* The instances called, each with its flip a constant. */
+#define CF__WIDE_FN(isa, target_name, t, flip)                                    \
+    __attribute__((target(target_name)))                                          \
+    static size_t cf__wide_##isa##_##t(const uint64_t *x, size_t n, cf__wide_state *st) \
+    {                                                                             \
+        return cf__wide_##isa(x, n, flip, st);                                    \
+    }
+CF__WIDE_FN(avx512, "avx512f", i8, UINT64_C(1) << 63)
+CF__WIDE_FN(avx512, "avx512f", u8, 0)
+CF__WIDE_FN(avx2, "avx2", i8, UINT64_C(1) << 63)
+CF__WIDE_FN(avx2, "avx2", u8, 0)
+#undef CF__WIDE_FN
 #endif
 
 static void cf__wide(cf__acc *a, const uint64_t *x, size_t n, uint64_t flip, char cls, int avx2)
@@ -285,6 +266,59 @@ static void cf__wide(cf__acc *a, const uint64_t *x, size_t n, uint64_t flip, cha
         cf__wide(a, p, n, flip, #cls[0], avx2);                                   \
     }
 
+/* The end of the float kernels, for f8 (T double) and f4 (T float): the
+ * values from i on one by one, then the part into the accumulator. */
+#define CF__FLOAT_TAIL(t, T, zeros)                                               \
+    __attribute__((always_inline)) static inline void cf__float_tail_##t(        \
+        cf__acc *a, const T *x, size_t i, size_t n, T mn, T mx, int64_t nn)       \
+    {                                                                             \
+        for (; i < n; i++) {                                                      \
+            T v = x[i];                                                           \
+            nn += v != v;                                                         \
+            mn = v < mn ? v : mn;                                                 \
+            mx = v > mx ? v : mx;                                                 \
+        }                                                                         \
+        cf__float_part(a, mn, mx, nn, n, mn == 0 || mx == 0 ? zeros(x, n) : 0);   \
+    }
+CF__FLOAT_TAIL(f8, double, cf__zeros64)
+CF__FLOAT_TAIL(f4, float, cf__zeros32)
+#undef CF__FLOAT_TAIL
+
+#if !defined(CF__STATS_SSE2)
+/* The portable float kernels' body, for f8 (T double) and f4 (T float):
+ * min, max and NaN count of whole groups of four values in four lanes;
+ * returns how many it took (the caller does the rest one by one). */
+#define CF__FLOAT_LANES4(t, T)                                                    \
+    static size_t cf__lanes4_##t(const T *x, size_t n, T *mn, T *mx, int64_t *nn) \
+    {                                                                             \
+        size_t i = 0;                                                             \
+        T lmn[4], lmx[4];                                                         \
+        int64_t lc[4];                                                            \
+        for (int l = 0; l < 4; l++) {                                             \
+            lmn[l] = INFINITY;                                                    \
+            lmx[l] = -INFINITY;                                                   \
+            lc[l] = 0;                                                            \
+        }                                                                         \
+        for (; i + 4 <= n; i += 4) {                                              \
+            for (int l = 0; l < 4; l++) {                                         \
+                T v = x[i + (size_t)l];                                           \
+                lc[l] += v != v;                                                  \
+                lmn[l] = v < lmn[l] ? v : lmn[l];                                 \
+                lmx[l] = v > lmx[l] ? v : lmx[l];                                 \
+            }                                                                     \
+        }                                                                         \
+        for (int l = 0; l < 4; l++) {                                             \
+            *mn = lmn[l] < *mn ? lmn[l] : *mn;                                    \
+            *mx = lmx[l] > *mx ? lmx[l] : *mx;                                    \
+            *nn += lc[l];                                                         \
+        }                                                                         \
+        return i;                                                                 \
+    }
+CF__FLOAT_LANES4(f8, double)
+CF__FLOAT_LANES4(f4, float)
+#undef CF__FLOAT_LANES4
+#endif
+
 void cf__k_f8(cf__acc *a, const void *p, size_t n, int avx2)
 {
     const double *x = p;
@@ -329,41 +363,10 @@ void cf__k_f8(cf__acc *a, const void *p, size_t n, int avx2)
         }
     }
 #else
-    if (n >= 4) {
-        double lmn[4], lmx[4], ls[4];
-        int64_t lc[4];
-        for (int l = 0; l < 4; l++) {
-            lmn[l] = INFINITY;
-            lmx[l] = -INFINITY;
-            ls[l] = 0.0;
-            lc[l] = 0;
-        }
-        for (; i + 4 <= n; i += 4) {
-            for (int l = 0; l < 4; l++) {
-                double v = x[i + (size_t)l];
-                lc[l] += v != v;
-                ls[l] += v == v ? v : 0.0;
-                lmn[l] = v < lmn[l] ? v : lmn[l];
-                lmx[l] = v > lmx[l] ? v : lmx[l];
-            }
-        }
-        for (int l = 0; l < 4; l++) {
-            mn = lmn[l] < mn ? lmn[l] : mn;
-            mx = lmx[l] > mx ? lmx[l] : mx;
-            s += ls[l];
-            nn += lc[l];
-        }
-    }
+    i = cf__lanes4_f8(x, n, &mn, &mx, &nn);
 #endif
-    for (; i < n; i++) {
-        double v = x[i];
-        nn += v != v;
-        s += v == v ? v : 0.0;
-        mn = v < mn ? v : mn;
-        mx = v > mx ? v : mx;
-    }
     (void)s; /* the sum is added exactly elsewhere */
-    cf__float_part(a, mn, mx, nn, n, mn == 0 || mx == 0 ? cf__zeros64(x, n) : 0);
+    cf__float_tail_f8(a, x, i, n, mn, mx, nn);
 }
 
 #if defined(CF__STATS_AVX2)
@@ -462,42 +465,10 @@ void cf__k_f4(cf__acc *a, const void *p, size_t n, int avx2)
         }
     }
 #else
-    if (n >= 4) {
-        float lmn[4], lmx[4];
-        double ls[4];
-        int64_t lc[4];
-        for (int l = 0; l < 4; l++) {
-            lmn[l] = INFINITY;
-            lmx[l] = -INFINITY;
-            ls[l] = 0.0;
-            lc[l] = 0;
-        }
-        for (; i + 4 <= n; i += 4) {
-            for (int l = 0; l < 4; l++) {
-                float v = x[i + (size_t)l];
-                lc[l] += v != v;
-                ls[l] += v == v ? (double)v : 0.0;
-                lmn[l] = v < lmn[l] ? v : lmn[l];
-                lmx[l] = v > lmx[l] ? v : lmx[l];
-            }
-        }
-        for (int l = 0; l < 4; l++) {
-            mn = lmn[l] < mn ? lmn[l] : mn;
-            mx = lmx[l] > mx ? lmx[l] : mx;
-            s += ls[l];
-            nn += lc[l];
-        }
-    }
+    i = cf__lanes4_f4(x, n, &mn, &mx, &nn);
 #endif
-    for (; i < n; i++) {
-        float v = x[i];
-        nn += v != v;
-        s += v == v ? (double)v : 0.0;
-        mn = v < mn ? v : mn;
-        mx = v > mx ? v : mx;
-    }
     (void)s; /* the sum is added exactly elsewhere */
-    cf__float_part(a, mn, mx, nn, n, mn == 0 || mx == 0 ? cf__zeros32(x, n) : 0);
+    cf__float_tail_f4(a, x, i, n, mn, mx, nn);
 }
 
 #define CF__KERNEL_FLOAT(t, T, cls, lo, hi, P) /* written out above */

@@ -16,16 +16,6 @@ static uint64_t rnd(uint64_t *s)
     return *s * UINT64_C(2685821657736338717);
 }
 
-static int max_level(void)
-{
-#if defined(CF__STATS_AVX2)
-    if (!__builtin_cpu_supports("avx2")) return 0;
-    return __builtin_cpu_supports("avx512f") ? 2 : 1;
-#else
-    return 0;
-#endif
-}
-
 #define N 1000
 
 static void test_wide_kernels_every_level(void)
@@ -62,7 +52,7 @@ static void test_wide_kernels_every_level(void)
                 }
                 if (len && flip) CHECK(want.v.i.min == imn && want.v.i.max == imx);
                 if (len && !flip) CHECK(want.v.u.min == umn && want.v.u.max == umx);
-                for (int level = 1; level <= max_level(); level++) {
+                for (int level = 1; level <= cf__stats_have_avx2(); level++) {
                     cf__acc_init_class(&got, flip ? 'i' : 'u');
                     if (flip) cf__k_i8(&got, x + off, len, level);
                     else cf__k_u8(&got, x + off, len, level);
@@ -97,7 +87,7 @@ static void test_wide_kernels_every_level(void)
                 mx = x > mx ? x : mx;                                                           \
                 want_sum += (long double)x;                                                     \
             }                                                                                   \
-            for (int level = 0; level <= max_level(); level++) {                                \
+            for (int level = 0; level <= cf__stats_have_avx2(); level++) {                                \
                 cf__acc a;                                                                      \
                 cf__acc_init_class(&a, #cls[0]);                                                \
                 cf__k_##t(&a, v + off, len, level);                                             \

@@ -516,29 +516,31 @@ int big_block_mpi_read(BigBlock *bb, BigBlockPtr *ptr, BigArray *array, int conc
     return mpi_io(bb, ptr, array, concurrency, comm, 0);
 }
 
+static int mpi_create(BigFile *bf, BigBlock *b, const BigRecordField *f, int Nfile, const size_t fsize[], void *ctx)
+{
+    return _big_file_mpi_create_block(bf, b, f->name, f->dtype, f->nmemb, Nfile, fsize, *(MPI_Comm *)ctx);
+}
+
+static int mpi_open(BigFile *bf, BigBlock *b, const char *name, void *ctx)
+{
+    return big_file_mpi_open_block(bf, b, name, *(MPI_Comm *)ctx);
+}
+
+static int mpi_grow(BigBlock *b, int Nfile, const size_t fsize[], void *ctx)
+{
+    return big_block_mpi_grow(b, Nfile, fsize, *(MPI_Comm *)ctx);
+}
+
+static int mpi_close(BigBlock *b, void *ctx)
+{
+    return big_block_mpi_close(b, *(MPI_Comm *)ctx);
+}
+
 int big_file_mpi_create_records(BigFile *bf, const BigRecordType *rtype, const char *mode, int Nfile,
                                 const size_t fsize[], MPI_Comm comm)
 {
-    int create = strcmp(mode, "w+") == 0;
-    if (!create && strcmp(mode, "a+") != 0) {
-        bf__set_error("Mode string must be `a+` or `w+`, `%s` provided", mode);
-        return -1;
-    }
-    for (size_t i = 0; i < rtype->nfield; i++) {
-        BigBlock b;
-        const BigRecordField *f = &rtype->fields[i];
-        if (create) {
-            if (_big_file_mpi_create_block(bf, &b, f->name, f->dtype, f->nmemb, Nfile, fsize, comm)) return -1;
-        } else {
-            if (big_file_mpi_open_block(bf, &b, f->name, comm)) return -1;
-            if (big_block_mpi_grow(&b, Nfile, fsize, comm)) {
-                big_block_mpi_close(&b, comm);
-                return -1;
-            }
-        }
-        if (big_block_mpi_close(&b, comm)) return -1;
-    }
-    return 0;
+    static const bf__block_ops collective = {mpi_create, mpi_open, mpi_grow, mpi_close};
+    return bf__create_records(bf, rtype, mode, Nfile, fsize, &collective, &comm);
 }
 
 static int mpi_records_io(BigFile *bf, const BigRecordType *rtype, ptrdiff_t offset, size_t size, void *buf,

@@ -67,42 +67,40 @@ static const char *to_native(const char *dtype, const void *data, unsigned char 
     return n + 1;
 }
 
+/* The kinds with a text form: name, C type, components, printf and scanf
+ * forms (b1 prints but does not parse, as in bigfile).  The printf
+ * arguments and scanf addresses of x[] by components: complex parts go to
+ * printf as doubles. */
+#define BF_VALUES_1(x) x[0]
+#define BF_VALUES_2(x) (double)x[0], (double)x[1]
+#define BF_ADDRS_1(x) &x[0]
+#define BF_ADDRS_2(x) &x[0], &x[1]
+#define BF_TEXT_KINDS(X)                                                            \
+    X("a1", char, 1, "%c", "%c")                                                    \
+    X("b1", char, 1, "%d", NULL)                                                    \
+    X("i8", int64_t, 1, "%ld", "%ld")                                               \
+    X("i4", int32_t, 1, "%d", "%d")                                                 \
+    X("u8", uint64_t, 1, "%lu", "%lu")                                              \
+    X("u4", uint32_t, 1, "%u", "%u")                                                \
+    X("f8", double, 1, "%g", "%lf")                                                 \
+    X("f4", float, 1, "%g", "%f")                                                   \
+    X("c8", float, 2, "%g+%gI", "%f + %f I")                                        \
+    X("c16", double, 2, "%g+%gI", "%lf + %lf I")
+
 void big_file_dtype_format(char *buffer, const char *dtype, const void *data, const char *flags)
 {
     unsigned char v[64];
     char n[8];
     const char *t = to_native(dtype, data, v, n);
-#define BF_FMT1(name, type, dflt)                                                   \
-    if (strcmp(t, name) == 0) {                                                     \
-        type x;                                                                     \
-        memcpy(&x, v, sizeof x);                                                    \
-        sprintf(buffer, flags ? flags : dflt, x);                                   \
-        return;                                                                     \
-    }
-#define BF_FMT2(name, type, dflt)                                                   \
+#define BF_FORMAT(name, type, comps, pfmt, sfmt)                                    \
     if (strcmp(t, name) == 0) {                                                     \
         type x[2];                                                                  \
         memcpy(x, v, sizeof x);                                                     \
-        sprintf(buffer, flags ? flags : dflt, (double)x[0], (double)x[1]);          \
+        sprintf(buffer, flags ? flags : pfmt, BF_VALUES_##comps(x));                \
         return;                                                                     \
     }
-    BF_FMT1("a1", char, "%c")
-    BF_FMT1("b1", char, "%d")
-    BF_FMT1("i8", int64_t, "%ld")
-    BF_FMT1("i4", int32_t, "%d")
-    BF_FMT1("u8", uint64_t, "%lu")
-    BF_FMT1("u4", uint32_t, "%u")
-    BF_FMT1("f8", double, "%g")
-    if (strcmp(t, "f4") == 0) {
-        float x;
-        memcpy(&x, v, sizeof x);
-        sprintf(buffer, flags ? flags : "%g", (double)x);
-        return;
-    }
-    BF_FMT2("c8", float, "%g+%gI")
-    BF_FMT2("c16", double, "%g+%gI")
-#undef BF_FMT1
-#undef BF_FMT2
+    BF_TEXT_KINDS(BF_FORMAT)
+#undef BF_FORMAT
     /* a kind without a printed form: its normalised name, in this machine's order */
     n[0] = native_order();
     sprintf(buffer, "<%s>", n);
@@ -114,30 +112,17 @@ int big_file_dtype_parse(const char *buffer, const char *dtype, void *data, cons
     char n[8];
     const char *t = to_native(dtype, NULL, v, n);
     int size = atoi(n + 2);
-#define BF_PARSE1(name, type, dflt)                                                 \
-    if (strcmp(t, name) == 0) {                                                     \
-        type x = 0;                                                                 \
-        sscanf(buffer, fmt ? fmt : dflt, &x);                                       \
-        memcpy(v, &x, sizeof x);                                                    \
-    } else
-#define BF_PARSE2(name, type, dflt)                                                 \
-    if (strcmp(t, name) == 0) {                                                     \
+    const char *form = NULL;
+#define BF_PARSE(name, type, comps, pfmt, sfmt)                                     \
+    if (strcmp(t, name) == 0 && sfmt != NULL) {                                     \
         type x[2] = {0, 0};                                                         \
-        sscanf(buffer, fmt ? fmt : dflt, &x[0], &x[1]);                             \
-        memcpy(v, x, sizeof x);                                                     \
-    } else
-    BF_PARSE1("a1", char, "%c")
-    BF_PARSE1("i8", int64_t, "%ld")
-    BF_PARSE1("i4", int32_t, "%d")
-    BF_PARSE1("u8", uint64_t, "%lu")
-    BF_PARSE1("u4", uint32_t, "%u")
-    BF_PARSE1("f8", double, "%lf")
-    BF_PARSE1("f4", float, "%f")
-    BF_PARSE2("c8", float, "%f + %f I")
-    BF_PARSE2("c16", double, "%lf + %lf I")
-    return -1;
-#undef BF_PARSE1
-#undef BF_PARSE2
+        form = fmt ? fmt : sfmt;                                                    \
+        sscanf(buffer, form, BF_ADDRS_##comps(x));                                  \
+        memcpy(v, x, comps * sizeof x[0]);                                          \
+    }
+    BF_TEXT_KINDS(BF_PARSE)
+#undef BF_PARSE
+    if (form == NULL) return -1;
     if (n[0] != native_order()) swap_element(v, size, n[1] == 'c' ? size / 2 : size);
     memcpy(data, v, (size_t)size);
     return 0;

@@ -86,4 +86,16 @@ int bf__refill_layout(BigBlock *bb);
 int bf__write_flags(int flags);
 int bf__column_io(cf_column *c, int write, int64_t row, int64_t rows, int nmemb, BigArray *a);
 
+/* How big_file_create_records and its MPI twin reach blocks: the serial
+ * calls, or the collective ones over the communicator ctx points to. */
+typedef struct bf__block_ops {
+    int (*create)(BigFile *bf, BigBlock *b, const BigRecordField *f, int Nfile, const size_t fsize[], void *ctx);
+    int (*open)(BigFile *bf, BigBlock *b, const char *name, void *ctx);
+    int (*grow)(BigBlock *b, int Nfile, const size_t fsize[], void *ctx);
+    int (*close)(BigBlock *b, void *ctx);
+} bf__block_ops;
+/* Every field's block made ("w+") or opened and grown ("a+"), then closed. */
+int bf__create_records(BigFile *bf, const BigRecordType *rtype, const char *mode, int Nfile, const size_t fsize[],
+                       const bf__block_ops *ops, void *ctx);
+
 #endif

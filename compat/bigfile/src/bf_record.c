@@ -84,8 +84,8 @@ int big_record_view_field(const BigRecordType *rtype, int i, BigArray *array, si
     return big_array_init(array, (char *)buf + f->offset, f->dtype, 2, dims, strides);
 }
 
-int big_file_create_records(BigFile *bf, const BigRecordType *rtype, const char *mode, int Nfile,
-                            const size_t fsize[])
+int bf__create_records(BigFile *bf, const BigRecordType *rtype, const char *mode, int Nfile, const size_t fsize[],
+                       const bf__block_ops *ops, void *ctx)
 {
     int create = strcmp(mode, "w+") == 0;
     if (!create && strcmp(mode, "a+") != 0) {
@@ -96,17 +96,49 @@ int big_file_create_records(BigFile *bf, const BigRecordType *rtype, const char 
         BigBlock b;
         const BigRecordField *f = &rtype->fields[i];
         if (create) {
-            if (big_file_create_block(bf, &b, f->name, f->dtype, f->nmemb, Nfile, fsize)) return -1;
+            if (ops->create(bf, &b, f, Nfile, fsize, ctx)) return -1;
         } else {
-            if (big_file_open_block(bf, &b, f->name)) return -1;
-            if (big_block_grow(&b, Nfile, fsize)) {
-                big_block_close(&b);
+            if (ops->open(bf, &b, f->name, ctx)) return -1;
+            if (ops->grow(&b, Nfile, fsize, ctx)) {
+                ops->close(&b, ctx);
                 return -1;
             }
         }
-        if (big_block_close(&b)) return -1;
+        if (ops->close(&b, ctx)) return -1;
     }
     return 0;
+}
+
+static int serial_create(BigFile *bf, BigBlock *b, const BigRecordField *f, int Nfile, const size_t fsize[],
+                         void *ctx)
+{
+    (void)ctx;
+    return big_file_create_block(bf, b, f->name, f->dtype, f->nmemb, Nfile, fsize);
+}
+
+static int serial_open(BigFile *bf, BigBlock *b, const char *name, void *ctx)
+{
+    (void)ctx;
+    return big_file_open_block(bf, b, name);
+}
+
+static int serial_grow(BigBlock *b, int Nfile, const size_t fsize[], void *ctx)
+{
+    (void)ctx;
+    return big_block_grow(b, Nfile, fsize);
+}
+
+static int serial_close(BigBlock *b, void *ctx)
+{
+    (void)ctx;
+    return big_block_close(b);
+}
+
+int big_file_create_records(BigFile *bf, const BigRecordType *rtype, const char *mode, int Nfile,
+                            const size_t fsize[])
+{
+    static const bf__block_ops serial = {serial_create, serial_open, serial_grow, serial_close};
+    return bf__create_records(bf, rtype, mode, Nfile, fsize, &serial, NULL);
 }
 
 /* Write (or read) one field's blocks for every field in turn. */

@@ -45,6 +45,8 @@ __all__ = [
     "table",
     "Progress",
     "add_tool_output",
+    "command_parser",
+    "add_src_dst_columns",
     "tool_columns",
     "run_tool",
 ]
@@ -92,6 +94,13 @@ class NotFoundError(CliError):
 # Files and columns
 
 
+def command_parser(sub: Any, name: str, help: str, description: str, epilog: str) -> argparse.ArgumentParser:
+    """The parser of subcommand ``name`` under ``sub``, its description
+    and epilog printed as written."""
+    return sub.add_parser(name, help=help, description=description, epilog=epilog,
+                          formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
 def add_file_and_columns(p: Any, verb: str) -> None:
     """The arguments of a command that works on a File's columns: PATH and
     any number of COLUMNs (default: all); ``verb`` says what it does to
@@ -99,6 +108,17 @@ def add_file_and_columns(p: Any, verb: str) -> None:
     p.add_argument("path", metavar="PATH", help="the File (a directory)")
     p.add_argument("columns", metavar="COLUMN", nargs="*",
                    help=f"columns, groups or patterns ('1/P*') to {verb} (default: all)")
+
+
+def add_src_dst_columns(p: Any, verb: str) -> None:
+    """The arguments of a command that writes a new File from an old one:
+    SRC, DST and any number of COLUMNs (default: all); ``verb`` says what
+    it does to them ('copy')."""
+    p.add_argument("src", metavar="SRC", help=f"the File to {verb}")
+    p.add_argument("dst", metavar="DST", help="the new File")
+    p.add_argument("columns", metavar="COLUMN", nargs="*",
+                   help=f"columns, groups or patterns to {verb} (default: all)")
+    p.set_defaults(_extra_positionals="columns")
 
 
 def add_progress_and_mpi(p: Any) -> None:

@@ -3,14 +3,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+import csv
+from collections.abc import Callable, Sequence
+from typing import Any, TextIO
 
 import numpy as np
 
 from ._common import safe_bytes
 
-__all__ = ["formatter"]
+__all__ = ["formatter", "piece_cells", "TextRows"]
 
 
 def _floats(arr: np.ndarray) -> list[str]:
@@ -52,3 +53,51 @@ def formatter(dtype: np.dtype[Any]) -> Callable[[np.ndarray], list[str]]:
     if kind == "S":
         return _bytes
     return lambda arr: [str(x) for x in arr]  # pragma: no cover
+
+
+def piece_cells(arrays: Sequence[np.ndarray],
+                fmts: Sequence[Callable[[np.ndarray], list[str]]]) -> list[list[str]]:
+    """The text cells of a piece of rows, one list per printed column: a
+    column of several elements per row prints as that many columns."""
+    cells_by_col: list[list[str]] = []
+    for arr, fmt in zip(arrays, fmts):
+        if arr.ndim == 1:
+            cells_by_col.append(fmt(arr))
+        else:
+            for j in range(arr.shape[1]):
+                cells_by_col.append(fmt(np.ascontiguousarray(arr[:, j])))
+    return cells_by_col
+
+
+class TextRows:
+    """Rows printed piece by piece as CSV or as aligned text, each column as
+    wide as its widest cell so far (the first piece's widths line up the
+    header); the header line goes first when ``header`` is set."""
+
+    def __init__(self, out: TextIO, headers: list[str], right: list[bool], as_csv: bool,
+                 header: bool) -> None:
+        self.out, self.headers, self.right = out, headers, right
+        self.writer = csv.writer(out, lineterminator="\n") if as_csv else None
+        self.widths = [len(h) if header else 0 for h in headers]
+        self.header = header
+
+    def _line(self, cells: Sequence[str]) -> str:
+        w, right = self.widths, self.right
+        return "  ".join(c.rjust(w[i]) if right[i] else c.ljust(w[i])
+                         for i, c in enumerate(cells)).rstrip() + "\n"
+
+    def write(self, cells_by_col: list[list[str]]) -> None:
+        if self.writer is None:
+            for i, cells in enumerate(cells_by_col):
+                if cells:
+                    self.widths[i] = max(self.widths[i], max(len(c) for c in cells))
+        if self.header:
+            if self.writer is not None:
+                self.writer.writerow(self.headers)
+            else:
+                self.out.write(self._line(self.headers))
+            self.header = False
+        if self.writer is not None:
+            self.writer.writerows(zip(*cells_by_col))
+        else:
+            self.out.write("".join(self._line(row) for row in zip(*cells_by_col)))

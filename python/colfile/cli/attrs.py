@@ -15,17 +15,8 @@ import colfile
 
 from ..attrs import encode_value
 
-from ._common import (
-    CliError,
-    NotFoundError,
-    UsageError,
-    dump_json,
-    fmt_value,
-    jsonable,
-    open_file,
-    safe_text,
-    table,
-)
+from ._common import (CliError, NotFoundError, UsageError, command_parser, dump_json, fmt_value,
+                      jsonable, open_file, safe_text, table)
 
 HELP = "show, get, set or delete attributes"
 
@@ -74,8 +65,7 @@ class _Action(argparse.Action):
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
-    p = sub.add_parser("attrs", help=HELP, description=DESCRIPTION, epilog=EPILOG,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = command_parser(sub, "attrs", HELP, DESCRIPTION, EPILOG)
     p.add_argument("path", metavar="PATH", help="the File (a directory)")
     p.add_argument("object", metavar="OBJECT", nargs="?", default=None,
                    help="column, '.' (the File, default) or 'group/.'")

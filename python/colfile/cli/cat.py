@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import csv
 import sys
 from typing import Any
 
@@ -11,17 +10,9 @@ import numpy as np
 
 import colfile
 
-from ._common import (
-    CliError,
-    JsonRows,
-    NotFoundError,
-    UsageError,
-    column_headers,
-    column_info,
-    json_row_values,
-    open_file,
-)
-from ._format import formatter
+from ._common import (CliError, JsonRows, NotFoundError, UsageError, column_headers, column_info,
+                      command_parser, json_row_values, open_file)
+from ._format import TextRows, formatter, piece_cells
 
 HELP = "print rows of columns as aligned text or CSV"
 
@@ -53,8 +44,7 @@ CHUNK_ROWS = 65536
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
-    p = sub.add_parser("cat", help=HELP, description=DESCRIPTION, epilog=EPILOG,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = command_parser(sub, "cat", HELP, DESCRIPTION, EPILOG)
     p.add_argument("path", metavar="PATH", help="the File (a directory)")
     p.add_argument("names", metavar="COLUMN", nargs="*",
                    help="columns to print (also possible with --columns)")
@@ -157,49 +147,14 @@ def run(args: Any) -> int:
 
         headers, right = column_headers(names, cols)
         fmts = [formatter(col.dtype) for col in cols]
-
-        writer = csv.writer(out, lineterminator="\n") if args.csv else None
-        widths = [len(h) if args.header else 0 for h in headers]
-
-        def emit_text(cells_by_col: list[list[str]]) -> None:
-            for i, cells in enumerate(cells_by_col):
-                if cells:
-                    widths[i] = max(widths[i], max(len(c) for c in cells))
-            lines = []
-            for row in zip(*cells_by_col):
-                parts = [c.rjust(widths[i]) if right[i] else c.ljust(widths[i])
-                         for i, c in enumerate(row)]
-                lines.append("  ".join(parts).rstrip() + "\n")
-            out.write("".join(lines))
-
+        printer = TextRows(out, headers, right, args.csv, args.header)
         first_chunk = True
         pos = start
         while pos < stop or (first_chunk and args.header):
             end = min(stop, pos + args.chunk_rows)
-            cells_by_col: list[list[str]] = []
-            for col, fmt in zip(cols, fmts):
-                arr = col.read(pos, end) if end > pos else np.empty(
-                    (0,) + tuple(col.shape[1:]), col.dtype)
-                if arr.ndim == 1:
-                    cells_by_col.append(fmt(arr))
-                else:
-                    for j in range(arr.shape[1]):
-                        cells_by_col.append(fmt(np.ascontiguousarray(arr[:, j])))
-            if first_chunk and args.header:
-                if writer is not None:
-                    writer.writerow(headers)
-                else:
-                    # widths of the first chunk first, so the header lines up
-                    for i, cells in enumerate(cells_by_col):
-                        if cells:
-                            widths[i] = max(widths[i], max(len(c) for c in cells))
-                    out.write("  ".join(h.rjust(widths[i]) if right[i] else h.ljust(widths[i])
-                                        for i, h in enumerate(headers)).rstrip() + "\n")
+            printer.write(piece_cells([col.read(pos, end) if end > pos else np.empty(
+                (0,) + tuple(col.shape[1:]), col.dtype) for col in cols], fmts))
             first_chunk = False
-            if writer is not None:
-                writer.writerows(zip(*cells_by_col))
-            else:
-                emit_text(cells_by_col)
             pos = end
             if pos >= stop:
                 break

@@ -15,22 +15,9 @@ from colfile import chunkindex
 from colfile import mpi as cmpi
 from colfile import stream_check
 
-from ._common import (
-    CliError,
-    Progress,
-    add_file_and_columns,
-    add_progress_and_mpi,
-    blob_id,
-    blob_path,
-    catalog_note,
-    dump_json,
-    fmt_bytes,
-    fmt_rows,
-    open_file,
-    row_bytes,
-    select_columns,
-    want_progress,
-)
+from ._common import (CliError, Progress, add_file_and_columns, add_progress_and_mpi, blob_id,
+                      blob_path, catalog_note, command_parser, dump_json, fmt_bytes, fmt_rows,
+                      open_file, row_bytes, select_columns, want_progress)
 from ._launch import communicator
 
 HELP = "verify every blob against its header sums and CRC32C, and every stream chunk"
@@ -129,8 +116,7 @@ def _damage(status: set[str]) -> set[str]:
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
-    p = sub.add_parser("check", help=HELP, description=DESCRIPTION, epilog=EPILOG,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = command_parser(sub, "check", HELP, DESCRIPTION, EPILOG)
     add_file_and_columns(p, "check")
     p.add_argument("-q", "--quiet", action="store_true",
                    help="print nothing; the exit status tells the result")

@@ -9,7 +9,7 @@ import os
 import sys
 from typing import Any
 
-from ._common import CliError, NotFoundError
+from ._common import CliError, NotFoundError, command_parser
 from ._launch import communicator
 
 HELP = "convert between an HDF5 file and a colfile File, or a zarr group into a File"
@@ -63,8 +63,7 @@ def _positive(text: str) -> int:
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
-    p = sub.add_parser("convert", help=HELP, description=DESCRIPTION, epilog=EPILOG,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = command_parser(sub, "convert", HELP, DESCRIPTION, EPILOG)
     p.add_argument("src", metavar="SRC", help="an HDF5 file, a zarr group or a colfile File")
     p.add_argument("dst", metavar="DST", help="the File or HDF5 file to make")
     p.add_argument("--nfile", type=_positive, metavar="N",

@@ -11,7 +11,8 @@ import numpy as np
 
 import colfile.tools
 
-from ._common import UsageError, add_tool_output, positive_int, run_tool, tool_columns
+from ._common import (UsageError, add_src_dst_columns, add_tool_output, command_parser,
+                      positive_int, run_tool, tool_columns)
 from ._launch import communicator
 
 HELP = "copy a File or columns to a new File (--nfile, --dtype)"
@@ -54,12 +55,8 @@ def _dtype(text: str) -> np.dtype[Any]:
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
-    p = sub.add_parser("cp", help=HELP, description=DESCRIPTION, epilog=EPILOG,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("src", metavar="SRC", help="the File to copy")
-    p.add_argument("dst", metavar="DST", help="the new File")
-    p.add_argument("columns", metavar="COLUMN", nargs="*",
-                   help="columns, groups or patterns to copy (default: all)")
+    p = command_parser(sub, "cp", HELP, DESCRIPTION, EPILOG)
+    add_src_dst_columns(p, "copy")
     p.add_argument("--nfile", type=positive_int, metavar="N",
                    help="split each column's rows evenly over N blobs")
     p.add_argument("--dtype", type=_dtype, metavar="DTYPE",
@@ -68,7 +65,6 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--mpi", action="store_true",
                    help="use MPI (mpi4py) even without a launcher's environment")
     add_tool_output(p)
-    p.set_defaults(_extra_positionals="columns")
     return p
 
 

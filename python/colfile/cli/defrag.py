@@ -8,7 +8,7 @@ from typing import Any
 import colfile.stream as cs
 import colfile.stream_tools as st
 
-from ._common import NotFoundError, open_file, positive_int
+from ._common import NotFoundError, command_parser, open_file, positive_int
 from ._launch import communicator
 
 HELP = "rewrite a stream as an ordinary column that bigfile reads"
@@ -34,8 +34,7 @@ examples:
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
-    p = sub.add_parser("defrag", help=HELP, description=DESCRIPTION, epilog=EPILOG,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = command_parser(sub, "defrag", HELP, DESCRIPTION, EPILOG)
     p.add_argument("path", metavar="PATH", help="the File (a directory)")
     p.add_argument("name", metavar="NAME", help="the stream")
     p.add_argument("--nfile", type=positive_int, default=None,

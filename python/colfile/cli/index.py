@@ -15,20 +15,9 @@ import colfile
 from colfile import chunkindex
 from colfile import mpi as cmpi
 
-from ._common import (
-    CliError,
-    NotFoundError,
-    Progress,
-    add_file_and_columns,
-    add_progress_and_mpi,
-    blob_id,
-    blob_path,
-    fmt_bytes,
-    fmt_rows,
-    row_bytes,
-    select_columns,
-    want_progress,
-)
+from ._common import (CliError, NotFoundError, Progress, add_file_and_columns, add_progress_and_mpi,
+                      blob_id, blob_path, command_parser, fmt_bytes, fmt_rows, row_bytes,
+                      select_columns, want_progress)
 from ._launch import communicator
 
 #: chunks from which a commit writes the chunk index (CF__INDEX_MIN_CHUNKS)
@@ -86,8 +75,7 @@ is drawn on stderr when it is a terminal; --progress forces it,
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
-    p = sub.add_parser("index", help=HELP, description=DESCRIPTION, epilog=EPILOG,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = command_parser(sub, "index", HELP, DESCRIPTION, EPILOG)
     add_file_and_columns(p, "index")
     p.add_argument("-f", "--force", action="store_true",
                    help="index every blob, even those whose CRC32C and statistics are current")

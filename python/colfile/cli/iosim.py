@@ -20,7 +20,7 @@ from colfile import mpi as cmpi
 from colfile import plots
 
 from . import _plot
-from ._common import CliError, UsageError
+from ._common import CliError, UsageError, command_parser
 from ._launch import launched_size, want_mpi
 
 #: the largest 64-bit size, 2**63-1
@@ -80,8 +80,7 @@ examples:
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
-    p = sub.add_parser("iosim", help=HELP, description=DESCRIPTION, epilog=EPILOG,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = command_parser(sub, "iosim", HELP, DESCRIPTION, EPILOG)
     p.add_argument("path", metavar="PATH", nargs="?",
                    help=f"the File to use (created if needed; its column {COLUMN!r} is "
                         "replaced); default: a new directory under $TMPDIR, removed "

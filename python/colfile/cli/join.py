@@ -8,7 +8,8 @@ from typing import Any
 
 import colfile.tools
 
-from ._common import UsageError, add_tool_output, positive_int, run_tool, tool_columns
+from ._common import (UsageError, add_tool_output, command_parser, positive_int, run_tool,
+                      tool_columns)
 
 HELP = "concatenate Files with the same columns along rows"
 
@@ -28,8 +29,7 @@ examples:
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
-    p = sub.add_parser("join", help=HELP, description=DESCRIPTION, epilog=EPILOG,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = command_parser(sub, "join", HELP, DESCRIPTION, EPILOG)
     p.add_argument("dst", metavar="DST", help="the new File")
     p.add_argument("srcs", metavar="SRC", nargs="+", help="the Files to concatenate, in order")
     p.add_argument("-c", "--columns", metavar="A,B",

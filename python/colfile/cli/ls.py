@@ -9,27 +9,10 @@ from typing import Any
 
 import colfile
 
-from ._common import (
-    CliError,
-    UsageError,
-    add_file_and_columns,
-    blob_id,
-    catalog_note,
-    blob_path,
-    column_nbytes,
-    dump_json,
-    fmt_bytes,
-    fmt_rows,
-    fmt_shape,
-    fmt_value,
-    group_names,
-    jsonable,
-    open_file,
-    safe_text,
-    select_columns,
-    short,
-    table,
-)
+from ._common import (CliError, UsageError, add_file_and_columns, blob_id, blob_path, catalog_note,
+                      column_nbytes, command_parser, dump_json, fmt_bytes, fmt_rows, fmt_shape,
+                      fmt_value, group_names, jsonable, open_file, safe_text, select_columns, short,
+                      table)
 
 HELP = "list columns and groups (dtype, shape, nfile, bytes)"
 
@@ -65,8 +48,7 @@ as [real, imag]."""
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
-    p = sub.add_parser("ls", help=HELP, description=DESCRIPTION, epilog=EPILOG,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = command_parser(sub, "ls", HELP, DESCRIPTION, EPILOG)
     add_file_and_columns(p, "list")
     p.add_argument("-l", "--long", action="store_true",
                    help="also show attributes and per-blob checksums")

@@ -8,7 +8,7 @@ from typing import Any
 
 import colfile
 
-from ._common import CliError, NotFoundError, open_file
+from ._common import CliError, NotFoundError, command_parser, open_file
 
 HELP = "rename a column within a File (atomically)"
 
@@ -33,8 +33,7 @@ examples:
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
-    p = sub.add_parser("mv", help=HELP, description=DESCRIPTION, epilog=EPILOG,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = command_parser(sub, "mv", HELP, DESCRIPTION, EPILOG)
     p.add_argument("path", metavar="PATH", help="the File (a directory)")
     p.add_argument("src", metavar="SRC", help="the column to rename")
     p.add_argument("dst", metavar="DST", help="its new name")

@@ -4,7 +4,6 @@ per-chunk statistics first (chunks that cannot match are never read)."""
 from __future__ import annotations
 
 import argparse
-import csv
 import sys
 import time
 from typing import Any
@@ -14,20 +13,9 @@ import numpy as np
 import colfile
 
 from . import _hist
-from ._common import (
-    CliError,
-    JsonRows,
-    NotFoundError,
-    UsageError,
-    column_headers,
-    column_info,
-    dump_json,
-    fmt_bytes,
-    group_names,
-    json_row_values,
-    open_file,
-)
-from ._format import formatter
+from ._common import (CliError, JsonRows, NotFoundError, UsageError, column_headers, column_info,
+                      command_parser, dump_json, fmt_bytes, group_names, json_row_values, open_file)
+from ._format import TextRows, formatter, piece_cells
 
 #: the attribute kinds colfile writes (docs/format.md 7.3)
 _WRITABLE_KINDS = "iufcbSa"
@@ -101,8 +89,7 @@ PIECE_ROWS = 65536
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
-    p = sub.add_parser("query", help=HELP, description=DESCRIPTION, epilog=EPILOG,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = command_parser(sub, "query", HELP, DESCRIPTION, EPILOG)
     p.add_argument("path", metavar="PATH", help="the File (a directory)")
     p.add_argument("expr", metavar="EXPR", help="the condition, e.g. '(Mass > 1) & (ID < 10)'")
     p.add_argument("-c", "--columns", metavar="A,B", action="append", default=[],
@@ -208,39 +195,16 @@ def _print_rows(args: Any, names: list[str], cols: list[Any], rows: np.ndarray) 
     out = sys.stdout
     headers, right = column_headers(names, cols)
     fmts = [formatter(c.dtype) for c in cols]
-    writer = csv.writer(out, lineterminator="\n") if args.csv else None
-    widths = [len(h) if args.header else 0 for h in headers]
+    printer = TextRows(out, headers, right, args.csv, args.header)
     step = max(int(args.piece_rows), 1)
     first = True
     pos = 0
     n = len(rows)
     while pos < n or (first and args.header):
         piece = rows[pos:pos + step]
-        cells_by_col: list[list[str]] = []
-        for col, fmt in zip(cols, fmts):
-            arr = col[piece] if len(piece) else np.empty((0,) + tuple(col.shape[1:]), col.dtype)
-            if arr.ndim == 1:
-                cells_by_col.append(fmt(arr))
-            else:
-                for j in range(arr.shape[1]):
-                    cells_by_col.append(fmt(np.ascontiguousarray(arr[:, j])))
-        for i, cells in enumerate(cells_by_col):
-            if cells:
-                widths[i] = max(widths[i], max(len(c) for c in cells))
-        if first and args.header:
-            if writer is not None:
-                writer.writerow(headers)
-            else:
-                out.write("  ".join(h.rjust(widths[i]) if right[i] else h.ljust(widths[i])
-                                    for i, h in enumerate(headers)).rstrip() + "\n")
+        printer.write(piece_cells([col[piece] if len(piece) else np.empty(
+            (0,) + tuple(col.shape[1:]), col.dtype) for col in cols], fmts))
         first = False
-        if writer is not None:
-            writer.writerows(zip(*cells_by_col))
-        else:
-            out.write("".join(
-                "  ".join(c.rjust(widths[i]) if right[i] else c.ljust(widths[i])
-                          for i, c in enumerate(row)).rstrip() + "\n"
-                for row in zip(*cells_by_col)))
         pos += len(piece)
         if pos >= n:
             break

@@ -13,7 +13,7 @@ from typing import Any
 import colfile
 from colfile import chunkindex
 
-from ._common import add_file_and_columns, open_file, select_columns
+from ._common import add_file_and_columns, command_parser, open_file, select_columns
 
 HELP = "fix what interrupted writers left: leftovers, stale sums, torn marks"
 
@@ -73,8 +73,7 @@ _BLOB_NAME = re.compile(r"^[0-9A-F]{6,16}$")
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
-    p = sub.add_parser("repair", help=HELP, description=DESCRIPTION, epilog=EPILOG,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = command_parser(sub, "repair", HELP, DESCRIPTION, EPILOG)
     add_file_and_columns(p, "repair")
     p.add_argument("-n", "--dry-run", action="store_true",
                    help="change nothing; say what would be done")

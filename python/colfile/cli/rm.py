@@ -8,7 +8,7 @@ from typing import Any
 
 import colfile
 
-from ._common import CliError, NotFoundError, UsageError, open_file
+from ._common import CliError, NotFoundError, UsageError, command_parser, open_file
 
 HELP = "remove columns (and, with -r, groups)"
 
@@ -39,8 +39,7 @@ examples:
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
-    p = sub.add_parser("rm", help=HELP, description=DESCRIPTION, epilog=EPILOG,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = command_parser(sub, "rm", HELP, DESCRIPTION, EPILOG)
     p.add_argument("path", metavar="PATH", help="the File (a directory)")
     p.add_argument("names", metavar="COLUMN", nargs="*", help="columns to remove")
     p.add_argument("-r", "--recursive", action="store_true",

@@ -9,7 +9,8 @@ from typing import Any
 
 import colfile.tools
 
-from ._common import UsageError, add_tool_output, positive_int, run_tool, tool_columns
+from ._common import (UsageError, add_src_dst_columns, add_tool_output, command_parser,
+                      positive_int, run_tool, tool_columns)
 
 HELP = "every k-th or a random fraction of the rows to a new File"
 
@@ -40,12 +41,8 @@ def _fraction(text: str) -> float:
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
-    p = sub.add_parser("sample", help=HELP, description=DESCRIPTION, epilog=EPILOG,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("src", metavar="SRC", help="the File to sample")
-    p.add_argument("dst", metavar="DST", help="the new File")
-    p.add_argument("columns", metavar="COLUMN", nargs="*",
-                   help="columns, groups or patterns to sample (default: all)")
+    p = command_parser(sub, "sample", HELP, DESCRIPTION, EPILOG)
+    add_src_dst_columns(p, "sample")
     how = p.add_mutually_exclusive_group()
     how.add_argument("--every", type=positive_int, metavar="K", help="keep rows 0, K, 2K, ...")
     how.add_argument("--fraction", type=_fraction, metavar="P",
@@ -54,7 +51,6 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--nfile", type=positive_int, metavar="N", help="blobs of each column")
     p.add_argument("-v", "--verbose", action="store_true", help="print each column sampled")
     add_tool_output(p)
-    p.set_defaults(_extra_positionals="columns")
     return p
 
 

@@ -14,16 +14,8 @@ import colfile
 from colfile import plots
 
 from . import _plot
-from ._common import (
-    CliError,
-    NotFoundError,
-    UsageError,
-    blob_id,
-    dump_json,
-    jsonable,
-    open_file,
-    table,
-)
+from ._common import (CliError, NotFoundError, UsageError, blob_id, command_parser, dump_json,
+                      jsonable, open_file, table)
 
 HELP = "show a column's per-chunk count, NaNs, min, max and sum"
 
@@ -69,8 +61,7 @@ one entry per column as for a column)."""
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
-    p = sub.add_parser("stats", help=HELP, description=DESCRIPTION, epilog=EPILOG,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = command_parser(sub, "stats", HELP, DESCRIPTION, EPILOG)
     p.add_argument("path", metavar="PATH", help="the File (a directory)")
     p.add_argument("column", metavar="COLUMN",
                    help="the column, or a group (1 or 1/): every data column below it")
