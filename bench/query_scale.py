@@ -2,7 +2,7 @@
 a full read with a numpy mask, and against ADIOS2's block-statistics query.
 
     .venv/bin/python bench/query.py --scale [--rows 16777216] [--repeats 7]
-        [--chunk-rows 65536] [--fractions 0.001,0.01,0.1] [--cache both]
+        [--chunk-rows 0] [--fractions 0.001,0.01,0.1] [--cache both]
         [--dir DIR] [--keep] [--markdown docs/query.md]
 
 1. **Snapshot.**  ``--rows`` particles (default 2**24) uniform in a box of
@@ -10,9 +10,10 @@ a full read with a numpy mask, and against ADIOS2's block-statistics query.
    grid, as simulation codes order particles along a space-filling curve so
    that each chunk of rows covers a compact region: group ``1/`` with
    ``Position`` (f8 x 3), ``ID`` (i8, a random permutation) and ``Mass``
-   (f4), ``--chunk-rows`` rows per chunk.  The same data in an ADIOS2 BP5
+   (f4), ``--chunk-rows`` rows per chunk (0, the default: colfile's default
+   chunks, chosen from each column's size).  The same data in an ADIOS2 BP5
    file (when ``import adios2`` works): variables ``x``, ``y``, ``z``
-   (f8) and ``Mass`` (f4), one block of ``--chunk-rows`` rows per ``Put``,
+   (f8) and ``Mass`` (f4), one block per ``Put`` of Position's rows per chunk,
    so that ADIOS2 records min and max per block of the same rows (one
    variable per component: ADIOS2's block statistics do not separate the
    components of an array).
@@ -109,7 +110,7 @@ def make_data(n: int, seed: int) -> dict[str, np.ndarray]:
 def write_colfile(path: str, data: dict[str, np.ndarray], chunk_rows: int) -> None:
     with colfile.File(path, "w") as f:
         for name, arr in data.items():
-            f.create(f"1/{name}", data=arr, chunk_rows=chunk_rows)
+            f.create(f"1/{name}", data=arr, **({"chunk_rows": chunk_rows} if chunk_rows else {}))
 
 
 def adios2_module() -> Any:
@@ -303,10 +304,13 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     bp = os.path.join(workdir, "snapshot.bp")
     rows_out: list[dict[str, Any]] = []
     try:
-        print(f"colfile {colfile.__version__}; {n} rows, {cr} rows per chunk; data in {workdir}; "
+        print(f"colfile {colfile.__version__}; {n} rows, {cr or 'default'} rows per chunk; data in {workdir}; "
               f"adios2 {'not installed' if ab is None else 'BP5'}", flush=True)
         data = make_data(n, args.seed)
         write_colfile(snap, data, cr)
+        with colfile.File(snap) as f:
+            cr = args.chunk_rows_used = f["1/Position"].chunk_rows
+        print(f"Position: {cr} rows per chunk", flush=True)
         if ab is not None:
             write_adios(ab, bp, data, cr)
         pos, mass = data["Position"], data["Mass"]
@@ -374,6 +378,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
 def markdown(args: argparse.Namespace, argv: list[str], rows: list[dict[str, Any]], n: int,
              has_adios: bool, used: int) -> str:
     command = " ".join(shlex.quote(x) for x in argv)
+    default = "" if args.chunk_rows else " (colfile's default)"
     head = ("| sphere | cache | rows selected | colfile | colfile without hints | "
             "full read + numpy | full / colfile |")
     sep = "|---|---|---|---|---|---|---|"
@@ -386,7 +391,8 @@ def markdown(args: argparse.Namespace, argv: list[str], rows: list[dict[str, Any
              f"Machine: {describe_machine()}, numpy {np.__version__}, colfile "
              f"{colfile.__version__}.",
              "",
-             f"{n} particles in Morton order, {args.chunk_rows} rows per chunk; the sphere's "
+             f"{n} particles in Morton order, {args.chunk_rows_used} rows per chunk of Position"
+             f"{default}; the sphere's "
              "Mass values are read with the rows (all ways checked equal to numpy's). Cold: "
              "every file dropped from the page cache before each run; \"disk\" is what the "
              "process read from disk, in % of Position and Mass.",
@@ -417,7 +423,8 @@ def main(argv: list[str] | None = None) -> int:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--rows", type=int, default=1 << 24, help="particles (2**24)")
     p.add_argument("--repeats", type=int, default=7, help="timed rounds (7)")
-    p.add_argument("--chunk-rows", type=int, default=65536, help="rows per chunk (65536)")
+    p.add_argument("--chunk-rows", type=int, default=0,
+                   help="rows per chunk (0: colfile's default for each column)")
     p.add_argument("--fractions", default="0.001,0.01,0.1",
                    help="volume fractions of the spheres (0.001,0.01,0.1)")
     p.add_argument("--cache", choices=["warm", "cold", "both"], default="both")
@@ -430,9 +437,9 @@ def main(argv: list[str] | None = None) -> int:
         fr = [float(x) for x in args.fractions.split(",")]
     except ValueError:
         fr = []
-    if args.rows < 1 or args.repeats < 1 or args.chunk_rows < 1 or not fr or \
+    if args.rows < 1 or args.repeats < 1 or args.chunk_rows < 0 or not fr or \
             not all(0 < x < 0.5 for x in fr):
-        p.error("--rows, --repeats and --chunk-rows must be positive, --fractions a "
+        p.error("--rows and --repeats must be positive, --chunk-rows not negative, --fractions a "
                 "comma-separated list of numbers in (0, 0.5)")
     return run(args, argv)
 

@@ -248,8 +248,11 @@ class Group:
             write records min, max, count, NaN count and sum per chunk and
             component, which queries (:mod:`colfile.query`) use to skip
             data.  Smaller chunks skip more precisely and cost more
-            metadata.  Default: the core's choice (a power of two, at most
-            2**20 rows and 8 MiB per chunk).
+            metadata.  Default: the core's choice from the column's size
+            at create (a power of two: at least 512 KiB per component,
+            coarser only while the column keeps 2**15 chunks, at most
+            2**20 rows and 8 MiB per chunk; docs/query.md, "Default
+            chunks"), kept when the column grows.
         overwrite : bool
             Replace a column of that name (its rows and attributes are
             gone once the new one is committed).  By default a column that

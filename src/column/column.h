@@ -198,6 +198,9 @@ void cf__column_add_to_chunks(const cf_column *c, cf__acc *acc, int64_t k0, int6
                               int64_t n);
 /* Parse the statistics text into c->stats now (column_stats.c). */
 int cf__column_load_stats(cf_column *c, const char *text, size_t len, const char *path, cf_error *err);
+/* Rows per chunk a data column gets when nothing chose them: from its
+ * rows as the header has them (cf__stats_chunk_rows_for). */
+int64_t cf__column_default_chunk_rows(const cf_column *c);
 /* Load statistics from their text (NULL: none).  A
  * read-only handle keeps a copy of the text and parses it only when
  * cf__column_stats_need is first called (most readers never ask). */

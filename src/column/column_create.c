@@ -174,7 +174,7 @@ int cf_column_create_ex(cf_column **out, cf_file *f, const char *name,
     c->fresh = 1;
     if ((rc = cf__column_layout_blobs(c, 0, err))) goto fail;
     if (c->kind == CF_KIND_DATA &&
-        (rc = cf__stats_alloc(&c->stat.stats, &c->h, cf__stats_default_chunk_rows(c->rowbytes), dir, err)))
+        (rc = cf__stats_alloc(&c->stat.stats, &c->h, cf__column_default_chunk_rows(c), dir, err)))
         goto fail;
     /* Everything goes into a hidden staging directory next to the final
      * name; the first commit moves it into place (publish), so that until

@@ -70,8 +70,16 @@ int cf__column_load_stats(cf_column *c, const char *text, size_t len, const char
         if (c->stat.stats_damaged && !has_blob_lines(c, text, len) && cf__column_index_current(c)) c->stat.stats_damaged = 0;
     }
     cf__stats_free(&c->stat.stats);
-    int rc = cf__stats_alloc(&c->stat.stats, &c->h, cf__stats_default_chunk_rows(c->rowbytes), path, err);
+    int rc = cf__stats_alloc(&c->stat.stats, &c->h, cf__column_default_chunk_rows(c), path, err);
     return rc ? rc : cf__column_index_fill(c, err);
+}
+
+int64_t cf__column_default_chunk_rows(const cf_column *c)
+{
+    int64_t rows = 0;
+    for (int64_t b = 0; b < c->h.nfile; b++)
+        if (c->h.rows[b] > 0) rows = c->h.rows[b] > INT64_MAX - rows ? INT64_MAX : rows + c->h.rows[b];
+    return cf__stats_chunk_rows_for(rows, c->h.nmemb, c->h.dtype.width);
 }
 
 int cf__column_apply_stats(cf_column *c, const char *text, size_t len, const char *path, cf_error *err)

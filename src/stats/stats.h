@@ -79,9 +79,29 @@ void cf__acc_add(cf__acc *acc, int64_t nmemb, int64_t component0, const void *da
 void cf__acc_add_simd(cf__acc *acc, int64_t nmemb, int64_t component0, const void *data, int64_t n,
                       const cf__dtype *d, int avx2);
 
-/* Default rows per chunk for rows of `rowbytes` bytes: the largest power of
- * two <= 2^20 whose chunk holds at most 8 MiB (at least 1). */
+/* The coarsest default rows per chunk for rows of `rowbytes` bytes: the
+ * largest power of two <= 2^20 whose chunk holds at most 8 MiB (at least
+ * 1). */
 int64_t cf__stats_default_chunk_rows(int64_t rowbytes);
+
+/* Chunks a column gets by default, where its size allows: enough that a
+ * 1%-selective query on clustered data reads about 2% of the column
+ * (docs/query.md, "Default chunks"). */
+#define CF__STATS_TARGET_CHUNKS ((int64_t)1 << 15)
+/* The smallest default chunk, per vector component: the commit's fixed
+ * cost per chunk then stays within 5% of the write. */
+#define CF__STATS_MIN_COMPONENT_BYTES ((int64_t)512 << 10)
+
+/* Default rows per chunk for a column created with `rows` rows of `nmemb`
+ * components of `width` bytes: a power of two, the smallest with at least
+ * CF__STATS_MIN_COMPONENT_BYTES per component, doubled while the column
+ * still has CF__STATS_TARGET_CHUNKS chunks, never above
+ * cf__stats_default_chunk_rows (which a column created empty gets: it may
+ * grow to any size).  Without appends a column has at most the larger of
+ * 2 * CF__STATS_TARGET_CHUNKS chunks and the number
+ * cf__stats_default_chunk_rows gives (plus one per blob, chunks restarting
+ * at each). */
+int64_t cf__stats_chunk_rows_for(int64_t rows, int64_t nmemb, int64_t width);
 
 /* Accumulators held for chunks [lo, lo + n) of a blob, nmemb each. */
 typedef struct cf__acc_run {

@@ -20,6 +20,22 @@ int64_t cf__stats_default_chunk_rows(int64_t rowbytes)
     return r;
 }
 
+int64_t cf__stats_chunk_rows_for(int64_t rows, int64_t nmemb, int64_t width)
+{
+    int64_t coarse = cf__stats_default_chunk_rows(nmemb > 0 && width > 0 && nmemb <= INT64_MAX / width ? nmemb * width : 0);
+    if (rows <= 0 || nmemb <= 0 || width <= 0) return coarse; /* size unknown: it may grow to any size */
+    /* Each chunk costs a fixed amount at the commit (its exact sums
+     * rounded, merged into the index, written as text): chunks of at
+     * least CF__STATS_MIN_COMPONENT_BYTES per component keep that within
+     * the write's budget. */
+    int64_t r = 1;
+    while (r < coarse && r * width < CF__STATS_MIN_COMPONENT_BYTES) r <<= 1;
+    /* Coarser only while the column keeps CF__STATS_TARGET_CHUNKS
+     * chunks: selective reads need that many, not more. */
+    while (r < coarse && rows / (2 * r) >= CF__STATS_TARGET_CHUNKS) r <<= 1;
+    return r;
+}
+
 /* Total accumulators for the layout of h with chunk_rows, or -1 if that
  * does not fit in memory sizes.  Nothing that size is ever allocated: it
  * bounds which CHUNK a statistics text may choose. */

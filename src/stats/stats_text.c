@@ -518,7 +518,10 @@ int cf__stats_parse(cf__stats *s, const cf__header *h, const char *text, size_t 
     int64_t line = 0;
     int rc = 0;
     char cls = cf__acc_class(&h->dtype);
-    int64_t def_chunk = cf__stats_default_chunk_rows(h->dtype.width * (h->nmemb > 0 ? h->nmemb : 0));
+    int64_t hrows = 0;
+    for (int64_t b = 0; b < h->nfile; b++)
+        if (h->rows[b] > 0) hrows = h->rows[b] > INT64_MAX - hrows ? INT64_MAX : hrows + h->rows[b];
+    int64_t def_chunk = cf__stats_chunk_rows_for(hrows, h->nmemb, h->dtype.width);
     int64_t nmemb = 0, nfile = 0, chunk = 0;
     cf__c_numeric loc;
     int have_loc = 0;
@@ -573,11 +576,13 @@ int cf__stats_parse(cf__stats *s, const cf__header *h, const char *text, size_t 
     }
     {
         /* The layout the file's CHUNK implies must be no finer than the
-         * default one, than what this text could hold, or than a small
+         * finest default one, than what this text could hold, or than a small
          * fixed amount: writes through this handle accumulate per chunk,
          * and a CHUNK of 1 row would make them hold one accumulator per
          * value written. */
-        int64_t total = cf__stats_total(h, chunk), dtotal = cf__stats_total(h, def_chunk);
+        int64_t total = cf__stats_total(h, chunk);
+        /* the finest CHUNK colfile chooses by default: a one-row column's */
+        int64_t dtotal = cf__stats_total(h, cf__stats_chunk_rows_for(1, h->nmemb, h->dtype.width));
         int64_t bound = (int64_t)(len / CF__CHUNK_LINE_MIN);
         if (dtotal > bound) bound = dtotal;
         if (bound < CF__PARSE_FREE_ACCS) bound = CF__PARSE_FREE_ACCS;

@@ -1221,7 +1221,7 @@ static void test_staleness(void)
         g.sums[1] = gold.h.sums[1];
         CHECK_OK(cf__stats_parse(&gold.p, &g, gold.text, gold.len, "col", &err), &err);
         CHECK(gold.p.valid[0] == 0 && gold.p.valid[1] == 0 && gold.p.first_chunk != NULL);
-        CHECK_EQ_INT(gold.p.chunk_rows, cf__stats_default_chunk_rows(g.dtype.width * 3));
+        CHECK_EQ_INT(gold.p.chunk_rows, cf__stats_chunk_rows_for(5, 3, g.dtype.width)); /* the column's default */
         cf__header_free(&g);
     }
     gold.h.nmemb = 2;
@@ -1417,8 +1417,8 @@ static void test_parse_errors(void)
     CHECK_FAILS(parse_body(&p, &big, "COLFILE-STATS: 1\nDTYPE: <f8\nNMEMB: 3\nNFILE: 1\nCHUNK: 1\n", "", &err),
                 CF_EFORMAT, &err, ":5: CHUNK 1");
     CHECK(p.first_chunk != NULL && p.valid[0] == 0);
-    CHECK_EQ_INT(p.chunk_rows, 1 << 18);   /* the default layout instead */
-    CHECK_EQ_INT(cf__stats_blob_chunks(&p, 0), 1 << 12);
+    CHECK_EQ_INT(p.chunk_rows, 1 << 16);   /* the default layout instead */
+    CHECK_EQ_INT(cf__stats_blob_chunks(&p, 0), 1 << 14);
     /* a CHUNK smaller than the default is fine when the layout is small */
     CHECK_OK(parse_body(&p, &h, "COLFILE-STATS: 1\nDTYPE: <f8\nNMEMB: 3\nNFILE: 2\nCHUNK: 1\n", "", &err), &err);
     CHECK_EQ_INT(p.chunk_rows, 1);

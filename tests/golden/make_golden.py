@@ -133,12 +133,22 @@ def g17(v: float) -> str:
     return "%.17g" % v
 
 
-def default_chunk(nmemb: int, width: int) -> int:
-    """8.4: the largest power of two up to 2^20 whose chunk holds at most
-    8 MiB, at least 1."""
-    c = 1 << 20
-    while c > 1 and c * nmemb * width > (1 << 23):
-        c >>= 1
+def default_chunk(nmemb: int, width: int, rows: int) -> int:
+    """8.4: for a column created with ``rows`` rows, the smallest power of
+    two whose chunk holds at least 512 KiB per component, doubled while the
+    column keeps at least 2^15 chunks, never above the coarsest default:
+    the largest power of two up to 2^20 whose chunk holds at most 8 MiB, at
+    least 1 (which a column created empty gets)."""
+    coarse = 1 << 20
+    while coarse > 1 and coarse * nmemb * width > (1 << 23):
+        coarse >>= 1
+    if rows <= 0:
+        return coarse
+    c = 1
+    while c < coarse and c * width < (1 << 19):
+        c <<= 1
+    while c < coarse and rows // (2 * c) >= (1 << 15):
+        c <<= 1
     return c
 
 
@@ -229,7 +239,7 @@ def write_file(root: str) -> None:
         dt = blobs[0].dtype
         token = dt.str.replace("|", "<")  # 4.2: `|` becomes the machine order
         nmemb = 1 if blobs[0].ndim == 1 else blobs[0].shape[1]
-        chunk = col.get("chunk", default_chunk(nmemb, dt.itemsize))
+        chunk = col.get("chunk", default_chunk(nmemb, dt.itemsize, sum(len(b) for b in blobs)))
         now = [b.copy() for b in blobs]
         sums = [rawsum(b.tobytes()) for b in blobs]
         if "foreign" in col:  # rows written over committed ones

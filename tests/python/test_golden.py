@@ -89,7 +89,9 @@ def test_generator_computes_the_spec_examples() -> None:
     assert gen.crc32c(b"123456789") == 0xE3069283
     assert gen.crc32c(b"") == 0
     assert gen.foldsum(96585) == 31050
-    assert gen.default_chunk(3, 8) == 262144
+    assert gen.default_chunk(3, 8, 0) == 262144
+    assert gen.default_chunk(3, 8, 5) == 65536
+    assert gen.default_chunk(3, 8, 1 << 33) == 262144
 
 
 # ------------------------------------------------------------------- bytes
