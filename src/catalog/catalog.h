@@ -117,10 +117,21 @@ typedef struct cf__catalog_col_attrs {
  * CF_ENOMEM. */
 int cf__catalog_attrs(const cf__catalog *cat, const char *root, cf__catalog_col_attrs **out, size_t *count);
 
-/* After adding, removing or replacing a column or group of the File at
- * root: append one byte to its generation file (docs/format.md 8.5), so
- * that no catalog built before is used again.  Never fails the change (a
- * cache): where the byte cannot be appended, the stamps alone decide. */
+/* Around adding, removing or replacing a column or group of the File at
+ * root (docs/format.md 8.5): cf__catalog_begin appends '+' to its
+ * generation file before the change (fsynced when `durable`, the change
+ * being durable too) and returns a descriptor, or -1; cf__catalog_done
+ * appends the matching '-' through it once the change is in place (or
+ * failed), and closes it; with -1, a plain byte.  No catalog built before
+ * the change is used again, and a listing that differs from the catalog
+ * while a '+' is unmatched is not blamed on a foreign writer.  Never
+ * fails the change (a cache): where no byte can be appended, the stamps
+ * alone decide. */
+int cf__catalog_begin(const char *root, int durable);
+void cf__catalog_done(const char *root, int fd);
+
+/* One plain byte appended to the generation file (what cf__catalog_done
+ * appends without a descriptor). */
 void cf__catalog_bump(const char *root);
 
 /* Rebuild the catalog of the File at root from a fresh scan (reusing the

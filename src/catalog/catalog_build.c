@@ -447,13 +447,11 @@ static int build_all(build *b)
 
 /* build_all, after reading the File's generation (before the walk: a
  * writer that changes the listing during it bumps the generation after
- * the change, so this catalog is not used).  Nonzero: no catalog. */
-static int build_with_generation(build *b, const char *dir)
+ * the change, so this catalog is not used; writers inside their change
+ * are waited for, cf__cat_generation_settle).  Nonzero: no catalog. */
+static int build_with_generation(build *b, const char *dir, int durable)
 {
-    char path[PATH_MAX];
-    if (cf__cat_full_path(path, sizeof path, dir, CF__GENERATION_NAME, NULL) ||
-        cf__cat_generation_at(AT_FDCWD, path, &b->generation) != 0)
-        return -1;
+    if (cf__cat_generation_settle(dir, durable, &b->generation) != 0) return -1;
     return build_all(b);
 }
 
@@ -481,7 +479,7 @@ static int update_once(const char *root, const char *dir, const cf__catalog *old
      * waited for (a few ms: one tick of the coarse clock and its lag). */
     b.probed = b.fine && probe_clock(dir, &b.probe);
     if (b.fine && !b.probed) wait_for_clock();
-    int scanned = build_with_generation(&b, dir);
+    int scanned = build_with_generation(&b, dir, durable);
     if (b.probed && atomic_load(&b.racy) && !b.failed) {
         /* stamps newer than the probe (changes during the update): again,
          * after the wait, as without a probe */
@@ -493,7 +491,7 @@ static int update_once(const char *root, const char *dir, const cf__catalog *old
         b.fine = 1;
         atomic_init(&b.racy, 0);
         wait_for_clock();
-        scanned = build_with_generation(&b, dir);
+        scanned = build_with_generation(&b, dir, durable);
     }
     if (b.failed) {
         rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", root);

@@ -149,6 +149,19 @@ int cf__cat_generation_at(int dfd, const char *path, uint64_t *gen);
 /* 1 if the File's generation is still the one the catalog was built at. */
 int cf__cat_generation_still(const cf__catalog *cat);
 
+/* 1 if the File's generation is still the catalog's and its file holds a
+ * '+' no '-' matched: a colfile writer inside its change, or killed there
+ * (a listing that differs from the catalog is then its change). */
+int cf__cat_generation_pending(const cf__catalog *cat);
+
+/* The generation for an update to record, read from the file in the
+ * catalog directory dir before the walk: once the writers inside their
+ * change (an unmatched '+') have finished or, after a second, are taken
+ * for dead (their '+' matched here); made durable first when `durable`,
+ * so that the file never ends up shorter than a recorded generation.
+ * 0, or -1 when it is not a regular file or cannot be read. */
+int cf__cat_generation_settle(const char *dir, int durable, uint64_t *gen);
+
 /* ---- shared helpers (catalog.c) ------------------------------------------ */
 
 /* The directory of the catalog file below root (malloc'ed), or NULL. */

@@ -280,10 +280,11 @@ int cf__catalog_listing_stale(const cf__catalog *cat, const char *root, char *co
     if (!cat || count < 0 || !cf__cat_same_root(cat, root) || !cf__cat_generation_still(cat) ||
         !cf__cat_load_all(cat))
         return 0;
-    if ((uint64_t)count != cat->ncols) return 1;
-    for (size_t i = 0; i < cat->ncols; i++)
-        if (strcmp(names[i], cat->cols[i].name) != 0) return 1;
-    return 0;
+    int differs = (uint64_t)count != cat->ncols;
+    for (size_t i = 0; !differs && i < cat->ncols; i++) differs = strcmp(names[i], cat->cols[i].name) != 0;
+    /* a colfile writer inside its change, or killed there before its
+     * '-': the change is its own (the next update matches its '+') */
+    return differs && !cf__cat_generation_pending(cat);
 }
 
 /* The catalog slots of the attribute files, in cf__catalog_attrs order. */

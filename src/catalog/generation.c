@@ -1,21 +1,38 @@
 /* generation.c - the File's generation (docs/format.md 8.5): the size in
- * bytes of .colfile-catalog/generation, an append-only file to which every
- * colfile writer that adds, removes or replaces a column or group appends
- * one byte once the change is in place.  A catalog records the generation
- * it was built at and is used only while the file still has that size:
- * file sizes are coherent between the clients of Lustre and GPFS, where
- * directory timestamps (whole seconds, each client's clock; attributes
- * cached per node) may not show another node's new column. */
+ * bytes of .colfile-catalog/generation, an append-only file.  A colfile
+ * writer that adds, removes or replaces a column or group appends '+'
+ * before the change (fsynced when the change is durable) and '-' once it
+ * is in place.  A catalog records the generation it was built at and is
+ * used only while the file still has that size: file sizes are coherent
+ * between the clients of Lustre and GPFS, where directory timestamps
+ * (whole seconds, each client's clock; attributes cached per node) may
+ * not show another node's new column.  A '+' without its '-' is a writer
+ * inside its change, or one killed there: a listing that differs from a
+ * catalog of the current generation is then that writer's doing, not a
+ * foreign writer's. */
 #include "catalog.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "catalog_impl.h"
+#include "fsutil.h"
+
+#define BEGIN_BYTE '+'
+#define DONE_BYTE '-'
+/* What colfile wrote before the marks, and where it cannot open the file
+ * before the change: it counts for the size only. */
+#define PLAIN_BYTE '\n'
+/* How long an update waits for writers inside their change (a rename and
+ * an fsync of the generation file) before it takes them for dead. */
+#define SETTLE_WAIT_NS 1000000000LL
+#define SETTLE_POLL_NS 10000000LL
 
 int cf__cat_generation_at(int dfd, const char *path, uint64_t *gen)
 {
@@ -30,21 +47,154 @@ int cf__cat_generation_at(int dfd, const char *path, uint64_t *gen)
     return 0;
 }
 
-void cf__catalog_bump(const char *root)
+/* The generation file of root opened for appending (made with the catalog
+ * directory if needed; durable: both made durable), or -1. */
+static int open_for_append(const char *root, int durable)
 {
     char dir[PATH_MAX], path[PATH_MAX];
     if (cf__cat_full_path(dir, sizeof dir, root, CF__CATALOG_DIR, NULL) ||
         cf__cat_full_path(path, sizeof path, root, CF__CATALOG_DIR, CF__GENERATION_NAME))
-        return;
+        return -1;
     struct stat st;
+    int made_dir = 0;
     if (lstat(dir, &st) != 0) {
-        if (mkdir(dir, 0777) != 0 && errno != EEXIST) return;
+        if (mkdir(dir, 0777) != 0 && errno != EEXIST) return -1;
+        made_dir = 1;
     } else if (!S_ISDIR(st.st_mode)) {
-        return; /* (a link is never followed; no catalog is used then) */
+        return -1; /* (a link is never followed; no catalog is used then) */
     }
-    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
-    if (fd < 0) return;
-    ssize_t n;
-    do n = write(fd, "\n", 1); while (n < 0 && errno == EINTR);
+    int fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT) {
+        fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
+        if (fd >= 0 && durable && (cf__fsync_path(dir, NULL) || (made_dir && cf__fsync_path(root, NULL)))) {
+            close(fd);
+            return -1;
+        }
+    }
+    return fd;
+}
+
+static int append_bytes(int fd, const char *bytes, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, bytes, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return -1;
+        bytes += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+int cf__catalog_begin(const char *root, int durable)
+{
+    int fd = open_for_append(root, durable);
+    if (fd < 0) return -1;
+    /* durable: no power loss keeps the change and loses this byte, so no
+     * catalog built before the change matches the generation after it */
+    if (append_bytes(fd, (const char[]){ BEGIN_BYTE }, 1) != 0 || (durable && fdatasync(fd) != 0 && errno != EINVAL)) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+void cf__catalog_done(const char *root, int fd)
+{
+    /* after this writer's '+', its match; without one, a plain bump */
+    if (fd < 0) {
+        cf__catalog_bump(root);
+        return;
+    }
+    (void)append_bytes(fd, (const char[]){ DONE_BYTE }, 1);
     close(fd);
+}
+
+void cf__catalog_bump(const char *root)
+{
+    int fd = open_for_append(root, 0);
+    if (fd < 0) return;
+    (void)append_bytes(fd, (const char[]){ PLAIN_BYTE }, 1);
+    close(fd);
+}
+
+/* The marks of bytes [from, to) of fd added to *open_marks, the '+' not
+ * yet matched by a later '-' (a '-' without one, from a writer an update
+ * took for dead, counts for nothing).  0, or -1 when it cannot be read. */
+static int count_open(int fd, uint64_t from, uint64_t to, uint64_t *open_marks)
+{
+    char buf[65536];
+    while (from < to) {
+        size_t want = to - from < sizeof buf ? (size_t)(to - from) : sizeof buf, got = 0;
+        if (cf__pread_all(fd, buf, want, (int64_t)from, &got, CF__GENERATION_NAME, NULL) != 0 || got == 0) return -1;
+        for (size_t i = 0; i < got; i++) {
+            if (buf[i] == BEGIN_BYTE) ++*open_marks;
+            else if (buf[i] == DONE_BYTE && *open_marks) --*open_marks;
+        }
+        from += got;
+    }
+    return 0;
+}
+
+int cf__cat_generation_pending(const cf__catalog *cat)
+{
+    int fd = openat(cat->root_fd, CF__CATALOG_DIR "/" CF__GENERATION_NAME, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return 0;
+    struct stat st;
+    uint64_t open_marks = 0;
+    int pending = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size == cat->generation &&
+                  count_open(fd, 0, cat->generation, &open_marks) == 0 && open_marks > 0;
+    close(fd);
+    return pending;
+}
+
+int cf__cat_generation_settle(const char *dir, int durable, uint64_t *gen)
+{
+    char path[PATH_MAX];
+    if (cf__cat_full_path(path, sizeof path, dir, CF__GENERATION_NAME, NULL)) return -1;
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno != ENOENT) return -1;
+        *gen = 0;
+        return 0;
+    }
+    struct stat st;
+    uint64_t open_marks = 0, seen = 0;
+    int rc = -1;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) goto out;
+    if (count_open(fd, 0, (uint64_t)st.st_size, &open_marks)) goto out;
+    seen = (uint64_t)st.st_size;
+    /* writers inside their change finish within a rename and an fsync */
+    for (long long waited = 0; open_marks > 0 && waited < SETTLE_WAIT_NS; waited += SETTLE_POLL_NS) {
+        struct timespec ts = { 0, SETTLE_POLL_NS };
+        nanosleep(&ts, NULL);
+        if (fstat(fd, &st) != 0) goto out;
+        if ((uint64_t)st.st_size > seen) {
+            if (count_open(fd, seen, (uint64_t)st.st_size, &open_marks)) goto out;
+            seen = (uint64_t)st.st_size;
+        }
+    }
+    if (open_marks > 0) {
+        /* killed inside their change: matched here, so that they do not
+         * excuse a foreign writer's change forever (the walk that follows
+         * sees whatever they did) */
+        int wfd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+        char done[256];
+        memset(done, DONE_BYTE, sizeof done);
+        while (wfd >= 0 && open_marks > 0) {
+            size_t n = open_marks < sizeof done ? (size_t)open_marks : sizeof done;
+            if (append_bytes(wfd, done, n) != 0) break;
+            open_marks -= n;
+        }
+        if (wfd >= 0) close(wfd);
+        if (fstat(fd, &st) != 0) goto out;
+    }
+    *gen = (uint64_t)st.st_size;
+    /* the generation a catalog records is durable before the catalog is:
+     * after a power loss the file is never shorter than a recorded value */
+    if (durable && fdatasync(fd) != 0 && errno != EINVAL) goto out;
+    rc = 0;
+out:
+    close(fd);
+    return rc;
 }

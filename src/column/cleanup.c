@@ -141,7 +141,12 @@ static void handle_entry(const char *dir, const char *name, const struct stat *s
             if (final && !cf__exists(final) && memchr(leaf, '~', len) == NULL) {
                 note(r, "%s: previous version of a column whose replacement never arrived: %s", p,
                      r->dry_run ? "would restore it" : "restored it");
-                if (!r->dry_run && rename(p, final) == 0) cf__catalog_bump(r->f->path);
+                if (!r->dry_run) {
+                    /* the File's generation marks the change (format.md 8.5) */
+                    int gen_fd = cf__catalog_begin(r->f->path, CF__DURABLE(r->f));
+                    (void)rename(p, final);
+                    cf__catalog_done(r->f->path, gen_fd);
+                }
             } else {
                 note(r, "%s: previous version of a replaced column: %s", p, verb);
                 if (!r->dry_run) (void)cf__remove_tree(p, NULL);

@@ -295,29 +295,20 @@ int cf__column_check_replaceable(const char *dir, cf_error *err)
     return rc;
 }
 
-/* The listing changed (a column published or replaced): the File's
- * generation goes up (docs/format.md 8.5).  The root is the column's path
- * without its name. */
-static void bump_generation(const cf_column *c)
+/* The File's root: the column's path without its name (NULL when it
+ * does not end with the name, or out of memory). */
+static char *file_root(const cf_column *c)
 {
     size_t pl = strlen(c->path), nl = strlen(c->name);
-    if (nl + 1 >= pl || c->path[pl - nl - 1] != '/' || strcmp(c->path + pl - nl, c->name) != 0) return;
-    char *root = strndup(c->path, pl - nl - 1);
-    if (root) cf__catalog_bump(root);
-    free(root);
+    if (nl + 1 >= pl || c->path[pl - nl - 1] != '/' || strcmp(c->path + pl - nl, c->name) != 0) return NULL;
+    return strndup(c->path, pl - nl - 1);
 }
 
-/* Move the staging directory, complete and durable, to the column's name:
- * the one step that makes the new version visible.  An old version is
- * swapped out in the same step where the kernel can (RENAME_EXCHANGE),
- * else moved aside first; then it is removed. */
-static int publish(cf_column *c, cf_error *err)
+/* The rename(s) of publish: the staging directory to the column's name,
+ * swapping an old version out (*old: where it now lives, to remove). */
+static int swap_in(cf_column *c, char **old, cf_error *err)
 {
-    char *old = NULL;
     int rc = 0;
-    /* the owner record belongs to staging only (a power loss may leave it
-     * in the column, where it means nothing) */
-    cf__owner_remove(c->dir);
     if (rename(c->dir, c->path) != 0) {
         int e = errno;
         if (e != EEXIST && e != ENOTEMPTY && e != EISDIR && e != ENOTDIR)
@@ -326,7 +317,7 @@ static int publish(cf_column *c, cf_error *err)
             return CF_FAIL(err, CF_EEXIST, "%s: exists and is not a directory", c->path);
         if ((rc = cf__column_check_replaceable(c->path, err))) return rc;
         if (cf__rename_exchange(c->dir, c->path) == 0) {
-            old = c->dir; /* the old version now lives at the staging name */
+            *old = c->dir; /* the old version now lives at the staging name */
             c->dir = NULL;
         } else {
             e = errno;
@@ -334,24 +325,45 @@ static int publish(cf_column *c, cf_error *err)
                 return CF_FAIL(err, CF_EIO, "%s: cannot swap in the new column: %s", c->path, strerror(e));
             /* No atomic swap here: between the two renames the column is
              * absent, and `colfile repair` can bring back .colfile-old.*. */
-            if ((rc = cf__column_fresh_sibling(c->path, CF__OLD_PREFIX, 0, &old, err))) return rc;
-            if (rename(c->path, old) != 0) {
+            if ((rc = cf__column_fresh_sibling(c->path, CF__OLD_PREFIX, 0, old, err))) return rc;
+            if (rename(c->path, *old) != 0) {
                 e = errno;
                 rc = CF_FAIL(err, CF_EIO, "%s: cannot move the old column aside: %s", c->path, strerror(e));
-                free(old);
+                free(*old);
+                *old = NULL;
                 return rc;
             }
             if (rename(c->dir, c->path) != 0) {
                 e = errno;
-                (void)rename(old, c->path);
+                (void)rename(*old, c->path);
                 rc = CF_FAIL(err, CF_EIO, "%s: cannot move the new column into place: %s", c->path, strerror(e));
-                free(old);
+                free(*old);
+                *old = NULL;
                 return rc;
             }
         }
     }
+    return 0;
+}
+
+/* Move the staging directory, complete and durable, to the column's name:
+ * the one step that makes the new version visible.  An old version is
+ * swapped out in the same step where the kernel can (RENAME_EXCHANGE),
+ * else moved aside first; then it is removed.  The File's generation
+ * marks the change before and after it (docs/format.md 8.5). */
+static int publish(cf_column *c, cf_error *err)
+{
+    char *old = NULL;
+    /* the owner record belongs to staging only (a power loss may leave it
+     * in the column, where it means nothing) */
+    cf__owner_remove(c->dir);
+    char *root = file_root(c);
+    int gen_fd = root ? cf__catalog_begin(root, c->durable) : -1;
+    int rc = swap_in(c, &old, err);
+    if (root) cf__catalog_done(root, gen_fd);
+    free(root);
+    if (rc) return rc;
     if (c->durable) rc = fsync_parent(c->path, err);
-    bump_generation(c);
     free(c->dir);
     c->dir = strdup(c->path);
     char *attr_dir = strdup(c->path);

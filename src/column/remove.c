@@ -243,9 +243,11 @@ static int discard_files_keep_dir(const char *dir, const char *parent, const cha
     return rc;
 }
 
-/* Remove the column at dir (its lock held): one rename of the whole
- * directory when it holds nothing else, else discard_files_keep_dir. */
-static int discard_column(const char *dir, int durable, int nolocking, cf_error *err)
+/* Remove the column at dir of the File at root (its lock held): one
+ * rename of the whole directory when it holds nothing else, else
+ * discard_files_keep_dir; the File's generation marks the change before
+ * and once it is made (format.md 8.5). */
+static int discard_column(const char *root, const char *dir, int durable, int nolocking, cf_error *err)
 {
     char *parent = parent_of(dir);
     if (!parent) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", dir);
@@ -254,15 +256,21 @@ static int discard_column(const char *dir, int durable, int nolocking, cf_error 
     if (cf__column_dir_only_own(dir)) {
         char *trash = NULL;
         rc = trash_name(parent, leaf, 0, &trash, err);
-        if (rc == 0 && rename(dir, trash) != 0) {
-            int e = errno;
-            rc = CF_FAIL(err, cf__errno_code(e), "%s: cannot move the column out of the way: %s", dir, strerror(e));
+        if (rc == 0) {
+            int gen_fd = cf__catalog_begin(root, durable);
+            if (rename(dir, trash) != 0) {
+                int e = errno;
+                rc = CF_FAIL(err, cf__errno_code(e), "%s: cannot move the column out of the way: %s", dir, strerror(e));
+            }
+            cf__catalog_done(root, gen_fd);
         }
         if (rc == 0 && durable) rc = cf__fsync_path(parent, err);
         if (rc == 0) (void)cf__remove_tree(trash, NULL);
         free(trash);
     } else {
+        int gen_fd = cf__catalog_begin(root, durable);
         rc = discard_files_keep_dir(dir, parent, leaf, durable, err);
+        cf__catalog_done(root, gen_fd);
         /* an idle lock file of columns once below it, and then the
          * directory, go if nothing else is left */
         if (rc == 0) {
@@ -302,9 +310,11 @@ int cf_file_remove(cf_file *f, const char *name, cf_error *err)
                              : CF_FAIL(err, CF_ENOENT, "%s: no column '%s'", f->path, name);
     } else if ((rc = cf__column_dir_lock(f, dir, &lk, err)) == 0) {
         /* with the lock held no writer can publish a new version here */
-        if (!cf__column_dir_has_header(dir)) rc = CF_FAIL(err, CF_ENOENT, "%s: no column '%s'", f->path, name);
-        else rc = discard_column(dir, CF__DURABLE(f), (f->flags & CF_OPEN_NOLOCKING) != 0, err);
-        if (rc == 0) cf__catalog_bump(f->path);
+        if (!cf__column_dir_has_header(dir)) {
+            rc = CF_FAIL(err, CF_ENOENT, "%s: no column '%s'", f->path, name);
+        } else {
+            rc = discard_column(f->path, dir, CF__DURABLE(f), (f->flags & CF_OPEN_NOLOCKING) != 0, err);
+        }
     }
     cf__lock_release(&lk);
     free(dir);
@@ -326,13 +336,15 @@ int cf_file_remove_group(cf_file *f, const char *name, cf_error *err)
     } else if ((rc = cf__check_only_format_content(dir, dir, "remove it", err)) == 0 &&
                (rc = cf__column_dir_lock(f, dir, &lk, err)) == 0 && (rc = lock_tree(&locks, dir, NULL, 0, err)) == 0 &&
                (rc = trash_name(parent, leaf_of(dir), 0, &trash, err)) == 0) {
-        /* every writer below is excluded: one rename takes it all away */
+        /* every writer below is excluded: one rename takes it all away
+         * (the File's generation marks the change, format.md 8.5) */
+        int gen_fd = cf__catalog_begin(f->path, CF__DURABLE(f));
         if (rename(dir, trash) != 0) {
             int e = errno;
             rc = CF_FAIL(err, cf__errno_code(e), "%s: cannot move the group out of the way: %s", dir, strerror(e));
         }
+        cf__catalog_done(f->path, gen_fd);
         if (rc == 0 && CF__DURABLE(f)) rc = cf__fsync_path(parent, err);
-        if (rc == 0) cf__catalog_bump(f->path);
         /* the lock files below went with it: let go before deleting them
          * (the leaf's lock in the parent marks the leftover as live) */
         dir_locks_release(&locks);

@@ -109,19 +109,22 @@ int cf_file_rename(cf_file *f, const char *src, const char *dst, cf_error *err)
         rc = CF_FAIL(err, CF_ENOENT, "%s: no column '%s'", f->path, src);
     } else if (lstat(to, &st) == 0) {
         rc = CF_FAIL(err, CF_EEXIST, "%s: '%s' already exists; nothing renamed", f->path, dst);
-    } else if (rename(from, to) != 0) {
-        int e = errno;
-        rc = CF_FAIL(err, cf__errno_code(e), "%s: cannot rename '%s' to '%s': %s", f->path, src, dst, strerror(e));
     } else {
-        renamed = 1;
+        /* the listing changes: the File's generation marks it (format.md 8.5) */
+        int gen_fd = cf__catalog_begin(f->path, CF__DURABLE(f));
+        renamed = rename(from, to) == 0;
+        int e = errno;
+        cf__catalog_done(f->path, gen_fd);
+        if (!renamed)
+            rc = CF_FAIL(err, cf__errno_code(e), "%s: cannot rename '%s' to '%s': %s", f->path, src, dst, strerror(e));
+    }
+    if (renamed) {
         if (CF__DURABLE(f)) {
             /* a rename between two directories is durable once both are */
             rc = cf__fsync_path(to_parent, err);
             if (rc == 0 && strcmp(to_parent, from_parent) != 0) rc = cf__fsync_path(from_parent, err);
         }
     }
-    /* the listing changed: the File's generation goes up (format.md 8.5) */
-    if (renamed) cf__catalog_bump(f->path);
 done:
     cf__lock_release(&lk_to);
     cf__lock_release(&lk_from);

@@ -1,6 +1,7 @@
 """The File's generation (docs/format.md 8.5): every writer that adds,
-removes or replaces a column or group appends one byte to
-``.colfile-catalog/generation``, a catalog records the generation it was
+removes or replaces a column or group appends ``+`` to
+``.colfile-catalog/generation`` before the change and ``-`` once it is in
+place, a catalog records the generation it was
 built at, and a reader uses a catalog only while the generation is still
 that one -- whatever the directory timestamps say (on Lustre and GPFS they
 may not show another node's change; file sizes do)."""
@@ -32,29 +33,31 @@ def test_writers_bump_the_generation(tmp_path: Path, lib: Any) -> None:
     root = tmp_path / "F"
     with colfile.File(root, "w") as f:
         f.create("a", data=np.arange(3))
-    assert _generation(root) == 1  # a published
+    assert _generation(root) == 2  # a published
     with colfile.File(root, "a") as f:
         f.create("g/b", data=np.arange(4))
         f.attrs["t"] = 1.0  # attributes change no listing
         f["a"][0] = 7  # nor an in-place update
-    assert _generation(root) == 2
+    assert _generation(root) == 4
     with colfile.File(root, "a") as f:
         f.create("a", data=np.arange(5), overwrite=True)  # a new version swapped in
-        assert _generation(root) == 3
+        assert _generation(root) == 6
         del f["a"]
-        assert _generation(root) == 4
+        assert _generation(root) == 8
         del f["g/"]
-        assert _generation(root) == 5
+        assert _generation(root) == 10
         f.create("c", data=np.arange(2))
-    assert _generation(root) == 6
+    assert _generation(root) == 12
     colfile.File(root, "a").close()
     # the catalog a writer's close leaves records the generation it saw
-    assert _recorded(root) == 6
+    assert _recorded(root) == 12
     with colfile.File(root) as f:
         assert sorted(f.keys()) == ["c"]
     from colfile.cli import main
     assert main(["mv", str(root), "c", "h/d"]) == 0  # a rename
-    assert _generation(root) == 7
+    assert _generation(root) == 14
+    # each change marked before and after it
+    assert (root / ".colfile-catalog" / "generation").read_bytes() == b"+-" * 7
 
 
 def test_a_new_generation_retires_the_catalog(tmp_path: Path, lib: Any) -> None:
