@@ -56,6 +56,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "preload_common.h"
+
 enum {
     OPEN, CREATE, CLOSE, MKDIR, RENAME, UNLINK, RMDIR, STAT, READDIR, SETATTR, LOCK, FSYNC,
     WRITE, BYTES_WRITTEN, READ, BYTES_READ, HANDOFF, CANCELLED_BYTES, NCOUNTS
@@ -81,10 +83,6 @@ struct file_state {
 };
 #define NSLOTS 32768
 
-#define MAX_FD 65536
-
-static char prefix[4096];
-static size_t prefix_len;
 static char report_dir[4096];
 static int state_fd = -1;
 static struct file_state *table;
@@ -92,14 +90,11 @@ static pthread_mutex_t table_mutex = PTHREAD_MUTEX_INITIALIZER;
 static atomic_llong counts[NCOUNTS];
 static atomic_int slot_of_fd[MAX_FD]; /* slot + 1 for tracked descriptors, 0 otherwise */
 
-static int (*real_open)(const char *, int, ...);
 static int (*real_openat)(int, const char *, int, ...);
 static FILE *(*real_fopen)(const char *, const char *);
 static int (*real_fclose)(FILE *);
 static size_t (*real_fwrite)(const void *, size_t, size_t, FILE *);
-static int (*real_close)(int);
 static ssize_t (*real_pwrite)(int, const void *, size_t, off_t);
-static ssize_t (*real_write)(int, const void *, size_t);
 static ssize_t (*real_pwritev)(int, const struct iovec *, int, off_t);
 static ssize_t (*real_pread)(int, void *, size_t, off_t);
 static ssize_t (*real_read)(int, void *, size_t);
@@ -123,7 +118,6 @@ static int (*real_futimens)(int, const struct timespec[2]);
 static int (*real_flock)(int, int);
 static int (*real_fcntl)(int, int, ...);
 
-#define SYM(var, name) var = (__typeof__(var))dlsym(RTLD_NEXT, name)
 static void resolve(void)
 {
     SYM(real_open, "open64");
@@ -158,21 +152,10 @@ static void resolve(void)
     SYM(real_fcntl, "fcntl64");
 }
 
-/* Another library's constructor may do I/O before ours runs. */
-#define RESOLVE(fn) \
-    do { \
-        if (!(fn)) resolve(); \
-    } while (0)
-
 __attribute__((constructor)) static void setup(void)
 {
     RESOLVE(real_open);
-    const char *d = getenv("COLFILE_LUSTRE_DIR");
-    if (d && *d) {
-        snprintf(prefix, sizeof prefix, "%s", d);
-        prefix_len = strlen(prefix);
-        while (prefix_len > 1 && prefix[prefix_len - 1] == '/') prefix[--prefix_len] = '\0';
-    }
+    set_prefix("COLFILE_LUSTRE_DIR");
     const char *r = getenv("COLFILE_LUSTRE_REPORT");
     if (r && *r) snprintf(report_dir, sizeof report_dir, "%s", r);
     const char *s = getenv("COLFILE_LUSTRE_STATE");
@@ -208,10 +191,6 @@ __attribute__((destructor)) static void report(void)
     long long any = 0;
     for (int k = 0; k < NCOUNTS; k++) any += atomic_load(&counts[k]);
     if (!any) return; /* mpiexec, or a helper process that touched nothing */
-    char path[8192];
-    snprintf(path, sizeof path, "%s/%ld.json", report_dir, (long)getpid());
-    int fd = real_open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-    if (fd < 0) return;
     char text[4096];
     int n = snprintf(text, sizeof text, "{\"pid\": %ld, \"rank\": %ld, \"counts\": {", (long)getpid(),
                      strtol(rank_text(), NULL, 10));
@@ -219,14 +198,7 @@ __attribute__((destructor)) static void report(void)
         n += snprintf(text + n, sizeof text - (size_t)n, "%s\"%s\": %lld", k ? ", " : "", count_names[k],
                       atomic_load(&counts[k]));
     n += snprintf(text + n, sizeof text - (size_t)n, "}}\n");
-    if (real_write(fd, text, (size_t)n) != n) { /* nothing to do about it at exit */ }
-    real_close(fd);
-}
-
-static int under_prefix(const char *path)
-{
-    if (!prefix_len || !path) return 0;
-    return strncmp(path, prefix, prefix_len) == 0 && (path[prefix_len] == '/' || path[prefix_len] == '\0');
+    write_report(report_dir, text, n);
 }
 
 static void count(int kind, long long n)
@@ -278,7 +250,7 @@ static int slot_for(int fd, const char *path)
 
 static void track(int fd, const char *path)
 {
-    if (fd < 0 || fd >= MAX_FD) return;
+    if (!fd_in_range(fd)) return;
     int slot = slot_for(fd, path);
     /* directories and files the table cannot hold still count their calls */
     atomic_store(&slot_of_fd[fd], slot >= 0 ? slot + 1 : -1);
@@ -286,7 +258,7 @@ static void track(int fd, const char *path)
 
 static int tracked(int fd)
 {
-    return fd >= 0 && fd < MAX_FD && atomic_load(&slot_of_fd[fd]) != 0;
+    return fd_in_range(fd) && atomic_load(&slot_of_fd[fd]) != 0;
 }
 
 /* A write of n bytes by this process: the lock changes hands if another
@@ -360,15 +332,10 @@ int open(const char *path, int flags, ...)
 {
     RESOLVE(real_open);
     mode_t mode = 0;
-    if (flags & (O_CREAT | O_TMPFILE)) {
-        va_list ap;
-        va_start(ap, flags);
-        mode = (mode_t)va_arg(ap, int);
-        va_end(ap);
-    }
+    OPEN_MODE(mode, flags);
     if (!under_prefix(path)) {
         int fd = real_open(path, flags, mode);
-        if (fd >= 0 && fd < MAX_FD) atomic_store(&slot_of_fd[fd], 0);
+        if (fd_in_range(fd)) atomic_store(&slot_of_fd[fd], 0);
         return fd;
     }
     int fd = opened(path, flags, mode, AT_FDCWD, 0);
@@ -382,17 +349,12 @@ int openat(int dirfd, const char *path, int flags, ...)
 {
     RESOLVE(real_openat);
     mode_t mode = 0;
-    if (flags & (O_CREAT | O_TMPFILE)) {
-        va_list ap;
-        va_start(ap, flags);
-        mode = (mode_t)va_arg(ap, int);
-        va_end(ap);
-    }
+    OPEN_MODE(mode, flags);
     /* Relative to a directory descriptor: counted when it is tracked. */
     int counted = (path[0] == '/' ? under_prefix(path) : (dirfd != AT_FDCWD && tracked(dirfd)));
     if (!counted) {
         int fd = real_openat(dirfd, path, flags, mode);
-        if (fd >= 0 && fd < MAX_FD) atomic_store(&slot_of_fd[fd], 0);
+        if (fd_in_range(fd)) atomic_store(&slot_of_fd[fd], 0);
         return fd;
     }
     int fd = opened(path, flags, mode, dirfd, 1);
@@ -411,7 +373,7 @@ FILE *fopen(const char *path, const char *how)
     if (!fp) return fp;
     int fd = fileno(fp);
     if (!counted) {
-        if (fd >= 0 && fd < MAX_FD) atomic_store(&slot_of_fd[fd], 0);
+        if (fd_in_range(fd)) atomic_store(&slot_of_fd[fd], 0);
         return fp;
     }
     count(creates ? CREATE : OPEN, 1);

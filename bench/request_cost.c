@@ -42,13 +42,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "preload_common.h"
+
 enum { OPEN, WRITE, READ, SYNC, META, NKINDS };
 static const char *kind_names[NKINDS] = { "open", "write", "read", "fsync", "metadata" };
 
-#define MAX_FD 65536
-
-static char prefix[4096];
-static size_t prefix_len;
 static long cost_us;
 static int lock_fd = -1;
 static char report_dir[4096];
@@ -57,12 +55,9 @@ static atomic_long bytes_written, bytes_read;
 static atomic_char tracked[MAX_FD];
 static pthread_mutex_t serve_mutex = PTHREAD_MUTEX_INITIALIZER;
 
-static int (*real_open)(const char *, int, ...);
 static ssize_t (*real_pwrite)(int, const void *, size_t, off_t);
-static ssize_t (*real_write)(int, const void *, size_t);
 static ssize_t (*real_pread)(int, void *, size_t, off_t);
 static ssize_t (*real_read)(int, void *, size_t);
-static int (*real_close)(int);
 static int (*real_fsync)(int);
 static int (*real_rename)(const char *, const char *);
 static int (*real_mkdir)(const char *, mode_t);
@@ -71,34 +66,23 @@ static int (*real_rmdir)(const char *);
 
 static void resolve(void)
 {
-    real_open = (int (*)(const char *, int, ...))dlsym(RTLD_NEXT, "open");
-    real_pwrite = (ssize_t(*)(int, const void *, size_t, off_t))dlsym(RTLD_NEXT, "pwrite");
-    real_write = (ssize_t(*)(int, const void *, size_t))dlsym(RTLD_NEXT, "write");
-    real_pread = (ssize_t(*)(int, void *, size_t, off_t))dlsym(RTLD_NEXT, "pread");
-    real_read = (ssize_t(*)(int, void *, size_t))dlsym(RTLD_NEXT, "read");
-    real_close = (int (*)(int))dlsym(RTLD_NEXT, "close");
-    real_fsync = (int (*)(int))dlsym(RTLD_NEXT, "fsync");
-    real_rename = (int (*)(const char *, const char *))dlsym(RTLD_NEXT, "rename");
-    real_mkdir = (int (*)(const char *, mode_t))dlsym(RTLD_NEXT, "mkdir");
-    real_unlink = (int (*)(const char *))dlsym(RTLD_NEXT, "unlink");
-    real_rmdir = (int (*)(const char *))dlsym(RTLD_NEXT, "rmdir");
+    SYM(real_open, "open");
+    SYM(real_pwrite, "pwrite");
+    SYM(real_write, "write");
+    SYM(real_pread, "pread");
+    SYM(real_read, "read");
+    SYM(real_close, "close");
+    SYM(real_fsync, "fsync");
+    SYM(real_rename, "rename");
+    SYM(real_mkdir, "mkdir");
+    SYM(real_unlink, "unlink");
+    SYM(real_rmdir, "rmdir");
 }
-
-/* Another library's constructor may do I/O before ours runs. */
-#define RESOLVE(fn) \
-    do { \
-        if (!(fn)) resolve(); \
-    } while (0)
 
 __attribute__((constructor)) static void setup(void)
 {
     RESOLVE(real_open);
-    const char *d = getenv("COLFILE_REQUEST_COST_DIR");
-    if (d && *d) {
-        snprintf(prefix, sizeof prefix, "%s", d);
-        prefix_len = strlen(prefix);
-        while (prefix_len > 1 && prefix[prefix_len - 1] == '/') prefix[--prefix_len] = '\0';
-    }
+    set_prefix("COLFILE_REQUEST_COST_DIR");
     const char *us = getenv("COLFILE_REQUEST_COST_US");
     cost_us = us ? strtol(us, NULL, 10) : 0;
     const char *lock = getenv("COLFILE_REQUEST_COST_LOCK");
@@ -114,24 +98,13 @@ __attribute__((destructor)) static void report(void)
     long any = 0;
     for (int k = 0; k < NKINDS; k++) any += atomic_load(&counts[k]);
     if (!any) return; /* a helper process a rank started, which touched nothing */
-    char path[8192];
-    snprintf(path, sizeof path, "%s/%ld.json", report_dir, (long)getpid());
-    int fd = real_open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-    if (fd < 0) return;
     char text[1024];
     int n = snprintf(text, sizeof text, "{\"pid\": %ld, \"rank\": %ld", (long)getpid(), strtol(rank, NULL, 10));
     for (int k = 0; k < NKINDS; k++)
         n += snprintf(text + n, sizeof text - (size_t)n, ", \"%s\": %ld", kind_names[k], atomic_load(&counts[k]));
     n += snprintf(text + n, sizeof text - (size_t)n, ", \"bytes_written\": %ld, \"bytes_read\": %ld}\n",
                   atomic_load(&bytes_written), atomic_load(&bytes_read));
-    if (real_write(fd, text, (size_t)n) != n) { /* nothing to do about it at exit */ }
-    real_close(fd);
-}
-
-static int under_prefix(const char *path)
-{
-    if (!prefix_len || !path) return 0;
-    return strncmp(path, prefix, prefix_len) == 0 && (path[prefix_len] == '/' || path[prefix_len] == '\0');
+    write_report(report_dir, text, n);
 }
 
 /* One request: counted, then served (one at a time over all processes). */
@@ -149,23 +122,18 @@ static void request(int kind)
 
 static int is_tracked(int fd)
 {
-    return fd >= 0 && fd < MAX_FD && atomic_load(&tracked[fd]);
+    return fd_in_range(fd) && atomic_load(&tracked[fd]);
 }
 
 int open(const char *path, int flags, ...)
 {
     RESOLVE(real_open);
     mode_t mode = 0;
-    if (flags & (O_CREAT | O_TMPFILE)) {
-        va_list ap;
-        va_start(ap, flags);
-        mode = (mode_t)va_arg(ap, int);
-        va_end(ap);
-    }
+    OPEN_MODE(mode, flags);
     int counted = under_prefix(path);
     if (counted) request(OPEN);
     int fd = real_open(path, flags, mode);
-    if (fd >= 0 && fd < MAX_FD) atomic_store(&tracked[fd], (char)counted);
+    if (fd_in_range(fd)) atomic_store(&tracked[fd], (char)counted);
     return fd;
 }
 
@@ -174,7 +142,7 @@ int open64(const char *path, int flags, ...) __attribute__((alias("open")));
 int close(int fd)
 {
     RESOLVE(real_close);
-    if (fd >= 0 && fd < MAX_FD) atomic_store(&tracked[fd], 0);
+    if (fd_in_range(fd)) atomic_store(&tracked[fd], 0);
     return real_close(fd);
 }
 
