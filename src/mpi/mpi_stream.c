@@ -157,13 +157,17 @@ static int64_t slice_at(int64_t hlen, int64_t body, int64_t j, int64_t r)
 #define TAG_REC_LEN 0x5cf5
 #define TAG_REC 0x5cf6
 
-/* The readers' records {bytes, CRC32C, first task, tasks} of their ranges,
- * sent to rank 0 (reader j, of r, on rank j x size / r; reader 0 is rank
- * 0) and joined there in order: the bytes, their CRC32C, and the task after
- * a gapless run of tasks (-1: a gap or an overlap).  Outputs on rank 0. */
-static void join_slices(MPI_Comm comm, int me, int size, int64_t r, int64_t j, const int64_t mine[4],
-                        int64_t *total, uint32_t *all, int64_t *next)
+/* The readers' records {bytes, CRC32C, first task, tasks} of their ranges
+ * (this rank's: reader j's slice of the body after hlen, its CRC32C crc and
+ * tasks [first, first + n)), sent to rank 0 (reader j, of r, on rank
+ * j x size / r; reader 0 is rank 0) and joined there in order: the bytes,
+ * their CRC32C, and the task after a gapless run of tasks (-1: a gap or an
+ * overlap).  Outputs on rank 0. */
+static void join_slices(MPI_Comm comm, int me, int size, int64_t hlen, int64_t body, int64_t r, int64_t j,
+                        uint32_t crc, int64_t first, int64_t n, int64_t *total, uint32_t *all, int64_t *next)
 {
+    int64_t mine[4] = { 0, (int64_t)crc, first, n };
+    if (j >= 0) mine[0] = slice_at(hlen, body, j + 1, r) - slice_at(hlen, body, j, r);
     *total = 0, *next = 0, *all = 0;
     if (j > 0) MPI_Send(mine, 4, MPI_INT64_T, 0, TAG_SLICE, comm);
     if (me != 0) return;
@@ -248,11 +252,9 @@ static int resume_in_slices(cf_mpi_stream *s, int64_t hlen, int64_t tlen, cf_err
                                    &ends, &first, &n, &crc, e);
     if ((rc = cf__mpi_agree(comm, rc, e, err))) goto out;
     /* rank 0 checks the ranges: O(readers) small records, never lines */
-    int64_t mine[4] = { 0, (int64_t)crc, first, n };
-    if (j >= 0) mine[0] = slice_at(hlen, body, j + 1, r) - slice_at(hlen, body, j, r);
     int64_t total, next;
     uint32_t all;
-    join_slices(comm, me, size, r, j, mine, &total, &all, &next);
+    join_slices(comm, me, size, hlen, body, r, j, crc, first, n, &total, &all, &next);
     if (me == 0) rc = cf_stream_slices_check(s->w, total, all, next, e);
     if ((rc = cf__mpi_agree(comm, rc, e, err))) goto out;
     /* every task's lines to its rank: each rank receives exactly one */
@@ -278,14 +280,48 @@ out:
     return rc;
 }
 
+/* How reopen and open begin: their pointers checked (`ok`), and the same
+ * stream name on every rank. */
+static int check_name(MPI_Comm comm, const char *fn, int ok, const char *name, cf_error *e, cf_error *err)
+{
+    int rc = ok ? 0 : FAIL(e, CF_EARG, "%s: NULL argument", fn);
+    str_field strs[1] = { { "name", name } };
+    return cf__mpi_check_agree(comm, fn, NULL, 0, strs, 1, rc, e, err);
+}
+
+/* The head lines rank 0 read, packed to share: hlen and tlen, the head
+ * text, then `tail` with its NUL (none when NULL).  `what` names the
+ * stream in an error. */
+static int pack_head(unsigned char **out, int64_t *len, const char *head, int64_t hlen, int64_t tlen,
+                     const char *tail, const char *what, cf_error *e)
+{
+    int64_t n = 16 + hlen + (tail ? (int64_t)strlen(tail) + 1 : 0);
+    unsigned char *p = malloc((size_t)n);
+    if (!p) return FAIL(e, CF_ENOMEM, "%s: out of memory", what);
+    int64_t v[2] = { hlen, tlen };
+    memcpy(p, v, 16);
+    memcpy(p + 16, head, (size_t)hlen);
+    if (tail) memcpy(p + 16 + hlen, tail, (size_t)(n - 16 - hlen));
+    *out = p;
+    *len = n;
+    return 0;
+}
+
+/* hlen and tlen of a pack_head() pack; the head text is at packed + 16. */
+static void unpack_head(const unsigned char *packed, int64_t *hlen, int64_t *tlen)
+{
+    int64_t v[2];
+    memcpy(v, packed, 16);
+    *hlen = v[0];
+    *tlen = v[1];
+}
+
 int cf_mpi_stream_reopen(cf_mpi_stream **out, cf_file *f, MPI_Comm comm, const char *name, cf_error *err)
 {
     cf_error e;
     error_init(&e);
-    int rc = 0, rank = rank_of(comm);
-    if (!out || !f || !name) rc = FAIL(&e, CF_EARG, "cf_mpi_stream_reopen: NULL argument");
-    str_field strs[1] = { { "name", name } };
-    if ((rc = cf__mpi_check_agree(comm, "cf_mpi_stream_reopen", NULL, 0, strs, 1, rc, &e, err))) return rc;
+    int rc, rank = rank_of(comm);
+    if ((rc = check_name(comm, "cf_mpi_stream_reopen", out && f && name, name, &e, err))) return rc;
     cf_mpi_stream *s;
     if ((rc = stream_new(&s, comm, 0, &e, err))) return rc;
     /* rank 0 locks and reads the head lines; the others get them */
@@ -300,16 +336,9 @@ int cf_mpi_stream_reopen(cf_mpi_stream **out, cf_file *f, MPI_Comm comm, const c
             rc = FAIL(&e, CF_EARG, "%s/%s: a stream of %lld tasks, reopened by %d ranks (appends need one task per "
                       "rank, as many as it was written with)", cf_file_path(f), name, (long long)l.tasks,
                       size_of(comm));
-        const char *dir = rc == 0 ? cf_stream_writer_dir(s->w) : NULL;
         if (rc == 0) {
-            len = 16 + hlen + (int64_t)strlen(dir) + 1;
-            if (!(packed = malloc((size_t)len))) rc = FAIL(&e, CF_ENOMEM, "%s: out of memory", dir);
-        }
-        if (rc == 0) {
-            int64_t v[2] = { hlen, tlen };
-            memcpy(packed, v, 16);
-            memcpy(packed + 16, head, (size_t)hlen);
-            memcpy(packed + 16 + hlen, dir, (size_t)(len - 16 - hlen));
+            const char *dir = cf_stream_writer_dir(s->w);
+            rc = pack_head(&packed, &len, head, hlen, tlen, dir, dir, &e);
         }
         cf_free(head);
     }
@@ -320,10 +349,7 @@ int cf_mpi_stream_reopen(cf_mpi_stream **out, cf_file *f, MPI_Comm comm, const c
     }
     rc = got;
     if (rc == 0) {
-        int64_t v[2];
-        memcpy(v, packed, 16);
-        hlen = v[0];
-        tlen = v[1];
+        unpack_head(packed, &hlen, &tlen);
         if (rank != 0)
             rc = cf_stream_join_head(&s->w, f, name, (const char *)packed + 16 + hlen, (const char *)packed + 16, hlen,
                                      &e);
@@ -541,11 +567,9 @@ static int index_in_slices(MPI_Comm comm, cf_stream_reader *r, int64_t hlen, int
         rc = cf_stream_reader_slice(r, slice_at(hlen, body, j, nr), slice_at(hlen, body, j + 1, nr), &first, &n,
                                     &lines, &bytes, &crc, e);
     if ((rc = cf__mpi_agree(comm, rc, e, err))) goto out;
-    int64_t mine[4] = { 0, (int64_t)crc, first, n };
-    if (j >= 0) mine[0] = slice_at(hlen, body, j + 1, nr) - slice_at(hlen, body, j, nr);
     int64_t total, next;
     uint32_t all;
-    join_slices(comm, me, size, nr, j, mine, &total, &all, &next);
+    join_slices(comm, me, size, hlen, body, nr, j, crc, first, n, &total, &all, &next);
     if (me == 0) rc = cf_stream_reader_slices_check(r, total, all, next, e);
     if ((rc = cf__mpi_agree(comm, rc, e, err))) goto out;
     /* the slices hold every task once, in rank order: gathered in that order */
@@ -577,10 +601,8 @@ int cf_mpi_stream_open(cf_stream_reader **out, cf_file *f, MPI_Comm comm, const 
 {
     cf_error e;
     error_init(&e);
-    int rc = 0, rank = rank_of(comm);
-    if (!out || !f || !name) rc = FAIL(&e, CF_EARG, "cf_mpi_stream_open: NULL argument");
-    str_field strs[1] = { { "name", name } };
-    if ((rc = cf__mpi_check_agree(comm, "cf_mpi_stream_open", NULL, 0, strs, 1, rc, &e, err))) return rc;
+    int rc, rank = rank_of(comm);
+    if ((rc = check_name(comm, "cf_mpi_stream_open", out && f && name, name, &e, err))) return rc;
     MPI_Comm own; /* its own tags' space */
     MPI_Comm_dup(comm, &own);
     cf_stream_reader *r = NULL;
@@ -589,22 +611,13 @@ int cf_mpi_stream_open(cf_stream_reader **out, cf_file *f, MPI_Comm comm, const 
     unsigned char *packed = NULL;
     if (rank == 0) {
         rc = cf_stream_open_head(&r, f, name, &head, &hlen, &tlen, &e);
-        len = 16 + hlen;
-        if (rc == 0 && !(packed = malloc((size_t)len))) rc = FAIL(&e, CF_ENOMEM, "%s: out of memory", name);
-        if (rc == 0) {
-            int64_t v[2] = { hlen, tlen };
-            memcpy(packed, v, 16);
-            memcpy(packed + 16, head, (size_t)hlen);
-        }
+        if (rc == 0) rc = pack_head(&packed, &len, head, hlen, tlen, NULL, name, &e);
     }
     int got = 0;
     if ((rc = cf__mpi_root_share(own, rc, &e, (void **)&packed, &len, &got, &e, err)) == 0) {
         rc = got;
         if (rc == 0) {
-            int64_t v[2];
-            memcpy(v, packed, 16);
-            hlen = v[0];
-            tlen = v[1];
+            unpack_head(packed, &hlen, &tlen);
             if (rank != 0) rc = cf_stream_join_reader(&r, f, name, (const char *)packed + 16, hlen, tlen, &e);
         }
         free(packed);
