@@ -9,9 +9,11 @@ importing it back.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["register", "open_file"]
+__all__ = ["register", "open_file", "opened_columns"]
 
 _file_class: Any = None
 
@@ -28,3 +30,22 @@ def open_file(path: str, **options: Any) -> Any:
     if _file_class is None:  # colfile.file registers it when imported
         raise RuntimeError("colfile.file is not imported: import colfile first")
     return _file_class(path, "r", **options)
+
+
+@contextmanager
+def opened_columns() -> Iterator[Callable[[str, str], Any]]:
+    """A task's resolver ``column(path, name)``: the column ``name`` of the
+    File at ``path``, each File opened once (read-only) and all of them
+    closed when the block ends."""
+    files: dict[str, Any] = {}
+
+    def column(path: str, name: str) -> Any:
+        if path not in files:
+            files[path] = open_file(path)
+        return files[path][name]
+
+    try:
+        yield column
+    finally:
+        for f in files.values():
+            f.close()

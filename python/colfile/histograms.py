@@ -674,14 +674,7 @@ def _task(pred_spec: Any, field_specs: list[Any], w_spec: Any, arrays: dict[str,
           kind: str, hist_args: dict[str, Any], shape: tuple[int, ...], ntype: str,
           piece_bytes: int | None) -> np.ndarray:
     """One dask task: open the Files by path, histogram the given cells."""
-    files: dict[str, Any] = {}
-
-    def column(path: str, name: str) -> Any:
-        if path not in files:
-            files[path] = _opener.open_file(path)
-        return files[path][name]
-
-    try:
+    with _opener.opened_columns() as column:
         fields = [Field(column(p, n), j) for p, n, j in field_specs]
         wf = None if w_spec is None else Field(column(*w_spec[:2]), w_spec[2])
         pred = None if pred_spec is None else from_spec(pred_spec, column)
@@ -689,9 +682,6 @@ def _task(pred_spec: Any, field_specs: list[Any], w_spec: Any, arrays: dict[str,
         report = Report()
         return _hist_cells(plan, 0, plan.ncells, fields, wf, kind, hist_args, shape,
                            np.dtype(ntype), report, piece_bytes)
-    finally:
-        for f in files.values():
-            f.close()
 
 
 def _dask_hist(plan: Plan, pred: Predicate | None, fields: list[Field], wf: Field | None,

@@ -475,20 +475,10 @@ def _unpack_runs(packed: tuple[Any, ...]) -> tuple[np.ndarray, np.ndarray]:
 def _where_task(spec: Any, arrays: dict[str, Any], piece_bytes: int
                 ) -> tuple[np.ndarray, np.ndarray, Report]:
     """One dask task: open the Files by path, find the runs of its cells."""
-    files: dict[str, Any] = {}
-
-    def column(path: str, name: str) -> Any:
-        if path not in files:
-            files[path] = _opener.open_file(path)
-        return files[path][name]
-
-    try:
+    with _opener.opened_columns() as column:
         pred = from_spec(spec, column)
         plan = Plan(pred, [], arrays)
         return _scan_runs(plan, 0, plan.ncells, piece_bytes)
-    finally:
-        for f in files.values():
-            f.close()
 
 
 def _evaluate_dask(predicate: Predicate, resolve: Callable[[str], Column],
