@@ -81,6 +81,7 @@ import colfile._ffi
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from machine import describe as describe_machine  # noqa: E402  (bench/machine.py)
 from mdsection import replace_section  # noqa: E402  (bench/mdsection.py)
+from verify import Failed, failed, finish  # noqa: E402  (bench/verify.py)
 
 BOX = 1000.0
 BEGIN, END = "<!-- query:begin -->", "<!-- query:end -->"
@@ -125,10 +126,6 @@ def mib(n: float) -> str:
 
 def peak_rss() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-
-
-class Failed(Exception):
-    """A verification against numpy failed."""
 
 
 def check(ok: bool, what: str) -> None:
@@ -386,13 +383,9 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
             results["callgrind"] = stats_cost.run_callgrind(exe, ["f8x3", "f4x3", "i8", "f4"],
                                                             args.callgrind_mib)
     except Failed as exc:
-        print(f"VERIFICATION FAILED: {exc}", file=sys.stderr)
-        return 1
+        return failed(exc)
     finally:
-        if args.keep:
-            print(f"kept {workdir}")
-        else:
-            shutil.rmtree(workdir, ignore_errors=True)
+        finish(workdir, args.keep)
 
     results["elapsed"] = time.perf_counter() - t_start
     results["rss"] = peak_rss()

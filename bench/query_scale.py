@@ -61,7 +61,6 @@ import argparse
 import gc
 import os
 import shlex
-import shutil
 import sys
 import tempfile
 import time
@@ -75,14 +74,11 @@ import colfile
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from machine import describe as describe_machine  # noqa: E402  (bench/machine.py)
 from mdsection import replace_section  # noqa: E402  (bench/mdsection.py)
+from verify import Failed, failed, finish  # noqa: E402  (bench/verify.py)
 
 BOX = 1000.0
 BEGIN, END = "<!-- query-scale:begin -->", "<!-- query-scale:end -->"
 HEAD = "## Measured: spherical cuts (bench/query.py --scale)\n\n"
-
-
-class Failed(Exception):
-    """A result differs from numpy's."""
 
 
 # ---------------------------------------------------------------------------
@@ -359,13 +355,9 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
                 rows_out.append({"frac": frac, "cache": cache, "selected": len(rows_w),
                                  "res": res})
     except Failed as exc:
-        print(f"VERIFICATION FAILED: {exc}", file=sys.stderr)
-        return 1
+        return failed(exc)
     finally:
-        if args.keep:
-            print(f"kept {workdir}")
-        else:
-            shutil.rmtree(workdir, ignore_errors=True)
+        finish(workdir, args.keep)
     section = markdown(args, argv, rows_out, n, ab is not None, used)
     print()
     print(section)
