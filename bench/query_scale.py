@@ -74,6 +74,7 @@ import colfile
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from machine import describe as describe_machine  # noqa: E402  (bench/machine.py)
 from mdsection import replace_section  # noqa: E402  (bench/mdsection.py)
+from pagecache import drop_cache, read_bytes  # noqa: E402  (bench/pagecache.py)
 from verify import Failed, failed, finish  # noqa: E402  (bench/verify.py)
 
 BOX = 1000.0
@@ -234,32 +235,6 @@ class AdiosWay:
 # measuring
 
 
-def drop_cache(root: str) -> None:
-    """Every file under ``root`` out of the page cache."""
-    for dirpath, _, names in os.walk(root):
-        for nm in names:
-            try:
-                fd = os.open(os.path.join(dirpath, nm), os.O_RDONLY)
-            except OSError:
-                continue
-            try:
-                os.fsync(fd)
-                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-            finally:
-                os.close(fd)
-
-
-def read_bytes() -> int:
-    try:
-        with open("/proc/self/io") as fh:
-            for line in fh:
-                if line.startswith("read_bytes:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return -1
-
-
 def median(xs: list[float]) -> float:
     v = sorted(xs)
     k = len(v)
@@ -282,11 +257,11 @@ def interleaved(ways: dict[str, Callable[[], Any]], repeats: int,
             if before:
                 before()
             gc.collect()
-            d0 = read_bytes()
+            d0 = read_bytes(-1)
             t0 = time.perf_counter()
             ways[k]()
             out[k]["t"].append(time.perf_counter() - t0)
-            out[k]["disk"].append(read_bytes() - d0)
+            out[k]["disk"].append(read_bytes(-1) - d0)
     return out
 
 

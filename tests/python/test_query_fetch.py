@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -20,18 +21,10 @@ from hypothesis import strategies as st
 import colfile
 from colfile import _fetch, _runs
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+from pagecache import read_bytes  # noqa: E402  (bench/pagecache.py)
+
 FAST = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
-
-
-def read_bytes() -> int | None:
-    try:
-        with open("/proc/self/io") as fh:
-            for line in fh:
-                if line.startswith("read_bytes:"):
-                    return int(line.split()[1])
-    except OSError:
-        return None
-    return None
 
 
 def drop_cache(col: Any) -> None:
