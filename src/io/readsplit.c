@@ -79,18 +79,6 @@ static void read_part(void *arg)
     }
 }
 
-static void init_part(part *p, int fd, unsigned char *dst, size_t n, int64_t offset, size_t piece, int want_crc,
-                      const char *path)
-{
-    p->fd = fd;
-    p->dst = dst;
-    p->n = n;
-    p->piece = piece;
-    p->offset = offset;
-    p->want_crc = want_crc;
-    p->path = path;
-}
-
 int cf__pread_split(int fd, void *buf, size_t n, int64_t offset, size_t piece, uint32_t *crc, size_t *got,
                     const char *path, cf_error *err)
 {
@@ -99,10 +87,12 @@ int cf__pread_split(int fd, void *buf, size_t n, int64_t offset, size_t piece, u
     size_t half = (size_t)(((offset + (int64_t)(n / 2)) & ~(int64_t)4095) - offset);
     int split = (int64_t)n >= CF__SPLIT_MIN_BYTES && half > 0 && half < n && cf__can_run_parallel() &&
                 cf__range_cached(fd, offset, (int64_t)n);
-    part a, b;
-    init_part(&a, fd, buf, split ? half : n, offset, piece, crc != NULL, path);
+    part a = { .fd = fd, .dst = buf, .n = split ? half : n, .piece = piece, .offset = offset, .want_crc = crc != NULL,
+               .path = path };
+    part b;
     if (split) {
-        init_part(&b, fd, (unsigned char *)buf + half, n - half, offset + (int64_t)half, piece, crc != NULL, path);
+        b = (part){ .fd = fd, .dst = (unsigned char *)buf + half, .n = n - half, .piece = piece,
+                    .offset = offset + (int64_t)half, .want_crc = crc != NULL, .path = path };
         cf__run_two(read_part, &a, &b);
     } else {
         read_part(&a);
