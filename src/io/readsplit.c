@@ -58,7 +58,7 @@ typedef struct {
     int rc;
     size_t got;
     uint32_t crc;
-    cf_error err;
+    cf_error *err; /* the caller's for the first part, so that no record is copied */
 } part;
 
 static void read_part(void *arg)
@@ -71,7 +71,7 @@ static void read_part(void *arg)
         size_t want = p->n - p->got;
         if (p->piece && want > p->piece) want = p->piece;
         size_t got;
-        p->rc = cf__pread_all(p->fd, p->dst + p->got, want, p->offset + (int64_t)p->got, &got, p->path, &p->err);
+        p->rc = cf__pread_all(p->fd, p->dst + p->got, want, p->offset + (int64_t)p->got, &got, p->path, p->err);
         if (p->rc) return;
         if (p->want_crc) p->crc = cf__crc32c_update(p->crc, p->dst + p->got, got);
         p->got += got;
@@ -88,24 +88,22 @@ int cf__pread_split(int fd, void *buf, size_t n, int64_t offset, size_t piece, u
     int split = (int64_t)n >= CF__SPLIT_MIN_BYTES && half > 0 && half < n && cf__can_run_parallel() &&
                 cf__range_cached(fd, offset, (int64_t)n);
     part a = { .fd = fd, .dst = buf, .n = split ? half : n, .piece = piece, .offset = offset, .want_crc = crc != NULL,
-               .path = path };
+               .path = path, .err = err };
     part b;
+    cf_error b_err;
     if (split) {
         b = (part){ .fd = fd, .dst = (unsigned char *)buf + half, .n = n - half, .piece = piece,
-                    .offset = offset + (int64_t)half, .want_crc = crc != NULL, .path = path };
+                    .offset = offset + (int64_t)half, .want_crc = crc != NULL, .path = path, .err = &b_err };
         cf__run_two(read_part, &a, &b);
     } else {
         read_part(&a);
     }
-    if (a.rc) {
-        *err = a.err;
-        return a.rc;
-    }
+    if (a.rc) return a.rc;
     size_t total = a.got;
     uint32_t c = a.crc;
     if (split && a.got == a.n) {
         if (b.rc) {
-            *err = b.err;
+            *err = b_err;
             return b.rc;
         }
         total += b.got;
