@@ -12,6 +12,8 @@ from typing import Any, Iterator
 
 import pytest
 
+import colfile
+
 # tests/python/mpi: the helpers shared with the serial session (the cases
 # run with their own rootdir, which leaves it off the path)
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -57,3 +59,25 @@ def same_on_all_ranks(comm: Any, value: Any) -> Any:
     values = comm.allgather(value)
     assert all(v == values[0] for v in values), values
     return values[0]
+
+
+def serial_snapshot(comm: Any, path: Path, data: dict[str, Any], layout: dict[str, dict[str, Any]]) -> Path:
+    """``data`` written serially by rank 0 at ``path``, each column with its
+    keywords in ``layout``, for every rank to read once it returns."""
+    if comm.rank == 0:
+        with colfile.File(path, "w") as f:
+            for name, kw in layout.items():
+                f.create(name, data=data[name], **kw)
+    comm.barrier()
+    return path
+
+
+def fail_reads_on_last_rank(comm: Any, monkeypatch: Any) -> int:
+    """Make Column.read raise OSError("boom") on the last rank only (until
+    ``monkeypatch.undo()``); return that rank."""
+    bad = comm.size - 1
+    if comm.rank == bad:
+        def boom(*args: Any, **kwargs: Any) -> Any:
+            raise OSError("boom")
+        monkeypatch.setattr(colfile.Column, "read", boom)
+    return bad
