@@ -11,22 +11,16 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import fail_reads_on_last_rank, same_on_all_ranks, serial_snapshot
+from conftest import fail_reads_on_last_rank, query_table, same_on_all_ranks, serial_snapshot
 
 import colfile
 
 
 def table(n: int) -> dict[str, np.ndarray]:
-    rng = np.random.default_rng(42)
-    x = rng.normal(5, 2, n)
-    x[rng.random(n) < 0.05] = np.nan
-    return {
-        "x": x,
-        "id": np.arange(n, dtype="i8"),
-        "pos": np.sort(rng.uniform(0, 100, (n, 3)), axis=0),
-        "w": rng.integers(0, 4, n).astype("f8"),
-        "big": 2**53 + rng.integers(-50, 50, n),
-    }
+    rng, out = query_table(42, n, (0, 100))
+    out["w"] = rng.integers(0, 4, n).astype("f8")
+    out["big"] = 2**53 + rng.integers(-50, 50, n)
+    return out
 
 
 LAYOUT = {"x": {"chunk_rows": 97, "nfile": 3}, "id": {"chunk_rows": 250},

@@ -10,21 +10,15 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import fail_reads_on_last_rank, same_on_all_ranks, serial_snapshot
+from conftest import fail_reads_on_last_rank, query_table, same_on_all_ranks, serial_snapshot
 
 import colfile
 
 
 def table(n: int) -> dict[str, np.ndarray]:
-    rng = np.random.default_rng(7)
-    x = rng.normal(5, 2, n)
-    x[rng.random(n) < 0.05] = np.nan
-    return {
-        "x": x,
-        "id": np.arange(n, dtype="i8"),
-        "pos": np.sort(rng.uniform(-50, 50, (n, 3)), axis=0),
-        "m": rng.exponential(1.0, n).astype("f4"),
-    }
+    rng, out = query_table(7, n, (-50, 50))
+    out["m"] = rng.exponential(1.0, n).astype("f4")
+    return out
 
 
 LAYOUT = {"x": {"chunk_rows": 97, "nfile": 3}, "id": {"chunk_rows": 250},

@@ -10,6 +10,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterator
 
+import numpy as np
 import pytest
 
 import colfile
@@ -81,3 +82,14 @@ def fail_reads_on_last_rank(comm: Any, monkeypatch: Any) -> int:
             raise OSError("boom")
         monkeypatch.setattr(colfile.Column, "read", boom)
     return bad
+
+
+def query_table(seed: int, n: int, pos_range: tuple[float, float]) -> tuple[Any, dict[str, np.ndarray]]:
+    """The columns every query case reads, of ``n`` rows: "x" (normal, 5%
+    NaN), "id" (0 .. n - 1) and "pos" (3 components, uniform in
+    ``pos_range``, sorted); with the generator (seeded ``seed``) that made
+    them, for a case's own columns."""
+    rng = np.random.default_rng(seed)
+    x = rng.normal(5, 2, n)
+    x[rng.random(n) < 0.05] = np.nan
+    return rng, {"x": x, "id": np.arange(n, dtype="i8"), "pos": np.sort(rng.uniform(*pos_range, (n, 3)), axis=0)}
