@@ -16,7 +16,7 @@ import pytest
 
 import colfile
 from catalog_faults import CHANGES, count_operations, crash_writer
-from catalog_oracle import CAT, assert_lists_as_scanned, catalog_current, catalog_leftovers
+from catalog_oracle import CAT, assert_lists_as_scanned, catalog_current, catalog_leftovers, padded_file
 
 WRITER = """
 import sys, numpy as np, colfile
@@ -28,15 +28,8 @@ with colfile.File(sys.argv[1], "a") as f:
 
 
 def _make(root: Path) -> None:
-    with colfile.File(root, "w") as f:
-        for i in range(4):
-            for j in range(3):
-                f.create(f"g{i}/c{j}", data=np.arange(5) + 10 * i + j)
-                # shards in files of their own: more than an index keeps (48 KiB)
-                f[f"g{i}/c{j}"].attrs["pad"] = "x" * 5000
-        f.create("top", data=np.arange(3.0))
-    with colfile.File(root, "a"):
-        pass  # settled: the writer below starts from a current catalog
+    padded_file(root, {f"g{i}/c{j}": np.arange(5) + 10 * i + j for i in range(4) for j in range(3)}, 5000,
+                ("top", np.arange(3.0)))
 
 
 @pytest.fixture(scope="module")

@@ -25,7 +25,7 @@ import pytest
 import catalog_shards as cs
 import colfile
 from catalog_faults import CHANGES, count_operations, crash_writer
-from catalog_oracle import CAT, catalog_current, scan
+from catalog_oracle import CAT, catalog_current, padded_file, scan
 
 bigfile = pytest.importorskip("bigfile")
 
@@ -39,14 +39,8 @@ with colfile.File(sys.argv[1], "a") as f:
 
 
 def _make(root: Path) -> None:
-    with colfile.File(root, "w") as f:
-        for i in range(3):
-            for j in range(2):
-                f.create(f"g{i}/c{j}", data=np.arange(5) + 10 * i + j)
-                f[f"g{i}/c{j}"].attrs["pad"] = "x" * 9000  # shards in files of their own
-        f.create("top", data=np.arange(3.0))
-    with colfile.File(root, "a"):
-        pass  # settled: the writer below starts from a current catalog
+    padded_file(root, {f"g{i}/c{j}": np.arange(5) + 10 * i + j for i in range(3) for j in range(2)}, 9000,
+                ("top", np.arange(3.0)))
 
 
 def _open_marks(root: Path) -> int:
