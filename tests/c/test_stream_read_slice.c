@@ -8,6 +8,7 @@
 #include "harness.h"
 #include "colfile_stream.h"
 #include "stream_rows.h"
+#include "stream_table_file.h"
 
 enum { TASKS = 7, RANKS = 4 };
 static const int64_t sizes[TASKS] = { 900, 0, 2500, 37, 0, 1800, 5 };
@@ -129,36 +130,22 @@ static void test_damaged_or_replaced(void)
     cf_error err;
     cf_file *f = cf_test_open_new("f");
     make(f, "s", 1);
-    char path[4300];
-    snprintf(path, sizeof path, "%s/f/s/colfile-stream-v1", cf_test_dir());
-    size_t tlen = 0;
-    char *table = cf_test_slurp(cf_test_dir(), "f/s/colfile-stream-v1", &tlen);
-    char *line5 = table ? strstr(table, "\n5 ") : NULL;
-    CHECK(line5 != NULL);
+    stream_table_file table;
+    stream_table_read(&table, "f", "s");
+    char *line5 = stream_table_line(&table, 5);
     if (!line5) return;
     /* a CRC digit of task 5's first chunk changed: lines as written, a checksum line that does not match */
     char *digit = strchr(strchr(line5 + 1, ' ') + 1, ' ') + 1;
-    FILE *fp = fopen(path, "r+b");
-    CHECK(fp != NULL);
-    if (!fp) return;
-    fseek(fp, (long)(digit - table), SEEK_SET);
-    fputc(*digit == '0' ? '1' : '0', fp);
-    fclose(fp);
+    if (stream_table_poke(&table, digit, *digit == '0' ? '1' : '0')) return;
     cf_stream_reader *r[RANKS];
     for (int64_t n = 1; n <= RANKS; n++)
         CHECK_FAILS(open_all(f, "s", n, r, &err), CF_EFORMAT, &err, "checksum line does not match");
     /* task 5's line numbered 6: refused by the reader of its range */
-    fp = fopen(path, "r+b");
-    fwrite(table, 1, tlen, fp);
-    fseek(fp, (long)(line5 + 1 - table), SEEK_SET);
-    fputc('6', fp);
-    fclose(fp);
+    stream_table_poke(&table, line5 + 1, '6');
     for (int64_t n = 1; n <= RANKS; n++) {
         CHECK_FAILS(open_all(f, "s", n, r, &err), CF_EFORMAT, &err, "colfile-stream-v1");
     }
-    fp = fopen(path, "r+b");
-    fwrite(table, 1, tlen, fp);
-    fclose(fp);
+    stream_table_poke(&table, NULL, 0);
     /* a commit between the owner's read and another reader's */
     const char *head = NULL;
     int64_t hlen = 0, size = 0;
@@ -169,7 +156,7 @@ static void test_damaged_or_replaced(void)
         CHECK_FAILS(cf_stream_join_reader(&late, f, "s", head, hlen, size, &err), CF_EREPLACED, &err,
                     "replaced by a commit");
     cf_stream_reader_close(owner);
-    free(table);
+    free(table.text);
     cf_file_close(f);
 }
 

@@ -8,6 +8,7 @@
 #include "harness.h"
 #include "colfile_stream.h"
 #include "stream_rows.h"
+#include "stream_table_file.h"
 
 enum { TASKS = 5 };
 static const int64_t sizes[TASKS] = { 900, 0, 2500, 37, 1800 };
@@ -191,21 +192,13 @@ static void test_damaged_ranges(void)
     cf_error err;
     cf_file *f = cf_test_open_new("f");
     make(f, "s", 0);
-    char path[4300];
-    snprintf(path, sizeof path, "%s/f/s/colfile-stream-v1", cf_test_dir());
-    size_t tlen = 0;
-    char *table = cf_test_slurp(cf_test_dir(), "f/s/colfile-stream-v1", &tlen);
-    char *line3 = table ? strstr(table, "\n3 ") : NULL;
-    CHECK(line3 != NULL);
+    stream_table_file table;
+    stream_table_read(&table, "f", "s");
+    char *line3 = stream_table_line(&table, 3);
     for (int k = 0; k < 2 && line3; k++) {
-        FILE *fp = fopen(path, "r+b");
-        CHECK(fp != NULL);
-        if (!fp) break;
         /* k 0: task 0's line made a statistics line; 1: task 3's numbered 4 */
-        char *at = k == 0 ? strchr(strstr(table, "COMMIT: "), '\n') : line3;
-        fseek(fp, (long)(at + 1 - table), SEEK_SET);
-        fputc(k == 0 ? 'S' : '4', fp);
-        fclose(fp);
+        char *at = k == 0 ? strchr(strstr(table.text, "COMMIT: "), '\n') : line3;
+        if (stream_table_poke(&table, at + 1, k == 0 ? 'S' : '4')) break;
         cf_stream_writer *w = NULL;
         char *head = NULL, *text = NULL;
         int64_t hlen = 0, size = 0, len = 0, *ends = NULL, first = 0, n = 0;
@@ -218,13 +211,9 @@ static void test_damaged_ranges(void)
         cf_free(head);
         cf_stream_discard(w);
         /* put the byte back */
-        fp = fopen(path, "r+b");
-        if (fp) {
-            fwrite(table, 1, tlen, fp);
-            fclose(fp);
-        }
+        stream_table_poke(&table, NULL, 0);
     }
-    free(table);
+    free(table.text);
     cf_file_close(f);
 }
 

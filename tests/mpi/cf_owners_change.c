@@ -18,6 +18,7 @@
 
 #include "colfile.h"
 #include "colfile_mpi.h"
+#include "mpi_program.h"
 
 enum { NMEMB = 2, CHUNK = 2, OLD = 69999, NFILE = 3, NEW = 9001, NEW_FILES = 2 };
 
@@ -46,11 +47,8 @@ static int64_t start(int64_t a, int64_t b, int r, int n)
 
 /* One collective change of rows [a, b): an append (grow first) or an
  * update. */
-static void change(const char *dir, int64_t a, int64_t b, int gen, int grow)
+static void change(const char *dir, int rank, int size, int64_t a, int64_t b, int gen, int grow)
 {
-    int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
     cf_error e;
     cf_file *f = NULL;
     cf_column *c = NULL;
@@ -75,13 +73,9 @@ static void change(const char *dir, int64_t a, int64_t b, int gen, int grow)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    if (argc != 2) {
-        fprintf(stderr, "usage: cf_owners_change DIR\n");
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-    int rank;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    int rank, size;
+    program_start(&argc, &argv, &rank, &size);
+    if (argc != 2) return program_usage("usage: cf_owners_change DIR\n", rank);
     cf_error e;
     if (rank == 0) {
         cf_file *f = NULL;
@@ -96,8 +90,8 @@ int main(int argc, char **argv)
         cf_file_close(f);
     }
     MPI_Barrier(MPI_COMM_WORLD);
-    change(argv[1], OLD, OLD + NEW, 1, 1);
-    change(argv[1], OLD / 3, 2 * (OLD / 3), 2, 0);
+    change(argv[1], rank, size, OLD, OLD + NEW, 1, 1);
+    change(argv[1], rank, size, OLD / 3, 2 * (OLD / 3), 2, 0);
     MPI_Finalize();
     return 0;
 }

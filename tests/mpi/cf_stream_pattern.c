@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "colfile_mpi.h"
+#include "mpi_program.h"
 
 static int64_t rows_of(int r)
 {
@@ -36,14 +37,9 @@ static int append_rows(cf_stream_task *t, int r, int64_t from, int64_t to, cf_er
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    if (argc != 2) {
-        fprintf(stderr, "usage: cf_stream_pattern FILE\n");
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
     int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    program_start(&argc, &argv, &rank, &size);
+    if (argc != 2) return program_usage("usage: cf_stream_pattern FILE\n", rank);
     cf_error err;
     cf_file *f = NULL;
     cf_mpi_stream *s = NULL;

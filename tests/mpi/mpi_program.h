@@ -1,7 +1,7 @@
 /* mpi_program.h - the frame of the MPI programs the cross-language tests
- * launch (cf_write_pattern, cf_write_random, cf_open_listing): MPI
- * started with this rank and the number of ranks, and ended with the
- * program's exit status. */
+ * launch (cf_write_pattern, cf_write_random, cf_open_listing,
+ * cf_owners_change, cf_stream_pattern): MPI started with this rank and the
+ * number of ranks, and ended with the program's exit status. */
 #ifndef CF_TEST_MPI_PROGRAM_H
 #define CF_TEST_MPI_PROGRAM_H
 
@@ -11,7 +11,7 @@
 #include "colfile.h"
 
 /* MPI_Init; the world communicator, *rank in it and *nranks. */
-static MPI_Comm program_start(int *argc, char ***argv, int *rank, int *nranks)
+static inline MPI_Comm program_start(int *argc, char ***argv, int *rank, int *nranks)
 {
     MPI_Init(argc, argv);
     MPI_Comm_rank(MPI_COMM_WORLD, rank);
@@ -21,7 +21,7 @@ static MPI_Comm program_start(int *argc, char ***argv, int *rank, int *nranks)
 
 /* MPI_Finalize; exit status 0 if rc is 0, else 1 (rank 0 prints
  * "prog: <err's message>" first). */
-static int program_end(const char *prog, int rank, int rc, const cf_error *err)
+static inline int program_end(const char *prog, int rank, int rc, const cf_error *err)
 {
     if (rc && rank == 0) fprintf(stderr, "%s: %s\n", prog, err->message);
     MPI_Finalize();
@@ -29,7 +29,7 @@ static int program_end(const char *prog, int rank, int rc, const cf_error *err)
 }
 
 /* MPI_Finalize after rank 0 printed usage; exit status 2. */
-static int program_usage(const char *usage, int rank)
+static inline int program_usage(const char *usage, int rank)
 {
     if (rank == 0) fputs(usage, stderr);
     MPI_Finalize();

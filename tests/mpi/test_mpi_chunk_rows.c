@@ -112,46 +112,44 @@ static int column_exists(const char *name)
     return here;
 }
 
-static void test_disagreeing_ranks_fail_everywhere(void)
+/* Creating column "x" (f8, 10 rows) with options.chunk_rows `rows` (this
+ * rank's) is refused with CF_EARG, alike on every rank, naming `what`. */
+static void create_refused(cf_file *f, int64_t rows, const char *what)
 {
-    if (cf_test_size() < 2) return; /* one rank always agrees */
     cf_mpi_options o;
     cf_mpi_options_init(&o);
-    o.chunk_rows = cf_test_rank() == 0 ? CHUNK : CHUNK + 1;
+    o.chunk_rows = rows;
     cf_error err;
-    cf_file *f = cf_test_mpi_file();
     cf_column *c = NULL;
     int rc = cf_mpi_column_create(&c, f, cf_test_comm(), "x", "f8", 1, 10, &o, NULL, &err);
     CHECK(rc == CF_EARG);
     CHECK_AGREED(rc, &err);
-    CHECK(strstr(err.message, "options.chunk_rows") != NULL);
+    CHECK(strstr(err.message, what) != NULL);
     CHECK(c == NULL);
+}
+
+static void test_disagreeing_ranks_fail_everywhere(void)
+{
+    if (cf_test_size() < 2) return; /* one rank always agrees */
+    cf_file *f = cf_test_mpi_file();
+    create_refused(f, cf_test_rank() == 0 ? CHUNK : CHUNK + 1, "options.chunk_rows");
     cf_file_close(f);
     CHECK(!column_exists("x"));
 }
 
 static void test_bad_chunk_rows_refused(void)
 {
-    cf_mpi_options o;
-    cf_mpi_options_init(&o);
-    o.chunk_rows = -3;
-    cf_error err;
     cf_file *f = cf_test_mpi_file();
-    cf_column *c = NULL;
-    int rc = cf_mpi_column_create(&c, f, cf_test_comm(), "x", "f8", 1, 10, &o, NULL, &err);
-    CHECK(rc == CF_EARG);
-    CHECK_AGREED(rc, &err);
-    CHECK(strstr(err.message, "chunk_rows") != NULL);
+    create_refused(f, -3, "chunk_rows");
     /* more than a chunk may hold: refused by rank 0's core, on every rank */
-    o.chunk_rows = ((int64_t)1 << 40) + 1;
-    rc = cf_mpi_column_create(&c, f, cf_test_comm(), "x", "f8", 1, 10, &o, NULL, &err);
-    CHECK(rc == CF_EARG);
-    CHECK_AGREED(rc, &err);
-    CHECK(strstr(err.message, "rows per chunk") != NULL);
-    CHECK(c == NULL);
+    create_refused(f, ((int64_t)1 << 40) + 1, "rows per chunk");
     CHECK(!column_exists("x"));
     /* a column without data has no chunks: the option does not apply */
+    cf_mpi_options o;
+    cf_mpi_options_init(&o);
     o.chunk_rows = CHUNK;
+    cf_error err;
+    cf_column *c = NULL;
     CHECK_OK(cf_mpi_column_create(&c, f, cf_test_comm(), "meta", NULL, 0, 0, &o, NULL, &err), &err);
     CHECK_OK(cf_mpi_column_close(c, cf_test_comm(), &err), &err);
     cf_file_close(f);

@@ -2,7 +2,8 @@
 test_catalog_races, test_catalog_crash): what a File lists through colfile
 (File.keys(), `colfile ls --json`) must be what its directories hold, by
 docs/format.md 2.3 read here without colfile: every directory (not hidden,
-not a link) holding an entry named `header` (whatever it is) is a column."""
+not a link) holding an entry named `header` (whatever it is) is a column.
+And the Files these tests start from (padded_file)."""
 from __future__ import annotations
 
 import json
@@ -10,6 +11,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import colfile
 
@@ -83,3 +85,17 @@ def catalog_leftovers(root: Path) -> list[str]:
     if (root / CAT / cs.INDEX).exists():
         keep |= {s["file"] for s in cs.read_index(root)["shards"]}
     return sorted(set(os.listdir(root / CAT)) - keep) if (root / CAT).exists() else []
+
+
+def padded_file(root: Path, columns: dict[str, Any], pad: int, last: tuple[str, Any]) -> None:
+    """A File of ``columns`` (name: data), each with an attribute "pad" of
+    ``pad`` bytes (so that shards, more than an index keeps, 48 KiB, are
+    files of their own), then column ``last`` (name, data) without; closed
+    once more, so that a writer after it starts from a current catalog."""
+    with colfile.File(root, "w") as f:
+        for name, data in columns.items():
+            f.create(name, data=data)
+            f[name].attrs["pad"] = "x" * pad
+        f.create(last[0], data=last[1])
+    with colfile.File(root, "a"):
+        pass

@@ -8,18 +8,11 @@ import struct
 from pathlib import Path
 from typing import Any
 
+from exttext import crc32c
+
 SLOTS = ["header", "colfile-v1", "colfile-stats-v1", "attr", "attr-v2", "colfile-attrs"]
 INDEX = "colfile-catalog-index"
 SHARD_PREFIX = "colfile-catalog-shard-"
-
-
-def crc32c(data: bytes) -> int:
-    crc = 0xFFFFFFFF
-    for b in data:
-        crc ^= b
-        for _ in range(8):
-            crc = (crc >> 1) ^ (0x82F63B78 & -(crc & 1))
-    return crc ^ 0xFFFFFFFF
 
 
 class _Reader:

@@ -15,7 +15,7 @@ import pytest
 
 import catalog_shards as cs
 import colfile
-from catalog_oracle import CAT, assert_lists_as_scanned, catalog_current, keys, scan
+from catalog_oracle import CAT, assert_lists_as_scanned, catalog_current, keys, padded_file, scan
 
 
 def _file(root: Path) -> None:
@@ -44,15 +44,8 @@ def test_a_header_that_is_a_dangling_link_makes_a_column(tmp_path: Path, lib: An
 
 def _settled(root: Path) -> None:
     _file(root)
-    with colfile.File(root, "w") as f:
-        for g in ("g", "h"):
-            for j in range(3):
-                f.create(f"{g}/c{j}", data=np.arange(4) + j)
-                # shards in files of their own: more than an index keeps (48 KiB)
-                f[f"{g}/c{j}"].attrs["pad"] = "x" * 9000
-        f.create("a", data=np.arange(3))
-    with colfile.File(root, "a"):
-        pass
+    padded_file(root, {f"{g}/c{j}": np.arange(4) + j for g in ("g", "h") for j in range(3)}, 9000,
+                ("a", np.arange(3)))
 
 
 @pytest.mark.parametrize("how", ["cp -r", "cp -a"])

@@ -8,8 +8,6 @@ cf__cat_remove_unused removes)."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +15,8 @@ import numpy as np
 import pytest
 
 import colfile
-from catalog_oracle import CAT, assert_lists_as_scanned, catalog_current, catalog_leftovers
-from childenv import child_env
-from shims import crash_build
+from catalog_faults import CHANGES, count_operations, crash_writer
+from catalog_oracle import CAT, assert_lists_as_scanned, catalog_current, catalog_leftovers, padded_file
 
 WRITER = """
 import sys, numpy as np, colfile
@@ -29,28 +26,10 @@ with colfile.File(sys.argv[1], "a") as f:
     f["g3/c1"].attrs["note"] = 2.5
 """
 
-#: operation classes that change something (a kill at an open or a close
-#: leaves what the previous change left)
-CHANGES = ("create", "write", "fsync", "rename", "unlink", "mkdir", "rmdir")
-
 
 def _make(root: Path) -> None:
-    with colfile.File(root, "w") as f:
-        for i in range(4):
-            for j in range(3):
-                f.create(f"g{i}/c{j}", data=np.arange(5) + 10 * i + j)
-                # shards in files of their own: more than an index keeps (48 KiB)
-                f[f"g{i}/c{j}"].attrs["pad"] = "x" * 5000
-        f.create("top", data=np.arange(3.0))
-    with colfile.File(root, "a"):
-        pass  # settled: the writer below starts from a current catalog
-
-
-def _run(root: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    shim = crash_build() / "tests" / "crash" / "faultshim.so"
-    return subprocess.run([sys.executable, "-c", WRITER, str(root)],
-                          env=child_env(LD_PRELOAD=str(shim), CF_FAULT_SCOPE=str(root), **env),
-                          capture_output=True, text=True, timeout=120)
+    padded_file(root, {f"g{i}/c{j}": np.arange(5) + 10 * i + j for i in range(4) for j in range(3)}, 5000,
+                ("top", np.arange(3.0)))
 
 
 @pytest.fixture(scope="module")
@@ -58,9 +37,7 @@ def crash_points(tmp_path_factory: pytest.TempPathFactory, lib: Any) -> list[int
     """The changing operations of the writer from its first commit on."""
     d = tmp_path_factory.mktemp("count")
     _make(d / "F")
-    r = _run(d / "F", {"CF_FAULT_MODE": "count", "CF_FAULT_REPORT": str(d / "report")})
-    assert r.returncode == 0, r.stderr
-    ops = [ln.split(" ", 2) for ln in (d / "report").read_text().splitlines()[1:] if not ln.startswith("a")]
+    ops = count_operations(WRITER, d / "F", d / "report")
     points = [int(n) for n, cls, _ in ops if cls in CHANGES]
     assert any("colfile-catalog-index" in what for _, cls, what in ops if cls == "rename"), ops
     return points
@@ -94,8 +71,7 @@ def test_crash_at_every_operation_of_a_closing_writer(tmp_path: Path, crash_poin
         d = tmp_path / f"at{at}"
         (d / "J").mkdir(parents=True)
         _make(d / "F")
-        r = _run(d / "F", {"CF_FAULT_AT": str(at), "CF_FAULT_ACTION": action, "CF_FAULT_JOURNAL": str(d / "J")})
-        assert r.returncode == -9, f"no {action} at {at}: {r.stderr[-2000:]}"
+        crash_writer(WRITER, d / "F", at, action, d / "J")
         try:
             _check_after_crash(d / "F", f"{action} at {at}")
         except AssertionError as exc:

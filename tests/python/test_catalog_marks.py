@@ -14,8 +14,6 @@ change (bigfile) is called out again."""
 from __future__ import annotations
 
 import struct
-import subprocess
-import sys
 import time
 import warnings
 from pathlib import Path
@@ -26,9 +24,8 @@ import pytest
 
 import catalog_shards as cs
 import colfile
-from catalog_oracle import CAT, catalog_current, scan
-from childenv import child_env
-from shims import crash_build
+from catalog_faults import CHANGES, count_operations, crash_writer
+from catalog_oracle import CAT, catalog_current, padded_file, scan
 
 bigfile = pytest.importorskip("bigfile")
 
@@ -40,26 +37,10 @@ with colfile.File(sys.argv[1], "a") as f:
     del f["g2/c0"]
 """
 
-#: operation classes that change something
-CHANGES = ("create", "write", "fsync", "rename", "unlink", "mkdir", "rmdir")
-
 
 def _make(root: Path) -> None:
-    with colfile.File(root, "w") as f:
-        for i in range(3):
-            for j in range(2):
-                f.create(f"g{i}/c{j}", data=np.arange(5) + 10 * i + j)
-                f[f"g{i}/c{j}"].attrs["pad"] = "x" * 9000  # shards in files of their own
-        f.create("top", data=np.arange(3.0))
-    with colfile.File(root, "a"):
-        pass  # settled: the writer below starts from a current catalog
-
-
-def _run(root: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    shim = crash_build() / "tests" / "crash" / "faultshim.so"
-    return subprocess.run([sys.executable, "-c", WRITER, str(root)],
-                          env=child_env(LD_PRELOAD=str(shim), CF_FAULT_SCOPE=str(root), **env),
-                          capture_output=True, text=True, timeout=120)
+    padded_file(root, {f"g{i}/c{j}": np.arange(5) + 10 * i + j for i in range(3) for j in range(2)}, 9000,
+                ("top", np.arange(3.0)))
 
 
 def _open_marks(root: Path) -> int:
@@ -97,9 +78,7 @@ def _recorded(root: Path) -> int | None:
 def crash_points(tmp_path_factory: pytest.TempPathFactory, lib: Any) -> list[int]:
     d = tmp_path_factory.mktemp("count")
     _make(d / "F")
-    r = _run(d / "F", {"CF_FAULT_MODE": "count", "CF_FAULT_REPORT": str(d / "report")})
-    assert r.returncode == 0, r.stderr
-    ops = [ln.split(" ", 2) for ln in (d / "report").read_text().splitlines()[1:] if not ln.startswith("a")]
+    ops = count_operations(WRITER, d / "F", d / "report")
     # the operations between the first commit and the index's rename: every
     # step of a closing writer's changes and of its catalog update
     assert any("generation" in what for _, cls, what in ops if cls == "write"), ops
@@ -128,8 +107,7 @@ def test_crash_at_every_operation_gives_no_false_warning(tmp_path: Path, crash_p
         d = tmp_path / f"at{at}"
         (d / "J").mkdir(parents=True)
         _make(d / "F")
-        r = _run(d / "F", {"CF_FAULT_AT": str(at), "CF_FAULT_ACTION": action, "CF_FAULT_JOURNAL": str(d / "J")})
-        assert r.returncode == -9, f"no {action} at {at}: {r.stderr[-2000:]}"
+        crash_writer(WRITER, d / "F", at, action, d / "J")
         root = d / "F"
         if action == "powerloss":
             # the generation only grows: never below what a catalog records
@@ -151,14 +129,11 @@ def test_a_writer_killed_inside_its_change_excuses_no_later_foreign_change(tmp_p
     root = d / "F"
     _make(root)
     report = tmp_path / "report"
-    r = _run(root, {"CF_FAULT_MODE": "count", "CF_FAULT_REPORT": str(report)})
-    assert r.returncode == 0, r.stderr
-    ops = [ln.split(" ", 2) for ln in report.read_text().splitlines()[1:] if not ln.startswith("a")]
+    ops = count_operations(WRITER, root, report)
     first_rename = next(int(n) for n, cls, what in ops if cls == "rename" and "g1/new" in what)
     root2 = d / "F2"
     _make(root2)
-    r = _run(root2, {"CF_FAULT_AT": str(first_rename), "CF_FAULT_ACTION": "kill", "CF_FAULT_JOURNAL": str(d / "J")})
-    assert r.returncode == -9, r.stderr[-2000:]
+    crash_writer(WRITER, root2, first_rename, "kill", d / "J")
     assert _open_marks(root2) == 1
     t0 = time.monotonic()
     with colfile.File(root2, "a"):

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import colfile
-from catalog_oracle import assert_lists_as_scanned, catalog_current
+from catalog_oracle import assert_lists_as_scanned, catalog_current, padded_file
 from childenv import child_env
 from shims import shim_library
 
@@ -37,15 +37,8 @@ def delayshim(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _make(root: Path) -> None:
-    with colfile.File(root, "w") as f:
-        for g in ("g1", "g2", "g3"):
-            for j in range(3):
-                f.create(f"{g}/c{j}", data=np.arange(4) + j)
-                # shards in files of their own: more than an index keeps (48 KiB)
-                f[f"{g}/c{j}"].attrs["pad"] = "x" * 7000
-        f.create("top", data=np.arange(2.0))
-    with colfile.File(root, "a"):
-        pass
+    padded_file(root, {f"{g}/c{j}": np.arange(4) + j for g in ("g1", "g2", "g3") for j in range(3)}, 7000,
+                ("top", np.arange(2.0)))
 
 
 def _hold_writer_while(root: Path, delayshim: Path, calls: str, match: str, act: Callable[[], None],

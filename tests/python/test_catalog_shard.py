@@ -21,39 +21,17 @@ import pytest
 
 import catalog_shards as cs
 import colfile
+from catalog_oracle import CAT, keys, scan
 from shims import shim_library
 from test_catalog_stale import _list_in
 from test_golden import CANONICAL, _copy, _lstat_stamp, parse_catalog, write_catalog
 
-CAT = ".colfile-catalog"
 GROUPS = [f"g{i}" for i in range(8)]
-
-
-def _scan(root: Path) -> list[str]:
-    """The listing of docs/format.md 2.3 from the directories: every
-    directory (not hidden, no link) with a header, not looking below one."""
-    out: list[str] = []
-
-    def walk(d: Path, rel: str) -> None:
-        for e in os.scandir(d):
-            if e.name.startswith(".") or not e.is_dir(follow_symlinks=False):
-                continue
-            if os.path.exists(os.path.join(e.path, "header")):
-                out.append(rel + e.name)
-            else:
-                walk(Path(e.path), rel + e.name + "/")
-    walk(root, "")
-    return sorted(out)
 
 
 def _catalog_files(root: Path) -> dict[str, tuple[int, bytes]]:
     return {p.name: (p.stat().st_ino, p.read_bytes())
             for p in (root / CAT).iterdir() if p.name.startswith("colfile-catalog-")}
-
-
-def _keys(root: Path) -> list[str]:
-    with colfile.File(root) as f:
-        return list(f.keys())
 
 
 def _many_groups(root: Path, per_group: int = 5) -> None:
@@ -120,7 +98,7 @@ def test_closing_one_column_rewrites_only_its_shard(tmp_path: Path, lib: Any) ->
     assert rewritten * 4 < total, (rewritten, total)
     with colfile.File(root) as f:
         assert f["g3/c2"].attrs["note"] == 1.5
-        assert list(f.keys()) == _scan(root)
+        assert list(f.keys()) == scan(root)
 
 
 def test_a_column_is_opened_from_its_shard_alone(tmp_path: Path, lib: Any) -> None:
@@ -137,7 +115,7 @@ def test_a_column_is_opened_from_its_shard_alone(tmp_path: Path, lib: Any) -> No
     with colfile.File(root) as f:
         assert f["g2/c0"].size == 4
         assert f["g5/c1"][:].tolist() == list(range(51, 56))  # from its files
-        assert list(f.keys()) == _scan(root)
+        assert list(f.keys()) == scan(root)
 
 
 @pytest.mark.parametrize("damage", ["flip", "truncate", "missing", "older", "index"])
@@ -165,12 +143,12 @@ def test_a_damaged_shard_falls_back_to_the_files(tmp_path: Path, lib: Any, damag
         ib[20] ^= 1
         q.write_bytes(bytes(ib))
     with colfile.File(root) as f:
-        assert list(f.keys()) == _scan(root)
+        assert list(f.keys()) == scan(root)
         assert f["g2/c0"].size == 5
         assert f["g2/c0"][:].tolist() == list(range(20, 25))
     with colfile.File(root, "a"):
         pass  # the next writer repairs it
-    assert cs.read_catalog(root)["cols"] and _keys(root) == _scan(root)
+    assert cs.read_catalog(root)["cols"] and keys(root) == scan(root)
     with colfile.File(root) as f:
         assert f["g2/c0"].size == 5
 
@@ -184,7 +162,7 @@ def test_a_column_added_by_another_process_in_the_same_second(tmp_path: Path, li
     _many_groups(root)
     times = {d: os.stat(d) for d in (root, root / "g1")}
     with colfile.File(root) as reader:
-        assert list(reader.keys()) == _scan(root)
+        assert list(reader.keys()) == scan(root)
         code = textwrap.dedent(f"""
             import numpy as np, colfile
             with colfile.File({str(root)!r}, "a") as f:
@@ -194,8 +172,8 @@ def test_a_column_added_by_another_process_in_the_same_second(tmp_path: Path, li
         for d, st in times.items():
             os.utime(d, ns=(st.st_atime_ns, st.st_mtime_ns))
         assert "g1/new" in reader.keys()
-        assert list(reader.keys()) == _scan(root)
-    assert "g1/new" in _keys(root)
+        assert list(reader.keys()) == scan(root)
+    assert "g1/new" in keys(root)
 
 
 def test_coarse_timestamps_a_column_added_by_bigfile_behind_the_stamps(
@@ -210,7 +188,7 @@ def test_coarse_timestamps_a_column_added_by_bigfile_behind_the_stamps(
     bigfile = pytest.importorskip("bigfile")
     root = tmp_path / "F"
     _many_groups(root)
-    listed = _scan(root)
+    listed = scan(root)
     with bigfile.File(str(root)) as bf:
         bf.create_from_array("g4/new", np.arange(6, dtype="i8"))
     index = cs.read_index(root)
@@ -221,7 +199,7 @@ def test_coarse_timestamps_a_column_added_by_bigfile_behind_the_stamps(
     fine = _list_in(root, None)
     assert fine["keys"] == listed and not fine["stale"]
     coarse = _list_in(root, shim_library(tmp_path_factory, "catalog", "fstypeshim"))
-    assert coarse["keys"] == _scan(root) == sorted(listed + ["g4/new"])
+    assert coarse["keys"] == scan(root) == sorted(listed + ["g4/new"])
     assert coarse["stale"] and coarse["warned"] == 1
 
 
@@ -244,12 +222,12 @@ def test_the_single_file_catalog_is_read_and_upgraded(tmp_path: Path, lib: Any) 
         pass
     assert not (golden / CAT / "colfile-catalog-v1").exists()
     upgraded = cs.read_catalog(golden)
-    assert sorted(c["name"].decode() for c in upgraded["cols"]) == _scan(golden)
+    assert sorted(c["name"].decode() for c in upgraded["cols"]) == scan(golden)
     (entry,) = [c for c in upgraded["cols"] if c["name"] == b"crc/check"]
     assert b"4 : 202 : 202" in entry["files"][0][2]
     with colfile.File(str(golden)) as f:
         assert f["crc/check"].size == 4
-        assert list(f.keys()) == _scan(golden)
+        assert list(f.keys()) == scan(golden)
 
 
 def _random_steps(root: Path, seed: int, steps: int) -> None:
@@ -283,7 +261,7 @@ def _random_steps(root: Path, seed: int, steps: int) -> None:
             shutil.copytree(root / name, root / dest)
             values[dest] = values[name]
         expect = sorted(values)
-        assert _scan(root) == expect
+        assert scan(root) == expect
         with colfile.File(root) as f:
             assert list(f.keys()) == expect
             for name in rng.sample(expect, min(3, len(expect))):
@@ -310,7 +288,7 @@ def test_a_small_catalog_is_one_file(tmp_path: Path, lib: Any) -> None:
             del f[f"g/p{j}"]
     assert sorted(_catalog_files(root)) == [cs.INDEX]
     with colfile.File(root) as f:
-        assert list(f.keys()) == _scan(root) == ["a", "g/b"]
+        assert list(f.keys()) == scan(root) == ["a", "g/b"]
         assert f["g/b"][:].tolist() == [0, 1, 2, 3]
 
 
@@ -322,4 +300,4 @@ def test_random_changes_across_groups_list_as_the_directories(tmp_path: Path, li
     _random_steps(root, seed, 14)
     with colfile.File(root, "a"):
         pass
-    assert sorted(c["name"].decode() for c in cs.read_catalog(root)["cols"]) == _scan(root)
+    assert sorted(c["name"].decode() for c in cs.read_catalog(root)["cols"]) == scan(root)

@@ -17,6 +17,7 @@ import numpy as np
 
 import colfile
 import colfile.stream as cs
+from exttext import crc32c
 
 CHUNK = 4096
 ROWS = [700, 0, 3, 1500]  # <i8 rows: task 0 two chunks, task 3 three
@@ -161,15 +162,6 @@ os.kill(os.getpid(), signal.SIGKILL)
         np.testing.assert_array_equal(cs.open(f, "g/s", verify=True).task(3), np.arange(1500) + 3000)
 
 
-def _crc32c(data: bytes) -> int:
-    crc = 0xFFFFFFFF
-    for b in data:
-        crc ^= b
-        for _ in range(8):
-            crc = (crc >> 1) ^ (0x82F63B78 & -(crc & 1))
-    return crc ^ 0xFFFFFFFF
-
-
 def test_statistics_are_checked(tmp_path: Path, cli: Cli) -> None:
     """Streams of every kind pass with the statistics their writers
     recorded; a recorded statistic that disagrees with the rows (its table
@@ -194,7 +186,7 @@ def test_statistics_are_checked(tmp_path: Path, cli: Cli) -> None:
         body, body.index("\n1 "))  # task 1's chunk 2
     assert line
     bad = body[:line.start()] + line.group(0).replace(f"sum={line.group(1)}", "sum=12345") + body[line.end():]
-    table.write_text(bad + f"CRC32C: {_crc32c(bad.encode()):08x}\n")
+    table.write_text(bad + f"CRC32C: {crc32c(bad.encode()):08x}\n")
     rc, doc = report(cli, path)
     assert rc == 1 and doc["damaged_streams"] == ["f4"]
     (e,) = doc["stream_problems"]

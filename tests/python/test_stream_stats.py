@@ -14,6 +14,7 @@ import pytest
 
 import colfile
 import colfile.stream as cs
+from exttext import crc32c
 
 CHUNK = 4096
 
@@ -129,15 +130,6 @@ def test_reopen_keeps_sums_exact(tmp_path: Path) -> None:
     assert once.replace("COMMIT: 1", "COMMIT: 2").split("CRC32C:")[0] == twice.split("CRC32C:")[0]
 
 
-def _crc32c(data: bytes) -> int:
-    crc = 0xFFFFFFFF
-    for b in data:
-        crc ^= b
-        for _ in range(8):
-            crc = (crc >> 1) ^ (0x82F63B78 & -(crc & 1))
-    return crc ^ 0xFFFFFFFF
-
-
 def test_old_tables_and_raw_streams(tmp_path: Path) -> None:
     with colfile.File(tmp_path / "f", "w") as f:
         write(f, "s")
@@ -149,7 +141,7 @@ def test_old_tables_and_raw_streams(tmp_path: Path) -> None:
     path = tmp_path / "f/s/colfile-stream-v1"
     body = path.read_text().split("CRC32C: ")[0]
     body = re.sub(r"^S .*\n", "", body, flags=re.M).replace("COLFILE-STREAM: 2", "COLFILE-STREAM: 1")
-    path.write_text(body + f"CRC32C: {_crc32c(body.encode()):08x}\n")
+    path.write_text(body + f"CRC32C: {crc32c(body.encode()):08x}\n")
     with colfile.File(tmp_path / "f", "a") as f:
         s = cs.open(f, "s", verify=True)
         np.testing.assert_array_equal(s.task(3), rows_of(3, 0, 1500))
@@ -176,7 +168,7 @@ def test_statistics_lines_are_strict(tmp_path: Path) -> None:
     for old, new in ((" nan=10 ", " nan=010 "), ("\nS 0 1 ", "\nS 0 2 "), (" count=171 ", " count=171  ")):
         body = good.replace(old, new, 1)
         assert body != good
-        path.write_text(body + f"CRC32C: {_crc32c(body.encode()):08x}\n")
+        path.write_text(body + f"CRC32C: {crc32c(body.encode()):08x}\n")
         with colfile.File(tmp_path / "f", "r") as f:
             with pytest.raises(colfile.errors.FormatError, match=r"colfile-stream-v1: line \d+: a chunk's statistics"):
                 cs.open(f, "s")

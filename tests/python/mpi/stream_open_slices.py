@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 from mpi4py import MPI
+import stream_rows
 
 import colfile
 import colfile.mpi as cm
@@ -29,10 +30,7 @@ from colfile.errors import FormatError
 
 
 def rows(task: int, start: int, stop: int) -> np.ndarray:
-    i = np.arange(start, stop, dtype=np.float64)
-    out = np.stack([task * 1e6 + i, -i * 0.5, np.sin(i)], axis=1)
-    out[i % 97 == 5, 2] = np.nan
-    return out
+    return stream_rows.rows(task, start, stop, wave=np.sin, nan_every=97, nan_at=5, nan_col=2)
 
 
 def size_of(task: int, step: int) -> int:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 from mpi4py import MPI
+from stream_rows import rows
 
 import colfile
 import colfile.stream as cs
@@ -55,13 +56,6 @@ class Counting(MPI.Intracomm):
         out = super().recv(buf, source, tag, status)
         _count([out])
         return out
-
-
-def rows(task: int, start: int, stop: int) -> np.ndarray:
-    i = np.arange(start, stop, dtype=np.float64)
-    out = np.stack([task * 1e6 + i, -i * 0.5, np.cos(i)], axis=1)
-    out[i % 89 == 4, 1] = np.nan
-    return out
 
 
 def sizes(task: int, step: int) -> int:

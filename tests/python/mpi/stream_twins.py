@@ -5,13 +5,11 @@ lines (one per rank) must be the same."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
-from mpirun import child_env, launch, unavailable
+from mpirun import c_mpi_program, launch, run_ok, run_serial
 
 WRITE = """
 import sys, numpy as np, colfile, colfile.stream as cs
@@ -38,29 +36,23 @@ def write(path: Path, tasks: int, files: str, *extra: str) -> None:
     """Stream "s" of File `path`: `tasks` tasks (uneven, every fourth
     empty) of 3 <f8 over `files` physical files ("tasks": one a task),
     512-byte chunks; with "append" reopened once and appended to."""
-    proc = subprocess.run([sys.executable, "-c", WRITE, str(path), str(tasks), files, *extra], env=child_env(),
-                          capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr[-5000:]
+    run_serial(["-c", WRITE, path, tasks, files, *extra])
 
 
-def c_probe(name: str) -> Path:
-    """The C probe `name` of the build in COLFILE_C_BUILD."""
-    build = os.environ.get("COLFILE_C_BUILD")
-    exe = Path(build) / "tests" / "mpi" / name if build else None
-    if exe is None or not exe.is_file():
-        unavailable(f"no C build with {name} ({exe})")
-    assert exe is not None
-    return exe
-
-
-def run_twins(nranks: int, c_args: list[Any], py_args: list[Any]) -> list[int]:
-    """Run the C probe and the Python one (``[exe, args...]`` each) under
+def run_twins(nranks: int, probe: str, c_args: list[Any], py_args: list[Any]) -> list[int]:
+    """Run the C probe ``tests/mpi/<probe>`` of the build in COLFILE_C_BUILD
+    (without it the test is skipped, unless CI is set) and its Python twin
+    (``<probe without cf_>.py`` here), each with its arguments, under
     mpiexec -n nranks: both succeed and print the same line on each rank;
-    the table bytes each rank read (the lines' fourth field)."""
-    proc_c = launch(nranks, c_args, timeout=120)
-    assert proc_c.returncode == 0, proc_c.stdout[-5000:] + proc_c.stderr[-5000:]
-    proc_py = launch(nranks, [sys.executable, *py_args], timeout=120)
-    assert proc_py.returncode == 0, proc_py.stdout[-5000:] + proc_py.stderr[-5000:]
+    the table bytes each rank read (the lines' fourth field), some on
+    every rank."""
+    proc_c = launch(nranks, [c_mpi_program(probe), *c_args], timeout=120)
+    run_ok(proc_c)
+    proc_py = launch(nranks, [sys.executable, Path(__file__).parent / f"{probe.removeprefix('cf_')}.py", *py_args],
+                     timeout=120)
+    run_ok(proc_py)
     lines = proc_c.stdout.splitlines()
     assert len(lines) == nranks and lines == proc_py.stdout.splitlines()
-    return [int(line.split()[3]) for line in lines]
+    read = [int(line.split()[3]) for line in lines]
+    assert all(n > 0 for n in read), read
+    return read

@@ -11,22 +11,16 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import same_on_all_ranks
+from conftest import fail_reads_on_last_rank, query_table, same_on_all_ranks, serial_snapshot
 
 import colfile
 
 
 def table(n: int) -> dict[str, np.ndarray]:
-    rng = np.random.default_rng(42)
-    x = rng.normal(5, 2, n)
-    x[rng.random(n) < 0.05] = np.nan
-    return {
-        "x": x,
-        "id": np.arange(n, dtype="i8"),
-        "pos": np.sort(rng.uniform(0, 100, (n, 3)), axis=0),
-        "w": rng.integers(0, 4, n).astype("f8"),
-        "big": 2**53 + rng.integers(-50, 50, n),
-    }
+    rng, out = query_table(42, n, (0, 100))
+    out["w"] = rng.integers(0, 4, n).astype("f8")
+    out["big"] = 2**53 + rng.integers(-50, 50, n)
+    return out
 
 
 LAYOUT = {"x": {"chunk_rows": 97, "nfile": 3}, "id": {"chunk_rows": 250},
@@ -40,13 +34,7 @@ def snapshot(comm: Any, shared: Path) -> tuple[Path, dict[str, np.ndarray]]:
     size), read by every rank."""
     n = 4321
     data = table(n)
-    path = shared / "snap"
-    if comm.rank == 0:
-        with colfile.File(path, "w") as f:
-            for name, kw in LAYOUT.items():
-                f.create(name, data=data[name], **kw)
-    comm.barrier()
-    return path, data
+    return serial_snapshot(comm, shared / "snap", data, LAYOUT), data
 
 
 def check_statistics(path: Path, data: dict[str, np.ndarray]) -> None:
@@ -151,11 +139,7 @@ def test_errors_are_agreed(comm: Any, snapshot: Any, monkeypatch: Any) -> None:
         # a failure on one rank only (reading its share of the cells) is
         # raised on every rank, naming that rank -- in the range pass and in
         # the histogram pass -- and nobody is left waiting
-        bad = comm.size - 1
-        if comm.rank == bad:
-            def boom(*args: Any, **kwargs: Any) -> Any:
-                raise OSError("boom")
-            monkeypatch.setattr(colfile.Column, "read", boom)
+        bad = fail_reads_on_last_rank(comm, monkeypatch)
         with pytest.raises(OSError, match=f"rank {bad}: boom"):
             colfile.histogram(x, bins=2, range=(0, 10))
         with pytest.raises(OSError, match=f"rank {bad}: boom"):

@@ -10,21 +10,15 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import same_on_all_ranks
+from conftest import fail_reads_on_last_rank, query_table, same_on_all_ranks, serial_snapshot
 
 import colfile
 
 
 def table(n: int) -> dict[str, np.ndarray]:
-    rng = np.random.default_rng(7)
-    x = rng.normal(5, 2, n)
-    x[rng.random(n) < 0.05] = np.nan
-    return {
-        "x": x,
-        "id": np.arange(n, dtype="i8"),
-        "pos": np.sort(rng.uniform(-50, 50, (n, 3)), axis=0),
-        "m": rng.exponential(1.0, n).astype("f4"),
-    }
+    rng, out = query_table(7, n, (-50, 50))
+    out["m"] = rng.exponential(1.0, n).astype("f4")
+    return out
 
 
 LAYOUT = {"x": {"chunk_rows": 97, "nfile": 3}, "id": {"chunk_rows": 250},
@@ -35,13 +29,7 @@ LAYOUT = {"x": {"chunk_rows": 97, "nfile": 3}, "id": {"chunk_rows": 250},
 def snapshot(comm: Any, shared: Path) -> tuple[Path, dict[str, np.ndarray]]:
     n = 5003
     data = table(n)
-    path = shared / "snap"
-    if comm.rank == 0:
-        with colfile.File(path, "w") as f:
-            for name, kw in LAYOUT.items():
-                f.create(name, data=data[name], **kw)
-    comm.barrier()
-    return path, data
+    return serial_snapshot(comm, shared / "snap", data, LAYOUT), data
 
 
 EXPRS = [
@@ -133,11 +121,7 @@ def test_errors_are_agreed(comm: Any, snapshot: Any, monkeypatch: Any) -> None:
     with colfile.File(path, comm=comm) as f:
         with pytest.raises(colfile.ExpressionError):
             colfile.where(f, "nope % 2 == 1")
-        bad = comm.size - 1
-        if comm.rank == bad:
-            def boom(*args: Any, **kwargs: Any) -> Any:
-                raise OSError("boom")
-            monkeypatch.setattr(colfile.Column, "read", boom)
+        bad = fail_reads_on_last_rank(comm, monkeypatch)
         with pytest.raises(OSError, match=f"rank {bad}: boom"):
             colfile.where(f, "id % 2 == 1")
         monkeypatch.undo()

@@ -10,7 +10,10 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterator
 
+import numpy as np
 import pytest
+
+import colfile
 
 # tests/python/mpi: the helpers shared with the serial session (the cases
 # run with their own rootdir, which leaves it off the path)
@@ -57,3 +60,36 @@ def same_on_all_ranks(comm: Any, value: Any) -> Any:
     values = comm.allgather(value)
     assert all(v == values[0] for v in values), values
     return values[0]
+
+
+def serial_snapshot(comm: Any, path: Path, data: dict[str, Any], layout: dict[str, dict[str, Any]]) -> Path:
+    """``data`` written serially by rank 0 at ``path``, each column with its
+    keywords in ``layout``, for every rank to read once it returns."""
+    if comm.rank == 0:
+        with colfile.File(path, "w") as f:
+            for name, kw in layout.items():
+                f.create(name, data=data[name], **kw)
+    comm.barrier()
+    return path
+
+
+def fail_reads_on_last_rank(comm: Any, monkeypatch: Any) -> int:
+    """Make Column.read raise OSError("boom") on the last rank only (until
+    ``monkeypatch.undo()``); return that rank."""
+    bad = comm.size - 1
+    if comm.rank == bad:
+        def boom(*args: Any, **kwargs: Any) -> Any:
+            raise OSError("boom")
+        monkeypatch.setattr(colfile.Column, "read", boom)
+    return bad
+
+
+def query_table(seed: int, n: int, pos_range: tuple[float, float]) -> tuple[Any, dict[str, np.ndarray]]:
+    """The columns every query case reads, of ``n`` rows: "x" (normal, 5%
+    NaN), "id" (0 .. n - 1) and "pos" (3 components, uniform in
+    ``pos_range``, sorted); with the generator (seeded ``seed``) that made
+    them, for a case's own columns."""
+    rng = np.random.default_rng(seed)
+    x = rng.normal(5, 2, n)
+    x[rng.random(n) < 0.05] = np.nan
+    return rng, {"x": x, "id": np.arange(n, dtype="i8"), "pos": np.sort(rng.uniform(*pos_range, (n, 3)), axis=0)}
