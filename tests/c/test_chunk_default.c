@@ -73,6 +73,7 @@ static int64_t created(cf_file *f, const char *name, const char *dtype, int64_t 
     CHECK_OK(cf_column_create(&c, f, name, dtype, nmemb, rows, rows > 0, &err), &err);
     int64_t r = cf_column_chunk_rows(c);
     cf_column_discard(c);
+    cf_column_close(c, NULL);
     return r;
 }
 
@@ -117,6 +118,7 @@ static void test_columns(void)
     CHECK_OK(cf_column_set_chunk_rows(c, 2048, &err), &err);
     CHECK_EQ_INT(cf_column_chunk_rows(c), 2048);
     cf_column_discard(c);
+    cf_column_close(c, NULL);
 
     /* a column without statistics (written by bigfile): the default of its
      * size, as `colfile index` would compute them */
