@@ -48,7 +48,11 @@ int cf__cat_generation_at(int dfd, const char *path, uint64_t *gen)
 }
 
 /* The generation file of root opened for appending (made with the catalog
- * directory if needed; durable: both made durable), or -1. */
+ * directory if needed; durable: its entry in that directory made durable),
+ * or -1.  The directory's own entry in the File is not synced here: every
+ * catalog file lives in it, so a power loss that takes it takes every
+ * recorded generation too (and an fsync error on the File's directory
+ * would be lost to the change's own sync of it). */
 static int open_for_append(const char *root, int durable)
 {
     char dir[PATH_MAX], path[PATH_MAX];
@@ -56,17 +60,15 @@ static int open_for_append(const char *root, int durable)
         cf__cat_full_path(path, sizeof path, root, CF__CATALOG_DIR, CF__GENERATION_NAME))
         return -1;
     struct stat st;
-    int made_dir = 0;
     if (lstat(dir, &st) != 0) {
         if (mkdir(dir, 0777) != 0 && errno != EEXIST) return -1;
-        made_dir = 1;
     } else if (!S_ISDIR(st.st_mode)) {
         return -1; /* (a link is never followed; no catalog is used then) */
     }
     int fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0 && errno == ENOENT) {
         fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
-        if (fd >= 0 && durable && (cf__fsync_path(dir, NULL) || (made_dir && cf__fsync_path(root, NULL)))) {
+        if (fd >= 0 && durable && cf__fsync_path(dir, NULL)) {
             close(fd);
             return -1;
         }
