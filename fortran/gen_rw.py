@@ -90,17 +90,18 @@ def serial():
     for op in ("write", "read"):
         g, p = specifics(f"colfile_{op}", f"cf_f_{op}", "c, start, data", [COLUMN, START],
                          "in" if op == "write" else "inout", [],
-                         f"rw_range(c, start, {flag(op == 'read')}, {{rank}}, {ARRAY}, stat, errmsg)")
+                         f"rw_rows(c, {'RW_READ' if op == 'read' else 'RW_WRITE'}, c_null_ptr, start, 0_c_int64_t, "
+                         f"{{rank}}, {ARRAY}, stat, errmsg)")
         generic.append(g)
         procs += p
     # Reads of listed rows and of every step-th row.
     for op, args, decl, select in (
             ("read_rows", "c, rows, data", "  integer(c_int64_t), intent(in), target, contiguous :: rows(:)",
-             ".true., c_loc(rows), size(rows, kind=c_int64_t), 0_c_int64_t"),
+             "RW_LISTED, c_loc(rows), size(rows, kind=c_int64_t), 0_c_int64_t"),
             ("read_step", "c, start, step, data", "  integer(c_int64_t), intent(in) :: start, step",
-             ".false., c_null_ptr, start, step")):
+             "RW_STEP, c_null_ptr, start, step")):
         g, p = specifics(f"colfile_{op}", f"cf_f_{op}", args, [COLUMN, decl], "inout", [],
-                         f"rw_select(c, {select}, {{rank}}, {ARRAY}, stat, errmsg)")
+                         f"rw_rows(c, {select}, {{rank}}, {ARRAY}, stat, errmsg)")
         generic.append(g)
         procs += p
     return HEADER + "\n".join(generic), HEADER + "\n".join(procs)
