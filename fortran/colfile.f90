@@ -153,13 +153,8 @@ contains
     character(len=*), intent(in) :: name
     integer, intent(out), optional :: stat
     character(len=*), intent(inout), optional :: errmsg
-    type(cf_error_t) :: err
-    type(c_ptr) :: dtype, data
-    integer(c_int) :: rc
-    colfile_attr_count = 0
-    rc = cf_column_attr_get(c%ptr, f_c_string(name), dtype, colfile_attr_count, data, err)
-    if (rc /= 0) colfile_attr_count = 0
-    call cf_finish(rc, err, stat, errmsg)
+    call attr_len(c, name, colfile_attr_count, stat, errmsg)
+    colfile_attr_count = max(colfile_attr_count, 0_c_int64_t)
   end function colfile_attr_count
 
   include 'colfile_attr.inc'
