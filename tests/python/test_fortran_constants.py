@@ -1,0 +1,84 @@
+"""The Fortran modules spell libcolfile's codes and flags as integer
+parameters (COLFILE_ENOENT, COLFILE_OPEN_WRITE, COLFILE_BLOB_SHORT, ...):
+each must have the value of its C namesake (CF_ENOENT, ...) in the headers,
+and every error code of the C list must have one, so that a Fortran
+program can name each stat it gets.  Values come from colfile._constants,
+which tools/gen_ffi.py derives from the headers (test_ffi checks that).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from colfile import _constants
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# `integer[(kind)], parameter[, public] :: A = 1, B = 2, &` (continued lines)
+_PARAMETERS = re.compile(r"^\s*integer(?:\([\w=]+\))?\s*,\s*parameter\b[^:]*::(.*?)(?<!&)\n",
+                         re.I | re.M | re.S)
+
+
+def fortran_parameters(sources: list[Path]) -> dict[str, tuple[int, str]]:
+    """COLFILE_* integer parameter -> (value, where) in Fortran sources."""
+    found: dict[str, tuple[int, str]] = {}
+    for path in sources:
+        text = re.sub(r"[ \t]*!.*|[ \t]+$", "", path.read_text(), flags=re.M)
+        for m in _PARAMETERS.finditer(text):
+            body = m.group(1).replace("&", " ")
+            for name, value in re.findall(r"\b(COLFILE_\w+)\s*=\s*(-?\d+)", body):
+                found[name.upper()] = (int(value), path.name)
+    return found
+
+
+def mismatches(params: dict[str, tuple[int, str]], consts: dict[str, int],
+               errors: dict[int, str]) -> list[str]:
+    """Every Fortran parameter whose value is not its C namesake's, or that
+    has none, and every C error code without a Fortran parameter."""
+    problems = []
+    for name, (value, where) in sorted(params.items()):
+        c_name = "CF_" + name[len("COLFILE_"):]
+        if c_name not in consts:
+            problems.append(f"{where}: {name} has no C namesake {c_name}")
+        elif consts[c_name] != value:
+            problems.append(f"{where}: {name} = {value}, but {c_name} = {consts[c_name]}")
+    for code, c_name in sorted(errors.items()):
+        if "COLFILE_" + c_name[len("CF_"):] not in params:
+            problems.append(f"error code {c_name} ({code}) has no Fortran parameter")
+    return problems
+
+
+def _c_constants() -> dict[str, int]:
+    return {k: v for k, v in vars(_constants).items() if k.startswith("CF_") and isinstance(v, int)}
+
+
+def test_fortran_parameters_are_the_c_values() -> None:
+    sources = sorted((ROOT / "fortran").glob("*.f90"))
+    params = fortran_parameters(sources)
+    # anchors, so that a parser that finds nothing cannot pass
+    assert params["COLFILE_ENOENT"][0] == -2
+    assert params["COLFILE_OPEN_CREATE"][0] == 2
+    assert params["COLFILE_IO_AGGREGATED"][0] == 2
+    assert len(params) > 40
+    assert mismatches(params, _c_constants(), _constants.ERROR_NAMES) == []
+
+
+def test_checker_catches_a_wrong_value_a_stray_name_and_a_missing_code(tmp_path: Path) -> None:
+    f = tmp_path / "m.f90"
+    f.write_text("module m\n"
+                 "  integer, parameter, public :: COLFILE_OK = 0, COLFILE_EIO = -1, & ! codes\n"
+                 "    COLFILE_ENOENT = -3\n"
+                 "  integer(c_int), parameter :: COLFILE_NOSUCH = 7\n"
+                 "  integer :: COLFILE_EEXIST = -3  ! a variable, not a parameter\n"
+                 "end module m\n")
+    params = fortran_parameters([f])
+    assert {k: v for k, (v, _) in params.items()} == {
+        "COLFILE_OK": 0, "COLFILE_EIO": -1, "COLFILE_ENOENT": -3, "COLFILE_NOSUCH": 7}
+    consts = {"CF_OK": 0, "CF_EIO": -1, "CF_ENOENT": -2, "CF_EEXIST": -3}
+    errors = {0: "CF_OK", -1: "CF_EIO", -2: "CF_ENOENT", -3: "CF_EEXIST"}
+    assert mismatches(params, consts, errors) == [
+        "m.f90: COLFILE_ENOENT = -3, but CF_ENOENT = -2",
+        "m.f90: COLFILE_NOSUCH has no C namesake CF_NOSUCH",
+        "error code CF_EEXIST (-3) has no Fortran parameter",
+    ]
