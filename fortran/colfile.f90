@@ -47,9 +47,7 @@ module colfile
 
   ! Flags of colfile_open (include/colfile.h, enum cf_open_flags): READ or
   ! WRITE, combined with iany([...]) or +.
-  integer, parameter, public :: COLFILE_OPEN_READ = 0, COLFILE_OPEN_WRITE = 1, COLFILE_OPEN_CREATE = 2, &
-    COLFILE_OPEN_EXCL = 4, COLFILE_OPEN_TRUNCATE = 8, COLFILE_OPEN_NODURABLE = 32, COLFILE_OPEN_TORN_OK = 64, &
-    COLFILE_OPEN_VERIFY = 128, COLFILE_OPEN_NOLOCK = 256, COLFILE_OPEN_NOLOCKING = 512, COLFILE_OPEN_NOMMAP = 1024
+  include 'colfile_const.inc'
 
   ! What rw_rows does (the procedures of colfile_rw.inc name it).
   integer, parameter :: RW_WRITE = 0, RW_READ = 1, RW_LISTED = 2, RW_STEP = 3

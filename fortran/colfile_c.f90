@@ -30,12 +30,7 @@ module colfile_c
   end type cf_error_t
 
   ! Error codes (include/colfile_errors.h): the values of stat.
-  integer, parameter, public :: COLFILE_OK = 0, COLFILE_EIO = -1, COLFILE_ENOENT = -2, &
-    COLFILE_EEXIST = -3, COLFILE_ENAME = -4, COLFILE_EDTYPE = -5, COLFILE_ECAST = -6, &
-    COLFILE_EFORMAT = -7, COLFILE_ERANGE = -8, COLFILE_ENOMEM = -9, COLFILE_EARG = -10, &
-    COLFILE_ECHECKSUM = -11, COLFILE_EREADONLY = -12, COLFILE_ESHORT = -13, &
-    COLFILE_ENOTFILE = -14, COLFILE_EKIND = -15, COLFILE_ETORN = -16, COLFILE_EBUSY = -17, &
-    COLFILE_EREPLACED = -18
+  include 'colfile_c_const.inc'
 
   public :: f_c_string, c_f_string, c_f_names, cf_finish, cf_finish_names, cf_fail, cf_no_error, cf_is_open, cf_opt
   public :: cf_column_dtype, cf_column_nmemb, cf_column_nfile

@@ -33,8 +33,7 @@ module colfile_mpi
   end type colfile_mpi_options
 
   ! Values of colfile_mpi_options%mode (enum cf_io_mode).
-  integer(c_int), parameter, public :: COLFILE_IO_AUTO = 0, COLFILE_IO_THROTTLED = 1, &
-    COLFILE_IO_AGGREGATED = 2
+  include 'colfile_mpi_const.inc'
 
   ! A snapshot's writes, collected by colfile_mpi_write_add and made by
   ! colfile_mpi_write_many in one collective.

@@ -1,9 +1,11 @@
 """The Fortran modules spell libcolfile's codes and flags as integer
-parameters (COLFILE_ENOENT, COLFILE_OPEN_WRITE, COLFILE_BLOB_SHORT, ...):
-each must have the value of its C namesake (CF_ENOENT, ...) in the headers,
-and every error code of the C list must have one, so that a Fortran
-program can name each stat it gets.  Values come from colfile._constants,
-which tools/gen_ffi.py derives from the headers (test_ffi checks that).
+parameters (COLFILE_ENOENT, COLFILE_OPEN_WRITE, COLFILE_BLOB_SHORT, ...),
+which fortran/gen_const.py writes from the headers' enums: each must have
+the value of its C namesake (CF_ENOENT, ...), every error code of the C
+list must have one, so that a Fortran program can name each stat it gets,
+and a code added to a header must reach them.  The values compared with
+come from colfile._constants, which tools/gen_ffi.py derives from the
+headers (test_ffi checks that).
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ def _c_constants() -> dict[str, int]:
 
 
 def test_fortran_parameters_are_the_c_values() -> None:
-    sources = sorted((ROOT / "fortran").glob("*.f90"))
+    sources = sorted((ROOT / "fortran").glob("*.f90")) + sorted((ROOT / "fortran").glob("*.inc"))
     params = fortran_parameters(sources)
     # anchors, so that a parser that finds nothing cannot pass
     assert params["COLFILE_ENOENT"][0] == -2
@@ -82,3 +84,33 @@ def test_checker_catches_a_wrong_value_a_stray_name_and_a_missing_code(tmp_path:
         "m.f90: COLFILE_NOSUCH has no C namesake CF_NOSUCH",
         "error code CF_EEXIST (-3) has no Fortran parameter",
     ]
+
+
+def test_a_new_error_code_reaches_the_fortran_parameters(tmp_path: Path) -> None:
+    import shutil
+    import sys
+
+    sys.path.insert(0, str(ROOT / "fortran"))
+    try:
+        import gen_const
+    finally:
+        sys.path.remove(str(ROOT / "fortran"))
+    include = tmp_path / "include"
+    shutil.copytree(ROOT / "include", include)
+    e = include / "colfile_errors.h"
+    e.write_text(e.read_text().replace('X(CF_OK,        0,  "success")',
+                                       'X(CF_OK, 0, "success") X(CF_ETESTONLY, -99, "test only")'))
+    files = gen_const.const_files("! header\n", include)
+    inc = tmp_path / "colfile_c_const.inc"
+    inc.write_text(files["colfile_c_const.inc"])
+    params = fortran_parameters([inc])
+    assert params["COLFILE_ETESTONLY"][0] == -99
+    assert params["COLFILE_ENOENT"][0] == -2
+    assert files == gen_const.const_files("! header\n", include)  # same text each run
+    committed = {n: (ROOT / "fortran" / n).read_text() for n in files}
+    assert committed == gen_const.const_files(gen_const_header(), None)
+
+
+def gen_const_header() -> str:
+    """The first line gen_rw.py gives every file it writes."""
+    return (ROOT / "fortran" / "colfile_c_const.inc").read_text().split("\n", 1)[0] + "\n"
