@@ -71,10 +71,7 @@ contains
     integer, intent(out), optional :: stat
     character(len=*), intent(inout), optional :: errmsg
     type(cf_error_t) :: err
-    integer(c_int) :: fl
-    fl = COLFILE_OPEN_READ
-    if (present(flags)) fl = int(flags, c_int)
-    call cf_finish(cf_file_open(f%ptr, f_c_string(path), fl, err), err, stat, errmsg)
+    call cf_finish(cf_file_open(f%ptr, f_c_string(path), cf_opt(flags, COLFILE_OPEN_READ), err), err, stat, errmsg)
   end subroutine colfile_open
 
   ! Open the File at `path` for writing, making it (mkdir -p) if absent.

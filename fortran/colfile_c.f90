@@ -51,6 +51,12 @@ module colfile_c
     character(kind=c_char), allocatable :: copy(:)
   end type rw_call
 
+  ! v if present, else the default: a 64-bit count, or a flags argument
+  ! (default integer) as the C int it goes to C as.
+  interface cf_opt
+    module procedure cf_opt_i64, cf_opt_flags
+  end interface cf_opt
+
   include 'colfile_c_bind.inc'
 
 contains
@@ -177,13 +183,19 @@ contains
     if (present(stat)) stat = 0
   end subroutine cf_no_error
 
-  ! v if present, else the default.
-  integer(c_int64_t) function cf_opt(v, default)
+  integer(c_int64_t) function cf_opt_i64(v, default)
     integer(c_int64_t), intent(in), optional :: v
     integer(c_int64_t), intent(in) :: default
-    cf_opt = default
-    if (present(v)) cf_opt = v
-  end function cf_opt
+    cf_opt_i64 = default
+    if (present(v)) cf_opt_i64 = v
+  end function cf_opt_i64
+
+  integer(c_int) function cf_opt_flags(v, default)
+    integer, intent(in), optional :: v
+    integer, intent(in) :: default
+    cf_opt_flags = int(default, c_int)
+    if (present(v)) cf_opt_flags = int(v, c_int)
+  end function cf_opt_flags
 
   ! A 64-bit integer as text, for messages (trim the result).
   function i64toa(i) result(r)

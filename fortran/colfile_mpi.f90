@@ -95,10 +95,8 @@ contains
     integer, intent(out), optional :: stat
     character(len=*), intent(inout), optional :: errmsg
     type(cf_error_t) :: err
-    integer(c_int) :: fl
-    fl = 0
-    if (present(flags)) fl = int(flags, c_int)
-    call cf_finish(cf_f_mpi_file_open(f%ptr, int(comm, c_int), f_c_string(path), fl, err), err, stat, errmsg)
+    call cf_finish(cf_f_mpi_file_open(f%ptr, int(comm, c_int), f_c_string(path), cf_opt(flags, 0), err), &
+      err, stat, errmsg)
   end subroutine colfile_mpi_open
 
   ! Create column `name` with local_rows rows from this rank (the size is
