@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The integer parameters of the Fortran modules (COLFILE_ENOENT,
 COLFILE_OPEN_WRITE, COLFILE_BLOB_SHORT, ...), written by gen_rw.py into
-<module>_const.inc from the enums of the C headers, as tools/gen_ffi.py
+<module>_const.inc (and by tools/gen_ffi.py, the one command to run after a
+header change) from the enums of the C headers, as tools/gen_ffi.py
 reads them: each is its C namesake CF_* renamed, with the C value, so a
 code or flag added to a header reaches Fortran by running gen_rw.py."""
 import os

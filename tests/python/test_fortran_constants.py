@@ -114,3 +114,26 @@ def test_a_new_error_code_reaches_the_fortran_parameters(tmp_path: Path) -> None
 def gen_const_header() -> str:
     """The first line gen_rw.py gives every file it writes."""
     return (ROOT / "fortran" / "colfile_c_const.inc").read_text().split("\n", 1)[0] + "\n"
+
+
+def test_gen_ffi_brings_the_fortran_parameters_in_step(tmp_path: Path) -> None:
+    """tools/gen_ffi.py, the one command run after a header change, writes
+    the Fortran parameter files too (and --check sees them stale)."""
+    import importlib.util
+    import shutil
+
+    spec = importlib.util.spec_from_file_location("gen_ffi_for_test", ROOT / "tools" / "gen_ffi.py")
+    assert spec is not None and spec.loader is not None
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    current = gen.fortran_files()
+    assert {p.name for p in current} == {"colfile_c_const.inc", "colfile_const.inc",
+                                         "colfile_integrity_const.inc", "colfile_mpi_const.inc"}
+    assert all(p.read_text() == t for p, t in current.items())
+    include = tmp_path / "include"
+    shutil.copytree(ROOT / "include", include)
+    h = include / "colfile_binding.h"
+    h.write_text(h.read_text().replace("enum cf_io_mode {", "enum cf_io_mode {\n    CF_IO_TESTONLY = 7,"))
+    changed = {p.name: t for p, t in gen.fortran_files(include).items() if current[p] != t}
+    assert list(changed) == ["colfile_mpi_const.inc"]
+    assert "COLFILE_IO_TESTONLY = 7" in changed["colfile_mpi_const.inc"]
