@@ -24,18 +24,27 @@ CONSTANTS = {
 }
 
 
-def enums(cdef):
-    """C enum name -> [(member, value)] of the declarations."""
-    found = {}
+def enums(cdef, wanted):
+    """C enum name -> [(member, value)] of the `wanted` enums of the
+    declarations, valued as C does: a member without `=` is the one before
+    plus 1, and an expression may name members before it."""
+    found, known = {}, {}
     for m in re.finditer(r"\benum\s+(\w+)\s*\{(.*?)\}", cdef, re.S):
-        members = []
+        if m.group(1) not in wanted:
+            continue
+        members, value = [], -1
         for item in (i.strip() for i in m.group(2).split(",")):
             if not item:
                 continue
             name, _, expr = (s.strip() for s in item.partition("="))
-            value = gen_ffi._int_expr(expr) if expr else None
-            if value is None:
-                raise gen_ffi.HeaderError(f"enum {m.group(1)}: {item!r} has no integer value")
+            if expr:
+                expr = re.sub(r"\bCF_\w+\b", lambda r: str(known.get(r.group(0), r.group(0))), expr)
+                value = gen_ffi._int_expr(expr)
+                if value is None:
+                    raise gen_ffi.HeaderError(f"enum {m.group(1)}: {item!r} has no integer value")
+            else:
+                value += 1
+            known[name] = value
             members.append((name, value))
         found[m.group(1)] = members
     return found
@@ -55,7 +64,7 @@ def declaration(kind, pairs):
 
 def const_files(header, include=None):
     cdef, _, _ = gen_ffi.parse_headers(*([include] if include else []))
-    found = enums(cdef)
+    found = enums(cdef, {e for wanted in CONSTANTS.values() for e, _, _ in wanted})
     files = {}
     for module, wanted in CONSTANTS.items():
         blocks = []

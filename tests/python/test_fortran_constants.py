@@ -137,3 +137,18 @@ def test_gen_ffi_brings_the_fortran_parameters_in_step(tmp_path: Path) -> None:
     changed = {p.name: t for p, t in gen.fortran_files(include).items() if current[p] != t}
     assert list(changed) == ["colfile_mpi_const.inc"]
     assert "COLFILE_IO_TESTONLY = 7" in changed["colfile_mpi_const.inc"]
+
+
+def test_enum_values_as_c_gives_them() -> None:
+    """Members without `=` count on from the one before, expressions may
+    name earlier members, and an enum Fortran does not mirror is not read
+    (its members may be anything cffi takes)."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "fortran"))
+    try:
+        import gen_const
+    finally:
+        sys.path.remove(str(ROOT / "fortran"))
+    cdef = "enum a { CF_A = 0x4, CF_B, CF_C = CF_A | 1 << 4, CF_D };\nenum b { CF_Z = sizeof(int) };\n"
+    assert gen_const.enums(cdef, {"a"}) == {"a": [("CF_A", 4), ("CF_B", 5), ("CF_C", 20), ("CF_D", 21)]}
