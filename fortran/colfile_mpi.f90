@@ -34,7 +34,7 @@ module colfile_mpi
 
   ! Values of colfile_mpi_options%mode (enum cf_io_mode).
   integer(c_int), parameter, public :: COLFILE_IO_AUTO = 0, COLFILE_IO_THROTTLED = 1, &
-    COLFILE_IO_AGGREGATED = 2
+    COLFILE_IO_AGGREGATED = 2, COLFILE_IO_BLOB_OWNERS = 3
 
   ! A snapshot's writes, collected by colfile_mpi_write_add and made by
   ! colfile_mpi_write_many in one collective.

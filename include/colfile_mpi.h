@@ -214,7 +214,8 @@ CF_API int cf_mpi_column_open(cf_column **out, cf_file *f, MPI_Comm comm, const 
  *    turns in blob order, `concurrency` at once.  Ranges may come in any
  *    order; rows wider than 1 GiB fall back to throttled.  Memory per
  *    rank: at most one piece to receive and one to convert, plus 8 bytes
- *    per blob of the column and 24 per rank;
+ *    per blob of the column (besides every rank's range, which every
+ *    collective write gathers);
  *  - auto: aggregated if cf_plan_mode(total bytes of this write, ranks,
  *    small_bytes) says so, else throttled.
  * Every mode stores the same bytes, and so do independent writes (see
