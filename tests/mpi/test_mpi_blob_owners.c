@@ -122,6 +122,20 @@ static void mpi_write(const char *dir, int64_t total, int64_t first, int64_t loc
     CHECK_OK(cf_mpi_column_create(&c, f, comm, "x", "f8", 3, cn, &copt, NULL, &err), &err);
     double *pos = make_pos(first, local);
     CHECK_OK(cf_mpi_column_write(c, comm, first, local, pos, NULL, 24, 8, wopt, &err), &err);
+    if (wopt && wopt->mode == CF_IO_BLOB_OWNERS) {
+        /* What this rank hands over at the close starts at a blob's first
+         * row, or there is nothing (it owns no blob): chunks restart at
+         * each blob, so no chunk is written in pieces by two ranks and the
+         * close merges no partial chunk. */
+        int64_t fr = cf_column_pending_first_row(c), at = 0;
+        int starts_blob = fr == -1;
+        for (int64_t b = 0; b < nfile && !starts_blob; b++) {
+            if (fr == at && cf_column_blob_rows(c, b) > 0) starts_blob = 1;
+            at += cf_column_blob_rows(c, b);
+        }
+        if (!starts_blob) fprintf(stderr, "rank %d: pending state starts at row %lld\n", rank, (long long)fr);
+        CHECK(starts_blob);
+    }
     int *open = calloc((size_t)nfile, sizeof *open), *all = calloc((size_t)nfile, sizeof *all);
     CHECK(open_blobs(dir, nfile, open) == 0);
     /* the creating rank makes blob 0, empty, and keeps it open for the
