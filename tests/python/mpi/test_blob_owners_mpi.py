@@ -9,9 +9,10 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
-from mpirun import launch, mpiexec, run_ok
+from mpirun import c_iosim, child_env, launch, mpiexec, run_ok, tree
 
 PROBE = Path(__file__).parent / "blob_owners_probe.py"
 
@@ -31,3 +32,21 @@ def test_one_writer_per_blob(nranks: int, tmp_path: Path) -> None:
         shared = shared or max(thr["open"]) > 1
     # the count can see a second writer: throttled ranks share blobs
     assert shared, report
+
+
+def test_iosims_write_by_blob_owners(tmp_path: Path, lib: Any) -> None:
+    """Both iosims (``colfile iosim``, ``colfile-iosim``) take --mode
+    blob_owners, report it as the mode used and write the same bytes."""
+    mpiexec()
+    args = ["--rows", "777", "--dtype", "f8", "--nmemb", "3", "--nfile", "3", "--mode",
+            "blob_owners", "--keep", "--json"]
+    cmds = {"Python": [sys.executable, "-m", "colfile.cli", "iosim"], "C": [str(c_iosim())]}
+    files = {}
+    for layer, cmd in cmds.items():
+        proc = launch(4, [*cmd, *args, str(tmp_path / layer)], env=child_env(TMPDIR=str(tmp_path)))
+        assert proc.returncode == 0, (layer, proc.stdout, proc.stderr)
+        report = json.loads(proc.stdout.splitlines()[0])
+        assert report["mode"] == report["mode_used"] == "blob_owners", (layer, report)
+        assert report["verified"] is True and report["mismatched_bytes"] == 0
+        files[layer] = tree(tmp_path / layer)
+    assert files["C"] == files["Python"] and "iosim/000002" in files["C"]
