@@ -238,6 +238,33 @@ static void test_unordered_ranges(void)
     CHECK(cf_test_same_tree(serial, dir));
 }
 
+/* Pieces of megabytes (sent by MPI's rendezvous protocol, where a send
+ * waits for its receive) with owners taking turns one at a time, and
+ * with every owner at once. */
+static void test_large_pieces(void)
+{
+    int rank = cf_test_rank(), size = cf_test_size();
+    const int64_t per_rank = 100003, nfile = 3;
+    int64_t total = per_rank * size, first = per_rank * rank;
+    char serial[4200];
+    snprintf(serial, sizeof serial, "%s/serial", cf_test_dir());
+    serial_write(serial, total, nfile);
+    const int64_t conc[] = { 1, -1 };
+    for (int k = 0; k < 2; k++) {
+        char dir[4200];
+        snprintf(dir, sizeof dir, "%s/large-%d", cf_test_dir(), k);
+        cf_mpi_options o;
+        cf_mpi_options_init(&o);
+        o.mode = CF_IO_BLOB_OWNERS;
+        o.concurrency = conc[k];
+        int writers, unwritten;
+        mpi_write(dir, total, first, per_rank, nfile, &o, &writers, &unwritten);
+        CHECK_EQ_INT(writers, 1);
+        CHECK_EQ_INT(unwritten, 0);
+        CHECK(cf_test_same_tree(serial, dir));
+    }
+}
+
 /* A mode the layer does not know is refused on every rank, naming the
  * modes it knows. */
 static void test_unknown_mode_refused(void)
@@ -266,4 +293,4 @@ static void test_unknown_mode_refused(void)
 }
 
 CF_MPI_TESTS(CF_TEST(test_blob_owners_match_serial), CF_TEST(test_unordered_ranges),
-             CF_TEST(test_unknown_mode_refused))
+             CF_TEST(test_large_pieces), CF_TEST(test_unknown_mode_refused))
