@@ -233,8 +233,10 @@ int cf__cat_generation_settle(const char *dir, int durable, const cf__cat_marks 
         /* what is recorded is the count at the size recorded: these '-'
          * and whatever other writers appended meanwhile, read back */
         if (fstat(fd, &st) != 0) goto out;
-        if ((uint64_t)st.st_size > seen && count_open(fd, seen, (uint64_t)st.st_size, &open_marks, NULL)) goto out;
-        seen = (uint64_t)st.st_size;
+        if ((uint64_t)st.st_size > seen) {
+            if (count_open(fd, seen, (uint64_t)st.st_size, &open_marks, NULL)) goto out;
+            seen = (uint64_t)st.st_size;
+        }
     }
     *out = (cf__cat_marks){ seen, open_marks, 1 };
     /* the generation a catalog records is durable before the catalog is:
