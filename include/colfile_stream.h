@@ -119,8 +119,10 @@ CF_API int cf_stream_task_open(cf_stream_task **out, cf_stream_writer *w, int64_
  * first such append) and written with the next append that does not fit
  * there, a larger one, or the next commit; a task alone in its physical
  * file writes across its chunks in one call.  The rows are part of the
- * stream at the next commit.  CF_EIO naming the physical file on a failed write; the
- * task then refuses further appends (CF_EIO) and its committed rows stay. */
+ * stream at the next commit.  CF_EIO naming the physical file on a failed write
+ * (of this append's bytes, or of earlier ones that waited: the commit
+ * reports those it writes); the task then refuses further appends (CF_EIO)
+ * and its committed rows stay. */
 CF_API int cf_stream_append(cf_stream_task *t, const void *rows, int64_t count, cf_error *err);
 
 /* The rows appended to the task so far (committed or not). */
