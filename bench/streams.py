@@ -37,6 +37,18 @@ appends, commit and File close (median over trials of the slowest rank's
 time of each, timed on each rank alone).
 Every trial's bytes are checked afterwards (not timed): each rank reads its
 task back (its file, its rows of the column) and compares.
+
+Two builds compared (A/B), run without mpiexec::
+
+    python bench/streams.py --ab ROOT_A,ROOT_B --ranks N [the options above]
+
+runs the script ``--repeats`` times for each of two source trees (each
+with its own ``ROOT/python`` and ``ROOT/build/release/libcolfile.so``;
+``--ab-build`` names another build directory), as ``mpiexec -n N`` jobs
+of one trial of every method each, alternating A B, B A, ...; it prints
+each build's medians and ratios to ``files`` (the median of the per-job
+ratios: every job has its own baseline) and B's throughput over A's per
+method (the median of the per-pair ratios).
 """
 
 from __future__ import annotations
@@ -47,6 +59,7 @@ import math
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -253,6 +266,11 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--json", default=None, help="write every trial's figures here")
     p.add_argument("--no-verify", action="store_true", help="skip the untimed read-back checks")
+    p.add_argument("--ab", default=None, metavar="ROOT_A,ROOT_B",
+                   help="compare two source trees' builds, alternating jobs (run without mpiexec)")
+    p.add_argument("--ab-build", default="build/release", help="the build directory in each tree (--ab)")
+    p.add_argument("--ranks", type=int, default=1, help="processes of each --ab job (mpiexec -n)")
+    p.add_argument("--rotate", type=int, default=0, help=argparse.SUPPRESS)  # an --ab job's first method
     p.add_argument("--quick", action="store_true",
                    help="a smoke run: 24 records of 4 KiB..256 KiB, 2 repeats, grow 6 (unless given)")
     args = p.parse_args(argv)
@@ -270,6 +288,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     if args.records < 1 or args.repeats < 1 or args.grow_records < 1:
         p.error("--records, --repeats and --grow-records must be positive")
     args.method_list = methods
+    if args.ab is not None and (len(args.ab.split(",")) != 2 or args.ranks < 1):
+        p.error("--ab takes two source trees, ROOT_A,ROOT_B, and --ranks a positive count")
     return args
 
 
@@ -299,8 +319,72 @@ def report(results: dict[str, list[tuple[float, int]]], args: argparse.Namespace
     return "\n".join(lines)
 
 
+def ab_job(args: argparse.Namespace, root: Path, n: int, out: Path) -> dict[str, Any]:
+    """One mpiexec job of one trial of every method with the build of
+    source tree `root`: its JSON."""
+    build = root / args.ab_build
+    env = {**os.environ, "PYTHONPATH": str(root / "python"), "COLFILE_LIBRARY": str(build / "libcolfile.so"),
+           "COLFILE_C_BUILD": str(build)}
+    mpiexec = Path(sys.executable).with_name("mpiexec")
+    cmd = [str(mpiexec) if mpiexec.exists() else "mpiexec", "-n", str(args.ranks)] if args.ranks > 1 else []
+    cmd += [sys.executable, str(Path(__file__).resolve()), "--records", str(args.records),
+            "--min-bytes", str(args.min_bytes), "--max-bytes", str(args.max_bytes),
+            "--grow-records", str(args.grow_records), "--repeats", "1", "--rotate", str(n),
+            "--methods", ",".join(args.method_list), "--seed", str(args.seed), "--json", str(out)]
+    cmd += ["--durable"] * args.durable + ["--no-verify"] * args.no_verify
+    cmd += ["--tmpdir", args.tmpdir] if args.tmpdir else []
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"{root}: the job failed:\n{proc.stdout}{proc.stderr}")
+    return json.loads(out.read_text())
+
+
+def ab_report(args: argparse.Namespace, roots: list[Path], jobs: list[list[dict[str, Any]]]) -> str:
+    """Each build's medians and ratios to files, and B over A per method."""
+    def rate(job: dict[str, Any], m: str) -> float:
+        t = job["trials"][m][0]
+        return t["bytes"] / t["seconds"] / 1e6
+    lines = [f"A/B, task-local appends: {args.ranks} process{'' if args.ranks == 1 else 'es'}, "
+             f"{args.records} records each ({args.min_bytes} .. {args.max_bytes} bytes), "
+             f"{len(jobs[0])} jobs per build alternating, {'durable' if args.durable else 'page cache'}",
+             f"A: {roots[0]}", f"B: {roots[1]}", "",
+             "| method | A median MB/s | B median MB/s | A x files | B x files | B / A |", "|---|---|---|---|---|---|"]
+    for m in args.method_list:
+        med = [statistics.median(rate(j, m) for j in js) for js in jobs]
+        ratio = ["-", "-"]
+        if BASELINE in args.method_list:
+            ratio = [f"{statistics.median(rate(j, m) / rate(j, BASELINE) for j in js):.2f}" for js in jobs]
+        ba = statistics.median(rate(b, m) / rate(a, m) for a, b in zip(*jobs))
+        lines.append(f"| {m} | {med[0]:.1f} | {med[1]:.1f} | {ratio[0]} | {ratio[1]} | {ba:.3f} |")
+    for m in args.method_list:
+        if m.startswith("stream"):
+            for name, js in zip("AB", jobs):
+                med = [statistics.median(j["phases"][m][0][k] for j in js) for k in range(3)]
+                lines.append(f"phases of {m}, {name} (median s, slowest rank): open+create {med[0]:.4f}, "
+                             f"appends {med[1]:.4f}, commit+close {med[2]:.4f}")
+    return "\n".join(lines)
+
+
+def main_ab(args: argparse.Namespace) -> int:
+    roots = [Path(r).resolve() for r in args.ab.split(",")]
+    for r in roots:
+        if not (r / args.ab_build / "libcolfile.so").exists():
+            raise SystemExit(f"{r / args.ab_build}: no libcolfile.so (build it first)")
+    jobs: list[list[dict[str, Any]]] = [[], []]
+    with tempfile.TemporaryDirectory(prefix="cf-bench-streams-ab-", dir=args.tmpdir) as d:
+        for n in range(args.repeats):
+            for i in ((0, 1) if n % 2 == 0 else (1, 0)):  # A B, B A, ...
+                jobs[i].append(ab_job(args, roots[i], n, Path(d) / f"{n}-{i}.json"))
+    print(ab_report(args, roots, jobs))
+    if args.json:
+        Path(args.json).write_text(json.dumps({"roots": [str(r) for r in roots], "jobs": jobs}, indent=1))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
+    if args.ab is not None:
+        return main_ab(args)
     comm, parallel = world()
     base = None
     if comm.rank == 0:
@@ -312,7 +396,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         k = len(args.method_list)
         for n in range(args.repeats):
-            order = args.method_list[n % k:] + args.method_list[:n % k]
+            r = (n + args.rotate) % k
+            order = args.method_list[r:] + args.method_list[:r]
             for m in order:
                 seconds, total, slowest = trial(m, base, comm, parallel, jobs, args, n)
                 results[m].append((seconds, total))
