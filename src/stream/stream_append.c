@@ -31,6 +31,9 @@
 #define CF__STREAM_SMALL ((int64_t)64 << 10)
 #endif
 
+/* The digest's piece: well inside a core's L2 cache. */
+#define CF__STREAM_PIECE ((int64_t)192 << 10)
+
 /* Linux moves at most this many bytes per write call. */
 #define IO_MAX ((int64_t)0x7ffff000)
 
@@ -88,6 +91,26 @@ static void crc_add(cf_stream_task *t, int64_t at, const unsigned char *p, int64
     }
 }
 
+/* Fold n bytes of whole rows at task byte `at` into CRC32Cs and
+ * statistics, a piece at a time: the statistics read what the CRC32C just
+ * brought into the cache. */
+static int digest(cf_stream_task *t, int64_t at, const unsigned char *p, int64_t n, cf_error *err)
+{
+    const cf__stream_table *tb = &t->w->table;
+    const int64_t R = tb->rowbytes;
+    const int64_t piece = CF__STREAM_PIECE > R ? CF__STREAM_PIECE / R * R : R;
+    for (int64_t done = 0; done < n;) {
+        int64_t k = n - done < piece ? n - done : piece;
+        crc_add(t, at + done, p + done, k);
+        if (tb->stats) {
+            int rc = cf__stream_stats_add(t, at + done, p + done, k / R, err);
+            if (rc) return rc;
+        }
+        done += k;
+    }
+    return 0;
+}
+
 /* Write the held bytes and then n more from p (whole rows, n may be 0) at
  * the task's end, and fold them into CRC32Cs and statistics.  On a failed
  * write the task fails and goes back to the bytes before the held ones
@@ -97,7 +120,7 @@ static int emit(cf_stream_task *t, const unsigned char *p, int64_t n, cf_error *
     const cf_stream_writer *w = t->w;
     const cf_stream_layout *l = &w->table.layout;
     const char *path = w->fpaths[t->file];
-    const int64_t chunk = l->chunk, rowbytes = w->table.rowbytes;
+    const int64_t chunk = l->chunk;
     const int64_t start = t->bytes - t->held, total = t->held + n, end = start + total;
     if (total == 0) return 0;
     int rc = crc_room(t, cf__stream_chunks(end, chunk), path, err);
@@ -128,13 +151,8 @@ static int emit(cf_stream_task *t, const unsigned char *p, int64_t n, cf_error *
         if (rc) goto failed;
         pos += len;
     }
-    crc_add(t, start, t->held_buf, t->held);
-    crc_add(t, start + t->held, p, n);
-    if (w->table.stats) {
-        if (t->held) rc = cf__stream_stats_add(t, start, t->held_buf, t->held / rowbytes, err);
-        if (rc == 0 && n) rc = cf__stream_stats_add(t, start + t->held, p, n / rowbytes, err);
-        if (rc) goto failed;
-    }
+    if ((rc = digest(t, start, t->held_buf, t->held, err)) || (rc = digest(t, start + t->held, p, n, err)))
+        goto failed;
     t->bytes = end;
     t->held = 0;
     return 0;
