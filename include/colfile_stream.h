@@ -115,8 +115,8 @@ CF_API int cf_stream_task_open(cf_stream_task **out, cf_stream_writer *w, int64_
  * stream, with no communication: chunk after chunk, each at the offset
  * cf_stream_chunk_offset gives, folded into their chunks' CRC32Cs and
  * statistics (docs/format.md 8.7) as they are written.  An append of less
- * than 64 KiB is copied into the task's buffer (256 KiB, allocated at the
- * first such append) and written with the next append that does not fit
+ * than 64 KiB is copied into the task's buffer (growing as it fills, to
+ * 256 KiB at most) and written with the next append that does not fit
  * there, a larger one, or the next commit; a task alone in its physical
  * file writes across its chunks in one call.  The rows are part of the
  * stream at the next commit.  CF_EIO naming the physical file on a failed write

@@ -21,9 +21,9 @@
 #include "error.h"
 #include "stream_writer.h"
 
-/* The buffer of a task (allocated at its first small append) and the
- * largest append copied into it: above that, a copy costs more than the
- * system call it saves. */
+/* The most a task's buffer grows to (from 512 bytes, as small appends
+ * fill it) and the largest append copied into it: above that, a copy
+ * costs more than the system call it saves. */
 #ifndef CF__STREAM_HOLD
 #define CF__STREAM_HOLD ((int64_t)256 << 10)
 #endif
@@ -187,8 +187,13 @@ int cf_stream_append(cf_stream_task *t, const void *rows, int64_t count, cf_erro
             int rc = cf__stream_task_drain(t, err);
             if (rc) return rc;
         }
-        if (!t->held_buf) t->held_buf = malloc((size_t)CF__STREAM_HOLD);
-        if (t->held_buf) { /* without a buffer the bytes are written at once */
+        if (t->held + n > t->held_cap) { /* grows as it is used: a process may write many tasks */
+            int64_t cap = t->held_cap ? t->held_cap : 512;
+            while (cap < t->held + n) cap *= 2;
+            unsigned char *b = realloc(t->held_buf, (size_t)(cap < CF__STREAM_HOLD ? cap : CF__STREAM_HOLD));
+            if (b) t->held_buf = b, t->held_cap = cap < CF__STREAM_HOLD ? cap : CF__STREAM_HOLD;
+        }
+        if (t->held + n <= t->held_cap) { /* without room the bytes are written at once */
             memcpy(t->held_buf + t->held, rows, (size_t)n);
             t->held += n;
             t->bytes += n;

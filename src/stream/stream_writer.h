@@ -17,7 +17,7 @@ struct cf_stream_task {
     /* small appends wait here (stream_append.c): the last `held` bytes of
      * the task, not yet written nor in crcs and statistics */
     unsigned char *held_buf;
-    int64_t held;
+    int64_t held, held_cap;
     uint32_t *crcs;   /* running CRC32C of each chunk */
     int64_t cap;
     int failed;       /* a write failed: no more appends */
