@@ -375,9 +375,10 @@ CF_API int64_t cf_mpi_stream_files(MPI_Comm comm);
 
 /* Create stream `name` with one task per rank (task = rank in `comm`):
  * rank 0 chooses the layout (cf_stream_layout_choose with `files`, 0:
- * cf_stream_files_default for the nodes of `comm`; `chunk` and `align`, 0: the defaults, its own
- * st_blksize) and creates the stream (cf_stream_create); every rank then
- * opens its task.  `name`, `dtype`, `nmemb`, `files`, `chunk` and `align`
+ * cf_stream_files_default for the nodes of `comm`, counted only on a file
+ * system where that default depends on them; `chunk` and `align`, 0: the
+ * defaults, its own st_blksize) and creates the stream
+ * (cf_stream_create); every rank then opens its task.  `name`, `dtype`, `nmemb`, `files`, `chunk` and `align`
  * must agree.  Each rank appends with cf_stream_append on
  * cf_mpi_stream_task(s), any number of times, with no communication. */
 CF_API int cf_mpi_stream_create(cf_mpi_stream **out, cf_file *f, MPI_Comm comm, const char *name, const char *dtype,

@@ -93,6 +93,7 @@ TESTED_BY: dict[str, list[str]] = {
     "src/stats/stats_fsum.c": ["tests/c/test_xsum.c"],
     "src/stats/stats_xsum.c": ["tests/c/test_xsum.c"],
     "src/stream/stream_layout.c": ["tests/c/test_stream_layout.c"],
+    "src/stream/stream_append.c": ["tests/c/test_stream_append.c"],
     "src/stream/stream_part.c": ["tests/c/test_stream_parts.c"],
     "src/stream/stream_read.c": ["tests/c/test_stream_read.c"],
     "src/stream/stream_slice.c": ["tests/c/test_stream_slice.c"],
