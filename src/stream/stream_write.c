@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "checksum.h"
-#include "column_commit.h"
+#include "column_stage.h"
 #include "column.h"
 #include "error.h"
 #include "file.h"
