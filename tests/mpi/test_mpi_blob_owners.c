@@ -4,6 +4,7 @@
  * several blobs, ranges out of rank order, converted rows, pieces), and
  * exactly one process with each blob file open. */
 #include "mpi_harness.h"
+#include "row_layouts.h"
 
 #include <dirent.h>
 #include <unistd.h>
@@ -29,27 +30,6 @@ static id_record *make_ids(int64_t first, int64_t n)
     id_record *p = calloc((size_t)(n > 0 ? n : 1), sizeof *p);
     for (int64_t i = 0; i < n; i++) p[i].id = (first + i) * 7 - 3;
     return p;
-}
-
-enum { EVEN, UNEVEN, ZEROS, NLAYOUTS };
-static const char *layout_names[] = { "even", "uneven", "zeros" };
-
-/* Rows of `rank`: an even split of 1000; very uneven shares; or every
- * other rank (and the last) holding none. */
-static int64_t layout_rows(int layout, int rank, int size)
-{
-    switch (layout) {
-    case EVEN: return cf_plan_share(1000, size, rank, NULL);
-    case UNEVEN: return (int64_t)(rank + 1) * (rank + 1) * 37 + (rank == 0 ? 5 : 0);
-    default: return (rank % 2 == 1 || (rank == size - 1 && size > 1)) ? 0 : (int64_t)(rank + 1) * 53;
-    }
-}
-
-static int64_t total_of(int layout)
-{
-    int64_t t = 0;
-    for (int r = 0; r < cf_test_size(); r++) t += layout_rows(layout, r, cf_test_size());
-    return t;
 }
 
 /* Rank 0 writes columns x (f8 x3) and id (i4) of `total` rows in nfile
@@ -174,8 +154,8 @@ static void test_blob_owners_match_serial(void)
     } cases[] = { { 0, 0 }, { 1, 0 }, { -1, 48 }, { 2, 1000 } };
     int shared_throttled = 0;
     for (int layout = 0; layout < NLAYOUTS; layout++) {
-        int64_t total = total_of(layout), first = 0, local = layout_rows(layout, rank, size);
-        for (int r = 0; r < rank; r++) first += layout_rows(layout, r, size);
+        int64_t total = total_rows(layout), first = first_row_of(layout, rank);
+        int64_t local = layout_rows(layout, rank, size);
         for (size_t k = 0; k < sizeof nfiles / sizeof nfiles[0]; k++) {
             char serial[4200];
             snprintf(serial, sizeof serial, "%s/serial-%s-%lld", cf_test_dir(), layout_names[layout],

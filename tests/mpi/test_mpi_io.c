@@ -2,22 +2,9 @@
  * and 4 ranks): round trips, every mode against a serial write byte for
  * byte, blob planning, readers with other rank counts, attributes. */
 #include "mpi_harness.h"
+#include "row_layouts.h"
 
 #include <sys/stat.h>
-
-enum { EVEN, UNEVEN, ZEROS, NLAYOUTS };
-static const char *layout_names[] = { "even", "uneven", "zeros" };
-
-/* Rows of `rank` under a layout: an even split of 1000, very uneven
- * shares, or shares where every other rank (and the last) holds none. */
-static int64_t layout_rows(int layout, int rank, int size)
-{
-    switch (layout) {
-    case EVEN: return cf_plan_share(1000, size, rank, NULL);
-    case UNEVEN: return (int64_t)(rank + 1) * (rank + 1) * 37 + (rank == 0 ? 5 : 0);
-    default: return (rank % 2 == 1 || (rank == size - 1 && size > 1)) ? 0 : (int64_t)(rank + 1) * 53;
-    }
-}
 
 /* The values of the two test columns: "g/pos" f8 x3 and "id" i4 (written
  * from a strided i8 field of a struct, so it is converted). */
@@ -142,20 +129,6 @@ static void serial_write(const char *dir, const char *like, int64_t total)
     CHECK_OK(cf_column_attr_set(c, "BoxSize", "f8", 1, &box, &err), &err);
     CHECK_OK(cf_column_close(c, &err), &err);
     cf_file_close(f);
-}
-
-static int64_t total_rows(int layout)
-{
-    int64_t t = 0;
-    for (int r = 0; r < cf_test_size(); r++) t += layout_rows(layout, r, cf_test_size());
-    return t;
-}
-
-static int64_t first_row_of(int layout, int rank)
-{
-    int64_t t = 0;
-    for (int r = 0; r < rank; r++) t += layout_rows(layout, r, cf_test_size());
-    return t;
 }
 
 /* Read rows [first, first+n) of both columns collectively and compare. */
