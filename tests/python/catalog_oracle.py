@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,17 @@ def scan(root: Path) -> list[str]:
 def keys(root: Path) -> list[str]:
     with colfile.File(root) as f:
         return list(f.keys())
+
+
+def read_listing(root: Path) -> tuple[list[str], list[str], bool]:
+    """A read-only File's listing (sorted), the messages of the
+    CatalogWarnings its open and listing gave, and File.catalog_stale."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with colfile.File(root) as f:
+            names = sorted(f.keys())
+            stale = f.catalog_stale
+    return names, [str(w.message) for w in caught if issubclass(w.category, colfile.CatalogWarning)], stale
 
 
 def ls_names(root: Path) -> list[str]:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import struct
 import time
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +24,7 @@ import pytest
 import catalog_shards as cs
 import colfile
 from catalog_faults import CHANGES, count_operations, crash_writer
-from catalog_oracle import CAT, catalog_current, padded_file, scan
+from catalog_oracle import CAT, catalog_current, padded_file, read_listing, scan
 
 bigfile = pytest.importorskip("bigfile")
 
@@ -54,17 +53,6 @@ def _open_marks(root: Path, upto: int | None = None) -> int:
         elif b == ord("-") and n:
             n -= 1
     return n
-
-
-def _read(root: Path) -> tuple[list[str], list[str], bool]:
-    """A read-only File's listing, the CatalogWarnings it gave, and
-    File.catalog_stale."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        with colfile.File(root) as f:
-            keys = sorted(f.keys())
-            stale = f.catalog_stale
-    return keys, [str(w.message) for w in caught if issubclass(w.category, colfile.CatalogWarning)], stale
 
 
 def _recorded(root: Path) -> int | None:
@@ -107,7 +95,7 @@ def _after_crash(root: Path, what: str, failures: list[str]) -> None:
     wrong = _record_holds(root)
     if wrong:
         failures.append(f"{what}: {wrong}")
-    keys, warned, stale = _read(root)
+    keys, warned, stale = read_listing(root)
     if keys != scan(root):
         failures.append(f"{what}: listed {keys}, the directories hold {scan(root)}")
     if warned or stale:
@@ -163,7 +151,7 @@ def test_a_writer_killed_inside_its_change_excuses_no_later_foreign_change(tmp_p
     assert _open_marks(root2) == 0 and catalog_current(root2)
     with bigfile.File(str(root2)) as bf:
         bf.create_from_array("foreign", np.arange(7, dtype="i8"))
-    keys, warned, stale = _read(root2)
+    keys, warned, stale = read_listing(root2)
     assert keys == scan(root2) and "foreign" in keys
     assert stale and len(warned) == 1 and "colfile index" in warned[0]
 
@@ -193,12 +181,12 @@ def test_a_listing_that_differs_while_a_mark_is_open_is_the_writers_change(tmp_p
     with colfile.File(tmp_path / "elsewhere", "w") as f:
         f.create("c", data=np.arange(2))
     (tmp_path / "elsewhere" / "c").rename(root / "c")
-    keys, warned, stale = _read(root)
+    keys, warned, stale = read_listing(root)
     assert keys == ["a", "c", "g/b"]
     assert not warned and not stale
     # the same bytes but for the mark: no colfile writer is inside a change
     gen.write_bytes(b"+-+-\n")
     cs.write_index(root, {**index, "generation": 5, "marks": 0})
-    keys, warned, stale = _read(root)
+    keys, warned, stale = read_listing(root)
     assert keys == ["a", "c", "g/b"]
     assert stale and len(warned) == 1

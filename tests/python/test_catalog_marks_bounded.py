@@ -15,12 +15,9 @@ generation that colfile never appends, a foreign byte after it) is not
 trusted: the marks are counted from the start, as before."""
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import subprocess
 import sys
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +26,9 @@ import pytest
 
 import catalog_shards as cs
 import colfile
-from catalog_oracle import CAT, catalog_current
+from catalog_oracle import CAT, catalog_current, read_listing
 from childenv import child_env
+from stracetool import strace_or_skip
 
 bigfile = pytest.importorskip("bigfile")
 
@@ -70,15 +68,6 @@ def _rewrite_prefix(root: Path, upto: int) -> None:
         fh.write(b"+" * (upto - 1))
 
 
-def _read(root: Path) -> tuple[list[str], list[str], bool]:
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        with colfile.File(root) as f:
-            keys = sorted(f.keys())
-            stale = f.catalog_stale
-    return keys, [str(w.message) for w in caught if issubclass(w.category, colfile.CatalogWarning)], stale
-
-
 def test_a_close_counts_only_the_marks_after_the_record(tmp_path: Path, lib: Any) -> None:
     root = tmp_path / "F"
     g = _with_history(root)
@@ -107,19 +96,9 @@ def test_a_reader_takes_the_open_marks_from_the_record(tmp_path: Path, lib: Any)
     _rewrite_prefix(root, g)
     with bigfile.File(str(root)) as bf:
         bf.create_from_array("foreign", np.arange(7, dtype="i8"))
-    keys, warned, stale = _read(root)
+    keys, warned, stale = read_listing(root)
     assert keys == ["a", "foreign", "g/b"]
     assert stale and len(warned) == 1 and "colfile index" in warned[0]
-
-
-def _strace() -> str:
-    strace = shutil.which("strace")
-    if strace is None or subprocess.run([strace, "-f", "-o", os.devnull, "true"],
-                                        capture_output=True).returncode != 0:
-        if os.environ.get("CI"):
-            pytest.fail("strace is needed to count the bytes read")
-        pytest.skip("strace not found or cannot trace here")
-    return strace
 
 
 CLOSER = """
@@ -146,7 +125,7 @@ def _generation_bytes_read(strace: str, tmp_path: Path, root: Path, name: str) -
 
 
 def test_a_close_reads_the_bytes_appended_since_the_record(tmp_path: Path, lib: Any) -> None:
-    strace = _strace()
+    strace = strace_or_skip("count the bytes read")
     root = tmp_path / "F"
     g = _with_history(root)
     # the fd's path is how strace names the file: it must be seen at all
@@ -196,7 +175,7 @@ def test_an_index_before_the_field_is_read_and_counted_from_the_start(tmp_path: 
     # takes the blame
     with bigfile.File(str(root)) as bf:
         bf.create_from_array("foreign", np.arange(7, dtype="i8"))
-    keys, warned, stale = _read(root)
+    keys, warned, stale = read_listing(root)
     assert keys == ["a", "foreign"] and not warned and not stale
     _close_matches_the_dead_mark(root, gen)
     assert (root / CAT / cs.INDEX).read_bytes()[:8] == b"CFIDX4\n\0"
@@ -236,5 +215,5 @@ def test_a_reader_does_not_trust_a_record_the_file_does_not_bear_out(tmp_path: P
     _set_record(root, gen.stat().st_size, 0)
     with bigfile.File(str(root)) as bf:
         bf.create_from_array("foreign", np.arange(7, dtype="i8"))
-    keys, warned, stale = _read(root)
+    keys, warned, stale = read_listing(root)
     assert keys == ["a", "foreign"] and not warned and not stale

@@ -18,7 +18,6 @@ from __future__ import annotations
 import collections
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -28,6 +27,7 @@ import numpy as np
 import pytest
 
 from childenv import child_env
+from stracetool import strace_or_skip
 
 #: system calls of one ``with File(p) as f: f[name][a:b]`` of one column on
 #: a warm page cache: open the directory and the catalog (two preads),
@@ -55,16 +55,6 @@ for _ in range(n):
     read()
 os.write(2, b"@@colfile-end@@\n")
 '''
-
-
-def _strace() -> str:
-    strace = shutil.which("strace")
-    if strace is None or subprocess.run([strace, "-f", "-o", os.devnull, "true"],
-                                        capture_output=True).returncode != 0:
-        if os.environ.get("CI"):
-            pytest.fail("strace is needed to count system calls")
-        pytest.skip("strace not found or cannot trace here")
-    return strace
 
 
 def _snapshot(path: Path) -> None:
@@ -100,7 +90,7 @@ def _syscalls(strace: str, tmp_path: Path, snap: Path, n: int) -> tuple[collecti
 
 
 def test_syscalls_per_small_read(tmp_path: Path, lib: Any) -> None:
-    strace = _strace()
+    strace = strace_or_skip("count system calls")
     snap = tmp_path / "snap"
     _snapshot(snap)
     few, _ = _syscalls(strace, tmp_path, snap, 5)
