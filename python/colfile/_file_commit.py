@@ -5,7 +5,8 @@ releasing the File's handles.  Part of :class:`~colfile.File`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Iterator
 
 from ._core import column as _c
 from ._core import file as _cf
@@ -16,6 +17,24 @@ if TYPE_CHECKING:
     from .file import File
 
 __all__ = ["FileCommit"]
+
+
+class _FirstFailure:
+    """The first failure of steps that must each run though others fail
+    (a column's open, repair, export or merge on the way to a commit that
+    every rank makes)."""
+
+    def __init__(self) -> None:
+        self.exc: BaseException | None = None
+
+    @contextmanager
+    def kept(self, kind: type[BaseException] = Exception) -> Iterator[None]:
+        """Run the ``with`` body as one step: an exception of ``kind`` ends
+        the step, not the caller, and is kept if it is the first."""
+        try:
+            yield
+        except kind as exc:
+            self.exc = self.exc or exc
 
 
 class FileCommit:
@@ -42,7 +61,7 @@ class FileCommit:
             written.update(w)
         union |= written
         missing = {n for n in union if any(n not in names for names, _ in held)}
-        failure: BaseException | None = None
+        failed = _FirstFailure()
         repaired: list[str] = []
         # Rank 0 opens what it lacks, then hands its handle's snapshot to
         # the other ranks that lack it (as a collective open does): their
@@ -51,10 +70,8 @@ class FileCommit:
         metas: dict[str, bytes | None] = {}
         if comm.rank == 0:
             for name in sorted(missing - set(mine)):
-                try:
+                with failed.kept():
                     self._open_column(name)
-                except Exception as exc:
-                    failure = failure or exc
             # A handle opened over a marker its File did not make (torn=
             # 'warn'): recompute the column's checksums from its blobs, and
             # commit (the others' write state is then dropped).  Over the
@@ -63,41 +80,33 @@ class FileCommit:
             # not torn, their states merge below like any others.
             for name in sorted(written):
                 col = self._cols.get(name)
-                try:
+                with failed.kept():
                     if col is not None and not col.closed and col._kind == 0 and col.torn:
                         col.repair()
                         repaired.append(name)
-                except Exception as exc:
-                    failure = failure or exc
             for name in sorted(missing):
                 col = self._cols.get(name)
-                try:
-                    metas[name] = None if col is None or col.closed else \
-                        _c.export_meta(col._handle())
-                except Exception as exc:
-                    failure = failure or exc
-                    metas[name] = None
+                metas[name] = None
+                with failed.kept():
+                    if col is not None and not col.closed:
+                        metas[name] = _c.export_meta(col._handle())
         metas, repaired = comm.bcast((metas, repaired), root=0)
         if comm.rank != 0:
             for name in sorted(missing - set(mine)):
                 meta = metas.get(name)
                 if meta is None:
                     continue  # rank 0's error is raised
-                try:
+                with failed.kept():
                     col = Column(_c.open_meta(self._h, meta), self, name=name)
                     col._independent = True
                     self._cols[name] = col
-                except Exception as exc:
-                    failure = failure or exc
         for name in repaired:
             # rank 0's repair holds these rows' checksums: drop the others'
             self._saved.pop(name, None)
             col = self._cols.get(name)
             if comm.rank != 0 and col is not None and not col.closed and col._kind == 0:
-                try:
+                with failed.kept(Error):
                     col._pending_export()
-                except Error as exc:
-                    failure = failure or exc
         saved = [(n, st) for n, sts in sorted(self._saved.items()) for st in sts]
         self._saved = {}
         gathered = comm.gather(saved, root=0)
@@ -107,10 +116,8 @@ class FileCommit:
                     col = self._cols.get(name)
                     if col is None or col.closed:
                         continue  # its open failed: that error is raised
-                    try:
+                    with failed.kept():
                         col._pending_merge(st)
-                    except Exception as exc:
-                        failure = failure or exc
         with self._lock:
             cols = {c.name: c for c in self._live() if c._writable}
         # a column some rank could not open (another process removed it...)
@@ -119,7 +126,7 @@ class FileCommit:
         everywhere = set(cols)
         for names in comm.allgather(sorted(cols)):
             everywhere.intersection_update(names)
-        self._close_failure = failure
+        self._close_failure = failed.exc
         return [cols[n] for n in sorted(everywhere)]
 
     def _save_state(self, name: str, state: bytes) -> None:
