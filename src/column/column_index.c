@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include "error.h"
 #include "fsutil.h"
 #include "stindex.h"
+#include "stindex_fine.h"
 #include "wire.h"
 
 /* What a handle knows of the index file it reads. */
@@ -29,6 +31,10 @@ typedef struct cf__index_reader {
     int64_t *first_chunk;      /* nfile + 1, from the header and g.chunk_rows */
     int64_t page_no[CF__INDEX_LEVELS_MAX]; /* the page each level has verified last (-1: none) */
     unsigned char *page[CF__INDEX_LEVELS_MAX];
+    int fine;                  /* 1: the fine level is there and its head sound */
+    cf__fine_geom fg;
+    int64_t fine_k;            /* the chunk whose block `block` holds, verified (-1: none) */
+    unsigned char *block;
 } cf__index_reader;
 
 /* Chunk CRC32C of one blob: bytes [lo, hi) of chunk k have CRC crc; a
@@ -86,7 +92,8 @@ int cf__column_index_wanted(const cf_column *c)
     chunk_counts(c, &all, &known);
     /* its size follows the statistics known, never the rows a header claims */
     return known > 0 && known >= all / 4 &&
-           (all >= CF__INDEX_MIN_CHUNKS || known > CF__STATS_TEXT_RECORDS_MAX / c->h.nmemb);
+           (all >= CF__INDEX_MIN_CHUNKS || known > CF__STATS_TEXT_RECORDS_MAX / c->h.nmemb ||
+            (c->stat.stats.fine_m > 0 && all >= CF__INDEX_MIN_SUBCHUNKS / c->stat.stats.fine_m));
 }
 
 int cf__column_stats_in_text(const cf_column *c)
@@ -162,6 +169,10 @@ void cf__column_index_close(cf_column *c)
     r->state = -1;
     free(r->first_chunk);
     r->first_chunk = NULL;
+    free(r->block);
+    r->block = NULL;
+    r->fine = 0;
+    r->fine_k = -1;
     for (int l = 0; l < CF__INDEX_LEVELS_MAX; l++) {
         free(r->page[l]);
         r->page[l] = NULL;
@@ -190,6 +201,7 @@ static int index_open(cf_column *c, cf__index_reader **out, cf_error *err)
         c->stat.index = calloc(1, sizeof *c->stat.index);
         if (!c->stat.index) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
         c->stat.index->fd = -1;
+        c->stat.index->fine_k = -1;
         c->stat.index->state = -1;
         for (int l = 0; l < CF__INDEX_LEVELS_MAX; l++) c->stat.index->page_no[l] = -1;
     }
@@ -246,6 +258,16 @@ static int index_open(cf_column *c, cf__index_reader **out, cf_error *err)
         return damaged(r, 0, &why);
     }
     r->state = CF_INDEX_CURRENT;
+    /* the fine level, after the levels (the head records its size): one
+     * that is damaged is not used, the levels still are */
+    uint64_t fine_bytes = 0;
+    for (int i = 7; i >= 0; i--) fine_bytes = (fine_bytes << 8) | head[CF__INDEX_FINE_AT + i];
+    unsigned char fh[CF__FINE_HEAD];
+    if (fine_bytes > 0 && fine_bytes <= (uint64_t)(st.st_size - r->g.size) &&
+        cf__pread_all(fd, fh, sizeof fh, r->g.size, &got, path, &why) == 0 && got == sizeof fh &&
+        cf__index_fine_parse(&r->fg, fh, r->g.size, (int64_t)fine_bytes, r->g.nchunks, r->g.nmemb, path, &why) == 0)
+        r->fine = 1;
+    if (fine_bytes > 0) r->bytes_read += CF__FINE_HEAD;
     return 0;
 }
 
@@ -340,7 +362,85 @@ int64_t cf_column_index_count(cf_column *c, int64_t level)
 {
     cf__index_reader *r;
     if (!c || cf__column_settle(c, NULL) || index_open(c, &r, NULL) || r->state != CF_INDEX_CURRENT) return 0;
+    if (level == CF__INDEX_FINE) return r->fine ? r->g.nchunks * r->fg.m : 0;
     return level >= 0 && level < r->g.nlevels ? r->g.count[level] : 0;
+}
+
+/* Chunk k's block of the fine level, read and checked against its CRC32C. */
+static int fine_block(cf_column *c, cf__index_reader *r, int64_t k, const unsigned char **out, cf_error *err)
+{
+    if (r->fine_k == k && r->block) {
+        *out = r->block;
+        return 0;
+    }
+    size_t bytes = (size_t)r->fg.block, got = 0;
+    if (!r->block && !(r->block = malloc(bytes))) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
+    r->fine_k = -1;
+    char path[CF_ERROR_MESSAGE_MAX / 2];
+    snprintf(path, sizeof path, "%s/%s", c->path, CF__INDEX_NAME);
+    int rc = cf__pread_all(r->fd, r->block, bytes, r->fg.offset + k * r->fg.block, &got, path, err);
+    if (rc) return rc;
+    r->bytes_read += (int64_t)got;
+    if (got < bytes || cf__index_fine_crc(k, r->block, r->fg.block) != ((uint32_t)r->block[0] |
+        (uint32_t)r->block[1] << 8 | (uint32_t)r->block[2] << 16 | (uint32_t)r->block[3] << 24)) {
+        /* the fine level alone is unusable from now on; the levels are not */
+        r->fine = 0;
+        return CF_FAIL(err, CF_EFORMAT, "%s: the fine level's block of chunk %lld is %s (`colfile index` "
+                       "rebuilds the index)", path, (long long)k, got < bytes ? "cut short" : "damaged");
+    }
+    r->fine_k = k;
+    *out = r->block;
+    return 0;
+}
+
+/* Records [first, first + n) of the fine level, component j. */
+static int fine_nodes(cf_column *c, cf__index_reader *r, int64_t first, int64_t n, int64_t j, cf_chunk_stats *out,
+                      cf_error *err)
+{
+    const cf__index_geom *g = &r->g;
+    const int64_t m = r->fg.m, rb = cf__index_rec_bytes(g->nmemb);
+    const char cls = cf__acc_class(&c->h.dtype);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t q = first + i, k = q / m, sub = q % m, b;
+        const unsigned char *page, *block = NULL;
+        int rc = index_page(c, r, 0, k / g->fanout, &page, err);
+        if (rc == 0) rc = fine_block(c, r, k, &block, err);
+        if (rc) return rc;
+        const unsigned char *rec = page + (k % g->fanout) * rb;
+        int64_t row0 = chunk_first_row(c, r, k, &b);
+        int64_t end = row0 + g->chunk_rows < c->first_row[b + 1] ? row0 + g->chunk_rows : c->first_row[b + 1];
+        int64_t a = row0 + sub * r->fg.sub_rows, z = a + r->fg.sub_rows;
+        a = a < end ? a : end;
+        z = z < end ? z : end;
+        cf__acc chunk;
+        cf__index_rec_acc(rec, j, cls, end - row0, &chunk);
+        /* usable where the chunk's statistics are, its block is known and
+         * the chunk has no NaN (NaNs are not located within a chunk) */
+        uint32_t flags = (uint32_t)block[4] | (uint32_t)block[5] << 8;
+        int valid = (cf__index_rec_flags(rec) & CF__INDEX_STATS) && (flags & CF__FINE_KNOWN) && chunk.nan == 0 &&
+                    z > a;
+        if (valid && c->writable) valid = cf__column_first_touch(c, b) && !c->sums.unsynced[b];
+        memset(&out[i], 0, sizeof out[i]);
+        out[i].blob = b;
+        out[i].first_row = a;
+        out[i].rows = z - a;
+        out[i].valid = valid;
+        out[i].ordered = cls != 0;
+        out[i].sum = NAN;
+        out[i].min = out[i].max = NAN;
+        if (valid) {
+            const unsigned char *p = block + 8 + 16 * (sub * g->nmemb + j);
+            uint64_t lo = 0, hi = 0;
+            for (int t = 7; t >= 0; t--) {
+                lo = (lo << 8) | p[t];
+                hi = (hi << 8) | p[8 + t];
+            }
+            memcpy(&out[i].min, &lo, 8);
+            memcpy(&out[i].max, &hi, 8);
+            out[i].count = z - a;
+        }
+    }
+    return 0;
 }
 
 int64_t cf_column_index_bytes_read(const cf_column *c)
@@ -360,6 +460,9 @@ int cf_column_index_nodes(cf_column *c, int64_t level, int64_t first, int64_t n,
         return CF_FAIL(err, r->state == CF_INDEX_DAMAGED ? CF_EFORMAT : CF_ENOENT, "%s: no current chunk index%s%s",
                        c->path, r->state == CF_INDEX_DAMAGED ? ": " : "", r->problem);
     const cf__index_geom *g = &r->g;
+    if (level == CF__INDEX_FINE && r->fine && first >= 0 && n >= 0 && first <= g->nchunks * r->fg.m - n &&
+        component >= 0 && component < g->nmemb)
+        return fine_nodes(c, r, first, n, component, out, err);
     if (level < 0 || level >= g->nlevels || first < 0 || n < 0 || first > g->count[level] - n ||
         component < 0 || component >= g->nmemb)
         return CF_FAIL(err, CF_ERANGE, "%s: no index records %lld..%lld of level %lld component %lld", c->path,
