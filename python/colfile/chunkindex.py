@@ -122,13 +122,33 @@ def problem(col: colfile.Column) -> str | None:
     if meta["state"] != "current":
         return None
     try:
-        for level in range(meta["levels"]):
+        for level in [*range(meta["levels"]), FINE_LEVEL]:
             n = count(col, level)
             for first in range(0, n, 1 << 16):
                 nodes(col, level, first, min(1 << 16, n - first))
     except Error as exc:
         return str(exc)
     return None
+
+
+def expected_fine_rows(dtype: Any, chunk_rows: int) -> int:
+    """Rows per sub-chunk of the fine level colfile writes for a column of
+    ``dtype`` with ``chunk_rows`` rows per chunk (docs/format.md 8.6): a
+    power of two holding at least 4 KiB per component and at least
+    ``chunk_rows / 1024``; 0 where colfile writes none (kinds without
+    order, ``f2``, non-native byte order, chunks of one sub-chunk)."""
+    dt = np.dtype(dtype)
+    dt = dt.base if dt.shape else dt
+    if dt.kind not in "iubf" or (dt.kind == "f" and dt.itemsize not in (4, 8)) or chunk_rows < 2:
+        return 0
+    if dt.itemsize > 1 and not dt.isnative:
+        return 0
+    r = 1
+    while r * dt.itemsize < 4096:
+        r <<= 1
+    while r * 1024 < chunk_rows:
+        r <<= 1
+    return r if r < chunk_rows else 0
 
 
 def _runs(idx: np.ndarray) -> list[tuple[int, int]]:

@@ -22,6 +22,8 @@ from ._launch import communicator
 
 #: chunks from which a commit writes the chunk index (CF__INDEX_MIN_CHUNKS)
 INDEX_MIN_CHUNKS = 1024
+#: ... or sub-chunks of its fine level (CF__INDEX_MIN_SUBCHUNKS)
+INDEX_MIN_SUBCHUNKS = 1024
 
 HELP = "compute missing CRC32C and statistics (bigfile output)"
 
@@ -90,15 +92,22 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 def _needs_index(col: Any) -> bool:
     """Whether ``col``'s chunk index (docs/format.md 8.6) must be rebuilt:
-    it is damaged or stale, or missing from a column of 1024 chunks or more
-    (written by an older colfile).  Indexing every blob rebuilds it, chunk
-    CRC32C included."""
+    it is damaged or stale, missing from a column of 1024 chunks or 1024
+    sub-chunks or more, or without the fine level the column would get
+    (written by an older colfile, or by MPI ranks).  Indexing every blob
+    rebuilds it, chunk CRC32C included."""
     meta = chunkindex.info(col)
     if meta["state"] in ("damaged", "stale"):
         return True
     crows = col.chunk_rows
     chunks = sum(-(-r // crows) for r in col.blob_rows) if crows > 0 else 0
-    return meta["state"] == "absent" and chunks >= INDEX_MIN_CHUNKS
+    sub = chunkindex.expected_fine_rows(col.dtype, crows) if crows > 0 else 0
+    if meta["state"] == "current":
+        # an index without the fine level its column would get (an older
+        # colfile's, or one that MPI ranks wrote): add it
+        return bool(sub) and chunkindex.count(col, chunkindex.FINE_LEVEL) == 0
+    return meta["state"] == "absent" and (chunks >= INDEX_MIN_CHUNKS or
+                                          (sub > 0 and chunks * -(-crows // sub) >= INDEX_MIN_SUBCHUNKS))
 
 
 def _needs_work(col: Any, force: bool) -> list[int]:
