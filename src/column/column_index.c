@@ -265,7 +265,7 @@ static int index_open(cf_column *c, cf__index_reader **out, cf_error *err)
     unsigned char fh[CF__FINE_HEAD];
     if (fine_bytes > 0 && fine_bytes <= (uint64_t)(st.st_size - r->g.size) &&
         cf__pread_all(fd, fh, sizeof fh, r->g.size, &got, path, &why) == 0 && got == sizeof fh &&
-        cf__index_fine_parse(&r->fg, fh, r->g.size, (int64_t)fine_bytes, r->g.nchunks, r->g.nmemb, path, &why) == 0)
+        cf__index_fine_parse(&r->fg, fh, r->g.size, (int64_t)fine_bytes, r->g.nchunks, r->g.nmemb, r->g.chunk_rows, path, &why) == 0)
         r->fine = 1;
     if (fine_bytes > 0) r->bytes_read += CF__FINE_HEAD;
     return 0;

@@ -112,7 +112,7 @@ int cf__index_fine_append(const cf__stats *s, const cf__header *h, const unsigne
 }
 
 int cf__index_fine_parse(cf__fine_geom *g, const unsigned char *hd, int64_t at, int64_t bytes, int64_t nchunks,
-                         int64_t nmemb, const char *path, cf_error *err)
+                         int64_t nmemb, int64_t chunk_rows, const char *path, cf_error *err)
 {
     memset(g, 0, sizeof *g);
     if (memcmp(hd, CF__FINE_MAGIC, 8) != 0 || get32(hd + 60) != cf__crc32c_update(0, hd, 60))
@@ -121,10 +121,11 @@ int cf__index_fine_parse(cf__fine_geom *g, const unsigned char *hd, int64_t at, 
         return CF_FAIL(err, CF_EFORMAT, "%s: fine level version %u is not known to this colfile", path,
                        (unsigned)get32(hd + 8));
     uint64_t sub = get64(hd + 16), m = get64(hd + 24), nch = get64(hd + 32), block = get64(hd + 40);
-    if (sub < 1 || sub > ((uint64_t)1 << 62) || m < 2 || m > CF__FINE_MAX_PER_CHUNK || nch != (uint64_t)nchunks ||
+    if (sub < 1 || sub > ((uint64_t)1 << 52) || m < 2 || m > CF__FINE_MAX_PER_CHUNK || nch != (uint64_t)nchunks ||
         block != (uint64_t)cf__fine_block_bytes((int64_t)m, nmemb) ||
         (nchunks > 0 && (uint64_t)(bytes - CF__FINE_HEAD) / (uint64_t)nchunks != block) ||
-        bytes != CF__FINE_HEAD + nchunks * (int64_t)block)
+        bytes != CF__FINE_HEAD + nchunks * (int64_t)block || m * sub < (uint64_t)chunk_rows ||
+        (m - 1) * sub >= (uint64_t)chunk_rows)
         return CF_FAIL(err, CF_EFORMAT, "%s: the fine level's head does not match the index (damaged)", path);
     g->sub_rows = (int64_t)sub;
     g->m = (int64_t)m;

@@ -39,10 +39,11 @@ int cf__index_fine_append(const cf__stats *s, const cf__header *h, const unsigne
                           size_t *len, int64_t *added, const char *path, cf_error *err);
 
 /* Parse a fine section's head (CF__FINE_HEAD bytes at `at`, the index's
- * size) for an index of nchunks chunks of nmemb components whose head
+ * size) for an index of nchunks chunks of chunk_rows rows and nmemb
+ * components whose head
  * says it has `bytes` bytes.  CF_EFORMAT naming path and the problem. */
 int cf__index_fine_parse(cf__fine_geom *g, const unsigned char *hd, int64_t at, int64_t bytes, int64_t nchunks,
-                         int64_t nmemb, const char *path, cf_error *err);
+                         int64_t nmemb, int64_t chunk_rows, const char *path, cf_error *err);
 
 /* The CRC32C a block of chunk k holds (over k and the rest of it). */
 uint32_t cf__index_fine_crc(int64_t k, const unsigned char *block, int64_t bytes);

@@ -179,7 +179,7 @@ static void test_fine_section_bytes(void)
     for (int i = 7; i >= 0; i--) fine_bytes = (fine_bytes << 8) | buf[CF__INDEX_FINE_AT + i];
     CHECK_EQ_INT(g.size + fine_bytes, (int64_t)len);
     cf__fine_geom fg;
-    CHECK_OK(cf__index_fine_parse(&fg, buf + g.size, g.size, fine_bytes, g.nchunks, NMEMB, "t", &err), &err);
+    CHECK_OK(cf__index_fine_parse(&fg, buf + g.size, g.size, fine_bytes, g.nchunks, NMEMB, CHUNK, "t", &err), &err);
     CHECK_EQ_INT(fg.sub_rows, 512);
     CHECK_EQ_INT(fg.m, 2);
     CHECK_EQ_INT(g.nchunks, 5);
@@ -210,7 +210,7 @@ static void test_fine_section_bytes(void)
           ((uint32_t)buf[fg.offset + fg.block] | (uint32_t)buf[fg.offset + fg.block + 1] << 8 |
            (uint32_t)buf[fg.offset + fg.block + 2] << 16 | (uint32_t)buf[fg.offset + fg.block + 3] << 24));
     buf[g.size + 17] ^= 1;
-    CHECK(cf__index_fine_parse(&fg, buf + g.size, g.size, fine_bytes, g.nchunks, NMEMB, "t", &err) == CF_EFORMAT);
+    CHECK(cf__index_fine_parse(&fg, buf + g.size, g.size, fine_bytes, g.nchunks, NMEMB, CHUNK, "t", &err) == CF_EFORMAT);
     free(buf);
     cf__stats_free(&s);
 }

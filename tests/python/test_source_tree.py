@@ -92,6 +92,8 @@ TESTED_BY: dict[str, list[str]] = {
     "src/stats/stats_kernels.c": ["tests/c/test_stats_kernels.c"],
     "src/stats/stats_layout.c": ["tests/c/test_stats.c"],
     "src/stats/stats_rows.c": ["tests/c/test_stats_kernels.c"],
+    "src/stats/stats_fine.c": ["tests/c/test_stats_fine.c", "tests/python/test_query_fine.py"],
+    "src/stats/stindex_fine.c": ["tests/c/test_stats_fine.c", "tests/python/test_query_fine.py"],
     "src/stats/stats_text.c": ["tests/c/test_stats.c"],
     "src/stats/stats_fsum.c": ["tests/c/test_xsum.c"],
     "src/stats/stats_xsum.c": ["tests/c/test_xsum.c"],
