@@ -133,11 +133,13 @@ CF__FINE_INT(fine_u8, uint64_t, CF__UNSIGNED_ACC)
 
 #if defined(CF__STATS_AVX2)
 /* Whole rounds of R registers (R = 3 for rows of 3, else 2): lane q of a
- * round always meets component (c0 + q) % nmemb.  Returns values used. */
-__attribute__((target("avx2")))
-static int64_t fine_f8_avx2(cf__fine *f, int64_t nmemb, int64_t c0, const double *x, int64_t n)
+ * round always meets component (c0 + q) % nmemb.  R is a constant in each
+ * instance, so the running min and max stay in registers.  Returns the
+ * values used. */
+__attribute__((target("avx2"), always_inline))
+static inline int64_t fine_f8_lanes(cf__fine *f, int64_t nmemb, int64_t c0, const double *x, int64_t n, const int R)
 {
-    const int R = nmemb == 3 ? 3 : 2, lanes = 4 * R;
+    const int lanes = 4 * R;
     int64_t rounds = n / lanes;
     if (rounds < 1) return 0;
     __m256d mn[3], mx[3];
@@ -156,19 +158,18 @@ static int64_t fine_f8_avx2(cf__fine *f, int64_t nmemb, int64_t c0, const double
         _mm256_storeu_pd(tmn + 4 * r, mn[r]);
         _mm256_storeu_pd(tmx + 4 * r, mx[r]);
     }
-    for (int q = 0; q < lanes; q++) {
-        cf__fine *e = &f[(c0 + q) % nmemb];
-        e->mn = tmn[q] < e->mn ? tmn[q] : e->mn;
-        e->mx = tmx[q] > e->mx ? tmx[q] : e->mx;
+    for (int q = 0, j = (int)c0; q < lanes; q++, j = j + 1 == nmemb ? 0 : j + 1) {
+        f[j].mn = tmn[q] < f[j].mn ? tmn[q] : f[j].mn;
+        f[j].mx = tmx[q] > f[j].mx ? tmx[q] : f[j].mx;
     }
     for (int64_t j = 0; j < nmemb; j++) f[j].count += rounds * lanes / nmemb;
     return rounds * lanes;
 }
 
-__attribute__((target("avx2")))
-static int64_t fine_f4_avx2(cf__fine *f, int64_t nmemb, int64_t c0, const float *x, int64_t n)
+__attribute__((target("avx2"), always_inline))
+static inline int64_t fine_f4_lanes(cf__fine *f, int64_t nmemb, int64_t c0, const float *x, int64_t n, const int R)
 {
-    const int R = nmemb == 3 ? 3 : 2, lanes = 8 * R;
+    const int lanes = 8 * R;
     int64_t rounds = n / lanes;
     if (rounds < 1) return 0;
     __m256 mn[3], mx[3];
@@ -187,13 +188,24 @@ static int64_t fine_f4_avx2(cf__fine *f, int64_t nmemb, int64_t c0, const float 
         _mm256_storeu_ps(tmn + 8 * r, mn[r]);
         _mm256_storeu_ps(tmx + 8 * r, mx[r]);
     }
-    for (int q = 0; q < lanes; q++) {
-        cf__fine *e = &f[(c0 + q) % nmemb];
-        e->mn = tmn[q] < e->mn ? tmn[q] : e->mn;
-        e->mx = tmx[q] > e->mx ? tmx[q] : e->mx;
+    for (int q = 0, j = (int)c0; q < lanes; q++, j = j + 1 == nmemb ? 0 : j + 1) {
+        f[j].mn = tmn[q] < f[j].mn ? tmn[q] : f[j].mn;
+        f[j].mx = tmx[q] > f[j].mx ? tmx[q] : f[j].mx;
     }
     for (int64_t j = 0; j < nmemb; j++) f[j].count += rounds * lanes / nmemb;
     return rounds * lanes;
+}
+
+__attribute__((target("avx2")))
+static int64_t fine_f8_avx2(cf__fine *f, int64_t nmemb, int64_t c0, const double *x, int64_t n)
+{
+    return nmemb == 3 ? fine_f8_lanes(f, nmemb, c0, x, n, 3) : fine_f8_lanes(f, nmemb, c0, x, n, 2);
+}
+
+__attribute__((target("avx2")))
+static int64_t fine_f4_avx2(cf__fine *f, int64_t nmemb, int64_t c0, const float *x, int64_t n)
+{
+    return nmemb == 3 ? fine_f4_lanes(f, nmemb, c0, x, n, 3) : fine_f4_lanes(f, nmemb, c0, x, n, 2);
 }
 #endif
 
