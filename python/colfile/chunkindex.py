@@ -135,11 +135,11 @@ def expected_fine_rows(dtype: Any, chunk_rows: int) -> int:
     """Rows per sub-chunk of the fine level colfile writes for a column of
     ``dtype`` with ``chunk_rows`` rows per chunk (docs/format.md 8.6): a
     power of two holding at least 4 KiB per component and at least
-    ``chunk_rows / 1024``; 0 where colfile writes none (kinds without
-    order, ``f2``, non-native byte order, chunks of one sub-chunk)."""
+    ``chunk_rows / 1024``, for native ``f4`` and ``f8`` columns; 0 where
+    colfile writes none (other dtypes, chunks of one sub-chunk)."""
     dt = np.dtype(dtype)
     dt = dt.base if dt.shape else dt
-    if dt.kind not in "iubf" or (dt.kind == "f" and dt.itemsize not in (4, 8)) or chunk_rows < 2:
+    if dt.kind != "f" or dt.itemsize not in (4, 8) or chunk_rows < 2:
         return 0
     if dt.itemsize > 1 and not dt.isnative:
         return 0

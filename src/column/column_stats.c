@@ -197,21 +197,34 @@ void cf__column_stats_add(cf_column *c, int64_t b, int64_t elem, const unsigned 
         cf__column_add_to_chunks(c, acc, k0, elem, p, n);
         return;
     }
-    /* With a fine level: slices of about CF__FINE_SLICE bytes, cut at
-     * sub-chunk boundaries, each folded into its chunks' accumulators and
-     * then into its sub-chunks' min and max while it is still in cache. */
+    /* With a fine level: slices of about CF__FINE_SLICE bytes cut at
+     * sub-chunk boundaries; where the row folder takes a slice's values it
+     * gives their sub-chunks' min and max with the chunk's
+     * (cf__acc_add_fine), the rest are folded into them after it, while
+     * the slice is still in cache. */
     int64_t nmemb = c->h.nmemb, w = c->h.dtype.width, sub_elems = s->fine_rows * nmemb;
     int64_t target = CF__FINE_SLICE / w > sub_elems ? CF__FINE_SLICE / w : sub_elems;
     while (n > 0) {
         int64_t k = elem / chunk_elems, start = k * chunk_elems, end = elem + n;
         if (end > start + chunk_elems) end = start + chunk_elems;
-        if (end - elem > target) {
+        if ((elem - start) % sub_elems) {
+            /* the rest of a sub-chunk first: the slices after start at boundaries */
+            int64_t cut = start + ((elem - start) / sub_elems + 1) * sub_elems;
+            end = cut < end ? cut : end;
+        } else if (end - elem > target) {
             int64_t cut = start + (elem + target - start + sub_elems - 1) / sub_elems * sub_elems;
             end = cut < end ? cut : end;
         }
-        cf__column_add_to_chunks(c, acc, k0, elem, p, end - elem);
+        cf__acc *a = acc + (k - k0) * nmemb;
+        if (k > k0 && a[0].hint == 0.0) a[0].hint = a[-nmemb].hint;
         cf__fine *fine = cf__stats_fine(s, b, k);
-        for (int64_t e = elem; fine && e < end;) {
+        int64_t in = elem - start, sub = in / sub_elems, done = 0;
+        if (fine)
+            done = cf__acc_add_fine(a, nmemb, elem % nmemb, p, end - elem, &c->h.dtype, fine + sub * nmemb, sub_elems,
+                                    in - sub * sub_elems);
+        else
+            cf__acc_add(a, nmemb, elem % nmemb, p, end - elem, &c->h.dtype);
+        for (int64_t e = elem + done; fine && e < end;) {
             int64_t i = (e - start) / sub_elems, stop = start + (i + 1) * sub_elems;
             if (stop > end) stop = end;
             cf__fine_add(fine + i * nmemb, nmemb, e % nmemb, p + (e - elem) * w, stop - e, &c->h.dtype);

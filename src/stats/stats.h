@@ -42,6 +42,18 @@ typedef struct cf__acc {
     double hint;       /* the AVX2 row folder's last largest |x| (0: none): speed only, never data */
 } cf__acc;
 
+/* The fine level (docs/format.md 8.6, "the fine level"): min and max of
+ * one component over one sub-chunk, as doubles (integers rounded outward
+ * when a record is made), NaNs left out, and the values seen, so that a
+ * sub-chunk whose values did not all pass through this handle's writes
+ * (merged from other processes, read from a text) is known to be
+ * incomplete. */
+typedef struct cf__fine {
+    double mn, mx;      /* integers: exact while |v| <= 2^53, see cf__fine_add */
+    int64_t imn, imx;   /* integer columns: the exact bounds (signed or unsigned bits) */
+    int64_t count;
+} cf__fine;
+
 /* The sum as the statistics text spells it: the exact sum rounded to the
  * nearest double (0.0 for kinds without sums). */
 double cf__acc_sum(const cf__acc *a);
@@ -71,6 +83,16 @@ int cf__acc_get(struct cf__wire_in *in, cf__acc *a);
  * tight loops for the native-order nmemb == 1 case (the common one). */
 void cf__acc_add(cf__acc *acc, int64_t nmemb, int64_t component0, const void *data, int64_t n,
                  const cf__dtype *d);
+
+/* As cf__acc_add, and where the AVX2 row folder takes the values (native
+ * f4 or f8 rows of 1 to 4 components, whole rows, sub-chunk boundaries
+ * between its rounds), the min and max of their sub-chunks into fine: the
+ * data start at value `phase` of a sub-chunk of sub_vals values whose
+ * entries fine points to (the next sub-chunks' follow).  Returns how many
+ * of the n values went into fine as well (from the first on); the caller
+ * folds the rest with cf__fine_add. */
+int64_t cf__acc_add_fine(cf__acc *acc, int64_t nmemb, int64_t component0, const void *data, int64_t n,
+                         const cf__dtype *d, cf__fine *fine, int64_t sub_vals, int64_t phase);
 
 /* As cf__acc_add, with the AVX2 kernels (avx2 1), with the AVX-512 ones
  * too where there are any (avx2 2), or without either (avx2 0); 1 only
@@ -103,24 +125,14 @@ int64_t cf__stats_default_chunk_rows(int64_t rowbytes);
  * at each). */
 int64_t cf__stats_chunk_rows_for(int64_t rows, int64_t nmemb, int64_t width);
 
-/* The fine level (docs/format.md 8.6, "the fine level"): min and max of
- * one component over one sub-chunk, as doubles (integers rounded outward
- * when a record is made), NaNs left out, and the values seen, so that a
- * sub-chunk whose values did not all pass through this handle's writes
- * (merged from other processes, read from a text) is known to be
- * incomplete. */
-typedef struct cf__fine {
-    double mn, mx;      /* integers: exact while |v| <= 2^53, see cf__fine_add */
-    int64_t imn, imx;   /* integer columns: the exact bounds (signed or unsigned bits) */
-    int64_t count;
-} cf__fine;
-
 /* Rows per sub-chunk for chunks of chunk_rows rows of a dtype whose
  * components are `width` bytes, class cls (cf__acc_class), native order
  * or not: a power of two holding at least one 4 KiB page per component,
- * at least chunk_rows / CF__FINE_MAX_PER_CHUNK; 0 (no fine level) for
- * kinds without order, non-native byte order, f2, or chunks no larger
- * than one sub-chunk. */
+ * at least chunk_rows / CF__FINE_MAX_PER_CHUNK, for native f4 and f8
+ * columns; 0 (no fine level) for other dtypes (integers included: the
+ * kernels that fold them could keep the bounds, cf__fine_add does, but a
+ * pass of its own costs as much as their chunk statistics) or chunks no
+ * larger than one sub-chunk. */
 #define CF__FINE_PAGE 4096
 #define CF__FINE_MAX_PER_CHUNK 1024
 int64_t cf__stats_fine_rows(int64_t chunk_rows, const cf__dtype *d);

@@ -35,9 +35,13 @@ static uint64_t get64(const unsigned char *p)
 
 static void putd(unsigned char *p, double d)
 {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(p, &d, 8); /* the file's order already */
+#else
     uint64_t u;
     memcpy(&u, &d, 8);
     put64(p, u);
+#endif
 }
 
 uint32_t cf__index_fine_crc(int64_t k, const unsigned char *block, int64_t bytes)
