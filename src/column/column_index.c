@@ -18,24 +18,10 @@
 #include "error.h"
 #include "fsutil.h"
 #include "stindex.h"
+#include "column_index_reader.h"
 #include "stindex_fine.h"
 #include "wire.h"
 
-/* What a handle knows of the index file it reads. */
-typedef struct cf__index_reader {
-    int fd;
-    int state;                 /* enum cf_index_state, or -1: not looked at yet */
-    cf__index_geom g;
-    char problem[CF_ERROR_MESSAGE_MAX];
-    int64_t bytes_read;
-    int64_t *first_chunk;      /* nfile + 1, from the header and g.chunk_rows */
-    int64_t page_no[CF__INDEX_LEVELS_MAX]; /* the page each level has verified last (-1: none) */
-    unsigned char *page[CF__INDEX_LEVELS_MAX];
-    int fine;                  /* 1: the fine level is there and its head sound */
-    cf__fine_geom fg;
-    int64_t fine_k;            /* the chunk whose block `block` holds, verified (-1: none) */
-    unsigned char *block;
-} cf__index_reader;
 
 /* Chunk CRC32C of one blob: bytes [lo, hi) of chunk k have CRC crc; a
  * chunk is known when they are all of it; lo = -1: pieces that did not
@@ -273,7 +259,7 @@ static int index_open(cf_column *c, cf__index_reader **out, cf_error *err)
 
 /* Page p of `level` (records [p*F, ..)), read and verified against its
  * parent's CRC32C (the head's for the top level). */
-static int index_page(cf_column *c, cf__index_reader *r, int level, int64_t p, const unsigned char **out,
+int cf__index_page(cf_column *c, cf__index_reader *r, int level, int64_t p, const unsigned char **out,
                       cf_error *err)
 {
     const cf__index_geom *g = &r->g;
@@ -287,7 +273,7 @@ static int index_page(cf_column *c, cf__index_reader *r, int level, int64_t p, c
         want = g->top_crc;
     } else {
         const unsigned char *parent;
-        int rc = index_page(c, r, level + 1, p / f, &parent, err);
+        int rc = cf__index_page(c, r, level + 1, p / f, &parent, err);
         if (rc) return rc;
         want = cf__index_rec_crc(parent + (p % f) * rb);
     }
@@ -326,7 +312,7 @@ static int64_t blob_of_chunk(const cf__index_reader *r, int64_t nfile, int64_t k
     return lo;
 }
 
-static int64_t chunk_first_row(const cf_column *c, const cf__index_reader *r, int64_t k, int64_t *b_out)
+int64_t cf__index_chunk_first_row(const cf_column *c, const cf__index_reader *r, int64_t k, int64_t *b_out)
 {
     int64_t b = blob_of_chunk(r, c->h.nfile, k);
     *b_out = b;
@@ -366,83 +352,6 @@ int64_t cf_column_index_count(cf_column *c, int64_t level)
     return level >= 0 && level < r->g.nlevels ? r->g.count[level] : 0;
 }
 
-/* Chunk k's block of the fine level, read and checked against its CRC32C. */
-static int fine_block(cf_column *c, cf__index_reader *r, int64_t k, const unsigned char **out, cf_error *err)
-{
-    if (r->fine_k == k && r->block) {
-        *out = r->block;
-        return 0;
-    }
-    size_t bytes = (size_t)r->fg.block, got = 0;
-    if (!r->block && !(r->block = malloc(bytes))) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
-    r->fine_k = -1;
-    char path[CF_ERROR_MESSAGE_MAX / 2];
-    snprintf(path, sizeof path, "%s/%s", c->path, CF__INDEX_NAME);
-    int rc = cf__pread_all(r->fd, r->block, bytes, r->fg.offset + k * r->fg.block, &got, path, err);
-    if (rc) return rc;
-    r->bytes_read += (int64_t)got;
-    if (got < bytes || cf__index_fine_crc(k, r->block, r->fg.block) != ((uint32_t)r->block[0] |
-        (uint32_t)r->block[1] << 8 | (uint32_t)r->block[2] << 16 | (uint32_t)r->block[3] << 24)) {
-        /* the fine level alone is unusable from now on; the levels are not */
-        r->fine = 0;
-        return CF_FAIL(err, CF_EFORMAT, "%s: the fine level's block of chunk %lld is %s (`colfile index` "
-                       "rebuilds the index)", path, (long long)k, got < bytes ? "cut short" : "damaged");
-    }
-    r->fine_k = k;
-    *out = r->block;
-    return 0;
-}
-
-/* Records [first, first + n) of the fine level, component j. */
-static int fine_nodes(cf_column *c, cf__index_reader *r, int64_t first, int64_t n, int64_t j, cf_chunk_stats *out,
-                      cf_error *err)
-{
-    const cf__index_geom *g = &r->g;
-    const int64_t m = r->fg.m, rb = cf__index_rec_bytes(g->nmemb);
-    const char cls = cf__acc_class(&c->h.dtype);
-    for (int64_t i = 0; i < n; i++) {
-        int64_t q = first + i, k = q / m, sub = q % m, b;
-        const unsigned char *page, *block = NULL;
-        int rc = index_page(c, r, 0, k / g->fanout, &page, err);
-        if (rc == 0) rc = fine_block(c, r, k, &block, err);
-        if (rc) return rc;
-        const unsigned char *rec = page + (k % g->fanout) * rb;
-        int64_t row0 = chunk_first_row(c, r, k, &b);
-        int64_t end = row0 + g->chunk_rows < c->first_row[b + 1] ? row0 + g->chunk_rows : c->first_row[b + 1];
-        int64_t a = row0 + sub * r->fg.sub_rows, z = a + r->fg.sub_rows;
-        a = a < end ? a : end;
-        z = z < end ? z : end;
-        cf__acc chunk;
-        cf__index_rec_acc(rec, j, cls, end - row0, &chunk);
-        /* usable where the chunk's statistics are, its block is known and
-         * the chunk has no NaN (NaNs are not located within a chunk) */
-        uint32_t flags = (uint32_t)block[4] | (uint32_t)block[5] << 8;
-        int valid = (cf__index_rec_flags(rec) & CF__INDEX_STATS) && (flags & CF__FINE_KNOWN) && chunk.nan == 0 &&
-                    z > a;
-        if (valid && c->writable) valid = cf__column_first_touch(c, b) && !c->sums.unsynced[b];
-        memset(&out[i], 0, sizeof out[i]);
-        out[i].blob = b;
-        out[i].first_row = a;
-        out[i].rows = z - a;
-        out[i].valid = valid;
-        out[i].ordered = cls != 0;
-        out[i].sum = NAN;
-        out[i].min = out[i].max = NAN;
-        if (valid) {
-            const unsigned char *p = block + 8 + 16 * (sub * g->nmemb + j);
-            uint64_t lo = 0, hi = 0;
-            for (int t = 7; t >= 0; t--) {
-                lo = (lo << 8) | p[t];
-                hi = (hi << 8) | p[8 + t];
-            }
-            memcpy(&out[i].min, &lo, 8);
-            memcpy(&out[i].max, &hi, 8);
-            out[i].count = z - a;
-        }
-    }
-    return 0;
-}
-
 int64_t cf_column_index_bytes_read(const cf_column *c)
 {
     return c && c->stat.index ? c->stat.index->bytes_read : 0;
@@ -462,7 +371,7 @@ int cf_column_index_nodes(cf_column *c, int64_t level, int64_t first, int64_t n,
     const cf__index_geom *g = &r->g;
     if (level == CF__INDEX_FINE && r->fine && first >= 0 && n >= 0 && first <= g->nchunks * r->fg.m - n &&
         component >= 0 && component < g->nmemb)
-        return fine_nodes(c, r, first, n, component, out, err);
+        return cf__index_fine_nodes(c, r, first, n, component, out, err);
     if (level < 0 || level >= g->nlevels || first < 0 || n < 0 || first > g->count[level] - n ||
         component < 0 || component >= g->nmemb)
         return CF_FAIL(err, CF_ERANGE, "%s: no index records %lld..%lld of level %lld component %lld", c->path,
@@ -475,11 +384,11 @@ int cf_column_index_nodes(cf_column *c, int64_t level, int64_t first, int64_t n,
     for (int64_t i = 0; i < n; i++) {
         int64_t node = first + i;
         const unsigned char *page;
-        if ((rc = index_page(c, r, (int)level, node / g->fanout, &page, err))) return rc;
+        if ((rc = cf__index_page(c, r, (int)level, node / g->fanout, &page, err))) return rc;
         const unsigned char *rec = page + (node % g->fanout) * rb;
         int64_t k0 = node * span, k1 = span > g->nchunks - k0 ? g->nchunks : k0 + span, b0, b1;
-        int64_t row0 = chunk_first_row(c, r, k0, &b0);
-        int64_t last = chunk_first_row(c, r, k1 - 1, &b1);
+        int64_t row0 = cf__index_chunk_first_row(c, r, k0, &b0);
+        int64_t last = cf__index_chunk_first_row(c, r, k1 - 1, &b1);
         int64_t end = last + g->chunk_rows < c->first_row[b1 + 1] ? last + g->chunk_rows : c->first_row[b1 + 1];
         int valid = (cf__index_rec_flags(rec) & CF__INDEX_STATS) != 0;
         /* statistics of rows this handle has written since are not the data's
@@ -508,7 +417,7 @@ static int index_chunk_crc(cf_column *c, int64_t b, int64_t kk, uint32_t *crc)
     int64_t k = r->first_chunk[b] + kk, rb = cf__index_rec_bytes(r->g.nmemb);
     const unsigned char *page;
     cf_error ignored;
-    if (index_page(c, r, 0, k / r->g.fanout, &page, &ignored)) return 0;
+    if (cf__index_page(c, r, 0, k / r->g.fanout, &page, &ignored)) return 0;
     const unsigned char *rec = page + (k % r->g.fanout) * rb;
     if (!(cf__index_rec_flags(rec) & CF__INDEX_CRC)) return 0;
     *crc = cf__index_rec_crc(rec);
@@ -563,7 +472,7 @@ static int crcs_fill(cf_column *c, cf__index_reader *r)
             const unsigned char *page;
             int64_t k = k0 + kk, rows = c->h.rows[b] - kk * r->g.chunk_rows;
             if (rows > r->g.chunk_rows) rows = r->g.chunk_rows;
-            if (index_page(c, r, 0, k / r->g.fanout, &page, &ignored)) {
+            if (cf__index_page(c, r, 0, k / r->g.fanout, &page, &ignored)) {
                 cf__column_ccrc_reset_blob(c, b);
                 return 0; /* damaged: unknown */
             }
@@ -610,7 +519,7 @@ int cf__column_index_fill(cf_column *c, cf_error *err)
         for (int64_t kk = 0; ok && kk < nc; kk++) {
             const unsigned char *page;
             int64_t k = k0 + kk;
-            if (index_page(c, r, 0, k / r->g.fanout, &page, &ignored)) return 0; /* damaged: unknown */
+            if (cf__index_page(c, r, 0, k / r->g.fanout, &page, &ignored)) return 0; /* damaged: unknown */
             ok = (cf__index_rec_flags(page + (k % r->g.fanout) * rb) & CF__INDEX_STATS) != 0;
         }
         cf__acc *acc = ok ? cf__stats_chunks(&c->stat.stats, b, 0, nc) : NULL;
@@ -618,7 +527,7 @@ int cf__column_index_fill(cf_column *c, cf_error *err)
             const unsigned char *page;
             int64_t k = k0 + kk, rows = c->h.rows[b] - kk * r->g.chunk_rows;
             if (rows > r->g.chunk_rows) rows = r->g.chunk_rows;
-            if (index_page(c, r, 0, k / r->g.fanout, &page, &ignored)) {
+            if (cf__index_page(c, r, 0, k / r->g.fanout, &page, &ignored)) {
                 cf__stats_reset_blob(&c->stat.stats, b);
                 return 0;
             }

@@ -15,9 +15,9 @@ struct cf__wire_out;
 /* Chunks from which a commit writes the index (smaller columns have their
  * statistics in the text alone: one file less per commit). */
 #define CF__INDEX_MIN_CHUNKS 1024
-/* ... or, with a fine level, from this many sub-chunks (a 2^21-row column
- * (2^19 rows of f8: the fine level is what lets a selective query read less than its
- * chunks). */
+/* ... or, with a fine level, from this many sub-chunks (2^19 rows of f8):
+ * the fine level is what lets a selective query on a column of few chunks
+ * read less than its chunks. */
 #define CF__INDEX_MIN_SUBCHUNKS 1024
 /* the level number of the fine level in cf_column_index_count/_nodes */
 #define CF__INDEX_FINE (-1)

@@ -35,6 +35,7 @@ TESTED_BY: dict[str, list[str]] = {
     "src/column/column_commit.c": ["tests/c/test_column.c", "tests/c/test_create_semantics.c"],
     "src/column/column_create.c": ["tests/c/test_create_semantics.c"],
     "src/column/column_index.c": ["tests/c/test_index.c"],
+    "src/column/column_index_fine.c": ["tests/c/test_column_index_fine.c", "tests/python/test_query_fine.py"],
     "src/column/column_meta.c": ["tests/c/test_catalog.c", "tests/c/test_ext.c"],
     "src/column/column_open.c": ["tests/c/test_reader_version.c"],
     "src/column/column_pending.c": ["tests/c/test_pending.c", "tests/c/test_replica_update.c"],
