@@ -11,6 +11,12 @@ is read in verified pages with ``pread``, never whole): planning a query
 over 10**6 chunks reads kilobytes when the data are clustered, and the
 statistics text is not parsed at all.
 
+Below level 0, ``f4`` and ``f8`` columns have a *fine level*
+(:data:`FINE_LEVEL`): the minimum and maximum of every sub-chunk of one
+4 KiB page per component, a fixed number per chunk.  A planner reads the
+fine records of the chunks level 0 cannot decide, and reads only the
+sub-chunks they cannot decide either.
+
 Columns without a current index (small columns, Files written by bigfile
 or by an older colfile) are planned from :meth:`Column.chunk_stats
 <colfile.Column.chunk_stats>`, as before; a damaged index gives a warning
