@@ -8,9 +8,14 @@ run.
         [--json PATH]
 
 It writes bench/peers.py's snapshot (``--rows`` rows of Position f8 x 3,
-Velocity f4 x 3, ID i8, Mass f4) once as a colfile File (one blob per
-column), as one h5py file (contiguous datasets) and as numpy raw files (one
-per column), fsyncs them, then runs ``--repeats`` rounds.  In each round
+Velocity f4 x 3, ID i8, Mass f4) as a colfile File (one blob per column),
+as one h5py file (contiguous datasets) and as numpy raw files (one per
+column), a copy for each reader (the dd readers read h5py files), fsyncs
+them, then runs ``--repeats`` rounds.  Copies of their own, because on a
+virtual machine the host may cache the guest's disk: a file read three
+times a round (h5py's, by h5py and both dd readers) then comes back from
+the host's memory more often than one read once, however the guest's page
+cache is dropped.  ``--shared-files`` reads one copy per system instead.  In each round
 every reader runs once, in a fresh process, in an order that rotates from
 round to round (A B C, B C A, ...): the page cache of the reader's files is
 dropped (``fsync`` + ``posix_fadvise(POSIX_FADV_DONTNEED)`` on each file, or
@@ -33,7 +38,8 @@ timed, and checked against the data written (untimed).  Readers:
 library given (``COLFILE_LIBRARY`` of the child), so that two builds of
 libcolfile are compared in the same run, interleaved; the last column
 pairs each colfile reader with the same reader on the first library, round
-by round.  ``--json PATH`` keeps every round's speeds.
+by round.  ``--json PATH`` keeps every round's speeds and which files
+(relative to the run's directory) each reader read.
 
 It prints, per reader, the median, lower and upper quartile and best of the
 rounds in decimal GB/s of the snapshot's bytes (dd: of the file it read),
@@ -99,14 +105,21 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
     return {"seconds": t, "bytes": peers.snapshot_bytes(spec["rows"])}
 
 
-def write_snapshot(work: str, rows: int, seed: int) -> dict[str, str]:
+def write_snapshot(work: str, rows: int, seed: int, labels: dict[str, str], shared: bool) -> dict[str, str]:
+    """The files each run label reads: ``labels`` maps a label to the
+    system whose files it reads (dd: h5py's).  A copy of its own for every
+    label, unless ``shared``: one copy per system."""
     data = peers.make_data(rows, seed)
-    paths = {}
-    for system in ("colfile", "h5py", "numpy"):
-        p = os.path.join(work, system)
+    paths: dict[str, str] = {}
+    written: dict[str, str] = {}
+    for label, system in labels.items():
+        if shared and system in written:
+            paths[label] = written[system]
+            continue
+        p = os.path.join(work, label.replace("@", "-at-"))
         peers.PEERS[system]().write(p, data)
         peers.fsync_tree(p)
-        paths[system] = p
+        paths[label] = written[system] = p
     return paths
 
 
@@ -123,6 +136,8 @@ def main(argv: list[str]) -> int:
     p.add_argument("--cold-method", choices=["fadvise", "drop_caches"], default="fadvise")
     child_runs.common_options(p)
     p.add_argument("--json", default=None, metavar="PATH", help="write every round's speeds here")
+    p.add_argument("--shared-files", action="store_true",
+                   help="readers of the same system read the same files (default: a copy each)")
     args = p.parse_args(argv)
     readers = [r for r in args.readers.split(",") if r]
     unknown = [r for r in readers if r not in READERS]
@@ -144,11 +159,12 @@ def main(argv: list[str]) -> int:
     work = tempfile.mkdtemp(prefix="colfile-coldsnap-", dir=args.tmpdir)
     speeds: dict[str, list[float]] = {label: [] for label, _, _ in runs}
     try:
-        paths = write_snapshot(work, args.rows, args.seed)
-        paths.update({"colfile-verify": paths["colfile"], "dd-direct": paths["h5py"], "dd": paths["h5py"]})
+        paths = write_snapshot(work, args.rows, args.seed,
+                               {label: SYSTEM.get(reader, "h5py").replace("colfile-verify", "colfile")
+                                for label, reader, _ in runs}, args.shared_files)
         for k in range(args.repeats):
             for label, reader, lib in runs[k % len(runs):] + runs[:k % len(runs)]:
-                spec = {"reader": reader, "path": paths[reader], "rows": args.rows, "seed": args.seed,
+                spec = {"reader": reader, "path": paths[label], "rows": args.rows, "seed": args.seed,
                         "prime": prime, "cold_method": args.cold_method, "nice": args.nice}
                 env = dict(os.environ, **({"COLFILE_LIBRARY": lib} if lib else {}))
                 r = child_runs.run_child(__file__, spec, label, env)
@@ -187,6 +203,7 @@ def main(argv: list[str]) -> int:
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({"rows": args.rows, "cold_method": args.cold_method, "libraries": libs,
+                       "files": {label: os.path.relpath(p, work) for label, p in paths.items()},
                        "gbps_per_round": speeds}, fh, indent=1)
     return 0
 

@@ -7,8 +7,8 @@ extrapolated to P = 10^5.
         [--markdown FILE [--label NAME]]
 
 Every rank writes ``rows-full / scale`` rows of f8 x 3 into one column
-(bench/lustre_model_write.c: colfile's collective write, throttled and
-aggregated, and bigfile 0.1.52's ``big_block_mpi_write``, built from its
+(bench/lustre_model_write.c: colfile's collective write, throttled,
+aggregated and by blob owners, and bigfile 0.1.52's ``big_block_mpi_write``, built from its
 sdist), under ``bench/lustre_model.c`` (LD_PRELOAD, benchmark only), which
 counts each rank's metadata-server requests and fsyncs and keeps, per file,
 one extent lock owned by the last writing process: a write by another
@@ -78,7 +78,8 @@ META = ("open", "create", "close", "mkdir", "rename", "unlink", "rmdir", "stat",
         "setattr", "lock", "fsync")
 #: struct file_state of bench/lustre_model.c
 STATE = struct.Struct("<QQiiqqqqqii14i64s")
-SYSTEMS = ("colfile throttled", "colfile aggregated", "colfile aligned", "bigfile 0.1.52")
+SYSTEMS = ("colfile throttled", "colfile aggregated", "colfile blob owners", "colfile aligned",
+           "bigfile 0.1.52")
 
 
 def plan_nfile(total_bytes: int, nranks: int, blob_bytes: int) -> int:
@@ -111,9 +112,13 @@ def blobs_by_rank(nranks: int, rows: int, nfile: int) -> list[int]:
     return firsts
 
 
-def writer_starts(nranks: int, rows: int, group_bytes: int | None) -> list[int]:
-    """The first row of each writing process, in the order they write: every
-    rank, or (aggregation, cf_plan_groups) every group leader."""
+def writer_starts(nranks: int, rows: int, group_bytes: int | None,
+                  blob_firsts: list[int] | None = None) -> list[int]:
+    """The first row of each write, in the order they are made: every
+    rank's, (aggregation, cf_plan_groups) every group leader's, or (blob
+    owners) every blob's, written whole by its owner."""
+    if blob_firsts is not None:
+        return list(blob_firsts)
     if group_bytes is None:
         return [r * rows for r in range(nranks)]
     starts, held = [0], 0
@@ -134,7 +139,7 @@ def predicted(system: str, nranks: int, rows: int, nfile: int, scale: int) -> di
     writer."""
     firsts = (blobs_by_rank if system.endswith("aligned") else blobs_even)(nranks, rows, nfile)
     group = GROUP_BYTES // scale if system == "colfile aggregated" else None
-    starts = writer_starts(nranks, rows, group)
+    starts = writer_starts(nranks, rows, group, firsts if system == "colfile blob owners" else None)
     bounds = set(firsts)
     total = nranks * rows
     chunk_rows = max(1, (64 << 20) // scale // ROW_BYTES)
@@ -324,7 +329,7 @@ def main(argv: list[str] | None = None) -> int:
             m = plan_nfile(n * rows * ROW_BYTES, n, BLOB_BYTES // o.scale)
             for s in systems:
                 if s.startswith("colfile"):
-                    args = [str(rows), s.split()[1], "0", str(o.concurrency), str(o.scale),
+                    args = [str(rows), "_".join(s.split()[1:]), "0", str(o.concurrency), str(o.scale),
                             str(o.chunk_rows)]
                     r = run(exe["colfile"], exe["preload"], n, args, work, o.mpiexec)
                 else:

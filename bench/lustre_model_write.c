@@ -6,7 +6,8 @@
  *
  * Every rank writes ROWS rows of f8 x 3 into the column "Position" of DIR
  * (created), durably (colfile fsyncs at its commit; bigfile never does).
- * colfile: MODE is throttled, aggregated or aligned (throttled, with every blob
+ * colfile: MODE is throttled, aggregated, blob_owners (CF_IO_BLOB_OWNERS: one
+ * writer per blob) or aligned (throttled, with every blob
  * boundary on a rank boundary: align_blobs_to_ranks); NFILE 0 leaves the blob count to
  * the plan; the plan's byte sizes (blob and group bytes) are divided by
  * SCALE, so that a run with ROWS divided by SCALE has the plan of the full
@@ -122,7 +123,9 @@ int main(int argc, char **argv)
     cf_error err;
     cf_mpi_options opt;
     cf_mpi_options_init(&opt);
-    opt.mode = strcmp(mode, "aggregated") == 0 ? CF_IO_AGGREGATED : CF_IO_THROTTLED;
+    opt.mode = strcmp(mode, "aggregated") == 0    ? CF_IO_AGGREGATED
+               : strcmp(mode, "blob_owners") == 0 ? CF_IO_BLOB_OWNERS
+                                                  : CF_IO_THROTTLED;
     opt.align_blobs_to_ranks = strcmp(mode, "aligned") == 0;
     opt.nfile = nfile;
     opt.concurrency = concurrency;

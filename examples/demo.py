@@ -23,6 +23,7 @@ host, which would otherwise decide the figures.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import sys
@@ -91,6 +92,9 @@ def main(argv: list[str] | None = None) -> int:
                         f"{SETTLE:.0%}); the best is shown")
     p.add_argument("--dir", default=str(Path(__file__).resolve().parents[1] / "build" / "demo"),
                    help="output directory (default build/demo; the snapshot is kept for inspection)")
+    p.add_argument("--json", default=None, metavar="PATH",
+                   help="write every run's time of every phase (seconds, the slowest rank's) and the "
+                        "figures printed from them to PATH")
     args = p.parse_args(argv)
     if args.repeats < MIN_REPEATS:
         p.error(f"--repeats must be at least {MIN_REPEATS}")
@@ -126,7 +130,10 @@ def main(argv: list[str] | None = None) -> int:
                 times[name].append(t)
                 bad += check(name, last[name])
         best = {name: min(ts) for name, ts in times.items()}
+        all_times.update(times)
         return best, last, runs, all(map(settled, times.values())), bad
+
+    all_times: dict[str, list[float]] = {}
 
     out = Path(args.dir)
     snap, raw = out / "snapshot", out / "numpy-raw"
@@ -231,7 +238,11 @@ def main(argv: list[str] | None = None) -> int:
               f"write and read: {how_timed(runs, steady)}; query and hist: "
               f"{how_timed(qruns, qsteady)}")
 
+        printed = {}
+
         def line(what, tc, tn, how):
+            printed[what] = {"colfile GB/s": nbytes / tc / 1e9, "numpy GB/s": nbytes / tn / 1e9,
+                             "colfile/numpy": tn / tc}
             return (f"  {what:6s} colfile {nbytes / tc / 1e9:6.2f} GB/s   numpy raw{how} (a file per rank "
                     f"and column) {nbytes / tn / 1e9:6.2f} GB/s   colfile/numpy {tn / tc:.2f}")
         print(line("write", t_cf_w, t_np_w, " + fsync"))
@@ -245,6 +256,11 @@ def main(argv: list[str] | None = None) -> int:
         print("  verified: every value read back equals what was written" if not bad
               else f"  MISMATCH in {bad} comparisons")
         print(f"  look at it: .venv/bin/colfile ls -l {snap}")
+        if args.json:
+            printed.update({"query ms": t_q * 1e3, "ids ms": t_ids * 1e3, "hist ms": t_h * 1e3})
+            with open(args.json, "w") as fh:
+                json.dump({"bytes": nbytes, "ranks": size, "seconds_per_run": all_times,
+                           "printed": printed}, fh, indent=1)
     return 0 if not bad and not damaged else 1
 
 

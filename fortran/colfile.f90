@@ -47,9 +47,10 @@ module colfile
 
   ! Flags of colfile_open (include/colfile.h, enum cf_open_flags): READ or
   ! WRITE, combined with iany([...]) or +.
-  integer, parameter, public :: COLFILE_OPEN_READ = 0, COLFILE_OPEN_WRITE = 1, COLFILE_OPEN_CREATE = 2, &
-    COLFILE_OPEN_EXCL = 4, COLFILE_OPEN_TRUNCATE = 8, COLFILE_OPEN_NODURABLE = 32, COLFILE_OPEN_TORN_OK = 64, &
-    COLFILE_OPEN_VERIFY = 128, COLFILE_OPEN_NOLOCK = 256, COLFILE_OPEN_NOLOCKING = 512, COLFILE_OPEN_NOMMAP = 1024
+  include 'colfile_const.inc'
+
+  ! What rw_rows does (the procedures of colfile_rw.inc name it).
+  integer, parameter :: RW_WRITE = 0, RW_READ = 1, RW_LISTED = 2, RW_STEP = 3
 
   include 'colfile_rw_generic.inc'
 
@@ -70,10 +71,7 @@ contains
     integer, intent(out), optional :: stat
     character(len=*), intent(inout), optional :: errmsg
     type(cf_error_t) :: err
-    integer(c_int) :: fl
-    fl = COLFILE_OPEN_READ
-    if (present(flags)) fl = int(flags, c_int)
-    call cf_finish(cf_file_open(f%ptr, f_c_string(path), fl, err), err, stat, errmsg)
+    call cf_finish(cf_file_open(f%ptr, f_c_string(path), cf_opt(flags, COLFILE_OPEN_READ), err), err, stat, errmsg)
   end subroutine colfile_open
 
   ! Open the File at `path` for writing, making it (mkdir -p) if absent.
@@ -105,57 +103,40 @@ contains
 
   ! ----------------------------------------------------------- Row ranges
 
-  ! Rows start.. of column c from (reading) or to the array.
-  subroutine rw_range(c, start, reading, rank, nelem, dim1, p, dtype, width, is_str, stat, errmsg)
+  ! One transfer between column c and the array: how = RW_WRITE or RW_READ
+  ! (rows a.. of the column), RW_LISTED (the `a` rows listed at rows_p) or
+  ! RW_STEP (rows a, a+b, ...), as many rows as the array holds.
+  subroutine rw_rows(c, how, rows_p, a, b, rank, nelem, dim1, p, dtype, width, is_str, stat, errmsg)
     type(colfile_column), intent(inout) :: c
-    integer(c_int64_t), intent(in) :: start, nelem, dim1
-    logical, intent(in) :: reading, is_str
-    integer, intent(in) :: rank, width
-    type(c_ptr), intent(in) :: p
-    character(len=*), intent(in) :: dtype
-    integer, intent(out), optional :: stat
-    character(len=*), intent(inout), optional :: errmsg
-    type(cf_error_t) :: err
-    type(rw_call), target :: r
-    integer(c_int) :: rc
-    call rw_begin(r, c, rank, nelem, dim1, p, dtype, width, is_str, reading)
-    if (rw_refused(r, stat, errmsg)) return
-    if (reading) then
-      rc = cf_column_read(c%ptr, start, r%count, r%buf, r%dtype, r%row_stride, r%width, err)
-    else
-      rc = cf_column_rw(c%ptr, start, r%count, r%buf, r%dtype, r%row_stride, r%width, err)
-    end if
-    call rw_end(r, rc, err, stat, errmsg)
-  end subroutine rw_range
-
-  ! colfile_read_rows (listed: the `a` rows at rows_p) and colfile_read_step
-  ! (rows a, a+b, ...): as many rows as the array holds.
-  subroutine rw_select(c, listed, rows_p, a, b, rank, nelem, dim1, p, dtype, width, is_str, stat, errmsg)
-    type(colfile_column), intent(inout) :: c
-    logical, intent(in) :: listed, is_str
+    integer, intent(in) :: how, rank, width
     type(c_ptr), intent(in) :: rows_p, p
     integer(c_int64_t), intent(in) :: a, b, nelem, dim1
-    integer, intent(in) :: rank, width
+    logical, intent(in) :: is_str
     character(len=*), intent(in) :: dtype
     integer, intent(out), optional :: stat
     character(len=*), intent(inout), optional :: errmsg
     type(cf_error_t) :: err
     type(rw_call), target :: r
     integer(c_int) :: rc
-    call rw_begin(r, c, rank, nelem, dim1, p, dtype, width, is_str, .true.)
+    call rw_begin(r, c, rank, nelem, dim1, p, dtype, width, is_str, how /= RW_WRITE)
     if (rw_refused(r, stat, errmsg)) return
-    if (listed) then
+    select case (how)
+    case (RW_WRITE)
+      rc = cf_column_rw(c%ptr, a, r%count, r%buf, r%dtype, r%row_stride, r%width, err)
+    case (RW_READ)
+      rc = cf_column_read(c%ptr, a, r%count, r%buf, r%dtype, r%row_stride, r%width, err)
+    case (RW_LISTED)
       if (r%count /= a) then
         call cf_fail(COLFILE_EARG, colfile_name(c) // ': ' // trim(i64toa(a)) // ' rows listed for an array of ' &
           // trim(i64toa(r%count)) // ' rows', stat, errmsg)
         return
       end if
       rc = cf_column_read_rows(c%ptr, rows_p, r%count, r%buf, r%dtype, r%row_stride, r%width, err)
-    else
+    case default
       rc = cf_column_read_step(c%ptr, a, b, r%count, r%buf, r%dtype, r%row_stride, r%width, err)
-    end if
+    end select
     call rw_end(r, rc, err, stat, errmsg)
-  end subroutine rw_select
+  end subroutine rw_rows
 
   include 'colfile_rw.inc'
 
@@ -167,13 +148,8 @@ contains
     character(len=*), intent(in) :: name
     integer, intent(out), optional :: stat
     character(len=*), intent(inout), optional :: errmsg
-    type(cf_error_t) :: err
-    type(c_ptr) :: dtype, data
-    integer(c_int) :: rc
-    colfile_attr_count = 0
-    rc = cf_column_attr_get(c%ptr, f_c_string(name), dtype, colfile_attr_count, data, err)
-    if (rc /= 0) colfile_attr_count = 0
-    call cf_finish(rc, err, stat, errmsg)
+    call attr_len(c, name, colfile_attr_count, stat, errmsg)
+    colfile_attr_count = max(colfile_attr_count, 0_c_int64_t)
   end function colfile_attr_count
 
   include 'colfile_attr.inc'

@@ -30,12 +30,7 @@ module colfile_c
   end type cf_error_t
 
   ! Error codes (include/colfile_errors.h): the values of stat.
-  integer, parameter, public :: COLFILE_OK = 0, COLFILE_EIO = -1, COLFILE_ENOENT = -2, &
-    COLFILE_EEXIST = -3, COLFILE_ENAME = -4, COLFILE_EDTYPE = -5, COLFILE_ECAST = -6, &
-    COLFILE_EFORMAT = -7, COLFILE_ERANGE = -8, COLFILE_ENOMEM = -9, COLFILE_EARG = -10, &
-    COLFILE_ECHECKSUM = -11, COLFILE_EREADONLY = -12, COLFILE_ESHORT = -13, &
-    COLFILE_ENOTFILE = -14, COLFILE_EKIND = -15, COLFILE_ETORN = -16, COLFILE_EBUSY = -17, &
-    COLFILE_EREPLACED = -18
+  include 'colfile_c_const.inc'
 
   public :: f_c_string, c_f_string, c_f_names, cf_finish, cf_finish_names, cf_fail, cf_no_error, cf_is_open, cf_opt
   public :: cf_column_dtype, cf_column_nmemb, cf_column_nfile
@@ -55,6 +50,12 @@ module colfile_c
     character(len=512) :: lmsg = ''
     character(kind=c_char), allocatable :: copy(:)
   end type rw_call
+
+  ! v if present, else the default: a 64-bit count, or a flags argument
+  ! (default integer) as the C int it goes to C as.
+  interface cf_opt
+    module procedure cf_opt_i64, cf_opt_flags
+  end interface cf_opt
 
   include 'colfile_c_bind.inc'
 
@@ -182,13 +183,19 @@ contains
     if (present(stat)) stat = 0
   end subroutine cf_no_error
 
-  ! v if present, else the default.
-  integer(c_int64_t) function cf_opt(v, default)
+  integer(c_int64_t) function cf_opt_i64(v, default)
     integer(c_int64_t), intent(in), optional :: v
     integer(c_int64_t), intent(in) :: default
-    cf_opt = default
-    if (present(v)) cf_opt = v
-  end function cf_opt
+    cf_opt_i64 = default
+    if (present(v)) cf_opt_i64 = v
+  end function cf_opt_i64
+
+  integer(c_int) function cf_opt_flags(v, default)
+    integer, intent(in), optional :: v
+    integer, intent(in) :: default
+    cf_opt_flags = int(default, c_int)
+    if (present(v)) cf_opt_flags = int(v, c_int)
+  end function cf_opt_flags
 
   ! A 64-bit integer as text, for messages (trim the result).
   function i64toa(i) result(r)

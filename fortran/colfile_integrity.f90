@@ -24,16 +24,10 @@ module colfile_integrity
     real(c_double) :: min = 0, max = 0, sum = 0
   end type colfile_stats
 
-  ! Bits of colfile_verify_blob's status (enum cf_blob_status).
-  integer, parameter, public :: COLFILE_BLOB_OK = 0, COLFILE_BLOB_MISSING = 1, COLFILE_BLOB_SHORT = 2, &
-    COLFILE_BLOB_LONG = 4, COLFILE_BLOB_SUM_MISMATCH = 8, COLFILE_BLOB_CRC_MISMATCH = 16, &
-    COLFILE_BLOB_CRC_UNKNOWN = 32, COLFILE_BLOB_STATS_MISMATCH = 64, COLFILE_BLOB_STATS_DAMAGED = 128
-  ! Values of colfile_ext_state (enum cf_ext_state).
-  integer, parameter, public :: COLFILE_EXT_CURRENT = 0, COLFILE_EXT_ABSENT = 1, COLFILE_EXT_UNBOUND = 2, &
-    COLFILE_EXT_STALE = 3, COLFILE_EXT_DAMAGED = 4, COLFILE_EXT_UPDATING = 5, COLFILE_EXT_TORN = 6
-  ! Bits of what colfile_repair fixed (enum cf_repair_bits).
-  integer, parameter, public :: COLFILE_REPAIR_SUMS = 1, COLFILE_REPAIR_CRC = 2, COLFILE_REPAIR_TRUNCATED = 4, &
-    COLFILE_REPAIR_STRAY = 8, COLFILE_REPAIR_TORN = 16
+  ! Bits of colfile_verify_blob's status (enum cf_blob_status), values of
+  ! colfile_ext_state (enum cf_ext_state) and bits of what colfile_repair
+  ! fixed (enum cf_repair_bits).
+  include 'colfile_integrity_const.inc'
 
   include 'colfile_integrity_bind.inc'
 

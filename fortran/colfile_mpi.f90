@@ -33,8 +33,7 @@ module colfile_mpi
   end type colfile_mpi_options
 
   ! Values of colfile_mpi_options%mode (enum cf_io_mode).
-  integer(c_int), parameter, public :: COLFILE_IO_AUTO = 0, COLFILE_IO_THROTTLED = 1, &
-    COLFILE_IO_AGGREGATED = 2
+  include 'colfile_mpi_const.inc'
 
   ! A snapshot's writes, collected by colfile_mpi_write_add and made by
   ! colfile_mpi_write_many in one collective.
@@ -96,10 +95,8 @@ contains
     integer, intent(out), optional :: stat
     character(len=*), intent(inout), optional :: errmsg
     type(cf_error_t) :: err
-    integer(c_int) :: fl
-    fl = 0
-    if (present(flags)) fl = int(flags, c_int)
-    call cf_finish(cf_f_mpi_file_open(f%ptr, int(comm, c_int), f_c_string(path), fl, err), err, stat, errmsg)
+    call cf_finish(cf_f_mpi_file_open(f%ptr, int(comm, c_int), f_c_string(path), cf_opt(flags, 0), err), &
+      err, stat, errmsg)
   end subroutine colfile_mpi_open
 
   ! Create column `name` with local_rows rows from this rank (the size is

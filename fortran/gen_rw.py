@@ -7,15 +7,17 @@ colfile_mpi_attr.inc, the writes of a snapshot in colfile_mpi_many.inc,
 stream appends and reads in colfile_stream_rw.inc
 (module colfile_streams), with their interface lists in *_generic.inc,
 the bind(c) interfaces of every module in <module>_bind.inc (from the
-prototypes in gen_bind.py) and its thin accessors, releases and lists in
+prototypes in gen_bind.py), its integer parameters in <module>_const.inc
+(from the C headers' enums, gen_const.py) and its thin accessors, releases and lists in
 <module>_wrap.inc (from the tables in gen_wrap.py).  Run after changing
-this file, gen_bind.py or gen_wrap.py;
+this file, gen_bind.py, gen_const.py, gen_wrap.py or a C header's enums;
 the files are committed, so building needs no Python.  `--check` fails if
 they differ."""
 import os
 import sys
 
 from gen_bind import bind_files
+from gen_const import const_files
 from gen_wrap import wrap_files
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -90,17 +92,18 @@ def serial():
     for op in ("write", "read"):
         g, p = specifics(f"colfile_{op}", f"cf_f_{op}", "c, start, data", [COLUMN, START],
                          "in" if op == "write" else "inout", [],
-                         f"rw_range(c, start, {flag(op == 'read')}, {{rank}}, {ARRAY}, stat, errmsg)")
+                         f"rw_rows(c, {'RW_READ' if op == 'read' else 'RW_WRITE'}, c_null_ptr, start, 0_c_int64_t, "
+                         f"{{rank}}, {ARRAY}, stat, errmsg)")
         generic.append(g)
         procs += p
     # Reads of listed rows and of every step-th row.
     for op, args, decl, select in (
             ("read_rows", "c, rows, data", "  integer(c_int64_t), intent(in), target, contiguous :: rows(:)",
-             ".true., c_loc(rows), size(rows, kind=c_int64_t), 0_c_int64_t"),
+             "RW_LISTED, c_loc(rows), size(rows, kind=c_int64_t), 0_c_int64_t"),
             ("read_step", "c, start, step, data", "  integer(c_int64_t), intent(in) :: start, step",
-             ".false., c_null_ptr, start, step")):
+             "RW_STEP, c_null_ptr, start, step")):
         g, p = specifics(f"colfile_{op}", f"cf_f_{op}", args, [COLUMN, decl], "inout", [],
-                         f"rw_select(c, {select}, {{rank}}, {ARRAY}, stat, errmsg)")
+                         f"rw_rows(c, {select}, {{rank}}, {ARRAY}, stat, errmsg)")
         generic.append(g)
         procs += p
     return HEADER + "\n".join(generic), HEADER + "\n".join(procs)
@@ -236,6 +239,7 @@ def main():
              "colfile_mpi_many_generic.inc": wg, "colfile_mpi_many.inc": wp}
     files.update(bind_files(HEADER))
     files.update(wrap_files(HEADER))
+    files.update(const_files(HEADER))
     check = "--check" in sys.argv
     stale = []
     for name, text in files.items():

@@ -369,7 +369,8 @@ CF_API void cf_committer_free(cf_committer *q);
 enum cf_io_mode {
     CF_IO_AUTO       = 0, /* cf_plan_mode decides */
     CF_IO_THROTTLED  = 1, /* every rank writes its rows, `concurrency` at a time */
-    CF_IO_AGGREGATED = 2  /* group leaders gather their group's rows and write them */
+    CF_IO_AGGREGATED = 2, /* group leaders gather their group's rows and write them */
+    CF_IO_BLOB_OWNERS = 3 /* each blob's owner receives its rows and is its one writer */
 };
 
 /* Share i of `total` items split over `parts` (bigfile's even split): the

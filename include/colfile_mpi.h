@@ -93,8 +93,11 @@ typedef struct cf_mpi_options {
      * `concurrency` ranks at a time.  CF_IO_AGGREGATED: groups of
      * consecutive ranks (cf_plan_groups) send their rows, converted to the
      * column's dtype, to the group's first rank, which writes them with one
-     * cf_column_write per piece of at most group_bytes.  CF_IO_AUTO (the
-     * default): cf_plan_mode of the write's total bytes. */
+     * cf_column_write per piece of at most group_bytes.
+     * CF_IO_BLOB_OWNERS: each blob has one writer, its owner, which
+     * receives the other ranks' rows of it (one writer per file: no extent
+     * lock changes hands on Lustre or GPFS).  CF_IO_AUTO (the default):
+     * cf_plan_mode of the write's total bytes (never CF_IO_BLOB_OWNERS). */
     int mode;
     /* Ranks (or, aggregated, group leaders) doing I/O at once; the turns of
      * cf_plan_turn.  0: CF_PLAN_CONCURRENCY; < 0: all at once. */
@@ -199,6 +202,20 @@ CF_API int cf_mpi_column_open(cf_column **out, cf_file *f, MPI_Comm comm, const 
  *    them with one cf_column_write per piece of at most group_bytes (and
  *    1 GiB), leaders taking turns as above.  A group of one rank writes
  *    straight from its buffer;
+ *  - blob owners: each blob holding written rows has one writer, its
+ *    owner: the rank that holds the blob's first written row (with ranges
+ *    in rank order, the lowest of the neighbouring ranks that share it).
+ *    Every other rank sends its rows of the blob, converted to the
+ *    column's dtype, to the owner (point-to-point, in pieces of at most
+ *    group_bytes and 1 GiB), which writes them with one cf_column_write
+ *    per piece, through the one descriptor it creates, writes and fsyncs
+ *    the blob with; no other rank opens the blob, and the statistics and
+ *    checksums of its rows are computed by the owner alone.  Owners take
+ *    turns in blob order, `concurrency` at once.  Ranges may come in any
+ *    order; rows wider than 1 GiB fall back to throttled.  Memory per
+ *    rank: at most one piece to receive and one to convert, plus 8 bytes
+ *    per blob of the column (besides every rank's range, which every
+ *    collective write gathers);
  *  - auto: aggregated if cf_plan_mode(total bytes of this write, ranks,
  *    small_bytes) says so, else throttled.
  * Every mode stores the same bytes, and so do independent writes (see
@@ -358,9 +375,10 @@ CF_API int64_t cf_mpi_stream_files(MPI_Comm comm);
 
 /* Create stream `name` with one task per rank (task = rank in `comm`):
  * rank 0 chooses the layout (cf_stream_layout_choose with `files`, 0:
- * cf_stream_files_default for the nodes of `comm`; `chunk` and `align`, 0: the defaults, its own
- * st_blksize) and creates the stream (cf_stream_create); every rank then
- * opens its task.  `name`, `dtype`, `nmemb`, `files`, `chunk` and `align`
+ * cf_stream_files_default for the nodes of `comm`, counted only on a file
+ * system where that default depends on them; `chunk` and `align`, 0: the
+ * defaults, its own st_blksize) and creates the stream
+ * (cf_stream_create); every rank then opens its task.  `name`, `dtype`, `nmemb`, `files`, `chunk` and `align`
  * must agree.  Each rank appends with cf_stream_append on
  * cf_mpi_stream_task(s), any number of times, with no communication. */
 CF_API int cf_mpi_stream_create(cf_mpi_stream **out, cf_file *f, MPI_Comm comm, const char *name, const char *dtype,

@@ -113,10 +113,16 @@ CF_API int cf_stream_task_open(cf_stream_task **out, cf_stream_writer *w, int64_
 
 /* Append `count` rows (dtype "raw": bytes) at the end of the task's
  * stream, with no communication: chunk after chunk, each at the offset
- * cf_stream_chunk_offset gives, folding them into their chunks'
- * statistics (docs/format.md 8.7) in the same call.  The rows are part of the stream at the
- * next commit.  CF_EIO naming the physical file on a failed write; the
- * task then refuses further appends (CF_EIO) and its committed rows stay. */
+ * cf_stream_chunk_offset gives, folded into their chunks' CRC32Cs and
+ * statistics (docs/format.md 8.7) as they are written.  An append of less
+ * than 64 KiB is copied into the task's buffer (growing as it fills, to
+ * 256 KiB at most) and written with the next append that does not fit
+ * there, a larger one, or the next commit; a task alone in its physical
+ * file writes across its chunks in one call.  The rows are part of the
+ * stream at the next commit.  CF_EIO naming the physical file on a failed write
+ * (of this append's bytes, or of earlier ones that waited: the commit
+ * reports those it writes); the task then refuses further appends (CF_EIO)
+ * and its committed rows stay. */
 CF_API int cf_stream_append(cf_stream_task *t, const void *rows, int64_t count, cf_error *err);
 
 /* The rows appended to the task so far (committed or not). */

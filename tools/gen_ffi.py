@@ -27,6 +27,11 @@ committed:
 
 tests/python/test_ffi.py regenerates all three in memory and fails when a
 committed file differs.
+
+It also writes the Fortran modules' integer parameters,
+``fortran/<module>_const.inc`` (fortran/gen_const.py, also run by
+fortran/gen_rw.py), so that one command brings every binding in step
+with a header change.
 """
 
 from __future__ import annotations
@@ -277,18 +282,31 @@ def stale(package: Path = PACKAGE, include: Path = INCLUDE) -> list[str]:
                   if not (package / n).exists() or (package / n).read_text() != text)
 
 
+def fortran_files(include: Path = INCLUDE) -> dict[Path, str]:
+    """Path -> text of the Fortran parameter files the headers give."""
+    sys.path.insert(0, str(ROOT / "fortran"))
+    try:
+        import gen_const
+        from gen_rw import HEADER
+    finally:
+        sys.path.remove(str(ROOT / "fortran"))
+    return {ROOT / "fortran" / n: t for n, t in gen_const.const_files(HEADER, include).items()}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true",
                         help="write nothing; exit 1 if a generated file is stale")
     args = parser.parse_args(argv)
+    fortran = fortran_files()
     if args.check:
-        old = stale()
+        old = [f"python/colfile/{n}" for n in stale()]
+        old += [str(p.relative_to(ROOT)) for p, t in fortran.items()
+                if not p.exists() or p.read_text() != t]
         for n in old:
-            print(f"stale: python/colfile/{n} (run python3 tools/gen_ffi.py)", file=sys.stderr)
+            print(f"stale: {n} (run python3 tools/gen_ffi.py)", file=sys.stderr)
         return 1 if old else 0
-    for n, text in render_all().items():
-        path = PACKAGE / n
+    for path, text in [*((PACKAGE / n, t) for n, t in render_all().items()), *fortran.items()]:
         if not path.exists() or path.read_text() != text:
             path.write_text(text)
             print(f"wrote {path.relative_to(ROOT)} ({len(text)} bytes)", file=sys.stderr)

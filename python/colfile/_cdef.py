@@ -254,7 +254,8 @@ void cf_committer_free(cf_committer *q);
 enum cf_io_mode {
     CF_IO_AUTO       = 0,
     CF_IO_THROTTLED  = 1,
-    CF_IO_AGGREGATED = 2
+    CF_IO_AGGREGATED = 2,
+    CF_IO_BLOB_OWNERS = 3
 };
 int64_t cf_plan_share(int64_t total, int64_t parts, int64_t i, int64_t *first);
 int64_t cf_plan_nfile(int64_t total_bytes, int64_t nranks, int64_t blob_bytes);

@@ -286,19 +286,26 @@ class ColumnRows(ColumnHandle):
             converts from; may be empty).
         start : int, optional
             Where this rank's rows go (give it on every rank or on none).
-        mode : {'auto', 'throttled', 'aggregated'}
+        mode : {'auto', 'throttled', 'aggregated', 'blob_owners'}
             ``'throttled'``: every rank writes its own rows, at most
             ``concurrency`` ranks at a time (``cf_plan_turn``; a barrier
             between turns).  ``'aggregated'``: consecutive ranks form
             groups of about 64 MiB (``cf_plan_groups``); each converts its
             rows to the column dtype with the core's converter, and the
             group's first rank gathers them and writes them with one
-            request per piece of at most 64 MiB.  ``'auto'``: aggregated
+            request per piece of at most 64 MiB.  ``'blob_owners'``: each
+            blob has one writer, the rank holding its first written row;
+            the other ranks send it their rows of the blob (in pieces of
+            at most 64 MiB), so no two processes write one file (no extent
+            lock changes hands on Lustre or GPFS: the setting to use at
+            scale, docs/scale.md).  ``'auto'``: aggregated
             when ranks hold less than 4 MiB on average, else throttled
-            (``cf_plan_mode``).  One rank always writes directly, and so do
-            communicators without ``Split``/``Gatherv``.
+            (``cf_plan_mode``; never ``'blob_owners'``).  One rank always
+            writes directly, and so do communicators without
+            ``Split``/``Gatherv`` (``Send``/``Recv`` for ``'blob_owners'``).
         concurrency : int, optional
-            Ranks doing I/O at once in throttled mode (default
+            Ranks (blob owners) doing I/O at once in throttled
+            (``'blob_owners'``) mode (default
             ``CF_PLAN_CONCURRENCY``, 64).
 
         Examples

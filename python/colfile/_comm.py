@@ -213,6 +213,11 @@ class Comm:
         """True if the communicator can split and gather buffers (mpi4py)."""
         return hasattr(self.comm, "Split") and hasattr(self.comm, "Gatherv")
 
+    @property
+    def can_send(self) -> bool:
+        """True if the communicator sends buffers point-to-point (mpi4py)."""
+        return hasattr(self.comm, "Send") and hasattr(self.comm, "Recv")
+
     def split(self, color: int, key: int) -> Comm:
         return Comm(self.comm.Split(color, key), timeout=self.timeout)
 

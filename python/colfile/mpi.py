@@ -118,7 +118,7 @@ from ._core import column as _c
 from ._core import dtype as _cdtype
 from ._core import file as _cf
 from ._core import owners as _owners_core, plan as _plan
-from . import _owners
+from . import _blob_owners, _owners
 from ._constants import (
     CF_OPEN_DIGEST_HELPER,
     CF_OPEN_DIGEST_INLINE,
@@ -611,7 +611,8 @@ def write_all(comm: Comm, col: Any, data: Any, start: int | None = None, *,
               mode: str = "auto", concurrency: int | None = None) -> str:
     """Collective write of every rank's rows; see :meth:`colfile.Column.write_all`.
 
-    Returns the mode used (``'throttled'`` or ``'aggregated'``).
+    Returns the mode used (``'throttled'``, ``'aggregated'`` or
+    ``'blob_owners'``).
     """
     comm.enter("Column.write_all()", col._path)
     # every rank is in it: from here the column is the ranks' together, and
@@ -668,6 +669,8 @@ def write_all(comm: Comm, col: Any, data: Any, start: int | None = None, *,
         chosen = _plan.mode(sum(rank_bytes), comm.size, 0)
     if chosen == 2 and (comm.size == 1 or not comm.can_aggregate):
         chosen = 1
+    if chosen == 3 and (comm.size == 1 or not comm.can_send):
+        chosen = 1
     me = comm.rank
     n, s = counts[me], starts[me]
     failure: BaseException | None = None
@@ -685,8 +688,23 @@ def write_all(comm: Comm, col: Any, data: Any, start: int | None = None, *,
         agree(comm, failure=failure)
         return "throttled"
 
-    # aggregated: convert (core converter), gather to group leaders in pieces
     to = token(col.dtype)
+    # Rows already in the column's dtype, contiguous, are sent as they are.
+    direct = (arr.reshape(-1).view(np.uint8)
+              if token(arr.dtype) == to and arr.flags.c_contiguous else None)
+    if chosen == 3:
+        piece_rows = max(1, (GROUP_BYTES or CF_PLAN_GROUP_BYTES) // max(rowbytes, 1))
+
+        def convert(a: np.ndarray, i0: int, i1: int, out: np.ndarray) -> None:
+            _convert_rows(a, i0, i1, out, to, itemsize, nmemb)
+
+        failure = _blob_owners.write(comm, col, arr, starts, counts,
+                                     PLAN_CONCURRENCY if conc is None else conc,
+                                     piece_rows, direct, convert)
+        agree(comm, failure=failure)
+        return "blob_owners"
+
+    # aggregated: convert (core converter), gather to group leaders in pieces
     leaders = plan_groups(rank_bytes, GROUP_BYTES)
     lead = leaders[me]
     members = [r for r in range(comm.size) if leaders[r] == lead]
@@ -701,9 +719,6 @@ def write_all(comm: Comm, col: Any, data: Any, start: int | None = None, *,
     # split is a collective of its own, costing more than a small write.
     single = len(set(leaders)) == 1
     sub = comm if single else comm.split(lead, me)
-    # Rows already in the column's dtype, contiguous, are sent as they are.
-    direct = (arr.reshape(-1).view(np.uint8)
-              if token(arr.dtype) == to and arr.flags.c_contiguous else None)
     try:
         for p0 in range(0, total, piece):
             p1 = min(total, p0 + piece)

@@ -83,6 +83,7 @@ class StreamTask:
     def __init__(self, writer: StreamWriter, handle: Any, index: int) -> None:
         self._writer = writer
         self._h = handle
+        self._err = _s.error_record()  # reused by every append: C writes it only on a failure
         #: the task's number
         self.index = index
 
@@ -115,7 +116,7 @@ class StreamTask:
             arr = np.ascontiguousarray(arr)
         if w.nmemb > 1 and arr.size % w.nmemb:
             raise InvalidArgumentError(f"{w.name}: {arr.size} values are not whole rows of {w.nmemb}")
-        _s.append(self._h, arr, arr.size // w.nmemb)
+        _s.append(self._h, arr, arr.size // w.nmemb, self._err)
 
     @property
     def rows(self) -> int:

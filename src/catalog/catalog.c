@@ -389,7 +389,9 @@ static cf__catalog *load(const char *root, int root_fd, int any_generation)
     if (got == 0) {
         cat->len = len;
         cat->sharded = 1;
-        if (cf__cat_check_file(cat->buf, len, INDEX_MAGIC) != 0 || cf__cat_parse_index(cat) != 0) goto bad;
+        const char *magic = len >= MAGIC_LEN && memcmp(cat->buf, INDEX_MAGIC_V3, MAGIC_LEN) == 0 ? INDEX_MAGIC_V3
+                                                                                              : INDEX_MAGIC;
+        if (cf__cat_check_file(cat->buf, len, magic) != 0 || cf__cat_parse_index(cat) != 0) goto bad;
     } else {
         if (got != -2) goto bad; /* an index that cannot be read: no catalog */
         if (cf__cat_read(root_fd, CF__CATALOG_NAME, SIZE_MAX, &cat->buf, &len) != 0) goto bad;

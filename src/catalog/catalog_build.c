@@ -451,7 +451,14 @@ static int build_all(build *b)
  * are waited for, cf__cat_generation_settle).  Nonzero: no catalog. */
 static int build_with_generation(build *b, const char *dir, int durable)
 {
-    if (cf__cat_generation_settle(dir, durable, &b->generation) != 0) return -1;
+    /* the marks counted on from what the catalog on disk recorded (else
+     * the one the writer opened with): the bytes appended since, not the
+     * File's whole history */
+    const cf__catalog *rec = b->disk && b->disk->marks.known ? b->disk : b->old;
+    cf__cat_marks now;
+    if (cf__cat_generation_settle(dir, durable, rec ? &rec->marks : NULL, &now) != 0) return -1;
+    b->generation = now.at;
+    b->open_marks = now.open;
     return build_all(b);
 }
 

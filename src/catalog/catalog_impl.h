@@ -17,7 +17,9 @@
 #define MAGIC "CFCAT2\n"
 #define MAGIC_LEN 8
 /* The sharded catalog (catalog_shard.c): an index and its shards. */
-#define INDEX_MAGIC "CFIDX3\n"
+#define INDEX_MAGIC "CFIDX4\n"
+/* The index before it recorded the open marks (read, never written). */
+#define INDEX_MAGIC_V3 "CFIDX3\n"
 #define SHARD_MAGIC "CFSHD3\n"
 /* A shard holds the columns of one group, at most SHARD_COLS of them and
  * (but for a single column) at most SHARD_BYTES of entries. */
@@ -36,6 +38,15 @@
 extern const char *const cf__cat_slot_names[CF__CAT_NSLOTS];
 
 typedef cf__stamp stamp;
+
+/* What an index records of the generation file (generation.c): its size
+ * `at` (the generation) and how many '+' its first `at` bytes leave open,
+ * so that the next count reads only the bytes appended since.  known: 0
+ * where the catalog does not record it (counted from the file's start). */
+typedef struct cf__cat_marks {
+    uint64_t at, open;
+    int known;
+} cf__cat_marks;
 
 typedef struct cat_dir {
     const char *path;
@@ -87,6 +98,7 @@ struct cf__catalog {
     atomic_int all;      /* cols holds every column: 1; cannot: -1; not yet: 0 */
     uint64_t *dir_index; /* storage of every cols[i].dirs (single file) */
     uint64_t generation; /* the File's generation when it was built */
+    cf__cat_marks marks; /* the marks open at it (known: CFIDX4 only) */
     int root_fd;         /* the root directory, for short relative lookups */
     pthread_mutex_t lock; /* loading shards */
     /* whether the File's file system gives timestamps fine enough to
@@ -154,13 +166,17 @@ int cf__cat_generation_still(const cf__catalog *cat);
  * (a listing that differs from the catalog is then its change). */
 int cf__cat_generation_pending(const cf__catalog *cat);
 
-/* The generation for an update to record, read from the file in the
- * catalog directory dir before the walk: once the writers inside their
- * change (an unmatched '+') have finished or, after a second, are taken
- * for dead (their '+' matched here); made durable first when `durable`,
- * so that the file never ends up shorter than a recorded generation.
- * 0, or -1 when it is not a regular file or cannot be read. */
-int cf__cat_generation_settle(const char *dir, int durable, uint64_t *gen);
+/* The generation for an update to record, and the marks open at it, read
+ * from the file in the catalog directory dir before the walk: once the
+ * writers inside their change (an unmatched '+') have finished or, after
+ * a second, are taken for dead (their '+' matched here); made durable
+ * first when `durable`, so that the file never ends up shorter than a
+ * recorded generation.  The count continues from `from` (a catalog's
+ * record; NULL or unknown: from the start), reading only the bytes after
+ * it, when the file still agrees with it (docs/format.md 8.5); else it
+ * starts again from byte 0.  0, or -1 when it is not a regular file or
+ * cannot be read. */
+int cf__cat_generation_settle(const char *dir, int durable, const cf__cat_marks *from, cf__cat_marks *out);
 
 /* ---- shared helpers (catalog.c) ------------------------------------------ */
 
@@ -213,6 +229,7 @@ typedef struct build {
     const cf__catalog *disk; /* the one on disk now, whatever its generation */
     int fine;
     uint64_t generation;   /* the File's, read before the walk */
+    uint64_t open_marks;   /* the '+' open in its first `generation` bytes */
     int probed;            /* probe_clock gave `probe`: a reading of the file clock */
     struct timespec probe; /* ... taken after every change this update may trust */
     atomic_int racy;       /* stamps found too new to trust */

@@ -5,7 +5,8 @@
  *
  * Wire format (wire.h, little endian; a text is u64 n then n bytes, the
  * last NUL; a stamp is seven u64, as in catalog.c):
- *   colfile-catalog-index: "CFIDX3\n" NUL; u64 generation; u64 D, D
+ *   colfile-catalog-index: "CFIDX4\n" NUL; u64 generation; u64 the '+'
+ *     open in the generation file's first `generation` bytes; u64 D, D
  *     directories in strictly increasing path order (the root "" first,
  *     then every group), each a text and a stamp; u64 S, S shards in
  *     name order, each: text file name, text first column, text last
@@ -17,7 +18,8 @@
  *     increasing name order, each: text name, stamp of its directory, then
  *     `complete` and the slots as in the single-file catalog; u32 CRC32C.
  * A shard is used only with the index that names it, at the size and
- * CRC32C recorded there.
+ * CRC32C recorded there.  The index before the open marks ("CFIDX3\n",
+ * no such u64) is still read; its marks are counted from the start.
  */
 #include "catalog.h"
 
@@ -84,6 +86,12 @@ int cf__cat_parse_index(cf__catalog *cat)
     cf__wire_in in = { cat->buf + MAGIC_LEN, cat->buf + cat->len - 4 };
     uint64_t nd, ns;
     if (cf__wire_get_u64(&in, &cat->generation)) return -1;
+    cat->marks = (cf__cat_marks){ cat->generation, 0, 0 };
+    if (memcmp(cat->buf, INDEX_MAGIC, MAGIC_LEN) == 0) {
+        /* the marks open at the generation: at most one per byte */
+        if (cf__wire_get_u64(&in, &cat->marks.open) || cat->marks.open > cat->generation) return -1;
+        cat->marks.known = 1;
+    }
     if (cf__wire_get_u64(&in, &nd) || nd == 0 || nd > (uint64_t)(in.end - in.p) / 64) return -1;
     cat->dirs = calloc((size_t)nd, sizeof *cat->dirs);
     if (!cat->dirs) return -1;
@@ -368,6 +376,7 @@ static int serialize_index(const build *b, const shard_out *sh, size_t n, cf__wi
     qsort(groups, ng, sizeof *groups, compare_dir_ptrs);
     cf__wire_put(o, INDEX_MAGIC, MAGIC_LEN);
     cf__wire_put_u64(o, b->generation);
+    cf__wire_put_u64(o, b->open_marks);
     cf__wire_put_u64(o, (uint64_t)ng);
     for (size_t i = 0; i < ng; i++) {
         put_text(o, groups[i]->path, strlen(groups[i]->path));

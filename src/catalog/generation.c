@@ -9,7 +9,9 @@
  * not show another node's new column.  A '+' without its '-' is a writer
  * inside its change, or one killed there: a listing that differs from a
  * catalog of the current generation is then that writer's doing, not a
- * foreign writer's. */
+ * foreign writer's.  A catalog records, beside the generation, how many
+ * '+' are open at it: counting goes on from there, reading the bytes
+ * appended since rather than two bytes for every change the File had. */
 #include "catalog.h"
 
 #include <errno.h>
@@ -120,10 +122,14 @@ void cf__catalog_bump(const char *root)
     close(fd);
 }
 
+static int is_mark(char c) { return c == BEGIN_BYTE || c == DONE_BYTE || c == PLAIN_BYTE; }
+
 /* The marks of bytes [from, to) of fd added to *open_marks, the '+' not
  * yet matched by a later '-' (a '-' without one, from a writer an update
- * took for dead, counts for nothing).  0, or -1 when it cannot be read. */
-static int count_open(int fd, uint64_t from, uint64_t to, uint64_t *open_marks)
+ * took for dead, counts for nothing).  *foreign (when not NULL) is set if
+ * one of them is no byte colfile appends.  0, or -1 when they cannot be
+ * read. */
+static int count_open(int fd, uint64_t from, uint64_t to, uint64_t *open_marks, int *foreign)
 {
     char buf[65536];
     while (from < to) {
@@ -132,10 +138,44 @@ static int count_open(int fd, uint64_t from, uint64_t to, uint64_t *open_marks)
         for (size_t i = 0; i < got; i++) {
             if (buf[i] == BEGIN_BYTE) ++*open_marks;
             else if (buf[i] == DONE_BYTE && *open_marks) --*open_marks;
+            else if (foreign && !is_mark(buf[i])) *foreign = 1;
         }
         from += got;
     }
     return 0;
+}
+
+/* Whether the file (size bytes) may still be the one rec was counted on:
+ * at least that long, and (a cheap check for a tail lost with the power,
+ * which reads back as zeros or as other bytes) its byte before rec->at
+ * one that colfile appends.  The protocol keeps a recorded prefix as it
+ * was read (durable: fsynced before the catalog records it). */
+static int record_holds(int fd, const cf__cat_marks *rec, uint64_t size)
+{
+    if (!rec || !rec->known || rec->at > size || rec->open > rec->at) return 0;
+    if (rec->at == 0) return 1;
+    char last = 0;
+    size_t got = 0;
+    return cf__pread_all(fd, &last, 1, (int64_t)(rec->at - 1), &got, CF__GENERATION_NAME, NULL) == 0 && got == 1 &&
+           is_mark(last);
+}
+
+/* The marks open in the first size bytes of fd: continued from rec when
+ * the file agrees with it and every byte after it is one colfile appends
+ * (reading only those), else counted from byte 0.  0 or -1. */
+static int open_marks_at(int fd, const cf__cat_marks *rec, uint64_t size, uint64_t *open_marks)
+{
+    if (record_holds(fd, rec, size)) {
+        uint64_t n = rec->open;
+        int foreign = 0;
+        if (count_open(fd, rec->at, size, &n, &foreign) != 0) return -1;
+        if (!foreign) {
+            *open_marks = n;
+            return 0;
+        }
+    }
+    *open_marks = 0;
+    return count_open(fd, 0, size, open_marks, NULL);
 }
 
 int cf__cat_generation_pending(const cf__catalog *cat)
@@ -144,35 +184,36 @@ int cf__cat_generation_pending(const cf__catalog *cat)
     if (fd < 0) return 0;
     struct stat st;
     uint64_t open_marks = 0;
+    /* at the catalog's own generation its record is the count: nothing to read but a byte */
     int pending = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size == cat->generation &&
-                  count_open(fd, 0, cat->generation, &open_marks) == 0 && open_marks > 0;
+                  open_marks_at(fd, &cat->marks, cat->generation, &open_marks) == 0 && open_marks > 0;
     close(fd);
     return pending;
 }
 
-int cf__cat_generation_settle(const char *dir, int durable, uint64_t *gen)
+int cf__cat_generation_settle(const char *dir, int durable, const cf__cat_marks *from, cf__cat_marks *out)
 {
     char path[PATH_MAX];
     if (cf__cat_full_path(path, sizeof path, dir, CF__GENERATION_NAME, NULL)) return -1;
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) {
         if (errno != ENOENT) return -1;
-        *gen = 0;
+        *out = (cf__cat_marks){ 0, 0, 1 };
         return 0;
     }
     struct stat st;
     uint64_t open_marks = 0, seen = 0;
     int rc = -1;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) goto out;
-    if (count_open(fd, 0, (uint64_t)st.st_size, &open_marks)) goto out;
     seen = (uint64_t)st.st_size;
+    if (open_marks_at(fd, from, seen, &open_marks)) goto out;
     /* writers inside their change finish within a rename and an fsync */
     for (long long waited = 0; open_marks > 0 && waited < SETTLE_WAIT_NS; waited += SETTLE_POLL_NS) {
         struct timespec ts = { 0, SETTLE_POLL_NS };
         nanosleep(&ts, NULL);
         if (fstat(fd, &st) != 0) goto out;
         if ((uint64_t)st.st_size > seen) {
-            if (count_open(fd, seen, (uint64_t)st.st_size, &open_marks)) goto out;
+            if (count_open(fd, seen, (uint64_t)st.st_size, &open_marks, NULL)) goto out;
             seen = (uint64_t)st.st_size;
         }
     }
@@ -183,15 +224,21 @@ int cf__cat_generation_settle(const char *dir, int durable, uint64_t *gen)
         int wfd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
         char done[256];
         memset(done, DONE_BYTE, sizeof done);
-        while (wfd >= 0 && open_marks > 0) {
-            size_t n = open_marks < sizeof done ? (size_t)open_marks : sizeof done;
+        for (uint64_t left = open_marks; wfd >= 0 && left > 0;) {
+            size_t n = left < sizeof done ? (size_t)left : sizeof done;
             if (append_bytes(wfd, done, n) != 0) break;
-            open_marks -= n;
+            left -= n;
         }
         if (wfd >= 0) close(wfd);
+        /* what is recorded is the count at the size recorded: these '-'
+         * and whatever other writers appended meanwhile, read back */
         if (fstat(fd, &st) != 0) goto out;
+        if ((uint64_t)st.st_size > seen) {
+            if (count_open(fd, seen, (uint64_t)st.st_size, &open_marks, NULL)) goto out;
+            seen = (uint64_t)st.st_size;
+        }
     }
-    *gen = (uint64_t)st.st_size;
+    *out = (cf__cat_marks){ seen, open_marks, 1 };
     /* the generation a catalog records is durable before the catalog is:
      * after a power loss the file is never shorter than a recorded value */
     if (durable && fdatasync(fd) != 0 && errno != EINVAL) goto out;

@@ -1,7 +1,7 @@
 /* column.c - the column handle: making and freeing one, the metadata files
  * a commit writes, settling the CRCs of what was written, and the
  * accessors.  The rest of the handle: column_create.c, column_open.c,
- * column_commit.c, column_read.c, column_write.c, column_verify.c and
+ * column_stage.c, column_read.c, column_write.c, column_verify.c and
  * column_stats.c. */
 #include "column.h"
 #include "column_handle.h"
@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "checksum.h"
-#include "column_commit.h"
+#include "column_stage.h"
 #include "column_data.h"
 #include "column_index.h"
 #include "column_version.h"

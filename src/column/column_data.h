@@ -1,5 +1,5 @@
 /* column_data.h - reading and writing a column's blobs: what the handle
- * (column.c), its commits (column_commit.c), the read paths
+ * (column.c), its commits (column_stage.c, commit/column_commit.c), the read paths
  * (column_read.c), the write paths (column_write.c) and verification
  * (column_verify.c) share (internal). */
 #ifndef CF_COLUMN_DATA_H
@@ -53,16 +53,16 @@ void cf__column_close_fd(cf_column *c);
 int cf__column_layout_blobs(cf_column *c, int64_t keep, cf_error *err);
 
 /* Remove the blobs grow added for rows this handle will never commit now
- * (column_commit.c says when; with now_only_alone, only if no other handle
+ * (commit/column_commit.c says when; with now_only_alone, only if no other handle
  * writes them). */
 void cf__column_drop_new_blobs(cf_column *c, int now_only_alone);
 
 /* Make colfile-torn exist, durably, before the first in-place write over
- * committed rows (the commit protocol, column_commit.c). */
+ * committed rows (the commit protocol, column_stage.c). */
 int cf__column_mark_torn(cf_column *c, cf_error *err);
 
 /* Undo cf__column_mark_torn after a failure that changed no committed byte,
- * where this handle alone can know that (column_commit.c). */
+ * where this handle alone can know that (column_stage.c). */
 void cf__column_unmark_torn(cf_column *c);
 
 /* The file name of blob i ("%06X"). */

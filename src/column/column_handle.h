@@ -1,6 +1,6 @@
 /* column_handle.h - the column handle's fields (internal), grouped in
  * parts, each named with the file in charge of it (the commit part is the
- * commit protocol's state, column_commit.c; the statistics part is
+ * commit protocol's state, column_stage.c and commit/column_commit.c; the statistics part is
  * column_stats.c's, ...).  Only the files that use the fields include this;
  * the others go through the functions of column.h. */
 #ifndef CF_COLUMN_HANDLE_H
@@ -36,7 +36,7 @@ typedef struct cf__column_io {
 } cf__column_io;
 
 /* The checksums of the blobs (column.c settles them, column_write.c
- * records what writes change, column_commit.c publishes them). */
+ * records what writes change, commit/column_commit.c publishes them). */
 typedef struct cf__column_sums {
     uint32_t *committed_sums; /* h.sums as last read or written to disk */
     uint32_t *crc;
@@ -48,7 +48,7 @@ typedef struct cf__column_sums {
     cf__blob_writes *writes; /* nfile entries, NULL until the first write */
 } cf__column_sums;
 
-/* The commit protocol's state (column_commit.c). */
+/* The commit protocol's state (column_stage.c, commit/column_commit.c). */
 typedef struct cf__column_commit {
     int legacy_stats;   /* colfile-v1 had no statistics at open, so an older
                            colfile-stats-v1 may be there: the next commit

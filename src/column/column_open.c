@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "checksum.h"
-#include "column_commit.h"
+#include "column_stage.h"
 #include "column_data.h"
 #include "column_version.h"
 #include "error.h"

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "column_commit.h"
+#include "column_stage.h"
 #include "column_index.h"
 #include "hstamp.h"
 #include "error.h"

@@ -44,7 +44,7 @@ static const char usage[] =
     "  --rows N                   rows per rank (instead of --load)\n"
     "  --dtype D                  the column's dtype (default i4)\n"
     "  --nmemb M                  elements per row (default 1)\n"
-    "  --mode throttled|aggregated|auto   how ranks write (default auto)\n"
+    "  --mode throttled|aggregated|blob_owners|auto   how ranks write (default auto)\n"
     "  --nfile K                  blobs (default 0: automatic)\n"
     "  --concurrency C            ranks doing I/O at once (default 64)\n"
     "  --digest auto|inline|helper   where a write computes its sums, CRC32C\n"
@@ -108,6 +108,7 @@ static int parse(int argc, char **argv, settings *s, int rank)
             i++;
             if (strcmp(v, "throttled") == 0) s->mode = CF_IO_THROTTLED;
             else if (strcmp(v, "aggregated") == 0) s->mode = CF_IO_AGGREGATED;
+            else if (strcmp(v, "blob_owners") == 0) s->mode = CF_IO_BLOB_OWNERS;
             else if (strcmp(v, "auto") == 0) s->mode = CF_IO_AUTO;
             else goto bad;
             s->mode_name = v;
@@ -267,7 +268,10 @@ static double gbps(int64_t bytes, double seconds)
 
 static const char *mode_text(int mode)
 {
-    return mode == CF_IO_AGGREGATED ? "aggregated" : mode == CF_IO_THROTTLED ? "throttled" : "auto";
+    return mode == CF_IO_AGGREGATED    ? "aggregated"
+           : mode == CF_IO_BLOB_OWNERS ? "blob_owners"
+           : mode == CF_IO_THROTTLED   ? "throttled"
+                                       : "auto";
 }
 
 int main(int argc, char **argv)

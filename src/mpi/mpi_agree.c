@@ -289,8 +289,11 @@ int cf__mpi_resolve_options(const cf_mpi_options *opt, cf_mpi_options *o, cf_err
 {
     cf_mpi_options_init(o);
     if (opt) *o = *opt;
-    if (o->mode != CF_IO_AUTO && o->mode != CF_IO_THROTTLED && o->mode != CF_IO_AGGREGATED)
-        return FAIL(e, CF_EARG, "options: mode %d is not CF_IO_AUTO, CF_IO_THROTTLED or CF_IO_AGGREGATED", o->mode);
+    if (o->mode != CF_IO_AUTO && o->mode != CF_IO_THROTTLED && o->mode != CF_IO_AGGREGATED &&
+        o->mode != CF_IO_BLOB_OWNERS)
+        return FAIL(e, CF_EARG,
+                    "options: mode %d is not CF_IO_AUTO, CF_IO_THROTTLED, CF_IO_AGGREGATED or CF_IO_BLOB_OWNERS",
+                    o->mode);
     if (o->nfile < 0 || o->blob_bytes < 0 || o->group_bytes < 0 || o->small_bytes < 0 || o->chunk_rows < 0)
         return FAIL(e, CF_EARG,
                     "options: nfile, blob_bytes, group_bytes, small_bytes and chunk_rows must not be negative");

@@ -1,5 +1,6 @@
-/* mpi_io.c - collective writes (throttled in turns, or aggregated through
- * group leaders, as the core's plan says) and reads (include/colfile_mpi.h). */
+/* mpi_io.c - collective writes (throttled in turns, aggregated through
+ * group leaders, or through blob owners, as the options and the core's plan
+ * say) and reads (include/colfile_mpi.h). */
 #include "mpi_impl.h"
 
 #include <stdio.h>
@@ -230,6 +231,174 @@ int cf__mpi_find_overlap(const int64_t *ranges, int size, span *spans, int *lo, 
     return 0;
 }
 
+/* ---- Blob-owner writes ---------------------------------------------------- */
+
+/* Blob-owner mode (see colfile_mpi.h): each blob with written rows has one
+ * writer, its owner, the rank that holds the blob's first written row.  The
+ * other ranks holding rows of it send them there in pieces; so no two
+ * processes write one file and no extent lock changes hands.  A rank takes
+ * part only in the blobs its own rows touch, in increasing blob order;
+ * every wait (a receive, a send, a turn token) is for a lower or the same
+ * blob, so nothing waits in a circle. */
+
+/* The non-empty ranges, sorted by start (they do not overlap: checked). */
+static int sorted_spans(const int64_t *ranges, int size, span *spans)
+{
+    int n = 0, ordered = 1;
+    for (int r = 0; r < size; r++) {
+        if (ranges[2 * r + 1] == 0) continue;
+        spans[n] = (span){ ranges[2 * r], ranges[2 * r] + ranges[2 * r + 1], r };
+        if (n > 0 && spans[n].start < spans[n - 1].start) ordered = 0;
+        n++;
+    }
+    if (!ordered) qsort(spans, (size_t)n, sizeof *spans, span_order);
+    return n;
+}
+
+/* The first span ending after `row` (n if none). */
+static int span_after(const span *spans, int n, int64_t row)
+{
+    int lo = 0, hi = n;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (spans[mid].end > row) hi = mid;
+        else lo = mid + 1;
+    }
+    return lo;
+}
+
+/* The blob holding `row` (first[] holds the nfile + 1 blob starts). */
+static int64_t blob_of(const int64_t *first, int64_t nfile, int64_t row)
+{
+    int64_t lo = 0, hi = nfile - 1;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo + 1) / 2;
+        if (first[mid] <= row) lo = mid;
+        else hi = mid - 1;
+    }
+    return lo;
+}
+
+/* The owner of blob b, or -1 if no rank writes a row of it. */
+static int blob_owner(const span *spans, int n, const int64_t *first, int64_t b)
+{
+    if (first[b] == first[b + 1]) return -1;
+    int i = span_after(spans, n, first[b]);
+    return i < n && spans[i].start < first[b + 1] ? spans[i].rank : -1;
+}
+
+#define TAG_BLOB 0x5cf2
+
+/* Returns the agreed result. */
+static int write_blob_owners(cf_column *c, MPI_Comm comm, const int64_t *ranges, span *spans,
+                             const cf_mpi_options *o, const source *src, cf_error *e, cf_error *err)
+{
+    int rank = rank_of(comm), size = size_of(comm);
+    int64_t rowbytes = src->rowbytes, nfile = cf_column_nfile(c);
+    int64_t start = ranges[2 * rank], count = ranges[2 * rank + 1], end = start + count;
+    int n = sorted_spans(ranges, size, spans);
+    int64_t *first = malloc((size_t)(nfile + 1) * sizeof *first);
+    unsigned char *recv = NULL, *send = NULL;
+    int rc = 0, lrc = 0;
+    if (!first) rc = FAIL(e, CF_ENOMEM, "out of memory for %lld blob offsets", (long long)nfile);
+    for (int64_t b = 0; rc == 0 && b <= nfile; b++) first[b] = b == 0 ? 0 : first[b - 1] + cf_column_blob_rows(c, b - 1);
+    int64_t piece_bytes = o->group_bytes < CF_MPI_PIECE_BYTES ? o->group_bytes : CF_MPI_PIECE_BYTES;
+    int64_t piece_rows = piece_bytes / rowbytes > 0 ? piece_bytes / rowbytes : 1;
+    /* This rank's blobs [b0, b1], and its buffers: for receiving, if it
+     * owns a blob another rank writes to, and for converting rows it sends
+     * to another owner; each at most one piece. */
+    int64_t b0 = 0, b1 = -1, recv_rows = 0, send_rows = 0;
+    if (rc == 0 && count > 0) {
+        b0 = blob_of(first, nfile, start);
+        b1 = blob_of(first, nfile, end - 1);
+        for (int64_t b = b0; b <= b1; b++) {
+            int64_t lo = first[b], hi = first[b + 1];
+            if (blob_owner(spans, n, first, b) != rank) {
+                int64_t k = (end < hi ? end : hi) - (start > lo ? start : lo);
+                if (k > send_rows) send_rows = k;
+                continue;
+            }
+            for (int i = span_after(spans, n, lo); i < n && spans[i].start < hi; i++) {
+                int64_t k = (spans[i].end < hi ? spans[i].end : hi) - (spans[i].start > lo ? spans[i].start : lo);
+                if (spans[i].rank != rank && k > recv_rows) recv_rows = k;
+            }
+        }
+    }
+    if (recv_rows > piece_rows) recv_rows = piece_rows;
+    if (send_rows > piece_rows) send_rows = piece_rows;
+    if (src->direct) send_rows = 0;
+    if (rc == 0 && recv_rows > 0 && !(recv = malloc((size_t)(recv_rows * rowbytes))))
+        rc = FAIL(e, CF_ENOMEM, "out of memory for %lld bytes", (long long)(recv_rows * rowbytes));
+    if (rc == 0 && send_rows > 0 && !(send = malloc((size_t)(send_rows * rowbytes))))
+        rc = FAIL(e, CF_ENOMEM, "out of memory for %lld bytes", (long long)(send_rows * rowbytes));
+    if ((rc = cf__mpi_agree(comm, rc, e, err))) goto done;
+
+    /* Owners take turns in blob order, as group leaders do: an owner's
+     * blobs follow each other (its range is one run of rows). */
+    int64_t owners = 0, my_index = -1;
+    int prev = -1, next = -1, last = -1;
+    for (int64_t b = 0; b < nfile; b++) {
+        int ow = blob_owner(spans, n, first, b);
+        if (ow < 0 || ow == last) continue;
+        if (ow == rank) {
+            my_index = owners;
+            prev = last;
+        } else if (last == rank) {
+            next = ow;
+        }
+        last = ow;
+        owners++;
+    }
+    MPI_Comm data;
+    MPI_Comm_dup(comm, &data);
+    turns t;
+    cf__mpi_turns_open(&t, comm, my_index, owners, prev, next, o->concurrency);
+    int in_turn = 0;
+    for (int64_t b = b0; b <= b1; b++) {
+        int64_t lo = first[b], hi = first[b + 1];
+        int ow = blob_owner(spans, n, first, b);
+        if (ow != rank) {
+            /* my rows of b, to its owner */
+            int64_t a = start > lo ? start : lo, z = end < hi ? end : hi;
+            for (int64_t p = a; p < z; p += piece_rows) {
+                int64_t k = z - p < piece_rows ? z - p : piece_rows;
+                const void *buf = send;
+                int r2 = source_rows(src, p - start, k, send, &buf, e);
+                if (lrc == 0) lrc = r2;
+                MPI_Send(buf, (int)(k * rowbytes), MPI_BYTE, ow, TAG_BLOB, data);
+            }
+            continue;
+        }
+        if (!in_turn) {
+            cf__mpi_turn_begin(&t);
+            in_turn = 1;
+        }
+        for (int i = span_after(spans, n, lo); i < n && spans[i].start < hi; i++) {
+            int64_t a = spans[i].start > lo ? spans[i].start : lo, z = spans[i].end < hi ? spans[i].end : hi;
+            if (spans[i].rank == rank) {
+                if (lrc == 0)
+                    lrc = cf_column_write(c, a, z - a, src->buf + (a - start) * src->row_stride, src->dtype,
+                                          src->row_stride, src->elem_stride, e);
+                continue;
+            }
+            for (int64_t p = a; p < z; p += piece_rows) {
+                int64_t k = z - p < piece_rows ? z - p : piece_rows;
+                MPI_Recv(recv, (int)(k * rowbytes), MPI_BYTE, spans[i].rank, TAG_BLOB, data, MPI_STATUS_IGNORE);
+                if (lrc == 0) lrc = cf_column_write(c, p, k, recv, NULL, rowbytes, src->itemsize, e);
+            }
+        }
+    }
+    if (in_turn) cf__mpi_turn_end(&t);
+    cf__mpi_turns_close(&t);
+    MPI_Comm_free(&data);
+    rc = cf__mpi_agree(comm, lrc, e, err);
+done:
+    free(first);
+    free(recv);
+    free(send);
+    return rc;
+}
+
 int cf__mpi_overlap_error(MPI_Comm comm, const int64_t *ranges, int size, span *spans, const char *path, cf_error *e,
                           cf_error *err)
 {
@@ -294,12 +463,17 @@ int cf_mpi_column_write(cf_column *c, MPI_Comm comm, int64_t start, int64_t coun
             next = s + k;
         }
         if (mode == CF_IO_AUTO) mode = cf_plan_mode(total, size, o.small_bytes);
-        /* Aggregation needs the rows of a group to be one range, and rows
-         * that fit a message. */
-        if (!consecutive || src.rowbytes <= 0 || src.rowbytes > CF_MPI_PIECE_BYTES) mode = CF_IO_THROTTLED;
+        /* Both kinds of aggregation need rows that fit a message; groups
+         * need the rows of a group to be one range. */
+        if (src.rowbytes <= 0 || src.rowbytes > CF_MPI_PIECE_BYTES) mode = CF_IO_THROTTLED;
+        if (mode == CF_IO_AGGREGATED && !consecutive) mode = CF_IO_THROTTLED;
     }
     if (mode == CF_IO_AGGREGATED) {
         rc = write_aggregated(c, comm, ranges, &o, &src, &e, err);
+        goto done;
+    }
+    if (mode == CF_IO_BLOB_OWNERS) {
+        rc = write_blob_owners(c, comm, ranges, spans, &o, &src, &e, err);
         goto done;
     }
     turns t;

@@ -107,12 +107,21 @@ int cf_mpi_stream_create(cf_mpi_stream **out, cf_file *f, MPI_Comm comm, const c
     error_init(&e);
     int rank = rank_of(comm), size = size_of(comm), rc = 0;
     if (!out || !f || !name || !dtype) rc = FAIL(&e, CF_EARG, "cf_mpi_stream_create: NULL argument");
-    int_field ints[4] = { { "nmemb", nmemb }, { "files", files }, { "chunk", chunk }, { "align", align } };
+    cf_mpi_stream *s = rc ? NULL : calloc(1, sizeof *s);
+    if (rc == 0 && !s) rc = FAIL(&e, CF_ENOMEM, "%s: out of memory", name);
+    /* the nodes are counted (a collective) only when the default layout
+     * depends on them: no files given, and a File on a file system that
+     * is not local; every rank tells which, in the check it makes anyway */
+    int64_t by_node = rc == 0 && files == 0 && cf_stream_files_default(f, size, 1) != cf_stream_files_default(f, size, size);
+    int_field ints[5] = { { "nmemb", nmemb }, { "files", files }, { "chunk", chunk }, { "align", align },
+                          { "one file per node (the File's file system is not local)", by_node } };
     str_field strs[2] = { { "name", name }, { "dtype", dtype } };
-    if ((rc = cf__mpi_check_agree(comm, "cf_mpi_stream_create", ints, 4, strs, 2, rc, &e, err))) return rc;
-    if (files == 0) files = cf_stream_files_default(f, size, cf_mpi_stream_files(comm));
-    cf_mpi_stream *s;
-    if ((rc = stream_new(&s, comm, 0, &e, err))) return rc;
+    if ((rc = cf__mpi_check_agree(comm, "cf_mpi_stream_create", ints, 5, strs, 2, rc, &e, err))) {
+        free(s);
+        return rc;
+    }
+    if (files == 0) files = cf_stream_files_default(f, size, by_node ? cf_mpi_stream_files(comm) : 1);
+    MPI_Comm_dup(comm, &s->comm);
     /* rank 0 chooses the layout (its st_blksize) and creates */
     if (rank == 0) {
         cf_stream_layout l;
@@ -377,16 +386,17 @@ cf_stream_task *cf_mpi_stream_task(cf_mpi_stream *s)
     return s ? s->task : NULL;
 }
 
-/* (bytes, CRC32C) of consecutive parts of the table, joined in rank
- * order: MPI calls it with the lower ranks' pair in `in`. */
+/* {bytes, CRC32C, first failed rank} of consecutive parts of the table,
+ * joined in rank order: MPI calls it with the lower ranks' triple in `in`. */
 static void join_parts(void *in, void *inout, int *n, MPI_Datatype *type)
 {
     (void)type;
     const int64_t *a = in;
     int64_t *b = inout;
-    for (int i = 0; i < *n; i++, a += 2, b += 2) {
+    for (int i = 0; i < *n; i++, a += 3, b += 3) {
         b[1] = cf_stream_crc32c_join((uint32_t)a[1], (uint32_t)b[1], b[0]);
         b[0] += a[0];
+        b[2] = a[2] < b[2] ? a[2] : b[2];
     }
 }
 
@@ -460,37 +470,26 @@ int cf_mpi_stream_flush(cf_mpi_stream *s, cf_error *err)
     cf_error e;
     error_init(&e);
     MPI_Comm comm = s->comm;
-    int rank = rank_of(comm), rc;
-    /* each rank: its file made durable and its task's lines of the table */
+    int rank = rank_of(comm), size = size_of(comm), rc;
+    /* each rank: its file made durable and its task's lines of the table;
+     * a rank that failed goes on with no lines, and the agreement after
+     * the writes reports it (before anything is renamed) */
     char *text = NULL, *tmp = NULL;
-    int64_t len = 0;
+    int64_t len = 0, before = 0;
     uint32_t crc = 0;
-    rc = cf_stream_task_part(s->task, &text, &len, &crc, &e);
-    if ((rc = cf__mpi_agree(comm, rc, &e, err))) {
-        cf_free(text);
-        return rc;
-    }
-    /* where each rank's lines go (after the head, in rank order), and the
-     * length and CRC32C of them all at rank 0, by a reduction: rank 0
-     * receives O(log P) pairs, never the lines */
-    MPI_Datatype pair;
-    MPI_Op op;
-    MPI_Type_contiguous(2, MPI_INT64_T, &pair);
-    MPI_Type_commit(&pair);
-    MPI_Op_create(join_parts, 0, &op);
-    int64_t mine[2] = { len, (int64_t)crc }, body[2] = { 0, 0 }, before = 0;
-    MPI_Reduce(mine, body, 1, pair, op, 0, comm);
+    int mine = cf_stream_task_part(s->task, &text, &len, &crc, &e);
+    if (mine) len = 0;
+    /* where each rank's lines go: after the head and the lower ranks' lines */
     MPI_Exscan(&len, &before, 1, MPI_INT64_T, MPI_SUM, comm);
     if (rank == 0) before = 0; /* Exscan leaves rank 0's undefined */
-    MPI_Op_free(&op);
-    MPI_Type_free(&pair);
     /* rank 0 starts the temporary table with the head; every rank learns
      * its path and the head's length */
     int64_t hlen = 0, shared_len = 0;
     uint32_t hcrc = 0;
     unsigned char *packed = NULL;
     if (rank == 0) {
-        rc = cf_stream_part_begin(s->w, &tmp, &hlen, &hcrc, &e);
+        rc = mine;
+        if (rc == 0) rc = cf_stream_part_begin(s->w, &tmp, &hlen, &hcrc, &e);
         if (rc == 0) {
             shared_len = 8 + (int64_t)strlen(tmp) + 1;
             if (!(packed = malloc((size_t)shared_len))) rc = FAIL(&e, CF_ENOMEM, "out of memory");
@@ -502,14 +501,14 @@ int cf_mpi_stream_flush(cf_mpi_stream *s, cf_error *err)
         }
     }
     int got = 0;
-    if ((rc = cf__mpi_root_share(comm, rc, &e, (void **)&packed, &shared_len, &got, &e, err))) {
+    if ((rc = cf__mpi_root_share(comm, rank == 0 ? rc : 0, &e, (void **)&packed, &shared_len, &got, &e, err))) {
         cf_free(text);
         cf_free(tmp);
         return rc;
     }
-    rc = got;
+    rc = mine ? mine : got;
     const char *path = NULL;
-    if (rc == 0) {
+    if (got == 0) {
         memcpy(&hlen, packed, 8);
         path = (const char *)packed + 8;
     }
@@ -523,18 +522,28 @@ int cf_mpi_stream_flush(cf_mpi_stream *s, cf_error *err)
     if (rank != leader) send_part(comm, leader, text, len, before);
     else rc = write_parts(s, path, hlen, (int)first, text, len, before, rc, &e);
     cf_free(text);
-    int agreed = cf__mpi_agree(comm, rc, &e, err);
+    /* one reduction: whether every rank succeeded and, in rank order, the
+     * length and CRC32C of all the lines (rank 0 needs them to seal) */
+    MPI_Datatype triple;
+    MPI_Op op;
+    MPI_Type_contiguous(3, MPI_INT64_T, &triple);
+    MPI_Type_commit(&triple);
+    MPI_Op_create(join_parts, 0, &op);
+    int64_t part[3] = { len, (int64_t)crc, rc ? rank : size }, body[3] = { 0, 0, size };
+    MPI_Allreduce(part, body, 1, triple, op, comm);
+    MPI_Op_free(&op);
+    MPI_Type_free(&triple);
     /* rank 0 seals and renames, or removes the temporary table */
     int64_t unused = 0;
-    rc = 0;
+    int failed = (int)body[2] < size, end = 0;
     if (rank == 0) {
         uint32_t all = cf_stream_crc32c_join(hcrc, (uint32_t)body[1], body[0]);
-        rc = cf_stream_part_end(s->w, tmp, hlen + body[0], all, agreed == 0, &e);
+        end = cf_stream_part_end(s->w, tmp, hlen + body[0], all, !failed, failed ? NULL : &e);
     }
     free(packed);
     cf_free(tmp);
-    if (agreed) return agreed;
-    return cf__mpi_root_result(comm, rc, &e, &unused, err);
+    if (failed) return cf__mpi_spread_error(comm, (int)body[2], rc, &e, err);
+    return cf__mpi_root_result(comm, end, &e, &unused, err);
 }
 
 int cf_mpi_stream_close(cf_mpi_stream *s, cf_error *err)

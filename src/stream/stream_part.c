@@ -30,7 +30,8 @@ int cf_stream_task_part(cf_stream_task *t, char **text, int64_t *len, uint32_t *
     if (t->failed)
         return CF_FAIL(err, CF_EIO, "%s: task %lld: an earlier write failed; it cannot be committed", path,
                        (long long)t->task);
-    int rc = w->durable ? cf__fsync_fd(w->fds[t->file], path, err) : 0;
+    int rc = cf__stream_task_drain(t, err);
+    if (rc == 0 && w->durable) rc = cf__fsync_fd(w->fds[t->file], path, err);
     if (rc) return rc;
     char *p;
     size_t n;

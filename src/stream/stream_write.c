@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "checksum.h"
-#include "column_commit.h"
+#include "column_stage.h"
 #include "column.h"
 #include "error.h"
 #include "file.h"
@@ -48,6 +48,7 @@ void cf__stream_writer_free(cf_stream_writer *w)
             free(t->crcs);
             free(t->st);
             free(t->acc);
+            free(t->held_buf);
             free(t);
         }
     free(w->tasks);
@@ -262,9 +263,7 @@ static int stats_room(cf_stream_task *t, int64_t upto, cf_error *err)
     return 0;
 }
 
-/* Fold `count` rows that start at task byte `at` into the statistics:
- * each row to the chunk its first byte lies in. */
-static int stats_add(cf_stream_task *t, int64_t at, const unsigned char *rows, int64_t count, cf_error *err)
+int cf__stream_stats_add(cf_stream_task *t, int64_t at, const unsigned char *rows, int64_t count, cf_error *err)
 {
     const cf__stream_table *tb = &t->w->table;
     const int64_t R = tb->rowbytes, C = tb->layout.chunk, m = tb->nmemb;
@@ -335,7 +334,8 @@ static int stats_resume(cf_stream_task *t, cf_error *err)
 int cf_stream_task_open(cf_stream_task **out, cf_stream_writer *w, int64_t task, cf_error *err)
 {
     if (!out || !w) return CF_FAIL(err, CF_EARG, "cf_stream_task_open: NULL argument");
-    int64_t file = cf_stream_file_of(w->table.layout.tasks, w->table.layout.files, task, NULL, NULL);
+    int64_t in_file = 0;
+    int64_t file = cf_stream_file_of(w->table.layout.tasks, w->table.layout.files, task, NULL, &in_file);
     if (file < 0)
         return CF_FAIL(err, CF_EARG, "%s: task %lld out of range 0..%lld", w->path, (long long)task,
                        (long long)w->table.layout.tasks - 1);
@@ -364,6 +364,7 @@ int cf_stream_task_open(cf_stream_task **out, cf_stream_writer *w, int64_t task,
     t->w = w;
     t->task = task;
     t->file = file;
+    t->alone = in_file == 1;
     /* a task continues from what is committed (nothing in a new stream) */
     t->bytes = w->table.bytes[task];
     int64_t n = cf__stream_chunks(t->bytes, w->table.layout.chunk);
@@ -392,56 +393,6 @@ int cf_stream_task_open(cf_stream_task **out, cf_stream_writer *w, int64_t task,
 int64_t cf_stream_task_rows(const cf_stream_task *t)
 {
     return t ? t->bytes / t->w->table.rowbytes : -1;
-}
-
-int cf_stream_append(cf_stream_task *t, const void *rows, int64_t count, cf_error *err)
-{
-    if (!t || (count > 0 && !rows)) return CF_FAIL(err, CF_EARG, "cf_stream_append: NULL argument");
-    const cf_stream_writer *w = t->w;
-    const char *path = w->fpaths[t->file];
-    int fd = w->fds[t->file];
-    if (t->failed)
-        return CF_FAIL(err, CF_EIO, "%s: task %lld: an earlier write failed; its committed rows stay", path,
-                       (long long)t->task);
-    if (count < 0 || count > (INT64_MAX - t->bytes) / w->table.rowbytes)
-        return CF_FAIL(err, CF_EARG, "%s: task %lld: cannot append %lld rows", path, (long long)t->task,
-                       (long long)count);
-    const int64_t chunk = w->table.layout.chunk;
-    const unsigned char *p = rows;
-    int64_t left = count * w->table.rowbytes, at0 = t->bytes;
-    while (left > 0) {
-        int64_t block = t->bytes / chunk, within = t->bytes % chunk;
-        int64_t take = chunk - within < left ? chunk - within : left;
-        int64_t at = cf_stream_chunk_offset(&w->table.layout, t->task, block);
-        if (at < 0) {
-            t->failed = 1;
-            return CF_FAIL(err, CF_ERANGE, "%s: task %lld: chunk %lld lies beyond 2^62 bytes", path,
-                           (long long)t->task, (long long)block);
-        }
-        if (block >= t->cap) {
-            int64_t cap = t->cap ? t->cap * 2 : 4;
-            while (cap <= block) cap *= 2;
-            uint32_t *c = realloc(t->crcs, (size_t)cap * sizeof *c);
-            if (!c) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", path);
-            t->crcs = c;
-            t->cap = cap;
-        }
-        int rc = cf__pwrite_all(fd, p, (size_t)take, at + within, path, err);
-        if (rc) {
-            t->failed = 1;
-            return rc;
-        }
-        t->crcs[block] = cf__crc32c_update(within ? t->crcs[block] : 0, p, (size_t)take);
-        t->bytes += take;
-        p += take;
-        left -= take;
-    }
-    if (w->table.stats) {
-        int rc = stats_add(t, at0, rows, count, err);
-        if (rc) t->failed = 1;
-        return rc;
-    }
-    return 0;
 }
 
 /* The state of t into buf (24 + 4 x chunks bytes, and 40 x chunks x nmemb
@@ -505,10 +456,9 @@ int cf_stream_task_state(cf_stream_task *t, void *buf, int64_t cap, int64_t *len
     if (cap < need)
         return CF_FAIL(err, CF_ERANGE, "%s: task %lld: state needs %lld bytes, buffer has %lld", path,
                        (long long)t->task, (long long)need, (long long)cap);
-    if (t->w->durable) {
-        int rc = cf__fsync_fd(t->w->fds[t->file], path, err);
-        if (rc) return rc;
-    }
+    int rc = cf__stream_task_drain(t, err);
+    if (rc == 0 && t->w->durable) rc = cf__fsync_fd(t->w->fds[t->file], path, err);
+    if (rc) return rc;
     pack_state(t, buf);
     return 0;
 }
@@ -656,6 +606,8 @@ int cf_stream_flush(cf_stream_writer *w, cf_error *err)
     if (!w->owner)
         return CF_FAIL(err, CF_EARG, "%s: only the writer that created the stream commits it", w->path);
     int rc;
+    for (int64_t i = 0; i < w->table.layout.tasks; i++)
+        if (w->tasks[i] && (rc = cf__stream_task_drain(w->tasks[i], err))) return rc;
     /* each physical file made durable once, however many tasks share it */
     for (int64_t i = 0; w->durable && i < w->table.layout.files; i++)
         if (w->fds[i] >= 0 && (rc = cf__fsync_fd(w->fds[i], w->fpaths[i], err))) return rc;

@@ -12,7 +12,12 @@ struct cf_stream_task {
     cf_stream_writer *w;
     int64_t task;
     int64_t file;     /* its physical file: w->fds[file], w->fpaths[file] */
-    int64_t bytes;    /* appended so far */
+    int64_t bytes;    /* appended so far (held bytes included) */
+    int alone;        /* the only task of its file: its chunks follow each other */
+    /* small appends wait here (stream_append.c): the last `held` bytes of
+     * the task, not yet written nor in crcs and statistics */
+    unsigned char *held_buf;
+    int64_t held, held_cap;
     uint32_t *crcs;   /* running CRC32C of each chunk */
     int64_t cap;
     int failed;       /* a write failed: no more appends */
@@ -54,6 +59,15 @@ static inline void cf__stream_task_stat(const cf_stream_task *t, int64_t k, int6
     if (k < t->open) *s = t->st[k * tb->nmemb + j];
     else if (k == t->open) cf__stream_stat_from_acc(&t->acc[j], s);
 }
+
+/* Fold `count` rows that start at task byte `at` into the statistics:
+ * each row to the chunk its first byte lies in (stream_write.c). */
+int cf__stream_stats_add(cf_stream_task *t, int64_t at, const unsigned char *rows, int64_t count, cf_error *err);
+
+/* Write the task's held bytes (stream_append.c): what a commit or a task
+ * state counts is then in its file, its CRC32Cs and statistics.  A failed
+ * write fails the task. */
+int cf__stream_task_drain(cf_stream_task *t, cf_error *err);
 
 /* A writer for this row type and layout, every task at 0 bytes; and its
  * release (stream_write.c). */

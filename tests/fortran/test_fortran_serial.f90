@@ -216,6 +216,7 @@ contains
     msg = ''
     call colfile_attr_get(a, 'ids', iv, stat=st, errmsg=msg)
     call check(st == COLFILE_ENOENT, 'deleted attribute is gone')
+    call check(colfile_attr_count(a, 'ids', stat=st) == 0 .and. st == COLFILE_ENOENT, 'no count of a deleted attribute')
     call check(index(msg, 'part/pos') > 0 .and. index(msg, 'ids') > 0, 'message names column and attribute: ' &
       // trim(msg))
     call check(size(iv) == 0, 'no elements for a missing attribute')

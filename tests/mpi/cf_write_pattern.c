@@ -3,7 +3,7 @@
  * byte for byte (the Python MPI layer has a twin of this program).
  *
  *   mpiexec -n R cf_write_pattern DIR --total N --nfile K
- *       --mode throttled|aggregated|auto [--concurrency C]
+ *       --mode throttled|aggregated|blob_owners|auto [--concurrency C]
  *       [--layout even|skewed|uneven] [--align] [--appends K] [--chunk-rows R]
  *
  * DIR is created (or emptied).  Columns, in this order, each created with
@@ -32,7 +32,7 @@
 #include "mpi_program.h"
 
 static const char usage[] =
-    "usage: cf_write_pattern DIR --total N --nfile K --mode throttled|aggregated|auto\n"
+    "usage: cf_write_pattern DIR --total N --nfile K --mode throttled|aggregated|blob_owners|auto\n"
     "                        [--concurrency C] [--layout even|skewed|uneven] [--align] [--appends K]\n"
     "                        [--chunk-rows R]\n";
 
@@ -135,6 +135,7 @@ int main(int argc, char **argv)
             layout = v;
         else if (strcmp(a, "--mode") == 0 && strcmp(v, "throttled") == 0) mode = CF_IO_THROTTLED;
         else if (strcmp(a, "--mode") == 0 && strcmp(v, "aggregated") == 0) mode = CF_IO_AGGREGATED;
+        else if (strcmp(a, "--mode") == 0 && strcmp(v, "blob_owners") == 0) mode = CF_IO_BLOB_OWNERS;
         else if (strcmp(a, "--mode") == 0 && strcmp(v, "auto") == 0) mode = CF_IO_AUTO;
         else goto bad;
     }

@@ -42,8 +42,14 @@ class _Reader:
 
 
 def read_index(root: Path) -> dict[str, Any]:
-    r = _Reader((root / ".colfile-catalog" / INDEX).read_bytes(), b"CFIDX3\n\0")
+    """The index: "marks" is the number of '+' open in the generation
+    file's first "generation" bytes, None in an index before that field
+    (CFIDX3)."""
+    buf = (root / ".colfile-catalog" / INDEX).read_bytes()
+    r = _Reader(buf, b"CFIDX3\n\0" if buf[:8] == b"CFIDX3\n\0" else b"CFIDX4\n\0")
     generation = r.u64()
+    marks = r.u64() if buf[:8] == b"CFIDX4\n\0" else None
+    assert marks is None or marks <= generation
     dirs = [(r.text(), r.stamp()) for _ in range(r.u64())]
     assert [d[0] for d in dirs] == sorted(d[0] for d in dirs) and dirs[0][0] == b""
     shards = []
@@ -55,7 +61,7 @@ def read_index(root: Path) -> dict[str, Any]:
             r.pos += shard["size"]
         shards.append(shard)
     r.done()
-    return {"generation": generation, "dirs": dirs, "shards": shards}
+    return {"generation": generation, "marks": marks, "dirs": dirs, "shards": shards}
 
 
 def read_shard(root: Path, shard: dict[str, Any]) -> list[dict[str, Any]]:
@@ -128,8 +134,12 @@ def write_shard(root: Path, shard: dict[str, Any], cols: list[dict[str, Any]]) -
 
 
 def write_index(root: Path, index: dict[str, Any]) -> None:
-    """Replace the index (read_index's shape)."""
-    out = b"CFIDX3\n\0" + _u64(index["generation"]) + _u64(len(index["dirs"]))
+    """Replace the index (read_index's shape; "marks" None: an index
+    before that field, CFIDX3)."""
+    marks = index.get("marks")
+    out = (b"CFIDX3\n\0" + _u64(index["generation"]) if marks is None
+           else b"CFIDX4\n\0" + _u64(index["generation"]) + _u64(marks))
+    out += _u64(len(index["dirs"]))
     for path, st in index["dirs"]:
         out += _text(path) + _stamp(st)
     out += _u64(len(index["shards"]))

@@ -46,6 +46,21 @@ def test_cold_snapshot_quick(tmp_path: Path, lib: Any) -> None:
     assert sorted(rounds["gbps_per_round"]) == sorted(names)
     assert all(len(v) == 2 and min(v) > 0 for v in rounds["gbps_per_round"].values())
     assert os.listdir(tmp_path / "work") == []  # its snapshot is removed
+    # every reader reads a copy of its own: none comes back from a cache
+    # (the host's, on a virtual machine) warmed by another reader
+    files = rounds["files"]
+    assert sorted(files) == sorted(names) and len(set(files.values())) == len(names), files
+
+
+def test_cold_snapshot_shared_files(tmp_path: Path, lib: Any) -> None:
+    """--shared-files: the readers of one system read the same copy."""
+    cmd = [sys.executable, str(SCRIPT), "--rows", "4096", "--repeats", "1",
+           "--readers", "colfile,colfile-verify,h5py,dd", "--shared-files",
+           "--prime", str(1 << 20), "--tmpdir", str(tmp_path), "--json", str(tmp_path / "rounds.json")]
+    run_script(cmd, env=child_env())
+    files = json.loads((tmp_path / "rounds.json").read_text())["files"]
+    assert files["colfile"] == files["colfile-verify"] and files["h5py"] == files["dd"], files
+    assert files["colfile"] != files["h5py"]
 
 
 def test_cold_snapshot_refuses_unknown_readers_and_libraries(tmp_path: Path) -> None:

@@ -130,15 +130,23 @@ def test_predicted_hand_offs_of_plans() -> None:
     # as many blobs as ranks: one writer per blob
     r = lustre_model.predicted("colfile throttled", 16, 9765, 16, 1024)
     assert r["handoffs"] == 0 and r["cancelled"] == 0 and r["K"] == 16
+    # blob owners: each blob written whole by one process, none taken over
+    o = lustre_model.predicted("colfile blob owners", 16, 9765, 15, 1024)
+    assert o["handoffs"] == 0 and o["cancelled"] == 0 and o["K"] == 15 and o["J"] == 1
     # the default plan at 10^5 ranks of 10^7 rows of f8 x 3
     m = lustre_model.plan_nfile(100_000 * 10**7 * 24, 100_000, 256 << 20)
     assert m == 89_407
+    full = lustre_model.predicted("colfile blob owners", 100_000, 10**7, m, 1)
+    assert full["handoffs"] == 0 and full["K"] == m
+    assert lustre_model.predicted("colfile throttled", 100_000, 10**7, m, 1)["handoffs"] == 99_999
 
 
 def test_script_counts_match_the_plan_on_four_ranks(tmp_path: Path) -> None:
     """bench/lustre_model.py on 4 ranks of 7000 rows with the plan's sizes
     / 1024: 3 blobs split evenly (every rank boundary inside a blob: 3
-    hand-offs), or aligned to ranks (one blob holds two ranks whole: 1)."""
+    hand-offs), or aligned to ranks (one blob holds two ranks whole: 1);
+    the same even blobs written by their owners: one writer per blob, no
+    hand-off."""
     sys.path.insert(0, str(ROOT / "tests" / "python" / "mpi"))
     from mpirun import c_iosim, mpiexec  # noqa: PLC0415  (skips without MPI or a C build)
 
@@ -147,7 +155,7 @@ def test_script_counts_match_the_plan_on_four_ranks(tmp_path: Path) -> None:
     out = tmp_path / "model.md"
     cmd = [sys.executable, str(ROOT / "bench" / "lustre_model.py"), "--ranks", "4",
            "--rows-full", str(7000 * 1024), "--build", str(build),
-           "--systems", "colfile throttled,colfile aligned", "--markdown", str(out)]
+           "--systems", "colfile throttled,colfile aligned,colfile blob owners", "--markdown", str(out)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     rows = {line.split(" | ")[0][2:]: line.split(" | ") for line in out.read_text().splitlines()
@@ -158,3 +166,8 @@ def test_script_counts_match_the_plan_on_four_ranks(tmp_path: Path) -> None:
     assert rows["colfile aligned"][8] == "1 (1)" and rows["colfile aligned"][9] == "1"
     # 3 calls (create, fsync, close) per rank and blob it writes, besides rank 0's
     assert rows["colfile aligned"][5] == "3" and rows["colfile throttled"][5] == "6"
+    # blob owners: no hand-off, no file with two writers, at most one writer of
+    # any file, and 3 calls on any rank but 0 (its one blob)
+    owners = rows["colfile blob owners"]
+    assert owners[2] == "3" and owners[8] == "0 (0)" and owners[9] == "0"
+    assert owners[11] == "1" and owners[5] == "3"

@@ -25,7 +25,7 @@ def _generation(root: Path) -> int:
 
 def _recorded(root: Path) -> int:
     buf = (root / ".colfile-catalog" / "colfile-catalog-index").read_bytes()
-    assert buf[:8] == b"CFIDX3\n\0"
+    assert buf[:8] == b"CFIDX4\n\0"
     return int(struct.unpack_from("<Q", buf, 8)[0])
 
 

@@ -318,3 +318,37 @@ def test_import_parses_no_c_and_runs_no_library_search(tmp_path: Path) -> None:
     assert out[0] == "[]"
     assert out[1] == "True True"
     assert isinstance(colfile.__version__, str) and colfile.__version__[0].isdigit()
+
+
+def test_generator_picks_up_new_declarations(tmp_path: Path) -> None:
+    """A function, a struct and a constant that another header change adds
+    reach the cdef and cffi's tables with no edit to the generator, and
+    their doc comments and export macro do not."""
+    import shutil
+
+    import cffi
+
+    gen = _gen_ffi()
+    include = tmp_path / "include"
+    shutil.copytree(INCLUDE, include)
+    h = include / "colfile_stream.h"
+    text = h.read_text()
+    at = text.rindex("#ifdef __cplusplus")
+    h.write_text(text[:at] + (
+        "/* A probe the test adds: its rows\n * (spelled over two comment lines). */\n"
+        "#define CF_TESTONLY_MAX ((int64_t)3 << 10)\n"
+        "typedef struct cf_testonly { int64_t rows[CF_TESTONLY_MAX]; const char *name; } cf_testonly;\n"
+        "CF_API int cf_testonly_probe(cf_stream_reader *r, cf_testonly *out,\n"
+        "                             int64_t n, cf_error *err);\n\n") + text[at:])
+    files = gen.render_all(include)
+    ns: dict[str, Any] = {}
+    exec(compile(files["_cdef.py"], "_cdef.py", "exec"), ns)
+    cdef = ns["CDEF"]
+    assert _functions(cdef, None)["cf_testonly_probe"] == 4
+    assert "int64_t rows[3072];" in cdef and "A probe" not in cdef and "CF_API" not in cdef
+    assert "CF_TESTONLY_MAX = 3072" in files["_constants.py"]
+    assert "cf_testonly_probe" in files["_ffi_abi.py"]
+    ffi = cffi.FFI()
+    ffi.cdef(cdef)
+    assert ffi.sizeof("cf_testonly") == 3072 * 8 + ffi.sizeof("char *")
+    assert len(ffi.typeof("int(*)(cf_stream_reader *, cf_testonly *, int64_t, cf_error *)").args) == 4

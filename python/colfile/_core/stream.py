@@ -113,10 +113,18 @@ def task_open(w: Any, task: int) -> Any:
     return out[0]
 
 
-def append(t: Any, rows: np.ndarray, count: int) -> None:
+def error_record() -> Any:
+    """A ``cf_error *`` record for a task's appends to reuse."""
+    return new_error()
+
+
+def append(t: Any, rows: np.ndarray, count: int, err: Any = None) -> None:
     """``cf_stream_append`` of ``count`` rows from the C-contiguous array
-    ``rows`` (already in the stream's dtype)."""
-    err = new_error()
+    ``rows`` (already in the stream's dtype).  ``err``: a ``cf_error *``
+    record to reuse (the task's own: a fresh one costs about as much as a
+    small append)."""
+    if err is None:
+        err = new_error()
     check(lib().cf_stream_append(t, ptr(rows) if count else ffi.NULL, count, err), err, "column")
 
 

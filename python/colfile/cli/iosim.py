@@ -92,7 +92,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     size.add_argument("--rows", type=_count, metavar="N", help="rows per rank")
     p.add_argument("--dtype", metavar="D", help="the column's dtype (default i4)")
     p.add_argument("--nmemb", type=_count, metavar="M", help="elements per row (default 1)")
-    p.add_argument("--mode", choices=("throttled", "aggregated", "auto"), default="auto",
+    p.add_argument("--mode", choices=("throttled", "aggregated", "blob_owners", "auto"),
+                   default="auto",
                    help="how ranks write (default auto)")
     p.add_argument("--nfile", type=_count, default=0, metavar="K",
                    help="blobs (default 0: automatic)")

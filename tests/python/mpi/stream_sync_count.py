@@ -89,7 +89,7 @@ def main() -> None:
             prev = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
             resource.setrlimit(resource.RLIMIT_FSIZE, (8192, old[1]))
             try:
-                w.append(np.zeros(4096))  # past the limit: the write fails
+                w.append(np.zeros(16384))  # past the limit, too large to wait in the task's buffer: the write fails
                 raise AssertionError("the write past RLIMIT_FSIZE succeeded")
             except colfile.Error:
                 pass

@@ -1,6 +1,6 @@
 """The C and the Python MPI layers write the same bytes.
 
-For 1, 2 and 4 ranks and the throttled and aggregated modes, the Python
+For 1, 2 and 4 ranks and the throttled, aggregated and blob-owner modes, the Python
 pattern writer (``write_pattern.py``, colfile.mpi) and the C one
 (``tests/mpi/cf_write_pattern.c``, libcolfile-mpi) write the same File, and
 both trees must equal, file for file and byte for byte, a serial write of
@@ -55,6 +55,8 @@ def check_reference(ref: dict[str, bytes]) -> None:
 
 CASES = [(n, mode, layout) for n in (1, 2, 4) for mode in ("throttled", "aggregated")
          for layout in ("even", "skewed")]
+# blob owners: every layout (uneven: rank boundaries inside blobs)
+CASES += [(n, "blob_owners", layout) for n in (1, 2, 4) for layout in ("even", "skewed", "uneven")]
 
 
 @pytest.mark.parametrize("nranks,mode,layout", CASES)
@@ -170,16 +172,19 @@ def test_appends_write_the_same_bytes(nranks: int, mode: str, layout: str,
 CHUNKED = ["--total", "60001", "--nfile", "3", "--layout", "uneven", "--chunk-rows", "2"]
 
 
-@pytest.mark.parametrize("nranks", [1, 2, 4])
-def test_large_columns_same_bytes_in_c_and_python(nranks: int, tmp_path: Path) -> None:
+@pytest.mark.parametrize("nranks,mode", [(1, "throttled"), (2, "throttled"), (4, "throttled"),
+                                         (4, "blob_owners")])
+def test_large_columns_same_bytes_in_c_and_python(nranks: int, mode: str, tmp_path: Path) -> None:
     """Closing by chunk owners (C and Python) writes the serial bytes, the
-    chunk index included, for uneven splits across chunk boundaries."""
+    chunk index included, for uneven splits across chunk boundaries (and
+    with blob owners, whose statistics and CRCs of the rows they receive
+    are theirs)."""
     mpiexec()
     exe = c_mpi_program("cf_write_pattern")
     ref, py, c = tmp_path / "ref", tmp_path / "py", tmp_path / "c"
     run_serial([WRITER, ref, "--mode", "throttled", *CHUNKED, "--serial"], timeout=300)
-    run_ok(launch(nranks, [sys.executable, WRITER, py, "--mode", "throttled", *CHUNKED]))
-    run_ok(launch(nranks, [exe, c, "--mode", "throttled", *CHUNKED]))
+    run_ok(launch(nranks, [sys.executable, WRITER, py, "--mode", mode, *CHUNKED]))
+    run_ok(launch(nranks, [exe, c, "--mode", mode, *CHUNKED]))
     want = tree(ref)
     assert "Position/colfile-index-v1" in want and "Velocity/colfile-index-v1" in want
     assert tree(py) == want

@@ -1,7 +1,7 @@
 """Write the cross-language test pattern with colfile's Python MPI layer.
 
     mpiexec -n N python write_pattern.py DIR --total N --nfile K \\
-        --mode throttled|aggregated|auto [--concurrency C] \\
+        --mode throttled|aggregated|blob_owners|auto [--concurrency C] \\
         [--layout even|skewed|uneven] [--align] [--appends K] [--chunk-rows R] [--serial]
 
 The C program ``tests/mpi/cf_write_pattern.c`` (libcolfile-mpi) does exactly
@@ -85,7 +85,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("dir")
     p.add_argument("--total", type=int, required=True)
     p.add_argument("--nfile", type=int, required=True)
-    p.add_argument("--mode", choices=("throttled", "aggregated", "auto"), required=True)
+    p.add_argument("--mode", choices=("throttled", "aggregated", "blob_owners", "auto"),
+                   required=True)
     p.add_argument("--concurrency", type=int, default=None)
     p.add_argument("--layout", choices=("even", "skewed", "uneven"), default="even")
     p.add_argument("--chunk-rows", type=int, default=None)

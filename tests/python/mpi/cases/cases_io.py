@@ -87,11 +87,11 @@ def test_roundtrip(comm: Any, shared: Path, kind: str) -> None:
     assert tree(path) == tree(shared / "ser")
 
 
-@pytest.mark.parametrize("mode", ["throttled", "aggregated", "auto"])
+@pytest.mark.parametrize("mode", ["throttled", "aggregated", "blob_owners", "auto"])
 @pytest.mark.parametrize("tiny", [False, True], ids=["default", "tinygroups"])
 def test_write_all_modes_equal_serial(comm: Any, shared: Path, mode: str, tiny: bool,
                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    if tiny:  # many aggregation groups, many pieces per leader
+    if tiny:  # many aggregation groups, many pieces per leader (or owner)
         monkeypatch.setattr(cmpi, "GROUP_BYTES", 200)
         monkeypatch.setattr(cmpi, "PIECE_BYTES", 72)
     counts, total, first, mine = my_rows("uneven", comm)
@@ -112,7 +112,7 @@ def test_write_all_modes_equal_serial(comm: Any, shared: Path, mode: str, tiny: 
     assert tree(path) == tree(shared / "ser")
 
 
-@pytest.mark.parametrize("mode", ["throttled", "aggregated"])
+@pytest.mark.parametrize("mode", ["throttled", "aggregated", "blob_owners"])
 def test_write_all_explicit_start_and_vectors(comm: Any, shared: Path, mode: str,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(cmpi, "GROUP_BYTES", 64)

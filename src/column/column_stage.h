@@ -1,8 +1,9 @@
-/* column_commit.h - the commit protocol of a column (docs/format.md 8.3):
- * what creating and opening (column_create.c, column_open.c) and
- * committing (column_commit.c) share (internal). */
-#ifndef CF_COLUMN_COMMIT_H
-#define CF_COLUMN_COMMIT_H
+/* column_stage.h - the commit protocol of a column (docs/format.md 8.3):
+ * what creating and opening (column_create.c, column_open.c), staging
+ * (column_stage.c) and committing (commit/column_commit.c) share
+ * (internal). */
+#ifndef CF_COLUMN_STAGE_H
+#define CF_COLUMN_STAGE_H
 
 #include "column.h"
 
