@@ -208,6 +208,14 @@ const cf__acc *cf__stats_peek(const cf__stats *s, int64_t b, int64_t k);
 cf__acc *cf__stats_chunks(cf__stats *s, int64_t b, int64_t k0, int64_t k1);
 cf__acc *cf__stats_chunk(cf__stats *s, int64_t b, int64_t k);
 
+/* Keep a fine level from now on (for the dtype d; none for dtypes
+ * cf__stats_fine_rows gives 0): chunks held after this get fine entries,
+ * those held before stay without (their blocks unknown).  Only reading
+ * data back asks for one (cf_column_index_blob): a write never keeps a
+ * fine level, so the index a write leaves does not depend on how its rows
+ * were split over processes and calls. */
+void cf__stats_keep_fine(cf__stats *s, const cf__dtype *d);
+
 /* The fine entries of held chunk k of blob b (fine_m x nmemb), NULL when
  * not held or the column has no fine level. */
 cf__fine *cf__stats_fine(const cf__stats *s, int64_t b, int64_t k);

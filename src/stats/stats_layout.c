@@ -69,9 +69,7 @@ int cf__stats_alloc(cf__stats *s, const cf__header *h, int64_t chunk_rows, const
         return CF_FAIL(err, CF_ENOMEM, "%s: out of memory for the statistics of %lld blobs", path,
                        (long long)h->nfile);
     }
-    s->chunk_rows = chunk_rows;
-    s->fine_rows = cf__stats_fine_rows(chunk_rows, &h->dtype);
-    s->fine_m = s->fine_rows ? (chunk_rows + s->fine_rows - 1) / s->fine_rows : 0;
+    s->chunk_rows = chunk_rows; /* no fine level: cf__stats_keep_fine asks for one */
     s->nmemb = h->nmemb;
     s->nfile = h->nfile;
     s->cls = cf__acc_class(&h->dtype);
@@ -125,6 +123,8 @@ int cf__stats_grow(cf__stats *s, const cf__header *h, int64_t old_nfile, const c
         memset(&s->blob[b], 0, sizeof s->blob[b]);
         n.valid[b] = s->valid[b];
     }
+    n.fine_rows = s->fine_rows; /* the blobs kept keep their fine entries */
+    n.fine_m = s->fine_m;
     cf__stats_free(s);
     *s = n;
     return 0;
@@ -256,6 +256,13 @@ cf__acc *cf__stats_chunks(cf__stats *s, int64_t b, int64_t k0, int64_t k1)
     bs->run[a].acc = acc;
     bs->run[a].fine = fine;
     return acc + (k0 - lo) * s->nmemb;
+}
+
+void cf__stats_keep_fine(cf__stats *s, const cf__dtype *d)
+{
+    if (s->fine_m) return;
+    s->fine_rows = cf__stats_fine_rows(s->chunk_rows, d);
+    s->fine_m = s->fine_rows ? (s->chunk_rows + s->fine_rows - 1) / s->fine_rows : 0;
 }
 
 cf__fine *cf__stats_fine(const cf__stats *s, int64_t b, int64_t k)

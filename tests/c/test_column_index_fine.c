@@ -1,6 +1,6 @@
 /* test_column_index_fine.c - the fine level of a column's chunk index as
  * readers get it (src/column/column_index_fine.c): a column of f8 x 2
- * written in two blobs (the second's last chunk short), its sub-chunk
+ * written in two blobs (no fine level), then indexed (cf_column_index_blob builds it) (the second's last chunk short), its sub-chunk
  * records through cf_column_index_count/_nodes at level -1 against the
  * data, the records past a short chunk's end empty, and a chunk with a
  * NaN not refined (its records not valid for that component). */
@@ -28,6 +28,18 @@ static void test_fine_records_match_the_data(void)
     CHECK_OK(cf_column_create(&c, f, "p", "f8", NMEMB, rows, 2, &err), &err);
     CHECK_OK(cf_column_set_chunk_rows(c, CHUNK, &err), &err);
     CHECK_OK(cf_column_write(c, 0, rows, v, NULL, 8 * NMEMB, 8, &err), &err);
+    CHECK_OK(cf_column_close(c, &err), &err);
+    cf_file_close(f);
+
+    /* a write leaves no fine level; indexing the blobs (the data read back) builds it */
+    CHECK_OK(cf_file_open(&f, cf_test_dir(), 0, &err), &err);
+    CHECK_OK(cf_column_open(&c, f, "p", &err), &err);
+    CHECK_EQ_INT(cf_column_index_count(c, -1), 0);
+    CHECK_OK(cf_column_close(c, &err), &err);
+    cf_file_close(f);
+    CHECK_OK(cf_file_open(&f, cf_test_dir(), CF_OPEN_WRITE, &err), &err);
+    CHECK_OK(cf_column_open(&c, f, "p", &err), &err);
+    for (int64_t b = 0; b < 2; b++) CHECK_OK(cf_column_index_blob(c, b, &err), &err);
     CHECK_OK(cf_column_close(c, &err), &err);
     cf_file_close(f);
 

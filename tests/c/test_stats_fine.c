@@ -211,6 +211,8 @@ static void test_fine_section_bytes(void)
     cf__stats s;
     cf_error err;
     CHECK_OK(cf__stats_alloc(&s, &h, CHUNK, "t", &err), &err);
+    CHECK_EQ_INT(s.fine_m, 0); /* writes keep none */
+    cf__stats_keep_fine(&s, &h.dtype);
     CHECK_EQ_INT(s.fine_m, 2);
     static double v[2500 * NMEMB];
     for (int k = 0; k < 2500 * NMEMB; k++) v[k] = (double)(k * 7 % 1001) - (k / NMEMB);

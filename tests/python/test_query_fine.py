@@ -1,6 +1,7 @@
-"""The fine level of the chunk index (min and max per sub-chunk): written
-with the data, used by query planning to skip sub-chunks inside chunks the
-levels cannot decide, rebuilt by ``colfile index``; queries stay exact
+"""The fine level of the chunk index (min and max per sub-chunk): never
+written with the data (a write's index does not depend on how its rows were
+split), built by ``colfile index`` from the data read back, used by query
+planning to skip sub-chunks inside chunks the levels cannot decide; queries stay exact
 (compared row for row with numpy on random predicates), columns without a
 fine level plan as before, a damaged fine level warns and is not used."""
 
@@ -20,7 +21,7 @@ import colfile
 from colfile import chunkindex
 from colfile.cli import main as cli
 
-N = 1 << 19          # 1024 sub-chunks of 512 rows of f8: the index is written
+N = 1 << 19          # 1024 sub-chunks of 512 rows of f8: `colfile index` writes the index
 CHUNK = 16384        # 32 sub-chunks per chunk
 
 
@@ -51,13 +52,26 @@ def snap():
     with colfile.File(path, "w") as f:
         for name, arr in data.items():
             f.create(name, data=arr, chunk_rows=CHUNK)
+    cli(["index", "-q", path])
     f = colfile.File(path, "r")
     yield f, data, path
     f.close()
     shutil.rmtree(d, ignore_errors=True)
 
 
-def test_fine_level_written(snap):
+def test_write_leaves_no_fine_level(tmp_path):
+    data = _data(11)
+    path = str(tmp_path / "s")
+    with colfile.File(path, "w") as f:
+        f.create("P", data=data["P"], chunk_rows=CHUNK)
+        f.create("Q", data=data["P"], chunk_rows=512)    # 1024 chunks: an index, levels only
+    with colfile.File(path, "r") as f:
+        assert chunkindex.info(f["P"])["state"] == "absent"
+        assert chunkindex.info(f["Q"])["state"] == "current"
+        assert chunkindex.count(f["Q"], chunkindex.FINE_LEVEL) == 0
+
+
+def test_fine_level_built_by_index(snap):
     f, data, _ = snap
     p = f["P"]
     assert chunkindex.info(p)["state"] == "current"
@@ -135,6 +149,7 @@ def test_damaged_fine_block_warns_and_stays_exact(tmp_path):
     path = str(tmp_path / "s")
     with colfile.File(path, "w") as f:
         f.create("P", data=data["P"], chunk_rows=CHUNK)
+    cli(["index", "-q", path])
     ip = _index_path(path, "P")
     st_ = os.stat(ip)
     with open(ip, "r+b") as fh:   # a byte inside the fine level's last block
@@ -166,7 +181,7 @@ def test_index_rebuilds_a_missing_fine_level(tmp_path):
     path = str(tmp_path / "s")
     with colfile.File(path, "w") as f:
         f.create("P", data=data["P"], chunk_rows=CHUNK)
-    os.remove(_index_path(path, "P"))
+    assert not os.path.exists(_index_path(path, "P"))   # a write builds no fine level
     with colfile.File(path, "r") as f:
         assert chunkindex.count(f["P"], chunkindex.FINE_LEVEL) == 0
         before = colfile.where(f, "P[0] < 0.2")
@@ -179,8 +194,7 @@ def test_index_rebuilds_a_missing_fine_level(tmp_path):
 
 
 def test_rewritten_rows_keep_the_fine_level_exact(tmp_path):
-    """Rows written twice: the sub-chunks count more values than rows, so
-    their blocks are unknown and the chunks plan from their own records."""
+    """Rows written twice, then indexed: the fine level is the data's."""
     data = _data(9)
     path = str(tmp_path / "s")
     p = data["P"].copy()
@@ -188,6 +202,8 @@ def test_rewritten_rows_keep_the_fine_level_exact(tmp_path):
         c = f.create("P", data=p, chunk_rows=CHUNK)
         p[5000:5100, 0] = 1e6
         c[5000:5100] = p[5000:5100]
+    cli(["index", "-q", path])
     with colfile.File(path, "r") as f:
+        assert chunkindex.count(f["P"], chunkindex.FINE_LEVEL) == N // 512
         sel = colfile.where(f, "P[0] > 1000")
         np.testing.assert_array_equal(sel.rows, np.arange(5000, 5100))
