@@ -174,9 +174,6 @@ void cf__column_add_to_chunks(const cf_column *c, cf__acc *acc, int64_t k0, int6
  * the statistics of the chunks they fall in, held from their first write
  * on (memory follows what is written, not the blob's claimed rows).  With
  * no memory for them the blob's statistics become unknown. */
-/* Bytes folded at a time when a fine level is kept (stays in L2). */
-#define CF__FINE_SLICE ((int64_t)64 << 10)
-
 int cf__column_stats_off(const cf_column *c)
 {
     return c->stat.stats_off;
@@ -192,47 +189,20 @@ void cf__column_stats_add(cf_column *c, int64_t b, int64_t elem, const unsigned 
     /* a new chunk starts from the scale of the one before (speed only) */
     const cf__acc *prev = k0 > 0 && acc[0].hint == 0.0 ? cf__stats_peek(&c->stat.stats, b, k0 - 1) : NULL;
     if (prev) acc[0].hint = prev[0].hint;
+    cf__column_add_to_chunks(c, acc, k0, elem, p, n);
     const cf__stats *s = &c->stat.stats;
-    if (!s->fine_m) {
-        cf__column_add_to_chunks(c, acc, k0, elem, p, n);
-        return;
-    }
-    /* With a fine level: slices of about CF__FINE_SLICE bytes cut at
-     * sub-chunk boundaries; where the row folder takes a slice's values it
-     * gives their sub-chunks' min and max with the chunk's
-     * (cf__acc_add_fine), the rest are folded into them after it, while
-     * the slice is still in cache. */
+    if (!s->fine_m) return;
+    /* the fine level (kept only where data are read back, cf__stats_keep_fine):
+     * a pass of its own, sub-chunk by sub-chunk */
     int64_t nmemb = c->h.nmemb, w = c->h.dtype.width, sub_elems = s->fine_rows * nmemb;
-    int64_t target = CF__FINE_SLICE / w > sub_elems ? CF__FINE_SLICE / w : sub_elems;
-    while (n > 0) {
-        int64_t k = elem / chunk_elems, start = k * chunk_elems, end = elem + n;
-        if (end > start + chunk_elems) end = start + chunk_elems;
-        if ((elem - start) % sub_elems) {
-            /* the rest of a sub-chunk first: the slices after start at boundaries */
-            int64_t cut = start + ((elem - start) / sub_elems + 1) * sub_elems;
-            end = cut < end ? cut : end;
-        } else if (end - elem > target) {
-            int64_t cut = start + (elem + target - start + sub_elems - 1) / sub_elems * sub_elems;
-            end = cut < end ? cut : end;
-        }
-        cf__acc *a = acc + (k - k0) * nmemb;
-        if (k > k0 && a[0].hint == 0.0) a[0].hint = a[-nmemb].hint;
+    for (int64_t e = elem, end = elem + n; e < end;) {
+        int64_t k = e / chunk_elems, start = k * chunk_elems, i = (e - start) / sub_elems;
+        int64_t stop = start + (i + 1) * sub_elems;
+        if (stop > start + chunk_elems) stop = start + chunk_elems;
+        if (stop > end) stop = end;
         cf__fine *fine = cf__stats_fine(s, b, k);
-        int64_t in = elem - start, sub = in / sub_elems, done = 0;
-        if (fine)
-            done = cf__acc_add_fine(a, nmemb, elem % nmemb, p, end - elem, &c->h.dtype, fine + sub * nmemb, sub_elems,
-                                    in - sub * sub_elems);
-        else
-            cf__acc_add(a, nmemb, elem % nmemb, p, end - elem, &c->h.dtype);
-        for (int64_t e = elem + done; fine && e < end;) {
-            int64_t i = (e - start) / sub_elems, stop = start + (i + 1) * sub_elems;
-            if (stop > end) stop = end;
-            cf__fine_add(fine + i * nmemb, nmemb, e % nmemb, p + (e - elem) * w, stop - e, &c->h.dtype);
-            e = stop;
-        }
-        p += (end - elem) * w;
-        n -= end - elem;
-        elem = end;
+        if (fine) cf__fine_add(fine + i * nmemb, nmemb, e % nmemb, p + (e - elem) * w, stop - e, &c->h.dtype);
+        e = stop;
     }
 }
 

@@ -84,16 +84,6 @@ int cf__acc_get(struct cf__wire_in *in, cf__acc *a);
 void cf__acc_add(cf__acc *acc, int64_t nmemb, int64_t component0, const void *data, int64_t n,
                  const cf__dtype *d);
 
-/* As cf__acc_add, and where the AVX2 row folder takes the values (native
- * f4 or f8 rows of 1 to 4 components, whole rows, sub-chunk boundaries
- * between its rounds), the min and max of their sub-chunks into fine: the
- * data start at value `phase` of a sub-chunk of sub_vals values whose
- * entries fine points to (the next sub-chunks' follow).  Returns how many
- * of the n values went into fine as well (from the first on); the caller
- * folds the rest with cf__fine_add. */
-int64_t cf__acc_add_fine(cf__acc *acc, int64_t nmemb, int64_t component0, const void *data, int64_t n,
-                         const cf__dtype *d, cf__fine *fine, int64_t sub_vals, int64_t phase);
-
 /* As cf__acc_add, with the AVX2 kernels (avx2 1), with the AVX-512 ones
  * too where there are any (avx2 2), or without either (avx2 0); 1 only
  * if the CPU has AVX2, 2 only if it has AVX-512F as well.  For the tests:
@@ -215,6 +205,9 @@ cf__acc *cf__stats_chunk(cf__stats *s, int64_t b, int64_t k);
  * fine level, so the index a write leaves does not depend on how its rows
  * were split over processes and calls. */
 void cf__stats_keep_fine(cf__stats *s, const cf__dtype *d);
+
+/* No fine level any more (statistics merged from another process). */
+void cf__stats_drop_fine(cf__stats *s);
 
 /* The fine entries of held chunk k of blob b (fine_m x nmemb), NULL when
  * not held or the column has no fine level. */

@@ -351,7 +351,7 @@ void cf__acc_add_simd(cf__acc *acc, int64_t nmemb, int64_t component0, const voi
     if (avx2 && nmemb <= 4 && (type == CF__ST_f8 || type == CF__ST_f4) && !swap && (uintptr_t)p % w == 0 &&
         n >= 64) {
         /* one pass: count, nan, min, max and the exact sums */
-        size_t used = cf__float_rows_avx2(acc, nmemb, c0, p, (size_t)n, type == CF__ST_f4, NULL, 0, 0);
+        size_t used = cf__float_rows_avx2(acc, nmemb, c0, p, (size_t)n, type == CF__ST_f4);
         p += used * w; /* whole rows: the next value is component c0 again */
         n -= (int64_t)used;
         if (n == 0) return;
@@ -404,30 +404,6 @@ void cf__acc_add_simd(cf__acc *acc, int64_t nmemb, int64_t component0, const voi
         }
         done += span;
     }
-}
-
-int64_t cf__acc_add_fine(cf__acc *acc, int64_t nmemb, int64_t component0, const void *data, int64_t n,
-                         const cf__dtype *d, cf__fine *fine, int64_t sub_vals, int64_t phase)
-{
-    int64_t done = 0;
-#if defined(CF__STATS_AVX2)
-    /* the row folder's blocks, cut at sub-chunk boundaries, give the
-     * sub-chunks' min and max with the chunk's */
-    int type = n >= 64 && nmemb >= 1 && nmemb <= 4 ? cf__stats_type_index(d) : -1;
-    int64_t lanes = type == CF__ST_f8 ? (nmemb == 3 ? 12 : 16) : type == CF__ST_f4 ? (nmemb == 3 ? 24 : 16) : 0;
-    if (lanes && fine && d->order == cf__dtype_native_order() && (uintptr_t)data % (uintptr_t)d->width == 0 &&
-        component0 % nmemb == 0 && sub_vals % lanes == 0 && (sub_vals - phase) % lanes == 0 &&
-        cf__stats_have_avx2()) {
-        done = (int64_t)cf__float_rows_avx2(acc, nmemb, 0, data, (size_t)n, type == CF__ST_f4, fine, sub_vals, phase);
-    }
-#else
-    (void)fine;
-    (void)sub_vals;
-    (void)phase;
-#endif
-    if (done < n)
-        cf__acc_add(acc, nmemb, component0 + done, (const unsigned char *)data + done * d->width, n - done, d);
-    return done;
 }
 
 /* ---- on the wire ---------------------------------------------------------- */

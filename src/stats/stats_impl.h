@@ -186,8 +186,7 @@ size_t cf__f8_interleaved(cf__acc *acc, int64_t nmemb, int64_t c0, const double 
 /* Rows of 1 to 4 native f8 (or f4 if f4) at an aligned address, with
  * AVX2, exact sums included (one pass); returns the values consumed, a
  * multiple of nmemb. */
-size_t cf__float_rows_avx2(cf__acc *acc, int64_t nmemb, int64_t c0, const void *x, size_t n, int f4,
-                           cf__fine *fine, int64_t sub_vals, int64_t phase);
+size_t cf__float_rows_avx2(cf__acc *acc, int64_t nmemb, int64_t c0, const void *x, size_t n, int f4);
 #endif
 
 /* The exact sums of n native f4 (f4 1) or f8 values, rows of nmemb

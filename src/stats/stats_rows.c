@@ -327,14 +327,8 @@ static inline double cf__pow2(int k)
 /* Fold as many whole rounds of x[0..n) (f8, or f4 if f4) as possible into
  * acc (nmemb 1 to 4 components, the first value being component c0),
  * their exact sums included; returns the values consumed, a multiple of
- * nmemb.  With fine (not NULL): x[0] is value `phase` of a sub-chunk of
- * sub_vals values whose entries are fine[0 .. nmemb), the next sub-chunk's
- * follow; blocks then end at sub-chunk boundaries, and each block's min
- * and max, computed anyway, go to its sub-chunk's entries too (the caller
- * checks that boundaries fall between rounds: sub_vals and sub_vals -
- * phase multiples of the lanes). */
-size_t cf__float_rows_avx2(cf__acc *acc, int64_t nmemb, int64_t c0, const void *x, size_t n, int f4,
-                           cf__fine *fine, int64_t sub_vals, int64_t phase)
+ * nmemb. */
+size_t cf__float_rows_avx2(cf__acc *acc, int64_t nmemb, int64_t c0, const void *x, size_t n, int f4)
 {
     int R = nmemb == 3 ? 3 : f4 ? 2 : 4;
     size_t lanes = (size_t)R * (f4 ? 8 : 4), w = f4 ? 4 : 8;
@@ -359,12 +353,6 @@ size_t cf__float_rows_avx2(cf__acc *acc, int64_t nmemb, int64_t c0, const void *
     while (n - used >= lanes) {
         size_t rounds = (n - used) / lanes;
         if (rounds > per_block) rounds = per_block;
-        int64_t sub = 0;
-        if (fine) {
-            sub = (phase + (int64_t)used) / sub_vals;
-            size_t left = (size_t)((sub + 1) * sub_vals - (phase + (int64_t)used)) / lanes;
-            if (rounds > left) rounds = left;
-        }
         size_t values = rounds * lanes, per_comp = values / (size_t)nmemb;
         const unsigned char *q = p + used * w;
         if (hint < 0.0) hint = cf__absmax_avx2(q, values, f4);
@@ -394,14 +382,6 @@ size_t cf__float_rows_avx2(cf__acc *acc, int64_t nmemb, int64_t c0, const void *
         for (int64_t j = 0; j < nmemb; j++) {
             big = -mn[j] > big ? -mn[j] : big;
             big = mx[j] > big ? mx[j] : big;
-        }
-        if (fine) {
-            cf__fine *fe = fine + sub * nmemb;
-            for (int64_t j = 0; j < nmemb; j++) {
-                fe[j].mn = mn[j] < fe[j].mn ? mn[j] : fe[j].mn;
-                fe[j].mx = mx[j] > fe[j].mx ? mx[j] : fe[j].mx;
-                fe[j].count += (int64_t)per_comp;
-            }
         }
         /* the checks of the exact split (see above) */
         int exact = split && !again && big <= (s - 2 - L >= -1022 ? cf__pow2(s - 2 - L) : ldexp(1.0, s - 2 - L));

@@ -135,67 +135,6 @@ static void test_sub_chunk_rule(void)
     CHECK_EQ_INT(cf__stats_fine_rows(65536, &f2), 0);
 }
 
-/* cf__acc_add_fine (the row folder's blocks cut at sub-chunk boundaries)
- * gives the chunk accumulators cf__acc_add gives, and with cf__fine_add
- * over the values it leaves, the sub-chunk entries cf__fine_add alone
- * gives: for f8 and f4 rows of 1 to 4, at every phase. */
-static void test_fused_matches_separate(void)
-{
-    enum { N = 6000 };
-    static double x[N * 4];
-    static float y[N * 4];
-    uint64_t s = 4242;
-    for (int k = 0; k < N * 4; k++) {
-        x[k] = (double)(int64_t)(rnd(&s) % 2000001) / 1000.0 - 1000.0 + 1e5 * (k / 3000);
-        if (k % 1013 == 5) x[k] = NAN;
-        y[k] = (float)x[k];
-    }
-    for (int wide = 0; wide < 2; wide++)
-        for (int64_t nmemb = 1; nmemb <= 4; nmemb++) {
-            cf__dtype d = {cf__dtype_native_order(), 'f', wide ? 8 : 4};
-            int64_t sub_vals = (wide ? 512 : 1024) * nmemb;
-            for (int64_t phase = 0; phase < sub_vals; phase += sub_vals / 4 + (phase % 2 ? 0 : nmemb * 3)) {
-                int64_t n = N * nmemb - phase;
-                const void *p = wide ? (const void *)x : (const void *)y;
-                enum { M = 64 };
-                cf__fine a[M * 4], b[M * 4];
-                cf__acc ca[4], cb[4];
-                for (int64_t j = 0; j < nmemb; j++) {
-                    cf__acc_init(&ca[j], &d);
-                    cf__acc_init(&cb[j], &d);
-                }
-                fine_init(a, M * 4, 'f');
-                fine_init(b, M * 4, 'f');
-                int64_t done = cf__acc_add_fine(ca, nmemb, 0, p, n, &d, a, sub_vals, phase);
-                CHECK(done <= n);
-                if (__builtin_cpu_supports("avx2") && phase % (wide ? 16 : 24) == 0 && nmemb != 3)
-                    CHECK(done > 0);
-                for (int64_t e = done; e < n;) {
-                    int64_t i = (phase + e) / sub_vals, stop = (i + 1) * sub_vals - phase;
-                    if (stop > n) stop = n;
-                    cf__fine_add(a + i * nmemb, nmemb, e % nmemb, (const char *)p + e * d.width, stop - e, &d);
-                    e = stop;
-                }
-                cf__acc_add(cb, nmemb, 0, p, n, &d);
-                for (int64_t e = 0; e < n;) {
-                    int64_t i = (phase + e) / sub_vals, stop = (i + 1) * sub_vals - phase;
-                    if (stop > n) stop = n;
-                    cf__fine_add(b + i * nmemb, nmemb, e % nmemb, (const char *)p + e * d.width, stop - e, &d);
-                    e = stop;
-                }
-                for (int64_t j = 0; j < nmemb; j++) {
-                    CHECK(ca[j].count == cb[j].count && ca[j].nan == cb[j].nan);
-                    CHECK(ca[j].v.f.min == cb[j].v.f.min && ca[j].v.f.max == cb[j].v.f.max);
-                    CHECK(cf__acc_sum(&ca[j]) == cf__acc_sum(&cb[j]));
-                }
-                for (int64_t q = 0; q < M * nmemb; q++) {
-                    CHECK_EQ_INT(a[q].count, b[q].count);
-                    CHECK(a[q].mn == b[q].mn && a[q].mx == b[q].mx);
-                }
-            }
-        }
-}
-
 /* An index of 3 blobs of f8 x 2 (rows 2500, 0, 1100; CHUNK 1024: sub-chunks
  * of 512 rows, 2 per chunk), the last blob's statistics unknown. */
 static void test_fine_section_bytes(void)
@@ -278,5 +217,5 @@ static void test_fine_section_bytes(void)
     cf__stats_free(&s);
 }
 
-CF_TESTS(CF_TEST(test_float_kernels_agree), CF_TEST(test_fused_matches_separate), CF_TEST(test_integer_bounds_outward), CF_TEST(test_sub_chunk_rule),
+CF_TESTS(CF_TEST(test_float_kernels_agree), CF_TEST(test_integer_bounds_outward), CF_TEST(test_sub_chunk_rule),
          CF_TEST(test_fine_section_bytes))

@@ -190,7 +190,7 @@ static void check_rows(int nmemb, int c0, int avx2_path)
     }
     size_t used = 0;
 #if defined(CF__STATS_AVX2)
-    if (avx2_path) used = cf__float_rows_avx2(acc, nmemb, c0, x, N, 0, NULL, 0, 0);
+    if (avx2_path) used = cf__float_rows_avx2(acc, nmemb, c0, x, N, 0);
 #endif
 #if defined(CF__STATS_SSE2)
     if (!avx2_path) used = cf__f8_interleaved(acc, nmemb, c0, x, N);

@@ -437,7 +437,7 @@ static void test_one_pass_rows(void)
                     if (m > N - done) m = N - done;
                     size_t used = 0;
 #if defined(CF__STATS_AVX2)
-                    if (have) used = cf__float_rows_avx2(rows, nmemb, 0, (const char *)data + done * w, m, f4, NULL, 0, 0);
+                    if (have) used = cf__float_rows_avx2(rows, nmemb, 0, (const char *)data + done * w, m, f4);
 #endif
                     CHECK(used % (size_t)nmemb == 0 && used <= m);
                     cf__float_sums_native(rows, nmemb, 0, (const char *)data + (done + used) * w, m - used, f4,

@@ -90,30 +90,30 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     return p
 
 
-def _needs_index(col: Any) -> bool:
+def _needs_index(col: Any, fine: bool) -> bool:
     """Whether ``col``'s chunk index (docs/format.md 8.6) must be rebuilt:
-    it is damaged or stale, missing from a column of 1024 chunks or 1024
-    sub-chunks or more, or without the fine level the column would get
-    (written by an older colfile, or by MPI ranks).  Indexing every blob
+    it is damaged or stale, missing from a column of 1024 chunks or more,
+    or (``fine``: a serial run, the one that builds the fine level) missing
+    from a column of 1024 sub-chunks or more or without the fine level the
+    column would get (writes never write one).  Indexing every blob
     rebuilds it, chunk CRC32C included."""
     meta = chunkindex.info(col)
     if meta["state"] in ("damaged", "stale"):
         return True
     crows = col.chunk_rows
     chunks = sum(-(-r // crows) for r in col.blob_rows) if crows > 0 else 0
-    sub = chunkindex.expected_fine_rows(col.dtype, crows) if crows > 0 else 0
+    sub = chunkindex.expected_fine_rows(col.dtype, crows) if crows > 0 and fine else 0
     if meta["state"] == "current":
-        # an index without the fine level its column would get (an older
-        # colfile's, or one that MPI ranks wrote): add it
+        # an index without the fine level its column would get (a write's): add it
         return bool(sub) and chunkindex.count(col, chunkindex.FINE_LEVEL) == 0
     return meta["state"] == "absent" and (chunks >= INDEX_MIN_CHUNKS or
                                           (sub > 0 and chunks * -(-crows // sub) >= INDEX_MIN_SUBCHUNKS))
 
 
-def _needs_work(col: Any, force: bool) -> list[int]:
+def _needs_work(col: Any, force: bool, fine: bool) -> list[int]:
     """The blobs of ``col`` whose CRC32C or statistics are not current, or
     all of them when its chunk index must be rebuilt (all with ``force``)."""
-    if force or _needs_index(col):
+    if force or _needs_index(col, fine):
         return list(range(col.nfile))
     stats = col.chunk_stats(0)
     stale = set(stats["blob"][~stats["valid"]].tolist())
@@ -121,9 +121,10 @@ def _needs_work(col: Any, force: bool) -> list[int]:
             if i in stale or col.blob_info(i)["crc32c"] is None]
 
 
-def _plan(f: Any, names: list[str], force: bool) -> dict[str, Any]:
+def _plan(f: Any, names: list[str], force: bool, fine: bool) -> dict[str, Any]:
     """Which blobs of which columns to index, read through the serial File
-    ``f`` (under MPI on rank 0 only, then broadcast)."""
+    ``f`` (under MPI on rank 0 only, then broadcast); ``fine``: a serial
+    run, which adds the fine level where it is missing."""
     columns: list[dict[str, Any]] = []
     skipped = 0       # blobs already current
     other = 0         # header-only and attribute blocks
@@ -138,7 +139,7 @@ def _plan(f: Any, names: list[str], force: bool) -> dict[str, Any]:
         if col.kind != "data":
             other += 1
             continue
-        todo = _needs_work(col, force)
+        todo = _needs_work(col, force, fine)
         skipped += col.nfile - len(todo)
         rb = row_bytes(col)
         rows = col.blob_rows
@@ -259,7 +260,7 @@ def _report_failures(failures: list[dict[str, Any]], progress: Progress) -> None
 def _run_serial(args: Any, mode: str, t0: float) -> int:
     with _open(args.path, mode, None) as f:
         names = select_columns(f, args.columns)
-        plan = _plan(f, names, args.force)
+        plan = _plan(f, names, args.force, True)
         if args.dry_run:
             if not args.quiet:
                 _say_dry_run(plan, f)
@@ -299,7 +300,7 @@ def _run_parallel(args: Any, comm: Any, c: Any, mode: str, t0: float, quiet: boo
         def plan_on_root() -> dict[str, Any]:
             # rank 0 reads the metadata once, on serial handles of its own
             with colfile.File(args.path, "r") as g:
-                return _plan(g, names, args.force)
+                return _plan(g, names, args.force, False)
 
         plan = cmpi.agree(c, plan_on_root, root=0)
         if args.dry_run:
