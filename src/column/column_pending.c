@@ -318,9 +318,6 @@ int cf_column_pending_merge(cf_column *c, const void *buf, size_t len, cf_error 
         uint64_t nrun, first, nacc;
         cf__wire_get_u64(&in, &nrun);
         if (nrun == UINT64_MAX) cf__stats_lose_blob(&c->stat.stats, (int64_t)blob);
-        /* statistics from another process: the fine level (kept by
-         * cf_column_index_blob alone) would then depend on the split */
-        if (nrun != UINT64_MAX && nrun > 0) cf__stats_drop_fine(&c->stat.stats);
         for (uint64_t r = 0; nrun != UINT64_MAX && r < nrun; r++) {
             cf__wire_get_u64(&in, &first);
             cf__wire_get_u64(&in, &nacc);

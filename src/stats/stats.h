@@ -206,9 +206,6 @@ cf__acc *cf__stats_chunk(cf__stats *s, int64_t b, int64_t k);
  * were split over processes and calls. */
 void cf__stats_keep_fine(cf__stats *s, const cf__dtype *d);
 
-/* No fine level any more (statistics merged from another process). */
-void cf__stats_drop_fine(cf__stats *s);
-
 /* The fine entries of held chunk k of blob b (fine_m x nmemb), NULL when
  * not held or the column has no fine level. */
 cf__fine *cf__stats_fine(const cf__stats *s, int64_t b, int64_t k);

@@ -265,17 +265,6 @@ void cf__stats_keep_fine(cf__stats *s, const cf__dtype *d)
     s->fine_m = s->fine_rows ? (s->chunk_rows + s->fine_rows - 1) / s->fine_rows : 0;
 }
 
-void cf__stats_drop_fine(cf__stats *s)
-{
-    for (int64_t b = 0; s->blob && b < s->nfile; b++)
-        for (int64_t i = 0; i < s->blob[b].nrun; i++) {
-            free(s->blob[b].run[i].fine);
-            s->blob[b].run[i].fine = NULL;
-        }
-    s->fine_rows = 0;
-    s->fine_m = 0;
-}
-
 cf__fine *cf__stats_fine(const cf__stats *s, int64_t b, int64_t k)
 {
     if (!s->fine_m || k < 0 || k >= cf__stats_blob_chunks(s, b)) return NULL;

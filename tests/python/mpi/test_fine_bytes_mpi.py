@@ -59,3 +59,27 @@ def test_fine_level_from_colfile_index(serial: tuple[Path, dict[str, bytes]], tm
     with colfile.File(path) as f:
         p = f["Position"]
         assert chunkindex.count(p, chunkindex.FINE_LEVEL) == 2 * chunkindex.count(p, 0)
+
+
+def test_mpi_index_writes_no_fine_level(tmp_path: Path, lib: Any) -> None:
+    """``colfile index`` under MPI merges the ranks' blobs into one commit:
+    the pending state moved between processes carries no fine level, so
+    there is none, and the bytes are the same for 1, 2 and 4 ranks."""
+    import numpy as np
+
+    import colfile
+    from colfile import chunkindex
+
+    mpiexec()
+    src = tmp_path / "src"
+    with colfile.File(src, "w") as f:   # 8 chunks of 65536 rows: 1024 sub-chunks of 512
+        f.create("P", data=np.arange(3 << 19, dtype="f8").reshape(-1, 3), nfile=4)
+    trees = []
+    for n in (1, 2, 4):
+        path = tmp_path / f"n{n}"
+        shutil.copytree(src, path)
+        run_ok(launch(n, [sys.executable, "-m", "colfile.cli", "index", "-q", "--force", "--mpi", str(path)]))
+        with colfile.File(path) as f:
+            assert chunkindex.count(f["P"], chunkindex.FINE_LEVEL) == 0
+        trees.append(tree(path))
+    assert trees[1] == trees[0] and trees[2] == trees[0]
