@@ -74,6 +74,7 @@ import numpy as np
 
 import colfile
 from colfile import chunkindex
+from colfile.cli import main as colfile_cli
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from machine import describe as describe_machine  # noqa: E402  (bench/machine.py)
@@ -112,6 +113,9 @@ def write_colfile(path: str, data: dict[str, np.ndarray], chunk_rows: int) -> No
     with colfile.File(path, "w") as f:
         for name, arr in data.items():
             f.create(f"1/{name}", data=arr, **({"chunk_rows": chunk_rows} if chunk_rows else {}))
+    # the chunk index's fine level comes from `colfile index` (writes leave none)
+    if colfile_cli(["index", "-q", path]) != 0:
+        raise SystemExit(f"colfile index {path} failed")
 
 
 def adios2_module() -> Any:

@@ -11,7 +11,8 @@ is read in verified pages with ``pread``, never whole): planning a query
 over 10**6 chunks reads kilobytes when the data are clustered, and the
 statistics text is not parsed at all.
 
-Below level 0, ``f4`` and ``f8`` columns have a *fine level*
+Below level 0, ``f4`` and ``f8`` columns indexed by ``colfile index``
+(run serially; writes never compute it) have a *fine level*
 (:data:`FINE_LEVEL`): the minimum and maximum of every sub-chunk of one
 4 KiB page per component, a fixed number per chunk.  A planner reads the
 fine records of the chunks level 0 cannot decide, and reads only the
@@ -138,7 +139,7 @@ def problem(col: colfile.Column) -> str | None:
 
 
 def expected_fine_rows(dtype: Any, chunk_rows: int) -> int:
-    """Rows per sub-chunk of the fine level colfile writes for a column of
+    """Rows per sub-chunk of the fine level ``colfile index`` writes for a column of
     ``dtype`` with ``chunk_rows`` rows per chunk (docs/format.md 8.6): a
     power of two holding at least 4 KiB per component and at least
     ``chunk_rows / 1024``, for native ``f4`` and ``f8`` columns; 0 where

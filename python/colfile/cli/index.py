@@ -39,6 +39,14 @@ colfile-index-v1 with per-chunk CRC32C) are rewritten, so bigfile 0.1.52
 still reads the File.  A column whose chunk index is damaged or stale, or
 that has 1024 chunks or more and no index (an older colfile wrote it), is
 indexed whole, which rebuilds the index.
+
+Run serially, it also gives f4 and f8 columns the index's fine level
+(docs/format.md 8.6: the minimum and maximum of every sub-chunk of a 4 KiB
+page per component, which lets queries skip parts of chunks): writes never
+compute it, so that a File's bytes do not depend on how many processes
+wrote it.  A column of 1024 sub-chunks or more whose index lacks it is
+indexed whole.  Under MPI the ranks' results are merged into one commit,
+which carries no fine level: run 'colfile index' serially to add it.
 At the end the File's catalog (.colfile-catalog/, docs/format.md 8.5) is
 rebuilt, as after every writer: a File written by bigfile lists and opens
 faster from then on.
