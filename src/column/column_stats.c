@@ -191,9 +191,10 @@ void cf__column_stats_add(cf_column *c, int64_t b, int64_t elem, const unsigned 
     if (prev) acc[0].hint = prev[0].hint;
     cf__column_add_to_chunks(c, acc, k0, elem, p, n);
     const cf__stats *s = &c->stat.stats;
-    if (!s->fine_m) return;
-    /* the fine level (kept only where data are read back, cf__stats_keep_fine):
-     * a pass of its own, sub-chunk by sub-chunk */
+    if (!s->fine_m || !c->stat.reading_back) return;
+    /* the fine level, from data read back only (cf_column_index_blob; a
+     * later write in the same handle leaves its sub-chunks unknown): a
+     * pass of its own, sub-chunk by sub-chunk */
     int64_t nmemb = c->h.nmemb, w = c->h.dtype.width, sub_elems = s->fine_rows * nmemb;
     for (int64_t e = elem, end = elem + n; e < end;) {
         int64_t k = e / chunk_elems, start = k * chunk_elems, i = (e - start) / sub_elems;

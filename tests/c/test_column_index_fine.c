@@ -85,4 +85,40 @@ static void test_fine_records_match_the_data(void)
     free(v);
 }
 
-CF_TESTS(CF_TEST(test_fine_records_match_the_data))
+/* Blob 0 indexed, then blob 1 written whole in the same handle: only the
+ * data read back feed the fine level, blob 1's blocks are unknown (as a
+ * write by any number of processes leaves them). */
+static void test_write_after_index_feeds_no_fine_level(void)
+{
+    const int64_t rows = 2 * 262144; /* 1024 sub-chunks: an index */
+    double *v = malloc(sizeof *v * (size_t)(rows * NMEMB));
+    CHECK(v != NULL);
+    if (!v) return;
+    for (int64_t e = 0; e < rows * NMEMB; e++) v[e] = (double)(e % 977);
+    cf_error err;
+    cf_file *f;
+    cf_column *c;
+    CHECK_OK(cf_file_open(&f, cf_test_dir(), CF_OPEN_WRITE, &err), &err);
+    CHECK_OK(cf_column_create(&c, f, "q", "f8", NMEMB, rows, 2, &err), &err);
+    CHECK_OK(cf_column_set_chunk_rows(c, CHUNK, &err), &err);
+    CHECK_OK(cf_column_write(c, 0, rows, v, NULL, 8 * NMEMB, 8, &err), &err);
+    CHECK_OK(cf_column_close(c, &err), &err);
+    CHECK_OK(cf_column_open(&c, f, "q", &err), &err);
+    CHECK_OK(cf_column_index_blob(c, 0, &err), &err);
+    CHECK_OK(cf_column_write(c, 262144, 262144, v + 262144 * NMEMB, NULL, 8 * NMEMB, 8, &err), &err);
+    CHECK_OK(cf_column_close(c, &err), &err);
+    cf_file_close(f);
+    CHECK_OK(cf_file_open(&f, cf_test_dir(), 0, &err), &err);
+    CHECK_OK(cf_column_open(&c, f, "q", &err), &err);
+    CHECK_EQ_INT(cf_column_index_count(c, -1), 256 * M); /* 128 chunks a blob */
+    cf_chunk_stats st[M];
+    for (int64_t k = 0; k < 256; k++) {
+        CHECK_OK(cf_column_index_nodes(c, -1, k * M, M, 0, st, &err), &err);
+        for (int64_t i = 0; i < M; i++) CHECK_EQ_INT(st[i].valid, k < 128);
+    }
+    CHECK_OK(cf_column_close(c, &err), &err);
+    cf_file_close(f);
+    free(v);
+}
+
+CF_TESTS(CF_TEST(test_fine_records_match_the_data), CF_TEST(test_write_after_index_feeds_no_fine_level))
