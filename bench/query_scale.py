@@ -20,13 +20,16 @@ a full read with a numpy mask, and against ADIOS2's block-statistics query.
 2. **Query.**  For each fraction f of ``--fractions``, a sphere whose
    volume is f of the box (centre random, inside the box):
    ``(Position[0]-cx)**2 + (Position[1]-cy)**2 + (Position[2]-cz)**2 < r**2``
-   and the Mass of the selected rows.  Four ways, each returning the row
+   and the Mass of the selected rows.  Five ways, each returning the row
    numbers and the Mass values:
 
    * **colfile**: ``colfile.where`` (the chunk statistics skip the chunks
      outside the sphere by interval arithmetic) then ``sel["Mass"]``;
    * **no hints**: the same without announcing the reads to the kernel
      (``colfile._fetch`` switched off: the kernel's read-ahead alone);
+   * **chunks only**: the same planned from the chunk records alone, the
+     fine level of the chunk index (min and max per sub-chunk) unused, as
+     for an index written without one;
    * **full read**: ``Position[:]`` and ``Mass[:]`` read whole from the
      same File, the mask computed with numpy;
    * **adios2**: ADIOS2's query API (``adios2.bindings.Query``, an XML
@@ -70,6 +73,8 @@ from typing import Any, Callable
 import numpy as np
 
 import colfile
+from colfile import chunkindex
+from colfile.cli import main as colfile_cli
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from machine import describe as describe_machine  # noqa: E402  (bench/machine.py)
@@ -108,6 +113,9 @@ def write_colfile(path: str, data: dict[str, np.ndarray], chunk_rows: int) -> No
     with colfile.File(path, "w") as f:
         for name, arr in data.items():
             f.create(f"1/{name}", data=arr, **({"chunk_rows": chunk_rows} if chunk_rows else {}))
+    # the chunk index's fine level comes from `colfile index` (writes leave none)
+    if colfile_cli(["index", "-q", path]) != 0:
+        raise SystemExit(f"colfile index {path} failed")
 
 
 def adios2_module() -> Any:
@@ -169,6 +177,21 @@ def way_colfile_unhinted(snap: str, c: list[float], r: float
         return way_colfile(snap, c, r)
     finally:
         _fetch._WILLNEED = saved
+
+
+def way_colfile_chunks(snap: str, c: list[float], r: float
+                       ) -> tuple[np.ndarray, np.ndarray, Any]:
+    """As way_colfile, planned from the chunk records alone (the fine level
+    of the chunk index unused, as for an index written without one)."""
+    saved = chunkindex.count
+
+    def count(col: Any, level: int) -> int:
+        return 0 if level == chunkindex.FINE_LEVEL else saved(col, level)
+    chunkindex.count = count  # type: ignore[assignment]
+    try:
+        return way_colfile(snap, c, r)
+    finally:
+        chunkindex.count = saved  # type: ignore[assignment]
 
 
 def way_full(snap: str, c: list[float], r: float) -> tuple[np.ndarray, np.ndarray, Any]:
@@ -281,7 +304,11 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         write_colfile(snap, data, cr)
         with colfile.File(snap) as f:
             cr = args.chunk_rows_used = f["1/Position"].chunk_rows
-        print(f"Position: {cr} rows per chunk", flush=True)
+            pos_col = f["1/Position"]
+            nfine = chunkindex.count(pos_col, chunkindex.FINE_LEVEL)
+            nch = chunkindex.count(pos_col, 0)
+            args.fine_rows_used = -(-cr // (nfine // nch)) if nfine and nch else 0
+        print(f"Position: {cr} rows per chunk, {nfine} sub-chunks in the fine level", flush=True)
         if ab is not None:
             write_adios(ab, bp, data, cr)
         pos, mass = data["Position"], data["Mass"]
@@ -295,6 +322,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
             ways: dict[str, Callable[[], Any]] = {
                 "colfile": lambda c=c, r=r: way_colfile(snap, c, r),
                 "no hints": lambda c=c, r=r: way_colfile_unhinted(snap, c, r),
+                "chunks only": lambda c=c, r=r: way_colfile_chunks(snap, c, r),
                 "full read": lambda c=c, r=r: way_full(snap, c, r)}
             if adios is not None:
                 ways["adios2"] = lambda c=c, r=r, a=adios: a(c, r)
@@ -315,7 +343,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
                     t = median(v["t"])
                     disk = median([float(x) for x in v["disk"]])
                     note = ""
-                    if k in ("colfile", "no hints"):
+                    if k in ("colfile", "no hints", "chunks only"):
                         note = (f"; {extra.scanned + extra.all_match} of {extra.chunks} cells read, "
                                 f"{100 * extra.bytes_read / max(extra.bytes_total, 1):.2f}% of "
                                 "Position")
@@ -347,8 +375,8 @@ def markdown(args: argparse.Namespace, argv: list[str], rows: list[dict[str, Any
     command = " ".join(shlex.quote(x) for x in argv)
     default = "" if args.chunk_rows else " (colfile's default)"
     head = ("| sphere | cache | rows selected | colfile | colfile without hints | "
-            "full read + numpy | full / colfile |")
-    sep = "|---|---|---|---|---|---|---|"
+            "colfile, chunk records only | full read + numpy | full / colfile |")
+    sep = "|---|---|---|---|---|---|---|---|"
     if has_adios:
         head += " adios2 query | adios2 / colfile |"
         sep += "---|---|"
@@ -359,7 +387,8 @@ def markdown(args: argparse.Namespace, argv: list[str], rows: list[dict[str, Any
              f"{colfile.__version__}.",
              "",
              f"{n} particles in Morton order, {args.chunk_rows_used} rows per chunk of Position"
-             f"{default}; the sphere's "
+             f"{default} ({args.fine_rows_used or 'no'} rows per sub-chunk of its chunk index's fine "
+             "level; \"chunk records only\": planned without it); the sphere's "
              "Mass values are read with the rows (all ways checked equal to numpy's). Cold: "
              "every file dropped from the page cache before each run; \"disk\" is what the "
              "process read from disk, in % of Position and Mass.",
@@ -374,7 +403,7 @@ def markdown(args: argparse.Namespace, argv: list[str], rows: list[dict[str, Any
             return s + (f", disk {100 * v['disk_median'] / used:.2f}%" if cold else "")
         t0 = res["colfile"]["median"]
         line = (f"| {100 * row['frac']:g}% | {row['cache']} | {row['selected']} | "
-                f"{cell('colfile')} | {cell('no hints')} | {cell('full read')} | "
+                f"{cell('colfile')} | {cell('no hints')} | {cell('chunks only')} | {cell('full read')} | "
                 f"{res['full read']['median'] / t0:.1f}x |")
         if has_adios:
             line += f" {cell('adios2')} | {res['adios2']['median'] / t0:.2f}x |"

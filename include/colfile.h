@@ -698,7 +698,9 @@ CF_API int cf_column_chunk_stats(const cf_column *c, int64_t k, int64_t componen
 /* Read blob i and compute its CRC32C and statistics, as if it had just been
  * written whole (for Files written by other tools, or stale statistics);
  * committed by the next flush (or exported as pending state).  Changes no
- * data and no byte sum.  CF_ESHORT / CF_ENOENT if the blob is damaged. */
+ * data and no byte sum.  For native f4 and f8 columns it also computes
+ * the chunk index's fine level (min and max per sub-chunk; writes never
+ * do).  CF_ESHORT / CF_ENOENT if the blob is damaged. */
 CF_API int cf_column_index_blob(cf_column *c, int64_t i, cf_error *err);
 
 #ifdef __cplusplus

@@ -440,7 +440,9 @@ typedef struct cf_index_info {
  * absent one). */
 CF_API int cf_column_index_info(cf_column *c, cf_index_info *out, cf_error *err);
 
-/* Records of `level` (0 when there is no current index). */
+/* Records of `level` (0 when there is no current index).  Level -1 is
+ * the fine level: `m` sub-chunk records per chunk (chunk k's are k*m ..
+ * k*m + m - 1), 0 when the index has none. */
 CF_API int64_t cf_column_index_count(cf_column *c, int64_t level);
 
 /* Records [first, first + n) of `level`, component `component`, into
@@ -451,7 +453,12 @@ CF_API int64_t cf_column_index_count(cf_column *c, int64_t level);
  * pages holding them (and, once, the pages above them that vouch for
  * them).  CF_ERANGE; CF_EFORMAT naming the file when a page fails its
  * CRC32C or the file is cut short (the index is then taken as DAMAGED);
- * CF_ENOENT when there is no current index. */
+ * CF_ENOENT when there is no current index.  Level -1 (the fine level):
+ * min and max of each sub-chunk (`sum` NaN, `nan_count` 0); `valid` only
+ * where its chunk has statistics and no NaN of the component and its
+ * block is known; `rows` 0 for the records past a short chunk's end.  A
+ * block that fails its CRC32C gives CF_EFORMAT and leaves the fine level
+ * unused (the levels stay CURRENT). */
 CF_API int cf_column_index_nodes(cf_column *c, int64_t level, int64_t first, int64_t n, int64_t component,
                                  cf_chunk_stats *out, cf_error *err);
 

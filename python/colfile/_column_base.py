@@ -232,8 +232,10 @@ class ColumnBase(ColumnRows):
     def index_blobs(self, blobs: Any = None) -> None:
         """Recompute the CRC32C and statistics of blobs from their data
         (``cf_column_index_blob``), for columns written by other tools or
-        with stale statistics; committed by the next :meth:`flush` or
-        :meth:`close`.  ``blobs``: blob numbers (default all)."""
+        with stale statistics, and for ``f4`` and ``f8`` columns the chunk
+        index's fine level (which writes never compute); committed by the
+        next :meth:`flush` or :meth:`close`.  ``blobs``: blob numbers
+        (default all)."""
         todo = range(self.nfile) if blobs is None else [int(b) for b in blobs]
         # pending state to commit, like a write's: under MPI a column opened
         # by one rank alone hands it to the File's collective close

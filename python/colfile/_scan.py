@@ -304,8 +304,9 @@ class Report:
     Attributes
     ----------
     chunks : int
-        Cells of the grid (the chunks of the referenced columns, cut where
-        any of them has a chunk boundary).
+        Cells of the grid (the chunks of the referenced columns, or their
+        sub-chunks where the chunk index's fine level refined them, cut
+        where any of them has a boundary).
     skipped : int
         Cells the statistics excluded (NONE): never read.
     all_match : int

@@ -11,6 +11,13 @@ is read in verified pages with ``pread``, never whole): planning a query
 over 10**6 chunks reads kilobytes when the data are clustered, and the
 statistics text is not parsed at all.
 
+Below level 0, ``f4`` and ``f8`` columns indexed by ``colfile index``
+(run serially; writes never compute it) have a *fine level*
+(:data:`FINE_LEVEL`): the minimum and maximum of every sub-chunk of one
+4 KiB page per component, a fixed number per chunk.  A planner reads the
+fine records of the chunks level 0 cannot decide, and reads only the
+sub-chunks they cannot decide either.
+
 Columns without a current index (small columns, Files written by bigfile
 or by an older colfile) are planned from :meth:`Column.chunk_stats
 <colfile.Column.chunk_stats>`, as before; a damaged index gives a warning
@@ -47,7 +54,10 @@ from .errors import Error
 if TYPE_CHECKING:
     import colfile
 
-__all__ = ["info", "count", "nodes", "bytes_read", "chunk_crc32c", "problem", "plan_table", "IndexWarning"]
+#: the level number of the fine level (min and max per sub-chunk)
+FINE_LEVEL = -1
+
+__all__ = ["FINE_LEVEL", "info", "count", "nodes", "bytes_read", "chunk_crc32c", "problem", "plan_table", "IndexWarning"]
 
 
 class IndexWarning(UserWarning):
@@ -71,7 +81,8 @@ def info(col: colfile.Column) -> dict[str, Any]:
 
 
 def count(col: colfile.Column, level: int) -> int:
-    """Records of ``level`` (0: chunks) of a current index, else 0."""
+    """Records of ``level`` (0: chunks; :data:`FINE_LEVEL`: sub-chunks, a
+    fixed number per chunk) of a current index, else 0."""
     with col._lock:
         return _ci.count(col._handle(), level)
 
@@ -118,13 +129,33 @@ def problem(col: colfile.Column) -> str | None:
     if meta["state"] != "current":
         return None
     try:
-        for level in range(meta["levels"]):
+        for level in [*range(meta["levels"]), FINE_LEVEL]:
             n = count(col, level)
             for first in range(0, n, 1 << 16):
                 nodes(col, level, first, min(1 << 16, n - first))
     except Error as exc:
         return str(exc)
     return None
+
+
+def expected_fine_rows(dtype: Any, chunk_rows: int) -> int:
+    """Rows per sub-chunk of the fine level ``colfile index`` writes for a column of
+    ``dtype`` with ``chunk_rows`` rows per chunk (docs/format.md 8.6): a
+    power of two holding at least 4 KiB per component and at least
+    ``chunk_rows / 1024``, for native ``f4`` and ``f8`` columns; 0 where
+    colfile writes none (other dtypes, chunks of one sub-chunk)."""
+    dt = np.dtype(dtype)
+    dt = dt.base if dt.shape else dt
+    if dt.kind != "f" or dt.itemsize not in (4, 8) or chunk_rows < 2:
+        return 0
+    if dt.itemsize > 1 and not dt.isnative:
+        return 0
+    r = 1
+    while r * dt.itemsize < 4096:
+        r <<= 1
+    while r * 1024 < chunk_rows:
+        r <<= 1
+    return r if r < chunk_rows else 0
 
 
 def _runs(idx: np.ndarray) -> list[tuple[int, int]]:
@@ -167,6 +198,7 @@ def plan_table(col: colfile.Column, comps: Sequence[int], leaves: Sequence[Any],
     comps = sorted(set(list(comps) + [f.component or 0 for leaf in leaves for f in leaf.fields])) or [0]
     fanout = meta["fanout"]
     level = meta["levels"] - 1
+    fine_m = count(col, FINE_LEVEL) // meta["chunks"] if leaves else 0
     todo = np.arange(count(col, level), dtype=np.int64)
     done_first: list[np.ndarray] = []
     done_rows: list[np.ndarray] = []
@@ -178,13 +210,29 @@ def plan_table(col: colfile.Column, comps: Sequence[int], leaves: Sequence[Any],
             if level > 0:
                 for leaf in leaves:
                     some |= undecided(leaf, stats)
+            elif fine_m:
+                # leaves that also read other columns are decided per cell later
+                for leaf in leaves:
+                    if not getattr(leaf, "cross", False):
+                        some |= undecided(leaf, stats)
+            if level == 0 and some.any():
+                # chunks the levels cannot decide: their sub-chunks instead,
+                # where the fine level knows them all
+                at = np.flatnonzero(some)
+                ok, sub = _refine(col, todo[at], comps, fine_m)
+                some[at[~ok]] = False
+                if ok.any():
+                    done_first.append(sub[comps[0]]["first_row"])
+                    done_rows.append(sub[comps[0]]["rows"])
+                    for j in comps:
+                        done_stats[j].append(sub[j])
             keep = ~some
             first = stats[comps[0]]["first_row"]
             done_first.append(first[keep])
             done_rows.append(stats[comps[0]]["rows"][keep])
             for j in comps:
                 done_stats[j].append(stats[j][keep])
-            if not some.any():
+            if level == 0 or not some.any():
                 break
             below = todo[some]
             level -= 1
@@ -199,3 +247,29 @@ def plan_table(col: colfile.Column, comps: Sequence[int], leaves: Sequence[Any],
     rows = np.concatenate(done_rows)[order]
     tables = {j: np.concatenate(done_stats[j])[order] for j in comps}
     return first[order].astype(np.int64), rows.astype(np.int64), tables
+
+
+def _refine(col: colfile.Column, chunks: np.ndarray, comps: Sequence[int], m: int
+            ) -> tuple[np.ndarray, dict[int, np.ndarray]]:
+    """The fine level's records of ``chunks`` (per component, the
+    non-empty sub-chunks of the chunks it knows whole), and per chunk
+    whether it does: a chunk with NaNs, or whose block is unknown, keeps
+    its own record.  A block that fails its CRC32C warns
+    (:class:`IndexWarning`) and refines nothing: the chunks are still
+    planned, from their level 0 records."""
+    ok = np.zeros(len(chunks), bool)
+    recs: dict[int, list[np.ndarray]] = {j: [] for j in comps}
+    try:
+        for i, k in enumerate(chunks.tolist()):
+            # component by component, one chunk at a time: its block is read once
+            got = {j: nodes(col, FINE_LEVEL, k * m, m, j) for j in comps}
+            used = got[comps[0]]["rows"] > 0
+            if not all(bool(got[j]["valid"][used].all()) for j in comps):
+                continue
+            ok[i] = True
+            for j in comps:
+                recs[j].append(got[j][used])
+    except Error as exc:
+        warnings.warn(f"{exc}; planning from the chunk records", IndexWarning, stacklevel=5)
+        return np.zeros(len(chunks), bool), {j: np.zeros(0, CHUNK_STATS_DTYPE) for j in comps}
+    return ok, {j: np.concatenate(recs[j]) if recs[j] else np.zeros(0, CHUNK_STATS_DTYPE) for j in comps}

@@ -398,7 +398,11 @@ int cf_column_index_blob(cf_column *c, int64_t i, cf_error *err)
         return CF_FAIL(err, CF_EARG, "%s: blob %lld does not exist (NFILE %lld)", c->path, (long long)i,
                        (long long)c->h.nfile);
     int complete, rc = cf__column_begin_change(c, err);
+    /* data read back whole: the index's fine level is built here, never by writes */
+    if (rc == 0) cf__stats_keep_fine(&c->stat.stats, &c->h.dtype);
+    c->stat.reading_back = 1;
     if (rc == 0) rc = scan_blob(c, i, &complete, err);
+    c->stat.reading_back = 0;
     if (rc) return rc;
     if (!complete) {
         char name[32];

@@ -115,6 +115,7 @@ typedef struct cf__column_stat {
                            exporter trusted (fetch_stamp: its mtime) */
     cf__hstamp fetch_stamp;
     int stats_off;      /* writes skip statistics (they become unknown) */
+    int reading_back;   /* cf_column_index_blob's scan: the fine level is fed (never by writes) */
     int stats_damaged;  /* the statistics text, from a current colfile-v1,
                            does not parse */
     unsigned char *stats_bad; /* NULL, or nfile flags: blob b has statistics

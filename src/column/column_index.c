@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,19 +18,10 @@
 #include "error.h"
 #include "fsutil.h"
 #include "stindex.h"
+#include "column_index_reader.h"
+#include "stindex_fine.h"
 #include "wire.h"
 
-/* What a handle knows of the index file it reads. */
-typedef struct cf__index_reader {
-    int fd;
-    int state;                 /* enum cf_index_state, or -1: not looked at yet */
-    cf__index_geom g;
-    char problem[CF_ERROR_MESSAGE_MAX];
-    int64_t bytes_read;
-    int64_t *first_chunk;      /* nfile + 1, from the header and g.chunk_rows */
-    int64_t page_no[CF__INDEX_LEVELS_MAX]; /* the page each level has verified last (-1: none) */
-    unsigned char *page[CF__INDEX_LEVELS_MAX];
-} cf__index_reader;
 
 /* Chunk CRC32C of one blob: bytes [lo, hi) of chunk k have CRC crc; a
  * chunk is known when they are all of it; lo = -1: pieces that did not
@@ -86,7 +78,8 @@ int cf__column_index_wanted(const cf_column *c)
     chunk_counts(c, &all, &known);
     /* its size follows the statistics known, never the rows a header claims */
     return known > 0 && known >= all / 4 &&
-           (all >= CF__INDEX_MIN_CHUNKS || known > CF__STATS_TEXT_RECORDS_MAX / c->h.nmemb);
+           (all >= CF__INDEX_MIN_CHUNKS || known > CF__STATS_TEXT_RECORDS_MAX / c->h.nmemb ||
+            (c->stat.stats.fine_m > 0 && all >= CF__INDEX_MIN_SUBCHUNKS / c->stat.stats.fine_m));
 }
 
 int cf__column_stats_in_text(const cf_column *c)
@@ -162,6 +155,10 @@ void cf__column_index_close(cf_column *c)
     r->state = -1;
     free(r->first_chunk);
     r->first_chunk = NULL;
+    free(r->block);
+    r->block = NULL;
+    r->fine = 0;
+    r->fine_k = -1;
     for (int l = 0; l < CF__INDEX_LEVELS_MAX; l++) {
         free(r->page[l]);
         r->page[l] = NULL;
@@ -190,6 +187,7 @@ static int index_open(cf_column *c, cf__index_reader **out, cf_error *err)
         c->stat.index = calloc(1, sizeof *c->stat.index);
         if (!c->stat.index) return CF_FAIL(err, CF_ENOMEM, "%s: out of memory", c->path);
         c->stat.index->fd = -1;
+        c->stat.index->fine_k = -1;
         c->stat.index->state = -1;
         for (int l = 0; l < CF__INDEX_LEVELS_MAX; l++) c->stat.index->page_no[l] = -1;
     }
@@ -246,12 +244,22 @@ static int index_open(cf_column *c, cf__index_reader **out, cf_error *err)
         return damaged(r, 0, &why);
     }
     r->state = CF_INDEX_CURRENT;
+    /* the fine level, after the levels (the head records its size): one
+     * that is damaged is not used, the levels still are */
+    uint64_t fine_bytes = 0;
+    for (int i = 7; i >= 0; i--) fine_bytes = (fine_bytes << 8) | head[CF__INDEX_FINE_AT + i];
+    unsigned char fh[CF__FINE_HEAD];
+    if (fine_bytes > 0 && fine_bytes <= (uint64_t)(st.st_size - r->g.size) &&
+        cf__pread_all(fd, fh, sizeof fh, r->g.size, &got, path, &why) == 0 && got == sizeof fh &&
+        cf__index_fine_parse(&r->fg, fh, r->g.size, (int64_t)fine_bytes, r->g.nchunks, r->g.nmemb, r->g.chunk_rows, path, &why) == 0)
+        r->fine = 1;
+    if (fine_bytes > 0) r->bytes_read += CF__FINE_HEAD;
     return 0;
 }
 
 /* Page p of `level` (records [p*F, ..)), read and verified against its
  * parent's CRC32C (the head's for the top level). */
-static int index_page(cf_column *c, cf__index_reader *r, int level, int64_t p, const unsigned char **out,
+int cf__index_page(cf_column *c, cf__index_reader *r, int level, int64_t p, const unsigned char **out,
                       cf_error *err)
 {
     const cf__index_geom *g = &r->g;
@@ -265,7 +273,7 @@ static int index_page(cf_column *c, cf__index_reader *r, int level, int64_t p, c
         want = g->top_crc;
     } else {
         const unsigned char *parent;
-        int rc = index_page(c, r, level + 1, p / f, &parent, err);
+        int rc = cf__index_page(c, r, level + 1, p / f, &parent, err);
         if (rc) return rc;
         want = cf__index_rec_crc(parent + (p % f) * rb);
     }
@@ -304,7 +312,7 @@ static int64_t blob_of_chunk(const cf__index_reader *r, int64_t nfile, int64_t k
     return lo;
 }
 
-static int64_t chunk_first_row(const cf_column *c, const cf__index_reader *r, int64_t k, int64_t *b_out)
+int64_t cf__index_chunk_first_row(const cf_column *c, const cf__index_reader *r, int64_t k, int64_t *b_out)
 {
     int64_t b = blob_of_chunk(r, c->h.nfile, k);
     *b_out = b;
@@ -340,6 +348,7 @@ int64_t cf_column_index_count(cf_column *c, int64_t level)
 {
     cf__index_reader *r;
     if (!c || cf__column_settle(c, NULL) || index_open(c, &r, NULL) || r->state != CF_INDEX_CURRENT) return 0;
+    if (level == CF__INDEX_FINE) return r->fine ? r->g.nchunks * r->fg.m : 0;
     return level >= 0 && level < r->g.nlevels ? r->g.count[level] : 0;
 }
 
@@ -360,6 +369,9 @@ int cf_column_index_nodes(cf_column *c, int64_t level, int64_t first, int64_t n,
         return CF_FAIL(err, r->state == CF_INDEX_DAMAGED ? CF_EFORMAT : CF_ENOENT, "%s: no current chunk index%s%s",
                        c->path, r->state == CF_INDEX_DAMAGED ? ": " : "", r->problem);
     const cf__index_geom *g = &r->g;
+    if (level == CF__INDEX_FINE && r->fine && first >= 0 && n >= 0 && first <= g->nchunks * r->fg.m - n &&
+        component >= 0 && component < g->nmemb)
+        return cf__index_fine_nodes(c, r, first, n, component, out, err);
     if (level < 0 || level >= g->nlevels || first < 0 || n < 0 || first > g->count[level] - n ||
         component < 0 || component >= g->nmemb)
         return CF_FAIL(err, CF_ERANGE, "%s: no index records %lld..%lld of level %lld component %lld", c->path,
@@ -372,11 +384,11 @@ int cf_column_index_nodes(cf_column *c, int64_t level, int64_t first, int64_t n,
     for (int64_t i = 0; i < n; i++) {
         int64_t node = first + i;
         const unsigned char *page;
-        if ((rc = index_page(c, r, (int)level, node / g->fanout, &page, err))) return rc;
+        if ((rc = cf__index_page(c, r, (int)level, node / g->fanout, &page, err))) return rc;
         const unsigned char *rec = page + (node % g->fanout) * rb;
         int64_t k0 = node * span, k1 = span > g->nchunks - k0 ? g->nchunks : k0 + span, b0, b1;
-        int64_t row0 = chunk_first_row(c, r, k0, &b0);
-        int64_t last = chunk_first_row(c, r, k1 - 1, &b1);
+        int64_t row0 = cf__index_chunk_first_row(c, r, k0, &b0);
+        int64_t last = cf__index_chunk_first_row(c, r, k1 - 1, &b1);
         int64_t end = last + g->chunk_rows < c->first_row[b1 + 1] ? last + g->chunk_rows : c->first_row[b1 + 1];
         int valid = (cf__index_rec_flags(rec) & CF__INDEX_STATS) != 0;
         /* statistics of rows this handle has written since are not the data's
@@ -405,7 +417,7 @@ static int index_chunk_crc(cf_column *c, int64_t b, int64_t kk, uint32_t *crc)
     int64_t k = r->first_chunk[b] + kk, rb = cf__index_rec_bytes(r->g.nmemb);
     const unsigned char *page;
     cf_error ignored;
-    if (index_page(c, r, 0, k / r->g.fanout, &page, &ignored)) return 0;
+    if (cf__index_page(c, r, 0, k / r->g.fanout, &page, &ignored)) return 0;
     const unsigned char *rec = page + (k % r->g.fanout) * rb;
     if (!(cf__index_rec_flags(rec) & CF__INDEX_CRC)) return 0;
     *crc = cf__index_rec_crc(rec);
@@ -460,7 +472,7 @@ static int crcs_fill(cf_column *c, cf__index_reader *r)
             const unsigned char *page;
             int64_t k = k0 + kk, rows = c->h.rows[b] - kk * r->g.chunk_rows;
             if (rows > r->g.chunk_rows) rows = r->g.chunk_rows;
-            if (index_page(c, r, 0, k / r->g.fanout, &page, &ignored)) {
+            if (cf__index_page(c, r, 0, k / r->g.fanout, &page, &ignored)) {
                 cf__column_ccrc_reset_blob(c, b);
                 return 0; /* damaged: unknown */
             }
@@ -507,7 +519,7 @@ int cf__column_index_fill(cf_column *c, cf_error *err)
         for (int64_t kk = 0; ok && kk < nc; kk++) {
             const unsigned char *page;
             int64_t k = k0 + kk;
-            if (index_page(c, r, 0, k / r->g.fanout, &page, &ignored)) return 0; /* damaged: unknown */
+            if (cf__index_page(c, r, 0, k / r->g.fanout, &page, &ignored)) return 0; /* damaged: unknown */
             ok = (cf__index_rec_flags(page + (k % r->g.fanout) * rb) & CF__INDEX_STATS) != 0;
         }
         cf__acc *acc = ok ? cf__stats_chunks(&c->stat.stats, b, 0, nc) : NULL;
@@ -515,7 +527,7 @@ int cf__column_index_fill(cf_column *c, cf_error *err)
             const unsigned char *page;
             int64_t k = k0 + kk, rows = c->h.rows[b] - kk * r->g.chunk_rows;
             if (rows > r->g.chunk_rows) rows = r->g.chunk_rows;
-            if (index_page(c, r, 0, k / r->g.fanout, &page, &ignored)) {
+            if (cf__index_page(c, r, 0, k / r->g.fanout, &page, &ignored)) {
                 cf__stats_reset_blob(&c->stat.stats, b);
                 return 0;
             }

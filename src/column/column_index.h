@@ -15,6 +15,12 @@ struct cf__wire_out;
 /* Chunks from which a commit writes the index (smaller columns have their
  * statistics in the text alone: one file less per commit). */
 #define CF__INDEX_MIN_CHUNKS 1024
+/* ... or, with a fine level, from this many sub-chunks (2^19 rows of f8):
+ * the fine level is what lets a selective query on a column of few chunks
+ * read less than its chunks. */
+#define CF__INDEX_MIN_SUBCHUNKS 1024
+/* the level number of the fine level in cf_column_index_count/_nodes */
+#define CF__INDEX_FINE (-1)
 /* Chunk records (chunks x components) above which the statistics text of
  * colfile-v1 holds no chunk lines (about 100 bytes each, read whole
  * before planning): the index has them. */

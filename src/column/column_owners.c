@@ -480,7 +480,7 @@ int cf_column_owner_index_finish(cf_column *c, const void *buf, size_t len, cf_e
         }
         top = cf__crc32c_update(0, prefix + offset[nl - 1], (size_t)(count[nl - 1] * rb));
     }
-    cf__index_put_head(prefix, c->dtype_token, nmemb, c->h.nfile, c->stat.stats.chunk_rows, all, top);
+    cf__index_put_head(prefix, c->dtype_token, nmemb, c->h.nfile, c->stat.stats.chunk_rows, all, top, 0);
     free(c->stat.owner_index);
     c->stat.owner_index = prefix;
     c->stat.owner_index_len = (size_t)offset[0];

@@ -190,6 +190,21 @@ void cf__column_stats_add(cf_column *c, int64_t b, int64_t elem, const unsigned 
     const cf__acc *prev = k0 > 0 && acc[0].hint == 0.0 ? cf__stats_peek(&c->stat.stats, b, k0 - 1) : NULL;
     if (prev) acc[0].hint = prev[0].hint;
     cf__column_add_to_chunks(c, acc, k0, elem, p, n);
+    const cf__stats *s = &c->stat.stats;
+    if (!s->fine_m || !c->stat.reading_back) return;
+    /* the fine level, from data read back only (cf_column_index_blob; a
+     * later write in the same handle leaves its sub-chunks unknown): a
+     * pass of its own, sub-chunk by sub-chunk */
+    int64_t nmemb = c->h.nmemb, w = c->h.dtype.width, sub_elems = s->fine_rows * nmemb;
+    for (int64_t e = elem, end = elem + n; e < end;) {
+        int64_t k = e / chunk_elems, start = k * chunk_elems, i = (e - start) / sub_elems;
+        int64_t stop = start + (i + 1) * sub_elems;
+        if (stop > start + chunk_elems) stop = start + chunk_elems;
+        if (stop > end) stop = end;
+        cf__fine *fine = cf__stats_fine(s, b, k);
+        if (fine) cf__fine_add(fine + i * nmemb, nmemb, e % nmemb, p + (e - elem) * w, stop - e, &c->h.dtype);
+        e = stop;
+    }
 }
 
 /* ---- statistics accessors -------------------------------------------- */

@@ -42,6 +42,18 @@ typedef struct cf__acc {
     double hint;       /* the AVX2 row folder's last largest |x| (0: none): speed only, never data */
 } cf__acc;
 
+/* The fine level (docs/format.md 8.6, "the fine level"): min and max of
+ * one component over one sub-chunk, as doubles (integers rounded outward
+ * when a record is made), NaNs left out, and the values seen, so that a
+ * sub-chunk whose values did not all pass through this handle's writes
+ * (merged from other processes, read from a text) is known to be
+ * incomplete. */
+typedef struct cf__fine {
+    double mn, mx;      /* integers: exact while |v| <= 2^53, see cf__fine_add */
+    int64_t imn, imx;   /* integer columns: the exact bounds (signed or unsigned bits) */
+    int64_t count;
+} cf__fine;
+
 /* The sum as the statistics text spells it: the exact sum rounded to the
  * nearest double (0.0 for kinds without sums). */
 double cf__acc_sum(const cf__acc *a);
@@ -103,10 +115,35 @@ int64_t cf__stats_default_chunk_rows(int64_t rowbytes);
  * at each). */
 int64_t cf__stats_chunk_rows_for(int64_t rows, int64_t nmemb, int64_t width);
 
-/* Accumulators held for chunks [lo, lo + n) of a blob, nmemb each. */
+/* Rows per sub-chunk for chunks of chunk_rows rows of a dtype whose
+ * components are `width` bytes, class cls (cf__acc_class), native order
+ * or not: a power of two holding at least one 4 KiB page per component,
+ * at least chunk_rows / CF__FINE_MAX_PER_CHUNK, for native f4 and f8
+ * columns; 0 (no fine level) for other dtypes (integers included: the
+ * kernels that fold them could keep the bounds, cf__fine_add does, but a
+ * pass of its own costs as much as their chunk statistics) or chunks no
+ * larger than one sub-chunk. */
+#define CF__FINE_PAGE 4096
+#define CF__FINE_MAX_PER_CHUNK 1024
+int64_t cf__stats_fine_rows(int64_t chunk_rows, const cf__dtype *d);
+
+/* Fold n elements (native order; the first is component c0 of its row)
+ * that all lie in one sub-chunk into its nmemb entries f. */
+void cf__fine_add(cf__fine *f, int64_t nmemb, int64_t c0, const void *data, int64_t n, const cf__dtype *d);
+/* As cf__fine_add, with AVX2 (1) or without (0): the same entries. */
+void cf__fine_add_simd(cf__fine *f, int64_t nmemb, int64_t c0, const void *data, int64_t n, const cf__dtype *d,
+                       int avx2);
+/* A sub-chunk's bounds as the index stores them (doubles, integers rounded
+ * outward, a zero bound widened to -0.0 / +0.0). */
+void cf__fine_bounds(const cf__fine *f, char cls, double *mn, double *mx);
+
+/* Accumulators held for chunks [lo, lo + n) of a blob, nmemb each, and
+ * their sub-chunks' fine entries (fine_m x nmemb per chunk; NULL when the
+ * column has no fine level). */
 typedef struct cf__acc_run {
     int64_t lo, n;
     cf__acc *acc;
+    cf__fine *fine;
 } cf__acc_run;
 
 /* The accumulators held for one blob: runs of chunks, sorted, disjoint and
@@ -123,6 +160,8 @@ typedef struct cf__blob_stats {
 /* The statistics of a column as held in memory and in the file. */
 typedef struct cf__stats {
     int64_t chunk_rows;
+    int64_t fine_rows;      /* rows per sub-chunk (cf__stats_fine_rows), 0: no fine level */
+    int64_t fine_m;         /* sub-chunks per chunk: ceil(chunk_rows / fine_rows), 0 without */
     int64_t nmemb;
     int64_t nfile;
     char cls;               /* cf__acc_class of the column's dtype */
@@ -158,6 +197,18 @@ const cf__acc *cf__stats_peek(const cf__stats *s, int64_t b, int64_t k);
  * cf__stats_blob_whole says 0 until cf__stats_reset_blob). */
 cf__acc *cf__stats_chunks(cf__stats *s, int64_t b, int64_t k0, int64_t k1);
 cf__acc *cf__stats_chunk(cf__stats *s, int64_t b, int64_t k);
+
+/* Keep a fine level from now on (for the dtype d; none for dtypes
+ * cf__stats_fine_rows gives 0): chunks held after this get fine entries,
+ * those held before stay without (their blocks unknown).  Only reading
+ * data back asks for one (cf_column_index_blob): a write never keeps a
+ * fine level, so the index a write leaves does not depend on how its rows
+ * were split over processes and calls. */
+void cf__stats_keep_fine(cf__stats *s, const cf__dtype *d);
+
+/* The fine entries of held chunk k of blob b (fine_m x nmemb), NULL when
+ * not held or the column has no fine level. */
+cf__fine *cf__stats_fine(const cf__stats *s, int64_t b, int64_t k);
 
 /* Drop blob b's accumulators (all empty again, none held, not lost).
  * Validity is the caller's. */

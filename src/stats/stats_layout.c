@@ -3,6 +3,7 @@
  * was written and read rather than the rows a header claims. */
 #include "stats.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,7 +69,7 @@ int cf__stats_alloc(cf__stats *s, const cf__header *h, int64_t chunk_rows, const
         return CF_FAIL(err, CF_ENOMEM, "%s: out of memory for the statistics of %lld blobs", path,
                        (long long)h->nfile);
     }
-    s->chunk_rows = chunk_rows;
+    s->chunk_rows = chunk_rows; /* no fine level: cf__stats_keep_fine asks for one */
     s->nmemb = h->nmemb;
     s->nfile = h->nfile;
     s->cls = cf__acc_class(&h->dtype);
@@ -88,7 +89,10 @@ int cf__stats_alloc(cf__stats *s, const cf__header *h, int64_t chunk_rows, const
 
 static void cf__blob_stats_drop(cf__blob_stats *bs)
 {
-    for (int64_t i = 0; i < bs->nrun; i++) free(bs->run[i].acc);
+    for (int64_t i = 0; i < bs->nrun; i++) {
+        free(bs->run[i].acc);
+        free(bs->run[i].fine);
+    }
     free(bs->run);
     memset(bs, 0, sizeof *bs);
 }
@@ -119,6 +123,8 @@ int cf__stats_grow(cf__stats *s, const cf__header *h, int64_t old_nfile, const c
         memset(&s->blob[b], 0, sizeof s->blob[b]);
         n.valid[b] = s->valid[b];
     }
+    n.fine_rows = s->fine_rows; /* the blobs kept keep their fine entries */
+    n.fine_m = s->fine_m;
     cf__stats_free(s);
     *s = n;
     return 0;
@@ -199,6 +205,13 @@ cf__acc *cf__stats_chunks(cf__stats *s, int64_t b, int64_t k0, int64_t k1)
     int64_t count = (hi - lo) * s->nmemb;
     cf__acc *acc = NULL;
     if ((uint64_t)count <= SIZE_MAX / sizeof *acc) acc = malloc(count ? (size_t)count * sizeof *acc : 1);
+    int64_t fcount = s->fine_m * count; /* fine_m <= CF__FINE_MAX_PER_CHUNK: no overflow where acc fits */
+    cf__fine *fine = NULL;
+    if (acc && fcount && (uint64_t)fcount <= SIZE_MAX / sizeof *fine) fine = malloc((size_t)fcount * sizeof *fine);
+    if (fcount && !fine) {
+        free(acc);
+        acc = NULL;
+    }
     cf__acc_run *runs = bs->run;
     if (acc && z - a == 0 && bs->nrun == bs->cap) {
         int64_t cap = bs->cap ? 2 * bs->cap : 4;
@@ -211,16 +224,28 @@ cf__acc *cf__stats_chunks(cf__stats *s, int64_t b, int64_t k0, int64_t k1)
     if (!acc || !runs) {
         /* No room: this blob's statistics are unknown until it is reset. */
         free(acc);
+        free(fine);
         cf__blob_stats_drop(bs);
         bs->lost = 1;
         return NULL;
     }
     for (int64_t i = 0; i < count; i++) cf__acc_init_class(&acc[i], s->cls);
+    for (int64_t i = 0; i < fcount; i++) {
+        fine[i].mn = INFINITY;
+        fine[i].mx = -INFINITY;
+        fine[i].imn = s->cls == 'u' ? -1 : INT64_MAX; /* unsigned: all bits set */
+        fine[i].imx = s->cls == 'u' ? 0 : INT64_MIN;
+        fine[i].count = 0;
+    }
     for (int64_t i = a; i < z; i++) {
         if (bs->run[i].n && s->nmemb)
             memcpy(acc + (bs->run[i].lo - lo) * s->nmemb, bs->run[i].acc,
                    (size_t)(bs->run[i].n * s->nmemb) * sizeof *acc);
+        if (fine && bs->run[i].n && bs->run[i].fine)
+            memcpy(fine + (bs->run[i].lo - lo) * s->nmemb * s->fine_m, bs->run[i].fine,
+                   (size_t)(bs->run[i].n * s->nmemb * s->fine_m) * sizeof *fine);
         free(bs->run[i].acc);
+        free(bs->run[i].fine);
     }
     /* runs [a, z) become the one new run at a */
     if (z - a != 1)
@@ -229,7 +254,24 @@ cf__acc *cf__stats_chunks(cf__stats *s, int64_t b, int64_t k0, int64_t k1)
     bs->run[a].lo = lo;
     bs->run[a].n = hi - lo;
     bs->run[a].acc = acc;
+    bs->run[a].fine = fine;
     return acc + (k0 - lo) * s->nmemb;
+}
+
+void cf__stats_keep_fine(cf__stats *s, const cf__dtype *d)
+{
+    if (s->fine_m) return;
+    s->fine_rows = cf__stats_fine_rows(s->chunk_rows, d);
+    s->fine_m = s->fine_rows ? (s->chunk_rows + s->fine_rows - 1) / s->fine_rows : 0;
+}
+
+cf__fine *cf__stats_fine(const cf__stats *s, int64_t b, int64_t k)
+{
+    if (!s->fine_m || k < 0 || k >= cf__stats_blob_chunks(s, b)) return NULL;
+    const cf__blob_stats *bs = &s->blob[b];
+    int64_t i = cf__runs_before(bs, k + 1) - 1;
+    if (i < 0 || k >= bs->run[i].lo + bs->run[i].n || !bs->run[i].fine) return NULL;
+    return bs->run[i].fine + (k - bs->run[i].lo) * s->nmemb * s->fine_m;
 }
 
 cf__acc *cf__stats_chunk(cf__stats *s, int64_t b, int64_t k)

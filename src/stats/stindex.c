@@ -8,6 +8,7 @@
 
 #include "checksum.h"
 #include "error.h"
+#include "stindex_fine.h"
 
 static void put32(unsigned char *p, uint32_t v)
 {
@@ -142,7 +143,7 @@ void cf__index_level0(const cf__stats *s, const cf__header *h, const unsigned ch
 }
 
 void cf__index_put_head(unsigned char *hd, const char *token, int64_t nmemb, int64_t nfile, int64_t chunk_rows,
-                        int64_t nchunks, uint32_t top_crc)
+                        int64_t nchunks, uint32_t top_crc, int64_t fine_bytes)
 {
     int64_t count[CF__INDEX_LEVELS_MAX], offset[CF__INDEX_LEVELS_MAX], size = 0;
     int nl = cf__index_layout(nchunks, nmemb, count, offset, &size);
@@ -159,6 +160,7 @@ void cf__index_put_head(unsigned char *hd, const char *token, int64_t nmemb, int
     put32(hd + 68, (uint32_t)nl);
     put32(hd + 72, top_crc);
     put64(hd + 80, (uint64_t)size);
+    put64(hd + CF__INDEX_FINE_AT, (uint64_t)fine_bytes);
     put32(hd + 124, cf__crc32c_update(0, hd, 124));
     for (int l = 0; l < nl; l++) {
         put64(hd + CF__INDEX_HEAD + 16 * l, (uint64_t)offset[l]);
@@ -226,10 +228,17 @@ int cf__index_build(const cf__stats *s, const cf__header *h, const char *token, 
     free(rows);
     free(acc);
     free(child);
+    size_t total = (size_t)size;
+    int64_t fine = 0;
+    int rc = cf__index_fine_append(s, h, usable, &buf, &total, &fine, path, err);
+    if (rc) {
+        free(buf);
+        return rc;
+    }
     cf__index_put_head(buf, token, nmemb, h->nfile, s->chunk_rows, nchunks,
-                       cf__crc32c_update(0, buf + offset[nl - 1], (size_t)(count[nl - 1] * rb)));
+                       cf__crc32c_update(0, buf + offset[nl - 1], (size_t)(count[nl - 1] * rb)), fine);
     *out = buf;
-    *len = (size_t)size;
+    *len = total;
     return 0;
 }
 

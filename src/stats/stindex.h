@@ -70,12 +70,13 @@ void cf__index_level0(const cf__stats *s, const cf__header *h, const unsigned ch
 
 /* The head and level table (cf__index_layout's offset[nlevels - 1] bytes
  * before the top level) of an index of nchunks chunks whose top level's
- * records have CRC32C top_crc; token at most 16 bytes. */
+ * records have CRC32C top_crc, followed by a fine level of fine_bytes
+ * bytes (0: none; stindex_fine.h); token at most 16 bytes. */
 void cf__index_put_head(unsigned char *hd, const char *token, int64_t nmemb, int64_t nfile, int64_t chunk_rows,
-                        int64_t nchunks, uint32_t top_crc);
+                        int64_t nchunks, uint32_t top_crc, int64_t fine_bytes);
 
 /* The bytes of colfile-index-v1 for the statistics s of header h (token
- * its DTYPE), with chunk CRC32C values crc[k] where known[k] (both may be
+ * its DTYPE), its fine level included when s keeps one, with chunk CRC32C values crc[k] where known[k] (both may be
  * NULL: none known; k in the column's chunk order, cf_column_chunk_stats's
  * numbering).  valid(b) is s->valid[b] and `usable`[b] when usable is not
  * NULL.  *out malloc'd.  CF_ENOMEM, CF_EARG (more levels than allowed). */

@@ -265,7 +265,7 @@ static void test_index_from_owners(void)
         cf__index_pieces_free(all, np);
     }
     cf__index_put_head(file, "<f8", NMEMB, NFILE, CHUNK, ix.nchunks,
-                       cf__crc32c_update(0, file + offset[nl - 1], (size_t)(count[nl - 1] * rb)));
+                       cf__crc32c_update(0, file + offset[nl - 1], (size_t)(count[nl - 1] * rb)), 0);
     CHECK(memcmp(file, ix.buf, ix.len) == 0);
     for (int r = 0; r < P; r++) cf__stats_free(&own[r]);
     free(rows);

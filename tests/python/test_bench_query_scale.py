@@ -27,7 +27,7 @@ def test_query_scale_quick(tmp_path: Path) -> None:
     assert out.count("verified: every way's rows and Mass equal numpy's") == 4
     rows = table_rows(out)
     assert rows[0].startswith("| sphere | cache | rows selected | colfile | colfile without hints | "
-                              "full read + numpy |")
+                              "colfile, chunk records only | full read + numpy |")
     body = [r.split(" | ")[:2] for r in rows[1:]]
     assert body == [["| 1%", "warm"], ["| 1%", "cold"], ["| 20%", "warm"], ["| 20%", "cold"]]
     text = md.read_text()

@@ -22,6 +22,8 @@ from ._launch import communicator
 
 #: chunks from which a commit writes the chunk index (CF__INDEX_MIN_CHUNKS)
 INDEX_MIN_CHUNKS = 1024
+#: ... or sub-chunks of its fine level (CF__INDEX_MIN_SUBCHUNKS)
+INDEX_MIN_SUBCHUNKS = 1024
 
 HELP = "compute missing CRC32C and statistics (bigfile output)"
 
@@ -37,6 +39,14 @@ colfile-index-v1 with per-chunk CRC32C) are rewritten, so bigfile 0.1.52
 still reads the File.  A column whose chunk index is damaged or stale, or
 that has 1024 chunks or more and no index (an older colfile wrote it), is
 indexed whole, which rebuilds the index.
+
+Run serially, it also gives f4 and f8 columns the index's fine level
+(docs/format.md 8.6: the minimum and maximum of every sub-chunk of a 4 KiB
+page per component, which lets queries skip parts of chunks): writes never
+compute it, so that a File's bytes do not depend on how many processes
+wrote it.  A column of 1024 sub-chunks or more whose index lacks it is
+indexed whole.  Under MPI the ranks' results are merged into one commit,
+which carries no fine level: run 'colfile index' serially to add it.
 At the end the File's catalog (.colfile-catalog/, docs/format.md 8.5) is
 rebuilt, as after every writer: a File written by bigfile lists and opens
 faster from then on.
@@ -88,23 +98,30 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     return p
 
 
-def _needs_index(col: Any) -> bool:
+def _needs_index(col: Any, fine: bool) -> bool:
     """Whether ``col``'s chunk index (docs/format.md 8.6) must be rebuilt:
-    it is damaged or stale, or missing from a column of 1024 chunks or more
-    (written by an older colfile).  Indexing every blob rebuilds it, chunk
-    CRC32C included."""
+    it is damaged or stale, missing from a column of 1024 chunks or more,
+    or (``fine``: a serial run, the one that builds the fine level) missing
+    from a column of 1024 sub-chunks or more or without the fine level the
+    column would get (writes never write one).  Indexing every blob
+    rebuilds it, chunk CRC32C included."""
     meta = chunkindex.info(col)
     if meta["state"] in ("damaged", "stale"):
         return True
     crows = col.chunk_rows
     chunks = sum(-(-r // crows) for r in col.blob_rows) if crows > 0 else 0
-    return meta["state"] == "absent" and chunks >= INDEX_MIN_CHUNKS
+    sub = chunkindex.expected_fine_rows(col.dtype, crows) if crows > 0 and fine else 0
+    if meta["state"] == "current":
+        # an index without the fine level its column would get (a write's): add it
+        return bool(sub) and chunkindex.count(col, chunkindex.FINE_LEVEL) == 0
+    return meta["state"] == "absent" and (chunks >= INDEX_MIN_CHUNKS or
+                                          (sub > 0 and chunks * -(-crows // sub) >= INDEX_MIN_SUBCHUNKS))
 
 
-def _needs_work(col: Any, force: bool) -> list[int]:
+def _needs_work(col: Any, force: bool, fine: bool) -> list[int]:
     """The blobs of ``col`` whose CRC32C or statistics are not current, or
     all of them when its chunk index must be rebuilt (all with ``force``)."""
-    if force or _needs_index(col):
+    if force or _needs_index(col, fine):
         return list(range(col.nfile))
     stats = col.chunk_stats(0)
     stale = set(stats["blob"][~stats["valid"]].tolist())
@@ -112,9 +129,10 @@ def _needs_work(col: Any, force: bool) -> list[int]:
             if i in stale or col.blob_info(i)["crc32c"] is None]
 
 
-def _plan(f: Any, names: list[str], force: bool) -> dict[str, Any]:
+def _plan(f: Any, names: list[str], force: bool, fine: bool) -> dict[str, Any]:
     """Which blobs of which columns to index, read through the serial File
-    ``f`` (under MPI on rank 0 only, then broadcast)."""
+    ``f`` (under MPI on rank 0 only, then broadcast); ``fine``: a serial
+    run, which adds the fine level where it is missing."""
     columns: list[dict[str, Any]] = []
     skipped = 0       # blobs already current
     other = 0         # header-only and attribute blocks
@@ -129,7 +147,7 @@ def _plan(f: Any, names: list[str], force: bool) -> dict[str, Any]:
         if col.kind != "data":
             other += 1
             continue
-        todo = _needs_work(col, force)
+        todo = _needs_work(col, force, fine)
         skipped += col.nfile - len(todo)
         rb = row_bytes(col)
         rows = col.blob_rows
@@ -250,7 +268,7 @@ def _report_failures(failures: list[dict[str, Any]], progress: Progress) -> None
 def _run_serial(args: Any, mode: str, t0: float) -> int:
     with _open(args.path, mode, None) as f:
         names = select_columns(f, args.columns)
-        plan = _plan(f, names, args.force)
+        plan = _plan(f, names, args.force, True)
         if args.dry_run:
             if not args.quiet:
                 _say_dry_run(plan, f)
@@ -290,7 +308,7 @@ def _run_parallel(args: Any, comm: Any, c: Any, mode: str, t0: float, quiet: boo
         def plan_on_root() -> dict[str, Any]:
             # rank 0 reads the metadata once, on serial handles of its own
             with colfile.File(args.path, "r") as g:
-                return _plan(g, names, args.force)
+                return _plan(g, names, args.force, False)
 
         plan = cmpi.agree(c, plan_on_root, root=0)
         if args.dry_run:
