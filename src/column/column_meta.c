@@ -207,6 +207,15 @@ int cf_column_open_meta(cf_column **out, cf_file *f, const void *buf, size_t len
     if (kind != CF_KIND_ATTRS_ONLY && !tl && (id[0] || id[1]) && (rc = cf__version_hold_as(c, id, err)))
         goto fail;
     c->replica = 1;
+    /* A writable replica of a read-only exporter (under MPI, a rank other
+     * than 0 of a writable File reads the metadata on a read-only handle)
+     * writes, and writes need the column's own chunks at once: left
+     * pending, the default CHUNK would stand and its state would not
+     * merge into rank 0's handle. */
+    if (fetch && c->kind == CF_KIND_DATA && c->writable) {
+        c->stat.stats_pending = 1;
+        if ((rc = cf__column_stats_need(c, err))) goto fail;
+    }
     *out = c;
     return 0;
 fail:

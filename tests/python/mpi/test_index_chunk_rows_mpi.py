@@ -1,0 +1,63 @@
+"""``colfile index --force --mpi`` under ``mpiexec -n 2`` and ``-n 4`` on
+columns with their own chunk size and with the default one: the ranks
+other than 0 index with the column's recorded CHUNK (not the default),
+so the result equals the serial ``colfile index --force`` (colfile-v1
+byte for byte, the same statistics), and a failure exits non-zero.
+Real MPI runs; each launch fails the test if it hangs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from mpirun import colfile_cli, launch, mpiexec
+
+TIMEOUT = 120
+
+
+def _make(path: Path, chunk_rows: int | None) -> None:
+    import colfile
+
+    with colfile.File(path, "w") as f:
+        f.create("x", data=np.arange(300000, dtype="f8"), nfile=3, chunk_rows=chunk_rows)
+
+
+def _stats(path: Path) -> Any:
+    import colfile
+
+    with colfile.File(path) as f:
+        c = f["x"]
+        return c.chunk_rows, c.chunk_stats().tobytes(), c[:].tobytes()
+
+
+@pytest.mark.parametrize("chunk_rows", [1024, None])
+@pytest.mark.parametrize("nranks", [2, 4])
+def test_index_mpi_keeps_chunk_rows(nranks: int, chunk_rows: int | None, tmp_path: Path,
+                                    lib: Any) -> None:
+    mpiexec()
+    from colfile.cli import main
+
+    ser, par = tmp_path / "ser", tmp_path / "par"
+    _make(ser, chunk_rows)
+    _make(par, chunk_rows)
+    assert main(["index", "--force", "-q", str(ser)]) == 0
+    proc = launch(nranks, colfile_cli("index", "--force", "--mpi", par), timeout=TIMEOUT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "error" not in proc.stderr
+    if chunk_rows is not None:
+        assert _stats(par)[0] == chunk_rows
+    assert _stats(par) == _stats(ser)
+    # colfile-v1 (CRCs and statistics) as serial indexing writes it; the
+    # chunk index's fine level is written by serial indexing only
+    assert (par / "x" / "colfile-v1").read_bytes() == (ser / "x" / "colfile-v1").read_bytes()
+
+
+@pytest.mark.parametrize("nranks", [2, 4])
+def test_index_mpi_failure_exits_nonzero(nranks: int, tmp_path: Path, lib: Any) -> None:
+    mpiexec()
+    proc = launch(nranks, colfile_cli("index", "--force", "--mpi", tmp_path / "missing"),
+                  timeout=TIMEOUT)
+    assert proc.returncode != 0, proc.stdout + proc.stderr
+    assert "missing" in proc.stderr
