@@ -7,6 +7,7 @@ Real MPI runs; each launch fails the test if it hangs."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -61,3 +62,51 @@ def test_index_mpi_failure_exits_nonzero(nranks: int, tmp_path: Path, lib: Any) 
                   timeout=TIMEOUT)
     assert proc.returncode != 0, proc.stdout + proc.stderr
     assert "missing" in proc.stderr
+
+
+# Each rank of a writable File rewrites its share of rows in place, or
+# appends its rows; the collective close merges them into rank 0's handle.
+_REWRITE = """
+import sys
+import numpy as np
+import colfile
+from mpi4py import MPI
+
+comm = MPI.COMM_WORLD
+with colfile.File(sys.argv[2], "a", comm=comm) as f:
+    col = f["x"]
+    n = len(col)
+    if sys.argv[1] == "write":
+        lo, hi = comm.rank * n // comm.size, (comm.rank + 1) * n // comm.size
+        col[lo:hi] = np.arange(lo, hi, dtype="f8") * 2
+    else:
+        col.append(np.arange(1000, dtype="f8") + comm.rank * 1000)
+"""
+
+
+@pytest.mark.parametrize("what", ["write", "append"])
+@pytest.mark.parametrize("nranks", [2, 4])
+def test_mpi_writes_keep_chunk_rows(nranks: int, what: str, tmp_path: Path, lib: Any) -> None:
+    mpiexec()
+    import colfile
+
+    path = tmp_path / "f"
+    _make(path, 1024)
+    proc = launch(nranks, [sys.executable, "-c", _REWRITE, what, path], timeout=TIMEOUT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    n = 300000
+    want = (np.arange(n, dtype="f8") * 2 if what == "write"
+            else np.concatenate([np.arange(n, dtype="f8"), np.arange(1000 * nranks, dtype="f8")]))
+    with colfile.File(path) as f:
+        c = f["x"]
+        assert c.chunk_rows == 1024 and c.ext_state == "current"
+        assert np.array_equal(c[:], want)
+        got = c.chunk_stats()
+    # every chunk's statistics as the data says
+    assert got["rows"].sum() == len(want) and got["valid"].all()
+    for rec in got:
+        part = want[rec["first_row"]:rec["first_row"] + rec["rows"]]
+        assert rec["count"] == len(part) and rec["min"] == part.min()
+        assert rec["max"] == part.max() and rec["sum"] == part.sum()
+    proc = launch(nranks, colfile_cli("check", "--mpi", path), timeout=TIMEOUT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
