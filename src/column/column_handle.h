@@ -111,8 +111,10 @@ typedef struct cf__column_stat {
     size_t stats_len;
     int stats_fetch;    /* a replica of a read-only handle: its statistics were
                            not in the snapshot; read colfile-v1 when first
-                           needed, trusted only if it is still the file the
-                           exporter trusted (fetch_stamp: its mtime) */
+                           needed (a writable replica: at open, its writes
+                           need the column's CHUNK), trusted only if it is
+                           still the file the exporter trusted (fetch_stamp:
+                           its mtime) */
     cf__hstamp fetch_stamp;
     int stats_off;      /* writes skip statistics (they become unknown) */
     int reading_back;   /* cf_column_index_blob's scan: the fine level is fed (never by writes) */

@@ -7,6 +7,7 @@ Real MPI runs; each launch fails the test if it hangs."""
 
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -18,11 +19,11 @@ from mpirun import colfile_cli, launch, mpiexec
 TIMEOUT = 120
 
 
-def _make(path: Path, chunk_rows: int | None) -> None:
+def _make(path: Path, chunk_rows: int | None, rows: int = 300000) -> None:
     import colfile
 
     with colfile.File(path, "w") as f:
-        f.create("x", data=np.arange(300000, dtype="f8"), nfile=3, chunk_rows=chunk_rows)
+        f.create("x", data=np.arange(rows, dtype="f8"), nfile=3, chunk_rows=chunk_rows)
 
 
 def _stats(path: Path) -> Any:
@@ -33,16 +34,18 @@ def _stats(path: Path) -> Any:
         return c.chunk_rows, c.chunk_stats().tobytes(), c[:].tobytes()
 
 
-@pytest.mark.parametrize("chunk_rows", [1024, None])
+# 3 * 10^6 rows of 1024-row chunks: a chunk index, statistics text of
+# head lines alone
+@pytest.mark.parametrize("rows,chunk_rows", [(300000, 1024), (300000, None), (3000000, 1024)])
 @pytest.mark.parametrize("nranks", [2, 4])
-def test_index_mpi_keeps_chunk_rows(nranks: int, chunk_rows: int | None, tmp_path: Path,
-                                    lib: Any) -> None:
+def test_index_mpi_keeps_chunk_rows(nranks: int, rows: int, chunk_rows: int | None,
+                                    tmp_path: Path, lib: Any) -> None:
     mpiexec()
     from colfile.cli import main
 
     ser, par = tmp_path / "ser", tmp_path / "par"
-    _make(ser, chunk_rows)
-    _make(par, chunk_rows)
+    _make(ser, chunk_rows, rows)
+    _make(par, chunk_rows, rows)
     assert main(["index", "--force", "-q", str(ser)]) == 0
     proc = launch(nranks, colfile_cli("index", "--force", "--mpi", par), timeout=TIMEOUT)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -53,14 +56,18 @@ def test_index_mpi_keeps_chunk_rows(nranks: int, chunk_rows: int | None, tmp_pat
     # colfile-v1 (CRCs and statistics) as serial indexing writes it; the
     # chunk index's fine level is written by serial indexing only
     assert (par / "x" / "colfile-v1").read_bytes() == (ser / "x" / "colfile-v1").read_bytes()
+    assert (par / "x" / "colfile-index-v1").exists() == (rows > 10**6)
 
 
 @pytest.mark.parametrize("nranks", [2, 4])
 def test_index_mpi_failure_exits_nonzero(nranks: int, tmp_path: Path, lib: Any) -> None:
     mpiexec()
-    proc = launch(nranks, colfile_cli("index", "--force", "--mpi", tmp_path / "missing"),
-                  timeout=TIMEOUT)
+    # every rank reports its own exit status
+    cmd = shlex.join(colfile_cli("index", "--force", "--mpi", tmp_path / "missing"))
+    proc = launch(nranks, ["sh", "-c", f'{cmd}; rc=$?; echo "rank-rc=$rc"; exit $rc'], timeout=TIMEOUT)
     assert proc.returncode != 0, proc.stdout + proc.stderr
+    codes = [line for line in proc.stdout.splitlines() if line.startswith("rank-rc=")]
+    assert len(codes) == nranks and "rank-rc=0" not in codes, proc.stdout + proc.stderr
     assert "missing" in proc.stderr
 
 
