@@ -214,6 +214,12 @@ static int list_entry(void *ctx, const char *dir, const char *p, const char *nam
             if (!sub) rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", dir);
             else rc = list_dir(p, sub, w->out, w->depth + 1, err);
             free(sub);
+            /* a group removed while the walk ran (rm -r by another
+             * process) is gone, not an error: list what is still there */
+            if (rc == CF_ENOENT && !cf__exists(p)) {
+                if (err) err->code = 0;
+                rc = 0;
+            }
         }
     }
     return rc;

@@ -330,8 +330,14 @@ static int visit(void *ctx, const char *dir, const char *path, const char *name,
         }
         if (rc == 0 && !(w->names[w->n++] = strdup(path + strlen(w->root) + 1)))
             rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", path), w->n--;
-    } else
+    } else {
         rc = cf__dir_each(path, 1, visit, w, err);
+        /* removed while the walk ran: gone, not an error */
+        if (rc == CF_ENOENT && !cf__exists(path)) {
+            if (err) err->code = 0;
+            rc = 0;
+        }
+    }
     free(header);
     free(table);
     return rc;
