@@ -214,9 +214,10 @@ static int list_entry(void *ctx, const char *dir, const char *p, const char *nam
             if (!sub) rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", dir);
             else rc = list_dir(p, sub, w->out, w->depth + 1, err);
             free(sub);
-            /* a group removed while the walk ran (rm -r by another
-             * process) is gone, not an error: list what is still there */
-            if (rc == CF_ENOENT && !cf__exists(p)) {
+            /* only opendir fails with ENOENT here: a group removed while
+             * the walk ran (rm -r by another process; it may even be made
+             * again since) is gone, not an error: list what is still there */
+            if (rc == CF_ENOENT) {
                 if (err) err->code = 0;
                 rc = 0;
             }

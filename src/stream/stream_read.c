@@ -332,8 +332,9 @@ static int visit(void *ctx, const char *dir, const char *path, const char *name,
             rc = CF_FAIL(err, CF_ENOMEM, "%s: out of memory", path), w->n--;
     } else {
         rc = cf__dir_each(path, 1, visit, w, err);
-        /* removed while the walk ran: gone, not an error */
-        if (rc == CF_ENOENT && !cf__exists(path)) {
+        /* only opendir fails with ENOENT: removed while the walk ran
+         * (and perhaps made again since) is gone, not an error */
+        if (rc == CF_ENOENT) {
             if (err) err->code = 0;
             rc = 0;
         }
