@@ -25,14 +25,14 @@ void cf__wire_put(cf__wire_out *o, const void *v, size_t n)
 void cf__wire_put_u64(cf__wire_out *o, uint64_t v)
 {
     unsigned char b[8];
-    for (int i = 0; i < 8; i++) b[i] = (unsigned char)(v >> (8 * i));
+    cf__le_put64(b, v);
     cf__wire_put(o, b, 8);
 }
 
 void cf__wire_put_u32(cf__wire_out *o, uint32_t v)
 {
     unsigned char b[4];
-    for (int i = 0; i < 4; i++) b[i] = (unsigned char)(v >> (8 * i));
+    cf__le_put32(b, v);
     cf__wire_put(o, b, 4);
 }
 
@@ -45,20 +45,16 @@ void cf__wire_put_bytes(cf__wire_out *o, const void *v, size_t n)
 int cf__wire_get_u64(cf__wire_in *in, uint64_t *v)
 {
     if (in->end - in->p < 8) return -1;
-    uint64_t x = 0;
-    for (int i = 0; i < 8; i++) x |= (uint64_t)in->p[i] << (8 * i);
+    *v = cf__le_get64(in->p);
     in->p += 8;
-    *v = x;
     return 0;
 }
 
 int cf__wire_get_u32(cf__wire_in *in, uint32_t *v)
 {
     if (in->end - in->p < 4) return -1;
-    uint32_t x = 0;
-    for (int i = 0; i < 4; i++) x |= (uint32_t)in->p[i] << (8 * i);
+    *v = cf__le_get32(in->p);
     in->p += 4;
-    *v = x;
     return 0;
 }
 

@@ -1,10 +1,36 @@
 /* wire.h - little-endian byte buffers for state that travels between
- * processes (pending writes, metadata snapshots) (internal). */
+ * processes (pending writes, metadata snapshots), and the little-endian
+ * integers at fixed places of binary files (internal). */
 #ifndef CF_WIRE_H
 #define CF_WIRE_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+/* Little-endian integers at p, whatever the host's order. */
+static inline void cf__le_put32(unsigned char *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static inline void cf__le_put64(unsigned char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static inline uint32_t cf__le_get32(const unsigned char *p)
+{
+    uint32_t v = 0;
+    for (int i = 3; i >= 0; i--) v = (v << 8) | p[i];
+    return v;
+}
+
+static inline uint64_t cf__le_get64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
+    return v;
+}
 
 typedef struct cf__wire_out {
     unsigned char *p;

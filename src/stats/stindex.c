@@ -8,31 +8,8 @@
 
 #include "checksum.h"
 #include "error.h"
+#include "wire.h"
 #include "stindex_fine.h"
-
-static void put32(unsigned char *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void put64(unsigned char *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint32_t get32(const unsigned char *p)
-{
-    uint32_t v = 0;
-    for (int i = 3; i >= 0; i--) v = (v << 8) | p[i];
-    return v;
-}
-
-static uint64_t get64(const unsigned char *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
-    return v;
-}
 
 static uint64_t dbits(double d)
 {
@@ -59,16 +36,16 @@ int cf__index_levels(int64_t nchunks, int64_t fanout, int64_t *count)
     return l + 1;
 }
 
-uint32_t cf__index_rec_crc(const unsigned char *rec) { return get32(rec); }
-uint32_t cf__index_rec_flags(const unsigned char *rec) { return get32(rec + 4); }
+uint32_t cf__index_rec_crc(const unsigned char *rec) { return cf__le_get32(rec); }
+uint32_t cf__index_rec_flags(const unsigned char *rec) { return cf__le_get32(rec + 4); }
 
 void cf__index_rec_acc(const unsigned char *rec, int64_t j, char cls, int64_t count, cf__acc *out)
 {
     const unsigned char *p = rec + 8 + 32 * j;
     memset(out, 0, sizeof *out);
     out->count = count;
-    out->nan = (int64_t)get64(p);
-    uint64_t mn = get64(p + 8), mx = get64(p + 16);
+    out->nan = (int64_t)cf__le_get64(p);
+    uint64_t mn = cf__le_get64(p + 8), mx = cf__le_get64(p + 16);
     if (cls == 'i') {
         out->v.i.min = (int64_t)mn;
         out->v.i.max = (int64_t)mx;
@@ -79,7 +56,7 @@ void cf__index_rec_acc(const unsigned char *rec, int64_t j, char cls, int64_t co
         out->v.f.min = bitsd(mn);
         out->v.f.max = bitsd(mx);
     }
-    cf__xsum_set_f8(&out->xs, bitsd(get64(p + 24)));
+    cf__xsum_set_f8(&out->xs, bitsd(cf__le_get64(p + 24)));
 }
 
 /* (stindex.h) */
@@ -89,18 +66,18 @@ void cf__index_put_stats(unsigned char *rec, const cf__acc *a, int64_t nmemb, ch
     if (!a) return;
     for (int64_t j = 0; j < nmemb; j++) {
         unsigned char *p = rec + 8 + 32 * j;
-        put64(p, (uint64_t)a[j].nan);
+        cf__le_put64(p, (uint64_t)a[j].nan);
         if (cls == 'i') {
-            put64(p + 8, (uint64_t)a[j].v.i.min);
-            put64(p + 16, (uint64_t)a[j].v.i.max);
+            cf__le_put64(p + 8, (uint64_t)a[j].v.i.min);
+            cf__le_put64(p + 16, (uint64_t)a[j].v.i.max);
         } else if (cls == 'u') {
-            put64(p + 8, a[j].v.u.min);
-            put64(p + 16, a[j].v.u.max);
+            cf__le_put64(p + 8, a[j].v.u.min);
+            cf__le_put64(p + 16, a[j].v.u.max);
         } else if (cls == 'f') {
-            put64(p + 8, dbits(a[j].v.f.min));
-            put64(p + 16, dbits(a[j].v.f.max));
+            cf__le_put64(p + 8, dbits(a[j].v.f.min));
+            cf__le_put64(p + 16, dbits(a[j].v.f.max));
         }
-        put64(p + 24, dbits(cf__acc_sum(&a[j])));
+        cf__le_put64(p + 24, dbits(cf__acc_sum(&a[j])));
     }
 }
 
@@ -135,8 +112,8 @@ void cf__index_level0(const cf__stats *s, const cf__header *h, const unsigned ch
             unsigned char *rec = out + (k - k0) * rb;
             const cf__acc *a = ok[b] ? cf__stats_peek(s, b, kk) : NULL;
             int has = known && known[k - k0];
-            put32(rec, has ? crc[k - k0] : 0);
-            put32(rec + 4, (a ? CF__INDEX_STATS : 0) | (has ? CF__INDEX_CRC : 0));
+            cf__le_put32(rec, has ? crc[k - k0] : 0);
+            cf__le_put32(rec + 4, (a ? CF__INDEX_STATS : 0) | (has ? CF__INDEX_CRC : 0));
             cf__index_put_stats(rec, a, nmemb, cls);
         }
     }
@@ -149,24 +126,24 @@ void cf__index_put_head(unsigned char *hd, const char *token, int64_t nmemb, int
     int nl = cf__index_layout(nchunks, nmemb, count, offset, &size);
     memset(hd, 0, CF__INDEX_HEAD);
     memcpy(hd, CF__INDEX_MAGIC, 8);
-    put32(hd + 8, CF__INDEX_VERSION);
-    put32(hd + 12, CF__INDEX_HEAD);
+    cf__le_put32(hd + 8, CF__INDEX_VERSION);
+    cf__le_put32(hd + 12, CF__INDEX_HEAD);
     memcpy(hd + 16, token, strlen(token));
-    put64(hd + 32, (uint64_t)nmemb);
-    put64(hd + 40, (uint64_t)nfile);
-    put64(hd + 48, (uint64_t)chunk_rows);
-    put64(hd + 56, (uint64_t)nchunks);
-    put32(hd + 64, (uint32_t)CF__INDEX_FANOUT);
-    put32(hd + 68, (uint32_t)nl);
-    put32(hd + 72, top_crc);
-    put64(hd + 80, (uint64_t)size);
-    put64(hd + CF__INDEX_FINE_AT, (uint64_t)fine_bytes);
-    put32(hd + 124, cf__crc32c_update(0, hd, 124));
+    cf__le_put64(hd + 32, (uint64_t)nmemb);
+    cf__le_put64(hd + 40, (uint64_t)nfile);
+    cf__le_put64(hd + 48, (uint64_t)chunk_rows);
+    cf__le_put64(hd + 56, (uint64_t)nchunks);
+    cf__le_put32(hd + 64, (uint32_t)CF__INDEX_FANOUT);
+    cf__le_put32(hd + 68, (uint32_t)nl);
+    cf__le_put32(hd + 72, top_crc);
+    cf__le_put64(hd + 80, (uint64_t)size);
+    cf__le_put64(hd + CF__INDEX_FINE_AT, (uint64_t)fine_bytes);
+    cf__le_put32(hd + 124, cf__crc32c_update(0, hd, 124));
     for (int l = 0; l < nl; l++) {
-        put64(hd + CF__INDEX_HEAD + 16 * l, (uint64_t)offset[l]);
-        put64(hd + CF__INDEX_HEAD + 16 * l + 8, (uint64_t)count[l]);
+        cf__le_put64(hd + CF__INDEX_HEAD + 16 * l, (uint64_t)offset[l]);
+        cf__le_put64(hd + CF__INDEX_HEAD + 16 * l + 8, (uint64_t)count[l]);
     }
-    put32(hd + CF__INDEX_HEAD + 16 * nl, cf__crc32c_update(0, hd + CF__INDEX_HEAD, (size_t)(16 * nl)));
+    cf__le_put32(hd + CF__INDEX_HEAD + 16 * nl, cf__crc32c_update(0, hd + CF__INDEX_HEAD, (size_t)(16 * nl)));
 }
 
 int cf__index_build(const cf__stats *s, const cf__header *h, const char *token, const unsigned char *usable,
@@ -220,8 +197,8 @@ int cf__index_build(const cf__stats *s, const cf__header *h, const char *token, 
                 }
             }
             rows[i] = total; /* i <= c0: read already */
-            put32(rec, cf__crc32c_update(0, buf + offset[l] + c0 * rb, (size_t)((c1 - c0) * rb)));
-            put32(rec + 4, all);
+            cf__le_put32(rec, cf__crc32c_update(0, buf + offset[l] + c0 * rb, (size_t)((c1 - c0) * rb)));
+            cf__le_put32(rec + 4, all);
             cf__index_put_stats(rec, all ? acc : NULL, nmemb, cls);
         }
     }
@@ -248,18 +225,18 @@ int cf__index_parse_head(cf__index_geom *g, const unsigned char *buf, size_t len
     memset(g, 0, sizeof *g);
     if (len < CF__INDEX_HEAD || memcmp(buf, CF__INDEX_MAGIC, 8) != 0)
         return CF_FAIL(err, CF_EFORMAT, "%s: not a colfile chunk index (bad magic or shorter than its head)", path);
-    if (get32(buf + 124) != cf__crc32c_update(0, buf, 124))
+    if (cf__le_get32(buf + 124) != cf__crc32c_update(0, buf, 124))
         return CF_FAIL(err, CF_EFORMAT, "%s: the index head fails its CRC32C (damaged)", path);
-    if (get32(buf + 8) != CF__INDEX_VERSION || get32(buf + 12) != CF__INDEX_HEAD)
+    if (cf__le_get32(buf + 8) != CF__INDEX_VERSION || cf__le_get32(buf + 12) != CF__INDEX_HEAD)
         return CF_FAIL(err, CF_EFORMAT, "%s: index version %u is not known to this colfile", path,
-                       (unsigned)get32(buf + 8));
+                       (unsigned)cf__le_get32(buf + 8));
     memcpy(g->token, buf + 16, 16);
     g->token[16] = '\0';
-    uint64_t nmemb = get64(buf + 32), nfile = get64(buf + 40), crows = get64(buf + 48), nch = get64(buf + 56);
-    g->fanout = get32(buf + 64);
-    g->nlevels = (int)get32(buf + 68);
-    g->top_crc = get32(buf + 72);
-    uint64_t size = get64(buf + 80);
+    uint64_t nmemb = cf__le_get64(buf + 32), nfile = cf__le_get64(buf + 40), crows = cf__le_get64(buf + 48), nch = cf__le_get64(buf + 56);
+    g->fanout = cf__le_get32(buf + 64);
+    g->nlevels = (int)cf__le_get32(buf + 68);
+    g->top_crc = cf__le_get32(buf + 72);
+    uint64_t size = cf__le_get64(buf + 80);
     if (nmemb < 1 || nmemb > (uint64_t)CF__NMEMB_MAX || nfile > (uint64_t)CF__NFILE_MAX || crows < 1 ||
         crows > ((uint64_t)1 << 62) || nch > ((uint64_t)1 << 62) || g->fanout < CF__INDEX_FANOUT_MIN ||
         g->fanout > CF__INDEX_FANOUT_MAX || g->nlevels < 1 || g->nlevels > CF__INDEX_LEVELS_MAX)
@@ -271,7 +248,7 @@ int cf__index_parse_head(cf__index_geom *g, const unsigned char *buf, size_t len
     g->table_end = CF__INDEX_HEAD + 16 * g->nlevels + 4;
     if ((int64_t)len < g->table_end)
         return CF_FAIL(err, CF_EFORMAT, "%s: index shorter than its level table (truncated)", path);
-    if (get32(buf + g->table_end - 4) != cf__crc32c_update(0, buf + CF__INDEX_HEAD, (size_t)(16 * g->nlevels)))
+    if (cf__le_get32(buf + g->table_end - 4) != cf__crc32c_update(0, buf + CF__INDEX_HEAD, (size_t)(16 * g->nlevels)))
         return CF_FAIL(err, CF_EFORMAT, "%s: the index level table fails its CRC32C (damaged)", path);
     int64_t want[CF__INDEX_LEVELS_MAX];
     int nl = cf__index_levels(g->nchunks, g->fanout, want);
@@ -280,8 +257,8 @@ int cf__index_parse_head(cf__index_geom *g, const unsigned char *buf, size_t len
     /* records must fit the file: no level overlaps the head, none ends past it */
     int64_t rb = cf__index_rec_bytes(g->nmemb);
     for (int l = 0; l < nl; l++) {
-        g->offset[l] = (int64_t)get64(buf + CF__INDEX_HEAD + 16 * l);
-        g->count[l] = (int64_t)get64(buf + CF__INDEX_HEAD + 16 * l + 8);
+        g->offset[l] = (int64_t)cf__le_get64(buf + CF__INDEX_HEAD + 16 * l);
+        g->count[l] = (int64_t)cf__le_get64(buf + CF__INDEX_HEAD + 16 * l + 8);
         if (g->count[l] != want[l] || g->offset[l] < g->table_end || g->offset[l] > (int64_t)size ||
             (g->count[l] > 0 && ((int64_t)size - g->offset[l]) / g->count[l] < rb))
             return CF_FAIL(err, CF_EFORMAT, "%s: index level %d lies outside the file (damaged)", path, l);

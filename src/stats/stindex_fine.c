@@ -8,30 +8,7 @@
 
 #include "checksum.h"
 #include "error.h"
-
-static void put32(unsigned char *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void put64(unsigned char *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint32_t get32(const unsigned char *p)
-{
-    uint32_t v = 0;
-    for (int i = 3; i >= 0; i--) v = (v << 8) | p[i];
-    return v;
-}
-
-static uint64_t get64(const unsigned char *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
-    return v;
-}
+#include "wire.h"
 
 static void putd(unsigned char *p, double d)
 {
@@ -40,14 +17,14 @@ static void putd(unsigned char *p, double d)
 #else
     uint64_t u;
     memcpy(&u, &d, 8);
-    put64(p, u);
+    cf__le_put64(p, u);
 #endif
 }
 
 uint32_t cf__index_fine_crc(int64_t k, const unsigned char *block, int64_t bytes)
 {
     unsigned char kb[8];
-    put64(kb, (uint64_t)k);
+    cf__le_put64(kb, (uint64_t)k);
     return cf__crc32c_update(cf__crc32c_update(0, kb, 8), block + 4, (size_t)(bytes - 4));
 }
 
@@ -67,7 +44,7 @@ static void fine_block(const cf__stats *s, int64_t b, int64_t kk, int64_t rows, 
         for (int64_t j = 0; known && j < nmemb; j++) known = f[i * nmemb + j].count == r;
     }
     memset(out, 0, (size_t)bytes);
-    put32(out + 4, known ? CF__FINE_KNOWN : 0u);
+    cf__le_put32(out + 4, known ? CF__FINE_KNOWN : 0u);
     for (int64_t i = 0; known && i < m; i++)
         for (int64_t j = 0; j < nmemb; j++) {
             double lo = INFINITY, hi = -INFINITY; /* sub-chunks past the chunk's rows: empty */
@@ -75,7 +52,7 @@ static void fine_block(const cf__stats *s, int64_t b, int64_t kk, int64_t rows, 
             putd(out + 8 + 16 * (i * nmemb + j), lo);
             putd(out + 16 + 16 * (i * nmemb + j), hi);
         }
-    put32(out, 0); /* not covered by its own CRC32C */
+    cf__le_put32(out, 0); /* not covered by its own CRC32C */
 }
 
 int cf__index_fine_append(const cf__stats *s, const cf__header *h, const unsigned char *usable, unsigned char **buf,
@@ -94,20 +71,20 @@ int cf__index_fine_append(const cf__stats *s, const cf__header *h, const unsigne
     unsigned char *hd = nb + *len, *out = hd + CF__FINE_HEAD;
     memset(hd, 0, CF__FINE_HEAD);
     memcpy(hd, CF__FINE_MAGIC, 8);
-    put32(hd + 8, CF__FINE_VERSION);
-    put32(hd + 12, CF__FINE_HEAD);
-    put64(hd + 16, (uint64_t)s->fine_rows);
-    put64(hd + 24, (uint64_t)s->fine_m);
-    put64(hd + 32, (uint64_t)nchunks);
-    put64(hd + 40, (uint64_t)block);
-    put32(hd + 60, cf__crc32c_update(0, hd, 60));
+    cf__le_put32(hd + 8, CF__FINE_VERSION);
+    cf__le_put32(hd + 12, CF__FINE_HEAD);
+    cf__le_put64(hd + 16, (uint64_t)s->fine_rows);
+    cf__le_put64(hd + 24, (uint64_t)s->fine_m);
+    cf__le_put64(hd + 32, (uint64_t)nchunks);
+    cf__le_put64(hd + 40, (uint64_t)block);
+    cf__le_put32(hd + 60, cf__crc32c_update(0, hd, 60));
     for (int64_t b = 0, k = 0; b < h->nfile; b++) {
         int64_t nc = cf__stats_blob_chunks(s, b);
         int ok = s->valid[b] && (!usable || usable[b]) && cf__stats_blob_whole(s, b);
         for (int64_t kk = 0; kk < nc; kk++, k++, out += block) {
             int64_t r = h->rows[b] - kk * s->chunk_rows;
             fine_block(s, b, kk, r < s->chunk_rows ? r : s->chunk_rows, ok, out, block);
-            put32(out, cf__index_fine_crc(k, out, block));
+            cf__le_put32(out, cf__index_fine_crc(k, out, block));
         }
     }
     *len += (size_t)bytes;
@@ -119,12 +96,12 @@ int cf__index_fine_parse(cf__fine_geom *g, const unsigned char *hd, int64_t at, 
                          int64_t nmemb, int64_t chunk_rows, const char *path, cf_error *err)
 {
     memset(g, 0, sizeof *g);
-    if (memcmp(hd, CF__FINE_MAGIC, 8) != 0 || get32(hd + 60) != cf__crc32c_update(0, hd, 60))
+    if (memcmp(hd, CF__FINE_MAGIC, 8) != 0 || cf__le_get32(hd + 60) != cf__crc32c_update(0, hd, 60))
         return CF_FAIL(err, CF_EFORMAT, "%s: the fine level's head is damaged (bad magic or CRC32C)", path);
-    if (get32(hd + 8) != CF__FINE_VERSION || get32(hd + 12) != CF__FINE_HEAD)
+    if (cf__le_get32(hd + 8) != CF__FINE_VERSION || cf__le_get32(hd + 12) != CF__FINE_HEAD)
         return CF_FAIL(err, CF_EFORMAT, "%s: fine level version %u is not known to this colfile", path,
-                       (unsigned)get32(hd + 8));
-    uint64_t sub = get64(hd + 16), m = get64(hd + 24), nch = get64(hd + 32), block = get64(hd + 40);
+                       (unsigned)cf__le_get32(hd + 8));
+    uint64_t sub = cf__le_get64(hd + 16), m = cf__le_get64(hd + 24), nch = cf__le_get64(hd + 32), block = cf__le_get64(hd + 40);
     if (sub < 1 || sub > ((uint64_t)1 << 52) || m < 2 || m > CF__FINE_MAX_PER_CHUNK || nch != (uint64_t)nchunks ||
         block != (uint64_t)cf__fine_block_bytes((int64_t)m, nmemb) ||
         (nchunks > 0 && (uint64_t)(bytes - CF__FINE_HEAD) / (uint64_t)nchunks != block) ||
